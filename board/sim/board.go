@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"fieldtap/drivers/capture"
+	"fieldtap/tools/gen/j1708gen"
+	"fieldtap/tools/gen/j1939gen"
+	"fieldtap/tools/gen/sipgen"
+)
+
+// DefaultSeed makes every sim run show the same traffic.
+const DefaultSeed = 1
+
+// Options tune the simulated board.
+type Options struct {
+	Speed float64 // factor of real time; 0 = max
+	Seed  int64
+	// Now gives the capture time of the first frame; nil means time.Now.
+	Now func() time.Time
+}
+
+// Ports returns the board's three ports.
+func Ports(o Options) []capture.Source {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	port := func(name string, kind capture.Kind, origin string, link layers.LinkType, g generator) *Port {
+		return &Port{name: name, kind: kind, origin: origin, link: link, gen: g, speed: o.Speed, seed: o.Seed, now: o.Now}
+	}
+	return []capture.Source{
+		port("span0", capture.KindEthernet, "sim:sip", layers.LinkTypeEthernet, sipPass),
+		port("can0", capture.KindCAN, "sim:j1939", capture.LinkCANSocketCAN, j1939Pass),
+		port("j1708", capture.KindJ1708, "sim:j1708", capture.LinkJ1708, j1708Pass),
+	}
+}
+
+func sipPass(seed int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
+	return sipgen.Generate(sipgen.Options{Seed: seed, Start: start, Duration: d}, func(p sipgen.Packet) error {
+		return emit(p.Time, p.Data)
+	})
+}
+
+func j1939Pass(seed int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
+	return j1939gen.Generate(j1939gen.Options{Seed: seed, Start: start, Duration: d}, func(f j1939gen.Frame) error {
+		id := f.ID
+		if f.Extended {
+			id |= capture.CANEFF
+		}
+		b, err := capture.EncodeCAN(id, f.Data)
+		if err != nil {
+			return err
+		}
+		return emit(f.Time, b)
+	})
+}
+
+func j1708Pass(seed int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
+	return j1708gen.Generate(j1708gen.Options{Seed: seed, Start: start, Duration: d}, func(m j1708gen.Message) error {
+		return emit(m.Time, m.Data)
+	})
+}

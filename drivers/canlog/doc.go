@@ -1,0 +1,11 @@
+// Package canlog reads and writes candump log files as a capture.Source.
+//
+// Two line shapes are read, chosen per line so a file may mix them:
+//
+//	(1608041700.316550) can0 18FECA00#0102        candump -l
+//	 (000.005001)  can0  18FEDF00   [8]  8A A0 …   candump -ta / -tz / -td
+//
+// Hex is accepted in either case and ids may be space-padded. A malformed
+// or overlong line is counted, logged with its line number, and skipped;
+// the rest of the file is still read. AppendLine and Writer produce -l.
+package canlog

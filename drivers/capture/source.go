@@ -1,0 +1,32 @@
+package capture
+
+import "context"
+
+// Kind names the medium a port captures.
+type Kind string
+
+// Port kinds.
+const (
+	KindEthernet Kind = "ethernet"
+	KindCAN      Kind = "can"
+	KindJ1708    Kind = "j1708"
+)
+
+// Source is one capture port: a live interface, a serial line, a file, or a
+// simulated port.
+type Source interface {
+	// Name is the port name operators use ("span0", "can0", "file1").
+	Name() string
+	Kind() Kind
+	// Origin says where frames come from ("afpacket:eth0", "file:/x.pcap",
+	// "sim:sip").
+	Origin() string
+	// Live is false for sources that end by themselves (files).
+	Live() bool
+	// Run captures until ctx is cancelled or a finite source ends, handing
+	// each frame to out. It returns nil on cancellation or a normal end and
+	// an error naming what failed otherwise; either way Stats stays readable.
+	Run(ctx context.Context, out *Handoff) error
+	// Stats returns the port's counters, including the hand-off's drops.
+	Stats() Stats
+}

@@ -1,0 +1,98 @@
+package capture
+
+import (
+	"maps"
+	"sync"
+	"time"
+)
+
+// Drop causes shared by several drivers. Drivers may add their own.
+const (
+	DropHandoffFull = "handoff_full" // analysers fell behind; the frame was not queued
+	DropKernel      = "kernel"       // the kernel's ring overflowed (PACKET_STATISTICS)
+)
+
+// Stats is a snapshot of one port's counters.
+type Stats struct {
+	Frames uint64
+	Bytes  uint64
+	Drops  map[string]uint64 // by cause
+	Errors map[string]uint64 // by reason
+	First  time.Time         // capture time of the first frame; zero before any
+	Last   time.Time
+	// Exhausted is true once a finite source (a file) has delivered all it
+	// will ever deliver, whether it reached the end or stopped early.
+	Exhausted bool
+	// StoppedEarly says why a source ended before its natural end; empty
+	// when it ended normally or still runs.
+	StoppedEarly string
+}
+
+// Counters is the mutable side of Stats that drivers embed. It is safe for
+// concurrent use; Snapshot returns copies so readers never see a half update.
+type Counters struct {
+	mu sync.Mutex
+	s  Stats
+}
+
+// Frame counts one delivered frame of n bytes captured at t.
+func (c *Counters) Frame(t time.Time, n int) {
+	c.mu.Lock()
+	c.s.Frames++
+	c.s.Bytes += uint64(n)
+	if c.s.First.IsZero() || t.Before(c.s.First) {
+		c.s.First = t
+	}
+	if t.After(c.s.Last) {
+		c.s.Last = t
+	}
+	c.mu.Unlock()
+}
+
+// Drop counts n frames lost for cause.
+func (c *Counters) Drop(cause string, n uint64) {
+	c.mu.Lock()
+	if c.s.Drops == nil {
+		c.s.Drops = make(map[string]uint64)
+	}
+	c.s.Drops[cause] += n
+	c.mu.Unlock()
+}
+
+// SetDrop sets a drop counter the kernel keeps cumulatively.
+func (c *Counters) SetDrop(cause string, n uint64) {
+	c.mu.Lock()
+	if c.s.Drops == nil {
+		c.s.Drops = make(map[string]uint64)
+	}
+	c.s.Drops[cause] = n
+	c.mu.Unlock()
+}
+
+// Error counts one error for reason.
+func (c *Counters) Error(reason string) {
+	c.mu.Lock()
+	if c.s.Errors == nil {
+		c.s.Errors = make(map[string]uint64)
+	}
+	c.s.Errors[reason]++
+	c.mu.Unlock()
+}
+
+// Exhaust marks a finite source as done; why is empty for a normal end.
+func (c *Counters) Exhaust(why string) {
+	c.mu.Lock()
+	c.s.Exhausted = true
+	c.s.StoppedEarly = why
+	c.mu.Unlock()
+}
+
+// Snapshot returns a consistent copy of the counters.
+func (c *Counters) Snapshot() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.s
+	s.Drops = maps.Clone(c.s.Drops)
+	s.Errors = maps.Clone(c.s.Errors)
+	return s
+}

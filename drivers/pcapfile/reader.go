@@ -1,0 +1,381 @@
+package pcapfile
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+const (
+	// maxRecord bounds one packet record: the largest snap length any
+	// capture tool writes (262144) with room for jumbo loopback frames.
+	maxRecord = 1 << 20
+	// maxBlock bounds one pcapng block so a corrupt length cannot make us
+	// allocate gigabytes.
+	maxBlock = 16 << 20
+	// maxInterfaces bounds the interfaces one pcapng section may declare.
+	maxInterfaces = 1024
+)
+
+// Format is the container a file uses.
+type Format string
+
+// Formats.
+const (
+	FormatPcap   Format = "pcap"
+	FormatPcapng Format = "pcapng"
+)
+
+// Magic numbers, as the first four bytes of the file read big-endian.
+const (
+	magicMicro        = 0xa1b2c3d4
+	magicNano         = 0xa1b23c4d
+	magicMicroSwapped = 0xd4c3b2a1
+	magicNanoSwapped  = 0x4d3cb2a1
+	blockSHB          = 0x0a0d0d0a
+	byteOrderMagic    = 0x1a2b3c4d
+)
+
+// pcapng block types we read; others are skipped.
+const (
+	blockIDB = 1
+	blockPB  = 2 // obsolete Packet Block
+	blockSPB = 3
+	blockEPB = 6
+)
+
+// Sniff reports which format head (the first bytes of a file) is, or "".
+func Sniff(head []byte) Format {
+	if len(head) < 4 {
+		return ""
+	}
+	switch binary.BigEndian.Uint32(head) {
+	case magicMicro, magicNano, magicMicroSwapped, magicNanoSwapped:
+		return FormatPcap
+	case blockSHB:
+		return FormatPcapng
+	}
+	return ""
+}
+
+// Record is one packet read from a file. Data is valid until the next call
+// to Next.
+type Record struct {
+	Time      time.Time
+	Link      layers.LinkType
+	Interface int // pcapng interface index; 0 for pcap
+	Data      []byte
+	OrigLen   int
+	Offset    int64 // byte offset of the record's header in the file
+}
+
+// FormatError says where and how a file stopped being a valid capture.
+type FormatError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *FormatError) Error() string { return fmt.Sprintf("at byte offset %d: %s", e.Offset, e.Msg) }
+
+type iface struct {
+	link    layers.LinkType
+	snaplen uint32
+	// units per second of this interface's timestamps
+	tsUnits uint64
+}
+
+// Reader reads records from a pcap or pcapng stream.
+type Reader struct {
+	r      *bufio.Reader
+	off    int64
+	format Format
+	order  binary.ByteOrder
+	ifaces []iface // pcap has exactly one
+	buf    []byte
+}
+
+// NewReader reads the file header from r.
+func NewReader(r io.Reader) (*Reader, error) {
+	rd := &Reader{r: bufio.NewReaderSize(r, 64<<10)}
+	head, err := rd.r.Peek(4)
+	if err != nil {
+		return nil, &FormatError{0, "too short to be a capture file"}
+	}
+	rd.format = Sniff(head)
+	switch rd.format {
+	case FormatPcap:
+		err = rd.readPcapHeader()
+	case FormatPcapng:
+		err = rd.readSHB()
+	default:
+		return nil, &FormatError{0, fmt.Sprintf("not a pcap or pcapng file (starts % x)", head)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// Format is the file's container format.
+func (rd *Reader) Format() Format { return rd.format }
+
+// Offset is how many bytes of the file have been consumed.
+func (rd *Reader) Offset() int64 { return rd.off }
+
+func (rd *Reader) read(n int) ([]byte, error) {
+	if cap(rd.buf) < n {
+		rd.buf = make([]byte, n)
+	}
+	b := rd.buf[:n]
+	got, err := io.ReadFull(rd.r, b)
+	rd.off += int64(got)
+	return b, err
+}
+
+func (rd *Reader) truncated(start int64, what string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return &FormatError{start, "truncated " + what}
+	}
+	return fmt.Errorf("at byte offset %d: read %s: %w", start, what, err)
+}
+
+func (rd *Reader) readPcapHeader() error {
+	b, err := rd.read(24)
+	if err != nil {
+		return rd.truncated(0, "file header", err)
+	}
+	units := uint64(1e6)
+	switch binary.BigEndian.Uint32(b) {
+	case magicMicro:
+		rd.order = binary.BigEndian
+	case magicNano:
+		rd.order, units = binary.BigEndian, 1e9
+	case magicMicroSwapped:
+		rd.order = binary.LittleEndian
+	case magicNanoSwapped:
+		rd.order, units = binary.LittleEndian, 1e9
+	}
+	snap := rd.order.Uint32(b[16:])
+	// The upper bits of the network field carry FCS information.
+	link := layers.LinkType(rd.order.Uint32(b[20:]) & 0xffff)
+	rd.ifaces = []iface{{link: link, snaplen: snap, tsUnits: units}}
+	return nil
+}
+
+// Next returns the next packet, io.EOF at a clean end of file, or an error
+// (a *FormatError for a malformed file) naming the byte offset.
+func (rd *Reader) Next() (Record, error) {
+	if rd.format == FormatPcap {
+		return rd.nextPcap()
+	}
+	return rd.nextPcapng()
+}
+
+func (rd *Reader) nextPcap() (Record, error) {
+	start := rd.off
+	b, err := rd.read(16)
+	if err == io.EOF {
+		return Record{}, io.EOF
+	}
+	if err != nil {
+		return Record{}, rd.truncated(start, "record header", err)
+	}
+	sec, frac := rd.order.Uint32(b), rd.order.Uint32(b[4:])
+	incl, orig := rd.order.Uint32(b[8:]), rd.order.Uint32(b[12:])
+	if incl > maxRecord {
+		return Record{}, &FormatError{start, fmt.Sprintf("record length %d exceeds %d", incl, maxRecord)}
+	}
+	ifc := rd.ifaces[0]
+	data, err := rd.read(int(incl))
+	if err != nil {
+		return Record{}, rd.truncated(start, fmt.Sprintf("record (%d bytes announced)", incl), err)
+	}
+	return Record{
+		Time:    time.Unix(int64(sec), int64(frac)*int64(1e9/ifc.tsUnits)).UTC(),
+		Link:    ifc.link,
+		Data:    data,
+		OrigLen: int(max(orig, incl)),
+		Offset:  start,
+	}, nil
+}
+
+func (rd *Reader) nextPcapng() (Record, error) {
+	for {
+		start := rd.off
+		b, err := rd.read(8)
+		if err == io.EOF {
+			return Record{}, io.EOF
+		}
+		if err != nil {
+			return Record{}, rd.truncated(start, "block header", err)
+		}
+		btype := binary.BigEndian.Uint32(b)
+		if btype == blockSHB {
+			// A new section may change the byte order; reread its header.
+			if err := rd.readSHBBody(start, b); err != nil {
+				return Record{}, err
+			}
+			continue
+		}
+		btype = rd.order.Uint32(b)
+		blen := rd.order.Uint32(b[4:])
+		if blen < 12 || blen%4 != 0 || blen > maxBlock {
+			return Record{}, &FormatError{start, fmt.Sprintf("block type %d has invalid length %d", btype, blen)}
+		}
+		body, err := rd.read(int(blen) - 8)
+		if err != nil {
+			return Record{}, rd.truncated(start, fmt.Sprintf("block type %d (%d bytes announced)", btype, blen), err)
+		}
+		if rd.order.Uint32(body[len(body)-4:]) != blen {
+			return Record{}, &FormatError{start, fmt.Sprintf("block type %d: trailing length does not match %d", btype, blen)}
+		}
+		body = body[:len(body)-4]
+		switch btype {
+		case blockIDB:
+			if err := rd.addInterface(start, body); err != nil {
+				return Record{}, err
+			}
+		case blockEPB, blockPB, blockSPB:
+			return rd.packet(start, btype, body)
+		}
+	}
+}
+
+func (rd *Reader) readSHB() error {
+	b, err := rd.read(8)
+	if err != nil {
+		return rd.truncated(0, "section header", err)
+	}
+	return rd.readSHBBody(0, b)
+}
+
+// readSHBBody reads a section header whose type and length words are in b.
+func (rd *Reader) readSHBBody(start int64, b []byte) error {
+	rawLen := [4]byte(b[4:8])
+	bom, err := rd.read(4)
+	if err != nil {
+		return rd.truncated(start, "section header", err)
+	}
+	switch {
+	case binary.BigEndian.Uint32(bom) == byteOrderMagic:
+		rd.order = binary.BigEndian
+	case binary.LittleEndian.Uint32(bom) == byteOrderMagic:
+		rd.order = binary.LittleEndian
+	default:
+		return &FormatError{start + 8, fmt.Sprintf("bad byte-order magic % x", bom)}
+	}
+	blen := rd.order.Uint32(rawLen[:])
+	if blen < 28 || blen%4 != 0 || blen > maxBlock {
+		return &FormatError{start, fmt.Sprintf("section header has invalid length %d", blen)}
+	}
+	rest, err := rd.read(int(blen) - 12)
+	if err != nil {
+		return rd.truncated(start, "section header", err)
+	}
+	if rd.order.Uint32(rest[len(rest)-4:]) != blen {
+		return &FormatError{start, "section header: trailing length does not match"}
+	}
+	rd.ifaces = rd.ifaces[:0]
+	return nil
+}
+
+func (rd *Reader) addInterface(start int64, body []byte) error {
+	if len(body) < 8 {
+		return &FormatError{start, "interface description block too short"}
+	}
+	if len(rd.ifaces) >= maxInterfaces {
+		return &FormatError{start, fmt.Sprintf("more than %d interfaces in one section", maxInterfaces)}
+	}
+	ifc := iface{
+		link:    layers.LinkType(rd.order.Uint16(body)),
+		snaplen: rd.order.Uint32(body[4:]),
+		tsUnits: 1e6,
+	}
+	opts := body[8:]
+	for len(opts) >= 4 {
+		code, olen := rd.order.Uint16(opts), int(rd.order.Uint16(opts[2:]))
+		if code == 0 {
+			break
+		}
+		padded := (olen + 3) &^ 3
+		if 4+padded > len(opts) {
+			return &FormatError{start, fmt.Sprintf("interface option %d overruns its block", code)}
+		}
+		if code == 9 && olen >= 1 { // if_tsresol
+			v := opts[4]
+			exp := uint64(v & 0x7f)
+			switch {
+			case v&0x80 != 0 && exp < 64:
+				ifc.tsUnits = 1 << exp
+			case v&0x80 == 0 && exp <= 19:
+				ifc.tsUnits = uint64(math.Pow10(int(exp)))
+			default:
+				return &FormatError{start, fmt.Sprintf("unsupported timestamp resolution %#x", v)}
+			}
+		}
+		opts = opts[4+padded:]
+	}
+	rd.ifaces = append(rd.ifaces, ifc)
+	return nil
+}
+
+func (rd *Reader) packet(start int64, btype uint32, body []byte) (Record, error) {
+	var ifIndex int
+	var tsHi, tsLo, capLen, origLen uint32
+	var data []byte
+	switch btype {
+	case blockEPB, blockPB:
+		if len(body) < 20 {
+			return Record{}, &FormatError{start, "packet block too short"}
+		}
+		if btype == blockEPB {
+			ifIndex = int(rd.order.Uint32(body))
+		} else {
+			ifIndex = int(rd.order.Uint16(body))
+		}
+		tsHi, tsLo = rd.order.Uint32(body[4:]), rd.order.Uint32(body[8:])
+		capLen, origLen = rd.order.Uint32(body[12:]), rd.order.Uint32(body[16:])
+		if uint64(capLen) > uint64(len(body)-20) {
+			return Record{}, &FormatError{start, fmt.Sprintf("captured length %d overruns its block", capLen)}
+		}
+		data = body[20 : 20+capLen]
+	case blockSPB:
+		if len(body) < 4 {
+			return Record{}, &FormatError{start, "simple packet block too short"}
+		}
+		origLen = rd.order.Uint32(body)
+		capLen = min(origLen, uint32(len(body)-4))
+		data = body[4 : 4+capLen]
+	}
+	if ifIndex >= len(rd.ifaces) {
+		return Record{}, &FormatError{start, fmt.Sprintf("packet names interface %d, but the section declares %d", ifIndex, len(rd.ifaces))}
+	}
+	ifc := rd.ifaces[ifIndex]
+	if btype == blockSPB && ifc.snaplen > 0 {
+		capLen = min(capLen, ifc.snaplen)
+		data = data[:capLen]
+	}
+	ts := uint64(tsHi)<<32 | uint64(tsLo)
+	sec := ts / ifc.tsUnits
+	// rem*1e9 can pass 2^64 at fine binary resolutions; divide the 128-bit product.
+	hi, lo := bits.Mul64(ts%ifc.tsUnits, 1e9)
+	nsec, _ := bits.Div64(hi, lo, ifc.tsUnits)
+	if sec > math.MaxInt64/2 {
+		return Record{}, &FormatError{start, "timestamp out of range"}
+	}
+	return Record{
+		Time:      time.Unix(int64(sec), int64(nsec)).UTC(),
+		Link:      ifc.link,
+		Interface: ifIndex,
+		Data:      data,
+		OrigLen:   int(max(origLen, capLen)),
+		Offset:    start,
+	}, nil
+}

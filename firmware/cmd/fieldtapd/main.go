@@ -1,0 +1,121 @@
+// Command fieldtapd is the capture box: it opens the board's ports and any
+// capture files, keeps bounded stores of what they carry, and answers MCP
+// clients over stdio or HTTP. Logs go to stderr only; with
+// --mcp-transport stdio, stdout is the JSON-RPC wire.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"fieldtap/firmware/config"
+	"fieldtap/firmware/daemon"
+)
+
+// version is set at link time by the Makefile (-X main.version=…).
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// repeated collects a repeatable string flag.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fieldtapd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath   = fs.String("config", "", "TOML configuration file (see docs/configuration.md)")
+		board     = fs.String("board", config.DefaultBoard, "board profile: "+strings.Join(config.Boards, ", ")+" (none opens only --source files)")
+		transport = fs.String("mcp-transport", config.DefaultTransport, "MCP transport: stdio or http")
+		listen    = fs.String("mcp-listen", config.DefaultListen, "HTTP listen address; the endpoint is at /mcp")
+		speed     = fs.String("replay-speed", config.DefaultReplaySpeed, "sim board pace: realtime, max, or a factor such as 10x")
+		logLevel  = fs.String("log-level", "info", "debug, info, warn or error")
+		logFormat = fs.String("log-format", "text", "text or json")
+		showVer   = fs.Bool("version", false, "print the version and exit")
+		sources   repeated
+	)
+	fs.Var(&sources, "source", "capture file to open as a read-only port (repeatable; kind detected from content)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "fieldtapd: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *showVer {
+		fmt.Fprintln(stderr, "fieldtapd", version)
+		return 0
+	}
+
+	cfg := config.Default()
+	if *cfgPath != "" {
+		var err error
+		if cfg, err = config.Load(*cfgPath); err != nil {
+			fmt.Fprintln(stderr, "fieldtapd:", err)
+			return 2
+		}
+	}
+	// Flags given on the command line override the file.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "board":
+			cfg.Board = *board
+		case "mcp-transport":
+			cfg.MCP.Transport = *transport
+		case "mcp-listen":
+			cfg.MCP.Listen = *listen
+		case "replay-speed":
+			cfg.ReplaySpeed = *speed
+		case "log-level":
+			cfg.Log.Level = *logLevel
+		case "log-format":
+			cfg.Log.Format = *logFormat
+		}
+	})
+	cfg.Sources = append(cfg.Sources, sources...)
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, "fieldtapd: config:", err)
+		return 2
+	}
+
+	log := newLogger(stderr, cfg.Log)
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && cfg.MemoryLimitMiB > 0 {
+		debug.SetMemoryLimit(int64(cfg.MemoryLimitMiB) << 20)
+	}
+	log.Info("fieldtapd starting", "version", version, "board", cfg.Board, "transport", cfg.MCP.Transport)
+	err := daemon.Run(ctx, cfg, version, log, daemon.IO{Stdin: stdin, Stdout: stdout})
+	if err != nil {
+		log.Error("fieldtapd failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(w io.Writer, c config.Log) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,165 @@
+// Package config is fieldtapd's configuration: defaults, the TOML file, and
+// the checks that run once at start-up. A key the program does not know is
+// an error naming the key, so a typo never silently does nothing.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"fieldtap/drivers/capture"
+)
+
+// Defaults.
+const (
+	DefaultBoard       = "sim"
+	DefaultTransport   = "http"
+	DefaultListen      = "127.0.0.1:8731"
+	DefaultReplaySpeed = "realtime"
+	// Three sim ports at these limits stay within the board's 40 MB
+	// budget; a busy mirror port still keeps minutes of signalling.
+	DefaultFramesPort   = 100_000
+	DefaultBytesPort    = 8 << 20
+	DefaultHandoffDepth = capture.DefaultHandoffDepth
+	// DefaultMemoryLimitMiB is the Go runtime's soft memory limit: the
+	// collector works harder near it instead of letting the heap double
+	// past the stores' live size on a small board. It must stay well above
+	// what the stores hold at their limits, or the collector thrashes.
+	DefaultMemoryLimitMiB = 128
+)
+
+// Boards fieldtapd can run on.
+var Boards = []string{"sim", "none"}
+
+// Config is the whole configuration.
+type Config struct {
+	Board       string   `toml:"board"`
+	ReplaySpeed string   `toml:"replay_speed"`
+	Sources     []string `toml:"sources"`
+	// MemoryLimitMiB is the runtime's soft memory limit; 0 leaves the
+	// runtime's default (or GOMEMLIMIT from the environment).
+	MemoryLimitMiB int   `toml:"memory_limit_mib"`
+	Log            Log   `toml:"log"`
+	MCP            MCP   `toml:"mcp"`
+	Store          Store `toml:"store"`
+}
+
+// Log configures the stderr logger.
+type Log struct {
+	Level  string `toml:"level"`
+	Format string `toml:"format"`
+}
+
+// MCP configures the agent-facing endpoint.
+type MCP struct {
+	Transport string `toml:"transport"`
+	Listen    string `toml:"listen"`
+}
+
+// Store bounds each port's raw frame ring and its hand-off queue.
+type Store struct {
+	FramesPerPort int   `toml:"frames_per_port"`
+	BytesPerPort  int64 `toml:"bytes_per_port"`
+	HandoffDepth  int   `toml:"handoff_depth"`
+}
+
+// Default returns the configuration used when no file is given.
+func Default() Config {
+	return Config{
+		Board:          DefaultBoard,
+		ReplaySpeed:    DefaultReplaySpeed,
+		MemoryLimitMiB: DefaultMemoryLimitMiB,
+		Log:            Log{Level: "info", Format: "text"},
+		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen},
+		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth},
+	}
+}
+
+// Load reads a TOML file over the defaults.
+func Load(path string) (Config, error) {
+	c := Default()
+	md, err := toml.DecodeFile(path, &c)
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return c, fmt.Errorf("config %s: unknown key %s", path, strings.Join(keys, ", "))
+	}
+	return c, nil
+}
+
+// Speed is the replay pace of simulated ports: a factor of real time, or 0
+// for as fast as the analysers take it.
+func (c Config) Speed() (float64, error) {
+	switch c.ReplaySpeed {
+	case "realtime", "":
+		return 1, nil
+	case "max":
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSuffix(c.ReplaySpeed, "x"), 64)
+	if err != nil || f <= 0 || f > 1000 {
+		return 0, fmt.Errorf("replay_speed %q: want realtime, max, or a factor between 0 and 1000 such as 10x", c.ReplaySpeed)
+	}
+	return f, nil
+}
+
+// Validate checks every value once, naming the one that is wrong.
+func (c Config) Validate() error {
+	var errs []error
+	if !contains(Boards, c.Board) {
+		errs = append(errs, fmt.Errorf("board %q: want one of %s", c.Board, strings.Join(Boards, ", ")))
+	}
+	if _, err := c.Speed(); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.MCP.Transport {
+	case "stdio", "http":
+	default:
+		errs = append(errs, fmt.Errorf("mcp.transport %q: want stdio or http", c.MCP.Transport))
+	}
+	if _, _, err := net.SplitHostPort(c.MCP.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("mcp.listen %q: %w", c.MCP.Listen, err))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level %q: want debug, info, warn or error", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log.format %q: want text or json", c.Log.Format))
+	}
+	if c.Store.FramesPerPort < 1 || c.Store.BytesPerPort < 1 {
+		errs = append(errs, errors.New("store.frames_per_port and store.bytes_per_port must be positive"))
+	}
+	if c.Store.HandoffDepth < 1 || c.Store.HandoffDepth > 1<<20 {
+		errs = append(errs, fmt.Errorf("store.handoff_depth %d: want 1 to %d", c.Store.HandoffDepth, 1<<20))
+	}
+	if c.MemoryLimitMiB < 0 {
+		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
+	}
+	if c.Board == "none" && len(c.Sources) == 0 {
+		errs = append(errs, errors.New("board none opens no ports: give at least one source"))
+	}
+	return errors.Join(errs...)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

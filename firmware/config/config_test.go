@@ -1,0 +1,81 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fieldtapd.toml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadOverridesDefaults(t *testing.T) {
+	c, err := Load(write(t, "board = \"none\"\nsources = [\"a.pcap\"]\n[mcp]\ntransport = \"stdio\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Board != "none" || c.MCP.Transport != "stdio" || c.MCP.Listen != DefaultListen || len(c.Sources) != 1 {
+		t.Errorf("config = %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestUnknownKeyIsNamed(t *testing.T) {
+	_, err := Load(write(t, "[mcp]\nlisten = \"127.0.0.1:1\"\nlisen = \"x\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "mcp.lisen") {
+		t.Fatalf("err = %v, want it to name mcp.lisen", err)
+	}
+}
+
+func TestValidateNamesTheBadValue(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"board", func(c *Config) { c.Board = "pi" }, `board "pi"`},
+		{"transport", func(c *Config) { c.MCP.Transport = "ws" }, "mcp.transport"},
+		{"listen", func(c *Config) { c.MCP.Listen = "8731" }, "mcp.listen"},
+		{"speed", func(c *Config) { c.ReplaySpeed = "fast" }, "replay_speed"},
+		{"none without sources", func(c *Config) { c.Board = "none" }, "at least one source"},
+		{"handoff", func(c *Config) { c.Store.HandoffDepth = 0 }, "handoff_depth"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			tc.edit(&c)
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to mention %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSpeed(t *testing.T) {
+	for in, want := range map[string]float64{"realtime": 1, "max": 0, "10x": 10, "2.5": 2.5} {
+		c := Default()
+		c.ReplaySpeed = in
+		if got, err := c.Speed(); err != nil || got != want {
+			t.Errorf("Speed(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}
+
+func TestDocumentedExampleLoads(t *testing.T) {
+	// docs/configuration.md embeds this file; it must stay loadable.
+	c, err := Load(filepath.Join("..", "..", "docs", "fieldtapd.example.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

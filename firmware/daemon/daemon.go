@@ -1,0 +1,182 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"fieldtap/board/sim"
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/filesource"
+	"fieldtap/firmware/config"
+	"fieldtap/mcp"
+	"fieldtap/services/ports"
+	"fieldtap/services/ring"
+)
+
+// shutdownGrace is how long HTTP clients get to finish on SIGTERM.
+const shutdownGrace = 5 * time.Second
+
+// IO is where the stdio transport talks and where the HTTP transport
+// reports its address once listening.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Listening, if set, is called with the HTTP address once it accepts.
+	Listening func(addr string)
+}
+
+// Run runs the box until ctx ends (or, over stdio, until the client closes
+// stdin). Ports are started before the MCP endpoint, so the first call
+// already sees them.
+func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logger, stdio IO) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	speed, _ := cfg.Speed()
+
+	var sources []capture.Source
+	if cfg.Board == "sim" {
+		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed})...)
+	}
+	var reg ports.Registry
+	for i, path := range cfg.Sources {
+		src, err := filesource.Open(fileName(i), path, log)
+		if err != nil {
+			// The box keeps serving its other ports; capture_status says why this one is empty.
+			log.Error("capture file not opened", "port", fileName(i), "err", err)
+			reg.Add(failedPort(fileName(i), path, err))
+			continue
+		}
+		sources = append(sources, src)
+	}
+
+	an, err := newAnalysers()
+	if err != nil {
+		return err
+	}
+	portCtx, stopPorts := context.WithCancel(ctx)
+	defer stopPorts()
+	var wg sync.WaitGroup
+	var running []*port
+	limits := ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}
+	for _, src := range sources {
+		p, err := newPort(src, cfg.Store.HandoffDepth, limits)
+		if err != nil {
+			return fmt.Errorf("port %s: %w", src.Name(), err)
+		}
+		reg.Add(p.status)
+		running = append(running, p)
+		p.run(portCtx, &wg, log, an.feed(src.Kind()))
+	}
+
+	identity := fmt.Sprintf("%s-%x", cfg.Board, time.Now().UnixNano())
+	deps := mcp.Deps{
+		Ports: &reg,
+		Log:   log,
+		Source: func() mcp.SourceInfo {
+			return sourceInfo(identity, reg.Snapshot())
+		},
+		Info: mcp.ServerInfo{
+			Version:    version,
+			Build:      buildInfo(),
+			Board:      cfg.Board,
+			Transport:  cfg.MCP.Transport,
+			Transports: []string{"stdio", "http"},
+		},
+	}
+	an.deps(&deps)
+	deps.Info.Compiled = mcp.BundleNames(deps)
+	// Every compiled bundle loads except transmit, which an operator must ask for.
+	for _, b := range deps.Info.Compiled {
+		if b != "transmit" {
+			deps.Info.Bundles = append(deps.Info.Bundles, b)
+		}
+	}
+	if cfg.MCP.Transport == "http" {
+		deps.Info.Listen = cfg.MCP.Listen
+	}
+	srv, err := mcp.NewServer(deps, deps.Info.Bundles)
+	if err != nil {
+		return err
+	}
+
+	switch cfg.MCP.Transport {
+	case "stdio":
+		log.Info("serving MCP on stdio")
+		err = mcp.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
+	default:
+		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.HTTPHandler(srv, log), log, stdio.Listening)
+	}
+	stopPorts()
+	wg.Wait()
+	log.Info("stopped", "ports", len(running))
+	return err
+}
+
+func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, listening func(string)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("mcp listen %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + mcp.Path
+	log.Info("serving MCP over HTTP", "url", url)
+	if listening != nil {
+		listening(ln.Addr().String())
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// sourceInfo summarises the ports for every envelope: live while any port
+// is live; exhausted once every port has ended.
+func sourceInfo(identity string, st []ports.Status) mcp.SourceInfo {
+	si := mcp.SourceInfo{CaptureIdentity: identity, SourceExhausted: len(st) > 0}
+	for _, s := range st {
+		if s.Live {
+			si.Live = true
+		}
+		if !s.SourceExhausted {
+			si.SourceExhausted = false
+		}
+	}
+	return si
+}
+
+func buildInfo() mcp.Build {
+	b := mcp.Build{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Revision = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
+	}
+	return b
+}

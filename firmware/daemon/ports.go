@@ -1,0 +1,113 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"fieldtap/drivers/capture"
+	"fieldtap/services/framestore"
+	"fieldtap/services/ports"
+	"fieldtap/services/ring"
+)
+
+// port is one running capture port: its source, its hand-off counters and
+// its frame store.
+type port struct {
+	src      capture.Source
+	handoff  *capture.Handoff
+	counters capture.Counters // deliveries and hand-off drops
+	store    *framestore.Store
+}
+
+func newPort(src capture.Source, depth int, limits ring.Limits) (*port, error) {
+	st, err := framestore.New(limits)
+	if err != nil {
+		return nil, err
+	}
+	p := &port{src: src, store: st}
+	p.handoff = capture.NewHandoff(depth, &p.counters)
+	return p, nil
+}
+
+// run starts the source and the consumer that stores its frames; both end
+// when ctx does or the source is exhausted.
+func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, feed func(capture.Frame)) {
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer p.handoff.Close()
+		log.Info("port started", "port", p.src.Name(), "kind", p.src.Kind(), "source", p.src.Origin())
+		if err := p.src.Run(ctx, p.handoff); err != nil {
+			log.Error("port stopped early", "port", p.src.Name(), "err", err)
+			return
+		}
+		if !p.src.Live() {
+			log.Info("port exhausted", "port", p.src.Name())
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for f := range p.handoff.Frames() {
+			// An oversize frame is refused and counted by the store.
+			p.store.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+			if feed != nil {
+				feed(f)
+			}
+		}
+	}()
+}
+
+func (p *port) status() ports.Status {
+	s := p.src.Stats()
+	h := p.counters.Snapshot()
+	st := p.store.Stats()
+	drops := map[string]uint64{}
+	for k, v := range s.Drops {
+		drops[k] += v
+	}
+	for k, v := range h.Drops {
+		drops[k] += v
+	}
+	return ports.Status{
+		Name:            p.src.Name(),
+		Kind:            string(p.src.Kind()),
+		Source:          p.src.Origin(),
+		Live:            p.src.Live(),
+		Frames:          h.Frames,
+		Bytes:           h.Bytes,
+		Drops:           drops,
+		Errors:          s.Errors,
+		FirstTime:       timePtr(h.First),
+		LastTime:        timePtr(h.Last),
+		SourceExhausted: s.Exhausted,
+		StoppedEarly:    s.StoppedEarly,
+		Store: ports.StoreStatus{
+			Frames: st.Items, Bytes: st.Bytes,
+			MaxFrames: st.Limits.Items, MaxBytes: st.Limits.Bytes,
+			Evicted: st.Evicted, Oversize: st.Oversize, Revision: st.Revision,
+		},
+	}
+}
+
+// failedPort reports a capture file that could not be opened at all.
+func failedPort(name, path string, err error) func() ports.Status {
+	s := ports.Status{
+		Name: name, Kind: "unknown", Source: "file:" + path,
+		Errors:          map[string]uint64{"open": 1},
+		SourceExhausted: true,
+		StoppedEarly:    err.Error(),
+	}
+	return func() ports.Status { return s }
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func fileName(i int) string { return fmt.Sprintf("file%d", i+1) }

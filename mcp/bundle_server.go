@@ -1,0 +1,75 @@
+package mcp
+
+import (
+	"context"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/services/ports"
+)
+
+// Tool names in the server bundle.
+const (
+	toolCaptureStatus      = "capture_status"
+	toolServerCapabilities = "server_capabilities"
+)
+
+// PortLister is the view of the capture ports tools read.
+type PortLister interface {
+	Snapshot() []ports.Status
+}
+
+// ServerInfo describes this build and this run for server_capabilities.
+type ServerInfo struct {
+	Version    string   `json:"version"`
+	Build      Build    `json:"build"`
+	Board      string   `json:"board"`
+	Transport  string   `json:"transport"`            // the one serving this session
+	Transports []string `json:"transports_available"` // compiled in
+	Listen     string   `json:"listen,omitempty"`     // HTTP address, when serving HTTP
+	Bundles    []string `json:"bundles_loaded"`
+	Compiled   []string `json:"bundles_compiled"`
+	// Transmit is always false in this build: no transmit path exists yet.
+	Transmit bool `json:"transmit_compiled"`
+}
+
+// Build identifies the binary.
+type Build struct {
+	GoVersion string `json:"go_version"`
+	Revision  string `json:"revision"`
+	Modified  bool   `json:"modified"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+}
+
+type noArgs struct{}
+
+type captureStatus struct {
+	Ports []ports.Status `json:"ports"`
+}
+
+func serverTools(d Deps) []server.ServerTool {
+	return []server.ServerTool{
+		{
+			Tool: mcpgo.NewTool(toolCaptureStatus,
+				mcpgo.WithDescription("Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted, and the port's frame store. Call it first, and again to see counters move."),
+				readOnly(),
+				outputSchema[captureStatus](),
+			),
+			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
+				return ok(d.Source(), captureStatus{Ports: d.Ports.Snapshot()})
+			}),
+		},
+		{
+			Tool: mcpgo.NewTool(toolServerCapabilities,
+				mcpgo.WithDescription("This box: version and build, board profile, MCP transports, which tool bundles are loaded now versus compiled in, and whether transmit exists in this build."),
+				readOnly(),
+				outputSchema[ServerInfo](),
+			),
+			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
+				return ok(d.Source(), d.Info)
+			}),
+		},
+	}
+}

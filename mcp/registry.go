@@ -1,0 +1,139 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Bundle is a named group of tools an operator loads together.
+type Bundle struct {
+	Name  string
+	Tools []server.ServerTool
+}
+
+// BundleNames lists every bundle this build can load.
+func BundleNames(d Deps) []string {
+	var names []string
+	for _, b := range bundles(d) {
+		names = append(names, b.Name)
+	}
+	return names
+}
+
+func bundles(d Deps) []Bundle {
+	return []Bundle{
+		{Name: "server", Tools: serverTools(d)},
+	}
+}
+
+// NewServer builds the MCP server with the named bundles. An unknown
+// bundle or a tool name registered twice is an error: mcp-go's AddTools
+// would silently replace the first.
+func NewServer(d Deps, load []string) (*server.MCPServer, error) {
+	s := server.NewMCPServer("fieldtap", d.Info.Version,
+		server.WithToolCapabilities(false),
+		server.WithToolHandlerMiddleware(recovery(d)),
+		server.WithInstructions(instructions),
+	)
+	all := bundles(d)
+	seen := map[string]string{}
+	for _, name := range load {
+		var b *Bundle
+		for j := range all {
+			if all[j].Name == name {
+				b = &all[j]
+			}
+		}
+		if b == nil {
+			return nil, fmt.Errorf("unknown MCP bundle %q (have %v)", name, BundleNames(d))
+		}
+		for _, t := range b.Tools {
+			if prev, dup := seen[t.Tool.Name]; dup {
+				return nil, fmt.Errorf("tool %s registered by bundles %s and %s", t.Tool.Name, prev, name)
+			}
+			seen[t.Tool.Name] = name
+		}
+		s.AddTools(b.Tools...)
+	}
+	return s, nil
+}
+
+const instructions = "fieldtap is a passive capture box (SPAN, CAN/J1939, J1708). " +
+	"Every tool answers with one JSON envelope: ok, data or items+page, source, warnings, errors. " +
+	"Start with capture_status to see which ports exist and whether they are counting."
+
+// recovery turns a handler panic or Go error into a fail envelope, so a
+// tool failure reaches the agent as isError, never as JSON-RPC -32603.
+func recovery(d Deps) server.ToolHandlerMiddleware {
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcpgo.CallToolRequest) (res *mcpgo.CallToolResult, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					d.Log.Error("tool panicked", "tool", req.Params.Name, "panic", p, "stack", string(debug.Stack()))
+					res, err = fail(d.Source(), CodeInternal, fmt.Sprintf("tool %s failed internally", req.Params.Name), "report this as a bug; other tools still work"), nil
+				}
+			}()
+			res, err = next(ctx, req)
+			if err != nil {
+				d.Log.Warn("tool returned an error", "tool", req.Params.Name, "err", err)
+				return fail(d.Source(), CodeInternal, err.Error(), "retry; if it persists, report it"), nil
+			}
+			return res, nil
+		}
+	}
+}
+
+// handler adapts a typed tool function: arguments are decoded strictly (an
+// unknown argument is an INVALID_ARGUMENT naming it) before fn runs.
+func handler[In any](d Deps, fn func(context.Context, In) *mcpgo.CallToolResult) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		var in In
+		raw, err := json.Marshal(req.GetRawArguments())
+		if err != nil {
+			return fail(d.Source(), CodeInvalidArgument, "arguments are not JSON: "+err.Error(), "send an object"), nil
+		}
+		if len(raw) > 0 && string(raw) != "null" {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&in); err != nil {
+				return fail(d.Source(), CodeInvalidArgument, "arguments: "+err.Error(), "see the tool's inputSchema in tools/list"), nil
+			}
+		}
+		return fn(ctx, in), nil
+	}
+}
+
+// schemaOf returns the JSON Schema of T; a type the generator cannot
+// describe is a programming error caught at start-up by NewServer's caller.
+func schemaOf[T any]() json.RawMessage {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("schema for %T: %v", *new(T), err))
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// outputSchema sets the tool's output schema to the envelope around T.
+func outputSchema[T any]() mcpgo.ToolOption {
+	return mcpgo.WithRawOutputSchema(schemaOf[Envelope[T]]())
+}
+
+// Deps is what tools read. It holds stores and functions, never drivers.
+type Deps struct {
+	Info   ServerInfo
+	Ports  PortLister
+	Source func() SourceInfo
+	Log    *slog.Logger
+}

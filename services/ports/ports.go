@@ -1,0 +1,74 @@
+// Package ports keeps the list of capture ports and what each reports, for
+// capture_status. It knows nothing of drivers: the daemon registers, for
+// each port, a function that returns the port's current Status.
+package ports
+
+import (
+	"sync"
+	"time"
+)
+
+// Status is one port's state as capture_status reports it.
+type Status struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`   // ethernet, can, j1708, or unknown for a file that could not be opened
+	Source string `json:"source"` // where frames come from: file:PATH, sim:NAME, afpacket:IF …
+	Live   bool   `json:"live"`
+
+	Frames uint64            `json:"frames"`
+	Bytes  uint64            `json:"bytes"`
+	Drops  map[string]uint64 `json:"drops"`  // by cause; frames lost before any analyser saw them
+	Errors map[string]uint64 `json:"errors"` // by reason
+
+	FirstTime *time.Time `json:"first_time"` // null before the first frame
+	LastTime  *time.Time `json:"last_time"`
+
+	// SourceExhausted is true once a finite source has delivered all it
+	// will. StoppedEarly says why it ended before its natural end.
+	SourceExhausted bool   `json:"source_exhausted"`
+	StoppedEarly    string `json:"stopped_early,omitempty"`
+
+	Store StoreStatus `json:"store"`
+}
+
+// StoreStatus is the raw-frame ring behind a port.
+type StoreStatus struct {
+	Frames    int    `json:"frames"`
+	Bytes     int64  `json:"bytes"`
+	MaxFrames int    `json:"max_frames"`
+	MaxBytes  int64  `json:"max_bytes"`
+	Evicted   uint64 `json:"evicted"`
+	Oversize  uint64 `json:"oversize"`
+	Revision  uint64 `json:"revision"`
+}
+
+// Registry lists the ports in the order they were added.
+type Registry struct {
+	mu    sync.RWMutex
+	ports []func() Status
+}
+
+// Add registers a port's status function.
+func (r *Registry) Add(status func() Status) {
+	r.mu.Lock()
+	r.ports = append(r.ports, status)
+	r.mu.Unlock()
+}
+
+// Snapshot returns every port's status, in registration order.
+func (r *Registry) Snapshot() []Status {
+	r.mu.RLock()
+	fns := r.ports
+	r.mu.RUnlock()
+	out := make([]Status, len(fns))
+	for i, fn := range fns {
+		out[i] = fn()
+		if out[i].Drops == nil {
+			out[i].Drops = map[string]uint64{}
+		}
+		if out[i].Errors == nil {
+			out[i].Errors = map[string]uint64{}
+		}
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package ring
+
+import (
+	"errors"
+	"sync"
+)
+
+// chunkSize is how many items share one allocation. An evicted item's
+// memory is released with its chunk, so at most chunkSize-1 evicted items
+// are retained beyond the limits; 256 keeps that small and the chunk list
+// short.
+const chunkSize = 256
+
+// Limits bound a ring. Both must be positive.
+type Limits struct {
+	Items int   // most items kept
+	Bytes int64 // most bytes kept, as measured by the ring's size function
+}
+
+// Stats describes a ring at one revision.
+type Stats struct {
+	Items        int    `json:"items"`
+	Bytes        int64  `json:"bytes"`
+	Limits       Limits `json:"-"`
+	Evicted      uint64 `json:"evicted"`       // items pushed out by the limits
+	EvictedBytes uint64 `json:"evicted_bytes"` // their bytes
+	Oversize     uint64 `json:"oversize"`      // items refused because alone they exceed Limits.Bytes
+	Appended     uint64 `json:"appended"`      // items ever accepted
+	Revision     uint64 `json:"revision"`
+}
+
+type chunk[T any] struct {
+	items [chunkSize]T
+	sizes [chunkSize]int32
+}
+
+// Ring is a bounded append-only store. The zero value is not usable; call New.
+type Ring[T any] struct {
+	mu     sync.Mutex
+	limits Limits
+	size   func(T) int
+
+	chunks []*chunk[T] // chunks[0] holds seq first
+	first  uint64      // seq of the oldest kept item
+	next   uint64      // seq the next append gets
+	bytes  int64
+
+	evicted, evictedBytes, oversize uint64
+	rev                             uint64
+}
+
+// ErrOversize is returned by Append for an item larger than Limits.Bytes.
+var ErrOversize = errors.New("ring: item larger than the byte limit")
+
+// New returns an empty ring bounded by l. size reports an item's weight in
+// bytes; nil counts every item as one byte.
+func New[T any](l Limits, size func(T) int) (*Ring[T], error) {
+	if l.Items < 1 || l.Bytes < 1 {
+		return nil, errors.New("ring: limits must be positive")
+	}
+	if size == nil {
+		size = func(T) int { return 1 }
+	}
+	return &Ring[T]{limits: l, size: size}, nil
+}
+
+// Append stores v, evicting the oldest items as the limits require, and
+// returns v's sequence number. Sequence numbers start at 0 and never repeat.
+func (r *Ring[T]) Append(v T) (uint64, error) {
+	n := r.size(v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if int64(n) > r.limits.Bytes {
+		r.oversize++
+		r.rev++
+		return 0, ErrOversize
+	}
+	for r.next-r.first >= uint64(r.limits.Items) || r.bytes+int64(n) > r.limits.Bytes {
+		r.evictOldest()
+	}
+	off := r.next % chunkSize
+	if off == 0 {
+		r.chunks = append(r.chunks, new(chunk[T]))
+	}
+	c := r.chunks[len(r.chunks)-1]
+	c.items[off] = v
+	c.sizes[off] = int32(n)
+	r.bytes += int64(n)
+	seq := r.next
+	r.next++
+	r.rev++
+	return seq, nil
+}
+
+// evictOldest drops the oldest item; the caller holds mu and knows the ring
+// is not empty.
+func (r *Ring[T]) evictOldest() {
+	c := r.chunks[0]
+	off := r.first % chunkSize
+	n := int64(c.sizes[off])
+	r.bytes -= n
+	r.evicted++
+	r.evictedBytes += uint64(n)
+	r.first++
+	if r.first%chunkSize == 0 {
+		// The chunk is done. It is not cleared: a snapshot may still read
+		// it through the shared backing array, which the next growing
+		// append reallocates without it.
+		r.chunks = r.chunks[1:]
+	}
+}
+
+// Snapshot returns a consistent view of the ring's current contents.
+func (r *Ring[T]) Snapshot() Snapshot[T] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Snapshot[T]{chunks: r.chunks, first: r.first, end: r.next, rev: r.rev}
+}
+
+// Stats returns the ring's counters.
+func (r *Ring[T]) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Stats{
+		Items:        int(r.next - r.first),
+		Bytes:        r.bytes,
+		Limits:       r.limits,
+		Evicted:      r.evicted,
+		EvictedBytes: r.evictedBytes,
+		Oversize:     r.oversize,
+		Appended:     r.next,
+		Revision:     r.rev,
+	}
+}
+
+// Revision returns a number that changes on every Append, so a reader can
+// tell cheaply whether anything happened since it last looked.
+func (r *Ring[T]) Revision() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rev
+}

@@ -1,0 +1,157 @@
+package ring
+
+import (
+	"errors"
+	"sync"
+	"testing"
+)
+
+func collect[T any](s Snapshot[T]) []T {
+	var out []T
+	s.Range(0, func(_ uint64, v T) bool { out = append(out, v); return true })
+	return out
+}
+
+func TestEvictsByCount(t *testing.T) {
+	r, err := New[int](Limits{Items: 3, Bytes: 1 << 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		r.Append(i)
+	}
+	got := collect(r.Snapshot())
+	if len(got) != 3 || got[0] != 7 || got[2] != 9 {
+		t.Errorf("contents = %v, want [7 8 9]", got)
+	}
+	st := r.Stats()
+	if st.Evicted != 7 || st.Appended != 10 || st.Items != 3 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestEvictsByBytes(t *testing.T) {
+	r, _ := New[string](Limits{Items: 100, Bytes: 10}, func(s string) int { return len(s) })
+	for _, s := range []string{"aaaa", "bbbb", "cccc"} {
+		r.Append(s)
+	}
+	got := collect(r.Snapshot())
+	if len(got) != 2 || got[0] != "bbbb" {
+		t.Errorf("contents = %v, want [bbbb cccc]", got)
+	}
+	st := r.Stats()
+	if st.Bytes != 8 || st.Evicted != 1 || st.EvictedBytes != 4 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestOversizeRefusedAndCounted(t *testing.T) {
+	r, _ := New[string](Limits{Items: 100, Bytes: 4}, func(s string) int { return len(s) })
+	r.Append("ab")
+	if _, err := r.Append("toolong"); !errors.Is(err, ErrOversize) {
+		t.Fatalf("err = %v, want ErrOversize", err)
+	}
+	st := r.Stats()
+	if st.Oversize != 1 || st.Items != 1 {
+		t.Errorf("stats = %+v: the oversize item must be counted and must not evict", st)
+	}
+}
+
+func TestRevisionBumpsOnEveryChange(t *testing.T) {
+	r, _ := New[int](Limits{Items: 2, Bytes: 100}, nil)
+	rev := r.Revision()
+	for i := range 5 {
+		r.Append(i)
+		if now := r.Revision(); now <= rev {
+			t.Fatalf("revision did not move after append %d", i)
+		} else {
+			rev = now
+		}
+	}
+}
+
+func TestSnapshotUnchangedByLaterAppends(t *testing.T) {
+	r, _ := New[int](Limits{Items: chunkSize + 10, Bytes: 1 << 30}, nil)
+	for i := range chunkSize * 2 {
+		r.Append(i)
+	}
+	snap := r.Snapshot()
+	before := collect(snap)
+	// Push the whole snapshot out and beyond, across chunk boundaries.
+	for i := range chunkSize * 4 {
+		r.Append(-i)
+	}
+	after := collect(snap)
+	if len(before) != len(after) {
+		t.Fatalf("snapshot length changed: %d → %d", len(before), len(after))
+	}
+	for i := range before {
+		if before[i] != after[i] {
+			t.Fatalf("item %d changed: %d → %d", i, before[i], after[i])
+		}
+	}
+	if v, ok := snap.Get(snap.FirstSeq()); !ok || v != before[0] {
+		t.Errorf("Get(first) = %d,%v", v, ok)
+	}
+	if _, ok := snap.Get(snap.EndSeq()); ok {
+		t.Error("Get(end) must be out of the view")
+	}
+}
+
+func TestRangeFromAndReverse(t *testing.T) {
+	r, _ := New[int](Limits{Items: 1000, Bytes: 1 << 20}, nil)
+	for i := range 600 {
+		r.Append(i)
+	}
+	s := r.Snapshot()
+	var fwd []int
+	s.Range(595, func(_ uint64, v int) bool { fwd = append(fwd, v); return true })
+	if len(fwd) != 5 || fwd[0] != 595 {
+		t.Errorf("Range(595) = %v", fwd)
+	}
+	var rev []int
+	s.RangeReverse(s.EndSeq(), func(_ uint64, v int) bool { rev = append(rev, v); return len(rev) < 3 })
+	if len(rev) != 3 || rev[0] != 599 || rev[2] != 597 {
+		t.Errorf("RangeReverse = %v", rev)
+	}
+}
+
+func TestEmptyAfterFullEviction(t *testing.T) {
+	r, _ := New[string](Limits{Items: 10, Bytes: 3}, func(s string) int { return len(s) })
+	r.Append("abc")
+	r.Append("xyz") // evicts "abc", ring holds one item mid-chunk
+	if got := collect(r.Snapshot()); len(got) != 1 || got[0] != "xyz" {
+		t.Errorf("contents = %v", got)
+	}
+}
+
+func TestConcurrentReadersSeeConsistentViews(t *testing.T) {
+	r, _ := New[int](Limits{Items: 500, Bytes: 1 << 30}, nil)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 20000 {
+			r.Append(i)
+		}
+	}()
+	for range 200 {
+		s := r.Snapshot()
+		prev := -1
+		s.Range(0, func(seq uint64, v int) bool {
+			if int(seq) != v || (prev >= 0 && v != prev+1) {
+				t.Errorf("inconsistent view: seq %d holds %d after %d", seq, v, prev)
+				return false
+			}
+			prev = v
+			return true
+		})
+	}
+	wg.Wait()
+}
+
+func TestNewRejectsBadLimits(t *testing.T) {
+	if _, err := New[int](Limits{Items: 0, Bytes: 1}, nil); err == nil {
+		t.Error("zero item limit accepted")
+	}
+}

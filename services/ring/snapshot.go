@@ -1,0 +1,59 @@
+package ring
+
+// Snapshot is an immutable view of a ring at one revision. It is cheap to
+// copy and safe to read from any goroutine while the ring keeps changing.
+type Snapshot[T any] struct {
+	chunks []*chunk[T]
+	first  uint64
+	end    uint64
+	rev    uint64
+}
+
+// Len is the number of items in the view.
+func (s Snapshot[T]) Len() int { return int(s.end - s.first) }
+
+// Revision is the ring's revision when the view was taken.
+func (s Snapshot[T]) Revision() uint64 { return s.rev }
+
+// FirstSeq is the sequence number of the oldest item in the view; EndSeq is
+// one past the newest. FirstSeq == EndSeq for an empty view.
+func (s Snapshot[T]) FirstSeq() uint64 { return s.first }
+
+// EndSeq is one past the newest sequence number in the view.
+func (s Snapshot[T]) EndSeq() uint64 { return s.end }
+
+// Get returns the item with sequence number seq and whether the view holds it.
+func (s Snapshot[T]) Get(seq uint64) (T, bool) {
+	if seq < s.first || seq >= s.end {
+		var zero T
+		return zero, false
+	}
+	return s.at(seq), true
+}
+
+func (s Snapshot[T]) at(seq uint64) T {
+	base := s.first / chunkSize
+	return s.chunks[seq/chunkSize-base].items[seq%chunkSize]
+}
+
+// Range calls fn for each item with sequence number ≥ from, oldest first,
+// until fn returns false.
+func (s Snapshot[T]) Range(from uint64, fn func(seq uint64, v T) bool) {
+	from = max(from, s.first)
+	for seq := from; seq < s.end; seq++ {
+		if !fn(seq, s.at(seq)) {
+			return
+		}
+	}
+}
+
+// RangeReverse calls fn for each item with sequence number < before, newest
+// first, until fn returns false.
+func (s Snapshot[T]) RangeReverse(before uint64, fn func(seq uint64, v T) bool) {
+	before = min(before, s.end)
+	for seq := before; seq > s.first; seq-- {
+		if !fn(seq-1, s.at(seq-1)) {
+			return
+		}
+	}
+}

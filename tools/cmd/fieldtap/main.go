@@ -1,0 +1,150 @@
+// Command fieldtap is the operator's tool beside the fieldtap box. For now
+// it has one subcommand, which writes deterministic demo and test traffic:
+//
+//	fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
+//
+// sip writes pcapng, j1939 a candump -l log, j1708 one "(seconds) j1708 HEX"
+// line per message, seconds counted from -start. FILE "-" is stdout. The
+// same flags always give the same bytes.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"fieldtap/tools/gen/j1708gen"
+	"fieldtap/tools/gen/j1939gen"
+	"fieldtap/tools/gen/sipgen"
+)
+
+const (
+	exitOK    = 0
+	exitFail  = 1 // the generator or the output failed
+	exitUsage = 2 // the command line was wrong
+
+	defaultSeed     = 1
+	defaultDuration = time.Minute
+	// defaultStart is fixed, not the clock, so output is reproducible.
+	defaultStart = "2026-01-01T00:00:00Z"
+	stdoutName   = "-"
+)
+
+const usage = `usage: fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
+
+  sip    SIP calls with RTP over Ethernet, as pcapng
+  j1939  a J1939 truck on CAN, as a candump -l log
+  j1708  J1708/J1587 messages, as "(seconds) j1708 HEX" lines
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run executes one command line and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "gen" {
+		fmt.Fprint(stderr, usage+"\nrun \"fieldtap gen -h\" for the flags\n")
+		return exitUsage
+	}
+	return gen(args[1:], stdout, stderr)
+}
+
+// genFunc writes one kind of traffic to w.
+type genFunc func(w io.Writer, seed int64, start time.Time, d time.Duration) error
+
+func generator(kind string) (genFunc, bool) {
+	switch kind {
+	case "sip":
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
+			return sipgen.WritePcapng(w, sipgen.Options{Seed: seed, Start: start, Duration: d})
+		}, true
+	case "j1939":
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
+			return j1939gen.WriteCandump(w, j1939gen.Options{Seed: seed, Start: start, Duration: d})
+		}, true
+	case "j1708":
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
+			return j1708gen.WriteLog(w, j1708gen.Options{Seed: seed, Start: start, Duration: d}, start)
+		}, true
+	}
+	return nil, false
+}
+
+// gen parses "KIND flags…" and writes the traffic.
+func gen(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fieldtap gen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage+"\nflags:\n"); fs.PrintDefaults() }
+	out := fs.String("o", "", `output file, "-" for stdout (required)`)
+	seed := fs.Int64("seed", defaultSeed, "seed: the same seed gives the same bytes")
+	dur := fs.Duration("duration", defaultDuration, "span of the traffic")
+	startText := fs.String("start", defaultStart, "time of the first packet or frame, RFC 3339")
+
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		// Only -h may come before the kind.
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "fieldtap gen: the kind comes first")
+		fs.Usage()
+		return exitUsage
+	}
+	kind := args[0]
+	write, ok := generator(kind)
+	if !ok {
+		fmt.Fprintf(stderr, "fieldtap gen: unknown kind %q\n", kind)
+		fs.Usage()
+		return exitUsage
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	start, err := time.Parse(time.RFC3339Nano, *startText)
+	var problem string
+	switch {
+	case fs.NArg() > 0:
+		problem = fmt.Sprintf("unexpected argument %q", fs.Arg(0))
+	case *out == "":
+		problem = "-o is required"
+	case *dur <= 0:
+		problem = fmt.Sprintf("-duration %v must be positive", *dur)
+	case err != nil:
+		problem = fmt.Sprintf("-start: %v", err)
+	}
+	if problem != "" {
+		fmt.Fprintf(stderr, "fieldtap gen: %s\n", problem)
+		fs.Usage()
+		return exitUsage
+	}
+	if err := writeOut(*out, stdout, func(w io.Writer) error { return write(w, *seed, start, *dur) }); err != nil {
+		fmt.Fprintf(stderr, "fieldtap gen %s: %v\n", kind, err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// writeOut runs write on stdout or on a new file, removing the file if
+// anything fails so no truncated capture is left behind.
+func writeOut(name string, stdout io.Writer, write func(io.Writer) error) error {
+	if name == stdoutName {
+		return write(stdout)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+	}
+	return err
+}

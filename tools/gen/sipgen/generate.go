@@ -1,0 +1,37 @@
+package sipgen
+
+import "math/rand/v2"
+
+// Generate plans the calls of o and hands every packet to emit in
+// nondecreasing time order, the first at o.Start and all before
+// o.Start+o.Duration. It stops at and returns the first error from emit.
+func Generate(o Options, emit func(Packet) error) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(uint64(o.Seed), pcgStream))
+	var streams []stream
+	for _, c := range plan(o, r, newNetwork(r)) {
+		streams = append(streams, &sipStream{c: c})
+		for _, m := range c.media {
+			streams = append(streams, m)
+		}
+	}
+	q, f := newQueue(streams), newFramer()
+	for {
+		at, d, ok := q.next()
+		if !ok {
+			return nil
+		}
+		data, err := f.frame(d)
+		if err != nil {
+			return err
+		}
+		if err := emit(Packet{Time: o.Start.Add(at), Data: data}); err != nil {
+			return err
+		}
+	}
+}
+
+// pcgStream is the PCG stream constant; fixed so the seed alone decides.
+const pcgStream = 0x5349_5067_656e // "SIPgen"
