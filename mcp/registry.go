@@ -11,6 +11,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/services/canbus"
+	"fieldtap/services/j1587"
+	"fieldtap/services/j1939"
 )
 
 // Bundle is a named group of tools an operator loads together.
@@ -31,6 +35,9 @@ func BundleNames(d Deps) []string {
 func bundles(d Deps) []Bundle {
 	return []Bundle{
 		{Name: "server", Tools: serverTools(d)},
+		{Name: "can", Tools: canTools(d)},
+		{Name: "j1939", Tools: j1939Tools(d)},
+		{Name: "j1708", Tools: j1708Tools(d)},
 	}
 }
 
@@ -136,4 +143,7 @@ type Deps struct {
 	Ports  PortLister
 	Source func() SourceInfo
 	Log    *slog.Logger
+	CAN    *canbus.Store // nil when the box has no CAN port
+	J1939  *j1939.Store  // nil when the box has no CAN port
+	J1587  *j1587.Store  // nil when the box has no J1708 port
 }

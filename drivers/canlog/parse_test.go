@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/services/canbus"
 )
 
 func TestDecode(t *testing.T) {
@@ -160,5 +161,24 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestExportMatchesWriter keeps services/canbus's export (which may not
+// import this package) byte-identical to AppendLine.
+func TestExportMatchesWriter(t *testing.T) {
+	for _, line := range []string{
+		"(1608041700.316550) can0 18FECA00#0102030405060708\n",
+		"(143.783033) can1 301#096FA73B0AB80C98\n",
+		"(5.000001) can0 7FF#R\n",
+	} {
+		var r Record
+		if err := Decode([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		cr := canbus.Record{Time: r.Time, ID: r.ID, Len: r.Len, Data: r.Data}
+		if got, want := string(canbus.AppendCandump(nil, "can0", &cr)), string(AppendLine(nil, r.Time, "can0", r.ID, r.Payload())); got != want {
+			t.Errorf("export %q, writer %q", got, want)
+		}
 	}
 }

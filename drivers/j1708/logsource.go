@@ -66,7 +66,11 @@ func (s *LogSource) run(ctx context.Context, out *capture.Handoff) error {
 			s.log.Warn("skipping malformed J1708 log line", "file", s.path, "line", n, "err", err)
 			continue
 		}
-		if err := out.Put(ctx, capture.Frame{Time: l.Time, Link: capture.LinkJ1708, Data: l.Data}); err != nil {
+		link := capture.LinkJ1708
+		if l.J2497 {
+			link = LinkJ2497
+		}
+		if err := out.Put(ctx, capture.Frame{Time: l.Time, Link: link, Data: l.Data}); err != nil {
 			return err
 		}
 	}

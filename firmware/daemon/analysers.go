@@ -1,21 +1,79 @@
 package daemon
 
 import (
+	"fmt"
+
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/j1708"
 	"fieldtap/mcp"
+	"fieldtap/services/canbus"
+	"fieldtap/services/framestore"
+	"fieldtap/services/j1587"
+	"fieldtap/services/j1939"
+	"fieldtap/services/ring"
 )
 
-// analysers holds the stores that analysers fill, one set per daemon. Each
-// port's consumer goroutine calls feed for every frame after storing it.
-type analysers struct{}
+// analysers holds the stores that analysers fill, one set per daemon.
+type analysers struct {
+	frameLimits ring.Limits
+	can         *canbus.Store
+	j1939       *j1939.Store
+	j1587       *j1587.Store
+}
 
-func newAnalysers() (*analysers, error) { return &analysers{}, nil }
+func newAnalysers(frameLimits ring.Limits) (*analysers, error) {
+	j1587s, err := j1587.New(ring.Limits{Items: j1587.DefaultMaxMessages, Bytes: j1587.DefaultMaxBytes})
+	if err != nil {
+		return nil, err
+	}
+	return &analysers{
+		frameLimits: frameLimits,
+		can:         canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
+		j1939:       j1939.NewStore(),
+		j1587:       j1587s,
+	}, nil
+}
 
-// feed returns what a port of this kind feeds with each frame, besides its
-// frame store. It runs on the port's consumer goroutine.
-func (a *analysers) feed(kind capture.Kind) func(capture.Frame) {
-	return nil
+// attach returns what a port's consumer does with each frame and where its
+// frames are kept. Each frame is stored once: by the analyser that owns
+// the medium (CAN, J1708) or, for Ethernet, in a raw frame ring.
+func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture.Frame), stored func() ring.Stats, err error) {
+	switch kind {
+	case capture.KindCAN:
+		p, err := a.can.Port(name, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %s: %w", name, err)
+		}
+		return func(f capture.Frame) { a.feedCAN(name, p, f) }, p.FrameStats, nil
+	case capture.KindJ1708:
+		return func(f capture.Frame) { a.j1587.Add(f.Time, f.Data, f.Link == j1708.LinkJ2497) }, a.j1587.MessageStats, nil
+	}
+	fs, err := framestore.New(a.frameLimits)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(f capture.Frame) {
+		// An oversize frame is refused and counted by the store.
+		fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+	}, fs.Stats, nil
 }
 
 // deps adds the stores tools read to d.
-func (a *analysers) deps(d *mcp.Deps) {}
+func (a *analysers) deps(d *mcp.Deps) {
+	d.CAN = a.can
+	d.J1939 = a.j1939
+	d.J1587 = a.j1587
+}
+
+// feedCAN decodes SocketCAN bytes once and hands plain values to the CAN
+// and J1939 stores; services/ never sees a driver type.
+func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) {
+	id, data, err := capture.DecodeCAN(f.Data)
+	if err != nil {
+		return
+	}
+	p.Add(f.Time, id, data)
+	if id&(capture.CANRTR|capture.CANERR) == 0 {
+		a.j1939.Feed(name, f.Time, id&0x1FFFFFFF, id&capture.CANEFF != 0, data)
+	}
+}

@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		sources = append(sources, src)
 	}
 
-	an, err := newAnalysers()
+	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort})
 	if err != nil {
 		return err
 	}
@@ -67,15 +67,14 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	defer stopPorts()
 	var wg sync.WaitGroup
 	var running []*port
-	limits := ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}
 	for _, src := range sources {
-		p, err := newPort(src, cfg.Store.HandoffDepth, limits)
+		p, err := newPort(src, cfg.Store.HandoffDepth, an)
 		if err != nil {
 			return fmt.Errorf("port %s: %w", src.Name(), err)
 		}
 		reg.Add(p.status)
 		running = append(running, p)
-		p.run(portCtx, &wg, log, an.feed(src.Kind()))
+		p.run(portCtx, &wg, log)
 	}
 
 	identity := fmt.Sprintf("%s-%x", cfg.Board, time.Now().UnixNano())

@@ -8,33 +8,33 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
-	"fieldtap/services/framestore"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
 )
 
-// port is one running capture port: its source, its hand-off counters and
-// its frame store.
+// port is one running capture port: its source, its hand-off counters,
+// what consumes its frames and the store that keeps them.
 type port struct {
 	src      capture.Source
 	handoff  *capture.Handoff
 	counters capture.Counters // deliveries and hand-off drops
-	store    *framestore.Store
+	consume  func(capture.Frame)
+	stored   func() ring.Stats
 }
 
-func newPort(src capture.Source, depth int, limits ring.Limits) (*port, error) {
-	st, err := framestore.New(limits)
+func newPort(src capture.Source, depth int, an *analysers) (*port, error) {
+	consume, stored, err := an.attach(src.Name(), src.Kind())
 	if err != nil {
 		return nil, err
 	}
-	p := &port{src: src, store: st}
+	p := &port{src: src, consume: consume, stored: stored}
 	p.handoff = capture.NewHandoff(depth, &p.counters)
 	return p, nil
 }
 
 // run starts the source and the consumer that stores its frames; both end
 // when ctx does or the source is exhausted.
-func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, feed func(capture.Frame)) {
+func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -51,11 +51,7 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, fe
 	go func() {
 		defer wg.Done()
 		for f := range p.handoff.Frames() {
-			// An oversize frame is refused and counted by the store.
-			p.store.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
-			if feed != nil {
-				feed(f)
-			}
+			p.consume(f)
 		}
 	}()
 }
@@ -63,7 +59,7 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, fe
 func (p *port) status() ports.Status {
 	s := p.src.Stats()
 	h := p.counters.Snapshot()
-	st := p.store.Stats()
+	st := p.stored()
 	drops := map[string]uint64{}
 	for k, v := range s.Drops {
 		drops[k] += v

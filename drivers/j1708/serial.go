@@ -1,0 +1,145 @@
+package j1708
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.bug.st/serial"
+
+	"fieldtap/drivers/capture"
+)
+
+// Source captures J1708 from a serial port at 8N1, framing messages on idle
+// gaps and checksums. It is a live source: a full hand-off drops and counts.
+type Source struct {
+	opts     Options
+	counters capture.Counters
+
+	mu     sync.Mutex
+	framer FramerStats // published after each read
+}
+
+var _ capture.Source = (*Source)(nil)
+
+// New checks o once and returns a source; the port opens when Run starts.
+func New(o Options) (*Source, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return &Source{opts: o}, nil
+}
+
+func (s *Source) Name() string       { return s.opts.Name }
+func (s *Source) Kind() capture.Kind { return capture.KindJ1708 }
+func (s *Source) Origin() string     { return "serial:" + s.opts.Device }
+func (s *Source) Live() bool         { return true }
+
+// Framer error reasons in Stats.Errors.
+const (
+	ErrReasonChecksum = "checksum"       // FramerStats.ChecksumFailures
+	ErrReasonNoise    = "noise"          // FramerStats.Noise
+	ErrReasonOverlong = "overlong_run"   // FramerStats.Overlong
+	ErrReasonResync   = "resync"         // FramerStats.Resyncs (recovered, not lost)
+	ErrReasonDiscard  = "discarded_byte" // FramerStats.Discarded
+)
+
+// Stats returns the port counters with the framer's counts as errors.
+func (s *Source) Stats() capture.Stats {
+	st := s.counters.Snapshot()
+	f := s.FramerStats()
+	if st.Errors == nil {
+		st.Errors = map[string]uint64{}
+	}
+	for k, v := range map[string]uint64{ErrReasonChecksum: f.ChecksumFailures, ErrReasonNoise: f.Noise,
+		ErrReasonOverlong: f.Overlong, ErrReasonResync: f.Resyncs, ErrReasonDiscard: f.Discarded} {
+		if v > 0 {
+			st.Errors[k] = v
+		}
+	}
+	return st
+}
+
+// FramerStats returns the framer's counters.
+func (s *Source) FramerStats() FramerStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.framer
+}
+
+// Run opens the port and captures until ctx ends. Closing the port
+// unblocks a pending read.
+func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
+	p, err := serial.Open(s.opts.Device, &serial.Mode{BaudRate: s.opts.Baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
+	if err != nil {
+		s.counters.Error("open")
+		return fmt.Errorf("j1708: open %s: %w", s.opts.Device, err)
+	}
+	stop := context.AfterFunc(ctx, func() { p.Close() })
+	defer stop()
+	defer p.Close()
+	err = s.read(ctx, p, out)
+	if ctx.Err() != nil {
+		return nil
+	}
+	s.counters.Error("read")
+	return fmt.Errorf("j1708: read %s: %w", s.opts.Device, err)
+}
+
+// reader is the part of serial.Port the capture loop uses.
+type reader interface {
+	Read(p []byte) (int, error)
+	SetReadTimeout(t time.Duration) error
+}
+
+func (s *Source) read(ctx context.Context, p reader, out *capture.Handoff) error {
+	f := NewFramer(s.opts.Gap, s.opts.byteTime())
+	emit := func(msg []byte, at time.Time) {
+		// The framer lends msg; a Frame owns its bytes.
+		out.Offer(capture.Frame{Time: at, Link: capture.LinkJ1708, Data: append([]byte(nil), msg...)})
+	}
+	buf := make([]byte, readBuffer)
+	timeout := time.Duration(-1)
+	for ctx.Err() == nil {
+		// Wait long while idle; while a message may be in progress, only
+		// as long as the gap, so the framer hears the silence that ends it.
+		want := s.opts.IdlePoll
+		if f.Buffered() > 0 {
+			want = s.opts.Gap
+		}
+		if want != timeout {
+			if err := p.SetReadTimeout(want); err != nil {
+				return err
+			}
+			timeout = want
+		}
+		n, err := p.Read(buf)
+		now := time.Now()
+		if err != nil {
+			f.Flush(emit)
+			s.publish(f)
+			var pe *serial.PortError
+			if errors.As(err, &pe) && pe.Code() == serial.PortClosed && ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if n == 0 {
+			f.Idle(now, emit)
+		} else {
+			f.Feed(buf[:n], now, emit)
+		}
+		s.publish(f)
+	}
+	f.Flush(emit)
+	s.publish(f)
+	return nil
+}
+
+func (s *Source) publish(f *Framer) {
+	s.mu.Lock()
+	s.framer = f.Stats
+	s.mu.Unlock()
+}

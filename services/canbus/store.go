@@ -1,0 +1,242 @@
+package canbus
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"fieldtap/services/ring"
+)
+
+// Bounds. Every map here is keyed by a value a sender chooses (the CAN id)
+// or an operator configures (the port), so each has a limit and counts
+// what it turned away.
+const (
+	// MaxPorts bounds the per-port tables; a board has at most a few buses.
+	MaxPorts = 16
+	// MaxIDs bounds one port's ID table: 2048 covers every 11-bit id and a
+	// busy J1939 bus (the attack logs carry ~400); more is a flood.
+	MaxIDs = 2048
+	// MaxSeconds of bus-load history kept per port (one hour).
+	MaxSeconds = 3600
+	// DefaultFrames and DefaultBytes bound one port's frame ring; a frame
+	// costs recordSize bytes.
+	DefaultFrames = 100_000
+	DefaultBytes  = DefaultFrames * recordSize
+	// DefaultBitrate is assumed for load when a port's rate is unknown:
+	// J1939-11/-14 buses run at 250 kbit/s (500 k for -14 is set per port).
+	DefaultBitrate = 250_000
+	recordSize     = 48
+)
+
+// CAN id flag bits as the SocketCAN ABI defines them; the store keeps them
+// in Record.ID so an exported log is faithful.
+const (
+	FlagEFF = 0x80000000
+	FlagRTR = 0x40000000
+	FlagERR = 0x20000000
+)
+
+// Record is one stored frame.
+type Record struct {
+	Time time.Time
+	ID   uint32 // with Flag bits
+	Len  uint8
+	Data [8]byte
+}
+
+// Payload returns the data bytes.
+func (r *Record) Payload() []byte { return r.Data[:r.Len] }
+
+// IDStats is one row of the ID table.
+type IDStats struct {
+	ID          uint32    `json:"-"`
+	IDHex       string    `json:"id"`
+	Extended    bool      `json:"extended"`
+	Count       uint64    `json:"count"`
+	First       time.Time `json:"first"`
+	Last        time.Time `json:"last"`
+	LastData    string    `json:"last_data"`
+	DLCs        []uint8   `json:"dlcs"`
+	ChangedBits string    `json:"changed_bits"` // hex mask over the 8 data bytes: a 1 bit has changed at least once
+	ChangedByte []int     `json:"changed_bytes"`
+	last        [8]byte
+	lastLen     uint8
+	changed     uint64
+}
+
+// Second is one second of bus load.
+type Second struct {
+	Start  time.Time `json:"start"`
+	Frames uint64    `json:"frames"`
+	Bits   uint64    `json:"bits"`
+	Load   float64   `json:"load"` // bits / bitrate, 0..1 (can exceed 1 for clock skew)
+}
+
+// Port is one bus's counters.
+type Port struct {
+	mu       sync.Mutex
+	name     string
+	bitrate  int
+	frames   *ring.Ring[Record]
+	ids      map[uint32]*IDStats
+	idOver   uint64
+	seconds  []Second // ring of MaxSeconds, oldest first after wrap
+	secStart int
+	total    uint64
+	std, ext uint64
+	rtr, err uint64
+	bits     uint64
+	first    time.Time
+	last     time.Time
+}
+
+// Store holds every CAN port.
+type Store struct {
+	mu       sync.Mutex
+	ports    map[string]*Port
+	order    []string
+	portOver uint64
+	limits   ring.Limits
+}
+
+// New returns a store whose ports each keep l frames (zero means defaults).
+func New(l ring.Limits) *Store {
+	if l.Items < 1 || l.Bytes < 1 {
+		l = ring.Limits{Items: DefaultFrames, Bytes: DefaultBytes}
+	}
+	return &Store{ports: map[string]*Port{}, limits: l}
+}
+
+// ErrTooManyPorts is returned once MaxPorts ports exist.
+var ErrTooManyPorts = errors.New("canbus: too many ports")
+
+// Port returns the named port, creating it with bitrate (0 = default).
+func (s *Store) Port(name string, bitrate int) (*Port, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.ports[name]; p != nil {
+		return p, nil
+	}
+	if len(s.ports) >= MaxPorts {
+		s.portOver++
+		return nil, ErrTooManyPorts
+	}
+	if bitrate <= 0 {
+		bitrate = DefaultBitrate
+	}
+	r, err := ring.New[Record](s.limits, func(Record) int { return recordSize })
+	if err != nil {
+		return nil, err
+	}
+	p := &Port{name: name, bitrate: bitrate, frames: r, ids: map[uint32]*IDStats{}}
+	s.ports[name] = p
+	s.order = append(s.order, name)
+	return p, nil
+}
+
+// Ports returns the ports in creation order.
+func (s *Store) Ports() []*Port {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Port, 0, len(s.order))
+	for _, n := range s.order {
+		out = append(out, s.ports[n])
+	}
+	return out
+}
+
+// Lookup returns the named port or nil.
+func (s *Store) Lookup(name string) *Port {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ports[name]
+}
+
+// Add records one frame. id carries the Flag bits; data is copied.
+func (p *Port) Add(t time.Time, id uint32, data []byte) {
+	var r Record
+	r.Time, r.ID = t, id
+	r.Len = uint8(copy(r.Data[:], data))
+	p.frames.Append(r)
+
+	ext := id&FlagEFF != 0
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total++
+	if p.first.IsZero() {
+		p.first = t
+	}
+	if t.After(p.last) {
+		p.last = t
+	}
+	switch {
+	case id&FlagERR != 0:
+		p.err++
+		return
+	case id&FlagRTR != 0:
+		p.rtr++
+	}
+	if ext {
+		p.ext++
+	} else {
+		p.std++
+	}
+	bits := uint64(FrameBits(ext, int(r.Len)))
+	p.bits += bits
+	p.addSecond(t, bits)
+	p.addID(&r)
+}
+
+func (p *Port) addSecond(t time.Time, bits uint64) {
+	sec := t.Truncate(time.Second)
+	n := len(p.seconds)
+	if n > 0 {
+		lastIdx := (p.secStart + n - 1) % MaxSeconds
+		if n < MaxSeconds {
+			lastIdx = n - 1
+		}
+		cur := &p.seconds[lastIdx]
+		if !sec.After(cur.Start) {
+			// Same second, or a frame out of order: charge the current one.
+			cur.Frames++
+			cur.Bits += bits
+			cur.Load = float64(cur.Bits) / float64(p.bitrate)
+			return
+		}
+	}
+	s := Second{Start: sec, Frames: 1, Bits: bits, Load: float64(bits) / float64(p.bitrate)}
+	if n < MaxSeconds {
+		p.seconds = append(p.seconds, s)
+		return
+	}
+	p.seconds[p.secStart] = s
+	p.secStart = (p.secStart + 1) % MaxSeconds
+}
+
+func (p *Port) addID(r *Record) {
+	key := r.ID &^ FlagRTR
+	st := p.ids[key]
+	if st == nil {
+		if len(p.ids) >= MaxIDs {
+			p.idOver++
+			return
+		}
+		st = &IDStats{ID: key, First: r.Time, Extended: key&FlagEFF != 0}
+		p.ids[key] = st
+	} else if st.lastLen > 0 || r.Len > 0 {
+		var a, b uint64
+		for i := range 8 {
+			a |= uint64(st.last[i]) << (56 - 8*i)
+			b |= uint64(r.Data[i]) << (56 - 8*i)
+		}
+		st.changed |= a ^ b
+	}
+	st.Count++
+	st.Last = r.Time
+	st.last, st.lastLen = r.Data, r.Len
+	if !slices.Contains(st.DLCs, r.Len) && len(st.DLCs) < 9 {
+		st.DLCs = append(st.DLCs, r.Len)
+	}
+}

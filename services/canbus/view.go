@@ -1,0 +1,111 @@
+package canbus
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"fieldtap/services/ring"
+)
+
+// Status is one port's summary.
+type Status struct {
+	Name        string     `json:"port"`
+	Bitrate     int        `json:"bitrate"`
+	Frames      uint64     `json:"frames"`
+	Standard    uint64     `json:"standard_frames"`
+	Extended    uint64     `json:"extended_frames"`
+	Remote      uint64     `json:"remote_frames"`
+	ErrorFrames uint64     `json:"error_frames"`
+	DistinctIDs int        `json:"distinct_ids"`
+	IDOverflow  uint64     `json:"id_table_overflow"` // frames whose new id found the table full
+	First       *time.Time `json:"first_time"`
+	Last        *time.Time `json:"last_time"`
+	// MeanLoad is bits/(bitrate·span) over the whole capture; null with
+	// a reason when the span is zero.
+	MeanLoad       *float64   `json:"mean_load"`
+	MeanLoadReason string     `json:"mean_load_reason,omitempty"`
+	PeakLoad       float64    `json:"peak_load_1s"`
+	Store          ring.Stats `json:"frame_store"`
+}
+
+// Status summarises the port.
+func (p *Port) Status() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := Status{
+		Name: p.name, Bitrate: p.bitrate, Frames: p.total, Standard: p.std, Extended: p.ext,
+		Remote: p.rtr, ErrorFrames: p.err, DistinctIDs: len(p.ids), IDOverflow: p.idOver,
+		Store: p.frames.Stats(),
+	}
+	if !p.first.IsZero() {
+		f, l := p.first, p.last
+		st.First, st.Last = &f, &l
+	}
+	if span := p.last.Sub(p.first).Seconds(); span > 0 {
+		v := float64(p.bits) / (float64(p.bitrate) * span)
+		st.MeanLoad = &v
+	} else {
+		st.MeanLoadReason = "fewer than two distinct frame times"
+	}
+	for _, s := range p.seconds {
+		st.PeakLoad = max(st.PeakLoad, s.Load)
+	}
+	return st
+}
+
+// Name is the port's name.
+func (p *Port) Name() string { return p.name }
+
+// IDs returns the ID table sorted by id.
+func (p *Port) IDs() []IDStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]IDStats, 0, len(p.ids))
+	for _, st := range p.ids {
+		c := *st
+		c.DLCs = slices.Clone(st.DLCs)
+		if c.Extended {
+			c.IDHex = fmt.Sprintf("%08X", c.ID&0x1FFFFFFF)
+		} else {
+			c.IDHex = fmt.Sprintf("%03X", c.ID&0x7FF)
+		}
+		c.LastData = fmt.Sprintf("%X", st.last[:st.lastLen])
+		c.ChangedBits = fmt.Sprintf("%016X", st.changed)
+		c.ChangedByte = []int{}
+		for i := range 8 {
+			if st.changed>>(56-8*i)&0xFF != 0 {
+				c.ChangedByte = append(c.ChangedByte, i)
+			}
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b IDStats) int { return int(int64(a.ID&0x1FFFFFFF) - int64(b.ID&0x1FFFFFFF)) })
+	return out
+}
+
+// Rate is frames per second over an id's first-to-last span, or nil when
+// the span is zero.
+func (s IDStats) Rate() *float64 {
+	span := s.Last.Sub(s.First).Seconds()
+	if s.Count < 2 || span <= 0 {
+		return nil
+	}
+	v := float64(s.Count-1) / span
+	return &v
+}
+
+// Seconds returns the bus-load timeline, oldest first.
+func (p *Port) Seconds() []Second {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Second, 0, len(p.seconds))
+	out = append(out, p.seconds[p.secStart:]...)
+	return append(out, p.seconds[:p.secStart]...)
+}
+
+// Frames returns a consistent view of the frame ring.
+func (p *Port) Frames() ring.Snapshot[Record] { return p.frames.Snapshot() }
+
+// FrameStats reports the port's frame ring: kept, evicted, limits.
+func (p *Port) FrameStats() ring.Stats { return p.frames.Stats() }

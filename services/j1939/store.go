@@ -1,0 +1,279 @@
+package j1939
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"fieldtap/services/ring"
+)
+
+// Store bounds. SA-keyed tables are [256] arrays (bounded by the address
+// space); maps keyed by a PGN a sender picks have limits and overflow counts.
+const (
+	MaxPorts = 16
+	// MaxPGNs bounds the per-port PGN histogram and latest-value table:
+	// real buses carry under 100, the attack logs about 70.
+	MaxPGNs = 1024
+	// MaxLatest bounds (SA, PGN) pairs whose last payload is kept.
+	MaxLatest = 4096
+	// MaxRequested bounds the distinct requested PGNs counted per port.
+	MaxRequested = 512
+	// MaxClaimEvents bounds the claim history per port (conflicts show here).
+	MaxClaimEvents = 256
+	// DefaultSamples bounds the SPN time series across ports.
+	DefaultSamples = 50_000
+	// DefaultSessions bounds the ended TP sessions kept across ports.
+	DefaultSessions = 10_000
+)
+
+// Sample is one decoded SPN value in the time series.
+type Sample struct {
+	Port  string
+	Time  time.Time
+	SA    uint8
+	Value Value
+}
+
+// SessionRecord is one ended (or still open) TP session of a port.
+type SessionRecord struct {
+	Port string
+	Session
+}
+
+// latestKey keys the latest-payload table.
+type latestKey struct {
+	sa  uint8
+	pgn uint32
+}
+
+// Latest is the last payload of one PGN from one source.
+type Latest struct {
+	Time  time.Time
+	SA    uint8
+	PGN   uint32
+	Via   TPKind
+	Data  []byte
+	Count uint64
+}
+
+// ECU is what a port knows of one source address.
+type ECU struct {
+	SA          uint8
+	First, Last time.Time
+	Frames      uint64
+	Claim       *Name
+	ClaimTime   time.Time
+	Conflicts   uint64 // claims for this SA with a NAME different from the one held
+	CannotClaim bool   // a claim came from the null address with this NAME
+}
+
+// DMState is the last DM1 or DM2 from one source.
+type DMState struct {
+	Time     time.Time
+	Via      TPKind
+	DM       DM
+	Messages uint64
+}
+
+// ClaimEvent is one Address Claimed message.
+type ClaimEvent struct {
+	Time     time.Time
+	SA       uint8
+	Name     Name
+	Conflict bool // the SA was held by a different NAME
+}
+
+type portState struct {
+	name   string
+	dec    *Decoder
+	ecus   [256]*ECU
+	dm1    [256]*DMState
+	dm2    [256]*DMState
+	pgns   map[uint32]uint64
+	pgnOv  uint64
+	latest map[latestKey]*Latest
+	latOv  uint64
+
+	requests  uint64
+	requested map[uint32]uint64
+	reqOv     uint64
+
+	claims     []ClaimEvent
+	claimsDrop uint64
+	badClaims  uint64
+	badDM      uint64
+}
+
+// Store is the J1939 view of every CAN port. It is safe for concurrent
+// use: one writer per port and any number of readers.
+type Store struct {
+	mu       sync.Mutex
+	ports    map[string]*portState
+	order    []string
+	portOver uint64
+	samples  *ring.Ring[Sample]
+	sessions *ring.Ring[SessionRecord]
+	dm       DM // scratch for Feed
+}
+
+// NewStore returns an empty store with default bounds.
+func NewStore() *Store {
+	samples, _ := ring.New[Sample](ring.Limits{Items: DefaultSamples, Bytes: DefaultSamples}, nil)
+	sessions, _ := ring.New[SessionRecord](ring.Limits{Items: DefaultSessions, Bytes: DefaultSessions}, nil)
+	return &Store{ports: map[string]*portState{}, samples: samples, sessions: sessions}
+}
+
+// ErrTooManyPorts is returned by Feed once MaxPorts ports exist.
+var ErrTooManyPorts = errors.New("j1939: too many ports")
+
+func (s *Store) port(name string) *portState {
+	if p := s.ports[name]; p != nil {
+		return p
+	}
+	if len(s.ports) >= MaxPorts {
+		s.portOver++
+		return nil
+	}
+	p := &portState{name: name, dec: NewDecoder(), pgns: map[uint32]uint64{},
+		latest: map[latestKey]*Latest{}, requested: map[uint32]uint64{}}
+	p.dec.OnMessage = func(m *Message) { s.message(p, m) }
+	p.dec.OnSession = func(ss Session) { s.sessions.Append(SessionRecord{Port: name, Session: ss}) }
+	s.ports[name] = p
+	s.order = append(s.order, name)
+	return p
+}
+
+// Feed decodes one frame of port. id is the identifier without flag bits;
+// ext says 29-bit. Remote and error frames must not be fed.
+func (s *Store) Feed(port string, t time.Time, id uint32, ext bool, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.port(port)
+	if p == nil {
+		return ErrTooManyPorts
+	}
+	p.dec.Feed(t, id, ext, data)
+	return nil
+}
+
+// message is called under s.mu for every decoded message.
+func (s *Store) message(p *portState, m *Message) {
+	sa := m.ID.SA
+	if m.Via == ViaDirect {
+		e := p.ecus[sa]
+		if e == nil {
+			e = &ECU{SA: sa, First: m.Time}
+			p.ecus[sa] = e
+		}
+		e.Frames++
+		e.Last = m.Time
+		if _, ok := p.pgns[m.ID.PGN]; ok || len(p.pgns) < MaxPGNs {
+			p.pgns[m.ID.PGN]++
+		} else {
+			p.pgnOv++
+		}
+	}
+	switch m.ID.PGN {
+	case PGNTPCM, PGNTPDT:
+		return // their payloads live in the sessions
+	case PGNRequest:
+		p.requests++
+		if pgn, ok := ParseRequest(m.Data); ok {
+			if _, ok := p.requested[pgn]; ok || len(p.requested) < MaxRequested {
+				p.requested[pgn]++
+			} else {
+				p.reqOv++
+			}
+		}
+	case PGNAddressClaim:
+		s.claim(p, m)
+	case PGNDM1, PGNDM2:
+		tbl := &p.dm1
+		if m.ID.PGN == PGNDM2 {
+			tbl = &p.dm2
+		}
+		st := tbl[sa]
+		if st == nil {
+			st = &DMState{}
+			tbl[sa] = st
+		}
+		if !ParseDM(m.Data, &s.dm) {
+			p.badDM++
+		}
+		st.Time, st.Via = m.Time, m.Via
+		st.DM = DM{Lamps: s.dm.Lamps, DTCs: slices.Clone(s.dm.DTCs), NoActive: s.dm.NoActive}
+		st.Messages++
+	}
+	k := latestKey{sa, m.ID.PGN}
+	l := p.latest[k]
+	if l == nil {
+		if len(p.latest) >= MaxLatest {
+			p.latOv++
+			return
+		}
+		l = &Latest{SA: sa, PGN: m.ID.PGN}
+		p.latest[k] = l
+	}
+	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
+	l.Data = append(l.Data[:0], m.Data...)
+	for _, d := range SPNsOf(m.ID.PGN) {
+		s.samples.Append(Sample{Port: p.name, Time: m.Time, SA: sa, Value: d.Decode(m.Data)})
+	}
+}
+
+func (s *Store) claim(p *portState, m *Message) {
+	n, ok := ParseName(m.Data)
+	if !ok {
+		p.badClaims++
+		return
+	}
+	ev := ClaimEvent{Time: m.Time, SA: m.ID.SA, Name: n}
+	if e := p.ecus[m.ID.SA]; e != nil {
+		if m.ID.SA == AddrNull {
+			e.CannotClaim = true
+		}
+		if e.Claim != nil && e.Claim.Raw != n.Raw {
+			e.Conflicts++
+			ev.Conflict = true
+		}
+		nn := n
+		e.Claim, e.ClaimTime = &nn, m.Time
+	}
+	if len(p.claims) >= MaxClaimEvents {
+		// Keep the newest: drop the oldest half at once (amortised).
+		drop := MaxClaimEvents / 2
+		p.claims = append(p.claims[:0], p.claims[drop:]...)
+		p.claimsDrop += uint64(drop)
+	}
+	p.claims = append(p.claims, ev)
+}
+
+// Ports lists the port names in the order first seen.
+func (s *Store) Ports() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.order)
+}
+
+// Samples returns a consistent view of the SPN time series.
+func (s *Store) Samples() ring.Snapshot[Sample] { return s.samples.Snapshot() }
+
+// Sessions returns a consistent view of the ended TP sessions.
+func (s *Store) Sessions() ring.Snapshot[SessionRecord] { return s.sessions.Snapshot() }
+
+// OpenSessions returns the transfers still running on every port.
+func (s *Store) OpenSessions() []SessionRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []SessionRecord
+	for _, n := range s.order {
+		s.ports[n].dec.OpenSessions(func(ss Session) { out = append(out, SessionRecord{Port: n, Session: ss}) })
+	}
+	return out
+}
+
+// String is for debugging.
+func (s *Store) String() string { return fmt.Sprintf("j1939.Store{%d ports}", len(s.Ports())) }

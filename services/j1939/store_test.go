@@ -1,0 +1,140 @@
+package j1939
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"fieldtap/drivers/canlog"
+	"fieldtap/drivers/capture"
+)
+
+func readLines(t testing.TB, name string) [][]byte {
+	dir := testdataDir(t)
+	raw, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+	}
+	return lines
+}
+
+func feedStore(t testing.TB, s *Store, lines [][]byte) {
+	var r canlog.Record
+	for _, l := range lines {
+		if canlog.Decode(l, &r) != nil {
+			continue
+		}
+		s.Feed(string(r.Interface), r.Time, r.ID&0x1FFFFFFF, r.ID&capture.CANEFF != 0, r.Payload())
+	}
+}
+
+func TestStoreOnKenworth(t *testing.T) {
+	s := NewStore()
+	feedStore(t, s, readLines(t, "cytr_candump_on_a_Kenworth.log"))
+	sum := s.Summary()
+	if len(sum) != 1 || sum[0].Frames != 103 || len(sum[0].SourceAddresses) != 5 || sum[0].Requests != 2 || sum[0].TP.BAM != 1 {
+		t.Fatalf("summary = %+v", sum)
+	}
+	var f49 *Fault
+	faults := s.Faults()
+	for i := range faults {
+		if faults[i].SA == 49 {
+			f49 = &faults[i]
+		}
+	}
+	if f49 == nil || len(f49.DTCs) != 1 || f49.DTCs[0] != (DTC{SPN: 168, FMI: 17, OC: 126}) || f49.Lamps.MIL != LampNotAvailable || f49.Lamps.AmberWarn != LampOff {
+		t.Errorf("SA49 fault = %+v", f49)
+	}
+	inv := s.Inventory()
+	var claimed int
+	for _, r := range inv {
+		if r.Name != nil {
+			claimed++
+			if r.SA != 0 || r.Name.IdentityNumber != 590594 || r.Name.ManufacturerCode != 13 {
+				t.Errorf("claim = %+v", r.Name)
+			}
+		}
+	}
+	if claimed != 1 {
+		t.Errorf("claimed ECUs = %d, want 1", claimed)
+	}
+	if open := s.OpenSessions(); len(open) != 1 || open[0].PGN != 65251 {
+		t.Errorf("open sessions = %+v (the snippet ends inside a BAM)", open)
+	}
+	req := s.Requests()
+	if len(req) != 1 || req[0].Total != 2 || len(req[0].Requested) != 2 {
+		t.Errorf("requests = %+v", req)
+	}
+}
+
+func TestStoreVINAndSPNs(t *testing.T) {
+	s := NewStore()
+	feedStore(t, s, readLines(t, "cytr_KWTruck.txt"))
+	vin := s.LatestPGN(PGNVIN)
+	if len(vin) != 1 || string(vin[0].Raw) != "2NKHHM6X2EM406412*" || vin[0].Via != "tp-BAM" {
+		t.Errorf("VIN = %+v", vin)
+	}
+	eec1 := s.LatestPGN(PGNEEC1)
+	if len(eec1) == 0 || len(eec1[0].Values) == 0 {
+		t.Fatalf("EEC1 = %+v", eec1)
+	}
+	if s.Samples().Len() == 0 {
+		t.Error("no SPN samples")
+	}
+}
+
+// BenchmarkLogToJ1939 is candump text to decoded J1939 messages on one
+// core: line parsing, id split, TP reassembly, the message callback.
+func BenchmarkLogToJ1939(b *testing.B) {
+	lines := readLines(b, "j1939atk_normal.log")
+	d := NewDecoder()
+	var n int
+	d.OnMessage = func(m *Message) { n += len(m.Data) }
+	var r canlog.Record
+	b.ReportAllocs()
+	b.ResetTimer()
+	frames := 0
+	for b.Loop() {
+		for _, l := range lines {
+			if canlog.Decode(l, &r) != nil {
+				continue
+			}
+			d.Feed(r.Time, r.ID&0x1FFFFFFF, r.ID&capture.CANEFF != 0, r.Payload())
+			frames++
+		}
+	}
+	b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// BenchmarkStoreFeed is the analyser cost per frame (store, tables, SPN
+// series), the basis of the saturated-bus CPU estimate.
+func BenchmarkStoreFeed(b *testing.B) {
+	lines := readLines(b, "j1939atk_normal.log")
+	var recs []canlog.Record
+	for _, l := range lines {
+		var r canlog.Record
+		if canlog.Decode(l, &r) == nil {
+			r.Interface = []byte("can0")
+			recs = append(recs, r)
+		}
+	}
+	s := NewStore()
+	b.ReportAllocs()
+	b.ResetTimer()
+	frames := 0
+	for b.Loop() {
+		for i := range recs {
+			r := &recs[i]
+			s.Feed("can0", r.Time, r.ID&0x1FFFFFFF, true, r.Payload())
+			frames++
+		}
+	}
+	b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "frames/s")
+}

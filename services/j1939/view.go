@@ -1,0 +1,236 @@
+package j1939
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// PGNCount is one row of a PGN histogram.
+type PGNCount struct {
+	PGN    uint32 `json:"pgn"`
+	Name   string `json:"name"`
+	Frames uint64 `json:"frames"`
+}
+
+// PortSummary is one port's J1939 overview.
+type PortSummary struct {
+	Port            string     `json:"port"`
+	Frames          uint64     `json:"frames"`
+	StandardSkipped uint64     `json:"standard_frames_skipped"`
+	SourceAddresses []int      `json:"source_addresses"`
+	DistinctPGNs    int        `json:"distinct_pgns"`
+	PGNOverflow     uint64     `json:"pgn_table_overflow"`
+	TopPGNs         []PGNCount `json:"top_pgns"`
+	TP              TPCounters `json:"tp"`
+	OpenSessions    int        `json:"tp_open_sessions"`
+	Requests        uint64     `json:"requests"`
+	AddressClaims   int        `json:"address_claims_kept"`
+	ClaimConflicts  uint64     `json:"claim_conflicts"`
+	MalformedClaims uint64     `json:"malformed_claims"`
+	DM1Sources      []int      `json:"dm1_sources"`
+	ActiveDTCs      int        `json:"active_dtcs"`
+	LatestOverflow  uint64     `json:"latest_table_overflow"`
+}
+
+// topPGNs is how many PGNs a summary lists.
+const topPGNs = 10
+
+// Summary returns every port's overview.
+func (s *Store) Summary() []PortSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []PortSummary{}
+	for _, n := range s.order {
+		p := s.ports[n]
+		ps := PortSummary{Port: n, Frames: p.dec.Frames, StandardSkipped: p.dec.Standard, DistinctPGNs: len(p.pgns),
+			PGNOverflow: p.pgnOv, TP: p.dec.TP(), OpenSessions: p.dec.OpenCount(), Requests: p.requests,
+			AddressClaims: len(p.claims), MalformedClaims: p.badClaims, LatestOverflow: p.latOv,
+			SourceAddresses: []int{}, DM1Sources: []int{}}
+		for sa, e := range p.ecus {
+			if e != nil {
+				ps.SourceAddresses = append(ps.SourceAddresses, sa)
+				ps.ClaimConflicts += e.Conflicts
+			}
+			if d := p.dm1[sa]; d != nil {
+				ps.DM1Sources = append(ps.DM1Sources, sa)
+				if !d.DM.NoActive {
+					ps.ActiveDTCs += len(d.DM.DTCs)
+				}
+			}
+		}
+		for pgn, c := range p.pgns {
+			ps.TopPGNs = append(ps.TopPGNs, PGNCount{PGN: pgn, Name: PGNName(pgn), Frames: c})
+		}
+		slices.SortFunc(ps.TopPGNs, func(a, b PGNCount) int {
+			if a.Frames != b.Frames {
+				return int(int64(b.Frames) - int64(a.Frames))
+			}
+			return int(int64(a.PGN) - int64(b.PGN))
+		})
+		ps.TopPGNs = ps.TopPGNs[:min(topPGNs, len(ps.TopPGNs))]
+		out = append(out, ps)
+	}
+	return out
+}
+
+// InventoryRow is one ECU of one port.
+type InventoryRow struct {
+	Port        string    `json:"port"`
+	SA          int       `json:"sa"`
+	First       time.Time `json:"first_seen"`
+	Last        time.Time `json:"last_seen"`
+	Frames      uint64    `json:"frames"`
+	Claimed     bool      `json:"claimed"`
+	Name        *Name     `json:"name"` // null when no Address Claimed was seen
+	Conflicts   uint64    `json:"claim_conflicts"`
+	CannotClaim bool      `json:"cannot_claim"`
+	DM1Lamps    *Lamps    `json:"dm1_lamps"` // null without a DM1
+}
+
+// Inventory lists the ECUs seen on every port, by port then SA.
+func (s *Store) Inventory() []InventoryRow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []InventoryRow{}
+	for _, n := range s.order {
+		p := s.ports[n]
+		for sa, e := range p.ecus {
+			if e == nil {
+				continue
+			}
+			r := InventoryRow{Port: n, SA: sa, First: e.First, Last: e.Last, Frames: e.Frames, Claimed: e.Claim != nil,
+				Name: e.Claim, Conflicts: e.Conflicts, CannotClaim: e.CannotClaim}
+			if d := p.dm1[sa]; d != nil {
+				l := d.DM.Lamps
+				r.DM1Lamps = &l
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Fault is the latest DM1 (or DM2) of one source.
+type Fault struct {
+	Port     string    `json:"port"`
+	SA       int       `json:"sa"`
+	Kind     string    `json:"kind"` // DM1 or DM2
+	Time     time.Time `json:"time"`
+	Via      string    `json:"via"`
+	Messages uint64    `json:"messages"`
+	Lamps    Lamps     `json:"lamps"`
+	NoActive bool      `json:"no_active"`
+	DTCs     []DTC     `json:"dtcs"`
+}
+
+// Faults returns the latest DM1 and DM2 of every source.
+func (s *Store) Faults() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []Fault{}
+	for _, n := range s.order {
+		p := s.ports[n]
+		for _, kind := range []string{"DM1", "DM2"} {
+			tbl := &p.dm1
+			if kind == "DM2" {
+				tbl = &p.dm2
+			}
+			for sa, d := range tbl {
+				if d == nil {
+					continue
+				}
+				out = append(out, Fault{Port: n, SA: sa, Kind: kind, Time: d.Time, Via: d.Via.String(), Messages: d.Messages,
+					Lamps: d.DM.Lamps, NoActive: d.DM.NoActive, DTCs: append([]DTC{}, d.DM.DTCs...)})
+			}
+		}
+	}
+	return out
+}
+
+// PGNValue is the latest payload of one PGN from one source, decoded.
+type PGNValue struct {
+	Port   string    `json:"port"`
+	SA     int       `json:"sa"`
+	PGN    uint32    `json:"pgn"`
+	Name   string    `json:"name"`
+	Time   time.Time `json:"time"`
+	Via    string    `json:"via"`
+	Count  uint64    `json:"count"`
+	Data   string    `json:"data"` // hex
+	Raw    []byte    `json:"-"`
+	Values []SPNOut  `json:"spns"`
+}
+
+// SPNOut is one decoded SPN with its definition's name.
+type SPNOut struct {
+	Name string `json:"name"`
+	Value
+}
+
+// LatestPGN returns the latest payloads of pgn, every source and port.
+func (s *Store) LatestPGN(pgn uint32) []PGNValue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []PGNValue{}
+	for _, n := range s.order {
+		for k, l := range s.ports[n].latest {
+			if k.pgn != pgn {
+				continue
+			}
+			v := PGNValue{Port: n, SA: int(l.SA), PGN: pgn, Name: PGNName(pgn), Time: l.Time, Via: l.Via.String(),
+				Count: l.Count, Data: fmt.Sprintf("%X", l.Data), Raw: slices.Clone(l.Data), Values: []SPNOut{}}
+			for _, d := range SPNsOf(pgn) {
+				v.Values = append(v.Values, SPNOut{Name: d.Name, Value: d.Decode(l.Data)})
+			}
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b PGNValue) int {
+		if a.Port != b.Port {
+			if a.Port < b.Port {
+				return -1
+			}
+			return 1
+		}
+		return a.SA - b.SA
+	})
+	return out
+}
+
+// RequestCount is one requested PGN.
+type RequestCount struct {
+	PGN   uint32 `json:"pgn"`
+	Name  string `json:"name"`
+	Count uint64 `json:"count"`
+}
+
+// PortRequests is one port's Request (PGN 59904) tally.
+type PortRequests struct {
+	Port      string         `json:"port"`
+	Total     uint64         `json:"total"`
+	Requested []RequestCount `json:"requested"`
+	Overflow  uint64         `json:"requested_table_overflow"`
+}
+
+// Requests returns every port's request tally, most requested first.
+func (s *Store) Requests() []PortRequests {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []PortRequests{}
+	for _, n := range s.order {
+		p := s.ports[n]
+		pr := PortRequests{Port: n, Total: p.requests, Overflow: p.reqOv, Requested: []RequestCount{}}
+		for pgn, c := range p.requested {
+			pr.Requested = append(pr.Requested, RequestCount{PGN: pgn, Name: PGNName(pgn), Count: c})
+		}
+		slices.SortFunc(pr.Requested, func(a, b RequestCount) int {
+			if a.Count != b.Count {
+				return int(int64(b.Count) - int64(a.Count))
+			}
+			return int(int64(a.PGN) - int64(b.PGN))
+		})
+		out = append(out, pr)
+	}
+	return out
+}
