@@ -15,6 +15,7 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
+	"fieldtap/services/sip"
 )
 
 // Bundle is a named group of tools an operator loads together.
@@ -37,6 +38,7 @@ func bundles(d Deps) []Bundle {
 		{Name: "server", Tools: serverTools(d)},
 		{Name: "can", Tools: canTools(d)},
 		{Name: "j1939", Tools: j1939Tools(d)},
+		{Name: "sip", Tools: sipTools(d)},
 		{Name: "j1708", Tools: j1708Tools(d)},
 	}
 }
@@ -139,11 +141,13 @@ func outputSchema[T any]() mcpgo.ToolOption {
 
 // Deps is what tools read. It holds stores and functions, never drivers.
 type Deps struct {
-	Info   ServerInfo
-	Ports  PortLister
-	Source func() SourceInfo
-	Log    *slog.Logger
-	CAN    *canbus.Store // nil when the box has no CAN port
-	J1939  *j1939.Store  // nil when the box has no CAN port
-	J1587  *j1587.Store  // nil when the box has no J1708 port
+	Info     ServerInfo
+	Ports    PortLister
+	Source   func() SourceInfo
+	Log      *slog.Logger
+	CAN      *canbus.Store // nil when the box has no CAN port
+	J1939    *j1939.Store  // nil when the box has no CAN port
+	SIP      *sip.Store    // nil when the box has no Ethernet port
+	SIPStats SIPStats      // SPAN decode counters; nil when none
+	J1587    *j1587.Store  // nil when the box has no J1708 port
 }

@@ -43,11 +43,25 @@ type Config struct {
 	Sources     []string `toml:"sources"`
 	// MemoryLimitMiB is the runtime's soft memory limit; 0 leaves the
 	// runtime's default (or GOMEMLIMIT from the environment).
-	MemoryLimitMiB int   `toml:"memory_limit_mib"`
-	Log            Log   `toml:"log"`
-	MCP            MCP   `toml:"mcp"`
-	Store          Store `toml:"store"`
+	MemoryLimitMiB int    `toml:"memory_limit_mib"`
+	Ports          []Port `toml:"port"`
+	Log            Log    `toml:"log"`
+	MCP            MCP    `toml:"mcp"`
+	Store          Store  `toml:"store"`
 }
+
+// Port is one capture port opened from configuration (a board profile
+// lists the same tables). Which fields apply depends on the driver.
+type Port struct {
+	Name   string `toml:"name"`   // what operators and tools call it ("j1708", "can1")
+	Driver string `toml:"driver"` // see Drivers
+	Device string `toml:"device"` // tty path or network interface
+	// GapMicros is the idle time that ends a J1708 message (0 = driver default).
+	GapMicros int `toml:"gap_us"`
+}
+
+// Drivers lists the port drivers this build can open from configuration.
+var Drivers = []string{"j1708"}
 
 // Log configures the stderr logger.
 type Log struct {
@@ -146,11 +160,30 @@ func (c Config) Validate() error {
 	if c.Store.HandoffDepth < 1 || c.Store.HandoffDepth > 1<<20 {
 		errs = append(errs, fmt.Errorf("store.handoff_depth %d: want 1 to %d", c.Store.HandoffDepth, 1<<20))
 	}
+	seen := map[string]bool{}
+	for i, p := range c.Ports {
+		switch {
+		case p.Name == "":
+			errs = append(errs, fmt.Errorf("port %d: no name", i+1))
+		case seen[p.Name]:
+			errs = append(errs, fmt.Errorf("port %q: named twice", p.Name))
+		}
+		seen[p.Name] = true
+		if !contains(Drivers, p.Driver) {
+			errs = append(errs, fmt.Errorf("port %q: driver %q: want one of %s", p.Name, p.Driver, strings.Join(Drivers, ", ")))
+		}
+		if p.Device == "" {
+			errs = append(errs, fmt.Errorf("port %q: no device", p.Name))
+		}
+		if p.GapMicros < 0 {
+			errs = append(errs, fmt.Errorf("port %q: gap_us %d is negative", p.Name, p.GapMicros))
+		}
+	}
 	if c.MemoryLimitMiB < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
 	}
-	if c.Board == "none" && len(c.Sources) == 0 {
-		errs = append(errs, errors.New("board none opens no ports: give at least one source"))
+	if c.Board == "none" && len(c.Sources) == 0 && len(c.Ports) == 0 {
+		errs = append(errs, errors.New("board none opens no board ports: give at least one source or [[port]]"))
 	}
 	return errors.Join(errs...)
 }

@@ -48,6 +48,11 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"speed", func(c *Config) { c.ReplaySpeed = "fast" }, "replay_speed"},
 		{"none without sources", func(c *Config) { c.Board = "none" }, "at least one source"},
 		{"handoff", func(c *Config) { c.Store.HandoffDepth = 0 }, "handoff_depth"},
+		{"port driver", func(c *Config) { c.Ports = []Port{{Name: "x", Driver: "can9", Device: "/dev/x"}} }, `driver "can9"`},
+		{"port twice", func(c *Config) {
+			c.Ports = []Port{{Name: "x", Driver: "j1708", Device: "/dev/a"}, {Name: "x", Driver: "j1708", Device: "/dev/b"}}
+		}, "named twice"},
+		{"port device", func(c *Config) { c.Ports = []Port{{Name: "x", Driver: "j1708"}} }, "no device"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

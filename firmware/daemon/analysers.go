@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"sync"
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
@@ -10,7 +11,9 @@ import (
 	"fieldtap/services/framestore"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/ring"
+	"fieldtap/services/sip"
 )
 
 // analysers holds the stores that analysers fill, one set per daemon.
@@ -19,6 +22,11 @@ type analysers struct {
 	can         *canbus.Store
 	j1939       *j1939.Store
 	j1587       *j1587.Store
+	sip         *sip.Store
+	// spanMu serialises Ethernet ports through one SIP analyser: its
+	// fragment and TCP tables are keyed by addresses, not ports.
+	spanMu  sync.Mutex
+	sipFeed *sip.Analyser
 }
 
 func newAnalysers(frameLimits ring.Limits) (*analysers, error) {
@@ -26,11 +34,14 @@ func newAnalysers(frameLimits ring.Limits) (*analysers, error) {
 	if err != nil {
 		return nil, err
 	}
+	sipStore := sip.NewStore(sip.Limits{})
 	return &analysers{
 		frameLimits: frameLimits,
 		can:         canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
 		j1939:       j1939.NewStore(),
 		j1587:       j1587s,
+		sip:         sipStore,
+		sipFeed:     sip.NewAnalyser(sipStore, netdecode.Options{}),
 	}, nil
 }
 
@@ -48,6 +59,8 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 	case capture.KindJ1708:
 		return func(f capture.Frame) { a.j1587.Add(f.Time, f.Data, f.Link == j1708.LinkJ2497) }, a.j1587.MessageStats, nil
 	}
+	// Ethernet: raw frames for export, and the SIP analyser. Ports share
+	// one analyser because its fragment and TCP tables are keyed by address.
 	fs, err := framestore.New(a.frameLimits)
 	if err != nil {
 		return nil, nil, err
@@ -55,6 +68,9 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 	return func(f capture.Frame) {
 		// An oversize frame is refused and counted by the store.
 		fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+		a.spanMu.Lock()
+		a.sipFeed.Feed(f.Time, f.Link, f.Data)
+		a.spanMu.Unlock()
 	}, fs.Stats, nil
 }
 
@@ -63,6 +79,8 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.CAN = a.can
 	d.J1939 = a.j1939
 	d.J1587 = a.j1587
+	d.SIP = a.sip
+	d.SIPStats = a.sipStats
 }
 
 // feedCAN decodes SocketCAN bytes once and hands plain values to the CAN
@@ -76,4 +94,11 @@ func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) {
 	if id&(capture.CANRTR|capture.CANERR) == 0 {
 		a.j1939.Feed(name, f.Time, id&0x1FFFFFFF, id&capture.CANEFF != 0, data)
 	}
+}
+
+// sipStats reads the SPAN analyser's counters for get_capture_report.
+func (a *analysers) sipStats() (sip.StreamStats, netdecode.Stats) {
+	a.spanMu.Lock()
+	defer a.spanMu.Unlock()
+	return a.sipFeed.Stats()
 }

@@ -47,6 +47,13 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.Board == "sim" {
 		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed})...)
 	}
+	for _, pc := range cfg.Ports {
+		src, err := openPort(pc)
+		if err != nil {
+			return err
+		}
+		sources = append(sources, src)
+	}
 	var reg ports.Registry
 	for i, path := range cfg.Sources {
 		src, err := filesource.Open(fileName(i), path, log)

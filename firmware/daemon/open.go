@@ -1,0 +1,20 @@
+package daemon
+
+import (
+	"fmt"
+	"time"
+
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/j1708"
+	"fieldtap/firmware/config"
+)
+
+// openPort builds the Source for one configured port. Config.Validate has
+// already checked the driver name.
+func openPort(p config.Port) (capture.Source, error) {
+	switch p.Driver {
+	case "j1708":
+		return j1708.New(j1708.Options{Name: p.Name, Device: p.Device, Gap: time.Duration(p.GapMicros) * time.Microsecond})
+	}
+	return nil, fmt.Errorf("port %s: driver %q is not in this build", p.Name, p.Driver)
+}

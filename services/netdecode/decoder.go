@@ -1,0 +1,127 @@
+package netdecode
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// Defaults for Options; each bound keeps a hostile or lossy capture from
+// growing memory without limit.
+const (
+	// DefaultMaxFragDatagrams bounds datagrams awaiting fragments; a SPAN
+	// port rarely carries more than a handful at once.
+	DefaultMaxFragDatagrams = 1024
+	// DefaultMaxFragBytes bounds the bytes held by all pending datagrams.
+	DefaultMaxFragBytes = 8 << 20
+	// DefaultFragTimeout is Linux's ipfrag_time (30 s): a datagram still
+	// incomplete after it will never complete.
+	DefaultFragTimeout = 30 * time.Second
+	// DefaultMaxStreams bounds tracked TCP directions (two per connection).
+	DefaultMaxStreams = 8192
+	// DefaultMaxStreamBuffer bounds the unconsumed bytes of one direction:
+	// 4 × the largest SIP message we accept (64 KiB).
+	DefaultMaxStreamBuffer = 256 << 10
+	// DefaultMaxOutOfOrder bounds segments held waiting for a gap to fill.
+	DefaultMaxOutOfOrder = 64
+	// DefaultStreamIdle closes a direction with no segment for this long
+	// (capture time), like a NAT table's TCP timeout for idle flows.
+	DefaultStreamIdle = 10 * time.Minute
+)
+
+// maxEncapsulation bounds nested headers (VLAN tags, IP in IP) per frame.
+const maxEncapsulation = 8
+
+// Options bound a Decoder; zero fields take the defaults.
+type Options struct {
+	MaxFragDatagrams int
+	MaxFragBytes     int
+	FragTimeout      time.Duration
+	MaxStreams       int
+	MaxStreamBuffer  int
+	MaxOutOfOrder    int
+	StreamIdle       time.Duration
+}
+
+func (o *Options) fill() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxFragDatagrams, DefaultMaxFragDatagrams)
+	def(&o.MaxFragBytes, DefaultMaxFragBytes)
+	def(&o.MaxStreams, DefaultMaxStreams)
+	def(&o.MaxStreamBuffer, DefaultMaxStreamBuffer)
+	def(&o.MaxOutOfOrder, DefaultMaxOutOfOrder)
+	if o.FragTimeout <= 0 {
+		o.FragTimeout = DefaultFragTimeout
+	}
+	if o.StreamIdle <= 0 {
+		o.StreamIdle = DefaultStreamIdle
+	}
+}
+
+// Datagram is one UDP payload. Payload is borrowed: it is valid only during
+// the Handler call.
+type Datagram struct {
+	Time       time.Time
+	Src, Dst   netip.AddrPort
+	Payload    []byte
+	Fragmented bool // the IP datagram was reassembled from fragments
+}
+
+// Handler receives what a Decoder extracts. Both methods run on the
+// decoder's goroutine.
+type Handler interface {
+	// UDP receives one datagram.
+	UDP(d Datagram)
+	// TCP receives the in-order, not yet consumed bytes of one direction
+	// (borrowed) and returns how many it consumed; the rest is offered
+	// again, with more appended, when the next segment arrives.
+	TCP(s *Stream, t time.Time, data []byte) int
+}
+
+// Decoder decodes frames for one port. Not safe for concurrent Decode.
+type Decoder struct {
+	opt     Options
+	h       Handler
+	c       counters
+	frag    *defragger
+	streams *streams
+	now     time.Time
+}
+
+// New returns a decoder that passes payloads to h.
+func New(o Options, h Handler) *Decoder {
+	o.fill()
+	d := &Decoder{opt: o, h: h}
+	d.frag = newDefragger(o, &d.c)
+	d.streams = newStreams(o, &d.c)
+	return d
+}
+
+// Stats returns the decoder's counters.
+func (d *Decoder) Stats() Stats { return d.c.snapshot() }
+
+// Decode handles one frame captured at t. data is borrowed for the call.
+func (d *Decoder) Decode(t time.Time, link layers.LinkType, data []byte) {
+	d.now = t
+	d.c.update(func(s *Stats) {
+		s.Frames++
+		if s.LinkSeen == nil {
+			s.LinkSeen = map[string]uint64{}
+		}
+		s.LinkSeen[linkName(link)]++
+	})
+	d.frag.expire(t)
+	d.streams.expire(t)
+	d.link(link, data)
+	// Table sizes are published through the counters so Stats never reads
+	// the decoder's maps from another goroutine.
+	d.c.update(func(s *Stats) {
+		s.Frag.Pending, s.Frag.PendingB = d.frag.pending()
+		s.TCP.Open = d.streams.open()
+	})
+}

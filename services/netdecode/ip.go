@@ -1,0 +1,190 @@
+package netdecode
+
+import (
+	"encoding/binary"
+	"net/netip"
+)
+
+// IP protocol numbers we follow.
+const (
+	protoIPIP     = 4
+	protoTCP      = 6
+	protoUDP      = 17
+	protoIPv6     = 41
+	protoHopByHop = 0
+	protoRouting  = 43
+	protoFragment = 44
+	protoAH       = 51
+	protoDstOpts  = 60
+)
+
+const (
+	ipv4MinHeader = 20
+	ipv6Header    = 40
+	ipv6FragHdr   = 8
+)
+
+// ipPacket is one IP datagram's transport view.
+type ipPacket struct {
+	src, dst   netip.Addr
+	proto      uint8
+	payload    []byte
+	fragmented bool
+}
+
+func (d *Decoder) ip(b []byte, depth int) {
+	if len(b) < 1 {
+		d.c.skip(SkipTruncated)
+		return
+	}
+	switch b[0] >> 4 {
+	case 4:
+		d.ipv4(b, depth)
+	case 6:
+		d.ipv6(b, depth)
+	default:
+		d.c.skip(SkipBadIP)
+	}
+}
+
+func (d *Decoder) ipv4(b []byte, depth int) {
+	if len(b) < ipv4MinHeader {
+		d.c.skip(SkipTruncated)
+		return
+	}
+	ihl := int(b[0]&0x0F) * 4
+	total := int(binary.BigEndian.Uint16(b[2:]))
+	if ihl < ipv4MinHeader || total < ihl {
+		d.c.skip(SkipBadIP)
+		return
+	}
+	if total > len(b) {
+		d.c.skip(SkipTruncated)
+		return
+	}
+	d.c.update(func(s *Stats) { s.IPv4++ })
+	p := ipPacket{
+		src:     netip.AddrFrom4([4]byte(b[12:16])),
+		dst:     netip.AddrFrom4([4]byte(b[16:20])),
+		proto:   b[9],
+		payload: b[ihl:total], // drops Ethernet padding
+	}
+	flags := binary.BigEndian.Uint16(b[6:])
+	more, off := flags&0x2000 != 0, int(flags&0x1FFF)*8
+	if more || off != 0 {
+		id := uint32(binary.BigEndian.Uint16(b[4:]))
+		whole, done := d.frag.add(d.now, fragKey{src: p.src, dst: p.dst, id: id, proto: p.proto}, off, more, p.payload)
+		if !done {
+			return
+		}
+		p.payload, p.fragmented = whole, true
+	}
+	d.transport(p, depth)
+}
+
+func (d *Decoder) ipv6(b []byte, depth int) {
+	if len(b) < ipv6Header {
+		d.c.skip(SkipTruncated)
+		return
+	}
+	plen := int(binary.BigEndian.Uint16(b[4:]))
+	if ipv6Header+plen > len(b) {
+		d.c.skip(SkipTruncated)
+		return
+	}
+	d.c.update(func(s *Stats) { s.IPv6++ })
+	p := ipPacket{
+		src: netip.AddrFrom16([16]byte(b[8:24])),
+		dst: netip.AddrFrom16([16]byte(b[24:40])),
+	}
+	next, rest := b[6], b[ipv6Header:ipv6Header+plen]
+	for i := 0; ; i++ {
+		if i > maxEncapsulation {
+			d.c.skip(SkipTooDeep)
+			return
+		}
+		switch next {
+		case protoHopByHop, protoRouting, protoDstOpts, protoAH:
+			if len(rest) < 8 {
+				d.c.skip(SkipTruncated)
+				return
+			}
+			n := (int(rest[1]) + 1) * 8
+			if next == protoAH {
+				n = (int(rest[1]) + 2) * 4
+			}
+			if n > len(rest) {
+				d.c.skip(SkipTruncated)
+				return
+			}
+			next, rest = rest[0], rest[n:]
+			continue
+		case protoFragment:
+			if len(rest) < ipv6FragHdr {
+				d.c.skip(SkipTruncated)
+				return
+			}
+			fo := binary.BigEndian.Uint16(rest[2:])
+			off, more := int(fo&0xFFF8), fo&1 != 0
+			id := binary.BigEndian.Uint32(rest[4:])
+			p.proto = rest[0]
+			whole, done := d.frag.add(d.now, fragKey{src: p.src, dst: p.dst, id: id, proto: p.proto, v6: true}, off, more, rest[ipv6FragHdr:])
+			if !done {
+				return
+			}
+			p.payload, p.fragmented = whole, true
+			d.transport(p, depth)
+			return
+		default:
+			p.proto, p.payload = next, rest
+			d.transport(p, depth)
+			return
+		}
+	}
+}
+
+func (d *Decoder) transport(p ipPacket, depth int) {
+	switch p.proto {
+	case protoUDP:
+		d.udp(p)
+	case protoTCP:
+		d.tcp(p)
+	case protoIPIP, protoIPv6:
+		if depth >= maxEncapsulation {
+			d.c.skip(SkipTooDeep)
+			return
+		}
+		d.ip(p.payload, depth+1)
+	default:
+		d.c.skip(SkipProto)
+	}
+}
+
+const udpHeader = 8
+
+func (d *Decoder) udp(p ipPacket) {
+	b := p.payload
+	if len(b) < udpHeader {
+		d.c.skip(SkipBadUDP)
+		return
+	}
+	n := int(binary.BigEndian.Uint16(b[4:]))
+	switch {
+	case n == 0 && p.src.Is6(): // jumbogram: length from IP
+		n = len(b)
+	case n < udpHeader:
+		d.c.skip(SkipBadUDP)
+		return
+	case n > len(b):
+		d.c.skip(SkipTruncated)
+		return
+	}
+	d.c.update(func(s *Stats) { s.UDP++ })
+	d.h.UDP(Datagram{
+		Time:       d.now,
+		Src:        netip.AddrPortFrom(p.src, binary.BigEndian.Uint16(b[0:])),
+		Dst:        netip.AddrPortFrom(p.dst, binary.BigEndian.Uint16(b[2:])),
+		Payload:    b[udpHeader:n],
+		Fragmented: p.fragmented,
+	})
+}

@@ -1,0 +1,172 @@
+package netdecode
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// Link types gopacket does not name.
+const (
+	linkTypeRawAlt layers.LinkType = 12  // DLT_RAW as OpenBSD numbers it
+	linkTypeRawBSD layers.LinkType = 14  // DLT_RAW on some BSDs
+	linkTypeSLL2   layers.LinkType = 276 // LINKTYPE_LINUX_SLL2
+)
+
+// EtherTypes we follow.
+const (
+	etherIPv4      = 0x0800
+	etherIPv6      = 0x86DD
+	etherVLAN      = 0x8100
+	etherQinQ      = 0x88A8
+	etherQinQOld   = 0x9100
+	etherPPPoESess = 0x8864
+)
+
+// PPP protocol numbers.
+const (
+	pppIPv4 = 0x0021
+	pppIPv6 = 0x0057
+)
+
+// Header sizes.
+const (
+	ethHeader   = 14
+	vlanTag     = 4
+	sllHeader   = 16
+	sll2Header  = 20
+	pppoeHeader = 6
+	nullHeader  = 4
+)
+
+// BSD loopback address families for IPv6 differ by OS (NetBSD/OpenBSD 24,
+// FreeBSD 28, Darwin 30); IPv4 is 2 everywhere.
+func nullFamily(f uint32) uint16 {
+	switch f {
+	case 2:
+		return etherIPv4
+	case 24, 28, 30:
+		return etherIPv6
+	}
+	return 0
+}
+
+func linkName(l layers.LinkType) string {
+	switch l {
+	case layers.LinkTypeEthernet:
+		return "ethernet"
+	case layers.LinkTypeLinuxSLL:
+		return "linux_sll"
+	case linkTypeSLL2:
+		return "linux_sll2"
+	case layers.LinkTypeRaw, linkTypeRawAlt, linkTypeRawBSD:
+		return "raw"
+	case layers.LinkTypeIPv4:
+		return "ipv4"
+	case layers.LinkTypeIPv6:
+		return "ipv6"
+	case layers.LinkTypeNull:
+		return "null"
+	case layers.LinkTypeLoop:
+		return "loop"
+	case layers.LinkTypePPP:
+		return "ppp"
+	}
+	return "other" // bounded: the link type comes from the file
+}
+
+func (d *Decoder) link(link layers.LinkType, b []byte) {
+	switch link {
+	case layers.LinkTypeEthernet:
+		d.ether(b)
+	case layers.LinkTypeLinuxSLL:
+		if len(b) < sllHeader {
+			d.c.skip(SkipTruncated)
+			return
+		}
+		d.etherType(binary.BigEndian.Uint16(b[14:]), b[sllHeader:], 0)
+	case linkTypeSLL2:
+		if len(b) < sll2Header {
+			d.c.skip(SkipTruncated)
+			return
+		}
+		d.etherType(binary.BigEndian.Uint16(b[0:]), b[sll2Header:], 0)
+	case layers.LinkTypeRaw, linkTypeRawAlt, linkTypeRawBSD, layers.LinkTypeIPv4, layers.LinkTypeIPv6:
+		d.ip(b, 0)
+	case layers.LinkTypeNull, layers.LinkTypeLoop:
+		if len(b) < nullHeader {
+			d.c.skip(SkipTruncated)
+			return
+		}
+		// DLT_NULL is in the capturing host's byte order: try both.
+		f := nullFamily(binary.BigEndian.Uint32(b))
+		if f == 0 && link == layers.LinkTypeNull {
+			f = nullFamily(binary.LittleEndian.Uint32(b))
+		}
+		if f == 0 {
+			d.c.skip(SkipNotIP)
+			return
+		}
+		d.etherType(f, b[nullHeader:], 0)
+	case layers.LinkTypePPP:
+		// Optional HDLC address/control bytes 0xFF 0x03.
+		if len(b) >= 2 && b[0] == 0xFF && b[1] == 0x03 {
+			b = b[2:]
+		}
+		d.ppp(b, 0)
+	default:
+		d.c.skip(SkipLinkType)
+	}
+}
+
+func (d *Decoder) ether(b []byte) {
+	if len(b) < ethHeader {
+		d.c.skip(SkipTruncated)
+		return
+	}
+	d.etherType(binary.BigEndian.Uint16(b[12:]), b[ethHeader:], 0)
+}
+
+// etherType follows an EtherType; depth counts encapsulations so far.
+func (d *Decoder) etherType(et uint16, b []byte, depth int) {
+	if depth > maxEncapsulation {
+		d.c.skip(SkipTooDeep)
+		return
+	}
+	switch et {
+	case etherIPv4, etherIPv6:
+		d.ip(b, depth)
+	case etherVLAN, etherQinQ, etherQinQOld:
+		if len(b) < vlanTag {
+			d.c.skip(SkipTruncated)
+			return
+		}
+		d.etherType(binary.BigEndian.Uint16(b[2:]), b[vlanTag:], depth+1)
+	case etherPPPoESess:
+		if len(b) < pppoeHeader {
+			d.c.skip(SkipTruncated)
+			return
+		}
+		n := int(binary.BigEndian.Uint16(b[4:]))
+		b = b[pppoeHeader:]
+		if n < len(b) { // Ethernet padding follows the PPPoE payload
+			b = b[:n]
+		}
+		d.ppp(b, depth+1)
+	default:
+		d.c.skip(SkipNotIP)
+	}
+}
+
+func (d *Decoder) ppp(b []byte, depth int) {
+	if len(b) < 2 {
+		d.c.skip(SkipTruncated)
+		return
+	}
+	switch binary.BigEndian.Uint16(b) {
+	case pppIPv4, pppIPv6:
+		d.ip(b[2:], depth)
+	default:
+		d.c.skip(SkipNotIP)
+	}
+}

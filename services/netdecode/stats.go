@@ -1,0 +1,84 @@
+package netdecode
+
+import (
+	"maps"
+	"sync"
+)
+
+// Reasons a frame or segment yields no payload, as counted in Stats.Skipped.
+const (
+	SkipLinkType  = "unsupported_link_type"
+	SkipTruncated = "truncated"
+	SkipNotIP     = "not_ip"
+	SkipBadIP     = "bad_ip_header"
+	SkipProto     = "other_ip_protocol"
+	SkipTooDeep   = "too_many_encapsulations"
+	SkipBadUDP    = "bad_udp_header"
+	SkipBadTCP    = "bad_tcp_header"
+)
+
+// Counters of fragment reassembly (Stats.Frag).
+type FragStats struct {
+	Fragments   uint64 `json:"fragments"`   // fragment packets seen
+	Reassembled uint64 `json:"reassembled"` // datagrams completed
+	TimedOut    uint64 `json:"timed_out"`   // datagrams dropped incomplete after FragTimeout
+	TableFull   uint64 `json:"table_full"`  // datagrams evicted because MaxFragDatagrams were pending
+	Oversize    uint64 `json:"oversize"`    // datagrams refused for exceeding maxDatagram or MaxFragBytes
+	Overlapping uint64 `json:"overlapping"` // fragments overlapping inconsistently, datagram dropped
+	Pending     int    `json:"pending"`     // datagrams waiting now
+	PendingB    int    `json:"pending_bytes"`
+}
+
+// TCPStats are counters of TCP stream reassembly (Stats.TCP).
+type TCPStats struct {
+	Segments      uint64 `json:"segments"`
+	Streams       uint64 `json:"streams"`       // directions ever tracked
+	Open          int    `json:"open"`          // directions tracked now
+	Evicted       uint64 `json:"evicted"`       // directions dropped because MaxStreams were open
+	IdleClosed    uint64 `json:"idle_closed"`   // directions dropped after StreamIdle without a segment
+	Retransmitted uint64 `json:"retransmitted"` // segments wholly before the expected sequence number
+	OutOfOrder    uint64 `json:"out_of_order"`  // segments held for a gap to fill
+	Gaps          uint64 `json:"gaps"`          // gaps given up on (data lost to the analyser)
+	BufferFull    uint64 `json:"buffer_full"`   // unconsumed bytes discarded at MaxStreamBuffer
+}
+
+// Stats describes what a Decoder has seen.
+type Stats struct {
+	Frames   uint64            `json:"frames"`
+	IPv4     uint64            `json:"ipv4"`
+	IPv6     uint64            `json:"ipv6"`
+	UDP      uint64            `json:"udp"`
+	Skipped  map[string]uint64 `json:"skipped"` // by reason
+	Frag     FragStats         `json:"fragments"`
+	TCP      TCPStats          `json:"tcp"`
+	LinkSeen map[string]uint64 `json:"link_types"` // frames by link type name
+}
+
+type counters struct {
+	mu sync.Mutex
+	s  Stats
+}
+
+func (c *counters) skip(reason string) {
+	c.mu.Lock()
+	if c.s.Skipped == nil {
+		c.s.Skipped = map[string]uint64{}
+	}
+	c.s.Skipped[reason]++
+	c.mu.Unlock()
+}
+
+func (c *counters) update(fn func(s *Stats)) {
+	c.mu.Lock()
+	fn(&c.s)
+	c.mu.Unlock()
+}
+
+func (c *counters) snapshot() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.s
+	s.Skipped = maps.Clone(c.s.Skipped)
+	s.LinkSeen = maps.Clone(c.s.LinkSeen)
+	return s
+}

@@ -1,0 +1,226 @@
+package netdecode
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+const tcpMinHeader = 20
+
+// TCP flags.
+const (
+	tcpFIN = 0x01
+	tcpSYN = 0x02
+	tcpRST = 0x04
+)
+
+// Stream is one direction of a TCP connection as the Handler sees it.
+type Stream struct {
+	Src, Dst netip.AddrPort
+	// State belongs to the Handler (framing mode, say); the decoder never
+	// reads it and drops it with the stream.
+	State any
+	// Gaps counts data lost to this stream (a gap given up on, or
+	// unconsumed bytes discarded); a framing handler should resynchronise
+	// when it changes.
+	Gaps int
+
+	next    uint32 // sequence number of the next expected byte
+	synced  bool
+	buf     []byte // unconsumed in-order bytes (owned)
+	ooo     []segment
+	last    time.Time
+	created uint64
+}
+
+type segment struct {
+	seq  uint32
+	data []byte
+}
+
+type streamKey struct{ src, dst netip.AddrPort }
+
+type streams struct {
+	opt   Options
+	c     *counters
+	m     map[streamKey]*Stream
+	seq   uint64
+	swept time.Time
+}
+
+func newStreams(o Options, c *counters) *streams {
+	return &streams{opt: o, c: c, m: map[streamKey]*Stream{}}
+}
+
+func (ss *streams) open() int { return len(ss.m) }
+
+func (ss *streams) expire(now time.Time) {
+	if len(ss.m) == 0 || now.Sub(ss.swept) < sweepEvery {
+		return
+	}
+	ss.swept = now
+	var n uint64
+	for k, s := range ss.m {
+		if now.Sub(s.last) > ss.opt.StreamIdle {
+			delete(ss.m, k)
+			n++
+		}
+	}
+	if n > 0 {
+		ss.c.update(func(s *Stats) { s.TCP.IdleClosed += n })
+	}
+}
+
+func (ss *streams) get(k streamKey, now time.Time) *Stream {
+	if s := ss.m[k]; s != nil {
+		return s
+	}
+	if len(ss.m) >= ss.opt.MaxStreams {
+		var oldK streamKey
+		var old *Stream
+		for k, s := range ss.m {
+			if old == nil || s.last.Before(old.last) {
+				oldK, old = k, s
+			}
+		}
+		delete(ss.m, oldK)
+		ss.c.update(func(s *Stats) { s.TCP.Evicted++ })
+	}
+	ss.seq++
+	s := &Stream{Src: k.src, Dst: k.dst, last: now, created: ss.seq}
+	ss.m[k] = s
+	ss.c.update(func(s *Stats) { s.TCP.Streams++ })
+	return s
+}
+
+// seqLess compares sequence numbers modulo 2^32 (RFC 1982).
+func seqLess(a, b uint32) bool { return int32(a-b) < 0 }
+
+func (d *Decoder) tcp(p ipPacket) {
+	b := p.payload
+	if len(b) < tcpMinHeader {
+		d.c.skip(SkipBadTCP)
+		return
+	}
+	hl := int(b[12]>>4) * 4
+	if hl < tcpMinHeader || hl > len(b) {
+		d.c.skip(SkipBadTCP)
+		return
+	}
+	d.c.update(func(s *Stats) { s.TCP.Segments++ })
+	k := streamKey{
+		src: netip.AddrPortFrom(p.src, binary.BigEndian.Uint16(b[0:])),
+		dst: netip.AddrPortFrom(p.dst, binary.BigEndian.Uint16(b[2:])),
+	}
+	seq, flags, data := binary.BigEndian.Uint32(b[4:]), b[13], b[hl:]
+	ss := d.streams
+	if flags&tcpRST != 0 {
+		delete(ss.m, k)
+		return
+	}
+	s := ss.get(k, d.now)
+	s.last = d.now
+	if flags&tcpSYN != 0 {
+		s.next, s.synced = seq+1, true
+		s.buf, s.ooo = s.buf[:0], nil
+		return
+	}
+	if len(data) > 0 {
+		if !s.synced { // joined mid-connection: start at the first segment seen
+			s.next, s.synced = seq, true
+		}
+		d.segment(s, seq, data)
+	}
+	if flags&tcpFIN != 0 {
+		delete(ss.m, k)
+	}
+}
+
+// segment places data at seq in s and delivers whatever is now in order.
+func (d *Decoder) segment(s *Stream, seq uint32, data []byte) {
+	end := seq + uint32(len(data))
+	if !seqLess(s.next, end) { // wholly old: a retransmission
+		d.c.update(func(st *Stats) { st.TCP.Retransmitted++ })
+		return
+	}
+	if seqLess(seq, s.next) { // partly old: trim the overlap
+		data = data[s.next-seq:]
+		seq = s.next
+	}
+	if seq != s.next {
+		if len(s.ooo) < d.opt.MaxOutOfOrder {
+			d.c.update(func(st *Stats) { st.TCP.OutOfOrder++ })
+			s.ooo = append(s.ooo, segment{seq: seq, data: slices.Clone(data)})
+			return
+		}
+		// Give up on the gap: jump to the earliest held segment, deliver
+		// what follows it, then place this segment again (the held list
+		// is now shorter, so this recursion ends).
+		d.c.update(func(st *Stats) { st.TCP.Gaps++ })
+		s.Gaps++
+		s.buf = s.buf[:0]
+		slices.SortFunc(s.ooo, func(a, b segment) int { return int(int32(a.seq - b.seq)) })
+		if seqLess(seq, s.ooo[0].seq) {
+			s.next = seq
+		} else {
+			s.next = s.ooo[0].seq
+			d.drain(s)
+			d.segment(s, seq, data)
+			return
+		}
+	}
+	s.next = seq + uint32(len(data))
+	d.deliver(s, data)
+	d.drain(s)
+}
+
+// drain delivers held segments that are now in order.
+func (d *Decoder) drain(s *Stream) {
+	for progress := true; progress && len(s.ooo) > 0; {
+		progress = false
+		for i := 0; i < len(s.ooo); i++ {
+			g := s.ooo[i]
+			end := g.seq + uint32(len(g.data))
+			switch {
+			case !seqLess(s.next, end): // already covered
+			case !seqLess(s.next, g.seq): // starts at or before next
+				part := g.data[s.next-g.seq:]
+				s.next = end
+				d.deliver(s, part)
+			default:
+				continue
+			}
+			s.ooo = slices.Delete(s.ooo, i, i+1)
+			i--
+			progress = true
+		}
+	}
+}
+
+// deliver offers in-order bytes to the handler, keeping what it does not
+// consume, bounded by MaxStreamBuffer.
+func (d *Decoder) deliver(s *Stream, data []byte) {
+	if len(s.buf) == 0 {
+		n := d.h.TCP(s, d.now, data)
+		if n >= len(data) {
+			return
+		}
+		data = data[max(n, 0):]
+	} else {
+		s.buf = append(s.buf, data...)
+		n := d.h.TCP(s, d.now, s.buf)
+		n = min(max(n, 0), len(s.buf))
+		s.buf = s.buf[:copy(s.buf, s.buf[n:])]
+		data = nil
+	}
+	if len(data) > 0 {
+		s.buf = append(s.buf, data...)
+	}
+	if len(s.buf) > d.opt.MaxStreamBuffer {
+		d.c.update(func(st *Stats) { st.TCP.BufferFull++ })
+		s.Gaps++
+		s.buf = s.buf[:0]
+	}
+}

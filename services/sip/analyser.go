@@ -1,0 +1,143 @@
+package sip
+
+import (
+	"bytes"
+	"sync"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"fieldtap/services/netdecode"
+)
+
+// Transports as stored in Meta.Transport.
+const (
+	TransportUDP = "udp"
+	TransportTCP = "tcp"
+	TransportWS  = "ws"
+)
+
+// StreamStats count TCP streams by what they carried.
+type StreamStats struct {
+	SIP       uint64 `json:"sip"`
+	WebSocket uint64 `json:"websocket"`
+	// TLS streams carry encrypted records nothing here can read: SIP over
+	// TLS is counted, never decoded.
+	TLS          uint64 `json:"tls"`
+	TLSSessions  uint64 `json:"tls_sessions"` // ClientHellos seen
+	Other        uint64 `json:"other"`        // neither SIP, WebSocket nor TLS
+	Resyncs      uint64 `json:"resyncs"`      // framing lost and searched for again
+	UDPNotSIP    uint64 `json:"udp_not_sip"`  // datagrams that were not SIP (RTP, DNS, …)
+	KeepAlives   uint64 `json:"keepalives"`   // CRLF keep-alives (RFC 5626)
+	Undecodable  uint64 `json:"undecodable"`  // SIP-looking messages refused; reasons in the store
+	DecodePanics uint64 `json:"decode_panics"`
+}
+
+// Analyser decodes frames of one port into the store. Feed runs on the
+// port's consumer goroutine; Stats may be read from any.
+type Analyser struct {
+	store *Store
+	dec   *netdecode.Decoder
+	msg   Parsed
+	ws    []byte // reassembly buffer for WebSocket payloads
+	mu    sync.Mutex
+	st    StreamStats
+}
+
+// NewAnalyser returns an analyser feeding store.
+func NewAnalyser(store *Store, o netdecode.Options) *Analyser {
+	a := &Analyser{store: store}
+	a.dec = netdecode.New(o, a)
+	return a
+}
+
+// Feed decodes one captured frame. data is borrowed for the call. A
+// decoder panic is counted, never propagated to the port.
+func (a *Analyser) Feed(t time.Time, link layers.LinkType, data []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.count(func(s *StreamStats) { s.DecodePanics++ })
+			a.store.Undecodable(ReasonPanic)
+		}
+	}()
+	a.dec.Decode(t, link, data)
+}
+
+// Stats returns the analyser's stream counters and the decoder's.
+func (a *Analyser) Stats() (StreamStats, netdecode.Stats) {
+	a.mu.Lock()
+	s := a.st
+	a.mu.Unlock()
+	return s, a.dec.Stats()
+}
+
+func (a *Analyser) count(fn func(s *StreamStats)) {
+	a.mu.Lock()
+	fn(&a.st)
+	a.mu.Unlock()
+}
+
+// UDP implements netdecode.Handler.
+func (a *Analyser) UDP(d netdecode.Datagram) {
+	p := d.Payload
+	if isKeepAlive(p) {
+		a.count(func(s *StreamStats) { s.KeepAlives++ })
+		return
+	}
+	if !LooksLikeSIP(p) {
+		a.count(func(s *StreamStats) { s.UDPNotSIP++ })
+		return
+	}
+	a.message(Meta{Time: d.Time, Src: d.Src, Dst: d.Dst, Transport: TransportUDP}, p)
+}
+
+// message parses and stores one complete message.
+func (a *Analyser) message(meta Meta, b []byte) {
+	if err := a.msg.Parse(b); err != nil {
+		a.refuse(err)
+		return
+	}
+	if err := a.msg.Validate(); err != nil {
+		a.refuse(err)
+		return
+	}
+	a.store.Add(meta, &a.msg, b[:a.msg.Size])
+}
+
+func (a *Analyser) refuse(err error) {
+	reason := ReasonStartLine
+	if pe, ok := err.(*ParseError); ok {
+		reason = pe.Reason
+	}
+	a.count(func(s *StreamStats) { s.Undecodable++ })
+	a.store.Undecodable(reason)
+}
+
+func isKeepAlive(p []byte) bool {
+	return len(bytes.Trim(p, "\r\n")) == 0 && len(p) > 0
+}
+
+// LooksLikeSIP is a cheap test that b starts like a SIP message: "SIP/2.0 "
+// or a token method followed by a URI with a scheme, and a first line
+// ending in SIP/2.0. It decides only whether a failure to parse counts as
+// undecodable SIP rather than other traffic.
+func LooksLikeSIP(b []byte) bool {
+	for len(b) > 0 && (b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	if len(b) >= 8 && bytes.EqualFold(b[:8], []byte("SIP/2.0 ")) {
+		return true
+	}
+	line := b
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		line = b[:i]
+	} else if len(line) > MaxHeaderLine {
+		return false
+	}
+	line = bytes.TrimRight(line, "\r")
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 || !isToken(line[:sp]) {
+		return false
+	}
+	return len(line) > len(sipVersion) && bytes.EqualFold(line[len(line)-len(sipVersion):], sipVersion)
+}

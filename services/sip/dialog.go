@@ -1,0 +1,108 @@
+package sip
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Dialog states.
+const (
+	StateCalling    = "calling"    // INVITE sent, no response yet
+	StateProceeding = "proceeding" // 1xx seen
+	StateEarly      = "early"      // 18x seen
+	StateAnswered   = "answered"   // 2xx to INVITE
+	StateEnded      = "ended"      // BYE seen after an answer
+	StateFailed     = "failed"     // final 3xx–6xx to INVITE
+	StateCancelled  = "cancelled"  // CANCEL, then 487
+	StateOpen       = "open"       // non-INVITE transaction waiting
+	StateCompleted  = "completed"  // non-INVITE transaction with a 2xx
+	StateRejected   = "rejected"   // non-INVITE transaction with a 3xx–6xx
+)
+
+// Per-dialog bounds on sender-chosen lists.
+const (
+	maxDialogMethods = 16 // distinct methods kept per dialog; more are counted
+	maxDialogUAs     = 4  // distinct User-Agent/Server values kept
+	maxParticipants  = 8  // distinct IP:port endpoints kept
+	maxToTags        = 16 // distinct To tags (forks) kept
+)
+
+// Dialog is one Call-ID at one store revision. A *Dialog is immutable once
+// published: an update publishes a new value, so readers holding an old
+// one see a consistent dialog.
+type Dialog struct {
+	ID      uint64 // never reused in a store's life
+	CallID  string
+	Created time.Time // first message
+	Updated time.Time // last message
+
+	FirstMethod   string // method of the first request seen
+	Methods       []string
+	MethodsOver   int // distinct methods beyond maxDialogMethods
+	State         string
+	FinalCode     int    // final response to the INVITE (or first request), 0 if none
+	FinalReason   string // its reason phrase (sender text)
+	ReasonHeader  string // a Reason header (RFC 3326) seen on BYE/CANCEL/final (sender text)
+	FromUser      string
+	ToUser        string
+	FromDisplay   string         // sender text
+	ToDisplay     string         // sender text
+	Src, Dst      netip.AddrPort // first request's endpoints
+	Participants  []netip.AddrPort
+	UserAgents    []string // User-Agent and Server values (sender text)
+	Transport     string   // udp, tcp, ws (of the first message)
+	Requests      int
+	Responses     int
+	Retransmits   int
+	Transactions  int
+	AuthChallenge int // 401/407 responses
+	ToTags        []string
+	CancelSeen    bool
+	AckSeen       bool // an ACK for a 2xx (or any ACK if none distinguishable)
+	ByeSeen       bool
+	MessagesKept  int // messages in msgs
+	MessagesShed  int // messages past the per-dialog cap, counted not kept
+
+	InviteAt, RingAt, AnswerAt, ByeAt, FinalAt time.Time
+
+	msgs   []uint64 // message ring sequence numbers, append-only
+	txKeys []uint64 // hashes for retransmission detection, append-only
+	txIDs  []uint64 // transaction hashes, append-only
+}
+
+// Messages returns the store sequence numbers of the dialog's kept
+// messages, oldest first. The slice must not be modified.
+func (d *Dialog) Messages() []uint64 { return d.msgs }
+
+// PDD is post-dial delay: INVITE to the first 180/183, if both were seen.
+func (d *Dialog) PDD() (time.Duration, bool) { return span(d.InviteAt, d.RingAt) }
+
+// Setup is INVITE to its 2xx, if both were seen.
+func (d *Dialog) Setup() (time.Duration, bool) { return span(d.InviteAt, d.AnswerAt) }
+
+// Duration is the 2xx to the BYE, if both were seen.
+func (d *Dialog) Duration() (time.Duration, bool) { return span(d.AnswerAt, d.ByeAt) }
+
+func span(a, b time.Time) (time.Duration, bool) {
+	if a.IsZero() || b.IsZero() || b.Before(a) {
+		return 0, false
+	}
+	return b.Sub(a), true
+}
+
+// Message is one stored SIP message.
+type Message struct {
+	Seq            uint64 // store sequence number
+	DialogID       uint64
+	CallID         string
+	Index          int // position in its dialog, from 0
+	Time           time.Time
+	Src, Dst       netip.AddrPort
+	Transport      string
+	Request        bool
+	Method         string // request method, or the CSeq method of a response
+	StatusCode     int
+	CSeq           uint32
+	Retransmission bool
+	Raw            []byte // the whole message as captured (owned)
+}

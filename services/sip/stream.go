@@ -1,0 +1,222 @@
+package sip
+
+import (
+	"bytes"
+	"encoding/binary"
+	"time"
+
+	"fieldtap/services/netdecode"
+)
+
+type streamMode int
+
+const (
+	modeUnknown   streamMode = iota
+	modeSIP                  // SIP framed by Content-Length
+	modeHandshake            // HTTP request or response, before WebSocket
+	modeWS                   // WebSocket frames carrying SIP (RFC 7118)
+	modeIgnore               // TLS or other traffic: consumed unread
+)
+
+type streamState struct {
+	mode streamMode
+	gaps int
+	ws   []byte // WebSocket message being reassembled (unmasked)
+	wsOp byte
+}
+
+// tls record constants (RFC 8446 §5.1).
+const (
+	tlsHandshake   = 0x16
+	tlsMajor       = 0x03
+	tlsClientHello = 0x01
+	tlsRecordHdr   = 5
+)
+
+// TCP implements netdecode.Handler: it classifies each direction once
+// (SIP, WebSocket handshake, TLS, other) and frames messages.
+func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
+	st, _ := s.State.(*streamState)
+	if st == nil {
+		st = &streamState{gaps: s.Gaps}
+		s.State = st
+	}
+	if s.Gaps != st.gaps { // bytes were lost: framing must start again
+		st.gaps = s.Gaps
+		st.ws = st.ws[:0]
+		if st.mode == modeSIP || st.mode == modeWS {
+			a.count(func(c *StreamStats) { c.Resyncs++ })
+		}
+		if st.mode == modeSIP {
+			st.mode = modeUnknown
+		}
+	}
+	meta := Meta{Time: t, Src: s.Src, Dst: s.Dst, Transport: TransportTCP}
+	done := 0
+	for done < len(data) {
+		b := data[done:]
+		var n int
+		switch st.mode {
+		case modeUnknown:
+			n = a.classify(st, b)
+			if st.mode == modeUnknown {
+				return done // need more bytes to decide
+			}
+		case modeIgnore:
+			return len(data)
+		case modeSIP:
+			n = a.frameSIP(st, meta, b)
+		case modeHandshake:
+			n = a.handshake(st, b)
+		case modeWS:
+			meta.Transport = TransportWS
+			n = a.frameWS(st, meta, b)
+		}
+		if n == 0 {
+			return done
+		}
+		done += n
+	}
+	return done
+}
+
+func (a *Analyser) classify(st *streamState, b []byte) int {
+	switch {
+	case len(b) >= tlsRecordHdr+1 && b[0] == tlsHandshake && b[1] == tlsMajor:
+		st.mode = modeIgnore
+		a.count(func(c *StreamStats) {
+			c.TLS++
+			if b[tlsRecordHdr] == tlsClientHello {
+				c.TLSSessions++
+			}
+		})
+	case bytes.HasPrefix(b, []byte("GET ")) || bytes.HasPrefix(b, []byte("HTTP/1.1 101")):
+		st.mode = modeHandshake
+	case isKeepAlive(b) || LooksLikeSIP(b):
+		st.mode = modeSIP
+		a.count(func(c *StreamStats) { c.SIP++ })
+	case bytes.IndexByte(b, '\n') < 0 && len(b) < MaxHeaderLine:
+		return 0 // the first line is not complete yet
+	default:
+		st.mode = modeIgnore
+		a.count(func(c *StreamStats) { c.Other++ })
+	}
+	return 0
+}
+
+func (a *Analyser) frameSIP(st *streamState, meta Meta, b []byte) int {
+	n, err := FrameLen(b)
+	if err != nil {
+		a.refuse(err)
+		a.count(func(c *StreamStats) { c.Resyncs++ })
+		st.mode = modeUnknown
+		return len(b)
+	}
+	if n == 0 {
+		return 0
+	}
+	if !isKeepAlive(b[:n]) {
+		a.message(meta, bytes.TrimLeft(b[:n], "\r\n"))
+	}
+	return n
+}
+
+// handshake consumes an HTTP Upgrade request or 101 response; a stream
+// that upgrades to WebSocket then carries SIP in frames.
+func (a *Analyser) handshake(st *streamState, b []byte) int {
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 {
+		if len(b) > MaxMessage {
+			st.mode = modeIgnore
+			a.count(func(c *StreamStats) { c.Other++ })
+			return len(b)
+		}
+		return 0
+	}
+	if bytes.Contains(bytes.ToLower(b[:end]), []byte("websocket")) {
+		st.mode = modeWS
+		a.count(func(c *StreamStats) { c.WebSocket++ })
+	} else {
+		st.mode = modeIgnore
+		a.count(func(c *StreamStats) { c.Other++ })
+	}
+	return end + 4
+}
+
+// WebSocket opcodes (RFC 6455 §5.2).
+const (
+	wsContinuation = 0x0
+	wsText         = 0x1
+	wsBinary       = 0x2
+	wsClose        = 0x8
+)
+
+// frameWS consumes one WebSocket frame; a complete text or binary message
+// is one SIP message (RFC 7118 §5.2).
+func (a *Analyser) frameWS(st *streamState, meta Meta, b []byte) int {
+	if len(b) < 2 {
+		return 0
+	}
+	fin, op := b[0]&0x80 != 0, b[0]&0x0F
+	masked := b[1]&0x80 != 0
+	plen, hdr := uint64(b[1]&0x7F), 2
+	switch plen {
+	case 126:
+		if len(b) < 4 {
+			return 0
+		}
+		plen, hdr = uint64(binary.BigEndian.Uint16(b[2:])), 4
+	case 127:
+		if len(b) < 10 {
+			return 0
+		}
+		plen, hdr = binary.BigEndian.Uint64(b[2:]), 10
+	}
+	var key []byte
+	if masked {
+		if len(b) < hdr+4 {
+			return 0
+		}
+		key, hdr = b[hdr:hdr+4], hdr+4
+	}
+	if plen > MaxMessage {
+		a.refuse(perr(ReasonTooLarge, 0))
+		st.mode = modeIgnore
+		return len(b)
+	}
+	total := hdr + int(plen)
+	if total > len(b) {
+		return 0
+	}
+	payload := b[hdr:total]
+	switch op {
+	case wsClose:
+		st.mode = modeIgnore
+		return len(b)
+	case wsText, wsBinary, wsContinuation:
+		if op != wsContinuation {
+			st.ws = st.ws[:0]
+		}
+		if len(st.ws)+len(payload) > MaxMessage {
+			a.refuse(perr(ReasonTooLarge, 0))
+			st.ws = st.ws[:0]
+			return total
+		}
+		base := len(st.ws)
+		st.ws = append(st.ws, payload...)
+		if masked {
+			for i := range payload {
+				st.ws[base+i] ^= key[i&3]
+			}
+		}
+		if fin {
+			if LooksLikeSIP(st.ws) {
+				a.message(meta, st.ws)
+			} else if !isKeepAlive(st.ws) {
+				a.count(func(c *StreamStats) { c.Other++ })
+			}
+			st.ws = st.ws[:0]
+		}
+	}
+	return total
+}
