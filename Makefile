@@ -8,7 +8,7 @@ PKGS    := ./...
 # Short fuzz runs in `make test`; longer ones with `make fuzz FUZZTIME=5m`.
 FUZZTIME ?= 10s
 
-.PHONY: build cross demo test unit fuzz bench lint clean
+.PHONY: build cross demo test unit fuzz bench lint clean hwtest
 
 build:
 	go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/fieldtapd ./firmware/cmd/fieldtapd
@@ -35,6 +35,12 @@ unit:
 
 fuzz:
 	@./scripts/fuzz-all.sh $(FUZZTIME)
+
+# The emulated board (docs/hardware-test.md): qemu-system-aarch64 with
+# Debian's arm64 kernel, fieldtapd checked over MCP. First run installs
+# qemu and fetches the arm64 packages (root, apt).
+hwtest:
+	./hwtest/run
 
 bench:
 	go test -run '^$$' -bench . -benchmem -count 1 $(PKGS)

@@ -53,6 +53,18 @@ type canFramesIn struct {
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
 }
 
+// canFramesListIn is can_frames' arguments: the selection plus fields.
+type canFramesListIn struct {
+	canFramesIn
+	Projection
+}
+
+// canIDsIn is can_ids' arguments.
+type canIDsIn struct {
+	canPortArg
+	Projection
+}
+
 type canFrameRow struct {
 	Seq      uint64    `json:"seq"`
 	Time     time.Time `json:"time"`
@@ -217,8 +229,8 @@ func canTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolCANFrames,
 				mcpgo.WithDescription("Raw CAN frames of one port, oldest first, filtered by id/mask and time range; paged with an opaque cursor."),
-				mcpgo.WithInputSchema[canFramesIn](), readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[canFrameRow]]())),
-			Handler: handler(d, func(ctx context.Context, in canFramesIn) *mcpgo.CallToolResult {
+				inputSchema[canFramesListIn](), readOnly(), listOutput[canFrameRow]()),
+			Handler: listHandler[canFramesListIn, canFrameRow](d, []string{"seq"}, func(ctx context.Context, in canFramesListIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				p, bad := canPort(d, in.Port)
 				if bad != nil {
@@ -268,8 +280,8 @@ func canTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolCANIDs,
 				mcpgo.WithDescription("The ID table of one port: per CAN id the count, rate, first/last time, last data, DLCs seen, and which bytes and bits have changed."),
-				mcpgo.WithInputSchema[canPortArg](), readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[canIDRow]]())),
-			Handler: handler(d, func(ctx context.Context, in canPortArg) *mcpgo.CallToolResult {
+				inputSchema[canIDsIn](), readOnly(), listOutput[canIDRow]()),
+			Handler: listHandler[canIDsIn, canIDRow](d, []string{"id"}, func(ctx context.Context, in canIDsIn) *mcpgo.CallToolResult {
 				p, bad := canPort(d, in.Port)
 				if bad != nil {
 					return bad
@@ -289,7 +301,7 @@ func canTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolBusLoad,
 				mcpgo.WithDescription("Bus load per second of one port: frames, bits on the wire (worst-case stuffing estimate) and load = bits / bitrate."),
-				mcpgo.WithInputSchema[canPortArg](), readOnly(), outputSchema[canBusLoadOut]()),
+				inputSchema[canPortArg](), readOnly(), outputSchema[canBusLoadOut]()),
 			Handler: handler(d, func(ctx context.Context, in canPortArg) *mcpgo.CallToolResult {
 				p, bad := canPort(d, in.Port)
 				if bad != nil {
@@ -303,7 +315,7 @@ func canTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolExportCANLog,
 				mcpgo.WithDescription("The stored frames of one port as candump -l text, filtered by id/mask and time range; at most 10000 lines, and says when it cut."),
-				mcpgo.WithInputSchema[canFramesIn](), readOnly(), outputSchema[canExportOut]()),
+				inputSchema[canFramesIn](), readOnly(), outputSchema[canExportOut]()),
 			Handler: handler(d, func(ctx context.Context, in canFramesIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				p, bad := canPort(d, in.Port)

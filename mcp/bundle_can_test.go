@@ -97,10 +97,10 @@ func TestJ1939FaultsCarrySAELayout(t *testing.T) {
 	}
 }
 
-func TestJ1939FenceStripsControlAndBrackets(t *testing.T) {
-	got := j1939Fence([]byte("1L06\x00\x1b[31m⟦x"))
-	want := j1939FenceOpen + "1L06..[31m...x" + j1939FenceClose
-	if got != want {
-		t.Errorf("fence = %q, want %q", got, want)
+func TestJ1939PrintableViewIsFenced(t *testing.T) {
+	row, fenced := fenceTagged(j1939PGNRow{Text: new(printableASCII([]byte("1L06\x00\x1b[31m⟦x")))})
+	want := fenceOpen + "1L06..[31m...x" + fenceClose
+	if !fenced || *row.Text != want {
+		t.Errorf("fence = %q, want %q", *row.Text, want)
 	}
 }

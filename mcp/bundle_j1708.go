@@ -41,6 +41,7 @@ type j1708MessagesIn struct {
 	PID    int    `json:"pid,omitempty" jsonschema:"J1587 PID the message must carry, 1..511 (page 2 is 256+x); 0 or omitted matches every message"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1..1000, default 100"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Projection
 }
 
 type j1587ParametersIn struct {
@@ -52,8 +53,15 @@ type j1708ExportIn struct {
 }
 
 type j1587ParametersOut struct {
-	Parameters []j1587.ParamValue `json:"parameters"`
-	Population string             `json:"population"`
+	Parameters []j1587ParamRow `json:"parameters"`
+	Population string          `json:"population"`
+}
+
+// j1587ParamRow fences a parameter's sender text (VIN, component id); the
+// outer Text shadows the store's in JSON.
+type j1587ParamRow struct {
+	j1587.ParamValue
+	Text string `json:"text,omitempty" untrusted:"field"`
 }
 
 type j1587FaultsOut struct {
@@ -81,11 +89,11 @@ func j1708Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolJ1708Messages,
 				mcpgo.WithDescription("Raw J1708/J2497 messages, newest first: time, MID, hex bytes with checksum, status (ok, bad_checksum, …) and the J1587 PIDs each carries. Filter by mid and pid; page with cursor."),
-				mcpgo.WithInputSchema[j1708MessagesIn](),
+				inputSchema[j1708MessagesIn](),
 				readOnly(),
-				mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[j1587.MessageItem]]()),
+				listOutput[j1587.MessageItem](),
 			),
-			Handler: handler(d, func(ctx context.Context, in j1708MessagesIn) *mcpgo.CallToolResult {
+			Handler: listHandler[j1708MessagesIn, j1587.MessageItem](d, []string{"seq"}, func(ctx context.Context, in j1708MessagesIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				if d.J1587 == nil {
 					return j1708NoStore(src)
@@ -133,7 +141,7 @@ func j1708Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolJ1587Parameters,
 				mcpgo.WithDescription("Latest value per (MID, PID) with name, unit (US units), status (ok, not_available, short, no_number), raw hex, time, how many messages carried it, and min/max over the numeric values seen. Text values (VIN, component id) are untrusted sender text."),
-				mcpgo.WithInputSchema[j1587ParametersIn](),
+				inputSchema[j1587ParametersIn](),
 				readOnly(),
 				outputSchema[j1587ParametersOut](),
 			),
@@ -150,7 +158,11 @@ func j1708Tools(d Deps) []server.ServerTool {
 					mid = in.MID
 				}
 				ps := d.J1587.Parameters(mid)
-				return ok(src, j1587ParametersOut{Parameters: ps, Population: strconv.Itoa(len(ps)) + " (MID, PID) pairs from checksum-valid J1587 messages"})
+				rows := make([]j1587ParamRow, len(ps))
+				for i, p := range ps {
+					rows[i] = j1587ParamRow{ParamValue: p, Text: p.Text}
+				}
+				return ok(src, j1587ParametersOut{Parameters: rows, Population: strconv.Itoa(len(ps)) + " (MID, PID) pairs from checksum-valid J1587 messages"})
 			}),
 		},
 		{
@@ -179,7 +191,7 @@ func j1708Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolExportJ1708Log,
 				mcpgo.WithDescription("The newest stored messages, oldest first, as a J1708 text log ((seconds) j1708 HEX, j2497 for trailer messages) that fieldtapd --source reads back."),
-				mcpgo.WithInputSchema[j1708ExportIn](),
+				inputSchema[j1708ExportIn](),
 				readOnly(),
 				outputSchema[j1708ExportOut](),
 			),

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -23,33 +22,6 @@ const (
 	toolJ1939Requests   = "j1939_requests"
 )
 
-// Fencing of capture-derived text (DESIGN.md §4).
-const (
-	j1939FenceOpen  = "⟦untrusted-capture-data⟧"
-	j1939FenceClose = "⟦/untrusted-capture-data⟧"
-	j1939FenceCap   = 256 // bytes of text kept inside a fence
-)
-
-// j1939Fence renders raw capture bytes as fenced printable ASCII: other
-// bytes become '.', so no control, bidi or bracket code point survives.
-func j1939Fence(b []byte) string {
-	var sb strings.Builder
-	sb.WriteString(j1939FenceOpen)
-	for i, c := range b {
-		if i == j1939FenceCap {
-			sb.WriteString("…[cut]")
-			break
-		}
-		if c >= 0x20 && c < 0x7F {
-			sb.WriteByte(c)
-		} else {
-			sb.WriteByte('.')
-		}
-	}
-	sb.WriteString(j1939FenceClose)
-	return sb.String()
-}
-
 // j1939IdentPGNs carry text (VIN, component and software id): their
 // payload gets a fenced printable view beside the raw hex.
 var j1939IdentPGNs = map[uint32]bool{j1939.PGNVIN: true, j1939.PGNComponentID: true, j1939.PGNSoftwareID: true}
@@ -65,7 +37,7 @@ type j1939PGNIn struct {
 
 type j1939PGNRow struct {
 	j1939.PGNValue
-	Text *string `json:"text"` // fenced printable view for VIN/CI/SOFT, else null
+	Text *string `json:"text" untrusted:"field"` // printable view for VIN/CI/SOFT, fenced by ok(); else null
 }
 
 type j1939PGNOut struct {
@@ -80,6 +52,7 @@ type j1939SPNIn struct {
 	Port   string `json:"port,omitempty" jsonschema:"only this port"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1..1000, default 100"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Projection
 }
 
 type j1939SPNRow struct {
@@ -97,6 +70,7 @@ type j1939TPIn struct {
 	Status string `json:"status,omitempty" jsonschema:"only sessions with this status: complete, aborted, timed_out, superseded, refused, open"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1..1000, default 100"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Projection
 }
 
 type j1939TPRow struct {
@@ -164,8 +138,8 @@ func j1939Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolJ1939Inventory,
 				mcpgo.WithDescription("ECUs per port from address claims and traffic: SA, first/last seen, frames, decoded NAME (identity, manufacturer, function, industry group, instances, arbitrary-address capable), claim conflicts, DM1 lamps."),
-				readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[j1939.InventoryRow]]())),
-			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
+				inputSchema[fieldsOnly](), readOnly(), listOutput[j1939.InventoryRow]()),
+			Handler: listHandler[fieldsOnly, j1939.InventoryRow](d, []string{"port", "sa"}, func(ctx context.Context, _ fieldsOnly) *mcpgo.CallToolResult {
 				s, bad := j1939Store(d)
 				if bad != nil {
 					return bad
@@ -177,8 +151,8 @@ func j1939Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolJ1939Faults,
 				mcpgo.WithDescription("Latest DM1 (active) and DM2 (previously active) per source: lamps (MIL, red stop, amber warning, protect: 0 off, 1 on, 2 error, 3 not available) and DTCs with spn, fmi, oc, cm in the SAE J1939-73 layout. no_active marks the SPN 0/FMI 0 'no fault' entry."),
-				readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[j1939.Fault]]())),
-			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
+				inputSchema[fieldsOnly](), readOnly(), listOutput[j1939.Fault]()),
+			Handler: listHandler[fieldsOnly, j1939.Fault](d, []string{"port", "sa", "kind"}, func(ctx context.Context, _ fieldsOnly) *mcpgo.CallToolResult {
 				s, bad := j1939Store(d)
 				if bad != nil {
 					return bad
@@ -190,7 +164,7 @@ func j1939Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolJ1939PGN,
 				mcpgo.WithDescription("Latest payload of one PGN per source, with curated SPNs decoded (value, unit, status). VIN/component/software id payloads also get a fenced printable view; the hex is the truth."),
-				mcpgo.WithInputSchema[j1939PGNIn](), readOnly(), outputSchema[j1939PGNOut]()),
+				inputSchema[j1939PGNIn](), readOnly(), outputSchema[j1939PGNOut]()),
 			Handler: handler(d, func(ctx context.Context, in j1939PGNIn) *mcpgo.CallToolResult {
 				s, bad := j1939Store(d)
 				if bad != nil {
@@ -207,7 +181,7 @@ func j1939Tools(d Deps) []server.ServerTool {
 					}
 					row := j1939PGNRow{PGNValue: v}
 					if j1939IdentPGNs[in.PGN] {
-						txt := j1939Fence(v.Raw)
+						txt := printableASCII(v.Raw)
 						row.Text = &txt
 					}
 					out.Sources = append(out.Sources, row)
@@ -218,8 +192,8 @@ func j1939Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolJ1939SPN,
 				mcpgo.WithDescription("Time series of one curated SPN (e.g. 190 engine speed, 84 wheel speed, 110 coolant temperature), oldest first, paged; value is null unless status is ok."),
-				mcpgo.WithInputSchema[j1939SPNIn](), readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[j1939SPNRow]]())),
-			Handler: handler(d, func(ctx context.Context, in j1939SPNIn) *mcpgo.CallToolResult {
+				inputSchema[j1939SPNIn](), readOnly(), listOutput[j1939SPNRow]()),
+			Handler: listHandler[j1939SPNIn, j1939SPNRow](d, []string{"seq"}, func(ctx context.Context, in j1939SPNIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				s, bad := j1939Store(d)
 				if bad != nil {
@@ -270,8 +244,8 @@ func j1939Tools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolJ1939TPSessions,
 				mcpgo.WithDescription("Transport-protocol sessions (BAM and RTS/CTS), ended ones oldest first then those still open: SA, DA, transferred PGN, size, packets announced and received, status (complete, aborted with reason, timed_out per J1939-21, superseded, refused by the session bound, open). Paged."),
-				mcpgo.WithInputSchema[j1939TPIn](), readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[j1939TPRow]]())),
-			Handler: handler(d, func(ctx context.Context, in j1939TPIn) *mcpgo.CallToolResult {
+				inputSchema[j1939TPIn](), readOnly(), listOutput[j1939TPRow]()),
+			Handler: listHandler[j1939TPIn, j1939TPRow](d, []string{"seq", "port", "sa", "pgn"}, func(ctx context.Context, in j1939TPIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				s, bad := j1939Store(d)
 				if bad != nil {

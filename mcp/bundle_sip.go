@@ -199,5 +199,6 @@ func pageDialogs(src SourceInfo, ds []*sip.Dialog, match func(*sip.Dialog) bool,
 }
 
 func sipTools(d Deps) []server.ServerTool {
-	return slices.Concat(sipDialogTools(d), sipAnalysisTools(d))
+	return slices.Concat(sipDialogTools(d), sipAnalysisTools(d), []server.ServerTool{sipSearchTool(d)},
+		sipStatsTools(d), sipLiveTools(d), sipExportTools(d))
 }

@@ -36,11 +36,13 @@ type findProblemsIn struct {
 	Filter   string   `json:"filter,omitempty" jsonschema:"filter ANDed with the aliases, e.g. first_method == INVITE"`
 	Limit    int      `json:"limit,omitempty" jsonschema:"rows per page, default 50, at most 1000"`
 	Cursor   string   `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Projection
 }
 
+// problemRow is a dialog row with the aliases it matched.
 type problemRow struct {
-	Problems []string  `json:"problems"`
-	Dialog   dialogRow `json:"dialog"`
+	Problems []string `json:"problems"`
+	dialogRow
 }
 
 type triageIn struct {
@@ -75,7 +77,7 @@ func sipAnalysisTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolAggregateDialogs,
 				mcpgo.WithDescription("Count dialogs by one dimension (each dialog in exactly one bucket): buckets largest first, plus other_count; buckets + other_count = total_matched."),
-				mcpgo.WithInputSchema[aggregateIn](), readOnly(), outputSchema[aggregateOut]()),
+				inputSchema[aggregateIn](), readOnly(), outputSchema[aggregateOut]()),
 			Handler: handler(d, func(ctx context.Context, in aggregateIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				sn, f := sipSnapshot(d)
@@ -123,8 +125,8 @@ func sipAnalysisTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolFindProblems,
 				mcpgo.WithDescription("Dialogs matching named problem aliases (failed, slow-setup, short-calls, retransmits, no-ack, auth-loop; thresholds in docs/sip.md), each row naming the aliases it matched; filter is ANDed. Paged like list_dialogs."),
-				mcpgo.WithInputSchema[findProblemsIn](), readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[problemRow]]())),
-			Handler: handler(d, func(ctx context.Context, in findProblemsIn) *mcpgo.CallToolResult {
+				inputSchema[findProblemsIn](), readOnly(), listOutput[problemRow]()),
+			Handler: listHandler[findProblemsIn, problemRow](d, []string{"call_id", "problems"}, func(ctx context.Context, in findProblemsIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				sn, f := sipSnapshot(d)
 				if f != nil {
@@ -162,7 +164,7 @@ func sipAnalysisTools(d Deps) []server.ServerTool {
 				}
 				rows := make([]problemRow, len(ds))
 				for i, dl := range ds {
-					rows[i] = problemRow{Problems: matched(dl), Dialog: newDialogRow(dl)}
+					rows[i] = problemRow{Problems: matched(dl), dialogRow: newDialogRow(dl)}
 				}
 				return list(src, rows, page)
 			}),
@@ -170,7 +172,7 @@ func sipAnalysisTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolTriageCall,
 				mcpgo.WithDescription("Why did this call end the way it did: outcome, cause (Reason header, else the final status), timings (PDD, setup, duration), matched problem aliases and plain hints."),
-				mcpgo.WithInputSchema[triageIn](), readOnly(), outputSchema[triageOut]()),
+				inputSchema[triageIn](), readOnly(), outputSchema[triageOut]()),
 			Handler: handler(d, func(ctx context.Context, in triageIn) *mcpgo.CallToolResult {
 				sn, f := sipSnapshot(d)
 				if f != nil {

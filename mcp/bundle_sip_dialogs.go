@@ -16,6 +16,7 @@ type listDialogsIn struct {
 	Filter string `json:"filter,omitempty" jsonschema:"filter expression, see docs/filter.md, e.g. method == INVITE and final_code >= 400"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"rows per page, default 50, at most 1000"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Projection
 }
 
 type getDialogIn struct {
@@ -58,7 +59,7 @@ type getMessageOut struct {
 	Message   messageRow  `json:"message"`
 	StartLine string      `json:"start_line" untrusted:"true"`
 	Headers   []headerOut `json:"headers"`
-	Body      string      `json:"body" untrusted:"true"`
+	Body      string      `json:"body" untrusted:"body"`
 	BodyShort bool        `json:"body_short"` // Content-Length promised more than was captured
 }
 
@@ -109,8 +110,8 @@ func sipDialogTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolListDialogs,
 				mcpgo.WithDescription("SIP dialogs (one per Call-ID, REGISTER and OPTIONS included), oldest first, filtered with the filter language; paged: follow next_cursor. total_matched counts every match."),
-				mcpgo.WithInputSchema[listDialogsIn](), readOnly(), mcpgo.WithRawOutputSchema(schemaOf[ListEnvelope[dialogRow]]())),
-			Handler: handler(d, func(ctx context.Context, in listDialogsIn) *mcpgo.CallToolResult {
+				inputSchema[listDialogsIn](), readOnly(), listOutput[dialogRow]()),
+			Handler: listHandler[listDialogsIn, dialogRow](d, []string{"call_id"}, func(ctx context.Context, in listDialogsIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				sn, f := sipSnapshot(d)
 				if f != nil {
@@ -138,7 +139,7 @@ func sipDialogTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolGetDialog,
 				mcpgo.WithDescription("One dialog by Call-ID: its summary and its messages in order (start lines; 100 per page, follow messages_page.next_cursor). get_message returns one message's headers and body."),
-				mcpgo.WithInputSchema[getDialogIn](), readOnly(), outputSchema[getDialogOut]()),
+				inputSchema[getDialogIn](), readOnly(), outputSchema[getDialogOut]()),
 			Handler: handler(d, func(ctx context.Context, in getDialogIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				sn, f := sipSnapshot(d)
@@ -182,7 +183,7 @@ func sipDialogTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolGetMessage,
 				mcpgo.WithDescription("One SIP message of a dialog by index: start line, every header (unfolded, in order) and the body."),
-				mcpgo.WithInputSchema[getMessageIn](), readOnly(), outputSchema[getMessageOut]()),
+				inputSchema[getMessageIn](), readOnly(), outputSchema[getMessageOut]()),
 			Handler: handler(d, func(ctx context.Context, in getMessageIn) *mcpgo.CallToolResult {
 				src := d.Source()
 				sn, f := sipSnapshot(d)
@@ -215,7 +216,7 @@ func sipDialogTools(d Deps) []server.ServerTool {
 		{
 			Tool: mcpgo.NewTool(toolValidateFilter,
 				mcpgo.WithDescription("Check a filter expression without running it: valid, or the column and reason of the first error with a caret line. Always lists the fields a filter may use."),
-				mcpgo.WithInputSchema[validateFilterIn](), readOnly(), outputSchema[validateFilterOut]()),
+				inputSchema[validateFilterIn](), readOnly(), outputSchema[validateFilterOut]()),
 			Handler: handler(d, func(ctx context.Context, in validateFilterIn) *mcpgo.CallToolResult {
 				out := validateFilterOut{Valid: true}
 				for _, f := range sip.Schema {

@@ -131,7 +131,7 @@ func TestSIPTools(t *testing.T) {
 		{name: "get_message", tool: toolGetMessage, args: map[string]any{"call_id": "call-0", "index": 0}, ok: true,
 			check: func(t *testing.T, out map[string]any) {
 				data := out["data"].(map[string]any)
-				if data["start_line"] != "INVITE sip:2002@h SIP/2.0" || len(data["headers"].([]any)) != 7 {
+				if unfenced(data["start_line"]) != "INVITE sip:2002@h SIP/2.0" || len(data["headers"].([]any)) != 7 {
 					t.Errorf("message %v", data)
 				}
 			}},
@@ -159,7 +159,7 @@ func TestSIPTools(t *testing.T) {
 		{name: "triage busy", tool: toolTriageCall, args: map[string]any{"call_id": "call-1"}, ok: true,
 			check: func(t *testing.T, out map[string]any) {
 				data := out["data"].(map[string]any)
-				if data["outcome"] != "failed" || data["cause"] != "486 Busy Here" || data["cause_from"] != "status" {
+				if data["outcome"] != "failed" || unfenced(data["cause"]) != "486 Busy Here" || data["cause_from"] != "status" {
 					t.Errorf("triage %v", data)
 				}
 			}},

@@ -29,12 +29,19 @@ type ErrorInfo struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint"`
+	// SizeBytes and MaxBytes come with RESPONSE_TOO_LARGE so a client can
+	// size its next request.
+	SizeBytes int `json:"size_bytes,omitempty"`
+	MaxBytes  int `json:"max_bytes,omitempty"`
 }
 
 // Error codes.
 const (
-	CodeInvalidArgument = "INVALID_ARGUMENT"
-	CodeInternal        = "INTERNAL"
+	CodeInvalidArgument  = "INVALID_ARGUMENT"
+	CodeInternal         = "INTERNAL"
+	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
+	CodeForbidden        = "FORBIDDEN"
+	CodeAuditFailed      = "AUDIT_FAILED"
 )
 
 // Envelope is the answer of an object tool (DESIGN.md §4). Data, Items and
@@ -66,20 +73,28 @@ type Failure struct {
 	Errors   []ErrorInfo `json:"errors"`
 }
 
-// ok answers with one object.
+// ok answers with one object. Fields tagged `untrusted:"…"` anywhere in
+// data are fenced (fence.go), and then the provenance note is appended.
 func ok[T any](src SourceInfo, data T, warnings ...string) *mcpgo.CallToolResult {
-	return result(Envelope[T]{OK: true, Data: &data, Source: src, Warnings: nonNil(warnings), Errors: []ErrorInfo{}}, true)
+	data, fenced := fenceTagged(data)
+	return result(Envelope[T]{OK: true, Data: &data, Source: src, Warnings: nonNil(warnings), Errors: []ErrorInfo{}}, true, fenced)
 }
 
-// list answers with one page of items.
+// list answers with one page of items, fenced as ok does.
 func list[T any](src SourceInfo, items []T, page Page, warnings ...string) *mcpgo.CallToolResult {
-	return result(ListEnvelope[T]{OK: true, Items: nonNil(items), Page: &page, Source: src, Warnings: nonNil(warnings), Errors: []ErrorInfo{}}, true)
+	items, fenced := fenceTagged(items)
+	return result(ListEnvelope[T]{OK: true, Items: nonNil(items), Page: &page, Source: src, Warnings: nonNil(warnings), Errors: []ErrorInfo{}}, true, fenced)
 }
 
 // fail answers with one error. The call still succeeds at the protocol
 // level so the agent can read why and correct itself.
 func fail(src SourceInfo, code, msg, hint string) *mcpgo.CallToolResult {
-	return result(Failure{Source: src, Warnings: []string{}, Errors: []ErrorInfo{{Code: code, Message: msg, Hint: hint}}}, false)
+	return failWith(src, ErrorInfo{Code: code, Message: msg, Hint: hint})
+}
+
+// failWith answers with one error carrying extra fields.
+func failWith(src SourceInfo, e ErrorInfo) *mcpgo.CallToolResult {
+	return result(Failure{Source: src, Warnings: []string{}, Errors: []ErrorInfo{e}}, false, false)
 }
 
 func nonNil[T any](s []T) []T {
@@ -90,8 +105,9 @@ func nonNil[T any](s []T) []T {
 }
 
 // result renders an envelope as text and structuredContent from the same
-// bytes, with isError set exactly when ok is false.
-func result(e any, isOK bool) *mcpgo.CallToolResult {
+// bytes, with isError set exactly when ok is false, and the provenance
+// note as the last block when the envelope carries fenced text.
+func result(e any, isOK, fenced bool) *mcpgo.CallToolResult {
 	b, err := json.Marshal(e)
 	if err != nil {
 		// Only a programming error (an unmarshalable type) gets here.
@@ -99,9 +115,28 @@ func result(e any, isOK bool) *mcpgo.CallToolResult {
 			CodeInternal, "encode answer: "+err.Error())
 		isOK = false
 	}
+	return rendered(b, isOK, fenced)
+}
+
+// rendered builds the result from envelope bytes; projection and the
+// budget re-render through it so every answer keeps one shape.
+func rendered(b []byte, isOK, fenced bool) *mcpgo.CallToolResult {
+	content := []mcpgo.Content{mcpgo.NewTextContent(string(b))}
+	if fenced {
+		content = append(content, mcpgo.NewTextContent(provenanceNote))
+	}
 	return &mcpgo.CallToolResult{
-		Content:              []mcpgo.Content{mcpgo.NewTextContent(string(b))},
+		Content:              content,
 		RawStructuredContent: json.RawMessage(b),
 		IsError:              !isOK,
 	}
+}
+
+// hasProvenance reports whether r ends with the provenance note.
+func hasProvenance(r *mcpgo.CallToolResult) bool {
+	if len(r.Content) < 2 {
+		return false
+	}
+	t, isText := r.Content[len(r.Content)-1].(mcpgo.TextContent)
+	return isText && t.Text == provenanceNote
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -15,7 +17,9 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
+	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/transmit"
 )
 
 // Bundle is a named group of tools an operator loads together.
@@ -39,21 +43,99 @@ func bundles(d Deps) []Bundle {
 		{Name: "can", Tools: canTools(d)},
 		{Name: "j1939", Tools: j1939Tools(d)},
 		{Name: "sip", Tools: sipTools(d)},
+		{Name: "media", Tools: mediaTools(d)},
 		{Name: "j1708", Tools: j1708Tools(d)},
+		{Name: "transmit", Tools: transmitTools(d)},
 	}
 }
 
-// NewServer builds the MCP server with the named bundles. An unknown
+// Options are the operator's choices for one MCP server.
+type Options struct {
+	// Bundles to load; DefaultBundles when nil.
+	Bundles []string
+	// MaxResponseBytes is the response budget; 0 means
+	// DefaultMaxResponseBytes, and less than MinMaxResponseBytes is an error.
+	MaxResponseBytes int
+	// Audit, when set, records every tools/call (audit.go).
+	Audit *Audit
+}
+
+// DefaultBundles is every bundle except transmit, which an operator must
+// name to load.
+func DefaultBundles(d Deps) []string {
+	var out []string
+	for _, n := range BundleNames(d) {
+		if n != bundleTransmit {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// bundleTransmit is the bundle that can put bytes on a bus.
+const bundleTransmit = "transmit"
+
+// NewServer builds the MCP server with the chosen bundles. An unknown
 // bundle or a tool name registered twice is an error: mcp-go's AddTools
-// would silently replace the first.
-func NewServer(d Deps, load []string) (*server.MCPServer, error) {
+// would silently replace the first. The server bundle also gets
+// describe_response_shape over every loaded tool.
+func NewServer(d Deps, o Options) (*server.MCPServer, error) {
+	if o.Bundles == nil {
+		o.Bundles = DefaultBundles(d)
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.MaxResponseBytes < MinMaxResponseBytes {
+		return nil, fmt.Errorf("MCP response budget %d bytes: want at least %d", o.MaxResponseBytes, MinMaxResponseBytes)
+	}
+	tools, err := loadBundles(d, o.Bundles)
+	if err != nil {
+		return nil, err
+	}
+	for i := range tools {
+		in, err := strictInput(tools[i].Tool.RawInputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", tools[i].Tool.Name, err)
+		}
+		tools[i].Tool.RawInputSchema = in
+	}
+	loaded := map[string]mcpgo.Tool{}
+	if slices.Contains(o.Bundles, "server") {
+		tools = append(tools, shapeTool(d, loaded))
+	}
+	for _, t := range tools {
+		loaded[t.Tool.Name] = t.Tool
+	}
+	// Outermost first: the audit sees the final outcome, the scope check
+	// runs before any work, the budget sees the projected answer, and
+	// recovery turns a panic into an envelope the others can read.
 	s := server.NewMCPServer("fieldtap", d.Info.Version,
 		server.WithToolCapabilities(false),
+		// Empty but declared: a client may list resources and prompts,
+		// set a log level and ask for completions, and gets the
+		// specification's empty answers instead of "method not found".
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithLogging(),
+		server.WithCompletions(),
+		server.WithToolHandlerMiddleware(audited(d, o.Audit)),
+		server.WithToolHandlerMiddleware(scoped(d, loaded)),
+		server.WithToolHandlerMiddleware(budget(d, o.MaxResponseBytes, inputProperties(tools))),
 		server.WithToolHandlerMiddleware(recovery(d)),
+		server.WithHooks(auditHooks(o.Audit, d.Log.Error)),
 		server.WithInstructions(instructions),
 	)
+	s.AddTools(tools...)
+	return s, nil
+}
+
+// loadBundles collects the named bundles' tools, refusing an unknown
+// bundle and a tool name two bundles share.
+func loadBundles(d Deps, load []string) ([]server.ServerTool, error) {
 	all := bundles(d)
 	seen := map[string]string{}
+	var tools []server.ServerTool
 	for _, name := range load {
 		var b *Bundle
 		for j := range all {
@@ -70,9 +152,9 @@ func NewServer(d Deps, load []string) (*server.MCPServer, error) {
 			}
 			seen[t.Tool.Name] = name
 		}
-		s.AddTools(b.Tools...)
+		tools = append(tools, b.Tools...)
 	}
-	return s, nil
+	return tools, nil
 }
 
 const instructions = "fieldtap is a passive capture box (SPAN, CAN/J1939, J1708). " +
@@ -150,4 +232,14 @@ type Deps struct {
 	SIP      *sip.Store    // nil when the box has no Ethernet port
 	SIPStats SIPStats      // SPAN decode counters; nil when none
 	J1587    *j1587.Store  // nil when the box has no J1708 port
+	// Media is the SPAN port's RTP analyser; nil when none.
+	Media         *rtp.Analyser
+	MediaInterval time.Duration // its per-interval figure length
+	// Transmit is the gatekeeper every transmit tool goes through; nil
+	// when the box was built without one (the tools then refuse).
+	Transmit *transmit.Service
+
+	// SIPExport writes export_capture files; nil when the box has no
+	// Ethernet port.
+	SIPExport *sip.Exporter
 }

@@ -6,8 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"fieldtap/services/ports"
 )
@@ -39,33 +42,51 @@ func allTools(t *testing.T) map[string]string {
 	return tools
 }
 
-// TestEveryToolDeclaresItsContract walks the registry: description, all four
-// hints set explicitly, an object output schema, no type unions in inputs.
+// TestEveryToolDeclaresItsContract walks tools/list as a client sees it
+// with every bundle loaded: description, all four hints set explicitly,
+// an object output schema, and no "type": [..] union in an input schema.
 func TestEveryToolDeclaresItsContract(t *testing.T) {
-	for _, b := range bundles(testDeps()) {
-		for _, st := range b.Tools {
-			tool := st.Tool
-			t.Run(tool.Name, func(t *testing.T) {
-				if tool.Description == "" {
-					t.Error("no description")
+	s, err := NewServer(testDeps(), Options{Bundles: BundleNames(testDeps())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+			Output      json.RawMessage `json:"outputSchema"`
+			Annotations map[string]any  `json:"annotations"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) == 0 {
+		t.Fatal("tools/list is empty")
+	}
+	for _, tool := range list.Tools {
+		t.Run(tool.Name, func(t *testing.T) {
+			if tool.Description == "" {
+				t.Error("no description")
+			}
+			for _, h := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+				if _, set := tool.Annotations[h].(bool); !set {
+					t.Errorf("%s not set explicitly: %v", h, tool.Annotations)
 				}
-				a := tool.Annotations
-				if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
-					t.Errorf("hints not all set: %+v", a)
-				}
-				in, err := json.Marshal(tool.InputSchema)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Contains(string(in), `"type":[`) {
-					t.Errorf("input schema has a type union: %s", in)
-				}
-				var out map[string]any
-				if err := json.Unmarshal(tool.RawOutputSchema, &out); err != nil || out["type"] != "object" {
-					t.Errorf("output schema is not an object: %s", tool.RawOutputSchema)
-				}
-			})
-		}
+			}
+			var in map[string]any
+			if err := json.Unmarshal(tool.InputSchema, &in); err != nil || in["type"] != "object" {
+				t.Errorf("input schema is not an object: %s", tool.InputSchema)
+			}
+			if strings.Contains(string(tool.InputSchema), `"type":[`) {
+				t.Errorf("input schema has a type union: %s", tool.InputSchema)
+			}
+			var out map[string]any
+			if err := json.Unmarshal(tool.Output, &out); err != nil || out["type"] != "object" {
+				t.Errorf("output schema is not an object: %s", tool.Output)
+			}
+		})
 	}
 }
 
@@ -83,7 +104,79 @@ func TestToolReferenceNamesEveryTool(t *testing.T) {
 }
 
 func TestNewServerRefusesUnknownBundle(t *testing.T) {
-	if _, err := NewServer(testDeps(), []string{"server", "nope"}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if _, err := NewServer(testDeps(), Options{Bundles: []string{"server", "nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("err = %v, want it to name the bundle", err)
+	}
+}
+
+// TestWriteToolsMatchTheProtocolTable fails when the set of tools that are
+// not read-only differs from the table in docs/mcp-protocol.md, so a new
+// write verb, or a tool quietly flipped, cannot ship unnoticed.
+func TestWriteToolsMatchTheProtocolTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "mcp-protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, found := strings.Cut(string(doc), "<!-- write-tools:begin -->")
+	table, _, found2 := strings.Cut(rest, "<!-- write-tools:end -->")
+	if !found || !found2 {
+		t.Fatal("docs/mcp-protocol.md has no write-tools table markers")
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		if name == "" || name == "tool" || strings.HasPrefix(name, "---") || name == "(none)" {
+			continue
+		}
+		documented[name] = true
+	}
+	registered := map[string]bool{}
+	for _, b := range bundles(testDeps()) {
+		for _, st := range b.Tools {
+			if ro := st.Tool.Annotations.ReadOnlyHint; ro == nil || !*ro {
+				registered[st.Tool.Name] = true
+			}
+		}
+	}
+	for n := range registered {
+		if !documented[n] {
+			t.Errorf("%s is not read-only but is missing from the write-tools table in docs/mcp-protocol.md", n)
+		}
+	}
+	for n := range documented {
+		if !registered[n] {
+			t.Errorf("docs/mcp-protocol.md lists %s as a write tool, but no such non-read-only tool is registered", n)
+		}
+	}
+}
+
+// TestListToolsTakeFields: every tool answering a page declares fields.
+func TestListToolsTakeFields(t *testing.T) {
+	for _, b := range bundles(testDeps()) {
+		for _, st := range b.Tools {
+			var out struct {
+				Properties map[string]any `json:"properties"`
+			}
+			if err := json.Unmarshal(st.Tool.RawOutputSchema, &out); err != nil {
+				t.Fatal(err)
+			}
+			if _, isList := out.Properties["items"]; !isList {
+				continue
+			}
+			if _, has := inputProperties([]server.ServerTool{st})[st.Tool.Name]["fields"]; !has {
+				t.Errorf("list tool %s (bundle %s) takes no fields argument: embed Projection, use inputSchema and listHandler", st.Tool.Name, b.Name)
+			}
+		}
+	}
+}
+
+// TestDefaultBundlesNeverTransmit keeps transmit opt-in.
+func TestDefaultBundlesNeverTransmit(t *testing.T) {
+	if slices.Contains(DefaultBundles(testDeps()), bundleTransmit) {
+		t.Error("the transmit bundle loads by default")
 	}
 }

@@ -25,15 +25,63 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	return stdio.Listen(ctx, in, out)
 }
 
-// HTTPHandler returns the streamable-HTTP handler mounted at Path.
-func HTTPHandler(s *server.MCPServer, logger *slog.Logger) http.Handler {
-	h := server.NewStreamableHTTPServer(s,
+// HTTPOptions are the access rules of the HTTP endpoint (docs/mcp-protocol.md).
+type HTTPOptions struct {
+	// Tokens, when set, make a bearer token mandatory; nil serves loopback
+	// clients without one (the daemon refuses other binds without tokens).
+	Tokens *Tokens
+	// AllowedHosts are Host header names accepted besides the loopback
+	// names: the DNS-rebinding check runs on every interface.
+	AllowedHosts []string
+	// ResourceURL, when set, publishes RFC 9728 metadata for it.
+	ResourceURL string
+	// MaxConcurrent and RatePerPeer cap tools/call; 0 disables either.
+	MaxConcurrent int
+	RatePerPeer   int
+	// Audit records calls the limits refuse (the tool middleware records
+	// the rest).
+	Audit *Audit
+	Log   *slog.Logger
+}
+
+// HTTPHandler returns the streamable-HTTP handler mounted at Path behind
+// the access checks: Host, Origin, bearer token, body size, call caps.
+func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
+	sess := newSessions()
+	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(Path),
-		server.WithStreamableHTTPLogger(logger),
-	)
+		server.WithStreamableHTTPLogger(o.Log),
+		server.WithSessionIdManagerResolver(sess),
+		// The gate checks Host on every interface against a list that
+		// starts with the loopback names; mcp-go's check would refuse an
+		// operator's --mcp-allowed-host on a loopback connection.
+		server.WithDisableLocalhostProtection(true),
+	}
+	if o.ResourceURL != "" {
+		opts = append(opts, server.WithProtectedResourceMetadata(resourceMetadata(o.ResourceURL)))
+	}
+	h := server.NewStreamableHTTPServer(s, opts...)
+	g := newGate(o)
 	mux := http.NewServeMux()
-	mux.Handle(Path, http.MaxBytesHandler(h, maxRequestBody))
+	mux.Handle(Path, g.wrap(http.MaxBytesHandler(h, maxRequestBody)))
+	if o.ResourceURL != "" {
+		// Discovery is unauthenticated by design: it names the resource,
+		// its scopes and its docs, and nothing else.
+		mux.Handle(server.ProtectedResourceMetadataPath(o.ResourceURL), g.hostsOnly(h))
+	}
 	return mux
+}
+
+// resourceMetadata names no authorization server: fieldtap issues no
+// OAuth tokens, and a client sent to fetch one would return holding a
+// credential this server rejects.
+func resourceMetadata(url string) server.ProtectedResourceMetadataConfig {
+	return server.ProtectedResourceMetadataConfig{
+		Resource:               url,
+		ScopesSupported:        []string{ScopeRead, ScopeTransmit},
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "fieldtap capture box",
+	}
 }
 
 // slogWriter adapts mcp-go's *log.Logger output to slog on stderr.

@@ -148,7 +148,15 @@ func TestSerialOverPty(t *testing.T) {
 			t.Errorf("message %d = %s, want %s", i, hex.EncodeToString(got[i]), hex.EncodeToString(wantMsgs[i]))
 		}
 	}
-	if fs := src.FramerStats(); fs != want {
+	// A loaded machine can deliver two bursts in one read, so one gap goes
+	// unseen: that is one run fewer and one checksum resync more. Messages
+	// and faults must not change; only the split between the two may.
+	fs := src.FramerStats()
+	if fs.Runs+fs.Resyncs != want.Runs+want.Resyncs {
+		t.Errorf("framer runs+resyncs = %d+%d, want %d in all", fs.Runs, fs.Resyncs, want.Runs+want.Resyncs)
+	}
+	fs.Runs, fs.Resyncs = want.Runs, want.Resyncs
+	if fs != want {
 		t.Errorf("framer stats = %+v\nwant           %+v", fs, want)
 	}
 	st := src.Stats()

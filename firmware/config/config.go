@@ -13,6 +13,9 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/slcan"
+	"fieldtap/drivers/socketcan"
+	"fieldtap/mcp"
 )
 
 // Defaults.
@@ -31,10 +34,16 @@ const (
 	// past the stores' live size on a small board. It must stay well above
 	// what the stores hold at their limits, or the collector thrashes.
 	DefaultMemoryLimitMiB = 128
+	// MCP limits: see docs/mcp-protocol.md for why each is what it is.
+	DefaultMaxResponseBytes = mcp.DefaultMaxResponseBytes
+	DefaultMaxConcurrent    = mcp.DefaultMaxConcurrent
+	DefaultRatePerPeer      = mcp.DefaultRatePerPeer
 )
 
-// Boards fieldtapd can run on.
-var Boards = []string{"sim", "none"}
+// Boards fieldtapd can run on: "none" plus the profiles embedded in
+// board/profiles (a test in board/ keeps the two lists equal; config
+// cannot import board, which imports config for Port).
+var Boards = []string{"sim", "qemu-virt", "rpi-cm4", "beaglebone", "none"}
 
 // Config is the whole configuration.
 type Config struct {
@@ -48,6 +57,8 @@ type Config struct {
 	Log            Log    `toml:"log"`
 	MCP            MCP    `toml:"mcp"`
 	Store          Store  `toml:"store"`
+	// Transmit holds the transmit limits (transmit.go).
+	Transmit Transmit `toml:"transmit"`
 }
 
 // Port is one capture port opened from configuration (a board profile
@@ -58,10 +69,19 @@ type Port struct {
 	Device string `toml:"device"` // tty path or network interface
 	// GapMicros is the idle time that ends a J1708 message (0 = driver default).
 	GapMicros int `toml:"gap_us"`
+	// Bitrate of a CAN port in bit/s (0 = 250000, J1939). CAN ports
+	// always open listen-only.
+	Bitrate int `toml:"bitrate"`
+	// Transmit lets this port transmit through the gatekeeper; every other
+	// gate still applies (docs/transmit-safety.md). Default false.
+	Transmit bool `toml:"transmit"`
+	// Filter is an afpacket port's capture filter: a BPF program as
+	// `tcpdump -dd EXPR` prints it (docs/configuration.md); empty keeps all.
+	Filter string `toml:"filter"`
 }
 
 // Drivers lists the port drivers this build can open from configuration.
-var Drivers = []string{"j1708"}
+var Drivers = []string{"j1708", "slcan", "socketcan", "afpacket"}
 
 // Log configures the stderr logger.
 type Log struct {
@@ -73,6 +93,19 @@ type Log struct {
 type MCP struct {
 	Transport string `toml:"transport"`
 	Listen    string `toml:"listen"`
+	// Bundles to load; empty means every compiled bundle except transmit.
+	Bundles          []string `toml:"bundles"`
+	MaxResponseBytes int      `toml:"max_response_bytes"`
+	// TokensFile holds id:sha256:<hex>[:scopes] lines; required to bind
+	// anything but loopback.
+	TokensFile   string   `toml:"tokens_file"`
+	AllowedHosts []string `toml:"allowed_hosts"`
+	ResourceURL  string   `toml:"resource_url"`
+	// MaxConcurrent and RateLimitPerPeer cap tools/call over HTTP; 0
+	// disables either.
+	MaxConcurrent    int    `toml:"max_concurrent"`
+	RateLimitPerPeer int    `toml:"rate_limit_per_peer"`
+	AuditFile        string `toml:"audit_file"`
 }
 
 // Store bounds each port's raw frame ring and its hand-off queue.
@@ -80,6 +113,9 @@ type Store struct {
 	FramesPerPort int   `toml:"frames_per_port"`
 	BytesPerPort  int64 `toml:"bytes_per_port"`
 	HandoffDepth  int   `toml:"handoff_depth"`
+	// ExportDir receives export_capture's pcapng files; empty means
+	// fieldtap-export under the OS temporary directory.
+	ExportDir string `toml:"export_dir"`
 }
 
 // Default returns the configuration used when no file is given.
@@ -89,8 +125,9 @@ func Default() Config {
 		ReplaySpeed:    DefaultReplaySpeed,
 		MemoryLimitMiB: DefaultMemoryLimitMiB,
 		Log:            Log{Level: "info", Format: "text"},
-		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen},
+		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen, MaxResponseBytes: DefaultMaxResponseBytes, MaxConcurrent: DefaultMaxConcurrent, RateLimitPerPeer: DefaultRatePerPeer},
 		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth},
+		Transmit:       DefaultTransmit(),
 	}
 }
 
@@ -141,9 +178,7 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("mcp.transport %q: want stdio or http", c.MCP.Transport))
 	}
-	if _, _, err := net.SplitHostPort(c.MCP.Listen); err != nil {
-		errs = append(errs, fmt.Errorf("mcp.listen %q: %w", c.MCP.Listen, err))
-	}
+	errs = append(errs, c.MCP.validate()...)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -178,7 +213,11 @@ func (c Config) Validate() error {
 		if p.GapMicros < 0 {
 			errs = append(errs, fmt.Errorf("port %q: gap_us %d is negative", p.Name, p.GapMicros))
 		}
+		if err := checkBitrate(p); err != nil {
+			errs = append(errs, fmt.Errorf("port %q: %w", p.Name, err))
+		}
 	}
+	errs = append(errs, c.Transmit.validate(c.Board)...)
 	if c.MemoryLimitMiB < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
 	}
@@ -186,6 +225,50 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("board none opens no board ports: give at least one source or [[port]]"))
 	}
 	return errors.Join(errs...)
+}
+
+// validate checks the [mcp] section. Binding anything but loopback
+// without tokens is refused: the cable can reach the box from a laptop
+// nobody vetted.
+func (m MCP) validate() []error {
+	var errs []error
+	host, _, err := net.SplitHostPort(m.Listen)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("mcp.listen %q: %w", m.Listen, err))
+	} else if m.Transport == "http" && m.TokensFile == "" && !isLoopback(host) {
+		errs = append(errs, fmt.Errorf("mcp.listen %q is not loopback: set mcp.tokens_file (--mcp-tokens-file) first", m.Listen))
+	}
+	if m.MaxResponseBytes < mcp.MinMaxResponseBytes {
+		errs = append(errs, fmt.Errorf("mcp.max_response_bytes %d: want at least %d", m.MaxResponseBytes, mcp.MinMaxResponseBytes))
+	}
+	if m.MaxConcurrent < 0 || m.RateLimitPerPeer < 0 {
+		errs = append(errs, errors.New("mcp.max_concurrent and mcp.rate_limit_per_peer must be 0 (off) or positive"))
+	}
+	return errs
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkBitrate checks a CAN port's bitrate against what its driver can set;
+// 0 takes the driver's default.
+func checkBitrate(p Port) error {
+	if p.Bitrate == 0 {
+		return nil
+	}
+	switch p.Driver {
+	case "slcan":
+		_, err := slcan.BitrateCommand(p.Bitrate)
+		return err
+	case "socketcan":
+		return socketcan.CheckBitrate(p.Bitrate)
+	}
+	return fmt.Errorf("bitrate %d: driver %q has no bitrate", p.Bitrate, p.Driver)
 }
 
 func contains(list []string, s string) bool {

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"fieldtap/drivers/capture"
@@ -13,6 +15,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/ring"
+	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 )
 
@@ -27,21 +30,35 @@ type analysers struct {
 	// fragment and TCP tables are keyed by addresses, not ports.
 	spanMu  sync.Mutex
 	sipFeed *sip.Analyser
+	media   *rtp.Analyser // fed by sipFeed's media hook
+	// sipExport writes the frames behind SIP messages (export_capture).
+	sipExport *sip.Exporter
 }
 
-func newAnalysers(frameLimits ring.Limits) (*analysers, error) {
+// exportDirName is where export_capture writes when store.export_dir is empty.
+const exportDirName = "fieldtap-export"
+
+func newAnalysers(frameLimits ring.Limits, exportDir string) (*analysers, error) {
+	if exportDir == "" {
+		exportDir = filepath.Join(os.TempDir(), exportDirName)
+	}
 	j1587s, err := j1587.New(ring.Limits{Items: j1587.DefaultMaxMessages, Bytes: j1587.DefaultMaxBytes})
 	if err != nil {
 		return nil, err
 	}
 	sipStore := sip.NewStore(sip.Limits{})
+	sipFeed := sip.NewAnalyser(sipStore, netdecode.Options{})
+	media := rtp.NewAnalyser(rtp.Options{}) // heuristic RTP off by default (issue #4)
+	sipFeed.SetMediaHook(media)
 	return &analysers{
 		frameLimits: frameLimits,
 		can:         canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
 		j1939:       j1939.NewStore(),
 		j1587:       j1587s,
 		sip:         sipStore,
-		sipFeed:     sip.NewAnalyser(sipStore, netdecode.Options{}),
+		sipFeed:     sipFeed,
+		media:       media,
+		sipExport:   sip.NewExporter(exportDir),
 	}, nil
 }
 
@@ -65,11 +82,16 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 	if err != nil {
 		return nil, nil, err
 	}
+	a.sipExport.AddPort(name, fs)
 	return func(f capture.Frame) {
 		// An oversize frame is refused and counted by the store.
-		fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+		seq, err := fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
 		a.spanMu.Lock()
-		a.sipFeed.Feed(f.Time, f.Link, f.Data)
+		if err == nil { // messages remember their frame for export_capture
+			a.sipFeed.FeedFrame(sip.FrameRef{Port: name, Seq: seq}, f.Time, f.Link, f.Data)
+		} else {
+			a.sipFeed.Feed(f.Time, f.Link, f.Data)
+		}
 		a.spanMu.Unlock()
 	}, fs.Stats, nil
 }
@@ -81,6 +103,8 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.J1587 = a.j1587
 	d.SIP = a.sip
 	d.SIPStats = a.sipStats
+	d.SIPExport = a.sipExport
+	d.Media, d.MediaInterval = a.media, rtp.DefaultInterval
 }
 
 // feedCAN decodes SocketCAN bytes once and hands plain values to the CAN

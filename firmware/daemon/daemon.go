@@ -42,19 +42,32 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		return err
 	}
 	speed, _ := cfg.Speed()
+	// Tokens and the audit file are opened before any port starts: a path
+	// that cannot be opened stops startup, not the first call.
+	access, err := openMCPAccess(cfg.MCP)
+	if err != nil {
+		return err
+	}
+	defer access.close()
 
 	var sources []capture.Source
 	if cfg.Board == "sim" {
 		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed})...)
 	}
-	for _, pc := range cfg.Ports {
+	var reg ports.Registry
+	boardCtx, stopBoard := context.WithCancel(ctx)
+	defer stopBoard()
+	hw, err := startBoard(boardCtx, cfg, &reg, log)
+	if err != nil {
+		return err
+	}
+	for _, pc := range hw.ports {
 		src, err := openPort(pc)
 		if err != nil {
 			return err
 		}
 		sources = append(sources, src)
 	}
-	var reg ports.Registry
 	for i, path := range cfg.Sources {
 		src, err := filesource.Open(fileName(i), path, log)
 		if err != nil {
@@ -66,7 +79,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		sources = append(sources, src)
 	}
 
-	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort})
+	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}, cfg.Store.ExportDir)
 	if err != nil {
 		return err
 	}
@@ -101,16 +114,22 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	}
 	an.deps(&deps)
 	deps.Info.Compiled = mcp.BundleNames(deps)
-	// Every compiled bundle loads except transmit, which an operator must ask for.
-	for _, b := range deps.Info.Compiled {
-		if b != "transmit" {
-			deps.Info.Bundles = append(deps.Info.Bundles, b)
-		}
+	// Every compiled bundle loads except transmit, unless the operator
+	// names the bundles.
+	deps.Info.Bundles = cfg.MCP.Bundles
+	if len(deps.Info.Bundles) == 0 {
+		deps.Info.Bundles = mcp.DefaultBundles(deps)
 	}
 	if cfg.MCP.Transport == "http" {
 		deps.Info.Listen = cfg.MCP.Listen
 	}
-	srv, err := mcp.NewServer(deps, deps.Info.Bundles)
+	tx, closeTx, err := newTransmitter(portCtx, cfg, hw.arm, sources, deps.Info.Bundles, deps.CAN, log)
+	if err != nil {
+		return err
+	}
+	defer closeTx()
+	deps.Transmit = tx
+	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, Audit: access.audit})
 	if err != nil {
 		return err
 	}
@@ -120,7 +139,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		log.Info("serving MCP on stdio")
 		err = mcp.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
 	default:
-		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.HTTPHandler(srv, log), log, stdio.Listening)
+		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.HTTPHandler(srv, access.httpOptions(cfg.MCP, log)), log, stdio.Listening)
 	}
 	stopPorts()
 	wg.Wait()

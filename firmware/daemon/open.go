@@ -5,7 +5,10 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/ethernet"
 	"fieldtap/drivers/j1708"
+	"fieldtap/drivers/slcan"
+	"fieldtap/drivers/socketcan"
 	"fieldtap/firmware/config"
 )
 
@@ -15,6 +18,12 @@ func openPort(p config.Port) (capture.Source, error) {
 	switch p.Driver {
 	case "j1708":
 		return j1708.New(j1708.Options{Name: p.Name, Device: p.Device, Gap: time.Duration(p.GapMicros) * time.Microsecond})
+	case "slcan":
+		return slcan.New(slcan.Options{Name: p.Name, Device: p.Device, Bitrate: p.Bitrate})
+	case "socketcan":
+		return socketcan.New(socketcan.Options{Name: p.Name, Interface: p.Device, Bitrate: p.Bitrate})
+	case "afpacket":
+		return ethernet.New(ethernet.Options{Name: p.Name, Device: p.Device, Filter: p.Filter})
 	}
 	return nil, fmt.Errorf("port %s: driver %q is not in this build", p.Name, p.Driver)
 }

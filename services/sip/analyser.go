@@ -42,6 +42,8 @@ type Analyser struct {
 	ws    []byte // reassembly buffer for WebSocket payloads
 	mu    sync.Mutex
 	st    StreamStats
+	media MediaHook // mediahook.go; nil when no media analyser is attached
+	frame FrameRef  // the frame being fed (frameref.go)
 }
 
 // NewAnalyser returns an analyser feeding store.
@@ -85,6 +87,7 @@ func (a *Analyser) UDP(d netdecode.Datagram) {
 		return
 	}
 	if !LooksLikeSIP(p) {
+		a.mediaDatagram(d)
 		a.count(func(s *StreamStats) { s.UDPNotSIP++ })
 		return
 	}
@@ -93,6 +96,7 @@ func (a *Analyser) UDP(d netdecode.Datagram) {
 
 // message parses and stores one complete message.
 func (a *Analyser) message(meta Meta, b []byte) {
+	meta.Frame = a.frame
 	if err := a.msg.Parse(b); err != nil {
 		a.refuse(err)
 		return
@@ -102,6 +106,7 @@ func (a *Analyser) message(meta Meta, b []byte) {
 		return
 	}
 	a.store.Add(meta, &a.msg, b[:a.msg.Size])
+	a.mediaMessage(meta)
 }
 
 func (a *Analyser) refuse(err error) {

@@ -32,6 +32,7 @@ const (
 // one see a consistent dialog.
 type Dialog struct {
 	ID      uint64 // never reused in a store's life
+	Rev     uint64 // the store revision of this dialog's last change
 	CallID  string
 	Created time.Time // first message
 	Updated time.Time // last message
@@ -104,5 +105,6 @@ type Message struct {
 	StatusCode     int
 	CSeq           uint32
 	Retransmission bool
-	Raw            []byte // the whole message as captured (owned)
+	Frame          FrameRef // the frame that completed it, for export
+	Raw            []byte   // the whole message as captured (owned)
 }

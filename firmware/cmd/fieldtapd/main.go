@@ -48,8 +48,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		logLevel  = fs.String("log-level", "info", "debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "text or json")
 		showVer   = fs.Bool("version", false, "print the version and exit")
+		runAs     = fs.String("user", "", "as root: bring up the board, then run as this user with only CAP_NET_RAW and CAP_NET_ADMIN")
+		prepOnly  = fs.Bool("prepare-only", false, "bring up the board's SPAN port and USB gadget, log each outcome, and exit (systemd ExecStartPre=+)")
 		sources   repeated
+		// MCP surface (docs/mcp-protocol.md).
+		bundles      = fs.String("mcp-bundles", "", "comma-separated tool bundles to load (default: every bundle except transmit)")
+		maxResp      = fs.Int("mcp-max-response-bytes", config.DefaultMaxResponseBytes, "largest tool answer in bytes; larger ones are refused with RESPONSE_TOO_LARGE (minimum 1024)")
+		tokensFile   = fs.String("mcp-tokens-file", "", "bearer tokens file of id:sha256:<hex>[:scopes] lines; required to listen beyond loopback")
+		resourceURL  = fs.String("mcp-resource-url", "", "publish RFC 9728 protected-resource metadata for this URL of the endpoint")
+		maxConc      = fs.Int("mcp-max-concurrent", config.DefaultMaxConcurrent, "tool calls running at once over HTTP; more are refused (0: no cap)")
+		ratePerPeer  = fs.Int("mcp-rate-limit-per-peer", config.DefaultRatePerPeer, "tool calls one peer address may start per second over HTTP (0: no cap)")
+		auditFile    = fs.String("mcp-audit-file", "", "append one JSON line per tools/call to this file (created 0600)")
+		allowedHosts repeated
 	)
+	fs.Var(&allowedHosts, "mcp-allowed-host", "Host header name accepted besides localhost (repeatable)")
 	fs.Var(&sources, "source", "capture file to open as a read-only port (repeatable; kind detected from content)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -89,9 +101,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			cfg.Log.Level = *logLevel
 		case "log-format":
 			cfg.Log.Format = *logFormat
+		case "mcp-bundles":
+			cfg.MCP.Bundles = splitList(*bundles)
+		case "mcp-max-response-bytes":
+			cfg.MCP.MaxResponseBytes = *maxResp
+		case "mcp-tokens-file":
+			cfg.MCP.TokensFile = *tokensFile
+		case "mcp-resource-url":
+			cfg.MCP.ResourceURL = *resourceURL
+		case "mcp-max-concurrent":
+			cfg.MCP.MaxConcurrent = *maxConc
+		case "mcp-rate-limit-per-peer":
+			cfg.MCP.RateLimitPerPeer = *ratePerPeer
+		case "mcp-audit-file":
+			cfg.MCP.AuditFile = *auditFile
 		}
 	})
 	cfg.Sources = append(cfg.Sources, sources...)
+	cfg.MCP.AllowedHosts = append(cfg.MCP.AllowedHosts, allowedHosts...)
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, "fieldtapd: config:", err)
 		return 2
@@ -102,12 +129,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		debug.SetMemoryLimit(int64(cfg.MemoryLimitMiB) << 20)
 	}
 	log.Info("fieldtapd starting", "version", version, "board", cfg.Board, "transport", cfg.MCP.Transport)
+	if code, done := dropOrPrepare(ctx, cfg, log, *runAs, *prepOnly, args); done {
+		return code
+	}
 	err := daemon.Run(ctx, cfg, version, log, daemon.IO{Stdin: stdin, Stdout: stdout})
 	if err != nil {
 		log.Error("fieldtapd failed", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func newLogger(w io.Writer, c config.Log) *slog.Logger {

@@ -35,6 +35,7 @@ const (
 )
 
 const usage = `usage: fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
+       fieldtap plan show|run FILE [--port P] [--config FILE]   (transmit plans)
 
   sip    SIP calls with RTP over Ethernet, as pcapng
   j1939  a J1939 truck on CAN, as a candump -l log
@@ -45,6 +46,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run executes one command line and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "plan" {
+		return plan(args[1:], os.Stdin, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "gen" {
 		fmt.Fprint(stderr, usage+"\nrun \"fieldtap gen -h\" for the flags\n")
 		return exitUsage

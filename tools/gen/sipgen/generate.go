@@ -11,9 +11,12 @@ func Generate(o Options, emit func(Packet) error) error {
 	}
 	r := rand.New(rand.NewPCG(uint64(o.Seed), pcgStream))
 	var streams []stream
-	for _, c := range plan(o, r, newNetwork(r)) {
+	for ci, c := range plan(o, r, newNetwork(r)) {
 		streams = append(streams, &sipStream{c: c})
-		for _, m := range c.media {
+		for mi, m := range c.media {
+			if o.Impair.enabled() {
+				m.impair(o.Impair, o.Seed, uint64(ci)<<1|uint64(mi))
+			}
 			streams = append(streams, m)
 		}
 	}

@@ -11,7 +11,18 @@ type Options struct {
 	Start    time.Time     // timestamp of the first packet
 	Duration time.Duration // traffic spans [Start, Start+Duration); must be positive
 	Calls    int           // number of calls started within Duration (0 => DefaultCallsPerMinute)
+	// Impair degrades every RTP stream, drawn from the seed; the zero
+	// value leaves the output byte-identical to an unimpaired run.
+	Impair Impairment
 }
+
+// Impairment is network damage applied to RTP at send time.
+type Impairment struct {
+	LossPct  float64 // each packet is dropped with this probability (percent)
+	JitterMs float64 // each packet is delayed by a uniform 0..JitterMs extra
+}
+
+func (i Impairment) enabled() bool { return i.LossPct > 0 || i.JitterMs > 0 }
 
 // Packet is one Ethernet frame (LINKTYPE_ETHERNET) with its capture time.
 // Data is owned by the receiver.
@@ -42,6 +53,9 @@ func (o Options) calls() int {
 func (o Options) check() error {
 	if o.Duration <= 0 {
 		return fmt.Errorf("sipgen: duration %v must be positive", o.Duration)
+	}
+	if o.Impair.LossPct < 0 || o.Impair.LossPct >= 100 || o.Impair.JitterMs < 0 {
+		return fmt.Errorf("sipgen: impairment %+v: loss must be in [0,100), jitter not negative", o.Impair)
 	}
 	if o.Calls < 0 {
 		return fmt.Errorf("sipgen: calls %d must not be negative", o.Calls)

@@ -52,6 +52,10 @@ type rtpStream struct {
 	jitter   *rand.Rand    // the stream's own, so merge order cannot shift draws
 	n        int           // frames sent
 	next     time.Duration // send time of frame n
+
+	imp     Impairment // impair.go; zero means none
+	impRand *rand.Rand
+	sent    time.Duration // send time of the last packet
 }
 
 func newRTPStream(r *rand.Rand, src, dst endpoint, start, end time.Duration, tone []byte, dtmf []dtmfEvent) *rtpStream {
@@ -66,14 +70,22 @@ func newRTPStream(r *rand.Rand, src, dst endpoint, start, end time.Duration, ton
 }
 
 func (s *rtpStream) sendTime() time.Duration {
-	return s.start + time.Duration(s.n)*ptime + time.Duration(s.jitter.Int64N(int64(maxJitter)))
+	at := s.start + time.Duration(s.n)*ptime + time.Duration(s.jitter.Int64N(int64(maxJitter)))
+	if s.impRand != nil {
+		at = s.extraDelay(at)
+	}
+	return at
 }
 
 func (s *rtpStream) peek() (time.Duration, bool) { return s.next, s.next < s.end }
 
 func (s *rtpStream) pop() datagram {
 	p := s.packet()
+	s.sent = s.next
 	s.n++
+	if s.impRand != nil {
+		s.skipDropped()
+	}
 	s.next = s.sendTime()
 	return datagram{src: s.src, dst: s.dst, payload: p}
 }

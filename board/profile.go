@@ -1,0 +1,158 @@
+package board
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"fieldtap/firmware/config"
+)
+
+//go:embed profiles/*.toml
+var profileFS embed.FS
+
+// Profile is one board: its ports and lines. Ports are config.Port values,
+// so a profile and a configuration file open ports by one mechanism.
+type Profile struct {
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	// Tested is false for a profile written from public pinouts and never
+	// run on the hardware; the daemon logs it at start-up.
+	Tested    bool          `toml:"tested_on_hardware"`
+	Reference string        `toml:"reference"` // where the pinout came from
+	Span      Span          `toml:"span"`
+	Gadget    Gadget        `toml:"gadget"`
+	GPIO      GPIO          `toml:"gpio"`
+	Ports     []config.Port `toml:"port"`
+}
+
+// Span is the mirror-port interface prepared at start-up.
+type Span struct {
+	Interface string `toml:"interface"` // empty: the board has no SPAN port
+}
+
+// Gadget is the USB device-side network link an agent connects through.
+type Gadget struct {
+	Function  string `toml:"function"`  // "ncm" (ECM is the fallback), or empty for none
+	Interface string `toml:"interface"` // the netdev the function creates, e.g. usb0
+	Address   string `toml:"address"`   // static CIDR on the box side, e.g. 192.168.7.1/24
+	UDC       string `toml:"udc"`       // controller name; empty picks the first one
+}
+
+// GPIO names the board's lines as "CHIP:OFFSET", where CHIP is a
+// /dev/gpiochipN name or a chip label. An empty string means no such line.
+type GPIO struct {
+	StatusLED   string `toml:"status_led"`
+	ActivityLED string `toml:"activity_led"`
+	ArmedLED    string `toml:"armed_led"`
+	ArmInput    string `toml:"arm_input"`
+	// ArmActiveHigh flips the arm input's sense. Off by default: a key
+	// switch pulls the line to ground, so a broken wire reads disarmed.
+	ArmActiveHigh bool   `toml:"arm_active_high"`
+	ArmPull       string `toml:"arm_pull"` // up (default), down or none
+}
+
+// Names lists the embedded profiles, sorted.
+func Names() []string {
+	ents, _ := profileFS.ReadDir("profiles")
+	var names []string
+	for _, e := range ents {
+		names = append(names, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Load returns the embedded profile called name.
+func Load(name string) (Profile, error) {
+	b, err := profileFS.ReadFile(path.Join("profiles", name+".toml"))
+	if err != nil {
+		return Profile{}, fmt.Errorf("board %q: no such profile (have %s)", name, strings.Join(Names(), ", "))
+	}
+	return Parse(name, b)
+}
+
+// Parse decodes and checks one profile. An unknown key is an error, as in
+// the configuration file.
+func Parse(name string, b []byte) (Profile, error) {
+	var p Profile
+	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&p)
+	if err != nil {
+		return p, fmt.Errorf("board %s: %w", name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return p, fmt.Errorf("board %s: unknown key %s", name, und[0])
+	}
+	if p.Name != name {
+		return p, fmt.Errorf("board %s: profile says name %q", name, p.Name)
+	}
+	return p, p.check()
+}
+
+func (p Profile) check() error {
+	for _, s := range []struct{ role, spec string }{
+		{"status_led", p.GPIO.StatusLED}, {"activity_led", p.GPIO.ActivityLED},
+		{"armed_led", p.GPIO.ArmedLED}, {"arm_input", p.GPIO.ArmInput},
+	} {
+		if s.spec == "" {
+			continue
+		}
+		if _, err := ParseLine(s.spec); err != nil {
+			return fmt.Errorf("board %s: gpio.%s: %w", p.Name, s.role, err)
+		}
+	}
+	if _, err := pullOf(p.GPIO.ArmPull); err != nil {
+		return fmt.Errorf("board %s: gpio.arm_pull: %w", p.Name, err)
+	}
+	switch p.Gadget.Function {
+	case "", "ncm", "ecm":
+	default:
+		return fmt.Errorf("board %s: gadget.function %q: want ncm or ecm", p.Name, p.Gadget.Function)
+	}
+	if p.Gadget.Function != "" && (p.Gadget.Interface == "" || p.Gadget.Address == "") {
+		return fmt.Errorf("board %s: gadget needs interface and address", p.Name)
+	}
+	return nil
+}
+
+// MergePorts returns the profile's ports with the configuration's
+// [[port]] tables applied: a table with a profile port's name replaces it,
+// any other is added after the profile's.
+func MergePorts(profile, configured []config.Port) []config.Port {
+	byName := map[string]int{}
+	out := append([]config.Port(nil), profile...)
+	for i, p := range out {
+		byName[p.Name] = i
+	}
+	for _, c := range configured {
+		if i, ok := byName[c.Name]; ok {
+			out[i] = c
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// SplitCompiled separates ports whose driver this build has from those it
+// lacks; the daemon reports the latter as skipped instead of failing, so a
+// profile can name a port before its driver lands.
+func SplitCompiled(ps []config.Port, drivers []string) (open, skipped []config.Port) {
+	have := map[string]bool{}
+	for _, d := range drivers {
+		have[d] = true
+	}
+	for _, p := range ps {
+		if have[p.Driver] {
+			open = append(open, p)
+		} else {
+			skipped = append(skipped, p)
+		}
+	}
+	return open, skipped
+}

@@ -1,0 +1,106 @@
+package board
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"fieldtap/firmware/config"
+)
+
+// Every embedded profile parses, names itself, and its ports pass the
+// same checks as a configuration file's [[port]] tables.
+func TestProfilesLoad(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			p, err := Load(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Description == "" || p.Reference == "" {
+				t.Error("a profile says what it is and where its pinout came from")
+			}
+			c := config.Default()
+			c.Ports = p.Ports
+			saved := config.Drivers
+			t.Cleanup(func() { config.Drivers = saved })
+			config.Drivers = nil
+			for _, port := range p.Ports {
+				config.Drivers = append(config.Drivers, port.Driver)
+			}
+			if err := c.Validate(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// config.Boards (the --board choices) is the embedded profiles plus none.
+func TestBoardsMatchProfiles(t *testing.T) {
+	want := append(Names(), "none")
+	got := slices.Clone(config.Boards)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("config.Boards = %v, profiles+none = %v", got, want)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, tc := range []struct{ name, toml, want string }{
+		{"unknown key", "name = \"x\"\nled = 1\n", "unknown key led"},
+		{"wrong name", "name = \"y\"\n", `name "y"`},
+		{"bad line", "name = \"x\"\n[gpio]\narm_input = \"gpiochip0\"\n", "CHIP:OFFSET"},
+		{"bad pull", "name = \"x\"\n[gpio]\narm_pull = \"sideways\"\n", "arm_pull"},
+		{"gadget", "name = \"x\"\n[gadget]\nfunction = \"rndis\"\n", "want ncm or ecm"},
+		{"gadget address", "name = \"x\"\n[gadget]\nfunction = \"ncm\"\ninterface = \"usb0\"\n", "needs interface and address"},
+		{"port key", "name = \"x\"\n[[port]]\nname = \"a\"\nspeed = 3\n", "unknown key port.speed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x", []byte(tc.toml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Load("toaster"); err == nil || !strings.Contains(err.Error(), "qemu-virt") {
+		t.Errorf("unknown profile: %v, want the list of profiles", err)
+	}
+}
+
+func TestParseLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Line
+		ok   bool
+	}{
+		{in: "gpiochip0:3", want: Line{Chip: "gpiochip0", Offset: 3}, ok: true},
+		{in: "pinctrl-bcm2711:27", want: Line{Chip: "pinctrl-bcm2711", Offset: 27}, ok: true},
+		{in: "a:b:5", want: Line{Chip: "a:b", Offset: 5}, ok: true},
+		{in: "gpiochip0"},
+		{in: ":3"},
+		{in: "gpiochip0:-1"},
+		{in: "gpiochip0:512"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseLine(tc.in)
+			if (err == nil) != tc.ok || got != tc.want {
+				t.Errorf("ParseLine(%q) = %v, %v", tc.in, got, err)
+			}
+		})
+	}
+}
+
+func TestMergePorts(t *testing.T) {
+	prof := []config.Port{{Name: "can0", Driver: "socketcan", Device: "can0"}, {Name: "j1708", Driver: "j1708", Device: "/dev/ttyS0"}}
+	conf := []config.Port{{Name: "j1708", Driver: "j1708", Device: "/dev/ttyUSB0"}, {Name: "extra", Driver: "j1708", Device: "/dev/ttyS9"}}
+	got := MergePorts(prof, conf)
+	want := []config.Port{prof[0], conf[0], conf[1]}
+	if !slices.Equal(got, want) {
+		t.Errorf("MergePorts = %+v, want %+v", got, want)
+	}
+	open, skipped := SplitCompiled(got, []string{"j1708"})
+	if len(open) != 2 || len(skipped) != 1 || skipped[0].Name != "can0" {
+		t.Errorf("SplitCompiled: open %v skipped %v", open, skipped)
+	}
+}

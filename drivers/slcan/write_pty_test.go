@@ -1,0 +1,144 @@
+//go:build linux
+
+package slcan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/slcan/slcantest"
+)
+
+const testVIN = "1FUJGLDR5CLBP8834"
+
+type tapped struct {
+	id   uint32
+	data []byte
+}
+
+// TestWriteOverPty drives the write side against the simulated adapter
+// with an ECU on its bus: refused while listen-only, sent only after
+// SetMode(Normal), the BAM answer seen through the tap, back to L after.
+func TestWriteOverPty(t *testing.T) {
+	tests := []struct {
+		variant slcantest.Variant
+		wantErr error // of the transmit in normal mode
+	}{
+		{variant: slcantest.CANable},
+		{variant: slcantest.USBtin},
+		{variant: slcantest.Silent},
+		{variant: slcantest.BusOff, wantErr: ErrRefused},
+	}
+	for _, tc := range tests {
+		t.Run(tc.variant.Name, func(t *testing.T) {
+			src, ad, _, _, cancel, done := startPty(t, tc.variant, Options{Name: "can1", AckTimeout: 100 * time.Millisecond})
+			defer func() { cancel(); <-done }()
+			ad.AttachECU(slcantest.NewECU(testVIN))
+			rx := make(chan tapped, 16)
+			src.SetTap(func(_ time.Time, id uint32, data []byte) {
+				rx <- tapped{id, append([]byte(nil), data...)}
+			})
+			waitOpen(t, src, ad)
+			ctx := context.Background()
+			req := []byte{0xEC, 0xFE, 0x00}
+			if err := src.WriteFrame(ctx, capture.CANEFF|0x18EA00F9, req); !errors.Is(err, ErrListenOnly) {
+				t.Fatalf("write while listen-only = %v, want ErrListenOnly", err)
+			}
+			if len(ad.Received()) != 0 {
+				t.Fatalf("a listen-only write reached the adapter: %+v", ad.Received())
+			}
+			if err := src.SetMode(ctx, Normal); err != nil {
+				t.Fatal(err)
+			}
+			if ad.Mode() != "normal" || src.Status().ListenOnly {
+				t.Fatalf("adapter %q, status %+v after SetMode(Normal)", ad.Mode(), src.Status())
+			}
+			err := src.WriteFrame(ctx, capture.CANEFF|0x18EA00F9, req)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("WriteFrame = %v, want %v", err, tc.wantErr)
+			}
+			if tc.wantErr == nil {
+				if got := bamPayload(t, rx); !strings.HasPrefix(got, testVIN+"*") {
+					t.Errorf("BAM payload %q, want the VIN", got)
+				}
+				if st := src.Status(); st.Sent != 1 {
+					t.Errorf("status sent %d, want 1", st.Sent)
+				}
+			} else if n := src.Stats().Errors[ReasonTxRefused]; n != 1 {
+				t.Errorf("tx_refused = %d, want 1", n)
+			}
+			if err := src.SetMode(ctx, ListenOnly); err != nil {
+				t.Fatal(err)
+			}
+			if ad.Mode() != "listen" || !src.Status().ListenOnly {
+				t.Fatalf("adapter %q after SetMode(ListenOnly)", ad.Mode())
+			}
+			cmds := strings.Join(ad.Commands(), " ")
+			if want := "L C O T18EA00F93ECFE00 C L"; !strings.HasSuffix(cmds, want) {
+				t.Errorf("commands %q, want them to end %q", cmds, want)
+			}
+			for _, r := range ad.Received() {
+				if r.Mode != "normal" {
+					t.Errorf("a transmit arrived in mode %q", r.Mode)
+				}
+			}
+		})
+	}
+}
+
+// TestSetModeWithoutSession: listen-only is a no-op with nothing open;
+// normal and writes are refused.
+func TestSetModeWithoutSession(t *testing.T) {
+	src, err := New(Options{Device: "/dev/null-not-opened"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := src.SetMode(ctx, ListenOnly); err != nil {
+		t.Errorf("SetMode(ListenOnly) = %v, want nil", err)
+	}
+	if err := src.SetMode(ctx, Normal); !errors.Is(err, ErrClosed) {
+		t.Errorf("SetMode(Normal) = %v, want ErrClosed", err)
+	}
+	if err := src.WriteFrame(ctx, 0x123, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("WriteFrame = %v, want ErrClosed", err)
+	}
+}
+
+func waitOpen(t *testing.T, src *Source, ad *slcantest.Adapter) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, st := src.session(); s != nil && st.Open {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("never opened; commands %q", ad.Commands())
+}
+
+// bamPayload collects a TP.CM BAM and its TP.DT packets from SA 00.
+func bamPayload(t *testing.T, rx <-chan tapped) string {
+	t.Helper()
+	var size, packets int
+	var got []byte
+	deadline := time.After(5 * time.Second)
+	for packets == 0 || len(got) < packets*7 {
+		select {
+		case f := <-rx:
+			switch f.id &^ capture.CANEFF {
+			case 0x1CECFF00:
+				size, packets = int(f.data[1])|int(f.data[2])<<8, int(f.data[3])
+			case 0x1CEBFF00:
+				got = append(got, f.data[1:]...)
+			}
+		case <-deadline:
+			t.Fatalf("BAM incomplete: %q", got)
+		}
+	}
+	return string(got[:size])
+}

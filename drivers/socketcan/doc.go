@@ -1,0 +1,25 @@
+// Package socketcan captures a Linux SocketCAN interface (can0, vcan0) as a
+// capture.Source, with go.einride.tech/can's raw socket and candevice.
+//
+// At start, for a real controller (link kind "can"), the Source sets the
+// bitrate and the controller mode over netlink. The kernel refuses both
+// while the link is up, so the link is taken down, changed, brought up,
+// and read back; nothing is changed when it already matches. Listen-only is
+// the default: the controller then never ACKs, never sends error frames and
+// cannot transmit, so the box cannot disturb the bus. If listen-only was
+// asked for and does not read back, the link is taken down again and the
+// port fails. Virtual links (vcan, vxcan) have no controller: they are only
+// brought up.
+//
+// The raw socket receives error frames too (CAN_ERR_FLAG). Each is
+// classified by the class bits of its can_id and the detail bytes
+// (linux/can/error.h) and counted under an "err_…" reason in
+// Stats().Errors; bus-off and controller restarts update the bus state in
+// Status. Error frames are also delivered like data frames, carrying
+// capture.CANERR, so a capture file keeps them.
+//
+// Capture time is the host's receive time (einride gives no kernel
+// timestamps). The Linux code is in socketcan_linux.go; elsewhere Run
+// returns ErrNotLinux so the package builds and its pure parts test on any
+// machine.
+package socketcan

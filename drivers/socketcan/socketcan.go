@@ -1,0 +1,168 @@
+package socketcan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"fieldtap/drivers/capture"
+)
+
+// Restart pacing: a link that keeps failing (unplugged adapter, missing
+// module) is retried with backoff instead of spinning.
+const (
+	minBackoff = 500 * time.Millisecond
+	maxBackoff = 30 * time.Second
+)
+
+// Error reasons in Stats().Errors besides the err_… error-frame classes.
+const (
+	ReasonConfigure = "configure"  // bitrate, mode or link state could not be set
+	ReasonOpen      = "open"       // the raw socket could not be opened
+	ReasonRead      = "read"       // a read failed
+	ReasonShortRead = "short_read" // a read that was not one can_frame
+	ReasonLength    = "length_over_8"
+)
+
+// ErrNotLinux is returned by Run on systems without SocketCAN.
+var ErrNotLinux = errors.New("socketcan: SocketCAN needs Linux")
+
+// Source captures one SocketCAN interface. It is a live source: a full
+// hand-off drops and counts; a failed session is counted and retried with
+// backoff until ctx ends.
+type Source struct {
+	opts     Options
+	counters capture.Counters
+
+	mu     sync.Mutex
+	status Status
+}
+
+var _ capture.Source = (*Source)(nil)
+
+// Status is the link as configured and the bus as error frames report it.
+type Status struct {
+	LinkKind    string   // "can", "vcan", "vxcan"; "" before the first configure
+	Bitrate     int      // read back from the link; 0 on virtual links
+	ListenOnly  bool     // read back from the link
+	Open        bool     // frames are being read
+	State       BusState // from the latest error frame that reports one
+	BusOffs     uint64   // error frames with CAN_ERR_BUSOFF
+	Restarts    uint64   // error frames with CAN_ERR_RESTARTED
+	ErrorFrames uint64
+	TxErr       int // controller error counters from the latest CAN_ERR_CNT frame; -1 unknown
+	RxErr       int
+	Sessions    int    // sessions started; more than 1 means reopens
+	LastError   string // why the last session ended, if it failed
+}
+
+// New checks o once and returns a source; the link is configured and the
+// socket opened when Run starts.
+func New(o Options) (*Source, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return &Source{opts: o, status: Status{TxErr: -1, RxErr: -1}}, nil
+}
+
+func (s *Source) Name() string         { return s.opts.Name }
+func (s *Source) Kind() capture.Kind   { return capture.KindCAN }
+func (s *Source) Origin() string       { return "socketcan:" + s.opts.Interface }
+func (s *Source) Live() bool           { return true }
+func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
+
+// Status returns a copy of the link and bus status.
+func (s *Source) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// Run configures the link and captures until ctx ends, reopening with
+// backoff after a failure. It returns ErrNotLinux off Linux and nil
+// otherwise: failures are in Stats and Status.
+func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
+	backoff := minBackoff
+	for {
+		start := time.Now()
+		s.update(func(st *Status) { st.Sessions++ })
+		err := s.run1(ctx, out)
+		if errors.Is(err, ErrNotLinux) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.update(func(st *Status) { st.Open = false; st.LastError = fmt.Sprint(err) })
+		if time.Since(start) > maxBackoff {
+			backoff = minBackoff // it ran a while: this is a new fault
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+func (s *Source) update(f func(*Status)) {
+	s.mu.Lock()
+	f(&s.status)
+	s.mu.Unlock()
+}
+
+// reader does the per-frame work shared by every platform: decode, count
+// error frames, hand on. It is not safe for concurrent use.
+type reader struct {
+	s       *Source
+	out     *capture.Handoff
+	reasons []string // reused by classifyError
+}
+
+// frame handles one read of n bytes received at t.
+func (r *reader) frame(b []byte, t time.Time) {
+	id, data, err := decodeRaw(b)
+	switch {
+	case errors.Is(err, errShortRead):
+		r.s.counters.Error(ReasonShortRead)
+		return
+	case err != nil:
+		r.s.counters.Error(ReasonLength)
+		return
+	}
+	if id&capture.CANERR != 0 {
+		r.errorFrame(id, data)
+	}
+	enc, err := capture.EncodeCAN(id, data)
+	if err != nil { // cannot happen: decodeRaw bounds the length
+		r.s.counters.Error(ReasonLength)
+		return
+	}
+	r.out.Offer(capture.Frame{Time: t, Link: capture.LinkCANSocketCAN, Data: enc})
+}
+
+func (r *reader) errorFrame(id uint32, data []byte) {
+	e := classifyError(r.reasons, id, data)
+	r.reasons = e.Reasons
+	for _, reason := range e.Reasons {
+		r.s.counters.Error(reason)
+	}
+	r.s.update(func(st *Status) {
+		st.ErrorFrames++
+		if e.State != StateUnknown {
+			st.State = e.State
+		}
+		if e.BusOff {
+			st.BusOffs++
+		}
+		if e.Restart {
+			st.Restarts++
+		}
+		if e.TxErr >= 0 {
+			st.TxErr, st.RxErr = e.TxErr, e.RxErr
+		}
+	})
+}

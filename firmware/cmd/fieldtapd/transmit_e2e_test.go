@@ -1,0 +1,250 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"fieldtap/drivers/slcan/slcantest"
+)
+
+const e2eVIN = "1FUJGLDR5CLBP8834"
+
+// txResult is the part of a transmitting tool's envelope the test reads.
+type txResult struct {
+	OK   bool `json:"ok"`
+	Data struct {
+		Status  string `json:"status"`
+		Sent    int    `json:"frames_sent"`
+		Answers []struct {
+			From string         `json:"from"`
+			PGN  uint32         `json:"pgn"`
+			Via  string         `json:"via"`
+			Data string         `json:"data_hex"`
+			Text string         `json:"text"`
+			UDS  map[string]any `json:"uds"`
+		} `json:"answers"`
+	} `json:"data"`
+	Errors []struct{ Code, Message string } `json:"errors"`
+}
+
+// witnessed is a mode command the adapter got, with the arm input then.
+type witnessed struct {
+	cmd   string
+	armed bool
+}
+
+// TestTransmitThroughGatekeeperOverSlcan runs the real fieldtapd (sim
+// board for its arm file, plus an slcan [[port]] with transmit = true on a
+// pty whose far end is a simulated CANable with an engine ECU on its bus)
+// and drives it over stdio with the go-sdk client, which accepts the
+// elicitation. Stdio, because over HTTP the service demands a token with
+// the transmit scope (services/transmit/execute.go, GateScope).
+func TestTransmitThroughGatekeeperOverSlcan(t *testing.T) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty available: %v", err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	dir := t.TempDir()
+	armFile := filepath.Join(dir, "arm")
+	auditFile := filepath.Join(dir, "transmit.jsonl")
+	setArm := func(v string) {
+		if err := os.WriteFile(armFile, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setArm("armed")
+
+	ad := slcantest.New(master, slcantest.CANable)
+	ecu := slcantest.NewECU(e2eVIN)
+	ad.AttachECU(ecu)
+	var wmu sync.Mutex
+	var modes []witnessed
+	ad.Witness = func(cmd string) {
+		if cmd == "O" || cmd == "L" || cmd == "C" {
+			b, _ := os.ReadFile(armFile)
+			wmu.Lock()
+			modes = append(modes, witnessed{cmd, strings.HasPrefix(string(b), "armed")})
+			wmu.Unlock()
+		}
+	}
+	serveCtx, stopServe := context.WithCancel(context.Background())
+	defer stopServe()
+	go ad.Serve(serveCtx)
+
+	cfg := filepath.Join(dir, "fieldtapd.toml")
+	body := `board = "sim"
+[transmit]
+arm_file = "` + armFile + `"
+audit_file = "` + auditFile + `"
+[[port]]
+name = "can1"
+driver = "slcan"
+device = "` + slave.Name() + `"
+bitrate = 250000
+transmit = true
+`
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
+	defer cancel()
+	cmd := exec.Command(binary, "--config", cfg, "--mcp-transport", "stdio", "--mcp-bundles", "server,can,j1939,transmit")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	var asked []string
+	client := sdk.NewClient(&sdk.Implementation{Name: "fieldtap-e2e-transmit", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"send": true}}, nil
+		},
+	})
+	s, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer s.Close()
+	select {
+	case <-ad.Opened():
+	case <-time.After(giveUp):
+		t.Fatalf("adapter never opened; commands %q\n%s", ad.Commands(), stderr.String())
+	}
+
+	// 1. J1939 Request for the VIN, answered by BAM.
+	res := callTx(t, ctx, s, "j1939_request", map[string]any{"port": "can1", "pgn": 65260, "destination": 0, "source_address": 0xF9, "dry_run": false, "ack_active": true})
+	t.Logf("j1939_request: status %s, frames_sent %d, answers %+v", res.Data.Status, res.Data.Sent, res.Data.Answers)
+	if !res.OK || res.Data.Status != "sent" || res.Data.Sent != 1 {
+		t.Fatalf("j1939_request = %+v\n%s", res, stderr.String())
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "18EA00F9 [3] EC FE 00") {
+		t.Errorf("the person was asked %q, want the plan's frame byte for byte", asked)
+	}
+	if len(res.Data.Answers) == 0 || res.Data.Answers[0].From != "00" || res.Data.Answers[0].PGN != 65260 ||
+		!strings.Contains(res.Data.Answers[0].Via, "BAM") || !strings.Contains(res.Data.Answers[0].Text, e2eVIN) {
+		t.Errorf("answers %+v, want the VIN from 00 by BAM", res.Data.Answers)
+	}
+	rx := ad.Received()
+	if len(rx) != 1 || !rx[0].Ext || rx[0].ID != 0x18EA00F9 || string(rx[0].Data) != "\xEC\xFE\x00" || rx[0].Mode != "normal" {
+		t.Fatalf("on the wire: %+v, want exactly 18EA00F9 EC FE 00 in normal mode", rx)
+	}
+	if ad.Mode() != "listen" {
+		t.Errorf("adapter mode %q after the plan, want listen", ad.Mode())
+	}
+
+	// 2. UDS ReadDataByIdentifier F190 with a multi-frame answer.
+	asked = nil
+	res = callTx(t, ctx, s, "uds_request", map[string]any{"port": "can1", "service": "read_did", "did": "F190", "dry_run": false, "ack_active": true})
+	t.Logf("uds_request: status %s, frames_sent %d, answers %+v", res.Data.Status, res.Data.Sent, res.Data.Answers)
+	if !res.OK || res.Data.Status != "sent" || res.Data.Sent != 2 {
+		t.Fatalf("uds_request = %+v (want the request and our flow control sent)\n%s", res, stderr.String())
+	}
+	if len(res.Data.Answers) != 1 || res.Data.Answers[0].From != "7E8" || !strings.Contains(res.Data.Answers[0].Text, e2eVIN) {
+		t.Errorf("answers %+v, want the VIN from 7E8", res.Data.Answers)
+	}
+	if ecu.FlowControls() != 1 {
+		t.Errorf("the ECU saw %d flow controls, want 1", ecu.FlowControls())
+	}
+	rx = ad.Received()
+	if len(rx) != 3 || rx[1].ID != 0x7E0 || rx[1].Data[1] != 0x22 || rx[2].ID != 0x7E0 || rx[2].Data[0] != 0x30 {
+		t.Errorf("on the wire: %+v, want the request then flow control on 7E0", rx)
+	}
+
+	// 3. Disarmed: refused by the arm gate, nothing more on the wire.
+	setArm("off")
+	res = callTx(t, ctx, s, "j1939_request", map[string]any{"port": "can1", "pgn": 65260, "destination": 0, "dry_run": false, "ack_active": true})
+	t.Logf("disarmed j1939_request: ok %v errors %+v", res.OK, res.Errors)
+	if res.OK || len(res.Errors) == 0 || !strings.Contains(res.Errors[0].Message, "gate arm") {
+		t.Errorf("disarmed request = %+v, want a refusal by gate arm", res)
+	}
+	if n := len(ad.Received()); n != 3 {
+		t.Errorf("%d frames on the wire after a disarmed request, want still 3", n)
+	}
+
+	// O only while armed, L after every plan.
+	wmu.Lock()
+	t.Logf("mode commands: %+v", modes)
+	var os_, ls int
+	for i, w := range modes {
+		switch w.cmd {
+		case "O":
+			os_++
+			if !w.armed {
+				t.Errorf("O at %d while disarmed", i)
+			}
+			if i+2 >= len(modes) || modes[i+1].cmd != "C" || modes[i+2].cmd != "L" {
+				t.Errorf("O at %d not followed by C, L: %+v", i, modes[i:])
+			}
+		case "L":
+			ls++
+		}
+	}
+	wmu.Unlock()
+	if os_ != 2 || ls != 3 {
+		t.Errorf("%d O and %d L, want 2 plans (O each) and 3 L (open + after each plan)", os_, ls)
+	}
+	if ad.Mode() != "listen" {
+		t.Errorf("adapter left in %q", ad.Mode())
+	}
+
+	// The audit file holds every attempt, the refused one included.
+	events := auditEvents(t, auditFile)
+	t.Logf("audit: %v", events)
+	want := []string{"planned", "confirmation_asked", "sending", "sent", "planned", "confirmation_asked", "sending", "sent", "planned", "refused:arm"}
+	if strings.Join(events, " ") != strings.Join(want, " ") {
+		t.Errorf("audit events %v\nwant %v", events, want)
+	}
+}
+
+func callTx(t *testing.T, ctx context.Context, s *sdk.ClientSession, name string, args map[string]any) txResult {
+	t.Helper()
+	r, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var out txResult
+	if len(r.Content) == 0 {
+		t.Fatalf("%s: empty result", name)
+	}
+	if err := json.Unmarshal([]byte(r.Content[0].(*sdk.TextContent).Text), &out); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out
+}
+
+// auditEvents reads the transmit audit file as "event" or "event:gate".
+func auditEvents(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var evs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r struct{ Event, Gate string }
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		e := r.Event
+		if r.Gate != "" {
+			e += ":" + r.Gate
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}

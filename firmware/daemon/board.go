@@ -1,0 +1,125 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+
+	"fieldtap/board"
+	"fieldtap/firmware/config"
+	"fieldtap/services/ports"
+)
+
+// hardware is what bring-up left running: the ports to open and the arm
+// switch the transmit gatekeeper will read (nil when the board has none).
+type hardware struct {
+	ports []config.Port
+	arm   *board.ArmSwitch
+}
+
+// startBoard brings up the board named in cfg, in order: its profile's
+// ports merged with the configured [[port]] tables (ports whose driver is
+// not in this build are listed in capture_status as skipped), the SPAN
+// interface, the USB gadget, and the GPIO lines (status LED on, activity
+// LED following frame counts, armed LED following the arm switch). Each
+// part is logged up, skipped or failed; only a bad profile stops the box.
+func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log *slog.Logger) (hardware, error) {
+	if cfg.Board == "none" {
+		return hardware{ports: cfg.Ports}, nil
+	}
+	prof, err := board.Load(cfg.Board)
+	if err != nil {
+		return hardware{}, err
+	}
+	if !prof.Tested {
+		log.Warn("board profile is written from public pinouts and untested on hardware", "board", prof.Name)
+	}
+	open, skip := board.SplitCompiled(board.MergePorts(prof.Ports, cfg.Ports), config.Drivers)
+	for _, p := range skip {
+		log.Warn("port skipped", "port", p.Name, "driver", p.Driver, "reason", "driver not in this build")
+		reg.Add(skippedPort(p))
+	}
+	report := func(o board.Outcome) { logOutcome(ctx, log, o) }
+	if cfg.Board != "sim" {
+		for _, o := range prepare(prof) {
+			report(o)
+		}
+	}
+
+	var chips board.Chip = &board.SimChip{}
+	if cfg.Board != "sim" {
+		if chips, err = board.OpenChips(); err != nil {
+			report(board.Outcome{Part: "gpio", State: board.Failed, Reason: err.Error()})
+			return hardware{ports: open}, nil
+		}
+	}
+	lines, err := board.OpenLines(prof.GPIO, chips)
+	if err != nil {
+		// Without its lines the box still captures; transmit stays disarmed.
+		report(board.Outcome{Part: "gpio", State: board.Failed, Reason: err.Error()})
+		return hardware{ports: open}, nil
+	}
+	report(board.Outcome{Part: "gpio", State: board.Up, Reason: "status, activity and armed LEDs; arm input"})
+	_ = lines.Status.Set(true)
+	go func() { <-ctx.Done(); _ = lines.Status.Set(false) }()
+	go lines.Activity.Blink(ctx, func() uint64 { return totalFrames(reg) })
+	if lines.Arm != nil {
+		go lines.Arm.Watch(ctx, func(armed bool) {
+			_ = lines.Armed.Set(armed)
+			log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
+		})
+	}
+	return hardware{ports: open, arm: lines.Arm}, nil
+}
+
+// prepare readies the SPAN interface and the USB gadget. Both steps are
+// idempotent: root runs them before dropping privileges, and the
+// unprivileged daemon runs them again, finding the root-only parts done.
+func prepare(prof board.Profile) []board.Outcome {
+	return []board.Outcome{board.PrepareSpan(prof.Span.Interface), board.SetupGadget(prof.Gadget)}
+}
+
+// PrepareBoard runs the root-only bring-up (SPAN sysctl, gadget configfs)
+// for the board in cfg and logs each outcome; it reports whether none
+// failed. fieldtapd calls it before a privilege drop and for
+// --prepare-only (a systemd ExecStartPre=+).
+func PrepareBoard(ctx context.Context, cfg config.Config, log *slog.Logger) (bool, error) {
+	if cfg.Board == "none" || cfg.Board == "sim" {
+		return true, nil
+	}
+	prof, err := board.Load(cfg.Board)
+	if err != nil {
+		return false, err
+	}
+	ok := true
+	for _, o := range prepare(prof) {
+		logOutcome(ctx, log, o)
+		ok = ok && o.State != board.Failed
+	}
+	return ok, nil
+}
+
+func logOutcome(ctx context.Context, log *slog.Logger, o board.Outcome) {
+	lvl := slog.LevelInfo
+	if o.State != board.Up {
+		lvl = slog.LevelWarn
+	}
+	log.Log(ctx, lvl, "board "+string(o.State), "part", o.Part, "detail", o.Reason)
+}
+
+func totalFrames(reg *ports.Registry) uint64 {
+	var n uint64
+	for _, s := range reg.Snapshot() {
+		n += s.Frames
+	}
+	return n
+}
+
+// skippedPort reports a profile port whose driver this build lacks.
+func skippedPort(p config.Port) func() ports.Status {
+	s := ports.Status{
+		Name: p.Name, Kind: "unknown", Source: p.Driver + ":" + p.Device,
+		SourceExhausted: true,
+		StoppedEarly:    "skipped: driver " + p.Driver + " is not in this build",
+	}
+	return func() ports.Status { return s }
+}

@@ -1,0 +1,57 @@
+package daemon
+
+import (
+	"log/slog"
+	"net"
+
+	"fieldtap/firmware/config"
+	"fieldtap/mcp"
+)
+
+// mcpAccess is what the MCP endpoint opens from files at startup.
+type mcpAccess struct {
+	tokens *mcp.Tokens
+	audit  *mcp.Audit
+}
+
+// openMCPAccess loads the tokens file and opens the audit file; either
+// failing stops startup.
+func openMCPAccess(c config.MCP) (mcpAccess, error) {
+	var a mcpAccess
+	var err error
+	if c.TokensFile != "" {
+		if a.tokens, err = mcp.LoadTokens(c.TokensFile); err != nil {
+			return a, err
+		}
+	}
+	if c.AuditFile != "" {
+		if a.audit, err = mcp.OpenAudit(c.AuditFile); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+func (a mcpAccess) close() {
+	if a.audit != nil {
+		a.audit.Close()
+	}
+}
+
+// httpOptions accepts the configured hosts plus the listen host itself,
+// so a client that dials the address it was given is never refused.
+func (a mcpAccess) httpOptions(c config.MCP, log *slog.Logger) mcp.HTTPOptions {
+	hosts := append([]string{}, c.AllowedHosts...)
+	if h, _, err := net.SplitHostPort(c.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
+		hosts = append(hosts, h)
+	}
+	return mcp.HTTPOptions{
+		Tokens:        a.tokens,
+		AllowedHosts:  hosts,
+		ResourceURL:   c.ResourceURL,
+		MaxConcurrent: c.MaxConcurrent,
+		RatePerPeer:   c.RateLimitPerPeer,
+		Audit:         a.audit,
+		Log:           log,
+	}
+}

@@ -1,0 +1,97 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/slcan"
+	"fieldtap/services/transmit"
+)
+
+// rxDepth bounds the frames a plan's listener holds unread: a J1939
+// global request may be answered by a few dozen ECUs with a few BAM
+// packets each.
+const rxDepth = 256
+
+// transmitSide fills p's Writer, Mode and Listener from src when its
+// driver can transmit, and reports whether it could. Drivers never see
+// services/transmit: the adapters are here.
+func transmitSide(src capture.Source, p *transmit.Port) bool {
+	switch s := src.(type) {
+	case *slcan.Source:
+		hub := &rxHub{}
+		s.SetTap(hub.deliver)
+		p.Writer, p.Mode, p.Listener = s, slcanMode{s}, hub
+		return true
+	}
+	return false
+}
+
+// slcanMode maps the gatekeeper's modes onto L and O.
+type slcanMode struct{ s *slcan.Source }
+
+func (m slcanMode) SetMode(ctx context.Context, mode transmit.Mode) error {
+	switch mode {
+	case transmit.ModeActive:
+		return m.s.SetMode(ctx, slcan.Normal)
+	case transmit.ModeListenOnly:
+		return m.s.SetMode(ctx, slcan.ListenOnly)
+	}
+	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
+}
+
+// rxHub hands a port's received frames to whoever listens (a running
+// plan). deliver runs on the driver's reader and never blocks: a listener
+// that falls rxDepth behind loses frames, counted in dropped.
+type rxHub struct {
+	mu      sync.Mutex
+	subs    map[chan transmit.RxFrame]struct{}
+	dropped atomic.Uint64
+}
+
+// deliver copies data (the driver lends it).
+func (h *rxHub) deliver(t time.Time, id uint32, data []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.subs) == 0 {
+		return
+	}
+	f := transmit.RxFrame{Time: t, ID: id, Data: append([]byte(nil), data...)}
+	for ch := range h.subs {
+		select {
+		case ch <- f:
+		default:
+			h.dropped.Add(1)
+		}
+	}
+}
+
+// Listen implements transmit.Listener; the channel is closed by stop.
+func (h *rxHub) Listen(ctx context.Context) (<-chan transmit.RxFrame, func()) {
+	ch := make(chan transmit.RxFrame, rxDepth)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[chan transmit.RxFrame]struct{}{}
+	}
+	h.subs[ch] = struct{}{}
+	h.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			delete(h.subs, ch)
+			h.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+var (
+	_ transmit.Writer     = (*slcan.Source)(nil)
+	_ transmit.ModeSetter = slcanMode{}
+	_ transmit.Listener   = (*rxHub)(nil)
+)

@@ -1,0 +1,56 @@
+package daemon
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"fieldtap/drivers/slcan"
+	"fieldtap/services/transmit"
+)
+
+func TestRxHub(t *testing.T) {
+	var h rxHub
+	h.deliver(time.Now(), 1, []byte{1}) // nobody listens: dropped silently, not counted
+	ch, stop := h.Listen(context.Background())
+	buf := []byte{0xEC, 0xFE, 0x00}
+	h.deliver(time.Now(), transmit.FlagEFF|0x18EA00F9, buf)
+	buf[0] = 0 // the driver reuses its buffer
+	f := <-ch
+	if f.ID != transmit.FlagEFF|0x18EA00F9 || f.Data[0] != 0xEC {
+		t.Fatalf("got %+v, want a copy of the frame", f)
+	}
+	for range rxDepth + 3 {
+		h.deliver(time.Now(), 2, nil)
+	}
+	if d := h.dropped.Load(); d != 3 {
+		t.Errorf("dropped %d, want 3 (a full listener never blocks the reader)", d)
+	}
+	stop()
+	stop() // idempotent
+	n := 0
+	for range ch {
+		n++
+	}
+	if n != rxDepth {
+		t.Errorf("drained %d, want %d then a closed channel", n, rxDepth)
+	}
+	h.deliver(time.Now(), 3, nil) // after stop: no panic on a closed channel
+}
+
+func TestTransmitSide(t *testing.T) {
+	src, err := slcan.New(slcan.Options{Name: "can1", Device: "/dev/ttyACM9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p transmit.Port
+	if !transmitSide(src, &p) || p.Writer == nil || p.Mode == nil || p.Listener == nil {
+		t.Fatalf("slcan port = %+v, want writer, mode and listener", p)
+	}
+	if err := p.Mode.SetMode(context.Background(), transmit.ModeActive); err == nil {
+		t.Error("an unopened adapter left listen-only")
+	}
+	if err := p.Mode.SetMode(context.Background(), transmit.ModeListenOnly); err != nil {
+		t.Errorf("listen-only on a closed adapter = %v, want nil", err)
+	}
+}

@@ -1,0 +1,59 @@
+package hwtest
+
+// Marker lines the guest prints on its console. The host test waits for
+// Ready before it talks MCP.
+const (
+	Ready    = "FIELDTAP-HWTEST READY"
+	StatLine = "FIELDTAP-HWTEST STAT"
+)
+
+// MCPPort is fieldtapd's HTTP port inside the guest; QEMU forwards a host
+// port to it.
+const MCPPort = 8731
+
+// Token is the bearer token the host presents; the guest's tokens file
+// holds its SHA-256 (TokensFile), written by Image.Build.
+const Token = "hwtest-bearer-token-not-secret"
+
+// InitScript is the guest's /init: mount, load modules in order, bring up
+// eth0 for QEMU's user network, set both CAN controllers to 250 kbit/s,
+// run the GPIO contract test on the real PL061 line, start fieldtapd on
+// the qemu-virt profile (dropping to user fieldtap), print Ready once it listens, then keep J1939
+// frames flowing from can1 and print kernel counters once a second.
+const InitScript = `#!/bin/sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for m in $(cat /lib/modules/order); do
+	insmod /lib/modules/$m || echo "hwtest: insmod $m failed"
+done
+mount -t configfs none /sys/kernel/config
+ip link set lo up
+ip addr add 10.0.2.15/24 dev eth0
+ip link set eth0 up
+ip route add default via 10.0.2.2
+/bin/guest canup can0 250000 || echo "hwtest: can0 not up"
+/bin/guest canup can1 250000 || echo "hwtest: can1 not up"
+echo "hwtest: net $(ls /sys/class/net | tr '\n' ' ')"
+echo "hwtest: tty $(ls /dev | grep -E '^tty(S|AMA)[0-9]' | tr '\n' ' ')"
+echo "hwtest: gpio $(ls /dev | grep gpiochip | tr '\n' ' ')"
+FIELDTAP_ARM_LINE=gpiochip0:3 /bin/board.test -test.run 'TestArmSwitchOnChip' -test.v 2>&1
+auth=
+if /bin/fieldtapd -h 2>&1 | grep -q mcp-tokens-file; then
+	auth="--mcp-tokens-file /etc/fieldtap/tokens"
+	echo "hwtest: auth on"
+else
+	echo "hwtest: auth off (this build has no --mcp-tokens-file)"
+fi
+# What an mdev or udev rule does on a real image: the unprivileged
+# daemon's user may open the serial ports, the GPIO chip and the tokens.
+chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens
+/bin/fieldtapd --board qemu-virt --user fieldtap --mcp-listen 0.0.0.0:8731 $auth 2>&1 &
+until netstat -ltn | grep -q ':8731 '; do sleep 0.2; done
+echo "` + Ready + `"
+while true; do
+	/bin/guest cansend can1 20 || sleep 1
+	echo "` + StatLine + ` can0_rx=$(cat /sys/class/net/can0/statistics/rx_packets) can1_tx=$(cat /sys/class/net/can1/statistics/tx_packets) eth1_rx=$(cat /sys/class/net/eth1/statistics/rx_packets) eth1_flags=$(cat /sys/class/net/eth1/flags) eth1_addrs=$(ip addr show eth1 | grep -c inet) eth1_noipv6=$(cat /proc/sys/net/ipv6/conf/eth1/disable_ipv6) ids=$(for p in $(pidof fieldtapd); do awk '/^Uid/{u=$2} /^CapEff/{c=$2} /^VmRSS/{r=$2} END{printf "%s/%s/%skB,", u, c, r}' /proc/$p/status; done) usb0=$(ip -4 addr show usb0 2>/dev/null | grep -o 'inet [0-9./]*')"
+done
+`

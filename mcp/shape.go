@@ -1,0 +1,116 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+const toolDescribeResponseShape = "describe_response_shape"
+
+// exampleDepth bounds the synthetic example of a recursive schema.
+const exampleDepth = 8
+
+type shapeIn struct {
+	Tool string `json:"tool" jsonschema:"name of a loaded tool, as in tools/list"`
+}
+
+type shapeOut struct {
+	Tool         string         `json:"tool"`
+	OutputSchema map[string]any `json:"output_schema"`
+	// Example is built from the schema: placeholder values of the right
+	// type, one item per array, so a client can plan which keys to read.
+	Example map[string]any `json:"example"`
+}
+
+// shapeTool answers with the output schema of any loaded tool and an
+// example, so a client that knows nothing can plan before it calls.
+// loaded is read at call time: NewServer fills it after every bundle.
+func shapeTool(d Deps, loaded map[string]mcpgo.Tool) server.ServerTool {
+	return server.ServerTool{
+		Tool: mcpgo.NewTool(toolDescribeResponseShape,
+			mcpgo.WithDescription("The output JSON Schema of one loaded tool and an example answer built from it (placeholder values). Use it to plan which keys to read and which fields to project."),
+			inputSchema[shapeIn](), readOnly(), outputSchema[shapeOut]()),
+		Handler: handler(d, func(ctx context.Context, in shapeIn) *mcpgo.CallToolResult {
+			t, found := loaded[in.Tool]
+			if !found {
+				names := make([]string, 0, len(loaded))
+				for n := range loaded {
+					names = append(names, n)
+				}
+				slices.Sort(names)
+				return fail(d.Source(), CodeInvalidArgument, fmt.Sprintf("no loaded tool %q", in.Tool), "loaded tools: "+strings.Join(names, ", "))
+			}
+			var schema map[string]any
+			if err := json.Unmarshal(t.RawOutputSchema, &schema); err != nil {
+				return fail(d.Source(), CodeInternal, "tool "+in.Tool+" has no readable output schema", "report this as a bug")
+			}
+			ex, _ := exampleOf(schema, schema, exampleDepth).(map[string]any)
+			if _, isEnv := ex["ok"]; isEnv {
+				ex["ok"] = true
+			}
+			return ok(d.Source(), shapeOut{Tool: in.Tool, OutputSchema: schema, Example: ex})
+		}),
+	}
+}
+
+// exampleOf builds a placeholder value for schema s; root resolves $ref.
+func exampleOf(root, s map[string]any, depth int) any {
+	if depth == 0 || s == nil {
+		return nil
+	}
+	if ref, isRef := s["$ref"].(string); isRef {
+		name := ref[strings.LastIndex(ref, "/")+1:]
+		for _, defs := range []string{"$defs", "definitions"} {
+			if m, found := root[defs].(map[string]any); found {
+				if def, found := m[name].(map[string]any); found {
+					return exampleOf(root, def, depth-1)
+				}
+			}
+		}
+		return nil
+	}
+	switch typeOf(s) {
+	case "object":
+		out := map[string]any{}
+		props, _ := s["properties"].(map[string]any)
+		for k, v := range props {
+			sub, _ := v.(map[string]any)
+			out[k] = exampleOf(root, sub, depth-1)
+		}
+		return out
+	case "array":
+		items, _ := s["items"].(map[string]any)
+		return []any{exampleOf(root, items, depth-1)}
+	case "string":
+		if s["format"] == "date-time" {
+			return "2026-01-01T00:00:00Z"
+		}
+		return "…"
+	case "integer", "number":
+		return 0
+	case "boolean":
+		return false
+	}
+	return nil
+}
+
+// typeOf reads "type", taking the first non-null member of a union.
+func typeOf(s map[string]any) string {
+	switch t := s["type"].(type) {
+	case string:
+		return t
+	case []any:
+		for _, m := range t {
+			if str, isStr := m.(string); isStr && str != "null" {
+				return str
+			}
+		}
+	}
+	return ""
+}

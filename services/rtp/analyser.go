@@ -1,0 +1,273 @@
+package rtp
+
+import (
+	"bytes"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"fieldtap/services/netdecode"
+	"fieldtap/services/sdp"
+	"fieldtap/services/sip"
+)
+
+// Stats are the analyser's counters: what it could not place or keep.
+type Stats struct {
+	Datagrams        uint64 `json:"datagrams"`           // non-SIP UDP datagrams seen
+	RTPPackets       uint64 `json:"rtp_packets"`         // accounted to a stream
+	RTCPPackets      uint64 `json:"rtcp_packets"`        // parsed into reports
+	RTCPMalformed    uint64 `json:"rtcp_malformed"`      // RTCP-looking but invalid
+	NotRTP           uint64 `json:"not_rtp"`             // not version 2 or too short
+	Unsignalled      uint64 `json:"unsignalled"`         // RTP-looking to/from no SDP address (heuristic off)
+	StreamsEvicted   uint64 `json:"streams_evicted"`     // oldest streams dropped at MaxStreams
+	EndpointsEvicted uint64 `json:"endpoints_evicted"`   // signalled addresses dropped at MaxEndpoints
+	DialogsEvicted   uint64 `json:"dialogs_evicted"`     // dialogs' SDP dropped at MaxDialogs
+	ReportsOverwrote uint64 `json:"reports_overwritten"` // RTCP reports past MaxReports
+	EventsOverwrote  uint64 `json:"events_overwritten"`  // DTMF events past MaxEvents
+	SDPInvalid       uint64 `json:"sdp_invalid"`         // application/sdp bodies that were not SDP
+	Heuristic        bool   `json:"heuristic"`
+}
+
+// Analyser tracks media for one SPAN analyser. It implements
+// sip.MediaHook.
+type Analyser struct {
+	opt Options
+	mu  sync.Mutex
+	st  Stats
+	gen uint64
+	ids uint64
+	hdr Header
+
+	streams   *fifo[Key, *stream]
+	endpoints *fifo[netip.AddrPort, *endpoint]
+	dialogs   *fifo[string, *dialogMedia]
+	reports   ring[Report]
+	events    ring[*Event]
+	lastEvent map[Key]*Event // bounded with streams: deleted on eviction
+}
+
+// NewAnalyser returns an empty analyser bounded by o.
+func NewAnalyser(o Options) *Analyser {
+	o.fill()
+	a := &Analyser{
+		opt:       o,
+		streams:   newFIFO[Key, *stream](o.MaxStreams),
+		endpoints: newFIFO[netip.AddrPort, *endpoint](o.MaxEndpoints),
+		dialogs:   newFIFO[string, *dialogMedia](o.MaxDialogs),
+		reports:   ring[Report]{limit: o.MaxReports},
+		events:    ring[*Event]{limit: o.MaxEvents},
+		lastEvent: map[Key]*Event{},
+	}
+	a.st.Heuristic = o.Heuristic
+	a.streams.onEvict = func(k Key, _ *stream) { delete(a.lastEvent, k) }
+	return a
+}
+
+var _ sip.MediaHook = (*Analyser)(nil)
+
+// Datagram implements sip.MediaHook: one non-SIP UDP datagram.
+func (a *Analyser) Datagram(d netdecode.Datagram) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.st.Datagrams++
+	b := d.Payload
+	if IsRTCP(b) {
+		a.rtcp(d)
+		return
+	}
+	if a.hdr.Decode(b) != nil {
+		if len(b) == 0 || b[0]>>6 != version2 {
+			a.mgcp(d.Time, d.Src, d.Dst, b)
+		}
+		a.st.NotRTP++
+		return
+	}
+	k := Key{Src: d.Src, Dst: d.Dst, SSRC: a.hdr.SSRC}
+	s, ok := a.streams.get(k)
+	if !ok {
+		if s = a.newStream(k, d.Time); s == nil {
+			return
+		}
+	}
+	a.st.RTPPackets++
+	t := d.Time.UnixNano()
+	s.add(t, &a.hdr, len(b), int64(a.opt.Interval))
+	s.last = d.Time
+	if len(s.dtmf.emitted) > 0 {
+		a.publishDTMF(s)
+	}
+}
+
+// newStream starts a stream for k if either address was signalled, or
+// by heuristic when enabled; it returns nil for RTP nobody signalled.
+func (a *Analyser) newStream(k Key, t time.Time) *stream {
+	ep, ok := a.endpoints.get(k.Dst)
+	if !ok || ep.rtcp {
+		ep, ok = a.endpoints.get(k.Src)
+	}
+	if ok && ep.rtcp {
+		ok = false
+	}
+	if !ok {
+		if !a.opt.Heuristic || !plausiblePorts(k) {
+			a.st.Unsignalled++
+			return nil
+		}
+		ep = nil
+	}
+	a.ids++
+	s := &stream{id: a.ids, key: k, ep: ep, first: t, clockPT: -1, confirmed: ep != nil}
+	s.iv.limit = a.opt.MaxIntervals
+	if ep != nil {
+		s.callID = ep.dialog.callID
+	}
+	before := a.streams.evicted
+	a.streams.put(k, s)
+	a.st.StreamsEvicted += a.streams.evicted - before
+	return s
+}
+
+// plausiblePorts keeps heuristic detection off well-known services
+// (DNS, NTP, SNMP, syslog …): RTP uses unprivileged ports.
+func plausiblePorts(k Key) bool {
+	const minRTPPort = 1024
+	return k.Src.Port() >= minRTPPort && k.Dst.Port() >= minRTPPort
+}
+
+func (a *Analyser) rtcp(d netdecode.Datagram) {
+	if !a.opt.Heuristic {
+		_, dok := a.endpoints.get(d.Dst)
+		_, sok := a.endpoints.get(d.Src)
+		if !dok && !sok {
+			a.st.Unsignalled++
+			return
+		}
+	}
+	rs, err := ParseRTCP(d.Payload)
+	if err != nil {
+		a.st.RTCPMalformed++
+	}
+	if len(rs) > 0 {
+		a.st.RTCPPackets++
+	}
+	for _, r := range rs {
+		r.Time, r.Src, r.Dst = d.Time, d.Src, d.Dst
+		if a.reports.push(r) {
+			a.st.ReportsOverwrote++
+		}
+	}
+}
+
+func (a *Analyser) publishDTMF(s *stream) {
+	for _, p := range s.dtmf.emitted {
+		if p.repeatOf {
+			if e := a.lastEvent[s.key]; e != nil {
+				e.EndRepeats++
+			}
+			continue
+		}
+		dur := float64(p.duration) / 8 // RFC 4733 duration is in 8 kHz units for DTMF
+		e := &Event{Time: time.Unix(0, p.at).UTC(), CallID: s.callID, Digit: digitName(p.code), Method: MethodRFC4733,
+			DurationMs: &dur, Stream: StreamID(s.key), EndSeen: p.end}
+		a.lastEvent[s.key] = e
+		if a.events.push(e) {
+			a.st.EventsOverwrote++
+		}
+	}
+	s.dtmf.emitted = s.dtmf.emitted[:0]
+}
+
+// SIPMessage implements sip.MediaHook: SDP bodies and INFO digits.
+func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
+	callID := string(m.Get(sip.HCallID))
+	if callID == "" {
+		return
+	}
+	method := string(m.Method)
+	if !m.Request {
+		method = string(m.CSeqMethod)
+	}
+	ct := m.Get(sip.HContentType)
+	isSDP := len(m.Body) > 0 && bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(ct)), []byte("application/sdp"))
+	isInfo := m.Request && method == "INFO" && len(m.Body) > 0
+	final := !m.Request && method == "INVITE" && m.StatusCode >= 200
+	if !isSDP && !isInfo && !final && method != "BYE" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, ok := a.dialogs.get(callID)
+	if !ok {
+		if !isSDP && !isInfo {
+			return
+		}
+		d = &dialogMedia{callID: callID, created: meta.Time}
+		before := a.dialogs.evicted
+		a.dialogs.put(callID, d)
+		a.st.DialogsEvicted += a.dialogs.evicted - before
+	}
+	switch {
+	case method == "BYE":
+		d.ended = true
+	case final:
+		d.final = m.StatusCode
+		if m.StatusCode >= 300 {
+			d.pending = false // the offer died with the transaction
+		}
+	}
+	if isInfo {
+		if digit, dur, ok := parseInfoDTMF(ct, m.Body); ok {
+			if a.events.push(&Event{Time: meta.Time.UTC(), CallID: callID, Digit: digit, Method: MethodSIPInfo, DurationMs: dur, EndSeen: true}) {
+				a.st.EventsOverwrote++
+			}
+		}
+	}
+	if !isSDP {
+		return
+	}
+	s, err := sdp.Parse(m.Body)
+	if err != nil {
+		a.st.SDPInvalid++
+		return
+	}
+	label := method
+	if !m.Request {
+		label = strconv.Itoa(m.StatusCode) + " " + method
+	}
+	if d.repeats(meta.Src, s.Origin) {
+		return // a retransmission or a 200 repeating a reliable 183's answer
+	}
+	role := RoleOffer
+	if d.pending {
+		role = RoleAnswer
+	}
+	d.pending = role == RoleOffer
+	before := a.endpoints.evicted
+	a.addSDP(d, SDPEvent{Time: meta.Time.UTC(), From: meta.Src, To: meta.Dst, Message: label, Role: role, Session: s})
+	a.st.EndpointsEvicted += a.endpoints.evicted - before
+}
+
+// ring is a bounded append-only list; push reports an overwrite.
+type ring[T any] struct {
+	items []T
+	head  int
+	limit int
+}
+
+func (r *ring[T]) push(v T) bool {
+	if len(r.items) < r.limit {
+		r.items = append(r.items, v)
+		return false
+	}
+	r.items[r.head] = v
+	r.head = (r.head + 1) % r.limit
+	return true
+}
+
+func (r *ring[T]) each(fn func(T)) {
+	n := len(r.items)
+	for i := range n {
+		fn(r.items[(r.head+i)%n])
+	}
+}

@@ -1,0 +1,125 @@
+package rtp
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+
+	"fieldtap/services/netdecode"
+	"fieldtap/services/sip"
+)
+
+// signalled returns an analyser that expects media at dst (a PCMU offer).
+func signalled(tb testing.TB, dst netip.AddrPort, o Options) *Analyser {
+	tb.Helper()
+	a := NewAnalyser(o)
+	body := "v=0\r\no=- 1 1 IN IP4 " + dst.Addr().String() + "\r\nc=IN IP4 " + dst.Addr().String() + "\r\nt=0 0\r\nm=audio " +
+		itoa(int(dst.Port())) + " RTP/AVP 0 101\r\na=rtpmap:101 telephone-event/8000\r\n"
+	raw := "INVITE sip:b@h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: bench\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " + itoa(len(body)) + "\r\n\r\n" + body
+	var m sip.Parsed
+	if err := m.Parse([]byte(raw)); err != nil {
+		tb.Fatal(err)
+	}
+	a.SIPMessage(sip.Meta{Time: time.Unix(1000, 0), Src: netip.MustParseAddrPort("192.0.2.9:5060"), Dst: dst}, &m)
+	return a
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func rtpPacket(pt uint8, seq uint16, ts, ssrc uint32, payload []byte) []byte {
+	b := make([]byte, headerLen, headerLen+len(payload))
+	b[0], b[1] = 0x80, pt
+	binary.BigEndian.PutUint16(b[2:], seq)
+	binary.BigEndian.PutUint32(b[4:], ts)
+	binary.BigEndian.PutUint32(b[8:], ssrc)
+	return append(b, payload...)
+}
+
+// BenchmarkAccounting measures the per-packet path a SPAN port runs:
+// classify, look the stream up, count sequence, jitter, interval.
+func BenchmarkAccounting(b *testing.B) {
+	src, dst := netip.MustParseAddrPort("192.0.2.1:4000"), netip.MustParseAddrPort("192.0.2.2:5000")
+	a := signalled(b, dst, Options{})
+	pkt := rtpPacket(0, 0, 0, 0x1234, make([]byte, 160))
+	d := netdecode.Datagram{Src: src, Dst: dst, Payload: pkt}
+	t0 := time.Unix(2000, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		binary.BigEndian.PutUint16(pkt[2:], uint16(i))
+		binary.BigEndian.PutUint32(pkt[4:], uint32(i*160))
+		d.Time = t0.Add(time.Duration(i) * 20 * time.Millisecond)
+		a.Datagram(d)
+	}
+	b.StopTimer()
+	if sn := a.Snapshot(false); len(sn.Streams) != 1 || sn.Streams[0].Packets != uint64(b.N) {
+		b.Fatalf("streams %+v", sn.Streams)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mpkt/s")
+}
+
+func TestAccountingAllocs(t *testing.T) {
+	src, dst := netip.MustParseAddrPort("192.0.2.1:4000"), netip.MustParseAddrPort("192.0.2.2:5000")
+	a := signalled(t, dst, Options{})
+	pkt := rtpPacket(0, 0, 0, 0x1234, make([]byte, 160))
+	d := netdecode.Datagram{Src: src, Dst: dst, Payload: pkt, Time: time.Unix(2000, 0)}
+	a.Datagram(d) // creates the stream
+	i := 1
+	allocs := testing.AllocsPerRun(1000, func() {
+		binary.BigEndian.PutUint16(pkt[2:], uint16(i))
+		binary.BigEndian.PutUint32(pkt[4:], uint32(i*160))
+		d.Time = d.Time.Add(20 * time.Millisecond)
+		a.Datagram(d)
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocs per packet, want 0", allocs)
+	}
+}
+
+func FuzzRTP(f *testing.F) {
+	f.Add(rtpPacket(0, 1, 160, 7, make([]byte, 20)))
+	f.Add([]byte{0xB3, 0x80, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var h Header
+		if h.Decode(b) == nil && !h.Truncated && len(h.Payload) > len(b) {
+			t.Fatal("payload longer than packet")
+		}
+		a := NewAnalyser(Options{Heuristic: true, MaxStreams: 4})
+		for i := range 3 {
+			a.Datagram(netdecode.Datagram{Time: time.Unix(int64(i), 0), Src: netip.MustParseAddrPort("10.0.0.1:4000"),
+				Dst: netip.MustParseAddrPort("10.0.0.2:4002"), Payload: b})
+		}
+		a.Snapshot(true)
+	})
+}
+
+func FuzzRTCP(f *testing.F) {
+	sr := []byte{0x81, 200, 0, 12, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 9, 0, 0, 0, 10, 0, 0, 0, 11,
+		0, 0, 0, 2, 5, 0xFF, 0xFF, 0xFE, 0, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0}
+	f.Add(sr)
+	f.Add([]byte{0x80, 201, 0, 1, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rs, _ := ParseRTCP(b)
+		for _, r := range rs {
+			if len(r.Blocks) > maxReportBlocks {
+				t.Fatalf("%d blocks", len(r.Blocks))
+			}
+		}
+	})
+}
+
+func TestParseRTCP(t *testing.T) {
+	sr := []byte{0x81, 200, 0, 12, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 9, 0, 0, 0, 10, 0, 0, 0, 11,
+		0, 0, 0, 2, 5, 0xFF, 0xFF, 0xFE, 0, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0}
+	rs, err := ParseRTCP(sr)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("%v %v", rs, err)
+	}
+	r := rs[0]
+	if r.Type != "SR" || r.SenderSSRC != 1 || r.PacketCount != 10 || len(r.Blocks) != 1 || r.Blocks[0].CumulativeLost != -2 || r.Blocks[0].FractionLost != 5 || r.Blocks[0].Jitter != 3 {
+		t.Errorf("report = %+v", r)
+	}
+}

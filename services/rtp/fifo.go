@@ -1,0 +1,57 @@
+package rtp
+
+// fifo is a bounded table: a map plus insertion order, evicting the
+// oldest entry when full and counting it.
+type fifo[K comparable, V any] struct {
+	m       map[K]V
+	order   []K // ring of keys, oldest at head
+	head    int
+	limit   int
+	evicted uint64
+	onEvict func(K, V)
+}
+
+func newFIFO[K comparable, V any](limit int) *fifo[K, V] {
+	return &fifo[K, V]{m: make(map[K]V), limit: limit}
+}
+
+func (f *fifo[K, V]) get(k K) (V, bool) {
+	v, ok := f.m[k]
+	return v, ok
+}
+
+// put inserts or replaces k. A replaced key keeps its place in the order.
+func (f *fifo[K, V]) put(k K, v V) {
+	if _, ok := f.m[k]; ok {
+		f.m[k] = v
+		return
+	}
+	if len(f.order) < f.limit {
+		f.order = append(f.order, k)
+	} else {
+		old := f.order[f.head]
+		if ov, ok := f.m[old]; ok {
+			delete(f.m, old)
+			if f.onEvict != nil {
+				f.onEvict(old, ov)
+			}
+		}
+		f.evicted++
+		f.order[f.head] = k
+		f.head = (f.head + 1) % f.limit
+	}
+	f.m[k] = v
+}
+
+func (f *fifo[K, V]) len() int { return len(f.m) }
+
+// each visits entries oldest first.
+func (f *fifo[K, V]) each(fn func(K, V)) {
+	n := len(f.order)
+	for i := range n {
+		k := f.order[(f.head+i)%n]
+		if v, ok := f.m[k]; ok {
+			fn(k, v)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package rtp
+
+// Interval is one fixed period of a stream (default 5 s), so a short
+// burst of loss or jitter is not hidden by the stream's mean.
+type Interval struct {
+	Start      int64   `json:"-"` // ns since the epoch, aligned to the interval length
+	Packets    uint64  `json:"packets"`
+	Expected   int64   `json:"expected"`
+	Lost       int64   `json:"lost"`
+	MaxJitter  float64 `json:"max_jitter_ms"`
+	MeanJitter float64 `json:"mean_jitter_ms"`
+	MaxDelta   float64 `json:"max_delta_ms"`
+	jitterSum  float64
+	jitterN    uint64
+	expBase    int64 // stream's expected at the interval's first packet, minus one
+	uniqBase   uint64
+}
+
+// intervals is a bounded ring of closed intervals plus the open one.
+// Capacity grows by doubling up to the limit, then the oldest is
+// overwritten and counted, so memory per stream is constant.
+type intervals struct {
+	cur     Interval
+	open    bool
+	ring    []Interval
+	head    int // index of the oldest when full
+	limit   int
+	dropped uint64
+}
+
+// roll opens the interval holding t, closing the previous one; it runs
+// before the packet's sequence number is counted, so a gap crossing the
+// boundary is lost in the interval where the sender resumed.
+func (v *intervals) roll(t, length int64, sq *seqState) {
+	start := t - t%length
+	if v.open && start == v.cur.Start {
+		return
+	}
+	if v.open {
+		v.close(sq)
+	}
+	v.cur = Interval{Start: start, expBase: sq.expected(), uniqBase: sq.unique}
+	v.open = true
+}
+
+func (v *intervals) add(jitter, delta float64, regular bool) {
+	c := &v.cur
+	c.Packets++
+	if regular {
+		c.MaxJitter = max(c.MaxJitter, jitter)
+		c.MaxDelta = max(c.MaxDelta, delta)
+		c.jitterSum += jitter
+		c.jitterN++
+	}
+}
+
+// finish fills an interval's derived figures against the stream's
+// current sequence state.
+func (c Interval) finish(sq *seqState) Interval {
+	c.Expected = sq.expected() - c.expBase
+	c.Lost = max(c.Expected-int64(sq.unique-c.uniqBase), 0)
+	if c.jitterN > 0 {
+		c.MeanJitter = c.jitterSum / float64(c.jitterN)
+	}
+	return c
+}
+
+func (v *intervals) close(sq *seqState) {
+	c := v.cur.finish(sq)
+	if len(v.ring) < v.limit {
+		v.ring = append(v.ring, c)
+		return
+	}
+	v.ring[v.head] = c
+	v.head = (v.head + 1) % len(v.ring)
+	v.dropped++
+}
+
+// list returns the closed intervals oldest first and the open one.
+func (v *intervals) list(sq *seqState) []Interval {
+	out := make([]Interval, 0, len(v.ring)+1)
+	out = append(out, v.ring[v.head:]...)
+	out = append(out, v.ring[:v.head]...)
+	if v.open {
+		out = append(out, v.cur.finish(sq))
+	}
+	return out
+}

@@ -1,0 +1,134 @@
+package rtp
+
+import (
+	"net/netip"
+	"strconv"
+	"time"
+
+	"fieldtap/services/sdp"
+)
+
+// SDP roles in an offer/answer exchange (RFC 3264).
+const (
+	RoleOffer  = "offer"
+	RoleAnswer = "answer"
+)
+
+// SDPEvent is one SDP body a dialog carried.
+type SDPEvent struct {
+	Time    time.Time      `json:"time"`
+	From    netip.AddrPort `json:"from"` // signalling sender
+	To      netip.AddrPort `json:"to"`
+	Message string         `json:"message"` // "INVITE" or "200 INVITE"
+	Role    string         `json:"role"`
+	Session *sdp.Session   `json:"sdp"`
+}
+
+// dialogMedia is what one Call-ID said about media.
+type dialogMedia struct {
+	callID     string
+	created    time.Time
+	sdp        []SDPEvent
+	sdpDropped int
+	pending    bool // an offer awaits its answer
+	endpoints  []netip.AddrPort
+	epDropped  int
+	final      int // final status to the last INVITE, 0 if none
+	ended      bool
+}
+
+// endpoint is a signalled media address: RTP or RTCP of one m= line.
+type endpoint struct {
+	dialog *dialogMedia
+	media  sdp.Media
+	rtcp   bool
+	gen    uint64 // bumps whenever media changes, so streams re-resolve clocks
+}
+
+// resolveClock finds pt's RTP clock rate from the endpoint's formats, or
+// the static table when nothing was signalled. telephone-event has no
+// usable clock for jitter (RFC 4733 §2.2.1 keeps its timestamp fixed for
+// an event), as tshark treats it.
+func resolveClock(ep *endpoint, pt uint8) (int, bool) {
+	f := sdp.Format{PT: int(pt)}
+	if ep != nil {
+		if g, ok := ep.media.Format(int(pt)); ok {
+			f = g
+		}
+	}
+	if sdp.IsTelephoneEvent(f) {
+		return 0, true
+	}
+	if pt >= 96 && f.Encoding == "" {
+		return 0, false // dynamic and unsignalled: no clock, like tshark
+	}
+	return sdp.ClockRate(f), false
+}
+
+// codecName names pt for a stream: the signalled encoding, else the
+// static name, else "PT<n>".
+func codecName(ep *endpoint, pt uint8) string {
+	if ep != nil {
+		if f, ok := ep.media.Format(int(pt)); ok && f.Encoding != "" {
+			return f.Encoding
+		}
+	}
+	if st, ok := sdp.Static(int(pt)); ok {
+		return st.Encoding
+	}
+	return "PT" + strconv.Itoa(int(pt))
+}
+
+// repeats reports whether the last body from src carried the same o=
+// line (same session version): RFC 3264 §8 says a changed session must
+// bump the version, so an equal one is the same description again.
+func (d *dialogMedia) repeats(src netip.AddrPort, origin string) bool {
+	for i := len(d.sdp) - 1; i >= 0; i-- {
+		if d.sdp[i].From == src {
+			return origin != "" && d.sdp[i].Session.Origin == origin
+		}
+	}
+	return false
+}
+
+// addSDP records a body on d and registers its media addresses.
+func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
+	if len(d.sdp) < maxSDPPerDialog {
+		d.sdp = append(d.sdp, ev)
+	} else {
+		d.sdpDropped++
+	}
+	for _, m := range ev.Session.Media {
+		addr, ok := m.Addr()
+		if !ok || addr.Addr().IsUnspecified() {
+			continue
+		}
+		a.signal(d, addr, m, false)
+		if m.RTCPPort > 0 && m.RTCPPort != m.Port {
+			a.signal(d, netip.AddrPortFrom(addr.Addr(), uint16(m.RTCPPort)), m, true)
+		}
+	}
+}
+
+func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m sdp.Media, rtcp bool) {
+	a.gen++
+	if ep, ok := a.endpoints.get(addr); ok {
+		// A re-INVITE (or another dialog) reusing the address takes it.
+		ep.dialog, ep.media, ep.rtcp, ep.gen = d, m, rtcp, a.gen
+	} else {
+		a.endpoints.put(addr, &endpoint{dialog: d, media: m, rtcp: rtcp, gen: a.gen})
+	}
+	if rtcp {
+		return
+	}
+	for _, e := range d.endpoints {
+		if e == addr {
+			return
+		}
+	}
+	if len(d.endpoints) < maxEndpointsPerDialog {
+		d.endpoints = append(d.endpoints, addr)
+	} else {
+		d.epDropped++
+	}
+}

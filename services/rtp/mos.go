@@ -1,0 +1,93 @@
+package rtp
+
+import (
+	"math"
+	"strings"
+)
+
+// Simplified ITU-T G.107 E-model (docs/media.md cites every value).
+const (
+	// r0MinusIs is R0 − Is with every G.107 §7.7 default: 93.2.
+	r0MinusIs = 93.2
+	// burstR 1 assumes random loss: a SPAN port cannot see the loss
+	// process of the network segment before it.
+	burstR = 1.0
+	// idKnee and the two slopes are G.107's simplified Id for a delay
+	// below the echo-free knee (Cole and Rosenbluth's fit, widely used).
+	idKnee       = 177.3 // ms
+	idSlope      = 0.024
+	idSlopeAbove = 0.11
+	// jitterBufferFactor: a jitter buffer sized at twice the measured
+	// jitter is the usual adaptive target.
+	jitterBufferFactor = 2
+)
+
+// Impairment values for the codecs with a published basis.
+type impairment struct {
+	name      string
+	ie        float64 // equipment impairment (G.113 Appendix I, Table I.1)
+	bpl       float64 // packet-loss robustness (G.113 Appendix I, Table I.3)
+	lookahead float64 // ms, codec algorithmic delay beyond one frame
+	basis     string
+}
+
+var impairments = map[string]impairment{
+	"pcmu": {name: "G.711", ie: 0, bpl: 25.1, basis: "ITU-T G.113 App. I: G.711 Ie 0, Bpl 25.1 (with PLC)"},
+	"pcma": {name: "G.711", ie: 0, bpl: 25.1, basis: "ITU-T G.113 App. I: G.711 Ie 0, Bpl 25.1 (with PLC)"},
+	"g729": {name: "G.729A", ie: 11, bpl: 19.0, lookahead: 5, basis: "ITU-T G.113 App. I: G.729A+VAD Ie 11, Bpl 19.0"},
+	// Opus has no narrowband Ie in G.113; it is scored as G.711-equivalent
+	// (its narrowband quality is at least G.711's), and the basis says so.
+	"opus": {name: "Opus", ie: 0, bpl: 25.1, lookahead: 6.5, basis: "no ITU-T narrowband Ie for Opus: scored as G.711-equivalent (Ie 0, Bpl 25.1)"},
+}
+
+// MOS is an E-model estimate, or a reason it is null.
+type MOS struct {
+	Value *float64 `json:"mos"`
+	R     *float64 `json:"r_factor"`
+	// Grounded is false when the codec has no published impairment
+	// values; Value is then null and Reason is "not_grounded".
+	Grounded bool   `json:"mos_grounded"`
+	Reason   string `json:"mos_reason,omitempty"`
+	Basis    string `json:"mos_basis,omitempty"`
+}
+
+// EstimateMOS scores a codec (an SDP encoding name) at a loss percentage,
+// a mean jitter and a packetisation time in ms.
+func EstimateMOS(codec string, lossPct, jitterMs, ptimeMs float64) MOS {
+	imp, ok := impairments[strings.ToLower(codec)]
+	if !ok {
+		return MOS{Reason: "not_grounded", Basis: "no published E-model impairment values for codec " + codecLabel(codec)}
+	}
+	if ptimeMs <= 0 {
+		ptimeMs = 20
+	}
+	ppl := math.Min(math.Max(lossPct, 0), 100)
+	ieEff := imp.ie + (95-imp.ie)*ppl/(ppl/burstR+imp.bpl) // G.107 eq. (7-29)
+	ta := ptimeMs + imp.lookahead + jitterBufferFactor*jitterMs
+	id := idSlope * ta
+	if ta > idKnee {
+		id += idSlopeAbove * (ta - idKnee)
+	}
+	r := r0MinusIs - id - ieEff
+	m := rToMOS(r)
+	return MOS{Value: &m, R: &r, Grounded: true, Basis: imp.basis}
+}
+
+func codecLabel(c string) string {
+	if c == "" {
+		return "(unknown)"
+	}
+	return c
+}
+
+// rToMOS is G.107 Annex B (B-4).
+func rToMOS(r float64) float64 {
+	switch {
+	case r <= 0:
+		return 1
+	case r >= 100:
+		return 4.5
+	}
+	m := 1 + 0.035*r + r*(r-60)*(100-r)*7e-6
+	return math.Round(math.Max(m, 1)*100) / 100
+}

@@ -1,0 +1,61 @@
+package rtp
+
+import "time"
+
+// Defaults for Options.
+const (
+	// DefaultMaxStreams bounds tracked streams: two per call, a few
+	// thousand concurrent calls on the busiest SPAN port we target.
+	DefaultMaxStreams = 8192
+	// DefaultMaxEndpoints bounds signalled media addresses (RTP and
+	// RTCP, a few per SDP body).
+	DefaultMaxEndpoints = 4 * DefaultMaxStreams
+	// DefaultMaxDialogs bounds dialogs whose SDP is remembered.
+	DefaultMaxDialogs = 4096
+	// DefaultInterval is the per-interval figure length (issue #4).
+	DefaultInterval = 5 * time.Second
+	// DefaultMaxIntervals keeps 10 minutes of 5 s intervals per stream.
+	DefaultMaxIntervals = 120
+	// DefaultMaxReports bounds RTCP reports kept (oldest overwritten).
+	DefaultMaxReports = 4096
+	// DefaultMaxEvents bounds DTMF events kept (oldest overwritten).
+	DefaultMaxEvents = 4096
+	// maxSDPPerDialog bounds offers/answers kept per dialog; re-INVITEs
+	// past it are counted.
+	maxSDPPerDialog = 32
+	// maxEndpointsPerDialog bounds the signalled addresses one dialog
+	// keeps for its own findings.
+	maxEndpointsPerDialog = 16
+)
+
+// Options bound an Analyser; zero fields take the defaults.
+type Options struct {
+	MaxStreams   int
+	MaxEndpoints int
+	MaxDialogs   int
+	Interval     time.Duration
+	MaxIntervals int
+	MaxReports   int
+	MaxEvents    int
+	// Heuristic also tracks RTP nobody signalled (version 2, two packets
+	// in sequence). Off by default: on a busy port it also catches
+	// anything whose first byte looks like RTP.
+	Heuristic bool
+}
+
+func (o *Options) fill() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxStreams, DefaultMaxStreams)
+	def(&o.MaxEndpoints, DefaultMaxEndpoints)
+	def(&o.MaxDialogs, DefaultMaxDialogs)
+	def(&o.MaxIntervals, DefaultMaxIntervals)
+	def(&o.MaxReports, DefaultMaxReports)
+	def(&o.MaxEvents, DefaultMaxEvents)
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+}

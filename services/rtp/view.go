@@ -1,0 +1,170 @@
+package rtp
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// defaultPtimeMs is RFC 3551 §4.5's default packetisation for audio.
+const defaultPtimeMs = 20
+
+// PTView is one payload type seen on a stream.
+type PTView struct {
+	PT      uint8  `json:"pt"`
+	Codec   string `json:"codec"`
+	Packets uint64 `json:"packets"`
+}
+
+// IntervalView is one interval with its own loss and MOS.
+type IntervalView struct {
+	Start   time.Time `json:"start"`
+	LostPct float64   `json:"lost_pct"`
+	Interval
+	MOS
+}
+
+// StreamView is one stream at one moment: plain values, safe to keep.
+type StreamView struct {
+	ID           string    `json:"stream_id"`
+	SSRC         string    `json:"ssrc"`
+	Src          string    `json:"src"`
+	Dst          string    `json:"dst"`
+	CallID       string    `json:"call_id"`
+	Orphaned     bool      `json:"orphaned"`
+	Codec        string    `json:"codec"`
+	ClockRate    int       `json:"clock_rate"`
+	PayloadTypes []PTView  `json:"payload_types"`
+	First        time.Time `json:"first"`
+	Last         time.Time `json:"last"`
+	Packets      uint64    `json:"packets"`
+	Expected     int64     `json:"expected"`
+	Lost         int64     `json:"lost"`
+	LostPct      float64   `json:"lost_pct"`
+	Duplicates   uint64    `json:"duplicates"`
+	OutOfOrder   uint64    `json:"out_of_order"`
+	SeqResets    uint64    `json:"sequence_resets"`
+	Markers      uint64    `json:"markers"`
+	MaxJitterMs  float64   `json:"max_jitter_ms"`
+	MeanJitterMs float64   `json:"mean_jitter_ms"`
+	MaxDeltaMs   float64   `json:"max_delta_ms"`
+	MOS
+	Intervals        []IntervalView `json:"intervals,omitempty"`
+	IntervalsDropped uint64         `json:"intervals_dropped,omitempty"`
+	PTOverflow       uint64         `json:"payload_types_overflow,omitempty"`
+
+	Key Key    `json:"-"`
+	Seq uint64 `json:"-"` // creation order, never reused
+}
+
+// DialogView is what one Call-ID signalled about media.
+type DialogView struct {
+	CallID     string     `json:"call_id"`
+	SDP        []SDPEvent `json:"sdp"`
+	SDPDropped int        `json:"sdp_dropped,omitempty"`
+	Endpoints  []string   `json:"endpoints"`
+	FinalCode  int        `json:"final_code,omitempty"`
+	Ended      bool       `json:"ended"`
+}
+
+// Snapshot is a consistent copy of the analyser's tables.
+type Snapshot struct {
+	Streams []StreamView // confirmed streams, creation order
+	Dialogs map[string]*DialogView
+	Events  []Event // time order
+	Reports []Report
+	Stats   Stats
+}
+
+// Stream returns the stream with id.
+func (sn *Snapshot) Stream(id string) (StreamView, bool) {
+	for _, s := range sn.Streams {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return StreamView{}, false
+}
+
+// ForCall returns the streams of callID.
+func (sn *Snapshot) ForCall(callID string) []StreamView {
+	var out []StreamView
+	for _, s := range sn.Streams {
+		if s.CallID == callID {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Snapshot copies the analyser's state; intervals are copied only when
+// asked, since they are most of a stream's memory.
+func (a *Analyser) Snapshot(intervals bool) *Snapshot {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sn := &Snapshot{Dialogs: map[string]*DialogView{}, Stats: a.st}
+	a.streams.each(func(_ Key, s *stream) {
+		if s.confirmed {
+			sn.Streams = append(sn.Streams, s.view(intervals))
+		}
+	})
+	slices.SortFunc(sn.Streams, func(x, y StreamView) int { return int(x.Seq) - int(y.Seq) })
+	a.dialogs.each(func(id string, d *dialogMedia) {
+		v := &DialogView{CallID: id, SDP: slices.Clone(d.sdp), SDPDropped: d.sdpDropped, FinalCode: d.final, Ended: d.ended, Endpoints: []string{}}
+		for _, e := range d.endpoints {
+			v.Endpoints = append(v.Endpoints, e.String())
+		}
+		sn.Dialogs[id] = v
+	})
+	a.events.each(func(e *Event) { sn.Events = append(sn.Events, *e) })
+	slices.SortStableFunc(sn.Events, func(x, y Event) int { return x.Time.Compare(y.Time) })
+	a.reports.each(func(r Report) { sn.Reports = append(sn.Reports, r) })
+	return sn
+}
+
+func (s *stream) view(withIntervals bool) StreamView {
+	v := StreamView{
+		ID: StreamID(s.key), SSRC: fmt.Sprintf("0x%08X", s.key.SSRC), Src: s.key.Src.String(), Dst: s.key.Dst.String(),
+		CallID: s.callID, Orphaned: s.callID == "", First: s.first.UTC(), Last: s.last.UTC(),
+		Packets: s.packets, Expected: s.seq.expected(), Lost: s.seq.lost(), Duplicates: s.seq.duplicates,
+		OutOfOrder: s.seq.outOfOrder, SeqResets: s.seq.resets, Markers: s.markers,
+		MaxJitterMs: s.maxJitter, MeanJitterMs: s.meanJitter, MaxDeltaMs: s.maxDelta,
+		IntervalsDropped: s.iv.dropped, PTOverflow: s.ptOverflow, Key: s.key, Seq: s.id,
+		PayloadTypes: []PTView{},
+	}
+	var main PTView
+	for _, p := range s.pts {
+		if p.packets == 0 {
+			break
+		}
+		pv := PTView{PT: p.pt, Codec: codecName(s.ep, p.pt), Packets: p.packets}
+		v.PayloadTypes = append(v.PayloadTypes, pv)
+		if p.pt != ptCN && p.pt != ptCNOld && pv.Packets > main.Packets {
+			main = pv
+		}
+	}
+	if main.Packets == 0 && len(v.PayloadTypes) > 0 {
+		main = v.PayloadTypes[0]
+	}
+	v.Codec = main.Codec
+	v.ClockRate, _ = resolveClock(s.ep, main.PT)
+	if v.Expected > 0 {
+		v.LostPct = 100 * float64(v.Lost) / float64(v.Expected)
+	}
+	ptime := float64(defaultPtimeMs)
+	if s.ep != nil && s.ep.media.Ptime > 0 {
+		ptime = float64(s.ep.media.Ptime)
+	}
+	v.MOS = EstimateMOS(v.Codec, v.LostPct, v.MeanJitterMs, ptime)
+	if withIntervals {
+		for _, iv := range s.iv.list(&s.seq) {
+			w := IntervalView{Start: time.Unix(0, iv.Start).UTC(), Interval: iv}
+			if iv.Expected > 0 {
+				w.LostPct = 100 * float64(iv.Lost) / float64(iv.Expected)
+			}
+			w.MOS = EstimateMOS(v.Codec, w.LostPct, iv.MeanJitter, ptime)
+			v.Intervals = append(v.Intervals, w)
+		}
+	}
+	return v
+}

@@ -1,0 +1,107 @@
+package sip
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Metric is one figure with its basis: the population it was computed
+// over and, when there is no basis, a null value and the reason.
+type Metric struct {
+	Value      *float64 `json:"value"`
+	Unit       string   `json:"unit"`
+	Population int      `json:"population"`
+	NullReason string   `json:"null_reason,omitempty"`
+}
+
+// CallMetrics are the call figures of a group of dialogs (docs/sip.md).
+type CallMetrics struct {
+	Dialogs  int    `json:"dialogs"`  // every dialog in the group
+	Attempts int    `json:"attempts"` // INVITE dialogs with a final response
+	Answered int    `json:"answered"` // attempts answered with a 2xx
+	ASR      Metric `json:"asr"`      // answered / attempts
+	NER      Metric `json:"ner"`      // (answered + user-side endings) / attempts
+	ACD      Metric `json:"acd"`      // mean 2xx → BYE of answered calls with a BYE
+	PDDp50   Metric `json:"pdd_p50"`  // nearest-rank median of INVITE → first 180/183
+	PDDp95   Metric `json:"pdd_p95"`
+}
+
+// nerCodes are the final responses that end an attempt at the user rather
+// than in the network (ITU-T E.425 "user busy, ring no answer, terminal
+// reject", as GSMA IR.42 maps them to SIP): busy, unavailable (no
+// answer), cancelled by the caller while ringing, declined.
+var nerCodes = []int{480, 486, 487, 600, 603}
+
+// MetricsAcc accumulates CallMetrics one dialog at a time.
+type MetricsAcc struct {
+	dialogs, attempts, answered, network int
+	durSum                               time.Duration
+	durN                                 int
+	pdd                                  []float64 // ms
+}
+
+// Add counts d.
+func (a *MetricsAcc) Add(d *Dialog) {
+	a.dialogs++
+	if d.FirstMethod != "INVITE" || d.FinalCode == 0 {
+		return
+	}
+	a.attempts++
+	if d.FinalCode < 300 {
+		a.answered++
+		if dur, ok := d.Duration(); ok {
+			a.durSum += dur
+			a.durN++
+		}
+	} else if slices.Contains(nerCodes, d.FinalCode) {
+		a.network++
+	}
+	if p, ok := d.PDD(); ok {
+		a.pdd = append(a.pdd, float64(p)/float64(time.Millisecond))
+	}
+}
+
+// Result computes the figures; a figure without a basis is null with the
+// reason.
+func (a *MetricsAcc) Result() CallMetrics {
+	m := CallMetrics{Dialogs: a.dialogs, Attempts: a.attempts, Answered: a.answered}
+	const noAttempts = "no INVITE dialog in this group has a final response"
+	m.ASR = ratio(a.answered, a.attempts, noAttempts)
+	m.NER = ratio(a.answered+a.network, a.attempts, noAttempts)
+	m.ACD = Metric{Unit: "s", Population: a.durN}
+	if a.durN == 0 {
+		m.ACD.NullReason = "no answered call in this group has both its 2xx and a BYE"
+	} else {
+		v := a.durSum.Seconds() / float64(a.durN)
+		m.ACD.Value = &v
+	}
+	slices.Sort(a.pdd)
+	m.PDDp50, m.PDDp95 = percentile(a.pdd, 50), percentile(a.pdd, 95)
+	return m
+}
+
+func ratio(n, d int, why string) Metric {
+	m := Metric{Unit: "ratio", Population: d}
+	if d == 0 {
+		m.NullReason = why
+		return m
+	}
+	v := float64(n) / float64(d)
+	m.Value = &v
+	return m
+}
+
+// percentile is the nearest-rank percentile of sorted samples: the value
+// at rank ceil(p/100 × N), never an interpolation.
+func percentile(sorted []float64, p float64) Metric {
+	m := Metric{Unit: "ms", Population: len(sorted)}
+	if len(sorted) == 0 {
+		m.NullReason = "no attempt in this group has both its INVITE and a 180/183"
+		return m
+	}
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	v := sorted[max(rank, 1)-1]
+	m.Value = &v
+	return m
+}

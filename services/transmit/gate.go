@@ -1,0 +1,40 @@
+package transmit
+
+import "fmt"
+
+// Gate names: each refusal carries exactly one, and the audit log records it.
+const (
+	GateBundle       = "bundle"       // the MCP transmit bundle is not loaded
+	GateScope        = "scope"        // the HTTP caller's token lacks the transmit scope
+	GateAck          = "ack_active"   // ack_active was not true
+	GatePortConfig   = "port_config"  // the port is not enabled for transmit in config, or has no writer
+	GateArm          = "arm"          // the board's transmit-arm input is off
+	GatePlan         = "plan"         // no such plan, expired, or already run
+	GateRate         = "rate"         // the port's rate limit is spent
+	GateBusLoad      = "bus_load"     // measured plus added load is above the ceiling
+	GateConfirmation = "confirmation" // a person declined, cancelled, did not answer, or cannot be asked
+	GateAudit        = "audit"        // the audit record could not be written
+	GateWriter       = "writer"       // the writer failed mid-plan (frames before it were sent)
+	GateDisarmed     = "arm_mid_plan" // the arm input went off mid-plan; the rest was not sent
+)
+
+// ScopeTransmit is the token scope an HTTP caller needs.
+const ScopeTransmit = "transmit"
+
+// Refusal is why nothing (or, for GateWriter and GateDisarmed, nothing
+// more) was sent.
+type Refusal struct {
+	Gate    string `json:"gate"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+	// Sent counts frames that reached the writer before the refusal.
+	Sent int `json:"frames_sent"`
+}
+
+func (r *Refusal) Error() string {
+	return fmt.Sprintf("transmit refused by gate %s: %s", r.Gate, r.Message)
+}
+
+func refuse(gate, hint, format string, args ...any) *Refusal {
+	return &Refusal{Gate: gate, Message: fmt.Sprintf(format, args...), Hint: hint}
+}

@@ -1,0 +1,198 @@
+package transmit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"fieldtap/services/isotp"
+)
+
+// ISO-TP sender timing (ISO 15765-2 §9.8.2): N_Bs, the wait for the
+// receiver's flow control.
+const flowControlWait = time.Second
+
+// run puts the plan on the wire and collects answers. It returns a
+// Refusal only when it stopped early; out.Sent says how far it got.
+func (s *Service) run(ctx context.Context, c Caller, ps *portState, p *Plan, out *Outcome) *Refusal {
+	if ps.Mode != nil {
+		if err := s.setMode(ctx, ps, ModeActive); err != nil {
+			return refuse(GatePortConfig, "check the adapter; the port stays listen-only", "port %s could not leave listen-only: %v", p.Port, err)
+		}
+		defer func() {
+			if err := s.setMode(context.WithoutCancel(ctx), ps, ModeListenOnly); err != nil {
+				s.audit(ctx, Record{Event: EventModeError, Message: err.Error()}, c, p)
+				out.Warnings = append(out.Warnings, "the port did not return to listen-only: "+err.Error())
+			}
+		}()
+	}
+	var rx <-chan RxFrame
+	if ps.Listener != nil && (p.expect != nil || hasFlowControl(p)) {
+		ch, stop := ps.Listener.Listen(ctx)
+		defer stop()
+		rx = ch
+	}
+	l := newListening(p.expect)
+	var credit int // consecutive frames allowed by the last flow control; -1 = unlimited
+	var stMin time.Duration
+	for i, f := range p.Frames {
+		delay := f.Delay
+		if f.OnFlowControl {
+			if credit == 0 {
+				fc, err := s.awaitFlowControl(ctx, rx, p, l, out)
+				if err != nil {
+					return s.stopped(ctx, c, p, out, GateWriter, err.Error())
+				}
+				credit, stMin = fc.BlockSize, time.Duration(isotp.STminMicros(fc.STmin))*time.Microsecond
+				if credit == 0 {
+					credit = -1
+				}
+			}
+			delay = max(delay, stMin)
+			if credit > 0 {
+				credit--
+			}
+		}
+		if err := sleep(ctx, delay); err != nil {
+			return s.stopped(ctx, c, p, out, GateWriter, "cancelled: "+err.Error())
+		}
+		if !s.o.Arm.Armed() {
+			return s.stopped(ctx, c, p, out, GateDisarmed, fmt.Sprintf("the arm input went off before frame %d", i+1))
+		}
+		if err := ps.Writer.WriteFrame(ctx, wireID(p.Medium, f.ID), f.Data); err != nil {
+			return s.stopped(ctx, c, p, out, GateWriter, fmt.Sprintf("frame %d: %v", i+1, err))
+		}
+		out.Sent++
+	}
+	if rx != nil && p.expect != nil {
+		if err := s.collect(ctx, rx, ps, p, l, out); err != nil {
+			out.Warnings = append(out.Warnings, err.Error())
+		}
+	}
+	out.Answers = append(out.Answers, l.answers...)
+	return nil
+}
+
+func (s *Service) stopped(ctx context.Context, c Caller, p *Plan, out *Outcome, gate, msg string) *Refusal {
+	ref := refuse(gate, "the frames before this point were sent; see the audit log", "%s", msg)
+	ref.Sent = out.Sent
+	s.audit(ctx, Record{Event: EventStopped, Gate: gate, Message: msg, Sent: out.Sent}, c, p)
+	return ref
+}
+
+func wireID(m Medium, id uint32) uint32 {
+	if m == MediumJ1708 {
+		return 0
+	}
+	return id
+}
+
+func hasFlowControl(p *Plan) bool {
+	for _, f := range p.Frames {
+		if f.OnFlowControl {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Service) setMode(ctx context.Context, ps *portState, m Mode) error {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.mode == m {
+		return nil
+	}
+	if err := ps.Mode.SetMode(ctx, m); err != nil {
+		return err
+	}
+	ps.mode = m
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// awaitFlowControl waits for the ECU's clear-to-send on the plan's
+// response id; frames that are not flow control still reach the listener.
+func (s *Service) awaitFlowControl(ctx context.Context, rx <-chan RxFrame, p *Plan, l *listening, out *Outcome) (isotp.Frame, error) {
+	if rx == nil || p.expect == nil {
+		return isotp.Frame{}, fmt.Errorf("a multi-frame request needs the port's receive path for flow control, which this port lacks")
+	}
+	deadline := time.NewTimer(flowControlWait)
+	defer deadline.Stop()
+	for {
+		select {
+		case f, ok := <-rx:
+			if !ok {
+				return isotp.Frame{}, fmt.Errorf("the port's receive path closed while waiting for flow control")
+			}
+			if f.ID != p.expect.ResponseID {
+				continue
+			}
+			fr, err := isotp.Parse(f.Data)
+			if err != nil || fr.Type != isotp.TypeFlowControl {
+				continue
+			}
+			switch fr.Status {
+			case isotp.FlowContinue:
+				return fr, nil
+			case isotp.FlowOverflow:
+				return fr, fmt.Errorf("the ECU refused the request as too long (flow control overflow)")
+			}
+			deadline.Reset(flowControlWait) // FlowWait: the ECU asks for more time
+		case <-deadline.C:
+			return isotp.Frame{}, fmt.Errorf("no flow control from %s within %v", Frame{ID: p.expect.ResponseID}.IDHex(), flowControlWait)
+		case <-ctx.Done():
+			return isotp.Frame{}, ctx.Err()
+		}
+	}
+}
+
+// collect listens until the plan's timeout (or a complete UDS answer),
+// answering a First Frame with the plan's flow-control frame.
+func (s *Service) collect(ctx context.Context, rx <-chan RxFrame, ps *portState, p *Plan, l *listening, out *Outcome) error {
+	deadline := time.NewTimer(p.expect.Timeout)
+	defer deadline.Stop()
+	for {
+		select {
+		case f, ok := <-rx:
+			if !ok {
+				return fmt.Errorf("the port's receive path closed while listening for the answer")
+			}
+			act := l.feed(f)
+			if act.extend > 0 {
+				deadline.Reset(act.extend)
+			}
+			if act.flowControl {
+				if !s.o.Arm.Armed() {
+					return fmt.Errorf("the arm input went off: the ECU's multi-frame answer was not acknowledged with flow control")
+				}
+				if err := ps.Writer.WriteFrame(ctx, p.expect.RequestID, p.expect.FlowControl); err != nil {
+					return fmt.Errorf("flow control: %w", err)
+				}
+				out.Sent++
+			}
+			if act.done {
+				return nil
+			}
+		case <-deadline.C:
+			if len(l.answers) == 0 {
+				return fmt.Errorf("no answer within %v: %s", p.expect.Timeout, l.silence())
+			}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+// fieldtap plan show FILE            print a transmit plan for a person
+// fieldtap plan run FILE --port P    run it through the same gatekeeper
+//
+// A plan file is the "plan" object of a dry-run answer (or the whole
+// answer). run builds services/transmit from the box's configuration,
+// so every gate applies as it does over MCP, and asks on the terminal.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"fieldtap/firmware/config"
+	"fieldtap/services/transmit"
+)
+
+const planUsage = `usage: fieldtap plan show FILE
+       fieldtap plan run FILE --port P [--config FILE]
+
+  show  print the plan: every frame byte for byte, risk, what it cannot know
+  run   send it through the transmit gates (config, arm switch, rate, bus
+        load, audit), after you answer y on this terminal
+`
+
+// planFile is what a plan file holds (transmit.Plan's JSON, or an
+// envelope around it).
+type planFile struct {
+	PlanID        string           `json:"plan_id"`
+	Port          string           `json:"port"`
+	Medium        transmit.Medium  `json:"medium"`
+	Tool          string           `json:"tool"`
+	Summary       string           `json:"summary"`
+	Frames        []transmit.Frame `json:"frames"`
+	Risk          transmit.Risk    `json:"risk"`
+	Preconditions []string         `json:"preconditions"`
+	CannotKnow    []string         `json:"cannot_know"`
+	SHA256        string           `json:"sha256"`
+}
+
+func plan(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) < 2 || (args[0] != "show" && args[0] != "run") {
+		fmt.Fprint(stderr, planUsage)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("fieldtap plan "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	port := fs.String("port", "", "port to send on (run; must match the plan's port)")
+	cfgPath := fs.String("config", "", "fieldtapd configuration (run)")
+	if err := fs.Parse(args[2:]); err != nil || fs.NArg() > 0 {
+		fmt.Fprint(stderr, planUsage)
+		return exitUsage
+	}
+	pf, err := readPlanFile(args[1])
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtap plan:", err)
+		return exitFail
+	}
+	if args[0] == "show" {
+		return showPlan(pf, stdout, stderr)
+	}
+	if *port == "" {
+		fmt.Fprintln(stderr, "fieldtap plan run: --port is required (it must name the plan's port)")
+		return exitUsage
+	}
+	if *port != pf.Port {
+		fmt.Fprintf(stderr, "fieldtap plan run: the plan is for port %s, not %s\n", pf.Port, *port)
+		return exitUsage
+	}
+	return runPlan(pf, *cfgPath, stdin, stdout, stderr)
+}
+
+func readPlanFile(path string) (planFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return planFile{}, err
+	}
+	var env struct {
+		Data *struct {
+			Plan *json.RawMessage `json:"plan"`
+		} `json:"data"`
+		Plan *json.RawMessage `json:"plan"`
+	}
+	raw := json.RawMessage(b)
+	if json.Unmarshal(b, &env) == nil {
+		switch {
+		case env.Data != nil && env.Data.Plan != nil:
+			raw = *env.Data.Plan
+		case env.Plan != nil:
+			raw = *env.Plan
+		}
+	}
+	var pf planFile
+	if err := json.Unmarshal(raw, &pf); err != nil {
+		return pf, fmt.Errorf("%s: %w", path, err)
+	}
+	if pf.Port == "" || len(pf.Frames) == 0 {
+		return pf, fmt.Errorf("%s: not a plan (no port or no frames)", path)
+	}
+	if pf.Medium == "" {
+		pf.Medium = transmit.MediumCAN
+	}
+	return pf, nil
+}
+
+func (pf planFile) spec() transmit.Spec {
+	return transmit.Spec{Port: pf.Port, Medium: pf.Medium, Tool: pf.Tool, Summary: pf.Summary, Frames: pf.Frames,
+		Risk: pf.Risk, Preconditions: pf.Preconditions, Unknowns: pf.CannotKnow}
+}
+
+// showPlan checks the plan as the service would and prints it; a file
+// whose frames no longer match its sha256 is said to be edited.
+func showPlan(pf planFile, stdout, stderr io.Writer) int {
+	svc, err := transmit.New(transmit.Options{Ports: []transmit.Port{{Name: pf.Port, Medium: pf.Medium}}})
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtap plan show:", err)
+		return exitFail
+	}
+	p, err := svc.Plan(context.Background(), transmit.Caller{Via: transmit.ViaCLI, Transport: "terminal"}, pf.spec())
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtap plan show:", err)
+		return exitFail
+	}
+	fmt.Fprint(stdout, strings.Replace(p.Text(), p.ID, pf.PlanID, 1))
+	if pf.SHA256 != "" && pf.SHA256 != p.Hash {
+		fmt.Fprintln(stdout, "WARNING: the frames do not match the file's sha256: the plan was edited after the box made it")
+	}
+	return exitOK
+}
+
+// runPlan sends the plan through the gatekeeper built from the config.
+func runPlan(pf planFile, cfgPath string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg := config.Default()
+	if cfgPath != "" {
+		var err error
+		if cfg, err = config.Load(cfgPath); err != nil {
+			fmt.Fprintln(stderr, "fieldtap plan run:", err)
+			return exitUsage
+		}
+	}
+	o, closeAudit, err := cliOptions(cfg, pf)
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtap plan run:", err)
+		return exitFail
+	}
+	defer closeAudit()
+	return runWith(o, pf, stdin, stdout, stderr)
+}
+
+// runWith is runPlan after the options are built (tests give fakes).
+func runWith(o transmit.Options, pf planFile, stdin io.Reader, stdout, stderr io.Writer) int {
+	svc, err := transmit.New(o)
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtap plan run:", err)
+		return exitFail
+	}
+	ctx := context.Background()
+	who := transmit.Caller{Via: transmit.ViaCLI, Transport: "terminal"}
+	p, err := svc.Plan(ctx, who, pf.spec())
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtap plan run:", err)
+		return exitFail
+	}
+	if pf.SHA256 != "" && pf.SHA256 != p.Hash {
+		fmt.Fprintln(stderr, "fieldtap plan run: the frames do not match the file's sha256; refusing an edited plan")
+		return exitFail
+	}
+	out, err := svc.Execute(ctx, who, p.ID, true, transmit.Confirmation{CanAsk: true})
+	if err == nil && out.Status == transmit.StatusNeedsConfirmation {
+		fmt.Fprint(stdout, out.Question, "send? [y/N] ")
+		reply := transmit.ReplyDecline
+		line, rerr := bufio.NewReader(stdin).ReadString('\n')
+		switch {
+		case rerr != nil && line == "":
+			reply = transmit.ReplyCancel
+		case strings.TrimSpace(strings.ToLower(line)) == "y":
+			reply = transmit.ReplyAccept
+		}
+		out, err = svc.Execute(ctx, who, p.ID, true, transmit.Confirmation{CanAsk: true, Reply: reply, Token: out.Token})
+	}
+	var ref *transmit.Refusal
+	if errors.As(err, &ref) {
+		fmt.Fprintf(stderr, "fieldtap plan run: refused by gate %s: %s (%s)\n", ref.Gate, ref.Message, ref.Hint)
+		return exitFail
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtap plan run:", err)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "sent %d frame(s) of plan %s\n", out.Sent, p.ID)
+	for _, w := range out.Warnings {
+		fmt.Fprintln(stdout, "warning:", w)
+	}
+	return exitOK
+}
