@@ -219,7 +219,7 @@ func (p *parser) comparison() (node, error) {
 		if err != nil {
 			return nil, p.errAt(vt, "bad pattern: "+err.Error())
 		}
-		n.re = re
+		n.re, n.lit = re, literalOf(vt.text)
 		return n, nil
 	}
 	switch f.Kind {

@@ -24,6 +24,34 @@ type cmpNode struct {
 	b    bool
 	null bool
 	re   *regexp.Regexp
+	lit  literal // a pattern with no metacharacters, matched without the regexp engine
+}
+
+// literal is a ~ pattern that needs no regexp: "^abc" is a prefix test and
+// "abc" a substring test. Dialog lists scan 100 000 rows per call, and these
+// two shapes are most of what people type.
+type literal struct {
+	set    bool
+	prefix bool
+	text   string
+}
+
+func literalOf(pattern string) literal {
+	body, anchored := strings.CutPrefix(pattern, "^")
+	if body == "" || regexp.QuoteMeta(body) != body {
+		return literal{}
+	}
+	return literal{set: true, prefix: anchored, text: body}
+}
+
+func (n cmpNode) match(s string) bool {
+	switch {
+	case !n.lit.set:
+		return n.re.MatchString(s)
+	case n.lit.prefix:
+		return strings.HasPrefix(s, n.lit.text)
+	}
+	return strings.Contains(s, n.lit.text)
 }
 
 func (n cmpNode) eval(r Record) bool {
@@ -68,9 +96,9 @@ func (n cmpNode) eval(r Record) bool {
 func (n cmpNode) str1(s string) bool {
 	switch n.op {
 	case "~":
-		return n.re.MatchString(s)
+		return n.match(s)
 	case "!~":
-		return !n.re.MatchString(s)
+		return !n.match(s)
 	case "==":
 		return s == n.str
 	case "!=":

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"errors"
+	"regexp"
 	"testing"
 )
 
@@ -119,4 +120,20 @@ func FuzzCompile(f *testing.F) {
 			e.Match(call)
 		}
 	})
+}
+
+// TestLiteralPatternsMatchLikeRegexp keeps the no-regexp shortcut honest:
+// every pattern answers exactly as the regexp engine would.
+func TestLiteralPatternsMatchLikeRegexp(t *testing.T) {
+	inputs := []string{"", "14", "1401", "2014", "x14y", "^14", "a.b", "axb"}
+	for _, pat := range []string{"^14", "14", "^", "a.b", `a\.b`, "^a.b", "x", "^x14y"} {
+		re := regexp.MustCompile(pat)
+		lit := literalOf(pat)
+		n := cmpNode{re: re, lit: lit}
+		for _, in := range inputs {
+			if got, want := n.match(in), re.MatchString(in); got != want {
+				t.Errorf("pattern %q on %q: shortcut says %v, regexp %v (literal %+v)", pat, in, got, want, lit)
+			}
+		}
+	}
 }
