@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"fieldtap/services/canbus"
+	"fieldtap/services/dbc"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
 	"fieldtap/services/rtp"
@@ -40,7 +41,7 @@ func BundleNames(d Deps) []string {
 func bundles(d Deps) []Bundle {
 	return []Bundle{
 		{Name: "server", Tools: serverTools(d)},
-		{Name: "can", Tools: canTools(d)},
+		{Name: "can", Tools: append(canTools(d), dbcTools(d)...)},
 		{Name: "j1939", Tools: j1939Tools(d)},
 		{Name: "sip", Tools: sipTools(d)},
 		{Name: "media", Tools: mediaTools(d)},
@@ -229,6 +230,7 @@ type Deps struct {
 	Log      *slog.Logger
 	CAN      *canbus.Store // nil when the box has no CAN port
 	J1939    *j1939.Store  // nil when the box has no CAN port
+	DBC      *dbc.Registry // databases dbc_load keeps; nil: dbc tools refuse
 	SIP      *sip.Store    // nil when the box has no Ethernet port
 	SIPStats SIPStats      // SPAN decode counters; nil when none
 	J1587    *j1587.Store  // nil when the box has no J1708 port

@@ -29,6 +29,8 @@ const (
 	DefaultFramesPort   = 100_000
 	DefaultBytesPort    = 8 << 20
 	DefaultHandoffDepth = capture.DefaultHandoffDepth
+	// DefaultDataDir is where an operator puts DBC files for dbc_load.
+	DefaultDataDir = "/var/lib/fieldtap/data"
 	// DefaultMemoryLimitMiB is the Go runtime's soft memory limit: the
 	// collector works harder near it instead of letting the heap double
 	// past the stores' live size on a small board. It must stay well above
@@ -116,6 +118,9 @@ type Store struct {
 	// ExportDir receives export_capture's pcapng files; empty means
 	// fieldtap-export under the OS temporary directory.
 	ExportDir string `toml:"export_dir"`
+	// DataDir holds the files dbc_load may read (DBC databases); a name
+	// that leaves it, by `..`, an absolute path or a symlink, is refused.
+	DataDir string `toml:"data_dir"`
 }
 
 // Default returns the configuration used when no file is given.
@@ -126,7 +131,7 @@ func Default() Config {
 		MemoryLimitMiB: DefaultMemoryLimitMiB,
 		Log:            Log{Level: "info", Format: "text"},
 		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen, MaxResponseBytes: DefaultMaxResponseBytes, MaxConcurrent: DefaultMaxConcurrent, RateLimitPerPeer: DefaultRatePerPeer},
-		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth},
+		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir},
 		Transmit:       DefaultTransmit(),
 	}
 }

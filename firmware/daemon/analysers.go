@@ -10,6 +10,7 @@ import (
 	"fieldtap/drivers/j1708"
 	"fieldtap/mcp"
 	"fieldtap/services/canbus"
+	"fieldtap/services/dbc"
 	"fieldtap/services/framestore"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
@@ -33,12 +34,13 @@ type analysers struct {
 	media   *rtp.Analyser // fed by sipFeed's media hook
 	// sipExport writes the frames behind SIP messages (export_capture).
 	sipExport *sip.Exporter
+	dbc       *dbc.Registry // databases dbc_load reads from store.data_dir
 }
 
 // exportDirName is where export_capture writes when store.export_dir is empty.
 const exportDirName = "fieldtap-export"
 
-func newAnalysers(frameLimits ring.Limits, exportDir string) (*analysers, error) {
+func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string) (*analysers, error) {
 	if exportDir == "" {
 		exportDir = filepath.Join(os.TempDir(), exportDirName)
 	}
@@ -59,6 +61,7 @@ func newAnalysers(frameLimits ring.Limits, exportDir string) (*analysers, error)
 		sipFeed:     sipFeed,
 		media:       media,
 		sipExport:   sip.NewExporter(exportDir),
+		dbc:         dbc.NewRegistry(dataDir),
 	}, nil
 }
 
@@ -104,6 +107,7 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.SIP = a.sip
 	d.SIPStats = a.sipStats
 	d.SIPExport = a.sipExport
+	d.DBC = a.dbc
 	d.Media, d.MediaInterval = a.media, rtp.DefaultInterval
 }
 

@@ -79,10 +79,11 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		sources = append(sources, src)
 	}
 
-	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}, cfg.Store.ExportDir)
+	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}, cfg.Store.ExportDir, cfg.Store.DataDir)
 	if err != nil {
 		return err
 	}
+	an.linkCAN(sources, hw.ports)
 	portCtx, stopPorts := context.WithCancel(ctx)
 	defer stopPorts()
 	var wg sync.WaitGroup

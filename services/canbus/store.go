@@ -90,6 +90,7 @@ type Port struct {
 	bits     uint64
 	first    time.Time
 	last     time.Time
+	link     func() Link // the driver's link view; nil when none
 }
 
 // Store holds every CAN port.

@@ -27,16 +27,21 @@ type Status struct {
 	MeanLoadReason string     `json:"mean_load_reason,omitempty"`
 	PeakLoad       float64    `json:"peak_load_1s"`
 	Store          ring.Stats `json:"frame_store"`
+	// Link is the driver's view (bitrate, mode, bus state, bus-offs,
+	// restarts); null with LinkReason when the source has none.
+	Link       *Link  `json:"link"`
+	LinkReason string `json:"link_reason,omitempty"`
 }
 
 // Status summarises the port.
 func (p *Port) Status() Status {
+	link, why := p.linkView()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{
 		Name: p.name, Bitrate: p.bitrate, Frames: p.total, Standard: p.std, Extended: p.ext,
 		Remote: p.rtr, ErrorFrames: p.err, DistinctIDs: len(p.ids), IDOverflow: p.idOver,
-		Store: p.frames.Stats(),
+		Store: p.frames.Stats(), Link: link, LinkReason: why,
 	}
 	if !p.first.IsZero() {
 		f, l := p.first, p.last

@@ -1,0 +1,30 @@
+package dbc
+
+// Bounds. A DBC file comes from an operator, but it may be anything an
+// operator was sent, so every size that grows memory has a limit.
+const (
+	// MaxFileBytes bounds one file: the full SAE J1939 DBC is about 2 MB;
+	// a bigger file is more likely a wrong file than a bigger database.
+	MaxFileBytes = 4 << 20
+	// MaxMessages bounds messages per database: 2048 11-bit ids plus a
+	// J1939 database's ~1 900 PGNs with room to spare.
+	MaxMessages = 8192
+	// MaxSignalsPerMessage bounds one message; a 64-byte frame of
+	// multiplexed 1-bit flags stays well below it.
+	MaxSignalsPerMessage = 1024
+	// MaxSignals bounds a whole database.
+	MaxSignals = 65536
+	// MaxMessageBytes is the largest message length accepted: J1939-21
+	// transport carries at most 1785 bytes, and DBCs describe reassembled
+	// TP payloads (css_tp_j1939.dbc has a 40-byte message).
+	MaxMessageBytes = 1785
+	// MaxSignalBits is the widest signal a uint64 holds.
+	MaxSignalBits = 64
+	// MaxMuxRanges bounds the SG_MUL_VAL_ ranges of one signal.
+	MaxMuxRanges = 64
+	// MaxMuxDepth bounds multiplexer nesting (a switch selected by a
+	// switch …); real files nest two levels.
+	MaxMuxDepth = 8
+	// maxReasonBytes caps a parser reason quoted in an error.
+	maxReasonBytes = 200
+)

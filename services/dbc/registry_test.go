@@ -1,0 +1,108 @@
+package dbc
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestRegistryLoadPaths(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "data")
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join("testdata", "handmade.dbc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "car.dbc"), filepath.Join(dir, "sub", "truck.dbc"), filepath.Join(root, "outside.dbc")} {
+		if err := os.WriteFile(p, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "outside.dbc"), filepath.Join(dir, "escape.dbc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("car.dbc", filepath.Join(dir, "alias.dbc")); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRegistry(dir)
+	tests := []struct {
+		name, file, as string
+		wantName       string
+		wantErr        error
+		errText        string
+	}{
+		{name: "plain", file: "car.dbc", wantName: "car"},
+		{name: "subdirectory, named", file: "sub/truck.dbc", as: "truck-2", wantName: "truck-2"},
+		{name: "symlink inside", file: "alias.dbc", wantName: "alias"},
+		{name: "dot dot", file: "../outside.dbc", wantErr: ErrUnsafePath},
+		{name: "absolute", file: filepath.Join(root, "outside.dbc"), wantErr: ErrUnsafePath},
+		{name: "hidden dot dot", file: "sub/../../outside.dbc", wantErr: ErrUnsafePath},
+		{name: "symlink out", file: "escape.dbc", errText: "escapes"},
+		{name: "directory", file: "sub", wantErr: ErrNotRegular},
+		{name: "missing", file: "nope.dbc", wantErr: os.ErrNotExist},
+		{name: "bad name", file: "car.dbc", as: "a b", wantErr: ErrBadName},
+		{name: "empty", file: "", wantErr: ErrUnsafePath},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := r.Load(tc.as, tc.file)
+			switch {
+			case tc.wantErr != nil || tc.errText != "":
+				if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || !strings.Contains(err.Error(), tc.errText) {
+					t.Fatalf("err = %v, want %v %q", err, tc.wantErr, tc.errText)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case db.Name != tc.wantName:
+				t.Errorf("name = %q, want %q", db.Name, tc.wantName)
+			}
+		})
+	}
+	if got, err := r.Get("car"); err != nil || got.File != "car.dbc" {
+		t.Errorf("Get = %v, %v", got, err)
+	}
+	if _, err := r.Get("nope"); !errors.Is(err, ErrNotLoaded) {
+		t.Errorf("Get(nope) = %v", err)
+	}
+}
+
+func TestRegistryBounded(t *testing.T) {
+	dir := t.TempDir()
+	good, _ := os.ReadFile(filepath.Join("testdata", "handmade.dbc"))
+	os.WriteFile(filepath.Join(dir, "a.dbc"), good, 0o644)
+	r := NewRegistry(dir)
+	for i := range MaxDatabases {
+		if _, err := r.Load("db"+strconv.Itoa(i), "a.dbc"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Load("one-more", "a.dbc"); !errors.Is(err, ErrTooMany) {
+		t.Fatalf("err = %v, want ErrTooMany", err)
+	}
+	if _, err := r.Load("db0", "a.dbc"); err != nil {
+		t.Errorf("replacing a loaded name must work: %v", err)
+	}
+	if n := len(r.List()); n != MaxDatabases {
+		t.Errorf("%d loaded", n)
+	}
+	if _, err := NewRegistry("").Load("", "a.dbc"); !errors.Is(err, ErrNoDataDir) {
+		t.Errorf("no dir: %v", err)
+	}
+}
+
+func TestRegistryRefusesProse(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := os.ReadFile(filepath.Join("testdata", "prose.dbc"))
+	os.WriteFile(filepath.Join(dir, "letter.dbc"), b, 0o644)
+	_, err := NewRegistry(dir).Load("", "letter.dbc")
+	var e *Error
+	if !errors.As(err, &e) || e.File != "letter.dbc" || e.Line == 0 {
+		t.Fatalf("err = %v, want a located *Error", err)
+	}
+}
