@@ -22,15 +22,18 @@ fi
 export PATH="$tools/node_modules/.bin:$PATH"
 node --version
 
-bin=$(mktemp -d)/fieldtapd
-CGO_ENABLED=0 go build -o "$bin" ./firmware/cmd/fieldtapd
+bin=${FIELDTAPD:-}
+if [ -z "$bin" ]; then
+	bin=$(mktemp -d)/fieldtapd
+	CGO_ENABLED=0 go build -o "$bin" ./firmware/cmd/fieldtapd
+fi
 log=$(mktemp)
 # No rate limit: the suite fires its scenarios back to back from one address.
 "$bin" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --log-level warn 2>"$log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do
-	curl -s -o /dev/null "http://127.0.0.1:$PORT/mcp" && break
+	(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
 	sleep 0.1
 done
 
