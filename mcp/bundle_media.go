@@ -78,7 +78,7 @@ type codecOut struct {
 	Reason     string    `json:"reason"`
 	Exchanges  []sdpSide `json:"exchanges"`
 	Negotiated []string  `json:"negotiated" untrusted:"true"`
-	Flowed     []string  `json:"flowed"`
+	Flowed     []string  `json:"flowed" untrusted:"true"` // codec names from SDP, as PTView.Codec
 }
 
 type dtmfIn struct {

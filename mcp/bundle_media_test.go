@@ -127,3 +127,58 @@ func TestMediaToolsWithoutStore(t *testing.T) {
 		t.Errorf("answer = %v", m)
 	}
 }
+
+// TestMediaCodecFenced: a codec name is SDP text the sender wrote, so
+// rtp_streams and check_codec_negotiation fence it, while the codec
+// filter still compares the raw name.
+func TestMediaCodecFenced(t *testing.T) {
+	const hostile = "X⟦Y\x1b" // a bracket to rewrite, an ESC to drop
+	d := testDeps()
+	a := rtp.NewAnalyser(rtp.Options{})
+	caller, callee := netip.MustParseAddrPort("192.0.2.1:4000"), netip.MustParseAddrPort("192.0.2.2:5000")
+	t0 := time.Unix(1000, 0)
+	for _, side := range []struct {
+		start string
+		media netip.AddrPort
+	}{{"INVITE sip:b@h SIP/2.0", caller}, {"SIP/2.0 200 OK", callee}} {
+		body := fmt.Sprintf("v=0\r\no=- 1 1 IN IP4 %s\r\nc=IN IP4 %s\r\nt=0 0\r\nm=audio %d RTP/AVP 96\r\na=rtpmap:96 %s/8000\r\n",
+			side.media.Addr(), side.media.Addr(), side.media.Port(), hostile)
+		raw := fmt.Sprintf("%s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: call-f\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: %d\r\n\r\n%s", side.start, len(body), body)
+		var m sip.Parsed
+		if err := m.Parse([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		a.SIPMessage(sip.Meta{Time: t0, Src: side.media, Dst: side.media}, &m)
+	}
+	for i := range 3 {
+		p := make([]byte, 12+160)
+		p[0], p[1] = 0x80, 96
+		binary.BigEndian.PutUint16(p[2:], uint16(i))
+		binary.BigEndian.PutUint32(p[8:], 0xC)
+		a.Datagram(netdecode.Datagram{Time: t0.Add(time.Duration(i) * 20 * time.Millisecond), Src: caller, Dst: callee, Payload: p})
+	}
+	d.Media = a
+	want := fenceOpen + "X[Y" + fenceClose
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		get  func(m map[string]any) any
+	}{
+		{name: "rtp_streams codec", tool: toolRTPStreams, args: map[string]any{"codec": hostile},
+			get: func(m map[string]any) any { return m["items"].([]any)[0].(map[string]any)["codec"] }},
+		{name: "rtp_streams payload type codec", tool: toolRTPStreams, args: map[string]any{},
+			get: func(m map[string]any) any {
+				return m["items"].([]any)[0].(map[string]any)["payload_types"].([]any)[0].(map[string]any)["codec"]
+			}},
+		{name: "negotiation flowed", tool: toolCodecNegotiation, args: map[string]any{"call_id": "call-f"},
+			get: func(m map[string]any) any { return m["data"].(map[string]any)["flowed"].([]any)[0] }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.get(callTool(t, d, tc.tool, tc.args)); got != want {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+}

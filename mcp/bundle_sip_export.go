@@ -84,7 +84,7 @@ func sipExportTools(d Deps) []server.ServerTool {
 		},
 		{
 			Tool: mcpgo.NewTool(toolExportCapture,
-				mcpgo.WithDescription("Write the captured frames of one dialog (call_id) or of every dialog matching a filter to a new pcapng file in the box's export directory, for Wireshark or tshark. Reports the path and what could not be included (frames already evicted from the frame ring, messages past the store's caps)."),
+				mcpgo.WithDescription("Write the captured frames (SIP, RTP, RTCP) of one dialog (call_id) or of every dialog matching a filter to a new pcapng file in the box's export directory, for Wireshark or tshark. Reports the path and what could not be included (frames evicted from the frame ring, messages past the store's caps)."),
 				inputSchema[exportIn](), writes(), outputSchema[exportOut]()),
 			Handler: handler(d, func(ctx context.Context, in exportIn) *mcpgo.CallToolResult {
 				src := d.Source()
@@ -124,7 +124,8 @@ func sipExportTools(d Deps) []server.ServerTool {
 						}
 					}
 				}
-				res, err := d.SIPExport.Export(sn, ds, time.Now())
+				media := mediaFlows(d, ds)
+				res, err := d.SIPExport.Export(sn, ds, media, time.Now())
 				if err != nil {
 					return fail(src, CodeInternal, "export: "+err.Error(), "check store.export_dir is writable and has space")
 				}
@@ -142,6 +143,7 @@ func sipExportTools(d Deps) []server.ServerTool {
 						break
 					}
 				}
+				warn = append(warn, mediaExportWarnings(d, res)...)
 				if res.Truncated {
 					warn = append(warn, fmt.Sprintf("cut at %d frames or %d MiB; narrow the filter", sip.MaxExportFrames, sip.MaxExportBytes>>20))
 				}
@@ -149,4 +151,33 @@ func sipExportTools(d Deps) []server.ServerTool {
 			}),
 		},
 	}
+}
+
+// mediaFlows lists the RTP and RTCP flows of ds from the media analyser;
+// nil when the box has none.
+func mediaFlows(d Deps, ds []*sip.Dialog) []sip.MediaFlow {
+	if d.Media == nil {
+		return nil
+	}
+	sn := d.Media.Snapshot(false)
+	var out []sip.MediaFlow
+	for _, dl := range ds {
+		out = append(out, sn.Flows(dl.CallID)...)
+	}
+	return out
+}
+
+// mediaExportWarnings says what of the dialogs' media is not in the file.
+func mediaExportWarnings(d Deps, res sip.ExportResult) []string {
+	var w []string
+	if d.Media == nil {
+		w = append(w, "no media analyser: the file holds SIP only")
+	}
+	if res.MediaFramesMissing > 0 {
+		w = append(w, fmt.Sprintf("%d RTP/RTCP datagrams counted on these calls are not in the file: their frames left the frame ring (store.frames_per_port, store.bytes_per_port) or were not kept whole", res.MediaFramesMissing))
+	}
+	if res.MediaScanCut {
+		w = append(w, fmt.Sprintf("media scan stopped at %d frames; %d frames inside the calls' media windows were not examined: narrow the filter", sip.MaxMediaScanFrames, res.MediaFramesUnscanned))
+	}
+	return w
 }

@@ -36,6 +36,9 @@ type Options struct {
 	Baud     int           // DefaultBaud
 	Gap      time.Duration // idle time that ends a message; DefaultGap
 	IdlePoll time.Duration // DefaultIdlePoll
+	// Priority is the J1708 message priority (1..8) the write side waits
+	// for bus access with; DefaultPriority when 0.
+	Priority int
 }
 
 // check fills defaults and validates once, at construction.
@@ -54,6 +57,12 @@ func (o *Options) check() error {
 	}
 	if o.IdlePoll == 0 {
 		o.IdlePoll = DefaultIdlePoll
+	}
+	if o.Priority == 0 {
+		o.Priority = DefaultPriority
+	}
+	if o.Priority < MinPriority || o.Priority > MaxPriority {
+		return fmt.Errorf("j1708: priority %d outside %d..%d", o.Priority, MinPriority, MaxPriority)
 	}
 	if o.Baud < 300 || o.Baud > 115200 {
 		return fmt.Errorf("j1708: baud %d outside 300..115200", o.Baud)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.bug.st/serial"
@@ -20,6 +21,11 @@ type Source struct {
 
 	mu     sync.Mutex
 	framer FramerStats // published after each read
+	line   *line       // the open port, shared with WriteFrame; nil when closed
+	tx     TxStatus
+
+	wmu      sync.Mutex  // one WriteFrame at a time
+	transmit atomic.Bool // WriteFrame allowed; false after every open
 }
 
 var _ capture.Source = (*Source)(nil)
@@ -80,7 +86,10 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 	stop := context.AfterFunc(ctx, func() { p.Close() })
 	defer stop()
 	defer p.Close()
-	err = s.read(ctx, p, out)
+	ln := newLine(p, time.Now())
+	s.setLine(ln)
+	defer s.setLine(nil)
+	err = s.read(ctx, p, ln, out)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -94,7 +103,9 @@ type reader interface {
 	SetReadTimeout(t time.Duration) error
 }
 
-func (s *Source) read(ctx context.Context, p reader, out *capture.Handoff) error {
+// read is the capture loop; ln, when not nil, hears every chunk so the
+// write side can time bus access and read back its own bytes.
+func (s *Source) read(ctx context.Context, p reader, ln *line, out *capture.Handoff) error {
 	f := NewFramer(s.opts.Gap, s.opts.byteTime())
 	emit := func(msg []byte, at time.Time) {
 		// The framer lends msg; a Frame owns its bytes.
@@ -129,6 +140,9 @@ func (s *Source) read(ctx context.Context, p reader, out *capture.Handoff) error
 		if n == 0 {
 			f.Idle(now, emit)
 		} else {
+			if ln != nil {
+				ln.received(buf[:n], now)
+			}
 			f.Feed(buf[:n], now, emit)
 		}
 		s.publish(f)

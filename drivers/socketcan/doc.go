@@ -18,6 +18,14 @@
 // Status. Error frames are also delivered like data frames, carrying
 // capture.CANERR, so a capture file keeps them.
 //
+// Transmit (WriteFrame, for the transmit gatekeeper only) uses a second
+// raw socket through einride's Transmitter, opened on the first write and
+// closed on return to listen-only; it refuses unless the port is in normal
+// mode, wanted and read back. SetMode records the wanted mode (what every
+// session, restarted or not, configures) and bounces the link to apply
+// it; the capture socket's one ENETDOWN per bounce is expected, counted
+// as mode_bounce, and reading continues on the same socket.
+//
 // Capture time is the host's receive time (einride gives no kernel
 // timestamps). The Linux code is in socketcan_linux.go; elsewhere Run
 // returns ErrNotLinux so the package builds and its pure parts test on any

@@ -36,8 +36,10 @@ var errNotListenOnly = errors.New("socketcan: listen-only did not take effect")
 
 // configure brings l to o's bitrate and mode and up, changing only what
 // differs, and reads the result back. It never leaves a link up in normal
-// mode when listen-only was asked for.
-func configure(l link, o Options) (linkState, error) {
+// mode when listen-only was asked for. onDown, when not nil, runs just
+// before a running link is taken down, so a capture socket open on it can
+// expect the one ENETDOWN that follows.
+func configure(l link, o Options, onDown func()) (linkState, error) {
 	cur, err := l.state()
 	if err != nil {
 		return cur, err
@@ -58,6 +60,9 @@ func configure(l link, o Options) (linkState, error) {
 	needMode := cur.ListenOnly != listenOnly
 	if (needRate || needMode) && cur.Up {
 		// The kernel refuses bitrate and mode changes on a running link.
+		if onDown != nil {
+			onDown()
+		}
 		if err := l.setDown(); err != nil {
 			return cur, fmt.Errorf("set link down: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fieldtap/drivers/capture"
@@ -38,6 +39,16 @@ type Source struct {
 
 	mu     sync.Mutex
 	status Status
+	wanted Mode // the mode sessions configure; SetMode changes it (guarded by mu)
+
+	linkMu sync.Mutex   // one configure at a time: run1's and SetMode's
+	downs  atomic.Int32 // link bounces announced by SetMode, not yet seen by the reader
+
+	txMu sync.Mutex // guards txState
+	txState
+
+	linkFn func() (link, error) // nil: openLink; a fake in tests
+	tap    atomic.Pointer[TapFunc]
 }
 
 var _ capture.Source = (*Source)(nil)
@@ -54,6 +65,7 @@ type Status struct {
 	ErrorFrames uint64
 	TxErr       int // controller error counters from the latest CAN_ERR_CNT frame; -1 unknown
 	RxErr       int
+	Sent        uint64 // frames WriteFrame handed to the kernel
 	Sessions    int    // sessions started; more than 1 means reopens
 	LastError   string // why the last session ended, if it failed
 }
@@ -64,7 +76,7 @@ func New(o Options) (*Source, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	return &Source{opts: o, status: Status{TxErr: -1, RxErr: -1}}, nil
+	return &Source{opts: o, wanted: o.Mode, status: Status{TxErr: -1, RxErr: -1}}, nil
 }
 
 func (s *Source) Name() string         { return s.opts.Name }
@@ -93,6 +105,7 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 			return err
 		}
 		if ctx.Err() != nil {
+			s.closeTx()
 			return nil
 		}
 		s.update(func(st *Status) { st.Open = false; st.LastError = fmt.Sprint(err) })
@@ -101,6 +114,7 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 		}
 		select {
 		case <-ctx.Done():
+			s.closeTx()
 			return nil
 		case <-time.After(backoff):
 		}
@@ -142,6 +156,9 @@ func (r *reader) frame(b []byte, t time.Time) {
 		return
 	}
 	r.out.Offer(capture.Frame{Time: t, Link: capture.LinkCANSocketCAN, Data: enc})
+	if tap := r.s.tap.Load(); tap != nil && id&capture.CANERR == 0 {
+		(*tap)(t, id, data)
+	}
 }
 
 func (r *reader) errorFrame(id uint32, data []byte) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -16,16 +17,22 @@ import (
 	"fieldtap/drivers/capture"
 )
 
-// run1 is one session: configure the link, open a raw socket that also
-// receives error frames, read until an error or ctx ends.
+// run1 is one session: configure the link in the wanted mode (SetMode
+// may have changed it since start), open a raw socket that also receives
+// error frames, read until an error or ctx ends. The ENETDOWN a SetMode
+// bounce causes is expected: the socket stays bound and reads on.
 func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 	iface := s.opts.Interface
-	d, err := candevice.New(iface)
+	l, err := s.link()
 	if err != nil {
 		s.counters.Error(ReasonConfigure)
 		return fmt.Errorf("socketcan: %s: %w", iface, err)
 	}
-	got, err := configure(devLink{d}, s.opts)
+	o := s.opts
+	s.linkMu.Lock()
+	o.Mode = s.wantedMode()
+	got, err := configure(l, o, nil) // no capture socket is open yet
+	s.linkMu.Unlock()
 	s.update(func(st *Status) {
 		st.LinkKind, st.Bitrate, st.ListenOnly = got.Kind, int(got.Bitrate), got.ListenOnly
 	})
@@ -66,12 +73,29 @@ func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			if s.expectedDown(err) {
+				continue
+			}
 			s.counters.Error(ReasonRead)
 			return fmt.Errorf("socketcan: read %s: %w", iface, err)
 		}
 		r.frame(buf[:n], time.Now())
 	}
 	return nil
+}
+
+// openLink opens the interface's netlink handle.
+func (s *Source) openLink() (link, error) {
+	d, err := candevice.New(s.opts.Interface)
+	if err != nil {
+		return nil, err
+	}
+	return devLink{d}, nil
+}
+
+// dialTx opens the transmit socket: a plain raw socket, no error frames.
+func (s *Source) dialTx(ctx context.Context) (net.Conn, error) {
+	return socketcan.DialContext(ctx, "can", s.opts.Interface)
 }
 
 // devLink adapts candevice.Device to link.

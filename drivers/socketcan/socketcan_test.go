@@ -170,7 +170,7 @@ func TestConfigure(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			l := tc.link
-			_, err := configure(&l, tc.o)
+			_, err := configure(&l, tc.o, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("err = %v, want %q", err, tc.wantErr)

@@ -59,6 +59,7 @@ type Config struct {
 	Log            Log    `toml:"log"`
 	MCP            MCP    `toml:"mcp"`
 	Store          Store  `toml:"store"`
+	Media          Media  `toml:"media"` // media.go
 	// Transmit holds the transmit limits (transmit.go).
 	Transmit Transmit `toml:"transmit"`
 }
@@ -133,6 +134,7 @@ func Default() Config {
 		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen, MaxResponseBytes: DefaultMaxResponseBytes, MaxConcurrent: DefaultMaxConcurrent, RateLimitPerPeer: DefaultRatePerPeer},
 		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir},
 		Transmit:       DefaultTransmit(),
+		Media:          Media{Interval: DefaultMediaInterval},
 	}
 }
 
@@ -223,6 +225,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.Transmit.validate(c.Board)...)
+	errs = append(errs, c.Media.validate()...)
 	if c.MemoryLimitMiB < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
 	}

@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
+	"fieldtap/firmware/config"
 	"fieldtap/mcp"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
@@ -32,6 +34,8 @@ type analysers struct {
 	spanMu  sync.Mutex
 	sipFeed *sip.Analyser
 	media   *rtp.Analyser // fed by sipFeed's media hook
+	// mediaInterval is the per-interval figures' length (media.interval).
+	mediaInterval time.Duration
 	// sipExport writes the frames behind SIP messages (export_capture).
 	sipExport *sip.Exporter
 	dbc       *dbc.Registry // databases dbc_load reads from store.data_dir
@@ -40,7 +44,16 @@ type analysers struct {
 // exportDirName is where export_capture writes when store.export_dir is empty.
 const exportDirName = "fieldtap-export"
 
-func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string) (*analysers, error) {
+// mediaOptions turns the validated [media] section into rtp.Options.
+func mediaOptions(m config.Media) (rtp.Options, error) {
+	iv, err := m.IntervalDuration()
+	if err != nil {
+		return rtp.Options{}, err
+	}
+	return rtp.Options{Heuristic: m.HeuristicRTP, Interval: iv}, nil
+}
+
+func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt rtp.Options) (*analysers, error) {
 	if exportDir == "" {
 		exportDir = filepath.Join(os.TempDir(), exportDirName)
 	}
@@ -50,18 +63,23 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string) (*analyser
 	}
 	sipStore := sip.NewStore(sip.Limits{})
 	sipFeed := sip.NewAnalyser(sipStore, netdecode.Options{})
-	media := rtp.NewAnalyser(rtp.Options{}) // heuristic RTP off by default (issue #4)
+	media := rtp.NewAnalyser(mediaOpt) // heuristic RTP off unless media.heuristic_rtp (issue #4)
+	mediaInterval := mediaOpt.Interval
+	if mediaInterval <= 0 {
+		mediaInterval = rtp.DefaultInterval
+	}
 	sipFeed.SetMediaHook(media)
 	return &analysers{
-		frameLimits: frameLimits,
-		can:         canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
-		j1939:       j1939.NewStore(),
-		j1587:       j1587s,
-		sip:         sipStore,
-		sipFeed:     sipFeed,
-		media:       media,
-		sipExport:   sip.NewExporter(exportDir),
-		dbc:         dbc.NewRegistry(dataDir),
+		frameLimits:   frameLimits,
+		can:           canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
+		j1939:         j1939.NewStore(),
+		j1587:         j1587s,
+		sip:           sipStore,
+		sipFeed:       sipFeed,
+		media:         media,
+		mediaInterval: mediaInterval,
+		sipExport:     sip.NewExporter(exportDir),
+		dbc:           dbc.NewRegistry(dataDir),
 	}, nil
 }
 
@@ -108,7 +126,7 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.SIPStats = a.sipStats
 	d.SIPExport = a.sipExport
 	d.DBC = a.dbc
-	d.Media, d.MediaInterval = a.media, rtp.DefaultInterval
+	d.Media, d.MediaInterval = a.media, a.mediaInterval
 }
 
 // feedCAN decodes SocketCAN bytes once and hands plain values to the CAN

@@ -79,7 +79,11 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		sources = append(sources, src)
 	}
 
-	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}, cfg.Store.ExportDir, cfg.Store.DataDir)
+	mediaOpt, err := mediaOptions(cfg.Media)
+	if err != nil {
+		return err
+	}
+	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}, cfg.Store.ExportDir, cfg.Store.DataDir, mediaOpt)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ const loadFresh = 2 * time.Second
 
 // newTransmitter builds the gatekeeper over every CAN and J1708 port.
 // Plans (dry runs) work on every port. A port with transmit = true whose
-// driver has a transmit side (slcan today) gets its Writer, Mode and
+// driver has a transmit side (slcan, socketcan, j1708) gets its Writer, Mode and
 // Listener from the driver through the adapters in txports.go; any other
 // port keeps a nil Writer, and sends on it are refused by the port_config
 // gate, naming the missing writer. A port without transmit = true is

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
+	"fieldtap/drivers/socketcan"
 	"fieldtap/services/transmit"
 )
 
@@ -27,8 +29,46 @@ func transmitSide(src capture.Source, p *transmit.Port) bool {
 		s.SetTap(hub.deliver)
 		p.Writer, p.Mode, p.Listener = s, slcanMode{s}, hub
 		return true
+	case *socketcan.Source:
+		hub := &rxHub{}
+		s.SetTap(hub.deliver)
+		p.Writer, p.Mode, p.Listener = s, socketcanMode{s}, hub
+		return true
+	case *j1708.Source:
+		// No Listener: j1708_send expects no answer, so the gatekeeper
+		// never waits for one.
+		p.Writer, p.Mode = s, j1708Mode{s}
+		return true
 	}
 	return false
+}
+
+// socketcanMode maps the gatekeeper's modes onto the controller's.
+type socketcanMode struct{ s *socketcan.Source }
+
+func (m socketcanMode) SetMode(ctx context.Context, mode transmit.Mode) error {
+	switch mode {
+	case transmit.ModeActive:
+		return m.s.SetMode(ctx, socketcan.ModeNormal)
+	case transmit.ModeListenOnly:
+		return m.s.SetMode(ctx, socketcan.ModeListenOnly)
+	}
+	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
+}
+
+// j1708Mode maps the gatekeeper's modes onto the driver's transmit
+// switch: J1708 has no controller mode, so "listen-only" means the
+// driver refuses every write.
+type j1708Mode struct{ s *j1708.Source }
+
+func (m j1708Mode) SetMode(_ context.Context, mode transmit.Mode) error {
+	switch mode {
+	case transmit.ModeActive:
+		return m.s.SetTransmit(true)
+	case transmit.ModeListenOnly:
+		return m.s.SetTransmit(false)
+	}
+	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
 }
 
 // slcanMode maps the gatekeeper's modes onto L and O.
@@ -93,5 +133,9 @@ func (h *rxHub) Listen(ctx context.Context) (<-chan transmit.RxFrame, func()) {
 var (
 	_ transmit.Writer     = (*slcan.Source)(nil)
 	_ transmit.ModeSetter = slcanMode{}
+	_ transmit.Writer     = (*socketcan.Source)(nil)
+	_ transmit.ModeSetter = socketcanMode{}
+	_ transmit.Writer     = (*j1708.Source)(nil)
+	_ transmit.ModeSetter = j1708Mode{}
 	_ transmit.Listener   = (*rxHub)(nil)
 )

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
+	"fieldtap/drivers/socketcan"
 	"fieldtap/services/transmit"
 )
 
@@ -52,5 +54,39 @@ func TestTransmitSide(t *testing.T) {
 	}
 	if err := p.Mode.SetMode(context.Background(), transmit.ModeListenOnly); err != nil {
 		t.Errorf("listen-only on a closed adapter = %v, want nil", err)
+	}
+}
+
+func TestTransmitSideJ1708(t *testing.T) {
+	src, err := j1708.New(j1708.Options{Name: "j1708", Device: "/dev/ttyS9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p transmit.Port
+	if !transmitSide(src, &p) || p.Writer == nil || p.Mode == nil {
+		t.Fatalf("j1708 port = %+v, want writer and mode", p)
+	}
+	if err := p.Mode.SetMode(context.Background(), transmit.ModeActive); err == nil {
+		t.Error("an unopened port left listen-only")
+	}
+	if err := p.Mode.SetMode(context.Background(), transmit.ModeListenOnly); err != nil {
+		t.Errorf("listen-only on a closed port = %v, want nil", err)
+	}
+	if err := p.Writer.WriteFrame(context.Background(), 0, []byte{0x80, 0x80}); err == nil {
+		t.Error("an unopened port accepted a write")
+	}
+}
+
+func TestTransmitSideSocketCAN(t *testing.T) {
+	src, err := socketcan.New(socketcan.Options{Interface: "can9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p transmit.Port
+	if !transmitSide(src, &p) || p.Writer == nil || p.Mode == nil || p.Listener == nil {
+		t.Fatalf("socketcan port = %+v, want writer, mode and listener", p)
+	}
+	if err := p.Writer.WriteFrame(context.Background(), 0x7E0, []byte{1}); err == nil {
+		t.Error("a listen-only port accepted a write")
 	}
 }

@@ -136,13 +136,16 @@ func plausiblePorts(k Key) bool {
 }
 
 func (a *Analyser) rtcp(d netdecode.Datagram) {
-	if !a.opt.Heuristic {
-		_, dok := a.endpoints.get(d.Dst)
-		_, sok := a.endpoints.get(d.Src)
-		if !dok && !sok {
-			a.st.Unsignalled++
-			return
-		}
+	ep, ok := a.endpoints.get(d.Dst)
+	if !ok {
+		ep, ok = a.endpoints.get(d.Src)
+	}
+	switch {
+	case ok:
+		ep.dialog.noteRTCP(d.Src, d.Dst, d.Time) // for export_capture
+	case !a.opt.Heuristic:
+		a.st.Unsignalled++
+		return
 	}
 	rs, err := ParseRTCP(d.Payload)
 	if err != nil {

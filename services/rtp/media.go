@@ -35,6 +35,9 @@ type dialogMedia struct {
 	epDropped  int
 	final      int // final status to the last INVITE, 0 if none
 	ended      bool
+	// rtcp lists the RTCP address pairs seen for export (flows.go).
+	rtcp        []flowSpan
+	rtcpDropped int
 }
 
 // endpoint is a signalled media address: RTP or RTCP of one m= line.

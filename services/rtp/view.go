@@ -9,10 +9,12 @@ import (
 // defaultPtimeMs is RFC 3551 §4.5's default packetisation for audio.
 const defaultPtimeMs = 20
 
-// PTView is one payload type seen on a stream.
+// PTView is one payload type seen on a stream. Codec is the encoding
+// name an SDP body gave (capture text, fenced by the tools), else the
+// static name or "PT<n>".
 type PTView struct {
 	PT      uint8  `json:"pt"`
-	Codec   string `json:"codec"`
+	Codec   string `json:"codec" untrusted:"field"`
 	Packets uint64 `json:"packets"`
 }
 
@@ -32,7 +34,7 @@ type StreamView struct {
 	Dst          string    `json:"dst"`
 	CallID       string    `json:"call_id"`
 	Orphaned     bool      `json:"orphaned"`
-	Codec        string    `json:"codec"`
+	Codec        string    `json:"codec" untrusted:"field"` // from SDP: see PTView
 	ClockRate    int       `json:"clock_rate"`
 	PayloadTypes []PTView  `json:"payload_types"`
 	First        time.Time `json:"first"`
@@ -65,6 +67,11 @@ type DialogView struct {
 	Endpoints  []string   `json:"endpoints"`
 	FinalCode  int        `json:"final_code,omitempty"`
 	Ended      bool       `json:"ended"`
+	// RTCPFlowsDropped counts RTCP address pairs past
+	// maxRTCPFlowsPerDialog, whose datagrams export_capture leaves out.
+	RTCPFlowsDropped int `json:"rtcp_flows_dropped,omitempty"`
+
+	rtcp []flowSpan // for Flows
 }
 
 // Snapshot is a consistent copy of the analyser's tables.
@@ -110,7 +117,8 @@ func (a *Analyser) Snapshot(intervals bool) *Snapshot {
 	})
 	slices.SortFunc(sn.Streams, func(x, y StreamView) int { return int(x.Seq) - int(y.Seq) })
 	a.dialogs.each(func(id string, d *dialogMedia) {
-		v := &DialogView{CallID: id, SDP: slices.Clone(d.sdp), SDPDropped: d.sdpDropped, FinalCode: d.final, Ended: d.ended, Endpoints: []string{}}
+		v := &DialogView{CallID: id, SDP: slices.Clone(d.sdp), SDPDropped: d.sdpDropped, FinalCode: d.final, Ended: d.ended, Endpoints: []string{},
+			RTCPFlowsDropped: d.rtcpDropped, rtcp: slices.Clone(d.rtcp)}
 		for _, e := range d.endpoints {
 			v.Endpoints = append(v.Endpoints, e.String())
 		}

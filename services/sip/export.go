@@ -14,6 +14,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"fieldtap/services/framestore"
+	"fieldtap/services/ring"
 )
 
 // Export bounds: one file stays small enough to mail and to open on a
@@ -67,16 +68,34 @@ type ExportResult struct {
 	// NoFrame messages came without a frame reference.
 	NoFrame   int  `json:"no_frame"`
 	Truncated bool `json:"truncated"` // MaxExportFrames or MaxExportBytes reached
+
+	// Media (export_media.go): the dialogs' RTP and RTCP flows and the
+	// frames found for them by address pair and time window.
+	MediaFlows int `json:"media_flows"`
+	RTPFrames  int `json:"rtp_frames"`
+	RTCPFrames int `json:"rtcp_frames"`
+	// MediaFramesMissing are datagrams the media analyser counted on the
+	// flows whose frames the rings no longer hold (evicted, refused as
+	// oversize, or fragments of which only the last is matched).
+	MediaFramesMissing int `json:"media_frames_missing"`
+	// MediaScanCut says MaxMediaScanFrames was reached;
+	// MediaFramesUnscanned frames inside the flows' windows were not
+	// examined.
+	MediaScanCut         bool `json:"media_scan_cut"`
+	MediaFramesUnscanned int  `json:"media_frames_unscanned"`
 }
 
 type exportFrame struct {
 	port string
+	seq  uint64
 	rec  framestore.Record
 }
 
-// Export writes every frame that completed a kept message of ds, in
-// capture-time order, one pcapng interface per port and link type.
-func (e *Exporter) Export(sn *Snapshot, ds []*Dialog, now time.Time) (ExportResult, error) {
+// Export writes every frame that completed a kept message of ds, and
+// every frame carrying one of the media flows (rtp.Snapshot.Flows of the
+// same dialogs; nil for none), in capture order, one pcapng interface per
+// port and link type.
+func (e *Exporter) Export(sn *Snapshot, ds []*Dialog, media []MediaFlow, now time.Time) (ExportResult, error) {
 	res := ExportResult{Dialogs: len(ds)}
 	refs := map[FrameRef]bool{}
 	for _, d := range ds {
@@ -94,7 +113,9 @@ func (e *Exporter) Export(sn *Snapshot, ds []*Dialog, now time.Time) (ExportResu
 			}
 		}
 	}
-	frames := e.collect(refs, &res)
+	snaps := e.snapshots()
+	scanMedia(snaps, media, refs, &res)
+	frames := collect(snaps, refs, &res)
 	path, err := e.write(frames, now, &res)
 	if err != nil {
 		return res, err
@@ -103,33 +124,43 @@ func (e *Exporter) Export(sn *Snapshot, ds []*Dialog, now time.Time) (ExportResu
 	return res, nil
 }
 
-// collect reads the referenced frames from each port's ring snapshot.
-func (e *Exporter) collect(refs map[FrameRef]bool, res *ExportResult) []exportFrame {
+// snapshots takes one view of every port's frame ring, so the media scan
+// and the read of the referenced frames see the same frames.
+func (e *Exporter) snapshots() map[string]ring.Snapshot[framestore.Record] {
 	e.mu.Lock()
-	snaps := map[string]func(uint64) (framestore.Record, bool){}
+	defer e.mu.Unlock()
+	snaps := make(map[string]ring.Snapshot[framestore.Record], len(e.ports))
 	for name, s := range e.ports {
-		snaps[name] = s.Snapshot().Get
+		snaps[name] = s.Snapshot()
 	}
-	e.mu.Unlock()
+	return snaps
+}
+
+// collect reads the referenced frames from the ports' ring views, in
+// capture order: time, then port, then each port's arrival order.
+func collect(snaps map[string]ring.Snapshot[framestore.Record], refs map[FrameRef]bool, res *ExportResult) []exportFrame {
 	var out []exportFrame
 	for ref := range refs {
-		get := snaps[ref.Port]
-		if get == nil {
-			res.FramesEvicted++
-			continue
-		}
-		r, ok := get(ref.Seq)
+		snap, ok := snaps[ref.Port]
 		if !ok {
 			res.FramesEvicted++
 			continue
 		}
-		out = append(out, exportFrame{port: ref.Port, rec: r})
+		r, ok := snap.Get(ref.Seq)
+		if !ok {
+			res.FramesEvicted++
+			continue
+		}
+		out = append(out, exportFrame{port: ref.Port, seq: ref.Seq, rec: r})
 	}
 	slices.SortFunc(out, func(a, b exportFrame) int {
 		if c := a.rec.Time.Compare(b.rec.Time); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.port, b.port)
+		if c := cmp.Compare(a.port, b.port); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
 	})
 	return out
 }

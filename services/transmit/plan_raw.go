@@ -110,7 +110,7 @@ func J1708Send(port string, mid byte, data []byte) (Spec, error) {
 			fmt.Sprintf("no ECU on the bus uses MID %d (a clash confuses receivers)", mid),
 		},
 		Unknowns: []string{
-			"bus access: the driver waits for idle time by priority and reads back its own bytes; a collision is reported, not retried silently",
+			"bus access: the driver waits for idle time by priority and reads back its own bytes; a collision is counted and the message resent up to 3 times in all, then reported",
 			"whether any ECU acts on or answers the message",
 		},
 	}, nil

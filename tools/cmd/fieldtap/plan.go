@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"fieldtap/firmware/config"
 	"fieldtap/services/transmit"
@@ -188,6 +189,9 @@ func runWith(o transmit.Options, pf planFile, stdin io.Reader, stdout, stderr io
 	var ref *transmit.Refusal
 	if errors.As(err, &ref) {
 		fmt.Fprintf(stderr, "fieldtap plan run: refused by gate %s: %s (%s)\n", ref.Gate, ref.Message, ref.Hint)
+		if ref.Gate == transmit.GatePortConfig && len(o.Ports) == 1 && o.Ports[0].Transmit && o.Ports[0].Writer == nil {
+			fmt.Fprint(stderr, noWriterHelp(pf, o.PlanTTL))
+		}
 		return exitFail
 	}
 	if err != nil {
@@ -199,4 +203,32 @@ func runWith(o transmit.Options, pf planFile, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stdout, "warning:", w)
 	}
 	return exitOK
+}
+
+// noWriterHelp says exactly what to do when the CLI cannot send: the bus
+// belongs to fieldtapd, so the plan runs there, through the same gates.
+func noWriterHelp(pf planFile, ttl time.Duration) string {
+	if ttl <= 0 {
+		ttl = transmit.DefaultPlanTTL
+	}
+	id := pf.PlanID
+	if id == "" {
+		id = "<plan_id of the dry run>"
+	}
+	return fmt.Sprintf(`This command does not open port %[1]s itself: fieldtapd owns the port and its writer.
+Send the plan through the box instead, from an MCP client connected to fieldtapd
+(started with --mcp-bundles ...,transmit; over HTTP with a token carrying the
+transmit scope, over stdio no token is needed):
+  transmit_execute {"plan_id": %[2]q, "ack_active": true}
+while the plan is live (plans expire %[3]v after the dry run; otherwise repeat
+the %[4]s dry run with "dry_run": false, "ack_active": true). Actuate and erase
+plans need a client that supports elicitation, where a person confirms.
+`, pf.Port, id, ttl, cmpTool(pf.Tool))
+}
+
+func cmpTool(t string) string {
+	if t == "" {
+		return "same"
+	}
+	return t
 }

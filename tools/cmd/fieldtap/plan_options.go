@@ -9,9 +9,11 @@ import (
 
 // cliOptions builds the gatekeeper's options from the box's config for
 // the plan's port. The CLI is not an MCP caller, so the bundle gate does
-// not apply; every other gate does. No driver in this build has a
-// transmit side yet, so the port has no writer and a run is refused by
-// port_config (the plan is still shown and the refusal audited). On a
+// not apply; every other gate does. The CLI never opens a bus itself:
+// the port belongs to fieldtapd's capture loop (a serial port cannot have
+// two readers), so the port has no writer here and a run is refused by
+// port_config, audited, with noWriterHelp saying how to send the plan
+// through the box. On a
 // board with a GPIO key switch the daemon owns the line: the CLI reads
 // only the sim board's arm file and is otherwise never armed.
 func cliOptions(cfg config.Config, pf planFile) (transmit.Options, func(), error) {

@@ -105,7 +105,7 @@ func TestPlanRunRefusesEditedPlan(t *testing.T) {
 func TestPlanRunFromConfig(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "fieldtap.toml")
-	os.WriteFile(cfgPath, []byte("board = \"sim\"\n[transmit]\narm_file = \""+filepath.Join(dir, "arm")+"\"\naudit_file = \""+filepath.Join(dir, "audit.jsonl")+"\"\n"), 0o600)
+	os.WriteFile(cfgPath, []byte("board = \"sim\"\n[transmit]\narm_file = \""+filepath.Join(dir, "arm")+"\"\naudit_file = \""+filepath.Join(dir, "audit.jsonl")+"\"\n[[port]]\nname = \"can0\"\ndriver = \"slcan\"\ndevice = \"/dev/ttyACM9\"\ntransmit = true\n"), 0o600)
 	if _, err := config.Load(cfgPath); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +113,9 @@ func TestPlanRunFromConfig(t *testing.T) {
 	code := run([]string{"plan", "run", vinPlanFile(t, nil), "--port", "can0", "--config", cfgPath}, &out, &errb)
 	if code != exitFail || !strings.Contains(errb.String(), "gate port_config") {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), `transmit_execute {"plan_id": "tx-`) || !strings.Contains(errb.String(), "fieldtapd owns the port") {
+		t.Errorf("the refusal does not say how to send through the box:\n%s", errb.String())
 	}
 	audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
 	if !strings.Contains(string(audit), `"gate":"port_config"`) {

@@ -1,0 +1,19 @@
+package socketcan
+
+import "time"
+
+// TapFunc sees every data frame the capture socket reads, on the reader
+// goroutine, right after it is offered to the hand-off: t is the host
+// receive time, id carries capture.CANEFF/CANRTR, data is borrowed (valid
+// only during the call). It must not block: it delays capture.
+type TapFunc func(t time.Time, id uint32, data []byte)
+
+// SetTap installs fn (nil removes it). The transmit path uses it to see
+// an ECU's answer without waiting behind the hand-off and its drops.
+func (s *Source) SetTap(fn TapFunc) {
+	if fn == nil {
+		s.tap.Store(nil)
+		return
+	}
+	s.tap.Store(&fn)
+}
