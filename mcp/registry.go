@@ -167,6 +167,7 @@ const instructions = "fieldtap is a passive capture box (SPAN, CAN/J1939, J1708)
 func recovery(d Deps) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (res *mcpgo.CallToolResult, err error) {
+			d.Log.Debug("tool call", "tool", req.Params.Name)
 			defer func() {
 				if p := recover(); p != nil {
 					d.Log.Error("tool panicked", "tool", req.Params.Name, "panic", p, "stack", string(debug.Stack()))

@@ -254,9 +254,21 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 func TestStdioStdoutIsOnlyJSONRPC(t *testing.T) {
 	cmd := exec.Command(binary, "--mcp-transport", "stdio", "--log-level", "debug", "--board", "none",
 		"--source", writeBadFile(t, "notes.txt", []byte("not a capture\n")))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Stdin = strings.NewReader(strings.Join([]string{
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
@@ -264,10 +276,54 @@ func TestStdioStdoutIsOnlyJSONRPC(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"capture_status","arguments":{"bogus":1}}}`,
 		``,
 	}, "\n"))
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+
+	// Read every stdout line until all four answers are in, then close
+	// stdin. Closing it first would race mcp-go, which may drop calls still
+	// queued when its input ends; that is not what this test is about.
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	ids := map[float64]bool{}
+	var all []string
+	deadline := time.After(giveUp)
+	for len(ids) < 4 {
+		select {
+		case line, open := <-lines:
+			if !open {
+				t.Fatalf("stdout closed after %d answers; stderr:\n%s", len(ids), stderr.String())
+			}
+			all = append(all, line)
+			var msg map[string]any
+			if err := json.Unmarshal([]byte(line), &msg); err != nil || msg["jsonrpc"] != "2.0" {
+				t.Fatalf("stdout line is not JSON-RPC: %q", line)
+			}
+			if id, ok := msg["id"].(float64); ok {
+				ids[id] = true
+				if id == 4 {
+					res, _ := msg["result"].(map[string]any)
+					if res == nil || res["isError"] != true {
+						t.Errorf("an unknown argument must be a tool error, got %v", msg)
+					}
+				}
+			}
+		case <-deadline:
+			t.Fatalf("answers to %v only; stdout:\n%s", ids, strings.Join(all, "\n"))
+		}
 	}
+	stdin.Close()
+	for line := range lines { // whatever else reaches stdout before exit must be JSON-RPC too
+		var msg map[string]any
+		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg["jsonrpc"] != "2.0" {
+			t.Fatalf("stdout line is not JSON-RPC: %q", line)
+		}
+	}
+	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
@@ -275,32 +331,10 @@ func TestStdioStdoutIsOnlyJSONRPC(t *testing.T) {
 			t.Fatalf("fieldtapd: %v\n%s", err, stderr.String())
 		}
 	case <-time.After(giveUp):
-		cmd.Process.Kill()
 		t.Fatal("fieldtapd did not exit when stdin closed")
 	}
-	if !strings.Contains(stderr.String(), "level=DEBUG") && !strings.Contains(stderr.String(), "level=INFO") {
-		t.Errorf("expected logs on stderr, got %q", stderr.String())
-	}
-	ids := map[float64]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		var msg map[string]any
-		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg["jsonrpc"] != "2.0" {
-			t.Fatalf("stdout line is not JSON-RPC: %q", line)
-		}
-		if id, ok := msg["id"].(float64); ok {
-			ids[id] = true
-			if id == 4 {
-				res, _ := msg["result"].(map[string]any)
-				if res == nil || res["isError"] != true {
-					t.Errorf("an unknown argument must be a tool error, got %v", msg)
-				}
-			}
-		}
-	}
-	for _, id := range []float64{1, 2, 3, 4} {
-		if !ids[id] {
-			t.Errorf("no response to request %v; stdout:\n%s", id, stdout.String())
-		}
+	if !strings.Contains(stderr.String(), "level=DEBUG") {
+		t.Errorf("expected debug logs on stderr, got %q", stderr.String())
 	}
 }
 
