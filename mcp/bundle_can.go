@@ -249,32 +249,16 @@ func canTools(d Deps) []server.ServerTool {
 					return fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
 				}
 				snap := p.Frames()
-				rows := []canFrameRow{}
-				matched := 0
-				next := ""
-				snap.Range(0, func(seq uint64, r canbus.Record) bool {
-					if !f.match(&r) {
-						return true
-					}
-					matched++
-					if seq < from {
-						return true
-					}
-					if len(rows) == limit {
-						if next == "" {
-							next = canCursor(src, seq)
-						}
-						return true
-					}
-					rows = append(rows, canFrameRow{Seq: seq, Time: r.Time, ID: canIDHex(r.ID), Extended: r.ID&canbus.FlagEFF != 0,
-						Remote: r.ID&canbus.FlagRTR != 0, Error: r.ID&canbus.FlagERR != 0, DLC: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())})
-					return true
-				})
+				rows, page := seqPage(src, snap, from, limit, func(r canbus.Record) bool { return f.match(&r) },
+					func(seq uint64, r canbus.Record) canFrameRow {
+						return canFrameRow{Seq: seq, Time: r.Time, ID: canIDHex(r.ID), Extended: r.ID&canbus.FlagEFF != 0,
+							Remote: r.ID&canbus.FlagRTR != 0, Error: r.ID&canbus.FlagERR != 0, DLC: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())}
+					})
 				var warn []string
 				if from > 0 && from < snap.FirstSeq() {
 					warn = append(warn, "frames between the cursor and the oldest stored frame were evicted by the store's bounds")
 				}
-				return list(src, rows, Page{Returned: len(rows), TotalMatched: matched, Truncated: next != "", NextCursor: next}, warn...)
+				return list(src, rows, page, warn...)
 			}),
 		},
 		{

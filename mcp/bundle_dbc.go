@@ -268,31 +268,16 @@ func dbcTools(d Deps) []server.ServerTool {
 					return fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
 				}
 				snap := p.Frames()
-				rows := []dbcDecodeRow{}
 				var vals []dbc.Value
-				matched, next := 0, ""
-				snap.Range(0, func(seq uint64, r canbus.Record) bool {
-					if r.ID&(canbus.FlagRTR|canbus.FlagERR) != 0 || !f.match(&r) {
-						return true
-					}
-					how := m.Matches(r.ID&0x1FFFFFFF, r.ID&canbus.FlagEFF != 0)
-					if how == dbc.MatchNone {
-						return true
-					}
-					matched++
-					if seq < from {
-						return true
-					}
-					if len(rows) == limit {
-						if next == "" {
-							next = canCursor(src, seq)
-						}
-						return true
-					}
+				keep := func(r canbus.Record) bool {
+					return r.ID&(canbus.FlagRTR|canbus.FlagERR) == 0 && f.match(&r) &&
+						m.Matches(r.ID&0x1FFFFFFF, r.ID&canbus.FlagEFF != 0) != dbc.MatchNone
+				}
+				rows, page := seqPage(src, snap, from, limit, keep, func(seq uint64, r canbus.Record) dbcDecodeRow {
 					vals = m.Decode(r.Payload(), vals)
-					rows = append(rows, dbcDecodeRow{Seq: seq, Time: r.Time, ID: canIDHex(r.ID), Match: how.String(),
-						Data: fmt.Sprintf("%X", r.Payload()), Signals: dbcValues(m, vals, only)})
-					return true
+					how := m.Matches(r.ID&0x1FFFFFFF, r.ID&canbus.FlagEFF != 0)
+					return dbcDecodeRow{Seq: seq, Time: r.Time, ID: canIDHex(r.ID), Match: how.String(),
+						Data: fmt.Sprintf("%X", r.Payload()), Signals: dbcValues(m, vals, only)}
 				})
 				var warn []string
 				if from > 0 && from < snap.FirstSeq() {
@@ -301,7 +286,7 @@ func dbcTools(d Deps) []server.ServerTool {
 				if m.Size > 8 {
 					warn = append(warn, fmt.Sprintf("the message is %d bytes (a transport-protocol payload); single frames carry at most 8, so later signals read frame_too_short", m.Size))
 				}
-				return list(src, rows, Page{Returned: len(rows), TotalMatched: matched, Truncated: next != "", NextCursor: next}, warn...)
+				return list(src, rows, page, warn...)
 			}),
 		},
 	}

@@ -214,31 +214,18 @@ func j1939Tools(d Deps) []server.ServerTool {
 				if err != nil {
 					return fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
 				}
-				rows := []j1939SPNRow{}
-				matched, next := 0, ""
-				s.Samples().Range(0, func(seq uint64, v j1939.Sample) bool {
-					if v.Value.SPN != in.SPN || (sa >= 0 && int(v.SA) != sa) || (in.Port != "" && v.Port != in.Port) {
-						return true
-					}
-					matched++
-					if seq < from {
-						return true
-					}
-					if len(rows) == limit {
-						if next == "" {
-							next = canCursor(src, seq)
-						}
-						return true
-					}
+				keep := func(v j1939.Sample) bool {
+					return v.Value.SPN == in.SPN && (sa < 0 || int(v.SA) == sa) && (in.Port == "" || v.Port == in.Port)
+				}
+				rows, page := seqPage(src, s.Samples(), from, limit, keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
 					row := j1939SPNRow{Seq: seq, Port: v.Port, Time: v.Time, SA: int(v.SA), Unit: v.Value.Unit, Status: v.Value.Status, Raw: v.Value.Raw}
 					if v.Value.Status == j1939.StatusOK {
 						x := v.Value.Value
 						row.Value = &x
 					}
-					rows = append(rows, row)
-					return true
+					return row
 				})
-				return list(src, rows, Page{Returned: len(rows), TotalMatched: matched, Truncated: next != "", NextCursor: next})
+				return list(src, rows, page)
 			}),
 		},
 		{
