@@ -93,6 +93,16 @@ func TestEmulatedBoard(t *testing.T) {
 		}
 		t.Logf("guest: %s", strings.Join(b.console.grep("TestArmSwitchOnChip"), " | "))
 	})
+	t.Run("board bring-up and arm input in capture_status", func(t *testing.T) {
+		boardUp(t, ctx, cs, "gpio")
+		st := captureStatus(t, ctx, cs)
+		for _, p := range st.board {
+			t.Logf("board part %s: %s (%s)", p.Part, p.Outcome, p.Detail)
+		}
+		if st.arm.Input != "gpio" || st.arm.Where != "gpiochip0:3" || st.arm.On {
+			t.Errorf("transmit_arm %+v, want off, input gpio at gpiochip0:3", st.arm)
+		}
+	})
 	t.Run("arm switch pulsed over QMP", func(t *testing.T) {
 		before := len(b.console.grep("transmit arm switch"))
 		if err := b.qmp("system_powerdown"); err != nil {
@@ -102,9 +112,7 @@ func TestEmulatedBoard(t *testing.T) {
 		t.Logf("%s", strings.Join(lines[before:], " | "))
 	})
 	t.Run("span eth1 prepared, frames reach the kernel", func(t *testing.T) {
-		if !b.console.has("part=\"span eth1\"") {
-			t.Fatalf("no span bring-up line: %v", b.console.grep("board "))
-		}
+		boardUp(t, ctx, cs, "span eth1")
 		sendSpan(t, b.spanAddr, 20)
 		// Frames to a MAC that is not eth1's reach the kernel only in
 		// promiscuous mode (QEMU's virtio-net filters otherwise).
@@ -130,6 +138,9 @@ func TestEmulatedBoard(t *testing.T) {
 		decoded(t, ctx, cs, "can_frames", map[string]any{"port": "can0", "id": "CF00400"})
 		decoded(t, ctx, cs, "j1939_inventory", map[string]any{})
 	})
+	t.Run("socketcan transmit on can0, armed by the GPIO line", func(t *testing.T) {
+		transmitCheck(t, ctx, b, endpoint)
+	})
 	t.Run("slcan adapter played by the host", func(t *testing.T) {
 		portCheck(t, ctx, cs, "slcan0", 10)
 		t.Logf("adapter saw commands %q, sent %d frames", b.slcan.commands(), b.slcan.sent.Load())
@@ -148,11 +159,9 @@ func TestEmulatedBoard(t *testing.T) {
 		t.Logf("fieldtapd processes uid/CapEff/VmRSS: %s", st["ids"])
 	})
 	t.Run("usb gadget", func(t *testing.T) {
-		if !b.console.has("part=\"gadget usb0\"") {
-			t.Fatalf("no gadget bring-up line: %v", b.console.grep("gadget"))
-		}
+		p := boardUp(t, ctx, cs, "gadget usb0")
 		st := b.console.waitStat(t, "usb0", 0, checkGiveUp)
-		t.Logf("%v; outcome: %s", st["usb0"], strings.Join(b.console.grep("gadget"), " | "))
+		t.Logf("%v; capture_status: %s", st["usb0"], p.Detail)
 	})
 	t.Logf("capture_status:\n%s", captureStatus(t, ctx, cs).raw)
 }
@@ -290,32 +299,12 @@ func boot(t *testing.T, qemu, kernel, initrd, dir string) *board {
 
 // qmp runs one QMP command: greeting, qmp_capabilities, the command.
 func (b *board) qmp(command string) error {
-	c, err := net.DialTimeout("unix", b.qmpPath, 5*time.Second)
+	q, err := dialQMP(b.qmpPath)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(c)
-	if _, err := r.ReadString('\n'); err != nil {
-		return fmt.Errorf("qmp greeting: %w", err)
-	}
-	for _, cmd := range []string{"qmp_capabilities", command} {
-		fmt.Fprintf(c, "{\"execute\":%q}\n", cmd)
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return fmt.Errorf("qmp %s: %w", cmd, err)
-			}
-			if strings.Contains(line, `"error"`) {
-				return fmt.Errorf("qmp %s: %s", cmd, line)
-			}
-			if strings.Contains(line, `"return"`) {
-				break
-			}
-		}
-	}
-	return nil
+	defer q.close()
+	return q.run(command)
 }
 
 // console collects the guest's serial output line by line.
@@ -415,6 +404,20 @@ func (c *console) waitStat(t *testing.T, key string, min int, d time.Duration) m
 	return nil
 }
 
+// boardPart and armStatus are capture_status's board and transmit_arm.
+type boardPart struct {
+	Part    string `json:"part"`
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail"`
+}
+
+type armStatus struct {
+	On      bool   `json:"on"`
+	Input   string `json:"input"`
+	Where   string `json:"where"`
+	Changes uint64 `json:"changes"`
+}
+
 type portStatus struct {
 	Name         string `json:"name"`
 	Frames       uint64 `json:"frames"`
@@ -424,7 +427,19 @@ type portStatus struct {
 
 type status struct {
 	ports []portStatus
+	board []boardPart
+	arm   armStatus
 	raw   string
+}
+
+// part returns the bring-up part named name, or nil.
+func (s status) part(name string) *boardPart {
+	for i := range s.board {
+		if s.board[i].Part == name {
+			return &s.board[i]
+		}
+	}
+	return nil
 }
 
 func captureStatus(t *testing.T, ctx context.Context, cs *sdk.ClientSession) status {
@@ -436,13 +451,15 @@ func captureStatus(t *testing.T, ctx context.Context, cs *sdk.ClientSession) sta
 	text := res.Content[0].(*sdk.TextContent).Text
 	var env struct {
 		Data struct {
-			Ports []portStatus `json:"ports"`
+			Ports       []portStatus `json:"ports"`
+			Board       []boardPart  `json:"board"`
+			TransmitArm armStatus    `json:"transmit_arm"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(text), &env); err != nil {
 		t.Fatal(err)
 	}
-	return status{ports: env.Data.Ports, raw: text}
+	return status{ports: env.Data.Ports, board: env.Data.Board, arm: env.Data.TransmitArm, raw: text}
 }
 
 // portCheck waits until capture_status counts at least min frames on the

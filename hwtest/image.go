@@ -76,8 +76,10 @@ func (im Image) Build(out string) error {
 	add("lib/modules/order", ModeFile|0o644, list.Bytes())
 	add("etc/passwd", ModeFile|0o644, []byte("root:x:0:0:root:/:/bin/sh\nfieldtap:x:1000:1000:fieldtap:/:/bin/false\n"))
 	add("etc/group", ModeFile|0o644, []byte("root:x:0:\nfieldtap:x:1000:\n"))
-	sum := sha256.Sum256([]byte(Token))
-	add("etc/fieldtap/tokens", ModeFile|0o600, []byte("hwtest:sha256:"+hex.EncodeToString(sum[:])+"\n"))
+	sum, txSum := sha256.Sum256([]byte(Token)), sha256.Sum256([]byte(TxToken))
+	add("etc/fieldtap/tokens", ModeFile|0o600, []byte("hwtest:sha256:"+hex.EncodeToString(sum[:])+"\n"+
+		"hwtest-tx:sha256:"+hex.EncodeToString(txSum[:])+":read,transmit\n"))
+	add("etc/fieldtap/fieldtapd.toml", ModeFile|0o644, []byte(GuestConfig))
 	add("init", ModeFile|0o755, []byte(im.Init))
 	f, err := os.Create(out)
 	if err != nil {

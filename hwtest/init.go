@@ -5,6 +5,9 @@ package hwtest
 const (
 	Ready    = "FIELDTAP-HWTEST READY"
 	StatLine = "FIELDTAP-HWTEST STAT"
+	// RxLine starts each frame `guest candump` saw on can1 that can1
+	// did not send itself.
+	RxLine = "FIELDTAP-HWTEST RX"
 )
 
 // MCPPort is fieldtapd's HTTP port inside the guest; QEMU forwards a host
@@ -15,11 +18,36 @@ const MCPPort = 8731
 // holds its SHA-256 (TokensFile), written by Image.Build.
 const Token = "hwtest-bearer-token-not-secret"
 
+// TxToken carries the transmit scope as well: over HTTP the gatekeeper
+// sends only for such a token (services/transmit, gate scope).
+const TxToken = "hwtest-transmit-token-not-secret"
+
+// Bundles are every bundle the checks call: the defaults plus transmit,
+// which is never loaded unless named.
+const Bundles = "server,can,j1939,sip,media,j1708,transmit"
+
+// GuestConfig is /etc/fieldtap/fieldtapd.toml: the profile's can0 with
+// transmit enabled (a [[port]] replaces the profile's port of that name),
+// and the audit file the gatekeeper needs before it sends anything.
+const GuestConfig = `board = "qemu-virt"
+
+[transmit]
+audit_file = "/var/lib/fieldtap/transmit.jsonl"
+
+[[port]]
+name = "can0"
+driver = "socketcan"
+device = "can0"
+bitrate = 250000
+transmit = true
+`
+
 // InitScript is the guest's /init: mount, load modules in order, bring up
 // eth0 for QEMU's user network, set both CAN controllers to 250 kbit/s,
-// run the GPIO contract test on the real PL061 line, start fieldtapd on
-// the qemu-virt profile (dropping to user fieldtap), print Ready once it listens, then keep J1939
-// frames flowing from can1 and print kernel counters once a second.
+// run the GPIO contract test on the real PL061 line, start a frame reader
+// on can1 and fieldtapd on the qemu-virt profile with GuestConfig
+// (dropping to user fieldtap), print Ready once it listens, then keep
+// J1939 frames flowing from can1 and print kernel counters once a second.
 const InitScript = `#!/bin/sh
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -48,12 +76,14 @@ else
 fi
 # What an mdev or udev rule does on a real image: the unprivileged
 # daemon's user may open the serial ports, the GPIO chip and the tokens.
-chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens
-/bin/fieldtapd --board qemu-virt --user fieldtap --mcp-listen 0.0.0.0:8731 $auth 2>&1 &
+mkdir -p /var/lib/fieldtap
+chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/lib/fieldtap
+/bin/guest candump can1 &
+/bin/fieldtapd --config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth 2>&1 &
 until netstat -ltn | grep -q ':8731 '; do sleep 0.2; done
 echo "` + Ready + `"
 while true; do
 	/bin/guest cansend can1 20 || sleep 1
-	echo "` + StatLine + ` can0_rx=$(cat /sys/class/net/can0/statistics/rx_packets) can1_tx=$(cat /sys/class/net/can1/statistics/tx_packets) eth1_rx=$(cat /sys/class/net/eth1/statistics/rx_packets) eth1_flags=$(cat /sys/class/net/eth1/flags) eth1_addrs=$(ip addr show eth1 | grep -c inet) eth1_noipv6=$(cat /proc/sys/net/ipv6/conf/eth1/disable_ipv6) ids=$(for p in $(pidof fieldtapd); do awk '/^Uid/{u=$2} /^CapEff/{c=$2} /^VmRSS/{r=$2} END{printf "%s/%s/%skB,", u, c, r}' /proc/$p/status; done) usb0=$(ip -4 addr show usb0 2>/dev/null | grep -o 'inet [0-9./]*')"
+	echo "` + StatLine + ` can0_rx=$(cat /sys/class/net/can0/statistics/rx_packets) can1_tx=$(cat /sys/class/net/can1/statistics/tx_packets) can0_tx=$(cat /sys/class/net/can0/statistics/tx_packets) can0_mode=$(/bin/guest canmode can0) eth1_rx=$(cat /sys/class/net/eth1/statistics/rx_packets) eth1_flags=$(cat /sys/class/net/eth1/flags) eth1_addrs=$(ip addr show eth1 | grep -c inet) eth1_noipv6=$(cat /proc/sys/net/ipv6/conf/eth1/disable_ipv6) ids=$(for p in $(pidof fieldtapd); do awk '/^Uid/{u=$2} /^CapEff/{c=$2} /^VmRSS/{r=$2} END{printf "%s/%s/%skB,", u, c, r}' /proc/$p/status; done) usb0=$(ip -4 addr show usb0 2>/dev/null | grep -o 'inet [0-9./]*')"
 done
 `

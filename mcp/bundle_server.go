@@ -43,22 +43,43 @@ type Build struct {
 	Arch      string `json:"arch"`
 }
 
+// BoardReporter is the board's bring-up outcomes and transmit-arm input.
+// The daemon's ports.Registry is both a PortLister and a BoardReporter; a
+// PortLister that is not reports no parts and no arm input.
+type BoardReporter interface {
+	BoardParts() []ports.BoardPart
+	Arm() ports.Arm
+}
+
 type noArgs struct{}
 
 type captureStatus struct {
-	Ports []ports.Status `json:"ports"`
+	Ports       []ports.Status    `json:"ports"`
+	Board       []ports.BoardPart `json:"board" jsonschema:"bring-up of the SPAN interface, USB gadget and GPIO lines, in order"`
+	TransmitArm ports.Arm         `json:"transmit_arm"`
+}
+
+// noBoard is what capture_status says without a BoardReporter.
+var noBoard = ports.Arm{Input: ports.ArmInputNone, Where: "this server has no board view"}
+
+func readCaptureStatus(d Deps) captureStatus {
+	st := captureStatus{Ports: d.Ports.Snapshot(), Board: []ports.BoardPart{}, TransmitArm: noBoard}
+	if b, isBoard := d.Ports.(BoardReporter); isBoard {
+		st.Board, st.TransmitArm = b.BoardParts(), b.Arm()
+	}
+	return st
 }
 
 func serverTools(d Deps) []server.ServerTool {
 	return []server.ServerTool{
 		{
 			Tool: mcpgo.NewTool(toolCaptureStatus,
-				mcpgo.WithDescription("Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted, and the port's frame store. Call it first, and again to see counters move."),
+				mcpgo.WithDescription("Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted, and the port's frame store; the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from. Call it first, and again to see counters move."),
 				readOnly(),
 				outputSchema[captureStatus](),
 			),
 			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
-				return ok(d.Source(), captureStatus{Ports: d.Ports.Snapshot()})
+				return ok(d.Source(), readCaptureStatus(d))
 			}),
 		},
 		{

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/tools/refdata"
 )
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -71,19 +72,12 @@ type groundTruth struct {
 	} `json:"can_logs"`
 }
 
-func testdataDir(t testing.TB) string {
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "can")
-	if _, err := os.Stat(filepath.Join(dir, "GROUND_TRUTH.json")); err != nil {
-		t.Skipf("reference data not present (%v): these tests need ../shared/testdata/can beside the repo", err)
-	}
-	return dir
-}
-
 // TestReferenceLogs reads every log of the reference set and checks the
 // frame counts, malformed lines and distinct ids against GROUND_TRUTH.json.
 func TestReferenceLogs(t *testing.T) {
-	dir := testdataDir(t)
-	raw, err := os.ReadFile(filepath.Join(dir, "GROUND_TRUTH.json"))
+	truthPath := refdata.File(t, "can", "GROUND_TRUTH.json")
+	dir := filepath.Dir(truthPath)
+	raw, err := os.ReadFile(truthPath)
 	if err != nil {
 		t.Fatal(err)
 	}

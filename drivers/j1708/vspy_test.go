@@ -4,20 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// testdataDir is ../shared/testdata beside the repository root.
-var testdataDir = filepath.Join("..", "..", "..", "shared", "testdata")
+	"fieldtap/tools/refdata"
+)
 
 func openRef(t *testing.T, name string) *os.File {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testdataDir, "j1708", name))
+	f, err := os.Open(refdata.File(t, "j1708", name))
 	if err != nil {
-		t.Skipf("reference data not available (%v): these tests need ../shared/testdata beside the repository", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	return f

@@ -3,10 +3,12 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"fieldtap/board"
 	"fieldtap/firmware/config"
 	"fieldtap/services/ports"
+	"fieldtap/services/transmit"
 )
 
 // hardware is what bring-up left running: the ports to open and the arm
@@ -21,9 +23,12 @@ type hardware struct {
 // not in this build are listed in capture_status as skipped), the SPAN
 // interface, the USB gadget, and the GPIO lines (status LED on, activity
 // LED following frame counts, armed LED following the arm switch). Each
-// part is logged up, skipped or failed; only a bad profile stops the box.
+// part is logged up, skipped or failed and added to reg for
+// capture_status, with the transmit-arm input; only a bad profile stops
+// the box.
 func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log *slog.Logger) (hardware, error) {
 	if cfg.Board == "none" {
+		reg.SetArm(noArm("board none: no arm input"))
 		return hardware{ports: cfg.Ports}, nil
 	}
 	prof, err := board.Load(cfg.Board)
@@ -38,17 +43,33 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 		log.Warn("port skipped", "port", p.Name, "driver", p.Driver, "reason", "driver not in this build")
 		reg.Add(skippedPort(p))
 	}
-	report := func(o board.Outcome) { logOutcome(ctx, log, o) }
-	if cfg.Board != "sim" {
+	report := func(o board.Outcome) {
+		logOutcome(ctx, log, o)
+		reg.AddBoardPart(boardPart(o))
+	}
+	if cfg.Board == "sim" {
+		for _, part := range []string{"span", "gadget"} {
+			report(board.Outcome{Part: part, State: board.Skipped, Reason: "the simulated board replays generated traffic; nothing to prepare"})
+		}
+	} else {
 		for _, o := range prepare(prof) {
 			report(o)
 		}
+	}
+	// The sim board's arm file, when configured, is its arm input, as in
+	// newTransmitter, which decides what the gatekeeper reads.
+	fileArm := cfg.Board == "sim" && cfg.Transmit.ArmFile != ""
+	if fileArm {
+		reg.SetArm(armFile(cfg.Transmit.ArmFile))
+	} else {
+		reg.SetArm(noArm("profile " + prof.Name + " names no arm_input"))
 	}
 
 	var chips board.Chip = &board.SimChip{}
 	if cfg.Board != "sim" {
 		if chips, err = board.OpenChips(); err != nil {
 			report(board.Outcome{Part: "gpio", State: board.Failed, Reason: err.Error()})
+			reg.SetArm(noArm("GPIO failed: " + err.Error()))
 			return hardware{ports: open}, nil
 		}
 	}
@@ -56,13 +77,19 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 	if err != nil {
 		// Without its lines the box still captures; transmit stays disarmed.
 		report(board.Outcome{Part: "gpio", State: board.Failed, Reason: err.Error()})
+		if !fileArm {
+			reg.SetArm(noArm("GPIO failed: " + err.Error()))
+		}
 		return hardware{ports: open}, nil
 	}
-	report(board.Outcome{Part: "gpio", State: board.Up, Reason: "status, activity and armed LEDs; arm input"})
+	report(board.Outcome{Part: "gpio", State: board.Up, Reason: gpioDetail(prof.GPIO)})
 	_ = lines.Status.Set(true)
 	go func() { <-ctx.Done(); _ = lines.Status.Set(false) }()
 	go lines.Activity.Blink(ctx, func() uint64 { return totalFrames(reg) })
 	if lines.Arm != nil {
+		if !fileArm {
+			reg.SetArm(armLine(lines.Arm, prof.GPIO.ArmInput))
+		}
 		go lines.Arm.Watch(ctx, func(armed bool) {
 			_ = lines.Armed.Set(armed)
 			log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
@@ -104,6 +131,54 @@ func logOutcome(ctx context.Context, log *slog.Logger, o board.Outcome) {
 		lvl = slog.LevelWarn
 	}
 	log.Log(ctx, lvl, "board "+string(o.State), "part", o.Part, "detail", o.Reason)
+}
+
+// boardPart is an outcome as capture_status shows it; board.State's
+// values are the ports.Outcome… strings.
+func boardPart(o board.Outcome) ports.BoardPart {
+	return ports.BoardPart{Part: o.Part, Outcome: string(o.State), Detail: o.Reason}
+}
+
+// gpioDetail names the lines the profile opened.
+func gpioDetail(g board.GPIO) string {
+	var b strings.Builder
+	for _, l := range []struct{ role, spec string }{
+		{"status LED", g.StatusLED}, {"activity LED", g.ActivityLED}, {"armed LED", g.ArmedLED}, {"arm input", g.ArmInput},
+	} {
+		if l.spec == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(l.role + " " + l.spec)
+	}
+	if g.ArmInput != "" && g.ArmActiveHigh {
+		b.WriteString(" (active high)")
+	}
+	if b.Len() == 0 {
+		return "the profile names no lines"
+	}
+	return b.String()
+}
+
+// armLine reports a GPIO arm input; Armed reads the line at each call.
+func armLine(a *board.ArmSwitch, line string) func() ports.Arm {
+	return func() ports.Arm {
+		return ports.Arm{On: a.Armed(), Input: ports.ArmInputGPIO, Where: line, Changes: a.Changes()}
+	}
+}
+
+// armFile reports the sim board's arm file, read as the gatekeeper reads it.
+func armFile(path string) func() ports.Arm {
+	f := transmit.FileArm{Path: path}
+	return func() ports.Arm { return ports.Arm{On: f.Armed(), Input: ports.ArmInputFile, Where: path} }
+}
+
+// noArm reports a board without an arm input: never armed, and why.
+func noArm(why string) func() ports.Arm {
+	a := ports.Arm{Input: ports.ArmInputNone, Where: why}
+	return func() ports.Arm { return a }
 }
 
 func totalFrames(reg *ports.Registry) uint64 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
 	"fieldtap/services/ring"
+	"fieldtap/tools/refdata"
 )
 
 // TestMediaSwitchChangesRTPStreams: [media] heuristic_rtp decides whether
@@ -25,10 +25,7 @@ import (
 // three signalled streams and two relay legs no SDP names
 // (../shared/testdata/sip/PROVENANCE.md); media.interval reaches rtp_stats.
 func TestMediaSwitchChangesRTPStreams(t *testing.T) {
-	capturePath := filepath.Join("..", "..", "..", "shared", "testdata", "sip", "SIP_CALL_RTP_G711.pcap")
-	if _, err := os.Stat(capturePath); err != nil {
-		t.Skipf("reference capture not present (%v); it lives outside the repo, see DESIGN.md §6", err)
-	}
+	capturePath := refdata.File(t, "sip", "SIP_CALL_RTP_G711.pcap")
 	cases := []struct {
 		name         string
 		toml         string
@@ -119,25 +116,9 @@ func TestMediaIntervalBounds(t *testing.T) {
 // replay hands every frame of a capture file to consume, as a port does.
 func replay(t *testing.T, path string, consume func(capture.Frame)) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := pcapfile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) {
 		consume(capture.Frame{Time: rec.Time, Link: rec.Link, Data: bytes.Clone(rec.Data), OrigLen: rec.OrigLen})
-	}
+	})
 }
 
 // callTool runs one tools/call in-process and decodes its structured result.

@@ -1,9 +1,12 @@
 // Command guest runs inside the emulated board (hwtest) and does what
-// busybox cannot: set a CAN controller's bitrate over netlink and put
-// J1939 frames on a CAN interface.
+// busybox cannot: set a CAN controller's bitrate over netlink, put J1939
+// frames on a CAN interface, print what else arrives on one, and read a
+// controller's mode back (busybox ip has no -d for CAN).
 //
 //	guest canup IF BITRATE   set bitrate, bring the link up
 //	guest cansend IF N       send N J1939 frames, 10 ms apart
+//	guest candump IF         print every frame but our own EEC1 as an RxLine
+//	guest canmode IF         print listen-only or normal
 package main
 
 import (
@@ -16,6 +19,16 @@ import (
 	"go.einride.tech/can"
 	"go.einride.tech/can/pkg/candevice"
 	"go.einride.tech/can/pkg/socketcan"
+
+	"fieldtap/hwtest"
+)
+
+const (
+	// eec1 is what cansend sends: priority 3, PGN 0xF004, SA 0x00.
+	eec1 = 0x0CF00400
+	// ctrlModeListenOnly is CAN_CTRLMODE_LISTENONLY from
+	// include/uapi/linux/can/netlink.h.
+	ctrlModeListenOnly = 0x02
 )
 
 // frameGap spaces frames so a listen-only receiver never overruns.
@@ -29,8 +42,16 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) == 2 {
+		switch args[0] {
+		case "candump":
+			return dump(args[1])
+		case "canmode":
+			return mode(args[1])
+		}
+	}
 	if len(args) != 3 {
-		return fmt.Errorf("usage: guest canup IF BITRATE | cansend IF N")
+		return fmt.Errorf("usage: guest canup IF BITRATE | cansend IF N | candump IF | canmode IF")
 	}
 	n, err := strconv.Atoi(args[2])
 	if err != nil {
@@ -62,7 +83,6 @@ func send(ifname string, n int) error {
 	}
 	defer conn.Close()
 	tx := socketcan.NewTransmitter(conn)
-	const eec1 = 0x0CF00400 // priority 3, PGN 0xF004, SA 0x00
 	for i := 0; i < n; i++ {
 		rpm := uint16(800+i) * 8 // 0.125 rpm/bit
 		f := can.Frame{ID: eec1, IsExtended: true, Length: 8,
@@ -71,6 +91,51 @@ func send(ifname string, n int) error {
 			return fmt.Errorf("frame %d: %w", i, err)
 		}
 		time.Sleep(frameGap)
+	}
+	return nil
+}
+
+// dump prints each frame on ifname that is not cansend's EEC1 (the kernel
+// loops those back to every socket on the sender's interface) as
+// "RxLine ID#DATA", ID 8 hex digits for 29-bit and 3 for 11-bit.
+func dump(ifname string) error {
+	conn, err := socketcan.DialContext(context.Background(), "can", ifname)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rx := socketcan.NewReceiver(conn)
+	for rx.Receive() {
+		if rx.HasErrorFrame() {
+			continue
+		}
+		f := rx.Frame()
+		if f.IsExtended && f.ID == eec1 {
+			continue
+		}
+		id := fmt.Sprintf("%03X", f.ID)
+		if f.IsExtended {
+			id = fmt.Sprintf("%08X", f.ID)
+		}
+		fmt.Printf("%s %s %s#%X\n", hwtest.RxLine, ifname, id, f.Data[:f.Length])
+	}
+	return rx.Err()
+}
+
+// mode prints the controller mode as netlink reports it.
+func mode(ifname string) error {
+	d, err := candevice.New(ifname)
+	if err != nil {
+		return err
+	}
+	info, err := d.Info()
+	if err != nil {
+		return err
+	}
+	if info.CtrlMode.Flags&ctrlModeListenOnly != 0 {
+		fmt.Println("listen-only")
+	} else {
+		fmt.Println("normal")
 	}
 	return nil
 }

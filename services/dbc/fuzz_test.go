@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"fieldtap/tools/refdata"
 )
 
 // FuzzDBC parses anything and decodes with whatever loads: no input may
 // panic, and a loaded database must decode any frame length.
 func FuzzDBC(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "*.dbc"))
-	shared, _ := filepath.Glob(filepath.Join(sharedCAN, "*.dbc"))
+	shared, _ := filepath.Glob(filepath.Join(refdata.Path(f, "can"), "*.dbc")) // none without the data
 	for _, p := range append(seeds, shared...) {
 		if b, err := os.ReadFile(p); err == nil && len(b) < 64<<10 {
 			f.Add(b, []byte{1, 2, 3, 4, 5, 6, 7, 8})

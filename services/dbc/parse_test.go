@@ -6,17 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"fieldtap/tools/refdata"
 )
 
-// sharedCAN is ../shared/testdata/can seen from this package.
-var sharedCAN = filepath.Join("..", "..", "..", "shared", "testdata", "can")
-
+// readShared reads a file of the shared CAN reference data, skipping the
+// test when it is absent.
 func readShared(t testing.TB, file string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedCAN, file))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("%s not found: the shared CAN test data (../shared/testdata/can) is not on this machine", file)
-	}
+	b, err := os.ReadFile(refdata.File(t, "can", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +63,7 @@ func TestSharedDBCFiles(t *testing.T) {
 		{file: "canarchy_complex.dbc", msgs: 15, signals: 53},
 		{file: "canarchy_invalid.dbc", wantErr: "defines no message", wantLine: 1},
 	}
+	sharedCAN := refdata.Path(t, "can") // each file skips on its own when absent
 	files, _ := filepath.Glob(filepath.Join(sharedCAN, "*.dbc"))
 	if len(files) > 0 && len(files) != len(tests) {
 		t.Errorf("%d DBC files in %s, %d in this table: add the new ones", len(files), sharedCAN, len(tests))

@@ -6,17 +6,14 @@ import (
 	"encoding/hex"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"fieldtap/services/ring"
+	"fieldtap/tools/refdata"
 )
-
-// testdataDir is ../shared/testdata beside the repository root.
-var testdataDir = filepath.Join("..", "..", "..", "shared", "testdata")
 
 func newStore(t testing.TB) *Store {
 	t.Helper()
@@ -33,7 +30,7 @@ func loadLog(t *testing.T, s *Store, path string) int {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("reference data not available (%v): these tests need ../shared/testdata beside the repository", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	n := 0
@@ -61,7 +58,7 @@ func loadLog(t *testing.T, s *Store, path string) int {
 // school bus capture.
 func TestSchoolBusReference(t *testing.T) {
 	s := newStore(t)
-	if n := loadLog(t, s, filepath.Join(testdataDir, "j1708", "jdaily_schoolbus_vspy.j1708")); n != 10018 {
+	if n := loadLog(t, s, refdata.File(t, "j1708", "jdaily_schoolbus_vspy.j1708")); n != 10018 {
 		t.Fatalf("lines = %d, want 10018", n)
 	}
 	sum := s.Summary()
@@ -136,7 +133,7 @@ func TestCANarchySamples(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			s := newStore(t)
-			loadLog(t, s, filepath.Join(testdataDir, "j1708", tc.file))
+			loadLog(t, s, refdata.File(t, "j1708", tc.file))
 			sum := s.Summary()
 			if sum.Messages != tc.messages || sum.ChecksumBad != tc.bad {
 				t.Errorf("messages/bad = %d/%d, want %d/%d", sum.Messages, sum.ChecksumBad, tc.messages, tc.bad)

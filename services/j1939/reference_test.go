@@ -14,6 +14,7 @@ import (
 
 	"fieldtap/drivers/canlog"
 	"fieldtap/drivers/capture"
+	"fieldtap/tools/refdata"
 )
 
 // The reference answers, as GROUND_TRUTH.json spells them.
@@ -65,14 +66,6 @@ type gtDTC struct {
 	CM    int    `json:"cm"`
 	Via   string `json:"via"`
 	Count int    `json:"count"`
-}
-
-func testdataDir(t testing.TB) string {
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "can")
-	if _, err := os.Stat(filepath.Join(dir, "GROUND_TRUTH.json")); err != nil {
-		t.Skipf("reference data not present (%v): these tests need ../shared/testdata/can beside the repo", err)
-	}
-	return dir
 }
 
 // tally is what the test computes from the decoder's output.
@@ -190,8 +183,9 @@ func top10[K comparable](m map[K]int, key func(K) int) [][2]int {
 
 // TestReferenceJ1939 reproduces every J1939 answer of GROUND_TRUTH.json.
 func TestReferenceJ1939(t *testing.T) {
-	dir := testdataDir(t)
-	raw, err := os.ReadFile(filepath.Join(dir, "GROUND_TRUTH.json"))
+	truthPath := refdata.File(t, "can", "GROUND_TRUTH.json")
+	dir := filepath.Dir(truthPath)
+	raw, err := os.ReadFile(truthPath)
 	if err != nil {
 		t.Fatal(err)
 	}

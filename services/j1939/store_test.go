@@ -9,10 +9,12 @@ import (
 
 	"fieldtap/drivers/canlog"
 	"fieldtap/drivers/capture"
+	"fieldtap/tools/refdata"
 )
 
 func readLines(t testing.TB, name string) [][]byte {
-	dir := testdataDir(t)
+	// The CAN folder counts as present when its GROUND_TRUTH.json is.
+	dir := filepath.Dir(refdata.File(t, "can", "GROUND_TRUTH.json"))
 	raw, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)

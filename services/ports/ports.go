@@ -1,6 +1,8 @@
 // Package ports keeps the list of capture ports and what each reports, for
-// capture_status. It knows nothing of drivers: the daemon registers, for
-// each port, a function that returns the port's current Status.
+// capture_status, with the board's bring-up outcomes and transmit-arm
+// input. It knows nothing of drivers or board profiles: the daemon
+// registers, for each port, a function that returns the port's current
+// Status, adds each bring-up outcome, and sets the arm input's function.
 package ports
 
 import (
@@ -42,10 +44,12 @@ type StoreStatus struct {
 	Revision  uint64 `json:"revision"`
 }
 
-// Registry lists the ports in the order they were added.
+// Registry lists the ports in the order they were added, and the board's
+// bring-up outcomes and arm input (board.go).
 type Registry struct {
 	mu    sync.RWMutex
 	ports []func() Status
+	board board
 }
 
 // Add registers a port's status function.

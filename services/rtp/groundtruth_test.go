@@ -5,10 +5,7 @@ package rtp
 // import; the package itself takes plain values.
 
 import (
-	"errors"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,42 +13,16 @@ import (
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/sip"
+	"fieldtap/tools/refdata"
 )
-
-func testdataDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "sip")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("reference captures not present (%v); they live outside the repo, see DESIGN.md §6", err)
-	}
-	return dir
-}
 
 // loadCapture runs one file through the SIP analyser with a media hook.
 func loadCapture(t testing.TB, path string, o Options) *Analyser {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := pcapfile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a := NewAnalyser(o)
 	sa := sip.NewAnalyser(sip.NewStore(sip.Limits{}), netdecode.Options{})
 	sa.SetMediaHook(a)
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		sa.Feed(rec.Time, rec.Link, rec.Data)
-	}
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) { sa.Feed(rec.Time, rec.Link, rec.Data) })
 	return a
 }
 
@@ -126,7 +97,7 @@ const (
 )
 
 func TestStreamGroundTruth(t *testing.T) {
-	dir := testdataDir(t)
+	dir := refdata.Dir(t, "sip")
 	for _, gt := range streamGroundTruth {
 		name := gt.file
 		if gt.heuristic {
@@ -189,7 +160,7 @@ func fmtMOS(m MOS) any {
 }
 
 func TestOneWayG711(t *testing.T) {
-	a := loadCapture(t, filepath.Join(testdataDir(t), "sip-rtp-g711.pcap"), Options{})
+	a := loadCapture(t, filepath.Join(refdata.Dir(t, "sip"), "sip-rtp-g711.pcap"), Options{})
 	sn := a.Snapshot(false)
 	for _, call := range []string{"1-1966@10.0.2.20", "1-1968@10.0.2.20"} {
 		dg := sn.Diagnose(call)
@@ -211,7 +182,7 @@ func TestOneWayG711(t *testing.T) {
 }
 
 func TestCleanCallSaysSo(t *testing.T) {
-	a := loadCapture(t, filepath.Join(testdataDir(t), "RTP-Protocol.pcap"), Options{})
+	a := loadCapture(t, filepath.Join(refdata.Dir(t, "sip"), "RTP-Protocol.pcap"), Options{})
 	sn := a.Snapshot(false)
 	for id := range sn.Dialogs {
 		dg := sn.Diagnose(id)

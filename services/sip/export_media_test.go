@@ -7,9 +7,6 @@ package sip_test
 
 import (
 	"bytes"
-	"errors"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -26,6 +23,7 @@ import (
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/tools/gen/sipgen"
+	"fieldtap/tools/refdata"
 )
 
 const testPort = "span0"
@@ -68,25 +66,7 @@ func (b *box) feed(t *testing.T, at time.Time, link layers.LinkType, data []byte
 
 func (b *box) feedFile(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := pcapfile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		b.feed(t, rec.Time, rec.Link, rec.Data)
-	}
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) { b.feed(t, rec.Time, rec.Link, rec.Data) })
 }
 
 // export writes callID's dialog and media to a file.
@@ -164,13 +144,13 @@ func TestExportIncludesMedia(t *testing.T) {
 		},
 		{
 			name:       "sip-rtp-g711.pcap, one-way media",
-			load:       func(t *testing.T, b *box) { b.feedFile(t, sharedCapture(t, "sip-rtp-g711.pcap")) },
+			load:       func(t *testing.T, b *box) { b.feedFile(t, refdata.File(t, "sip", "sip-rtp-g711.pcap")) },
 			calls:      callsWithMedia,
 			minStreams: 1,
 		},
 		{
 			name:       "SIP_CALL_RTP_G711.pcap, RTCP and unrelated traffic",
-			load:       func(t *testing.T, b *box) { b.feedFile(t, sharedCapture(t, "SIP_CALL_RTP_G711.pcap")) },
+			load:       func(t *testing.T, b *box) { b.feedFile(t, refdata.File(t, "sip", "SIP_CALL_RTP_G711.pcap")) },
 			calls:      callsWithMedia,
 			minStreams: 1,
 			wantRTCP:   true,
@@ -247,29 +227,15 @@ func equalCounts(a, b map[string]uint64) bool {
 // checkCaptureOrder: the file's timestamps never step backwards.
 func checkCaptureOrder(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := pcapfile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var last time.Time
-	for i := 0; ; i++ {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	i := 0
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) {
+		i++
 		if rec.Time.Before(last) {
-			t.Fatalf("%s: frame %d at %v before its predecessor at %v", path, i+1, rec.Time, last)
+			t.Fatalf("%s: frame %d at %v before its predecessor at %v", path, i, rec.Time, last)
 		}
 		last = rec.Time
-	}
+	})
 }
 
 // checkTshark has tshark count the file's SIP, RTP and RTCP frames.
@@ -294,13 +260,4 @@ func checkTshark(t *testing.T, path string, want callFigures) {
 			t.Errorf("tshark -r %s -Y %s: %d frames, want %s", filepath.Base(path), c.filter, got, strconv.FormatUint(c.want, 10))
 		}
 	}
-}
-
-func sharedCapture(t *testing.T, name string) string {
-	t.Helper()
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "sip", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("reference capture %s not present (%v); it lives outside the repo, see DESIGN.md §6", name, err)
-	}
-	return p
 }

@@ -6,50 +6,21 @@ package sip
 // values and never reaches drivers/).
 
 import (
-	"errors"
-	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/netdecode"
+	"fieldtap/tools/refdata"
 )
-
-func testdataDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "sip")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("reference captures not present (%v); they live outside the repo, see DESIGN.md §6", err)
-	}
-	return dir
-}
 
 // loadCapture runs one file through an Analyser into a fresh store.
 func loadCapture(t testing.TB, path string) (*Store, *Analyser) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := pcapfile.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := NewStore(Limits{})
 	a := NewAnalyser(st, netdecode.Options{})
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		a.Feed(rec.Time, rec.Link, rec.Data)
-	}
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) { a.Feed(rec.Time, rec.Link, rec.Data) })
 	return st, a
 }
 
@@ -103,7 +74,7 @@ var groundTruth = []truth{
 }
 
 func TestGroundTruth(t *testing.T) {
-	dir := testdataDir(t)
+	dir := refdata.Dir(t, "sip")
 	for _, tc := range groundTruth {
 		t.Run(tc.file, func(t *testing.T) {
 			if tc.why != "" {

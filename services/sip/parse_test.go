@@ -2,13 +2,13 @@ package sip
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"fieldtap/services/netdecode"
+	"fieldtap/tools/refdata"
 )
 
 const invite = "INVITE sip:bob@example.com SIP/2.0\r\n" +
@@ -164,12 +164,8 @@ func BenchmarkParseSIP(b *testing.B) {
 
 // sipPayloads collects every SIP payload in the reference captures.
 func sipPayloads(t testing.TB) [][]byte {
-	dir := filepath.Join("..", "..", "..", "shared", "testdata", "sip")
-	if _, err := os.Stat(dir); err != nil {
-		return nil
-	}
 	var out [][]byte
-	files, _ := filepath.Glob(filepath.Join(dir, "*.pcap*"))
+	files, _ := filepath.Glob(filepath.Join(refdata.Path(t, "sip"), "*.pcap*")) // none without the data
 	for _, f := range files {
 		st, _ := loadCapture(t, f)
 		sn := st.Snapshot()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"fieldtap/tools/refdata"
 )
 
 func addRaw(t *testing.T, st *Store, at time.Time, raw string) {
@@ -106,7 +108,7 @@ func TestProblemAliasesCompile(t *testing.T) {
 }
 
 func TestCaptureOutcomes(t *testing.T) {
-	dir := testdataDir(t)
+	dir := refdata.Dir(t, "sip")
 	tests := []struct {
 		file   string
 		states map[string]int
@@ -130,7 +132,7 @@ func TestCaptureOutcomes(t *testing.T) {
 }
 
 func BenchmarkLoadBranchScenario(b *testing.B) {
-	path := filepath.Join(testdataDir(b), "branch-scenario-sipp.pcapng")
+	path := filepath.Join(refdata.Dir(b, "sip"), "branch-scenario-sipp.pcapng")
 	b.ReportAllocs()
 	for b.Loop() {
 		loadCapture(b, path)

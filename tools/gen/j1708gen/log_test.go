@@ -5,12 +5,13 @@ import (
 	"bytes"
 	"encoding/hex"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"fieldtap/tools/refdata"
 )
 
 // logLine is one "(seconds) j1708 HEX" line.
@@ -72,10 +73,9 @@ func TestReferenceFormat(t *testing.T) {
 		messages = 10018 // PROVENANCE.md reference answers
 		valid    = 10008
 	)
-	path := filepath.Join("..", "..", "..", "..", "shared", "testdata", "j1708", ref)
-	f, err := os.Open(path)
+	f, err := os.Open(refdata.File(t, "j1708", ref))
 	if err != nil {
-		t.Skipf("reference log %s not available (%v): format cross-check skipped", path, err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	n, ok := 0, 0
