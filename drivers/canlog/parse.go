@@ -215,7 +215,9 @@ func parseID(b []byte) (uint32, error) {
 	}
 	if len(b) > stdIDDigits {
 		if id&capture.CANERR != 0 {
-			return id&^capture.CANEFF | capture.CANERR, nil
+			// candump writes an error frame's id as can_id & (CAN_ERR_FLAG |
+			// CAN_ERR_MASK); other flag bits in the text mean nothing.
+			return id & (capture.CANERR | 0x1FFFFFFF), nil
 		}
 		if id > 0x1FFFFFFF {
 			return 0, fmt.Errorf("id %q exceeds 29 bits", b)
