@@ -30,8 +30,6 @@ type ServerInfo struct {
 	Listen     string   `json:"listen,omitempty"`     // HTTP address, when serving HTTP
 	Bundles    []string `json:"bundles_loaded"`
 	Compiled   []string `json:"bundles_compiled"`
-	// Transmit is always false in this build: no transmit path exists yet.
-	Transmit bool `json:"transmit_compiled"`
 }
 
 // Build identifies the binary.
