@@ -19,10 +19,16 @@ const maxRequestBody = 4 << 20
 
 // ServeStdio serves one client on in/out until in ends or ctx is done.
 // Protocol errors go to log, never to out.
+//
+// A client may write its requests and close stdin at once (a script piping
+// a file). mcp-go cancels every queued call when its input ends, so the
+// input is wrapped to hold back EOF until each request read has been
+// answered, or stdioDrain has passed.
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, logger *slog.Logger) error {
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(&slogWriter{logger}, "", 0))
-	return stdio.Listen(ctx, in, out)
+	d := newDrain(ctx, in, out, stdioDrain)
+	return stdio.Listen(ctx, d, d.out())
 }
 
 // HTTPOptions are the access rules of the HTTP endpoint (docs/mcp-protocol.md).

@@ -1,0 +1,69 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestStdioAnswersEverythingReadBeforeEOF writes many calls and closes
+// stdin at once: every call is answered before the server stops.
+func TestStdioAnswersEverythingReadBeforeEOF(t *testing.T) {
+	d := testDeps()
+	srv, err := NewServer(d, Options{Bundles: []string{"server"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 40
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for i := 1; i <= calls; i++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"capture_status","arguments":{}}}`+"\n", i)
+	}
+	var out bytes.Buffer
+	if err := ServeStdio(context.Background(), srv, strings.NewReader(in.String()), &out, d.Log); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		if id, ok := m["id"].(float64); ok {
+			ids[id] = true
+		}
+	}
+	if len(ids) != calls+1 {
+		t.Errorf("%d answers for %d requests", len(ids), calls+1)
+	}
+}
+
+func TestDrainTellsRequestsFromAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		line       string
+		id, method bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, true, true},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, true},
+		{`{"jsonrpc":"2.0","id":"a","result":{}}`, true, false},
+		{`{"jsonrpc":"2.0","id":null,"error":{}}`, false, false},
+		{`not json`, false, false},
+	} {
+		id, method := shapeOf([]byte(tc.line))
+		if id != tc.id || method != tc.method {
+			t.Errorf("%s: id %v method %v", tc.line, id, method)
+		}
+	}
+}
+
+func TestDrainRefusesAnOverlongLine(t *testing.T) {
+	d := newDrain(context.Background(), strings.NewReader(strings.Repeat("x", maxRequestBody+10)+"\n"), &bytes.Buffer{}, stdioDrain)
+	if _, err := d.Read(make([]byte, 64)); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("err = %v, want the line refused", err)
+	}
+}
