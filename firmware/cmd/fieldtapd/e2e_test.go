@@ -278,8 +278,8 @@ func TestStdioStdoutIsOnlyJSONRPC(t *testing.T) {
 	}, "\n"))
 
 	// Read every stdout line until all four answers are in, then close
-	// stdin. Closing it first would race mcp-go, which may drop calls still
-	// queued when its input ends; that is not what this test is about.
+	// stdin. (Answers owed at end-of-input are the subject of
+	// mcp.TestStdioAnswersEverythingReadBeforeEOF.)
 	lines := make(chan string)
 	go func() {
 		defer close(lines)
