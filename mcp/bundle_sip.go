@@ -156,6 +156,35 @@ func sipSnapshot(d Deps) (*sip.Snapshot, *mcpgo.CallToolResult) {
 	return d.SIP.Snapshot(), nil
 }
 
+// dimensionQuery is what aggregate_dialogs and group_dialogs both take
+// before they count: a snapshot, one dimension, a bucket limit, a filter.
+type dimensionQuery struct {
+	sn    *sip.Snapshot
+	limit int
+	match *filter.Expr
+}
+
+// dimensionArgs checks those arguments once for both tools; what names the
+// buckets ("buckets", "groups") goes into the hint.
+func dimensionArgs(d Deps, dimension string, limit int, filterSrc, what string) (dimensionQuery, *mcpgo.CallToolResult) {
+	sn, f := sipSnapshot(d)
+	if f != nil {
+		return dimensionQuery{}, f
+	}
+	if !slices.Contains(sip.Dimensions, dimension) {
+		return dimensionQuery{}, fail(d.Source(), CodeInvalidArgument, fmt.Sprintf("unknown dimension %q", dimension), "use one of "+strings.Join(sip.Dimensions, ", "))
+	}
+	n, err := sipLimit(limit, sipDefaultBuckets, sipMaxBuckets)
+	if err != nil {
+		return dimensionQuery{}, fail(d.Source(), CodeInvalidArgument, err.Error(), "ask for fewer "+what)
+	}
+	e, f := compileFilter(d, filterSrc)
+	if f != nil {
+		return dimensionQuery{}, f
+	}
+	return dimensionQuery{sn: sn, limit: n, match: e}, nil
+}
+
 func compileFilter(d Deps, src string) (*filter.Expr, *mcpgo.CallToolResult) {
 	e, err := sip.Compile(src)
 	if err != nil {

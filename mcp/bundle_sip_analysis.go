@@ -80,21 +80,11 @@ func sipAnalysisTools(d Deps) []server.ServerTool {
 				inputSchema[aggregateIn](), readOnly(), outputSchema[aggregateOut]()),
 			Handler: handler(d, func(ctx context.Context, in aggregateIn) *mcpgo.CallToolResult {
 				src := d.Source()
-				sn, f := sipSnapshot(d)
+				q, f := dimensionArgs(d, in.Dimension, in.Limit, in.Filter, "buckets")
 				if f != nil {
 					return f
 				}
-				if !slices.Contains(sip.Dimensions, in.Dimension) {
-					return fail(src, CodeInvalidArgument, fmt.Sprintf("unknown dimension %q", in.Dimension), "use one of "+strings.Join(sip.Dimensions, ", "))
-				}
-				limit, err := sipLimit(in.Limit, sipDefaultBuckets, sipMaxBuckets)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "ask for fewer buckets")
-				}
-				e, f := compileFilter(d, in.Filter)
-				if f != nil {
-					return f
-				}
+				sn, limit, e := q.sn, q.limit, q.match
 				counts := map[string]int{}
 				out := aggregateOut{Dimension: in.Dimension, Buckets: []bucket{}}
 				for _, dl := range sn.Dialogs {

@@ -89,21 +89,11 @@ func sipStatsTools(d Deps) []server.ServerTool {
 				inputSchema[groupIn](), readOnly(), outputSchema[groupOut]()),
 			Handler: handler(d, func(ctx context.Context, in groupIn) *mcpgo.CallToolResult {
 				src := d.Source()
-				sn, f := sipSnapshot(d)
+				q, f := dimensionArgs(d, in.Dimension, in.Limit, in.Filter, "groups")
 				if f != nil {
 					return f
 				}
-				if !slices.Contains(sip.Dimensions, in.Dimension) {
-					return fail(src, CodeInvalidArgument, fmt.Sprintf("unknown dimension %q", in.Dimension), "use one of "+strings.Join(sip.Dimensions, ", "))
-				}
-				limit, err := sipLimit(in.Limit, sipDefaultBuckets, sipMaxBuckets)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "ask for fewer groups")
-				}
-				e, f := compileFilter(d, in.Filter)
-				if f != nil {
-					return f
-				}
+				sn, limit, e := q.sn, q.limit, q.match
 				accs := map[string]*sip.MetricsAcc{}
 				counts := map[string]int{}
 				var all sip.MetricsAcc
