@@ -153,6 +153,25 @@ func (f canFilter) match(r *canbus.Record) bool {
 	return true
 }
 
+// canPageArgs checks what every paged frame tool takes besides its filter:
+// the port, the page size and the cursor.
+func canPageArgs(d Deps, port string, limit int, cursor string) (*canbus.Port, int, uint64, *mcpgo.CallToolResult) {
+	src := d.Source()
+	p, bad := canPort(d, port)
+	if bad != nil {
+		return nil, 0, 0, bad
+	}
+	n, err := canLimit(limit)
+	if err != nil {
+		return nil, 0, 0, fail(src, CodeInvalidArgument, err.Error(), "use a smaller page and follow next_cursor")
+	}
+	from, err := canParseCursor(src, cursor)
+	if err != nil {
+		return nil, 0, 0, fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
+	}
+	return p, n, from, nil
+}
+
 // canCursor is opaque to clients: the ring sequence number of the next
 // row plus the capture identity, so a cursor from another run is refused.
 func canCursor(src SourceInfo, seq uint64) string {
@@ -232,21 +251,13 @@ func canTools(d Deps) []server.ServerTool {
 				inputSchema[canFramesListIn](), readOnly(), listOutput[canFrameRow]()),
 			Handler: listHandler[canFramesListIn, canFrameRow](d, []string{"seq"}, func(ctx context.Context, in canFramesListIn) *mcpgo.CallToolResult {
 				src := d.Source()
-				p, bad := canPort(d, in.Port)
+				p, limit, from, bad := canPageArgs(d, in.Port, in.Limit, in.Cursor)
 				if bad != nil {
 					return bad
 				}
 				f, err := parseCANFilter(in.ID, in.Mask, in.Since, in.Until)
 				if err != nil {
 					return fail(src, CodeInvalidArgument, err.Error(), "ids and masks are hex, times RFC 3339")
-				}
-				limit, err := canLimit(in.Limit)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "use a smaller page and follow next_cursor")
-				}
-				from, err := canParseCursor(src, in.Cursor)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
 				}
 				snap := p.Frames()
 				rows, page := seqPage(src, snap, from, limit, func(r canbus.Record) bool { return f.match(&r) },

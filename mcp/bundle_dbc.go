@@ -251,21 +251,13 @@ func dbcTools(d Deps) []server.ServerTool {
 						return fail(src, codeCANNotFound, fmt.Sprintf("the message has no signal %q", unfence(in.Signal)), "omit signal to decode them all")
 					}
 				}
-				p, bad := canPort(d, in.Port)
+				p, limit, from, bad := canPageArgs(d, in.Port, in.Limit, in.Cursor)
 				if bad != nil {
 					return bad
 				}
 				f, err := parseCANFilter("", "", in.Since, in.Until)
 				if err != nil {
 					return fail(src, CodeInvalidArgument, err.Error(), "times are RFC 3339")
-				}
-				limit, err := canLimit(in.Limit)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "use a smaller page and follow next_cursor")
-				}
-				from, err := canParseCursor(src, in.Cursor)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
 				}
 				snap := p.Frames()
 				var vals []dbc.Value

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -103,20 +102,7 @@ transmit = true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 	defer cancel()
-	cmd := exec.Command(binary, "--config", cfg, "--mcp-transport", "stdio", "--mcp-bundles", "server,can,j1939,transmit")
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	var asked []string
-	client := sdk.NewClient(&sdk.Implementation{Name: "fieldtap-e2e-transmit", Version: "1"}, &sdk.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-			asked = append(asked, req.Params.Message)
-			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"send": true}}, nil
-		},
-	})
-	s, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	s, stderr, asked := connectConfirming(t, ctx, cfg, "server,can,j1939,transmit")
 	defer s.Close()
 	select {
 	case <-ad.Opened():
@@ -130,8 +116,8 @@ transmit = true
 	if !res.OK || res.Data.Status != "sent" || res.Data.Sent != 1 {
 		t.Fatalf("j1939_request = %+v\n%s", res, stderr.String())
 	}
-	if len(asked) != 1 || !strings.Contains(asked[0], "18EA00F9 [3] EC FE 00") {
-		t.Errorf("the person was asked %q, want the plan's frame byte for byte", asked)
+	if len(*asked) != 1 || !strings.Contains((*asked)[0], "18EA00F9 [3] EC FE 00") {
+		t.Errorf("the person was asked %q, want the plan's frame byte for byte", *asked)
 	}
 	if len(res.Data.Answers) == 0 || res.Data.Answers[0].From != "00" || res.Data.Answers[0].PGN != 65260 ||
 		!strings.Contains(res.Data.Answers[0].Via, "BAM") || !strings.Contains(res.Data.Answers[0].Text, e2eVIN) {
@@ -146,7 +132,7 @@ transmit = true
 	}
 
 	// 2. UDS ReadDataByIdentifier F190 with a multi-frame answer.
-	asked = nil
+	*asked = nil
 	res = callTx(t, ctx, s, "uds_request", map[string]any{"port": "can1", "service": "read_did", "did": "F190", "dry_run": false, "ack_active": true})
 	t.Logf("uds_request: status %s, frames_sent %d, answers %+v", res.Data.Status, res.Data.Sent, res.Data.Answers)
 	if !res.OK || res.Data.Status != "sent" || res.Data.Sent != 2 {

@@ -6,13 +6,11 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/creack/pty"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"fieldtap/drivers/j1708/j1708test"
 )
@@ -59,20 +57,7 @@ transmit = true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 	defer cancel()
-	cmd := exec.Command(binary, "--config", cfg, "--mcp-transport", "stdio", "--mcp-bundles", "server,j1708,transmit")
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	var asked []string
-	client := sdk.NewClient(&sdk.Implementation{Name: "fieldtap-e2e-j1708", Version: "1"}, &sdk.ClientOptions{
-		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-			asked = append(asked, req.Params.Message)
-			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"send": true}}, nil
-		},
-	})
-	s, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	s, stderr, asked := connectConfirming(t, ctx, cfg, "server,j1708,transmit")
 	defer s.Close()
 	// Another ECU talks first: once bus1 counts it, the port is open.
 	if err := bus.Inject([]byte{0x80, 0x54, 0x00, 0x2C}); err != nil {
@@ -117,8 +102,8 @@ transmit = true
 	if bus.Corrupted() != 1 {
 		t.Errorf("%d echoes corrupted, want 1", bus.Corrupted())
 	}
-	if len(asked) != 2 || !strings.Contains(asked[0], "AC 00 F3 61") {
-		t.Errorf("the person was asked %q, want the message byte for byte, once per sent plan", asked)
+	if len(*asked) != 2 || !strings.Contains((*asked)[0], "AC 00 F3 61") {
+		t.Errorf("the person was asked %q, want the message byte for byte, once per sent plan", *asked)
 	}
 	events := auditEvents(t, auditFile)
 	wantEv := []string{"planned", "confirmation_asked", "sending", "sent", "planned", "confirmation_asked", "sending", "sent", "planned", "refused:arm"}
