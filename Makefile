@@ -26,9 +26,10 @@ demo: build
 	@./scripts/demo-banner.sh
 	@$(BIN)/fieldtapd --board sim --mcp-transport http --mcp-listen 127.0.0.1:8731
 
-# Every test: lint, unit and end-to-end tests with the race detector where
-# it works without cgo, and short fuzz runs of every parser.
-test: lint unit fuzz
+# Every test: lint, unit and end-to-end tests, and short fuzz runs of
+# every parser, ending with one line `test: N passed, N failed`.
+test:
+	@./scripts/test.sh $(FUZZTIME)
 
 unit:
 	go test -count=1 $(PKGS)
@@ -42,13 +43,16 @@ fuzz:
 hwtest:
 	./hwtest/run
 
+# In-process benchmarks; the ones that need ../shared/testdata are named
+# when they skip.
 bench:
-	go test -run '^$$' -bench . -benchmem -count 1 $(PKGS)
+	@./scripts/bench.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet $(PKGS)
+	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 clean:
 	rm -rf $(BIN)

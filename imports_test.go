@@ -1,9 +1,18 @@
 package fieldtap_test
 
-// The import rules of DESIGN.md §2, checked on the real dependency graph:
-// services/ never reaches mcp/; drivers/ reaches neither services/ nor
-// mcp/; mcp/ never reaches drivers/ or board/ (a tool reads stores, and
-// bytes for a bus go through services/).
+// The import rules of DESIGN.md §2, checked on the real dependency graph
+// (tests excluded):
+//
+//   - services/ never reaches mcp/, and of drivers/ only the shared
+//     vocabulary drivers/wire;
+//   - drivers/ reaches neither services/ nor mcp/;
+//   - mcp/ never reaches board/, and of drivers/ only drivers/wire (a
+//     tool reads stores; bytes for a bus go through services/);
+//   - drivers/wire reaches no other fieldtap package;
+//   - board/ reaches neither firmware/, services/ nor mcp/ (the daemon
+//     wires a board to the rest, never the other way);
+//   - firmware/config never reaches mcp/ (the MCP server owns its
+//     defaults and bounds).
 
 import (
 	"encoding/json"
@@ -13,18 +22,32 @@ import (
 	"testing"
 )
 
+const wirePkg = "fieldtap/drivers/wire"
+
+// importRule bans, for every package under from, any dependency under one
+// of banned, except the packages allowed by name.
+type importRule struct {
+	from    string
+	banned  []string
+	allowed []string
+}
+
+var importRules = []importRule{
+	{from: "fieldtap/services/", banned: []string{"fieldtap/mcp", "fieldtap/drivers/", "fieldtap/board", "fieldtap/firmware"}, allowed: []string{wirePkg}},
+	{from: "fieldtap/drivers/", banned: []string{"fieldtap/services/", "fieldtap/mcp", "fieldtap/firmware", "fieldtap/board"}},
+	{from: "fieldtap/mcp", banned: []string{"fieldtap/drivers/", "fieldtap/board", "fieldtap/firmware"}, allowed: []string{wirePkg}},
+	{from: wirePkg, banned: []string{"fieldtap/"}},
+	{from: "fieldtap/board", banned: []string{"fieldtap/firmware", "fieldtap/services/", "fieldtap/mcp"}},
+	{from: "fieldtap/firmware/config", banned: []string{"fieldtap/mcp"}},
+}
+
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-test=false", "-json=ImportPath,Deps", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	rules := map[string][]string{
-		"fieldtap/services/": {"fieldtap/mcp"},
-		"fieldtap/drivers/":  {"fieldtap/services/", "fieldtap/mcp"},
-		"fieldtap/mcp":       {"fieldtap/drivers/", "fieldtap/board/"},
-	}
+	checked := map[string]int{}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	checked := 0
 	for {
 		var p struct {
 			ImportPath string
@@ -35,21 +58,68 @@ func TestImportRules(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		for from, banned := range rules {
-			if !strings.HasPrefix(p.ImportPath, from) {
+		for _, r := range importRules {
+			if !strings.HasPrefix(p.ImportPath, r.from) {
 				continue
 			}
-			checked++
+			checked[r.from]++
 			for _, d := range p.Deps {
-				for _, b := range banned {
-					if strings.HasPrefix(d, b) {
-						t.Errorf("%s depends on %s", p.ImportPath, d)
-					}
+				if r.bans(p.ImportPath, d) {
+					t.Errorf("%s depends on %s", p.ImportPath, d)
 				}
 			}
 		}
 	}
-	if checked == 0 {
-		t.Fatal("no package matched a rule: the test is looking at the wrong tree")
+	for _, r := range importRules {
+		if checked[r.from] == 0 {
+			t.Errorf("no package matched %s: the rule is looking at the wrong tree", r.from)
+		}
+	}
+}
+
+func (r importRule) bans(from, dep string) bool {
+	if dep == from || strings.HasPrefix(dep, from+"/") {
+		return false // a package and its own subpackages
+	}
+	for _, a := range r.allowed {
+		if dep == a {
+			return false
+		}
+	}
+	for _, b := range r.banned {
+		if strings.HasPrefix(dep, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportRuleCatchesAViolation keeps the rule check honest: each kind of
+// edge the rules exist for is reported.
+func TestImportRuleCatchesAViolation(t *testing.T) {
+	for _, tc := range []struct {
+		from, dep string
+		want      bool
+	}{
+		{"fieldtap/services/sip", "fieldtap/mcp", true},
+		{"fieldtap/services/canbus", "fieldtap/drivers/capture", true},
+		{"fieldtap/services/canbus", wirePkg, false},
+		{"fieldtap/mcp", "fieldtap/drivers/slcan", true},
+		{"fieldtap/mcp", wirePkg, false},
+		{wirePkg, "fieldtap/drivers/capture", true},
+		{"fieldtap/board", "fieldtap/firmware/config", true},
+		{"fieldtap/board/sim", "fieldtap/drivers/capture", false},
+		{"fieldtap/firmware/config", "fieldtap/mcp", true},
+		{"fieldtap/firmware/config", "fieldtap/board", false},
+	} {
+		hit := false
+		for _, r := range importRules {
+			if strings.HasPrefix(tc.from, r.from) && r.bans(tc.from, tc.dep) {
+				hit = true
+			}
+		}
+		if hit != tc.want {
+			t.Errorf("%s → %s: banned %v, want %v", tc.from, tc.dep, hit, tc.want)
+		}
 	}
 }

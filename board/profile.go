@@ -9,26 +9,24 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-
-	"fieldtap/firmware/config"
 )
 
 //go:embed profiles/*.toml
 var profileFS embed.FS
 
-// Profile is one board: its ports and lines. Ports are config.Port values,
+// Profile is one board: its ports and lines. Ports are Port values,
 // so a profile and a configuration file open ports by one mechanism.
 type Profile struct {
 	Name        string `toml:"name"`
 	Description string `toml:"description"`
 	// Tested is false for a profile written from public pinouts and never
 	// run on the hardware; the daemon logs it at start-up.
-	Tested    bool          `toml:"tested_on_hardware"`
-	Reference string        `toml:"reference"` // where the pinout came from
-	Span      Span          `toml:"span"`
-	Gadget    Gadget        `toml:"gadget"`
-	GPIO      GPIO          `toml:"gpio"`
-	Ports     []config.Port `toml:"port"`
+	Tested    bool   `toml:"tested_on_hardware"`
+	Reference string `toml:"reference"` // where the pinout came from
+	Span      Span   `toml:"span"`
+	Gadget    Gadget `toml:"gadget"`
+	GPIO      GPIO   `toml:"gpio"`
+	Ports     []Port `toml:"port"`
 }
 
 // Span is the mirror-port interface prepared at start-up.
@@ -123,9 +121,9 @@ func (p Profile) check() error {
 // MergePorts returns the profile's ports with the configuration's
 // [[port]] tables applied: a table with a profile port's name replaces it,
 // any other is added after the profile's.
-func MergePorts(profile, configured []config.Port) []config.Port {
+func MergePorts(profile, configured []Port) []Port {
 	byName := map[string]int{}
-	out := append([]config.Port(nil), profile...)
+	out := append([]Port(nil), profile...)
 	for i, p := range out {
 		byName[p.Name] = i
 	}
@@ -142,7 +140,7 @@ func MergePorts(profile, configured []config.Port) []config.Port {
 // SplitCompiled separates ports whose driver this build has from those it
 // lacks; the daemon reports the latter as skipped instead of failing, so a
 // profile can name a port before its driver lands.
-func SplitCompiled(ps []config.Port, drivers []string) (open, skipped []config.Port) {
+func SplitCompiled(ps []Port, drivers []string) (open, skipped []Port) {
 	have := map[string]bool{}
 	for _, d := range drivers {
 		have[d] = true

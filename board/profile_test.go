@@ -4,47 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"fieldtap/firmware/config"
 )
-
-// Every embedded profile parses, names itself, and its ports pass the
-// same checks as a configuration file's [[port]] tables.
-func TestProfilesLoad(t *testing.T) {
-	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			p, err := Load(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Description == "" || p.Reference == "" {
-				t.Error("a profile says what it is and where its pinout came from")
-			}
-			c := config.Default()
-			c.Ports = p.Ports
-			saved := config.Drivers
-			t.Cleanup(func() { config.Drivers = saved })
-			config.Drivers = nil
-			for _, port := range p.Ports {
-				config.Drivers = append(config.Drivers, port.Driver)
-			}
-			if err := c.Validate(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-}
-
-// config.Boards (the --board choices) is the embedded profiles plus none.
-func TestBoardsMatchProfiles(t *testing.T) {
-	want := append(Names(), "none")
-	got := slices.Clone(config.Boards)
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("config.Boards = %v, profiles+none = %v", got, want)
-	}
-}
 
 func TestParseRejects(t *testing.T) {
 	for _, tc := range []struct{ name, toml, want string }{
@@ -92,10 +52,10 @@ func TestParseLine(t *testing.T) {
 }
 
 func TestMergePorts(t *testing.T) {
-	prof := []config.Port{{Name: "can0", Driver: "socketcan", Device: "can0"}, {Name: "j1708", Driver: "j1708", Device: "/dev/ttyS0"}}
-	conf := []config.Port{{Name: "j1708", Driver: "j1708", Device: "/dev/ttyUSB0"}, {Name: "extra", Driver: "j1708", Device: "/dev/ttyS9"}}
+	prof := []Port{{Name: "can0", Driver: "socketcan", Device: "can0"}, {Name: "j1708", Driver: "j1708", Device: "/dev/ttyS0"}}
+	conf := []Port{{Name: "j1708", Driver: "j1708", Device: "/dev/ttyUSB0"}, {Name: "extra", Driver: "j1708", Device: "/dev/ttyS9"}}
 	got := MergePorts(prof, conf)
-	want := []config.Port{prof[0], conf[0], conf[1]}
+	want := []Port{prof[0], conf[0], conf[1]}
 	if !slices.Equal(got, want) {
 		t.Errorf("MergePorts = %+v, want %+v", got, want)
 	}

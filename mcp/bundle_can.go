@@ -11,6 +11,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 )
 
@@ -106,20 +107,20 @@ func parseCANFilter(id, mask, since, until string) (canFilter, error) {
 	var f canFilter
 	if id != "" {
 		v, err := strconv.ParseUint(id, 16, 32)
-		if err != nil || v > 0x1FFFFFFF {
+		if err != nil || v > wire.CANEFFMask {
 			return f, fmt.Errorf("id %q is not a hex CAN id", id)
 		}
 		f.id, f.haveID = uint32(v), true
 		if len(id) > 3 {
-			f.id |= canbus.FlagEFF
+			f.id |= wire.CANEFF
 		}
-		f.mask = 0x1FFFFFFF | canbus.FlagEFF
+		f.mask = wire.CANEFFMask | wire.CANEFF
 		if mask != "" {
 			m, err := strconv.ParseUint(mask, 16, 32)
 			if err != nil {
 				return f, fmt.Errorf("mask %q is not hex", mask)
 			}
-			f.mask = uint32(m) | canbus.FlagEFF
+			f.mask = uint32(m) | wire.CANEFF
 		}
 	} else if mask != "" {
 		return f, fmt.Errorf("mask without id")
@@ -141,7 +142,7 @@ func parseCANFilter(id, mask, since, until string) (canFilter, error) {
 }
 
 func (f canFilter) match(r *canbus.Record) bool {
-	if f.haveID && (r.ID&^canbus.FlagRTR)&f.mask != f.id&f.mask {
+	if f.haveID && (r.ID&^wire.CANRTR)&f.mask != f.id&f.mask {
 		return false
 	}
 	if !f.since.IsZero() && r.Time.Before(f.since) {
@@ -200,16 +201,6 @@ func canLimit(n int) (int, error) {
 	return n, nil
 }
 
-func canIDHex(id uint32) string {
-	switch {
-	case id&canbus.FlagERR != 0:
-		return fmt.Sprintf("%08X", id&0x1FFFFFFF)
-	case id&canbus.FlagEFF != 0:
-		return fmt.Sprintf("%08X", id&0x1FFFFFFF)
-	}
-	return fmt.Sprintf("%03X", id&0x7FF)
-}
-
 // canPort resolves a port argument; empty means the first port.
 func canPort(d Deps, name string) (*canbus.Port, *mcpgo.CallToolResult) {
 	if d.CAN == nil {
@@ -262,8 +253,8 @@ func canTools(d Deps) []server.ServerTool {
 				snap := p.Frames()
 				rows, page := seqPage(src, snap, from, limit, func(r canbus.Record) bool { return f.match(&r) },
 					func(seq uint64, r canbus.Record) canFrameRow {
-						return canFrameRow{Seq: seq, Time: r.Time, ID: canIDHex(r.ID), Extended: r.ID&canbus.FlagEFF != 0,
-							Remote: r.ID&canbus.FlagRTR != 0, Error: r.ID&canbus.FlagERR != 0, DLC: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())}
+						return canFrameRow{Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Extended: r.ID&wire.CANEFF != 0,
+							Remote: r.ID&wire.CANRTR != 0, Error: r.ID&wire.CANERR != 0, DLC: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())}
 					})
 				var warn []string
 				if from > 0 && from < snap.FirstSeq() {
@@ -334,7 +325,7 @@ func canTools(d Deps) []server.ServerTool {
 						out.Truncated = true
 						return false
 					}
-					buf = canbus.AppendCandump(buf, p.Name(), &r)
+					buf = wire.AppendCandump(buf, r.Time, p.Name(), r.ID, r.Payload())
 					out.Lines++
 					return true
 				})

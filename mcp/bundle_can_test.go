@@ -7,6 +7,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/j1939"
 	"fieldtap/services/ring"
@@ -22,7 +23,7 @@ func canTestDeps(t *testing.T) Deps {
 	}
 	t0 := time.Unix(1000, 0)
 	for i := range 5 {
-		p.Add(t0.Add(time.Duration(i)*time.Millisecond), 0x18FECA31|canbus.FlagEFF, []byte{0xC0, 0xFF, 0xA8, 0x00, 0x11, 0x7E, 0xFF, 0xFF})
+		p.Add(t0.Add(time.Duration(i)*time.Millisecond), 0x18FECA31|wire.CANEFF, []byte{0xC0, 0xFF, 0xA8, 0x00, 0x11, 0x7E, 0xFF, 0xFF})
 		d.J1939.Feed("can", t0, 0x18FECA31, true, []byte{0xC0, 0xFF, 0xA8, 0x00, 0x11, 0x7E, 0xFF, 0xFF})
 	}
 	return d

@@ -13,6 +13,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
 )
@@ -138,9 +139,9 @@ func dbcLoadAnswer(db *dbc.Database, loaded []*dbc.Database) dbcLoadOut {
 
 func dbcIDHex(id uint32, ext bool) string {
 	if ext {
-		return canIDHex(id | canbus.FlagEFF)
+		return wire.FormatCANID(id | wire.CANEFF)
 	}
-	return canIDHex(id)
+	return wire.FormatCANID(id)
 }
 
 // dbcDatabase resolves the database argument.
@@ -262,13 +263,13 @@ func dbcTools(d Deps) []server.ServerTool {
 				snap := p.Frames()
 				var vals []dbc.Value
 				keep := func(r canbus.Record) bool {
-					return r.ID&(canbus.FlagRTR|canbus.FlagERR) == 0 && f.match(&r) &&
-						m.Matches(r.ID&0x1FFFFFFF, r.ID&canbus.FlagEFF != 0) != dbc.MatchNone
+					return r.ID&(wire.CANRTR|wire.CANERR) == 0 && f.match(&r) &&
+						m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0) != dbc.MatchNone
 				}
 				rows, page := seqPage(src, snap, from, limit, keep, func(seq uint64, r canbus.Record) dbcDecodeRow {
 					vals = m.Decode(r.Payload(), vals)
-					how := m.Matches(r.ID&0x1FFFFFFF, r.ID&canbus.FlagEFF != 0)
-					return dbcDecodeRow{Seq: seq, Time: r.Time, ID: canIDHex(r.ID), Match: how.String(),
+					how := m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0)
+					return dbcDecodeRow{Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Match: how.String(),
 						Data: fmt.Sprintf("%X", r.Payload()), Signals: dbcValues(m, vals, only)}
 				})
 				var warn []string

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
 	"fieldtap/services/ring"
@@ -38,7 +39,7 @@ func dbcTestDeps(t *testing.T) Deps {
 	for i := range 3 {
 		p.Add(t0.Add(time.Duration(i)*time.Millisecond), 0x123, []byte{0x34, 0xF2, 0xAB, 0xC0, 0x00, byte(i), 0x9C, 0xFF})
 	}
-	p.Add(t0.Add(5*time.Millisecond), 0x0CFEF100|canbus.FlagEFF, []byte{0, 0x00, 0x20, 0, 0, 0, 0, 0})
+	p.Add(t0.Add(5*time.Millisecond), 0x0CFEF100|wire.CANEFF, []byte{0, 0x00, 0x20, 0, 0, 0, 0, 0})
 	return d
 }
 

@@ -11,6 +11,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/isotp"
 	"fieldtap/services/transmit"
 )
@@ -247,11 +248,11 @@ func parseHexID(s string, def uint32) (uint32, error) {
 		return def, nil
 	}
 	v, err := strconv.ParseUint(s, 16, 32)
-	if err != nil || v > 0x1FFFFFFF {
+	if err != nil || v > wire.CANEFFMask {
 		return 0, fmt.Errorf("id %q is not a hex CAN id", s)
 	}
 	if len(s) > 3 {
-		return uint32(v) | transmit.FlagEFF, nil
+		return uint32(v) | wire.CANEFF, nil
 	}
 	return uint32(v), nil
 }
@@ -267,9 +268,9 @@ func parseFrames(in []canSendFrame) ([]transmit.Frame, error) {
 			return nil, fmt.Errorf("frame %d: id %q is not a hex CAN id", i+1, f.ID)
 		}
 		if f.Extended != nil {
-			id &^= transmit.FlagEFF
+			id &^= wire.CANEFF
 			if *f.Extended {
-				id |= transmit.FlagEFF
+				id |= wire.CANEFF
 			}
 		}
 		data, err := hex.DecodeString(strings.ReplaceAll(f.Data, " ", ""))
@@ -360,7 +361,7 @@ func replaySpec(d Deps, in replayIn) (transmit.Spec, error) {
 	}
 	w := transmit.Window{Since: f.since, Until: f.until, Max: in.MaxFrames}
 	if f.haveID {
-		w.ID, w.Mask = f.id&0x1FFFFFFF, f.mask&0x1FFFFFFF
+		w.ID, w.Mask = f.id&wire.CANEFFMask, f.mask&wire.CANEFFMask
 	}
 	target := in.Port
 	if target == "" {

@@ -15,15 +15,15 @@ import (
 	"fieldtap/services/transmit"
 )
 
-// wire records what reached the bus; touched fails the test when a dry
+// fakeBus records what reached the bus; touched fails the test when a dry
 // run gets here.
-type wire struct {
+type fakeBus struct {
 	mu      sync.Mutex
 	frames  []string
 	touched func()
 }
 
-func (w *wire) WriteFrame(_ context.Context, id uint32, data []byte) error {
+func (w *fakeBus) WriteFrame(_ context.Context, id uint32, data []byte) error {
 	if w.touched != nil {
 		w.touched()
 	}
@@ -33,7 +33,7 @@ func (w *wire) WriteFrame(_ context.Context, id uint32, data []byte) error {
 	return nil
 }
 
-func (w *wire) sent() []string {
+func (w *fakeBus) sent() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string{}, w.frames...)
@@ -56,7 +56,7 @@ type nopAudit struct{ n atomic.Int64 }
 
 func (a *nopAudit) Record(context.Context, transmit.Record) error { a.n.Add(1); return nil }
 
-func transmitDeps(t *testing.T, w *wire) Deps {
+func transmitDeps(t *testing.T, w *fakeBus) Deps {
 	svc, err := transmit.New(transmit.Options{
 		Ports:        []transmit.Port{{Name: "can0", Medium: transmit.MediumCAN, Bitrate: 250_000, Transmit: true, Writer: w}},
 		Arm:          onSwitch{},
@@ -150,7 +150,7 @@ func TestElicitation(t *testing.T) {
 				args: map[string]any{"port": "can0", "dm": "DM11", "destination": 0, "dry_run": false, "ack_active": true}, refuse: "gate confirmation"},
 		} {
 			t.Run(cmpName(version)+"/"+tc.name, func(t *testing.T) {
-				w := &wire{}
+				w := &fakeBus{}
 				s := connect(t, transmitDeps(t, w), version, tc.elicit)
 				m, isErr := txCall(t, s, tc.tool, tc.args)
 				if tc.sent {
@@ -182,7 +182,7 @@ func errText(m map[string]any) string {
 // TestTransmitDryRunByDefault: without dry_run the plan comes back and
 // the writer is never reached; transmit_execute then runs that plan.
 func TestTransmitDryRunByDefault(t *testing.T) {
-	w := &wire{}
+	w := &fakeBus{}
 	w.touched = func() { t.Error("a dry run reached the writer") }
 	d := transmitDeps(t, w)
 	s := connect(t, d, "", nil)

@@ -88,7 +88,7 @@ func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if o.MaxResponseBytes < MinMaxResponseBytes {
-		return nil, fmt.Errorf("MCP response budget %d bytes: want at least %d", o.MaxResponseBytes, MinMaxResponseBytes)
+		return nil, fmt.Errorf("mcp.max_response_bytes %d: want at least %d", o.MaxResponseBytes, MinMaxResponseBytes)
 	}
 	tools, err := loadBundles(d, o.Bundles)
 	if err != nil {

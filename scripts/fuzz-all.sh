@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Fuzz target in the module for a short time each (default 10s),
-# one at a time, as `go test -fuzz` requires.
+# one at a time, as `go test -fuzz` requires, and prints one line per
+# target: `fuzz ok PKG TARGET` or `fuzz FAIL PKG TARGET` (scripts/test.sh
+# counts them).
 #
 # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline
 # exceeded" exactly when -fuzztime ends, without any failing input
@@ -25,23 +27,25 @@ deadline_flake() {
 run() { go test -run '^$' -fuzz "^${2}\$" -fuzztime "$fuzztime" "$1" >"$log" 2>&1; }
 
 while IFS= read -r file; do
-	pkg=./$(dirname "$file")
+	pkg=$(dirname "$file")
 	for target in $(grep -oE '^func (Fuzz[A-Za-z0-9_]+)\(' "$file" | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/'); do
-		echo "fuzz $pkg $target ($fuzztime)"
 		if run "$pkg" "$target"; then
+			echo "fuzz ok $pkg $target ($fuzztime)"
 			continue
 		fi
 		if deadline_flake; then
 			echo "fuzz $pkg $target: fuzztime deadline race with no failing input (golang/go#75804); retrying once"
 			if run "$pkg" "$target"; then
+				echo "fuzz ok $pkg $target ($fuzztime, second run)"
 				continue
 			fi
 			if deadline_flake; then
-				echo "fuzz $pkg $target: the same race again, no failing input written: reported, not failed"
+				echo "fuzz ok $pkg $target: the same race again, no failing input written: reported, not failed"
 				continue
 			fi
 		fi
 		cat "$log"
+		echo "fuzz FAIL $pkg $target"
 		status=1
 	done
 done < <(find . -name '*_test.go' -not -path './bin/*' -print0 | xargs -0 grep -l '^func Fuzz' | sort || true)

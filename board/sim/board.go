@@ -6,6 +6,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 	"fieldtap/tools/gen/j1708gen"
 	"fieldtap/tools/gen/j1939gen"
 	"fieldtap/tools/gen/sipgen"
@@ -32,8 +33,8 @@ func Ports(o Options) []capture.Source {
 	}
 	return []capture.Source{
 		port("span0", capture.KindEthernet, "sim:sip", layers.LinkTypeEthernet, sipPass),
-		port("can0", capture.KindCAN, "sim:j1939", capture.LinkCANSocketCAN, j1939Pass),
-		port("j1708", capture.KindJ1708, "sim:j1708", capture.LinkJ1708, j1708Pass),
+		port("can0", capture.KindCAN, "sim:j1939", wire.LinkCANSocketCAN, j1939Pass),
+		port("j1708", capture.KindJ1708, "sim:j1708", wire.LinkJ1708, j1708Pass),
 	}
 }
 
@@ -47,9 +48,9 @@ func j1939Pass(seed int64, start time.Time, d time.Duration, emit func(time.Time
 	return j1939gen.Generate(j1939gen.Options{Seed: seed, Start: start, Duration: d}, func(f j1939gen.Frame) error {
 		id := f.ID
 		if f.Extended {
-			id |= capture.CANEFF
+			id |= wire.CANEFF
 		}
-		b, err := capture.EncodeCAN(id, f.Data)
+		b, err := wire.EncodeCAN(id, f.Data)
 		if err != nil {
 			return err
 		}

@@ -7,5 +7,6 @@
 //
 // Hex is accepted in either case and ids may be space-padded. A malformed
 // or overlong line is counted, logged with its line number, and skipped;
-// the rest of the file is still read. AppendLine and Writer produce -l.
+// the rest of the file is still read. The line codec is drivers/wire's
+// (DecodeCandump, AppendCandump); Writer produces -l.
 package canlog

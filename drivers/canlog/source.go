@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 )
 
 // Source replays a candump file (-l or pretty) as a finite CAN port.
@@ -88,16 +89,16 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 // emit parses one line and hands its frame on; a malformed line is counted
 // and logged with its number.
 func (s *Source) emit(ctx context.Context, out *capture.Handoff, line []byte, n int) error {
-	var r Record
-	if err := Decode(line, &r); err != nil {
+	var r wire.CandumpRecord
+	if err := wire.DecodeCandump(line, &r); err != nil {
 		s.counters.Error("malformed_line")
 		s.log.Warn("skipping malformed candump line", "file", s.path, "line", n, "err", err)
 		return nil
 	}
-	frame, err := capture.EncodeCAN(r.ID, r.Payload())
+	frame, err := wire.EncodeCAN(r.ID, r.Payload())
 	if err != nil {
 		s.counters.Error("malformed_line")
 		return nil
 	}
-	return out.Put(ctx, capture.Frame{Time: r.Time, Link: capture.LinkCANSocketCAN, Data: frame})
+	return out.Put(ctx, capture.Frame{Time: r.Time, Link: wire.LinkCANSocketCAN, Data: frame})
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 	"fieldtap/tools/refdata"
 )
 
@@ -97,12 +98,12 @@ func TestReferenceLogs(t *testing.T) {
 			ids := map[uint32]bool{}
 			std, ext := 0, 0
 			for _, f := range frames {
-				id, _, err := capture.DecodeCAN(f.Data)
+				id, _, err := wire.DecodeCAN(f.Data)
 				if err != nil {
 					t.Fatal(err)
 				}
 				ids[id] = true
-				if id&capture.CANEFF != 0 {
+				if id&wire.CANEFF != 0 {
 					ext++
 				} else {
 					std++

@@ -60,21 +60,3 @@ func TestOrigLenCountsWireBytes(t *testing.T) {
 		t.Errorf("bytes = %d, want the wire length 1500", s.Bytes)
 	}
 }
-
-func TestCANRoundTrip(t *testing.T) {
-	b, err := EncodeCAN(CANEFF|0x18FECA00, []byte{1, 2, 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, data, err := DecodeCAN(b)
-	if err != nil || id != CANEFF|0x18FECA00 || len(data) != 3 || data[2] != 3 {
-		t.Fatalf("got %#x % x %v", id, data, err)
-	}
-	if _, err := EncodeCAN(1, make([]byte, 9)); err == nil {
-		t.Error("9 data bytes accepted")
-	}
-	b[4] = 9
-	if _, _, err := DecodeCAN(b); err == nil {
-		t.Error("length byte 9 accepted")
-	}
-}

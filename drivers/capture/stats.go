@@ -10,6 +10,9 @@ import (
 const (
 	DropHandoffFull = "handoff_full" // analysers fell behind; the frame was not queued
 	DropKernel      = "kernel"       // the kernel's ring overflowed (PACKET_STATISTICS)
+	// DropUndecodable is a delivered frame its analyser could not read
+	// (a CAN frame whose bytes are not a struct can_frame).
+	DropUndecodable = "undecodable"
 )
 
 // Stats is a snapshot of one port's counters.

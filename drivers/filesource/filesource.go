@@ -15,6 +15,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/pcapfile"
+	"fieldtap/drivers/wire"
 )
 
 // sniffLines is how many leading text lines may be blank or comments before
@@ -57,6 +58,6 @@ func Open(name, path string, log *slog.Logger) (capture.Source, error) {
 }
 
 func looksJ1708(line []byte) bool {
-	_, err := j1708.ParseLogLine(line)
+	_, err := wire.ParseJ1708Line(line)
 	return err == nil
 }

@@ -1,6 +1,7 @@
 package j1708
 
 import (
+	"fieldtap/drivers/wire"
 	"fmt"
 	"time"
 )
@@ -35,10 +36,12 @@ const (
 	// J1708 message lasts about 22 ms, so a bus with no idle window of at
 	// most 26 bit times in a second is stuck, not busy.
 	maxAccessWait = time.Second
-	// echoSlack is added to the wire time of a message when waiting for
-	// its echo: USB serial adapters hand received bytes over after a
-	// latency timer (FTDI's default is 16 ms), then the reader must run.
-	echoSlack = 50 * time.Millisecond
+	// DefaultEchoSlack is added to the wire time of a message when
+	// waiting for its echo: USB serial adapters hand received bytes over
+	// after a latency timer (FTDI's default is 16 ms), then the reader
+	// must run. Only a short echo waits it out; a whole one ends the wait.
+	DefaultEchoSlack = 50 * time.Millisecond
+	maxEchoSlack     = 30 * time.Second // past this a short echo holds the writer for nothing
 )
 
 // AccessTime is the bus access time Ta for priority p (1..8) at baud:
@@ -105,10 +108,10 @@ func judgeEcho(sent, got []byte) (echoVerdict, int) {
 }
 
 // checkMessage refuses what J1708 receivers would drop anyway: a length
-// outside MinMessage..MaxMessage or bytes that do not sum to 0 mod 256.
+// outside wire.MinJ1708Message..MaxJ1708Message or bytes that do not sum to 0 mod 256.
 func checkMessage(msg []byte) error {
-	if len(msg) < MinMessage || len(msg) > MaxMessage {
-		return fmt.Errorf("j1708: a message is %d..%d bytes with MID and checksum, got %d", MinMessage, MaxMessage, len(msg))
+	if len(msg) < wire.MinJ1708Message || len(msg) > wire.MaxJ1708Message {
+		return fmt.Errorf("j1708: a message is %d..%d bytes with MID and checksum, got %d", wire.MinJ1708Message, wire.MaxJ1708Message, len(msg))
 	}
 	var sum byte
 	for _, b := range msg {

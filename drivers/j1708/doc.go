@@ -20,5 +20,5 @@
 //	(1.688000) j1708 80020028FF55007900B72600B80000F4
 //
 // Timestamps are seconds (from any origin); J2497 (PLC4TRUCKS) lines say
-// j2497 instead of j1708 and their frames carry LinkJ2497.
+// j2497 instead of j1708 and their frames carry wire.LinkJ2497.
 package j1708

@@ -1,15 +1,16 @@
 package j1708
 
-import "time"
+import (
+	"fieldtap/drivers/wire"
+	"time"
+)
 
 // Framing bounds.
 const (
-	// MinMessage is a MID and a checksum.
-	MinMessage = 2
 	// maxRun bounds the bytes buffered without an idle gap: eight longest
 	// messages, about 175 ms of back-to-back traffic at 9600 baud. A run
 	// that reaches it is framed at once and counted Overlong.
-	maxRun = 8 * MaxMessage
+	maxRun = 8 * wire.MaxJ1708Message
 	// maxNoise is the most stray bytes skipped between two messages of one
 	// run. A longer stretch is a garbled message, not line noise, and
 	// searching inside it for checksum-valid substrings would invent
@@ -37,7 +38,7 @@ type FramerStats struct {
 	// Resyncs are runs that were not exactly one valid message but yielded
 	// messages by checksum: glued messages split, noise bytes skipped.
 	Resyncs uint64 `json:"resyncs"`
-	// ChecksumFailures are runs of at least MinMessage bytes that yielded
+	// ChecksumFailures are runs of at least wire.MinJ1708Message bytes that yielded
 	// no message: a garbled or collided message.
 	ChecksumFailures uint64 `json:"checksum_failures"`
 	// Noise counts stray stretches (at most maxNoise bytes) skipped between
@@ -52,7 +53,7 @@ type FramerStats struct {
 
 // Framer turns bytes with arrival times into J1708 messages. It frames on
 // idle gaps and resynchronises on the checksum (all bytes of a message
-// sum to 0 mod 256, MinMessage..MaxMessage bytes). It does not allocate.
+// sum to 0 mod 256, wire.MinJ1708Message..MaxJ1708Message bytes). It does not allocate.
 // The zero value is not usable; call NewFramer. Not safe for concurrent use.
 type Framer struct {
 	gap, byteTime time.Duration
@@ -121,13 +122,13 @@ func (f *Framer) flush(emit Emit) {
 	end := f.last
 	f.n = 0
 	f.Stats.Runs++
-	if len(run) >= MinMessage && len(run) <= MaxMessage && Checksum(run) {
+	if len(run) >= wire.MinJ1708Message && len(run) <= wire.MaxJ1708Message && Checksum(run) {
 		f.Stats.Messages++
 		emit(run, end)
 		return
 	}
 	if !f.segment(run) {
-		if len(run) >= MinMessage {
+		if len(run) >= wire.MinJ1708Message {
 			f.Stats.ChecksumFailures++
 		} else {
 			f.Stats.Noise++
@@ -164,9 +165,9 @@ func (f *Framer) segment(run []byte) bool {
 		// A message starting at i.
 		take, tl := int32(scoreNone), 0
 		var sum byte
-		for l := 1; l <= MaxMessage && i+l <= n; l++ {
+		for l := 1; l <= wire.MaxJ1708Message && i+l <= n; l++ {
 			sum += run[i+l-1]
-			if l < MinMessage || sum != 0 || f.best[i+l] == scoreNone {
+			if l < wire.MinJ1708Message || sum != 0 || f.best[i+l] == scoreNone {
 				continue
 			}
 			if s := int32(l*scoreByte+scoreMessage) + f.best[i+l]; s > take {

@@ -3,6 +3,7 @@ package j1708
 import (
 	"bytes"
 	"encoding/hex"
+	"fieldtap/drivers/wire"
 	"testing"
 	"time"
 )
@@ -130,7 +131,7 @@ func FuzzFramer(f *testing.F) {
 		fr := NewFramer(time.Millisecond, byteTime9600)
 		var emitted uint64
 		emit := func(m []byte, _ time.Time) {
-			if len(m) < MinMessage || len(m) > MaxMessage || !Checksum(m) {
+			if len(m) < wire.MinJ1708Message || len(m) > wire.MaxJ1708Message || !Checksum(m) {
 				t.Fatalf("emitted invalid message % x", m)
 			}
 			emitted += uint64(len(m))

@@ -9,6 +9,9 @@ import (
 	"os"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
+
+	"github.com/gopacket/gopacket/layers"
 )
 
 // LogSource replays a J1708 text log as a finite port. Each message keeps
@@ -60,15 +63,15 @@ func (s *LogSource) run(ctx context.Context, out *capture.Handoff) error {
 		if len(sc.Bytes()) == 0 {
 			continue
 		}
-		l, err := ParseLogLine(sc.Bytes())
+		l, err := wire.ParseJ1708Line(sc.Bytes())
 		if err != nil {
 			s.counters.Error("malformed_line")
 			s.log.Warn("skipping malformed J1708 log line", "file", s.path, "line", n, "err", err)
 			continue
 		}
-		link := capture.LinkJ1708
+		var link layers.LinkType = wire.LinkJ1708
 		if l.J2497 {
-			link = LinkJ2497
+			link = wire.LinkJ2497
 		}
 		if err := out.Put(ctx, capture.Frame{Time: l.Time, Link: link, Data: l.Data}); err != nil {
 			return err

@@ -39,6 +39,10 @@ type Options struct {
 	// Priority is the J1708 message priority (1..8) the write side waits
 	// for bus access with; DefaultPriority when 0.
 	Priority int
+	// EchoSlack is how long past a message's wire time its read-back may
+	// take; DefaultEchoSlack when 0. A slow adapter (or a loaded test
+	// machine) needs more.
+	EchoSlack time.Duration
 }
 
 // check fills defaults and validates once, at construction.
@@ -60,6 +64,12 @@ func (o *Options) check() error {
 	}
 	if o.Priority == 0 {
 		o.Priority = DefaultPriority
+	}
+	if o.EchoSlack == 0 {
+		o.EchoSlack = DefaultEchoSlack
+	}
+	if o.EchoSlack < 0 || o.EchoSlack > maxEchoSlack {
+		return fmt.Errorf("j1708: echo slack %v outside 0..%v", o.EchoSlack, maxEchoSlack)
 	}
 	if o.Priority < MinPriority || o.Priority > MaxPriority {
 		return fmt.Errorf("j1708: priority %d outside %d..%d", o.Priority, MinPriority, MaxPriority)

@@ -11,6 +11,7 @@ import (
 	"go.bug.st/serial"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 )
 
 // Source captures J1708 from a serial port at 8N1, framing messages on idle
@@ -109,7 +110,7 @@ func (s *Source) read(ctx context.Context, p reader, ln *line, out *capture.Hand
 	f := NewFramer(s.opts.Gap, s.opts.byteTime())
 	emit := func(msg []byte, at time.Time) {
 		// The framer lends msg; a Frame owns its bytes.
-		out.Offer(capture.Frame{Time: at, Link: capture.LinkJ1708, Data: append([]byte(nil), msg...)})
+		out.Offer(capture.Frame{Time: at, Link: wire.LinkJ1708, Data: append([]byte(nil), msg...)})
 	}
 	buf := make([]byte, readBuffer)
 	timeout := time.Duration(-1)

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"errors"
+	"fieldtap/drivers/wire"
 	"fmt"
 	"io"
 	"math"
@@ -13,8 +14,8 @@ import (
 )
 
 // maxVSpyField bounds one CSV field; B8 carries the overflow bytes of a
-// message, at most MaxMessage two-digit hex bytes with spaces.
-const maxVSpyField = 3 * MaxMessage
+// message, at most wire.MaxJ1708Message two-digit hex bytes with spaces.
+const maxVSpyField = 3 * wire.MaxJ1708Message
 
 // VSpyStats counts an import.
 type VSpyStats struct {
@@ -32,13 +33,13 @@ type VSpyStats struct {
 // message before the capture and the last row's tail is unknown, so n
 // rows give n-1 messages. Times are the row's Abs Time on the Unix epoch.
 // fn receives each message; an error from fn stops the import.
-func ReadVSpy(r io.Reader, fn func(LogLine) error) (VSpyStats, error) {
+func ReadVSpy(r io.Reader, fn func(wire.J1708Line) error) (VSpyStats, error) {
 	var st VSpyStats
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	var col map[string]int
-	var pending *LogLine
+	var pending *wire.J1708Line
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -70,7 +71,7 @@ func ReadVSpy(r io.Reader, fn func(LogLine) error) (VSpyStats, error) {
 				return st, err
 			}
 		}
-		pending = &LogLine{Time: t, Data: body}
+		pending = &wire.J1708Line{Time: t, Data: body}
 	}
 	if col == nil {
 		return st, errors.New("vspy: no J1708 header (PT,Trgt,Src,B1..B8) found")
@@ -115,7 +116,7 @@ func vspyRow(rec []string, col map[string]int) (head, body []byte, t time.Time, 
 		}
 		b = append(b, v[0])
 	}
-	if len(b) < 2 || len(b) > MaxMessage+2 { // a row may hold only the previous tail
+	if len(b) < 2 || len(b) > wire.MaxJ1708Message+2 { // a row may hold only the previous tail
 		return nil, nil, t, errors.New("row length")
 	}
 	us := math.Round(secs * 1e6)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/tools/refdata"
 )
 
@@ -29,7 +30,7 @@ func TestVSpyImportReproducesReference(t *testing.T) {
 	var lines bytes.Buffer
 	w := NewLogWriter(&lines)
 	valid := 0
-	st, err := ReadVSpy(csvFile, func(l LogLine) error {
+	st, err := ReadVSpy(csvFile, func(l wire.J1708Line) error {
 		if Checksum(l.Data) {
 			valid++
 		}
@@ -60,7 +61,7 @@ func TestVSpyImportReproducesReference(t *testing.T) {
 }
 
 func TestVSpyRejectsOtherCSV(t *testing.T) {
-	_, err := ReadVSpy(strings.NewReader("a,b\n1,2\n"), func(LogLine) error { return nil })
+	_, err := ReadVSpy(strings.NewReader("a,b\n1,2\n"), func(wire.J1708Line) error { return nil })
 	if err == nil {
 		t.Fatal("a CSV without the J1708 header was accepted")
 	}
@@ -80,11 +81,11 @@ func TestLogLineRoundTrip(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			line := AppendLogLine(nil, tc.t, tc.j2497, tc.msg)
+			line := wire.AppendJ1708Line(nil, tc.t, tc.j2497, tc.msg)
 			if string(line) != tc.want {
 				t.Fatalf("line = %q, want %q", line, tc.want)
 			}
-			l, err := ParseLogLine(line)
+			l, err := wire.ParseJ1708Line(line)
 			if err != nil || !l.Time.Equal(tc.t.Round(time.Microsecond)) || l.J2497 != tc.j2497 || !bytes.Equal(l.Data, tc.msg) {
 				t.Errorf("parsed back %+v, %v", l, err)
 			}

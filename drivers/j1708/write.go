@@ -151,7 +151,7 @@ func (s *Source) awaitIdle(ctx context.Context, ln *line, access time.Duration) 
 }
 
 // sendOnce writes msg and returns what was read back: all of it, or what
-// came within its wire time plus echoSlack.
+// came within its wire time plus the echo slack.
 func (s *Source) sendOnce(ctx context.Context, ln *line, msg []byte) ([]byte, error) {
 	e := newEcho(len(msg))
 	ln.echo.Store(e) // registered before the write: a fast echo is not missed
@@ -160,7 +160,7 @@ func (s *Source) sendOnce(ctx context.Context, ln *line, msg []byte) ([]byte, er
 		s.counters.Error(ReasonTxWrite)
 		return nil, fmt.Errorf("j1708: write %s: %w", s.opts.Device, err)
 	}
-	t := time.NewTimer(time.Duration(len(msg))*s.opts.byteTime() + echoSlack)
+	t := time.NewTimer(time.Duration(len(msg))*s.opts.byteTime() + s.opts.EchoSlack)
 	defer t.Stop()
 	select {
 	case <-e.full:

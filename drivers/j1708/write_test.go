@@ -3,6 +3,7 @@ package j1708
 import (
 	"context"
 	"errors"
+	"fieldtap/drivers/wire"
 	"testing"
 	"time"
 )
@@ -63,7 +64,7 @@ func TestJudgeEcho(t *testing.T) {
 }
 
 func TestCheckMessage(t *testing.T) {
-	long := make([]byte, MaxMessage+1) // all zero: sums to 0
+	long := make([]byte, wire.MaxJ1708Message+1) // all zero: sums to 0
 	tests := []struct {
 		name string
 		msg  []byte
@@ -74,7 +75,7 @@ func TestCheckMessage(t *testing.T) {
 		{name: "bad checksum", msg: []byte{0x80, 0x54, 0x00, 0x2D}},
 		{name: "one byte", msg: []byte{0x00}},
 		{name: "too long", msg: long},
-		{name: "longest", msg: long[:MaxMessage], ok: true},
+		{name: "longest", msg: long[:wire.MaxJ1708Message], ok: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

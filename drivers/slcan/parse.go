@@ -1,6 +1,6 @@
 package slcan
 
-import "fieldtap/drivers/capture"
+import "fieldtap/drivers/wire"
 
 // Line sizes of the Lawicel frame format.
 const (
@@ -42,7 +42,7 @@ func (e *LineError) Error() string { return "slcan: " + e.Reason }
 
 // Frame is one parsed frame line. Data aliases nothing: it is a copy.
 type Frame struct {
-	ID        uint32 // with capture.CANEFF / capture.CANRTR flag bits
+	ID        uint32 // with wire.CANEFF / wire.CANRTR flag bits
 	Len       uint8
 	Data      [maxData]byte
 	Timestamp int // adapter ms 0..59999, or -1 when the line has none
@@ -111,15 +111,15 @@ func parseLine(b []byte) (Frame, error) {
 		}
 		f.Data[i/2] = byte(v)
 	}
-	if (!ext && id > 0x7FF) || (ext && id > 0x1FFFFFFF) {
+	if (!ext && id > wire.CANSFFMask) || (ext && id > wire.CANEFFMask) {
 		return f, &LineError{ReasonIDRange}
 	}
 	f.ID = id
 	if ext {
-		f.ID |= capture.CANEFF
+		f.ID |= wire.CANEFF
 	}
 	if rtr {
-		f.ID |= capture.CANRTR
+		f.ID |= wire.CANRTR
 	}
 	f.Len = uint8(dlc)
 	if rtr {

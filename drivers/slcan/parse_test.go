@@ -3,9 +3,8 @@ package slcan
 import (
 	"bytes"
 	"errors"
+	"fieldtap/drivers/wire"
 	"testing"
-
-	"fieldtap/drivers/capture"
 )
 
 func TestParseLine(t *testing.T) {
@@ -21,10 +20,10 @@ func TestParseLine(t *testing.T) {
 		{name: "standard lower hex", line: "t7ff2abcd", id: 0x7FF, data: []byte{0xAB, 0xCD}, ts: -1},
 		{name: "standard empty", line: "t0000", id: 0, data: []byte{}, ts: -1},
 		{name: "standard timestamp", line: "t12320102EA5F", id: 0x123, data: []byte{1, 2}, ts: 0xEA5F},
-		{name: "extended J1939", line: "T18FECA008FFFF0000FFFFFFFF", id: capture.CANEFF | 0x18FECA00, data: []byte{0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF}, ts: -1},
-		{name: "extended timestamp", line: "T0CF004003F0FFFF1234", id: capture.CANEFF | 0x0CF00400, data: []byte{0xF0, 0xFF, 0xFF}, ts: 0x1234},
-		{name: "remote standard", line: "r1230", id: capture.CANRTR | 0x123, data: []byte{}, ts: -1},
-		{name: "remote extended with dlc and timestamp", line: "R18EAFF0030010", id: capture.CANEFF | capture.CANRTR | 0x18EAFF00, data: []byte{}, ts: 0x10},
+		{name: "extended J1939", line: "T18FECA008FFFF0000FFFFFFFF", id: wire.CANEFF | 0x18FECA00, data: []byte{0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF}, ts: -1},
+		{name: "extended timestamp", line: "T0CF004003F0FFFF1234", id: wire.CANEFF | 0x0CF00400, data: []byte{0xF0, 0xFF, 0xFF}, ts: 0x1234},
+		{name: "remote standard", line: "r1230", id: wire.CANRTR | 0x123, data: []byte{}, ts: -1},
+		{name: "remote extended with dlc and timestamp", line: "R18EAFF0030010", id: wire.CANEFF | wire.CANRTR | 0x18EAFF00, data: []byte{}, ts: 0x10},
 		{name: "empty", line: "", reason: ReasonShort},
 		{name: "version reply", line: "V1013", reason: ReasonUnknown},
 		{name: "short id", line: "t12", reason: ReasonShort},
@@ -89,10 +88,10 @@ func FuzzParseLine(f *testing.F) {
 		if len(b) > maxLine {
 			t.Fatalf("accepted a %d-byte line, longer than maxLine %d", len(b), maxLine)
 		}
-		if fr.ID&capture.CANEFF == 0 && fr.ID&0x1FFFFFFF > 0x7FF {
+		if fr.ID&wire.CANEFF == 0 && fr.ID&wire.CANEFFMask > 0x7FF {
 			t.Fatalf("standard id %#x", fr.ID)
 		}
-		if _, err := capture.EncodeCAN(fr.ID, fr.Payload()); err != nil {
+		if _, err := wire.EncodeCAN(fr.ID, fr.Payload()); err != nil {
 			t.Fatal(err)
 		}
 	})

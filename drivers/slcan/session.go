@@ -9,6 +9,7 @@ import (
 	"go.bug.st/serial"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 )
 
 // readBuffer is one read: a USB CDC packet is 64 bytes, and a busy bus
@@ -222,12 +223,12 @@ func (ss *session) line(line []byte) {
 		}
 		ss.lastTS, ss.lastHost = f.Timestamp, ss.now
 	}
-	b, err := capture.EncodeCAN(f.ID, f.Payload())
+	b, err := wire.EncodeCAN(f.ID, f.Payload())
 	if err != nil { // cannot happen: parseLine bounds Len
 		ss.s.counters.Error(ReasonLength)
 		return
 	}
-	ss.out.Offer(capture.Frame{Time: ss.now, Link: capture.LinkCANSocketCAN, Data: b})
+	ss.out.Offer(capture.Frame{Time: ss.now, Link: wire.LinkCANSocketCAN, Data: b})
 	if tap := ss.s.tap.Load(); tap != nil {
 		(*tap)(ss.now, f.ID, f.Payload())
 	}

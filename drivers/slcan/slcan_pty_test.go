@@ -14,6 +14,7 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/slcan/slcantest"
+	"fieldtap/drivers/wire"
 )
 
 // wireFrame is one frame the simulator sends and the driver must deliver.
@@ -26,25 +27,25 @@ type wireFrame struct {
 
 func (w wireFrame) line() string {
 	d := w.data
-	if w.id&capture.CANRTR != 0 {
+	if w.id&wire.CANRTR != 0 {
 		d = w.wireData // a remote frame's DLC without data
 	}
-	return slcantest.FrameLine(w.id&0x1FFFFFFF, w.id&capture.CANEFF != 0, w.id&capture.CANRTR != 0, d, w.ts)
+	return slcantest.FrameLine(w.id&wire.CANEFFMask, w.id&wire.CANEFF != 0, w.id&wire.CANRTR != 0, d, w.ts)
 }
 
 // ptyScenario is traffic from a J1939 bus as an adapter prints it, with
 // the garbage and replies a real line carries between frames, and the
 // error counts the driver must report for it.
-func ptyScenario() (wire []string, frames []wireFrame, errs map[string]uint64) {
+func ptyScenario() (lines []string, frames []wireFrame, errs map[string]uint64) {
 	frames = []wireFrame{
-		{id: capture.CANEFF | 0x0CF00400, data: []byte{0xF0, 0x7D, 0x7D, 0x00, 0x00, 0x00, 0xF0, 0x7D}, ts: -1},
-		{id: capture.CANEFF | 0x18FEF100, data: []byte{0xFF, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, ts: 59990},
-		{id: capture.CANEFF | 0x18FECA00, data: []byte{0x00, 0xFF, 0x64, 0x00, 0x03, 0x01, 0xFF, 0xFF}, ts: 5}, // wrapped, in order
+		{id: wire.CANEFF | 0x0CF00400, data: []byte{0xF0, 0x7D, 0x7D, 0x00, 0x00, 0x00, 0xF0, 0x7D}, ts: -1},
+		{id: wire.CANEFF | 0x18FEF100, data: []byte{0xFF, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, ts: 59990},
+		{id: wire.CANEFF | 0x18FECA00, data: []byte{0x00, 0xFF, 0x64, 0x00, 0x03, 0x01, 0xFF, 0xFF}, ts: 5}, // wrapped, in order
 		{id: 0x123, data: []byte{0xDE, 0xAD}, ts: -1},
 		{id: 0x7FF, data: []byte{}, ts: 1200},
-		{id: capture.CANRTR | 0x321, data: []byte{}, wireData: []byte{0, 0, 0, 0}, ts: -1},
-		{id: capture.CANEFF | capture.CANRTR | 0x18EAFF00, data: []byte{}, wireData: []byte{0, 0, 0}, ts: 1100}, // backwards: reordered
-		{id: capture.CANEFF | 0x18EEFF00, data: []byte{1, 2, 3, 4, 5, 6, 7, 8}, ts: 1300},
+		{id: wire.CANRTR | 0x321, data: []byte{}, wireData: []byte{0, 0, 0, 0}, ts: -1},
+		{id: wire.CANEFF | wire.CANRTR | 0x18EAFF00, data: []byte{}, wireData: []byte{0, 0, 0}, ts: 1100}, // backwards: reordered
+		{id: wire.CANEFF | 0x18EEFF00, data: []byte{1, 2, 3, 4, 5, 6, 7, 8}, ts: 1300},
 	}
 	garbage := []string{
 		"t12\r",                        // short_line
@@ -64,15 +65,15 @@ func ptyScenario() (wire []string, frames []wireFrame, errs map[string]uint64) {
 		ReasonTimestamp: 1, ReasonUnknown: 2, ReasonBell: 1, ReasonOverlong: 1, ReasonReorder: 1,
 	}
 	for i, f := range frames {
-		wire = append(wire, f.line())
+		lines = append(lines, f.line())
 		if i < len(garbage) {
-			wire = append(wire, garbage[i])
+			lines = append(lines, garbage[i])
 		}
 	}
 	for _, g := range garbage[min(len(frames), len(garbage)):] {
-		wire = append(wire, g)
+		lines = append(lines, g)
 	}
-	return wire, frames, errs
+	return lines, frames, errs
 }
 
 // startPty runs a Source against a simulated adapter on a pty pair.
@@ -120,8 +121,8 @@ func TestAdapterOverPty(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatalf("adapter never opened; commands %q", ad.Commands())
 			}
-			wire, frames, wantErrs := ptyScenario()
-			for _, w := range wire {
+			lines, frames, wantErrs := ptyScenario()
+			for _, w := range lines {
 				if err := ad.Write([]byte(w)); err != nil {
 					t.Fatal(err)
 				}
@@ -148,8 +149,8 @@ func TestAdapterOverPty(t *testing.T) {
 				t.Fatalf("got %d frames, want %d; errors %v; status %+v", len(got), len(frames), src.Stats().Errors, src.Status())
 			}
 			for i, f := range got {
-				id, data, err := capture.DecodeCAN(f.Data)
-				if err != nil || id != frames[i].id || !bytes.Equal(data, frames[i].data) || f.Link != capture.LinkCANSocketCAN {
+				id, data, err := wire.DecodeCAN(f.Data)
+				if err != nil || id != frames[i].id || !bytes.Equal(data, frames[i].data) || f.Link != wire.LinkCANSocketCAN {
 					t.Errorf("frame %d = %#x % x (%v), want %#x % x", i, id, data, err, frames[i].id, frames[i].data)
 				}
 				if time.Since(f.Time) > time.Minute || f.Time.IsZero() {

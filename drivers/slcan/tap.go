@@ -4,7 +4,7 @@ import "time"
 
 // TapFunc sees every frame the session captures, on the reader goroutine,
 // right after it is offered to the hand-off: t is the host receive time,
-// id carries capture.CANEFF/CANRTR, and data is borrowed (valid only
+// id carries wire.CANEFF/CANRTR, and data is borrowed (valid only
 // during the call). It must not block: it delays capture.
 type TapFunc func(t time.Time, id uint32, data []byte)
 

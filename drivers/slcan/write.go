@@ -3,9 +3,8 @@ package slcan
 import (
 	"context"
 	"errors"
+	"fieldtap/drivers/wire"
 	"fmt"
-
-	"fieldtap/drivers/capture"
 )
 
 // Transmit errors.
@@ -31,7 +30,7 @@ const (
 	ReasonTxWrite   = "tx_write"   // the tty write failed
 )
 
-// WriteFrame sends one classic CAN frame: id with capture.CANEFF for a
+// WriteFrame sends one classic CAN frame: id with wire.CANEFF for a
 // 29-bit id (T), without for 11-bit (t); remote and error frames are not
 // sent. It holds the write lock until the adapter answers: \r, z or Z is
 // sent, BELL is ErrRefused, silence is fine only on an adapter that never
@@ -70,17 +69,17 @@ func (s *Source) WriteFrame(ctx context.Context, id uint32, data []byte) error {
 // formatFrame renders a transmit line with its CR: t + 3 id digits or
 // T + 8, the DLC, two hex digits per byte. It is pure.
 func formatFrame(id uint32, data []byte) ([]byte, error) {
-	if id&(capture.CANRTR|capture.CANERR) != 0 {
+	if id&(wire.CANRTR|wire.CANERR) != 0 {
 		return nil, fmt.Errorf("slcan: id %#x: remote and error frames are not transmitted", id)
 	}
 	if len(data) > maxData {
 		return nil, fmt.Errorf("slcan: %d data bytes, classic CAN carries at most %d", len(data), maxData)
 	}
-	raw := id &^ capture.CANEFF
+	raw := id &^ wire.CANEFF
 	digits, kind := stdIDDigits, byte('t')
-	if id&capture.CANEFF != 0 {
+	if id&wire.CANEFF != 0 {
 		digits, kind = extIDDigits, 'T' // bits above 29 are the RTR/ERR flags, refused above
-	} else if raw > 0x7FF {
+	} else if raw > wire.CANSFFMask {
 		return nil, fmt.Errorf("slcan: 11-bit id %#x out of range (set CANEFF for 29-bit)", raw)
 	}
 	b := make([]byte, 0, 2+digits+2*len(data)+1)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"fieldtap/drivers/capture"
 	"fieldtap/drivers/slcan/slcantest"
+	"fieldtap/drivers/wire"
 )
 
 const testVIN = "1FUJGLDR5CLBP8834"
@@ -45,7 +45,7 @@ func TestWriteOverPty(t *testing.T) {
 			waitOpen(t, src, ad)
 			ctx := context.Background()
 			req := []byte{0xEC, 0xFE, 0x00}
-			if err := src.WriteFrame(ctx, capture.CANEFF|0x18EA00F9, req); !errors.Is(err, ErrListenOnly) {
+			if err := src.WriteFrame(ctx, wire.CANEFF|0x18EA00F9, req); !errors.Is(err, ErrListenOnly) {
 				t.Fatalf("write while listen-only = %v, want ErrListenOnly", err)
 			}
 			if len(ad.Received()) != 0 {
@@ -57,7 +57,7 @@ func TestWriteOverPty(t *testing.T) {
 			if ad.Mode() != "normal" || src.Status().ListenOnly {
 				t.Fatalf("adapter %q, status %+v after SetMode(Normal)", ad.Mode(), src.Status())
 			}
-			err := src.WriteFrame(ctx, capture.CANEFF|0x18EA00F9, req)
+			err := src.WriteFrame(ctx, wire.CANEFF|0x18EA00F9, req)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("WriteFrame = %v, want %v", err, tc.wantErr)
 			}
@@ -130,7 +130,7 @@ func bamPayload(t *testing.T, rx <-chan tapped) string {
 	for packets == 0 || len(got) < packets*7 {
 		select {
 		case f := <-rx:
-			switch f.id &^ capture.CANEFF {
+			switch f.id &^ wire.CANEFF {
 			case 0x1CECFF00:
 				size, packets = int(f.data[1])|int(f.data[2])<<8, int(f.data[3])
 			case 0x1CEBFF00:

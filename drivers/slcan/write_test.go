@@ -1,10 +1,9 @@
 package slcan
 
 import (
+	"fieldtap/drivers/wire"
 	"strings"
 	"testing"
-
-	"fieldtap/drivers/capture"
 )
 
 func TestFormatFrame(t *testing.T) {
@@ -15,11 +14,11 @@ func TestFormatFrame(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{name: "J1939 request for the VIN", id: capture.CANEFF | 0x18EA00F9, data: []byte{0xEC, 0xFE, 0x00}, want: "T18EA00F93ECFE00\r"},
+		{name: "J1939 request for the VIN", id: wire.CANEFF | 0x18EA00F9, data: []byte{0xEC, 0xFE, 0x00}, want: "T18EA00F93ECFE00\r"},
 		{name: "UDS single frame", id: 0x7E0, data: []byte{0x03, 0x22, 0xF1, 0x90, 0xAA, 0xAA, 0xAA, 0xAA}, want: "t7E080322F190AAAAAAAA\r"},
 		{name: "empty standard", id: 0x001, want: "t0010\r"},
-		{name: "remote refused", id: capture.CANRTR | 0x123, wantErr: "remote"},
-		{name: "error frame refused", id: capture.CANERR | 0x123, wantErr: "remote and error"},
+		{name: "remote refused", id: wire.CANRTR | 0x123, wantErr: "remote"},
+		{name: "error frame refused", id: wire.CANERR | 0x123, wantErr: "remote and error"},
 		{name: "nine bytes", id: 0x123, data: make([]byte, 9), wantErr: "at most 8"},
 		{name: "11-bit overflow", id: 0x800, wantErr: "11-bit"},
 	}

@@ -16,7 +16,7 @@
 // (linux/can/error.h) and counted under an "err_…" reason in
 // Stats().Errors; bus-off and controller restarts update the bus state in
 // Status. Error frames are also delivered like data frames, carrying
-// capture.CANERR, so a capture file keeps them.
+// wire.CANERR, so a capture file keeps them.
 //
 // Transmit (WriteFrame, for the transmit gatekeeper only) uses a second
 // raw socket through einride's Transmitter, opened on the first write and

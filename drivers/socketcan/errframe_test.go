@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 )
 
 func TestClassifyError(t *testing.T) {
@@ -18,27 +19,27 @@ func TestClassifyError(t *testing.T) {
 		restart bool
 		tx, rx  int
 	}{
-		{name: "bus off", id: capture.CANERR | errBusOff, data: make([]byte, 8),
+		{name: "bus off", id: wire.CANERR | errBusOff, data: make([]byte, 8),
 			reasons: []string{"err_bus_off"}, state: StateBusOff, busOff: true, tx: -1, rx: -1},
-		{name: "restarted", id: capture.CANERR | errRestarted, data: make([]byte, 8),
+		{name: "restarted", id: wire.CANERR | errRestarted, data: make([]byte, 8),
 			reasons: []string{"err_restarted"}, state: StateErrorActive, restart: true, tx: -1, rx: -1},
-		{name: "no ack", id: capture.CANERR | errAck, data: make([]byte, 8),
+		{name: "no ack", id: wire.CANERR | errAck, data: make([]byte, 8),
 			reasons: []string{"err_no_ack"}, tx: -1, rx: -1},
-		{name: "controller passive with counters", id: capture.CANERR | errCtrl | errCnt, data: []byte{0, 0x10 | 0x20, 0, 0, 0, 0, 136, 130},
+		{name: "controller passive with counters", id: wire.CANERR | errCtrl | errCnt, data: []byte{0, 0x10 | 0x20, 0, 0, 0, 0, 136, 130},
 			reasons: []string{"err_controller", "err_controller_rx_passive", "err_controller_tx_passive"}, state: StateErrorPassive, tx: 136, rx: 130},
 		{name: "controller warning", id: errCtrl, data: []byte{0, 0x04, 0, 0, 0, 0, 0, 0}, // flag bit optional
 			reasons: []string{"err_controller", "err_controller_rx_warning"}, state: StateErrorWarning, tx: -1, rx: -1},
-		{name: "controller overflow and back to active", id: capture.CANERR | errCtrl, data: []byte{0, 0x01 | 0x40, 0, 0, 0, 0, 0, 0},
+		{name: "controller overflow and back to active", id: wire.CANERR | errCtrl, data: []byte{0, 0x01 | 0x40, 0, 0, 0, 0, 0, 0},
 			reasons: []string{"err_controller", "err_controller_rx_overflow", "err_controller_active"}, state: StateErrorActive, tx: -1, rx: -1},
-		{name: "protocol stuff on a bus error", id: capture.CANERR | errProt | errBusError, data: []byte{0, 0, 0x04, 0x0A, 0, 0, 0, 0},
+		{name: "protocol stuff on a bus error", id: wire.CANERR | errProt | errBusError, data: []byte{0, 0, 0x04, 0x0A, 0, 0, 0, 0},
 			reasons: []string{"err_protocol", "err_bus_error", "err_protocol_stuff"}, tx: -1, rx: -1},
-		{name: "lost arbitration, tx timeout, transceiver", id: capture.CANERR | errLostArb | errTxTimeout | errTrx, data: make([]byte, 8),
+		{name: "lost arbitration, tx timeout, transceiver", id: wire.CANERR | errLostArb | errTxTimeout | errTrx, data: make([]byte, 8),
 			reasons: []string{"err_tx_timeout", "err_lost_arbitration", "err_transceiver"}, tx: -1, rx: -1},
-		{name: "restart then off again", id: capture.CANERR | errRestarted | errBusOff, data: make([]byte, 8),
+		{name: "restart then off again", id: wire.CANERR | errRestarted | errBusOff, data: make([]byte, 8),
 			reasons: []string{"err_bus_off", "err_restarted"}, state: StateBusOff, busOff: true, restart: true, tx: -1, rx: -1},
-		{name: "unknown class", id: capture.CANERR | 0x400, data: make([]byte, 8),
+		{name: "unknown class", id: wire.CANERR | 0x400, data: make([]byte, 8),
 			reasons: []string{"err_unclassified"}, tx: -1, rx: -1},
-		{name: "short", id: capture.CANERR | errBusOff, data: []byte{1, 2},
+		{name: "short", id: wire.CANERR | errBusOff, data: []byte{1, 2},
 			reasons: []string{ReasonMalformedError}, tx: -1, rx: -1},
 	}
 	for _, tc := range tests {
@@ -56,7 +57,7 @@ func TestClassifyError(t *testing.T) {
 
 func TestClassifyErrorReusesSlice(t *testing.T) {
 	buf := make([]string, 0, 16)
-	id, data := uint32(capture.CANERR|errCtrl|errProt|errBusError), []byte{0, 0x3F, 0xFF, 0, 0, 0, 0, 0}
+	id, data := uint32(wire.CANERR|errCtrl|errProt|errBusError), []byte{0, 0x3F, 0xFF, 0, 0, 0, 0, 0}
 	if n := testing.AllocsPerRun(100, func() { buf = classifyError(buf, id, data).Reasons }); n != 0 {
 		t.Errorf("%v allocs, want 0", n)
 	}
@@ -73,10 +74,10 @@ func TestReaderCountsAndForwardsErrorFrames(t *testing.T) {
 	out := capture.NewHandoff(16, &c)
 	r := reader{s: src, out: out}
 	reads := [][]byte{
-		raw(capture.CANEFF|0x18FECA00, []byte{0, 0xFF, 0x64, 0, 3, 1, 0xFF, 0xFF}),
-		raw(capture.CANERR|errCtrl|errCnt, []byte{0, 0x08, 0, 0, 0, 0, 97, 0}),
-		raw(capture.CANERR|errBusOff, make([]byte, 8)),
-		raw(capture.CANERR|errRestarted, make([]byte, 8)),
+		raw(wire.CANEFF|0x18FECA00, []byte{0, 0xFF, 0x64, 0, 3, 1, 0xFF, 0xFF}),
+		raw(wire.CANERR|errCtrl|errCnt, []byte{0, 0x08, 0, 0, 0, 0, 97, 0}),
+		raw(wire.CANERR|errBusOff, make([]byte, 8)),
+		raw(wire.CANERR|errRestarted, make([]byte, 8)),
 		raw(0x123, []byte{1}),
 		raw(0x123, []byte{1})[:10], // not a can_frame
 	}
@@ -100,7 +101,7 @@ func TestReaderCountsAndForwardsErrorFrames(t *testing.T) {
 		t.Errorf("handed on %d frames, want 5 (2 data + 3 error)", s.Frames)
 	}
 	f := <-out.Frames()
-	if id, data, err := capture.DecodeCAN(f.Data); err != nil || id != capture.CANEFF|0x18FECA00 || len(data) != 8 || f.Link != capture.LinkCANSocketCAN {
+	if id, data, err := wire.DecodeCAN(f.Data); err != nil || id != wire.CANEFF|0x18FECA00 || len(data) != 8 || f.Link != wire.LinkCANSocketCAN {
 		t.Errorf("first frame = %#x % x %v", id, data, err)
 	}
 }

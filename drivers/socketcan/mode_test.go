@@ -3,14 +3,13 @@ package socketcan
 import (
 	"context"
 	"errors"
+	"fieldtap/drivers/wire"
 	"fmt"
 	"net"
 	"os"
 	"slices"
 	"syscall"
 	"testing"
-
-	"fieldtap/drivers/capture"
 )
 
 func TestSetMode(t *testing.T) {
@@ -102,11 +101,11 @@ func TestToFrame(t *testing.T) {
 		wantExt bool
 		wantErr bool
 	}{
-		{name: "29-bit request", id: capture.CANEFF | 0x18EA00F9, data: []byte{0xEC, 0xFE, 0x00}, wantID: 0x18EA00F9, wantExt: true},
+		{name: "29-bit request", id: wire.CANEFF | 0x18EA00F9, data: []byte{0xEC, 0xFE, 0x00}, wantID: 0x18EA00F9, wantExt: true},
 		{name: "11-bit UDS", id: 0x7E0, data: []byte{0x03, 0x22, 0xF1, 0x90}, wantID: 0x7E0},
 		{name: "11-bit out of range", id: 0x800, wantErr: true},
-		{name: "remote frame", id: capture.CANRTR | 0x100, wantErr: true},
-		{name: "error frame", id: capture.CANERR | 0x4, wantErr: true},
+		{name: "remote frame", id: wire.CANRTR | 0x100, wantErr: true},
+		{name: "error frame", id: wire.CANERR | 0x4, wantErr: true},
 		{name: "nine bytes", id: 0x100, data: make([]byte, 9), wantErr: true},
 	}
 	for _, tc := range tests {
@@ -140,7 +139,7 @@ func TestWriteFrameRefusedUnlessNormal(t *testing.T) {
 	if err := s.WriteFrame(context.Background(), 0x7E0, []byte{1}); !errors.Is(err, ErrListenOnly) || s.txConn != nil {
 		t.Errorf("read-back listen-only WriteFrame = %v (socket %v), want ErrListenOnly and no socket", err, s.txConn)
 	}
-	if err := s.WriteFrame(context.Background(), capture.CANRTR|1, nil); err == nil || errors.Is(err, ErrListenOnly) {
+	if err := s.WriteFrame(context.Background(), wire.CANRTR|1, nil); err == nil || errors.Is(err, ErrListenOnly) {
 		t.Errorf("remote frame = %v, want a refusal before any mode check", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 )
 
 // Restart pacing: a link that keeps failing (unplugged adapter, missing
@@ -147,16 +148,16 @@ func (r *reader) frame(b []byte, t time.Time) {
 		r.s.counters.Error(ReasonLength)
 		return
 	}
-	if id&capture.CANERR != 0 {
+	if id&wire.CANERR != 0 {
 		r.errorFrame(id, data)
 	}
-	enc, err := capture.EncodeCAN(id, data)
+	enc, err := wire.EncodeCAN(id, data)
 	if err != nil { // cannot happen: decodeRaw bounds the length
 		r.s.counters.Error(ReasonLength)
 		return
 	}
-	r.out.Offer(capture.Frame{Time: t, Link: capture.LinkCANSocketCAN, Data: enc})
-	if tap := r.s.tap.Load(); tap != nil && id&capture.CANERR == 0 {
+	r.out.Offer(capture.Frame{Time: t, Link: wire.LinkCANSocketCAN, Data: enc})
+	if tap := r.s.tap.Load(); tap != nil && id&wire.CANERR == 0 {
 		(*tap)(t, id, data)
 	}
 }

@@ -4,7 +4,7 @@ import "time"
 
 // TapFunc sees every data frame the capture socket reads, on the reader
 // goroutine, right after it is offered to the hand-off: t is the host
-// receive time, id carries capture.CANEFF/CANRTR, data is borrowed (valid
+// receive time, id carries wire.CANEFF/CANRTR, data is borrowed (valid
 // only during the call). It must not block: it delays capture.
 type TapFunc func(t time.Time, id uint32, data []byte)
 

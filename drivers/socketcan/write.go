@@ -2,20 +2,19 @@ package socketcan
 
 import (
 	"context"
+	"fieldtap/drivers/wire"
 	"fmt"
 	"net"
 
 	"go.einride.tech/can"
 	"go.einride.tech/can/pkg/socketcan"
-
-	"fieldtap/drivers/capture"
 )
 
 // ReasonTxWrite counts transmits the socket refused.
 const ReasonTxWrite = "tx_write"
 
 // WriteFrame sends one classic CAN frame on a second raw socket (the
-// capture socket stays a reader): id carries capture.CANEFF for 29-bit;
+// capture socket stays a reader): id carries wire.CANEFF for 29-bit;
 // remote and error frames are refused. The port must be in normal mode,
 // wanted and read back: a listen-only controller would drop the frame.
 // The kernel loops a sent frame back to other sockets, so capture sees it.
@@ -63,13 +62,13 @@ type txState struct {
 
 // toFrame checks and converts a frame for einride's transmitter. It is pure.
 func toFrame(id uint32, data []byte) (can.Frame, error) {
-	if id&(capture.CANRTR|capture.CANERR) != 0 {
+	if id&(wire.CANRTR|wire.CANERR) != 0 {
 		return can.Frame{}, fmt.Errorf("socketcan: id %#x: remote and error frames are not transmitted", id)
 	}
 	if len(data) > maxData {
 		return can.Frame{}, fmt.Errorf("socketcan: %d data bytes, classic CAN carries at most %d", len(data), maxData)
 	}
-	f := can.Frame{ID: id &^ capture.CANEFF, Length: uint8(len(data)), IsExtended: id&capture.CANEFF != 0}
+	f := can.Frame{ID: id &^ wire.CANEFF, Length: uint8(len(data)), IsExtended: id&wire.CANEFF != 0}
 	copy(f.Data[:], data)
 	if err := f.Validate(); err != nil {
 		return can.Frame{}, fmt.Errorf("socketcan: %w", err)

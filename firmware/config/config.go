@@ -7,15 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"fieldtap/board"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
-	"fieldtap/mcp"
 )
 
 // Defaults.
@@ -36,16 +37,14 @@ const (
 	// past the stores' live size on a small board. It must stay well above
 	// what the stores hold at their limits, or the collector thrashes.
 	DefaultMemoryLimitMiB = 128
-	// MCP limits: see docs/mcp-protocol.md for why each is what it is.
-	DefaultMaxResponseBytes = mcp.DefaultMaxResponseBytes
-	DefaultMaxConcurrent    = mcp.DefaultMaxConcurrent
-	DefaultRatePerPeer      = mcp.DefaultRatePerPeer
 )
 
-// Boards fieldtapd can run on: "none" plus the profiles embedded in
-// board/profiles (a test in board/ keeps the two lists equal; config
-// cannot import board, which imports config for Port).
-var Boards = []string{"sim", "qemu-virt", "rpi-cm4", "beaglebone", "none"}
+// BoardNone runs without a board: only --source files and [[port]] tables.
+const BoardNone = "none"
+
+// Boards lists what --board accepts: the profiles embedded in board/ and
+// BoardNone.
+func Boards() []string { return append(board.Names(), BoardNone) }
 
 // Config is the whole configuration.
 type Config struct {
@@ -54,33 +53,14 @@ type Config struct {
 	Sources     []string `toml:"sources"`
 	// MemoryLimitMiB is the runtime's soft memory limit; 0 leaves the
 	// runtime's default (or GOMEMLIMIT from the environment).
-	MemoryLimitMiB int    `toml:"memory_limit_mib"`
-	Ports          []Port `toml:"port"`
-	Log            Log    `toml:"log"`
-	MCP            MCP    `toml:"mcp"`
-	Store          Store  `toml:"store"`
-	Media          Media  `toml:"media"` // media.go
+	MemoryLimitMiB int          `toml:"memory_limit_mib"`
+	Ports          []board.Port `toml:"port"`
+	Log            Log          `toml:"log"`
+	MCP            MCP          `toml:"mcp"`
+	Store          Store        `toml:"store"`
+	Media          Media        `toml:"media"` // media.go
 	// Transmit holds the transmit limits (transmit.go).
 	Transmit Transmit `toml:"transmit"`
-}
-
-// Port is one capture port opened from configuration (a board profile
-// lists the same tables). Which fields apply depends on the driver.
-type Port struct {
-	Name   string `toml:"name"`   // what operators and tools call it ("j1708", "can1")
-	Driver string `toml:"driver"` // see Drivers
-	Device string `toml:"device"` // tty path or network interface
-	// GapMicros is the idle time that ends a J1708 message (0 = driver default).
-	GapMicros int `toml:"gap_us"`
-	// Bitrate of a CAN port in bit/s (0 = 250000, J1939). CAN ports
-	// always open listen-only.
-	Bitrate int `toml:"bitrate"`
-	// Transmit lets this port transmit through the gatekeeper; every other
-	// gate still applies (docs/transmit-safety.md). Default false.
-	Transmit bool `toml:"transmit"`
-	// Filter is an afpacket port's capture filter: a BPF program as
-	// `tcpdump -dd EXPR` prints it (docs/configuration.md); empty keeps all.
-	Filter string `toml:"filter"`
 }
 
 // Drivers lists the port drivers this build can open from configuration.
@@ -97,17 +77,20 @@ type MCP struct {
 	Transport string `toml:"transport"`
 	Listen    string `toml:"listen"`
 	// Bundles to load; empty means every compiled bundle except transmit.
-	Bundles          []string `toml:"bundles"`
-	MaxResponseBytes int      `toml:"max_response_bytes"`
+	Bundles []string `toml:"bundles"`
+	// MaxResponseBytes is the tool answer budget; 0 takes the MCP
+	// server's default. The server owns its defaults and its bounds
+	// (mcp.DefaultMaxResponseBytes, mcp.MinMaxResponseBytes).
+	MaxResponseBytes int `toml:"max_response_bytes"`
 	// TokensFile holds id:sha256:<hex>[:scopes] lines; required to bind
 	// anything but loopback.
 	TokensFile   string   `toml:"tokens_file"`
 	AllowedHosts []string `toml:"allowed_hosts"`
 	ResourceURL  string   `toml:"resource_url"`
 	// MaxConcurrent and RateLimitPerPeer cap tools/call over HTTP; 0
-	// disables either.
-	MaxConcurrent    int    `toml:"max_concurrent"`
-	RateLimitPerPeer int    `toml:"rate_limit_per_peer"`
+	// disables either, unset (nil) takes the MCP server's default.
+	MaxConcurrent    *int   `toml:"max_concurrent"`
+	RateLimitPerPeer *int   `toml:"rate_limit_per_peer"`
 	AuditFile        string `toml:"audit_file"`
 }
 
@@ -131,7 +114,7 @@ func Default() Config {
 		ReplaySpeed:    DefaultReplaySpeed,
 		MemoryLimitMiB: DefaultMemoryLimitMiB,
 		Log:            Log{Level: "info", Format: "text"},
-		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen, MaxResponseBytes: DefaultMaxResponseBytes, MaxConcurrent: DefaultMaxConcurrent, RateLimitPerPeer: DefaultRatePerPeer},
+		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen},
 		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir},
 		Transmit:       DefaultTransmit(),
 		Media:          Media{Interval: DefaultMediaInterval},
@@ -174,8 +157,8 @@ func (c Config) Speed() (float64, error) {
 // Validate checks every value once, naming the one that is wrong.
 func (c Config) Validate() error {
 	var errs []error
-	if !contains(Boards, c.Board) {
-		errs = append(errs, fmt.Errorf("board %q: want one of %s", c.Board, strings.Join(Boards, ", ")))
+	if !slices.Contains(Boards(), c.Board) {
+		errs = append(errs, fmt.Errorf("board %q: want one of %s", c.Board, strings.Join(Boards(), ", ")))
 	}
 	if _, err := c.Speed(); err != nil {
 		errs = append(errs, err)
@@ -211,7 +194,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("port %q: named twice", p.Name))
 		}
 		seen[p.Name] = true
-		if !contains(Drivers, p.Driver) {
+		if !slices.Contains(Drivers, p.Driver) {
 			errs = append(errs, fmt.Errorf("port %q: driver %q: want one of %s", p.Name, p.Driver, strings.Join(Drivers, ", ")))
 		}
 		if p.Device == "" {
@@ -229,7 +212,7 @@ func (c Config) Validate() error {
 	if c.MemoryLimitMiB < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
 	}
-	if c.Board == "none" && len(c.Sources) == 0 && len(c.Ports) == 0 {
+	if c.Board == BoardNone && len(c.Sources) == 0 && len(c.Ports) == 0 {
 		errs = append(errs, errors.New("board none opens no board ports: give at least one source or [[port]]"))
 	}
 	return errors.Join(errs...)
@@ -246,11 +229,16 @@ func (m MCP) validate() []error {
 	} else if m.Transport == "http" && m.TokensFile == "" && !isLoopback(host) {
 		errs = append(errs, fmt.Errorf("mcp.listen %q is not loopback: set mcp.tokens_file (--mcp-tokens-file) first", m.Listen))
 	}
-	if m.MaxResponseBytes < mcp.MinMaxResponseBytes {
-		errs = append(errs, fmt.Errorf("mcp.max_response_bytes %d: want at least %d", m.MaxResponseBytes, mcp.MinMaxResponseBytes))
+	if m.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("mcp.max_response_bytes %d: want 0 (the server's default) or a size in bytes", m.MaxResponseBytes))
 	}
-	if m.MaxConcurrent < 0 || m.RateLimitPerPeer < 0 {
-		errs = append(errs, errors.New("mcp.max_concurrent and mcp.rate_limit_per_peer must be 0 (off) or positive"))
+	for _, v := range []struct {
+		key string
+		n   *int
+	}{{"mcp.max_concurrent", m.MaxConcurrent}, {"mcp.rate_limit_per_peer", m.RateLimitPerPeer}} {
+		if v.n != nil && *v.n < 0 {
+			errs = append(errs, fmt.Errorf("%s %d: want 0 (off) or positive", v.key, *v.n))
+		}
 	}
 	return errs
 }
@@ -265,7 +253,7 @@ func isLoopback(host string) bool {
 
 // checkBitrate checks a CAN port's bitrate against what its driver can set;
 // 0 takes the driver's default.
-func checkBitrate(p Port) error {
+func checkBitrate(p board.Port) error {
 	if p.Bitrate == 0 {
 		return nil
 	}
@@ -277,13 +265,4 @@ func checkBitrate(p Port) error {
 		return socketcan.CheckBitrate(p.Bitrate)
 	}
 	return fmt.Errorf("bitrate %d: driver %q has no bitrate", p.Bitrate, p.Driver)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

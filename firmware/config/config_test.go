@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fieldtap/board"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,11 +49,14 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"speed", func(c *Config) { c.ReplaySpeed = "fast" }, "replay_speed"},
 		{"none without sources", func(c *Config) { c.Board = "none" }, "at least one source"},
 		{"handoff", func(c *Config) { c.Store.HandoffDepth = 0 }, "handoff_depth"},
-		{"port driver", func(c *Config) { c.Ports = []Port{{Name: "x", Driver: "can9", Device: "/dev/x"}} }, `driver "can9"`},
+		{"port driver", func(c *Config) { c.Ports = []board.Port{{Name: "x", Driver: "can9", Device: "/dev/x"}} }, `driver "can9"`},
 		{"port twice", func(c *Config) {
-			c.Ports = []Port{{Name: "x", Driver: "j1708", Device: "/dev/a"}, {Name: "x", Driver: "j1708", Device: "/dev/b"}}
+			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a"}, {Name: "x", Driver: "j1708", Device: "/dev/b"}}
 		}, "named twice"},
-		{"port device", func(c *Config) { c.Ports = []Port{{Name: "x", Driver: "j1708"}} }, "no device"},
+		{"port device", func(c *Config) { c.Ports = []board.Port{{Name: "x", Driver: "j1708"}} }, "no device"},
+		{"negative cap", func(c *Config) { n := -1; c.MCP.MaxConcurrent = &n }, "mcp.max_concurrent -1"},
+		{"negative rate", func(c *Config) { n := -3; c.MCP.RateLimitPerPeer = &n }, "mcp.rate_limit_per_peer -3"},
+		{"negative budget", func(c *Config) { c.MCP.MaxResponseBytes = -1 }, "mcp.max_response_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
@@ -82,5 +86,27 @@ func TestDocumentedExampleLoads(t *testing.T) {
 	}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every embedded board profile's ports pass the same checks as a
+// configuration file's [[port]] tables.
+func TestProfilePortsValidate(t *testing.T) {
+	for _, name := range board.Names() {
+		t.Run(name, func(t *testing.T) {
+			p, err := board.Load(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Description == "" || p.Reference == "" {
+				t.Error("a profile says what it is and where its pinout came from")
+			}
+			c := Default()
+			c.Board = name
+			c.Ports = p.Ports
+			if err := c.Validate(); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
-	"fieldtap/drivers/j1708"
+	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
 	"fieldtap/services/canbus"
@@ -86,16 +86,22 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt r
 // attach returns what a port's consumer does with each frame and where its
 // frames are kept. Each frame is stored once: by the analyser that owns
 // the medium (CAN, J1708) or, for Ethernet, in a raw frame ring.
-func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture.Frame), stored func() ring.Stats, err error) {
+//
+// consume returns an error for a frame it could not read, which the port
+// counts; a frame a store refuses (oversize) is counted by the store.
+func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture.Frame) error, stored func() ring.Stats, err error) {
 	switch kind {
 	case capture.KindCAN:
 		p, err := a.can.Port(name, 0)
 		if err != nil {
 			return nil, nil, fmt.Errorf("port %s: %w", name, err)
 		}
-		return func(f capture.Frame) { a.feedCAN(name, p, f) }, p.FrameStats, nil
+		return func(f capture.Frame) error { return a.feedCAN(name, p, f) }, p.FrameStats, nil
 	case capture.KindJ1708:
-		return func(f capture.Frame) { a.j1587.Add(f.Time, f.Data, f.Link == j1708.LinkJ2497) }, a.j1587.MessageStats, nil
+		return func(f capture.Frame) error {
+			a.j1587.Add(f.Time, f.Data, f.Link == wire.LinkJ2497)
+			return nil
+		}, a.j1587.MessageStats, nil
 	}
 	// Ethernet: raw frames for export, and the SIP analyser. Ports share
 	// one analyser because its fragment and TCP tables are keyed by address.
@@ -104,7 +110,7 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 		return nil, nil, err
 	}
 	a.sipExport.AddPort(name, fs)
-	return func(f capture.Frame) {
+	return func(f capture.Frame) error {
 		// An oversize frame is refused and counted by the store.
 		seq, err := fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
 		a.spanMu.Lock()
@@ -114,6 +120,7 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 			a.sipFeed.Feed(f.Time, f.Link, f.Data)
 		}
 		a.spanMu.Unlock()
+		return nil
 	}, fs.Stats, nil
 }
 
@@ -131,15 +138,16 @@ func (a *analysers) deps(d *mcp.Deps) {
 
 // feedCAN decodes SocketCAN bytes once and hands plain values to the CAN
 // and J1939 stores; services/ never sees a driver type.
-func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) {
-	id, data, err := capture.DecodeCAN(f.Data)
+func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) error {
+	id, data, err := wire.DecodeCAN(f.Data)
 	if err != nil {
-		return
+		return err
 	}
 	p.Add(f.Time, id, data)
-	if id&(capture.CANRTR|capture.CANERR) == 0 {
-		a.j1939.Feed(name, f.Time, id&0x1FFFFFFF, id&capture.CANEFF != 0, data)
+	if id&(wire.CANRTR|wire.CANERR) == 0 {
+		a.j1939.Feed(name, f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
 	}
+	return nil
 }
 
 // sipStats reads the SPAN analyser's counters for get_capture_report.

@@ -14,7 +14,7 @@ import (
 // hardware is what bring-up left running: the ports to open and the arm
 // switch the transmit gatekeeper will read (nil when the board has none).
 type hardware struct {
-	ports []config.Port
+	ports []board.Port
 	arm   *board.ArmSwitch
 }
 
@@ -190,7 +190,7 @@ func totalFrames(reg *ports.Registry) uint64 {
 }
 
 // skippedPort reports a profile port whose driver this build lacks.
-func skippedPort(p config.Port) func() ports.Status {
+func skippedPort(p board.Port) func() ports.Status {
 	s := ports.Status{
 		Name: p.Name, Kind: "unknown", Source: p.Driver + ":" + p.Device,
 		SourceExhausted: true,

@@ -1,10 +1,10 @@
 package daemon
 
 import (
+	"fieldtap/board"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
-	"fieldtap/firmware/config"
 	"fieldtap/services/canbus"
 )
 
@@ -14,7 +14,7 @@ import (
 // the port its driver's link view for can_buses. Sources without a
 // configured rate (sim, capture files) get canbus.DefaultBitrate, as the
 // drivers do. A port over canbus.MaxPorts is left for attach to refuse.
-func (a *analysers) linkCAN(sources []capture.Source, ports []config.Port) {
+func (a *analysers) linkCAN(sources []capture.Source, ports []board.Port) {
 	rates := make(map[string]int, len(ports))
 	for _, pc := range ports {
 		rates[pc.Name] = pc.Bitrate

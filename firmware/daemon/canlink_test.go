@@ -3,10 +3,10 @@ package daemon
 import (
 	"testing"
 
+	"fieldtap/board"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
-	"fieldtap/firmware/config"
 	"fieldtap/services/canbus"
 	"fieldtap/services/ring"
 )
@@ -47,7 +47,7 @@ func TestLinkCANSetsBitrateAndView(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &analysers{can: canbus.New(ring.Limits{})}
-	a.linkCAN([]capture.Source{src}, []config.Port{{Name: "can1", Driver: "slcan", Bitrate: 500_000}})
+	a.linkCAN([]capture.Source{src}, []board.Port{{Name: "can1", Driver: "slcan", Bitrate: 500_000}})
 	// attach then finds the port linkCAN made.
 	if _, _, err := a.attach("can1", capture.KindCAN); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,15 @@ func (a mcpAccess) close() {
 	}
 }
 
+// orDefault is a configured cap, or the MCP server's default when the
+// operator left it unset (0 is a choice: no cap).
+func orDefault(n *int, def int) int {
+	if n == nil {
+		return def
+	}
+	return *n
+}
+
 // httpOptions accepts the configured hosts plus the listen host itself,
 // so a client that dials the address it was given is never refused.
 func (a mcpAccess) httpOptions(c config.MCP, log *slog.Logger) mcp.HTTPOptions {
@@ -49,8 +58,8 @@ func (a mcpAccess) httpOptions(c config.MCP, log *slog.Logger) mcp.HTTPOptions {
 		Tokens:        a.tokens,
 		AllowedHosts:  hosts,
 		ResourceURL:   c.ResourceURL,
-		MaxConcurrent: c.MaxConcurrent,
-		RatePerPeer:   c.RateLimitPerPeer,
+		MaxConcurrent: orDefault(c.MaxConcurrent, mcp.DefaultMaxConcurrent),
+		RatePerPeer:   orDefault(c.RateLimitPerPeer, mcp.DefaultRatePerPeer),
 		Audit:         a.audit,
 		Log:           log,
 	}

@@ -114,10 +114,12 @@ func TestMediaIntervalBounds(t *testing.T) {
 }
 
 // replay hands every frame of a capture file to consume, as a port does.
-func replay(t *testing.T, path string, consume func(capture.Frame)) {
+func replay(t *testing.T, path string, consume func(capture.Frame) error) {
 	t.Helper()
 	refdata.EachRecord(t, path, func(rec pcapfile.Record) {
-		consume(capture.Frame{Time: rec.Time, Link: rec.Link, Data: bytes.Clone(rec.Data), OrigLen: rec.OrigLen})
+		if err := consume(capture.Frame{Time: rec.Time, Link: rec.Link, Data: bytes.Clone(rec.Data), OrigLen: rec.OrigLen}); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 

@@ -4,17 +4,17 @@ import (
 	"fmt"
 	"time"
 
+	"fieldtap/board"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/ethernet"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
-	"fieldtap/firmware/config"
 )
 
 // openPort builds the Source for one configured port. Config.Validate has
 // already checked the driver name.
-func openPort(p config.Port) (capture.Source, error) {
+func openPort(p board.Port) (capture.Source, error) {
 	switch p.Driver {
 	case "j1708":
 		return j1708.New(j1708.Options{Name: p.Name, Device: p.Device, Gap: time.Duration(p.GapMicros) * time.Microsecond})

@@ -17,8 +17,8 @@ import (
 type port struct {
 	src      capture.Source
 	handoff  *capture.Handoff
-	counters capture.Counters // deliveries and hand-off drops
-	consume  func(capture.Frame)
+	counters capture.Counters          // deliveries and hand-off drops
+	consume  func(capture.Frame) error // an error counts the frame DropUndecodable
 	stored   func() ring.Stats
 }
 
@@ -51,7 +51,9 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 	go func() {
 		defer wg.Done()
 		for f := range p.handoff.Frames() {
-			p.consume(f)
+			if p.consume(f) != nil {
+				p.counters.Drop(capture.DropUndecodable, 1)
+			}
 		}
 	}()
 }

@@ -26,7 +26,7 @@ const loadFresh = 2 * time.Second
 // gate, naming the missing writer. A port without transmit = true is
 // never given a writer at all, so no code path can reach its bus.
 func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch, sources []capture.Source, bundles []string, can *canbus.Store, log *slog.Logger) (*transmit.Service, func(), error) {
-	enabled := map[string]config.Port{}
+	enabled := map[string]board.Port{}
 	for _, p := range cfg.Ports {
 		enabled[p.Name] = p
 	}

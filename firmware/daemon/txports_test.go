@@ -8,6 +8,7 @@ import (
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
+	"fieldtap/drivers/wire"
 	"fieldtap/services/transmit"
 )
 
@@ -16,10 +17,10 @@ func TestRxHub(t *testing.T) {
 	h.deliver(time.Now(), 1, []byte{1}) // nobody listens: dropped silently, not counted
 	ch, stop := h.Listen(context.Background())
 	buf := []byte{0xEC, 0xFE, 0x00}
-	h.deliver(time.Now(), transmit.FlagEFF|0x18EA00F9, buf)
+	h.deliver(time.Now(), wire.CANEFF|0x18EA00F9, buf)
 	buf[0] = 0 // the driver reuses its buffer
 	f := <-ch
-	if f.ID != transmit.FlagEFF|0x18EA00F9 || f.Data[0] != 0xEC {
+	if f.ID != wire.CANEFF|0x18EA00F9 || f.Data[0] != 0xEC {
 		t.Fatalf("got %+v, want a copy of the frame", f)
 	}
 	for range rxDepth + 3 {

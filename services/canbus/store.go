@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -30,18 +31,10 @@ const (
 	recordSize     = 48
 )
 
-// CAN id flag bits as the SocketCAN ABI defines them; the store keeps them
-// in Record.ID so an exported log is faithful.
-const (
-	FlagEFF = 0x80000000
-	FlagRTR = 0x40000000
-	FlagERR = 0x20000000
-)
-
 // Record is one stored frame.
 type Record struct {
 	Time time.Time
-	ID   uint32 // with Flag bits
+	ID   uint32 // with the wire.CAN* flag bits, so an exported log is faithful
 	Len  uint8
 	Data [8]byte
 }
@@ -162,7 +155,7 @@ func (p *Port) Add(t time.Time, id uint32, data []byte) {
 	r.Len = uint8(copy(r.Data[:], data))
 	p.frames.Append(r)
 
-	ext := id&FlagEFF != 0
+	ext := id&wire.CANEFF != 0
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total++
@@ -173,10 +166,10 @@ func (p *Port) Add(t time.Time, id uint32, data []byte) {
 		p.last = t
 	}
 	switch {
-	case id&FlagERR != 0:
+	case id&wire.CANERR != 0:
 		p.err++
 		return
-	case id&FlagRTR != 0:
+	case id&wire.CANRTR != 0:
 		p.rtr++
 	}
 	if ext {
@@ -217,14 +210,14 @@ func (p *Port) addSecond(t time.Time, bits uint64) {
 }
 
 func (p *Port) addID(r *Record) {
-	key := r.ID &^ FlagRTR
+	key := r.ID &^ wire.CANRTR
 	st := p.ids[key]
 	if st == nil {
 		if len(p.ids) >= MaxIDs {
 			p.idOver++
 			return
 		}
-		st = &IDStats{ID: key, First: r.Time, Extended: key&FlagEFF != 0}
+		st = &IDStats{ID: key, First: r.Time, Extended: key&wire.CANEFF != 0}
 		p.ids[key] = st
 	} else if st.lastLen > 0 || r.Len > 0 {
 		var a, b uint64

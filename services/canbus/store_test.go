@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -34,8 +35,8 @@ func TestPortTablesAndBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(100, 0)
-	p.Add(t0, 0x18FEF100|FlagEFF, []byte{1, 2, 3})
-	p.Add(t0.Add(500*time.Millisecond), 0x18FEF100|FlagEFF, []byte{1, 2, 7})
+	p.Add(t0, 0x18FEF100|wire.CANEFF, []byte{1, 2, 3})
+	p.Add(t0.Add(500*time.Millisecond), 0x18FEF100|wire.CANEFF, []byte{1, 2, 7})
 	p.Add(t0.Add(1500*time.Millisecond), 0x123, []byte{9})
 	ids := p.IDs()
 	if len(ids) != 2 {
@@ -75,7 +76,7 @@ func TestIDTableBounded(t *testing.T) {
 	s := New(ring.Limits{})
 	p, _ := s.Port("can0", 0)
 	for i := range MaxIDs + 5 {
-		p.Add(time.Unix(0, 0), uint32(i)|FlagEFF, nil)
+		p.Add(time.Unix(0, 0), uint32(i)|wire.CANEFF, nil)
 	}
 	if st := p.Status(); st.DistinctIDs != MaxIDs || st.IDOverflow != 5 {
 		t.Errorf("distinct %d overflow %d", st.DistinctIDs, st.IDOverflow)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -70,11 +71,7 @@ func (p *Port) IDs() []IDStats {
 	for _, st := range p.ids {
 		c := *st
 		c.DLCs = slices.Clone(st.DLCs)
-		if c.Extended {
-			c.IDHex = fmt.Sprintf("%08X", c.ID&0x1FFFFFFF)
-		} else {
-			c.IDHex = fmt.Sprintf("%03X", c.ID&0x7FF)
-		}
+		c.IDHex = wire.FormatCANID(c.ID)
 		c.LastData = fmt.Sprintf("%X", st.last[:st.lastLen])
 		c.ChangedBits = fmt.Sprintf("%016X", st.changed)
 		c.ChangedByte = []int{}
@@ -85,7 +82,7 @@ func (p *Port) IDs() []IDStats {
 		}
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b IDStats) int { return int(int64(a.ID&0x1FFFFFFF) - int64(b.ID&0x1FFFFFFF)) })
+	slices.SortFunc(out, func(a, b IDStats) int { return int(int64(wire.CANID(a.ID)) - int64(wire.CANID(b.ID))) })
 	return out
 }
 

@@ -1,17 +1,13 @@
 package j1587
 
-import "errors"
-
-// Message bounds (SAE J1708 §5.2): MID and checksum at least, 21 bytes at
-// most at normal priority.
-const (
-	MinMessage = 2
-	MaxMessage = 21
+import (
+	"errors"
+	"fieldtap/drivers/wire"
 )
 
 // maxParams bounds the parameters of one message: every parameter takes at
 // least one byte of the data between MID and checksum.
-const maxParams = MaxMessage - MinMessage
+const maxParams = wire.MaxJ1708Message - wire.MinJ1708Message
 
 // FirstJ1587MID is the lowest MID whose data is J1587 parameters; 0-127 are
 // J1708-reserved layouts this package does not interpret.
@@ -69,7 +65,7 @@ func Checksum(msg []byte) bool {
 // whenever msg has one.
 func (d *Decoder) Decode(msg []byte) error {
 	d.MID, d.Params = 0, d.arr[:0]
-	if len(msg) < MinMessage || len(msg) > MaxMessage {
+	if len(msg) < wire.MinJ1708Message || len(msg) > wire.MaxJ1708Message {
 		return ErrLength
 	}
 	d.MID = msg[0]

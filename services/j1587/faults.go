@@ -1,5 +1,7 @@
 package j1587
 
+import "fieldtap/drivers/wire"
+
 // PID 194 diagnostic-code character bits (J1587 §A, PID 194).
 const (
 	faultHasCount = 0x80 // an occurrence-count byte follows
@@ -20,8 +22,8 @@ type Fault struct {
 }
 
 // MaxFaultsPerMessage bounds one table: each entry takes at least two bytes
-// of at most MaxMessage-4 (MID, PID, length, checksum).
-const MaxFaultsPerMessage = (MaxMessage - 4) / 2
+// of at most wire.MaxJ1708Message-4 (MID, PID, length, checksum).
+const MaxFaultsPerMessage = (wire.MaxJ1708Message - 4) / 2
 
 // ParseFaults reads a PID 194 value (length byte already removed) into out
 // and returns the entries read. A trailing partial entry yields

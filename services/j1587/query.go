@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -315,7 +316,7 @@ func (s *Store) Export(dst []byte, max, maxBytes int) ([]byte, int, int) {
 	written := 0
 	var line []byte
 	snap.Range(from, func(_ uint64, r Record) bool {
-		line = AppendLogLine(line[:0], r.Time, r.J2497, r.Msg())
+		line = wire.AppendJ1708Line(line[:0], r.Time, r.J2497, r.Msg())
 		if len(dst)+len(line) > maxBytes {
 			return false
 		}

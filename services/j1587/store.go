@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -36,7 +37,7 @@ const recordSize = 64
 type Record struct {
 	Time   time.Time
 	Len    uint8
-	Bytes  [MaxMessage]byte
+	Bytes  [wire.MaxJ1708Message]byte
 	J2497  bool
 	Status MsgStatus
 }
@@ -159,7 +160,7 @@ func New(l ring.Limits) (*Store, error) {
 
 // Add stores one message (MID through checksum) seen at t; msg is copied.
 // j2497 marks a trailer power-line message. A message longer than
-// MaxMessage keeps its first MaxMessage bytes and is counted bad_length.
+// wire.MaxJ1708Message keeps its first wire.MaxJ1708Message bytes and is counted bad_length.
 func (s *Store) Add(t time.Time, msg []byte, j2497 bool) {
 	r := Record{Time: t, J2497: j2497}
 	r.Len = uint8(copy(r.Bytes[:], msg))

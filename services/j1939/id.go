@@ -1,5 +1,7 @@
 package j1939
 
+import "fieldtap/drivers/wire"
+
 // Well-known PGNs (SAE J1939-21/-71/-73; names as published in public
 // J1939 summaries such as CSS Electronics' J1939 DBC demo).
 const (
@@ -44,7 +46,7 @@ type ID struct {
 // For PDU1 the PGN's low byte is zero and PS is the destination; for PDU2
 // PS is the group extension and part of the PGN.
 func ParseID(id uint32) ID {
-	id &= 0x1FFFFFFF
+	id &= wire.CANEFFMask
 	x := ID{
 		Priority: uint8(id >> 26 & 7),
 		EDP:      uint8(id >> 25 & 1),

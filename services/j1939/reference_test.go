@@ -12,8 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"fieldtap/drivers/canlog"
-	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 	"fieldtap/tools/refdata"
 )
 
@@ -135,9 +134,9 @@ func decodeFile(t *testing.T, path string) (tally, TPCounters, int) {
 		}
 	}
 	sc := bufio.NewScanner(f)
-	var r canlog.Record
+	var r wire.CandumpRecord
 	for sc.Scan() {
-		if canlog.Decode(sc.Bytes(), &r) != nil || r.ID&(capture.CANRTR|capture.CANERR) != 0 {
+		if wire.DecodeCandump(sc.Bytes(), &r) != nil || r.ID&(wire.CANRTR|wire.CANERR) != 0 {
 			continue
 		}
 		d := decs[string(r.Interface)]
@@ -146,7 +145,7 @@ func decodeFile(t *testing.T, path string) (tally, TPCounters, int) {
 			d.OnMessage = onMsg
 			decs[string(r.Interface)] = d
 		}
-		d.Feed(r.Time, r.ID&0x1FFFFFFF, r.ID&capture.CANEFF != 0, r.Payload())
+		d.Feed(r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
 	}
 	for _, d := range decs {
 		c := d.TP()

@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"fieldtap/drivers/canlog"
-	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 	"fieldtap/tools/refdata"
 )
 
@@ -28,12 +27,12 @@ func readLines(t testing.TB, name string) [][]byte {
 }
 
 func feedStore(t testing.TB, s *Store, lines [][]byte) {
-	var r canlog.Record
+	var r wire.CandumpRecord
 	for _, l := range lines {
-		if canlog.Decode(l, &r) != nil {
+		if wire.DecodeCandump(l, &r) != nil {
 			continue
 		}
-		s.Feed(string(r.Interface), r.Time, r.ID&0x1FFFFFFF, r.ID&capture.CANEFF != 0, r.Payload())
+		s.Feed(string(r.Interface), r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
 	}
 }
 
@@ -99,16 +98,16 @@ func BenchmarkLogToJ1939(b *testing.B) {
 	d := NewDecoder()
 	var n int
 	d.OnMessage = func(m *Message) { n += len(m.Data) }
-	var r canlog.Record
+	var r wire.CandumpRecord
 	b.ReportAllocs()
 	b.ResetTimer()
 	frames := 0
 	for b.Loop() {
 		for _, l := range lines {
-			if canlog.Decode(l, &r) != nil {
+			if wire.DecodeCandump(l, &r) != nil {
 				continue
 			}
-			d.Feed(r.Time, r.ID&0x1FFFFFFF, r.ID&capture.CANEFF != 0, r.Payload())
+			d.Feed(r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
 			frames++
 		}
 	}
@@ -119,10 +118,10 @@ func BenchmarkLogToJ1939(b *testing.B) {
 // series), the basis of the saturated-bus CPU estimate.
 func BenchmarkStoreFeed(b *testing.B) {
 	lines := readLines(b, "j1939atk_normal.log")
-	var recs []canlog.Record
+	var recs []wire.CandumpRecord
 	for _, l := range lines {
-		var r canlog.Record
-		if canlog.Decode(l, &r) == nil {
+		var r wire.CandumpRecord
+		if wire.DecodeCandump(l, &r) == nil {
 			r.Interface = []byte("can0")
 			recs = append(recs, r)
 		}
@@ -134,7 +133,7 @@ func BenchmarkStoreFeed(b *testing.B) {
 	for b.Loop() {
 		for i := range recs {
 			r := &recs[i]
-			s.Feed("can0", r.Time, r.ID&0x1FFFFFFF, true, r.Payload())
+			s.Feed("can0", r.Time, r.ID&wire.CANEFFMask, true, r.Payload())
 			frames++
 		}
 	}

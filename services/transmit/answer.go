@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
 )
@@ -74,9 +75,9 @@ func (l *listening) feed(f RxFrame) action {
 	}
 	switch l.e.Kind {
 	case ExpectJ1939:
-		if f.ID&FlagEFF != 0 {
+		if f.ID&wire.CANEFF != 0 {
 			before := len(l.answers)
-			l.dec.Feed(f.Time, f.ID&0x1FFFFFFF, true, f.Data)
+			l.dec.Feed(f.Time, f.ID&wire.CANEFFMask, true, f.Data)
 			// A directed request has one answerer: stop at its answer.
 			return action{done: len(l.answers) > before && l.e.From != j1939.AddrGlobal}
 		}

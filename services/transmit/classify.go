@@ -1,6 +1,7 @@
 package transmit
 
 import (
+	"fieldtap/drivers/wire"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
 )
@@ -30,7 +31,7 @@ func classify(sp *Spec) Risk {
 }
 
 func classifyCAN(f Frame) Risk {
-	if f.ID&FlagEFF != 0 {
+	if f.ID&wire.CANEFF != 0 {
 		id := j1939.ParseID(f.ID)
 		if id.PF == pfRequest {
 			if pgn, ok := j1939.ParseRequest(f.Data); ok && (pgn == PGNDM3 || pgn == PGNDM11) {

@@ -3,6 +3,7 @@ package transmit
 import (
 	"context"
 	"errors"
+	"fieldtap/drivers/wire"
 	"slices"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func TestAllGatesOpenSends(t *testing.T) {
 		t.Fatalf("sent %d, writer saw %d", out.Sent, r.w.count())
 	}
 	got := r.w.frames[0]
-	if got.ID != FlagEFF|0x18EA00F9 || string(got.Data) != "\xEC\xFE\x00" {
+	if got.ID != wire.CANEFF|0x18EA00F9 || string(got.Data) != "\xEC\xFE\x00" {
 		t.Errorf("wire frame %X % X", got.ID, got.Data)
 	}
 	ev := r.audit.events()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 )
 
@@ -41,13 +42,9 @@ const (
 	MediumJ1708 Medium = "j1708"
 )
 
-// FlagEFF marks a 29-bit CAN id, as in SocketCAN and canbus. IDJ1708
-// marks a J1708 message, which has no id: it borrows the error-frame flag,
-// which no transmitted CAN data frame carries.
-const (
-	FlagEFF = canbus.FlagEFF
-	IDJ1708 = canbus.FlagERR
-)
+// IDJ1708 marks a J1708 message, which has no id: it borrows the
+// error-frame flag, which no transmitted CAN data frame carries.
+const IDJ1708 = wire.CANERR
 
 // Bounds.
 const (
@@ -70,7 +67,7 @@ const (
 
 // Frame is one frame the plan sends.
 type Frame struct {
-	// ID carries FlagEFF for a 29-bit CAN id; it is IDJ1708 for J1708.
+	// ID carries wire.CANEFF for a 29-bit CAN id; it is IDJ1708 for J1708.
 	ID   uint32 `json:"-"`
 	Data []byte `json:"-"`
 	// Delay is the wait after the previous frame (or the start) before this one.
@@ -92,7 +89,7 @@ type frameJSON struct {
 
 // MarshalJSON writes the frame as hex, ids as on a candump line.
 func (f Frame) MarshalJSON() ([]byte, error) {
-	return json.Marshal(frameJSON{ID: f.IDHex(), Extended: f.ID&FlagEFF != 0, DLC: len(f.Data),
+	return json.Marshal(frameJSON{ID: f.IDHex(), Extended: f.ID&wire.CANEFF != 0, DLC: len(f.Data),
 		Data: strings.ToUpper(hex.EncodeToString(f.Data)), DelayMicros: f.Delay.Microseconds(), OnFlowControl: f.OnFlowControl})
 }
 
@@ -111,7 +108,7 @@ func (f *Frame) UnmarshalJSON(b []byte) error {
 		id = uint32(v)
 	}
 	if j.Extended {
-		id |= FlagEFF
+		id |= wire.CANEFF
 	}
 	data, err := hex.DecodeString(j.Data)
 	if err != nil {
@@ -129,10 +126,8 @@ func (f Frame) IDHex() string {
 	switch {
 	case f.ID == IDJ1708:
 		return ""
-	case f.ID&FlagEFF != 0:
-		return fmt.Sprintf("%08X", f.ID&0x1FFFFFFF)
 	}
-	return fmt.Sprintf("%03X", f.ID&0x7FF)
+	return wire.FormatCANID(f.ID)
 }
 
 // Expect is the answer a plan listens for after its frames.
@@ -217,11 +212,11 @@ func (s *Spec) check() error {
 			if len(f.Data) > MaxCANData {
 				return fmt.Errorf("frame %d: %d data bytes, classic CAN carries at most %d", i+1, len(f.Data), MaxCANData)
 			}
-			if f.ID&^(FlagEFF|0x1FFFFFFF) != 0 {
+			if f.ID&^(wire.CANEFF|wire.CANEFFMask) != 0 {
 				return fmt.Errorf("frame %d: id %X carries flag bits other than extended", i+1, f.ID)
 			}
-			if f.ID&FlagEFF == 0 && f.ID > 0x7FF || f.ID&^FlagEFF > 0x1FFFFFFF {
-				return fmt.Errorf("frame %d: id %X is out of range", i+1, f.ID&^FlagEFF)
+			if f.ID&wire.CANEFF == 0 && f.ID > wire.CANSFFMask || f.ID&^wire.CANEFF > wire.CANEFFMask {
+				return fmt.Errorf("frame %d: id %X is out of range", i+1, f.ID&^wire.CANEFF)
 			}
 		case MediumJ1708:
 			if f.ID != IDJ1708 {
@@ -248,7 +243,7 @@ func addedLoad(s *Spec, bitrate int, d time.Duration) (*float64, string) {
 		if s.Medium == MediumJ1708 {
 			bits += j1708BitsPerByte * len(f.Data)
 		} else {
-			bits += canbus.FrameBits(f.ID&FlagEFF != 0, len(f.Data))
+			bits += canbus.FrameBits(f.ID&wire.CANEFF != 0, len(f.Data))
 		}
 	}
 	w := max(d, loadWindow)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/j1939"
 )
 
@@ -40,7 +41,7 @@ func (r J1939Request) Spec() (Spec, error) {
 	if r.Source == j1939.AddrGlobal || r.Source == j1939.AddrNull {
 		return Spec{}, fmt.Errorf("source address %02X is not a node address", r.Source)
 	}
-	id := FlagEFF | uint32(r.Priority)<<26 | pfRequest<<16 | uint32(r.Destination)<<8 | uint32(r.Source)
+	id := wire.CANEFF | uint32(r.Priority)<<26 | pfRequest<<16 | uint32(r.Destination)<<8 | uint32(r.Source)
 	data := []byte{byte(r.PGN), byte(r.PGN >> 8), byte(r.PGN >> 16)}
 	name := j1939.PGNName(r.PGN)
 	if name == "" {

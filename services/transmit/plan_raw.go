@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 )
 
@@ -46,11 +47,11 @@ func Replay(port *canbus.Port, target string, w Window) (Spec, error) {
 		if (!w.Since.IsZero() && r.Time.Before(w.Since)) || (!w.Until.IsZero() && !r.Time.Before(w.Until)) {
 			return true
 		}
-		id := r.ID &^ (canbus.FlagRTR | canbus.FlagERR)
-		if w.Mask != 0 && (id&0x1FFFFFFF)&w.Mask != w.ID&w.Mask {
+		id := r.ID &^ (wire.CANRTR | wire.CANERR)
+		if w.Mask != 0 && (id&wire.CANEFFMask)&w.Mask != w.ID&w.Mask {
 			return true
 		}
-		if r.ID&(canbus.FlagRTR|canbus.FlagERR) != 0 {
+		if r.ID&(wire.CANRTR|wire.CANERR) != 0 {
 			skipped++
 			return true
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/ring"
 )
@@ -28,7 +29,7 @@ func TestVINRequestPlan(t *testing.T) {
 		t.Fatalf("%d frames", p.Count)
 	}
 	f := p.Frames[0]
-	if f.ID != FlagEFF|0x18EA00F9 || !bytes.Equal(f.Data, []byte{0xEC, 0xFE, 0x00}) {
+	if f.ID != wire.CANEFF|0x18EA00F9 || !bytes.Equal(f.Data, []byte{0xEC, 0xFE, 0x00}) {
 		t.Errorf("frame %s % X", f.IDHex(), f.Data)
 	}
 	b, _ := json.Marshal(p)
@@ -113,10 +114,10 @@ func TestClassifyRaisesRisk(t *testing.T) {
 		f    Frame
 		want Risk
 	}{
-		{"raw DM11 request", Frame{ID: FlagEFF | 0x18EA00F9, Data: []byte{0xD3, 0xFE, 0x00}}, RiskErase},
-		{"raw DM3 request", Frame{ID: FlagEFF | 0x18EAFFF9, Data: []byte{0xCC, 0xFE, 0x00}}, RiskErase},
+		{"raw DM11 request", Frame{ID: wire.CANEFF | 0x18EA00F9, Data: []byte{0xD3, 0xFE, 0x00}}, RiskErase},
+		{"raw DM3 request", Frame{ID: wire.CANEFF | 0x18EAFFF9, Data: []byte{0xCC, 0xFE, 0x00}}, RiskErase},
 		{"raw UDS clear", Frame{ID: 0x7DF, Data: []byte{0x04, 0x14, 0xFF, 0xFF, 0xFF}}, RiskErase},
-		{"raw VIN request", Frame{ID: FlagEFF | 0x18EA00F9, Data: []byte{0xEC, 0xFE, 0x00}}, RiskActuate},
+		{"raw VIN request", Frame{ID: wire.CANEFF | 0x18EA00F9, Data: []byte{0xEC, 0xFE, 0x00}}, RiskActuate},
 	} {
 		p, err := s.Plan(context.Background(), Caller{}, CANSend("can0", []Frame{tc.f}))
 		if err != nil {
@@ -170,14 +171,14 @@ func TestReplayWindow(t *testing.T) {
 	port, _ := st.Port("can0", 0)
 	t0 := time.Unix(100, 0)
 	for i := range 5 {
-		port.Add(t0.Add(time.Duration(i)*10*time.Millisecond), canbus.FlagEFF|0x0CF00400, []byte{byte(i)})
+		port.Add(t0.Add(time.Duration(i)*10*time.Millisecond), wire.CANEFF|0x0CF00400, []byte{byte(i)})
 		port.Add(t0.Add(time.Duration(i)*10*time.Millisecond+time.Millisecond), 0x123, []byte{0xAA})
 	}
-	sp, err := Replay(port, "can0", Window{ID: 0x0CF00400, Mask: 0x1FFFFFFF, Since: t0.Add(10 * time.Millisecond)})
+	sp, err := Replay(port, "can0", Window{ID: 0x0CF00400, Mask: wire.CANEFFMask, Since: t0.Add(10 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sp.Frames) != 4 || sp.Frames[1].Delay != 10*time.Millisecond || sp.Frames[0].Data[0] != 1 || sp.Frames[0].ID != FlagEFF|0x0CF00400 {
+	if len(sp.Frames) != 4 || sp.Frames[1].Delay != 10*time.Millisecond || sp.Frames[0].Data[0] != 1 || sp.Frames[0].ID != wire.CANEFF|0x0CF00400 {
 		t.Errorf("replay plan %+v", sp.Frames)
 	}
 	if _, err := Replay(port, "can0", Window{Max: 3}); err == nil {

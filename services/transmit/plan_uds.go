@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/isotp"
 )
 
@@ -20,7 +21,7 @@ const (
 // UDSRequest is one UDS request over ISO-TP.
 type UDSRequest struct {
 	Port       string
-	RequestID  uint32 // with FlagEFF for 29-bit
+	RequestID  uint32 // with wire.CANEFF for 29-bit
 	ResponseID uint32
 	Payload    []byte // the UDS request (see isotp.ReadDataByID and friends)
 	Pad        bool   // pad frames to 8 bytes
@@ -34,7 +35,7 @@ func (r UDSRequest) Spec() (Spec, error) {
 		return Spec{}, fmt.Errorf("empty UDS request")
 	}
 	if r.RequestID == r.ResponseID {
-		return Spec{}, fmt.Errorf("request and response ids are both %X", r.RequestID&^FlagEFF)
+		return Spec{}, fmt.Errorf("request and response ids are both %X", r.RequestID&^wire.CANEFF)
 	}
 	raw, err := isotp.Segment(r.Payload, r.Pad)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/isotp"
 )
 
@@ -20,12 +21,12 @@ func vinByBAM(b *bus, id uint32, data []byte) {
 	}
 	n := len(vin)
 	packets := (n + 6) / 7
-	b.emit(FlagEFF|0x1CECFF00, []byte{0x20, byte(n), 0, byte(packets), 0xFF, 0xEC, 0xFE, 0x00})
+	b.emit(wire.CANEFF|0x1CECFF00, []byte{0x20, byte(n), 0, byte(packets), 0xFF, 0xEC, 0xFE, 0x00})
 	for i := range packets {
 		chunk := []byte{byte(i + 1), 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}
 		copy(chunk[1:], vin[i*7:min(n, i*7+7)])
 		time.Sleep(5 * time.Millisecond)
-		b.emit(FlagEFF|0x1CEBFF00, chunk)
+		b.emit(wire.CANEFF|0x1CEBFF00, chunk)
 	}
 }
 

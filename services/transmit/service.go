@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Writer puts one frame on a bus. For CAN, id carries FlagEFF for a 29-bit
+// Writer puts one frame on a bus. For CAN, id carries wire.CANEFF for a 29-bit
 // id; for J1708, id is 0 and data is the whole message with its checksum.
 // Only Service calls it.
 type Writer interface {
@@ -19,7 +19,7 @@ type Writer interface {
 // RxFrame is a frame seen on a port while a plan listens for its answer.
 type RxFrame struct {
 	Time time.Time
-	ID   uint32 // with FlagEFF for 29-bit
+	ID   uint32 // with wire.CANEFF for 29-bit
 	Data []byte
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/daemon"
+	"fieldtap/mcp"
 )
 
 // version is set at link time by the Makefile (-X main.version=…).
@@ -41,7 +42,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	var (
 		cfgPath   = fs.String("config", "", "TOML configuration file (see docs/configuration.md)")
-		board     = fs.String("board", config.DefaultBoard, "board profile: "+strings.Join(config.Boards, ", ")+" (none opens only --source files)")
+		board     = fs.String("board", config.DefaultBoard, "board profile: "+strings.Join(config.Boards(), ", ")+" (none opens only --source files)")
 		transport = fs.String("mcp-transport", config.DefaultTransport, "MCP transport: stdio or http")
 		listen    = fs.String("mcp-listen", config.DefaultListen, "HTTP listen address; the endpoint is at /mcp")
 		speed     = fs.String("replay-speed", config.DefaultReplaySpeed, "sim board pace: realtime, max, or a factor such as 10x")
@@ -53,11 +54,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		sources   repeated
 		// MCP surface (docs/mcp-protocol.md).
 		bundles      = fs.String("mcp-bundles", "", "comma-separated tool bundles to load (default: every bundle except transmit)")
-		maxResp      = fs.Int("mcp-max-response-bytes", config.DefaultMaxResponseBytes, "largest tool answer in bytes; larger ones are refused with RESPONSE_TOO_LARGE (minimum 1024)")
+		maxResp      = fs.Int("mcp-max-response-bytes", mcp.DefaultMaxResponseBytes, fmt.Sprintf("largest tool answer in bytes; larger ones are refused with RESPONSE_TOO_LARGE (minimum %d)", mcp.MinMaxResponseBytes))
 		tokensFile   = fs.String("mcp-tokens-file", "", "bearer tokens file of id:sha256:<hex>[:scopes] lines; required to listen beyond loopback")
 		resourceURL  = fs.String("mcp-resource-url", "", "publish RFC 9728 protected-resource metadata for this URL of the endpoint")
-		maxConc      = fs.Int("mcp-max-concurrent", config.DefaultMaxConcurrent, "tool calls running at once over HTTP; more are refused (0: no cap)")
-		ratePerPeer  = fs.Int("mcp-rate-limit-per-peer", config.DefaultRatePerPeer, "tool calls one peer address may start per second over HTTP (0: no cap)")
+		maxConc      = fs.Int("mcp-max-concurrent", mcp.DefaultMaxConcurrent, "tool calls running at once over HTTP; more are refused (0: no cap)")
+		ratePerPeer  = fs.Int("mcp-rate-limit-per-peer", mcp.DefaultRatePerPeer, "tool calls one peer address may start per second over HTTP (0: no cap)")
 		auditFile    = fs.String("mcp-audit-file", "", "append one JSON line per tools/call to this file (created 0600)")
 		allowedHosts repeated
 	)
@@ -110,9 +111,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case "mcp-resource-url":
 			cfg.MCP.ResourceURL = *resourceURL
 		case "mcp-max-concurrent":
-			cfg.MCP.MaxConcurrent = *maxConc
+			cfg.MCP.MaxConcurrent = maxConc
 		case "mcp-rate-limit-per-peer":
-			cfg.MCP.RateLimitPerPeer = *ratePerPeer
+			cfg.MCP.RateLimitPerPeer = ratePerPeer
 		case "mcp-audit-file":
 			cfg.MCP.AuditFile = *auditFile
 		}

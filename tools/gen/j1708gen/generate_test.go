@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/tools/gen/internal/drive"
 )
 
@@ -90,7 +91,7 @@ func TestMessages(t *testing.T) {
 				for _, b := range m.Data {
 					sum += b
 				}
-				if sum != 0 || len(m.Data) < MinMessage || len(m.Data) > MaxMessage {
+				if sum != 0 || len(m.Data) < wire.MinJ1708Message || len(m.Data) > wire.MaxJ1708Message {
 					t.Fatalf("message %d % X: %d bytes summing to %d", i, m.Data, len(m.Data), sum)
 				}
 				if _, err := parseJ1587(m.Data); err != nil {

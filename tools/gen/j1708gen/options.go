@@ -13,16 +13,11 @@ type Options struct {
 }
 
 // Message is one J1708 message: MID, data, checksum. All bytes sum to 0
-// mod 256; a message is MinMessage to MaxMessage bytes long.
+// mod 256; a message is wire.MinJ1708Message to wire.MaxJ1708Message bytes long.
 type Message struct {
 	Time time.Time
 	Data []byte // owned by the receiver
 }
-
-const (
-	MinMessage = 2  // MID and checksum
-	MaxMessage = 21 // SAE J1708 limit, MID and checksum included
-)
 
 func (o Options) check() error {
 	if o.Duration <= 0 {

@@ -1,16 +1,13 @@
-package canlog
+package wire
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"time"
-
-	"fieldtap/drivers/capture"
-	"fieldtap/services/canbus"
 )
 
-func TestDecode(t *testing.T) {
+func TestDecodeCandump(t *testing.T) {
 	tests := []struct {
 		name    string
 		line    string
@@ -20,14 +17,14 @@ func TestDecode(t *testing.T) {
 		iface   string
 		time    time.Time
 	}{
-		{name: "log ext", line: "(1608041700.316550) can0 18FECA00#0102", id: 0x18FECA00 | capture.CANEFF, data: "0102", iface: "can0", time: time.Unix(1608041700, 316550000)},
+		{name: "log ext", line: "(1608041700.316550) can0 18FECA00#0102", id: 0x18FECA00 | CANEFF, data: "0102", iface: "can0", time: time.Unix(1608041700, 316550000)},
 		{name: "log std lowercase padded", line: "(143.783033) can1      301#096fa73b0ab80c98", id: 0x301, data: "096FA73B0AB80C98", iface: "can1", time: time.Unix(143, 783033000)},
-		{name: "log zero length", line: "(143.811551) can1 18FECA01#", id: 0x18FECA01 | capture.CANEFF, iface: "can1", time: time.Unix(143, 811551000)},
-		{name: "log remote", line: "(1.000000) can0 123#R", id: 0x123 | capture.CANRTR, iface: "can0", time: time.Unix(1, 0)},
-		{name: "pretty tz", line: " (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5", id: 0x18FEDF00 | capture.CANEFF, data: "8AA0287D7DFFFFF5", iface: "can0", time: time.Unix(0, 5001000)},
+		{name: "log zero length", line: "(143.811551) can1 18FECA01#", id: 0x18FECA01 | CANEFF, iface: "can1", time: time.Unix(143, 811551000)},
+		{name: "log remote", line: "(1.000000) can0 123#R", id: 0x123 | CANRTR, iface: "can0", time: time.Unix(1, 0)},
+		{name: "pretty tz", line: " (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5", id: 0x18FEDF00 | CANEFF, data: "8AA0287D7DFFFFF5", iface: "can0", time: time.Unix(0, 5001000)},
 		{name: "pretty std short", line: "(12.5)  vcan0  7DF   [2]  02 01", id: 0x7DF, data: "0201", iface: "vcan0", time: time.Unix(12, 500000000)},
-		{name: "pretty zero", line: "(0.1)  can0  18FECA01   [0]", id: 0x18FECA01 | capture.CANEFF, iface: "can0", time: time.Unix(0, 100000000)},
-		{name: "pretty remote", line: "(0.1)  can0  123   [2]  remote request", id: 0x123 | capture.CANRTR, iface: "can0", time: time.Unix(0, 100000000)},
+		{name: "pretty zero", line: "(0.1)  can0  18FECA01   [0]", id: 0x18FECA01 | CANEFF, iface: "can0", time: time.Unix(0, 100000000)},
+		{name: "pretty remote", line: "(0.1)  can0  123   [2]  remote request", id: 0x123 | CANRTR, iface: "can0", time: time.Unix(0, 100000000)},
 		{name: "prose", line: "not a candump line", wantErr: "timestamp"},
 		{name: "odd hex", line: "(0.000000) can0 123#123", wantErr: "odd"},
 		{name: "dlc over 8", line: "(0.0) can0 123#00112233445566778899", wantErr: "longer than 8"},
@@ -44,8 +41,8 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var r Record
-			err := Decode([]byte(tc.line), &r)
+			var r CandumpRecord
+			err := DecodeCandump([]byte(tc.line), &r)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
@@ -71,7 +68,7 @@ func hexOf(b []byte) string {
 	return s.String()
 }
 
-func TestAppendLineRoundTrips(t *testing.T) {
+func TestAppendCandumpRoundTrips(t *testing.T) {
 	tests := []struct {
 		name string
 		line string
@@ -83,11 +80,11 @@ func TestAppendLineRoundTrips(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var r Record
-			if err := Decode([]byte(tc.line), &r); err != nil {
+			var r CandumpRecord
+			if err := DecodeCandump([]byte(tc.line), &r); err != nil {
 				t.Fatal(err)
 			}
-			got := AppendLine(nil, r.Time, string(r.Interface), r.ID, r.Payload())
+			got := AppendCandump(nil, r.Time, string(r.Interface), r.ID, r.Payload())
 			if string(got) != tc.line {
 				t.Errorf("AppendLine = %q, want %q", got, tc.line)
 			}
@@ -95,23 +92,7 @@ func TestAppendLineRoundTrips(t *testing.T) {
 	}
 }
 
-func TestWriterWritesFrames(t *testing.T) {
-	var buf bytes.Buffer
-	w := NewWriter(&buf, "can0")
-	fr, _ := capture.EncodeCAN(0x0CF00400|capture.CANEFF, []byte{0xF8, 0x7D})
-	if err := w.WriteFrame(capture.Frame{Time: time.Unix(10, 5000), Data: fr}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteFrame(capture.Frame{Data: []byte{1}}); err == nil {
-		t.Error("a truncated frame must be refused")
-	}
-	w.Flush()
-	if got, want := buf.String(), "(10.000005) can0 0CF00400#F87D\n"; got != want {
-		t.Errorf("wrote %q, want %q", got, want)
-	}
-}
-
-func FuzzParseLine(f *testing.F) {
+func FuzzDecodeCandump(f *testing.F) {
 	for _, s := range []string{
 		"(1608041700.316550) can0 18FECA00#0102",
 		" (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5",
@@ -123,20 +104,20 @@ func FuzzParseLine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var r Record
-		if err := Decode(b, &r); err != nil {
+		var r CandumpRecord
+		if err := DecodeCandump(b, &r); err != nil {
 			return
 		}
-		if r.Len > maxCANData {
-			t.Fatalf("Len %d > %d", r.Len, maxCANData)
+		if r.Len > MaxCANData {
+			t.Fatalf("Len %d > %d", r.Len, MaxCANData)
 		}
 		// A line we accept must survive a write and a re-read unchanged.
 		if len(r.Interface) == 0 || bytes.ContainsAny(r.Interface, " \t\r\n") {
 			return
 		}
-		out := AppendLine(nil, r.Time, string(r.Interface), r.ID, r.Payload())
-		var r2 Record
-		if err := Decode(out, &r2); err != nil {
+		out := AppendCandump(nil, r.Time, string(r.Interface), r.ID, r.Payload())
+		var r2 CandumpRecord
+		if err := DecodeCandump(out, &r2); err != nil {
 			t.Fatalf("re-read %q: %v", out, err)
 		}
 		if r2.ID != r.ID || r2.Len != r.Len || r2.Data != r.Data {
@@ -145,40 +126,21 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-func BenchmarkDecode(b *testing.B) {
+func BenchmarkDecodeCandump(b *testing.B) {
 	lines := [][]byte{
 		[]byte("(1634254884.936348) can1 0CF00400#F87D7D000000FF7D"),
 		[]byte(" (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5"),
 	}
 	for _, l := range lines {
 		b.Run(string(l[:8]), func(b *testing.B) {
-			var r Record
+			var r CandumpRecord
 			b.ReportAllocs()
 			b.SetBytes(int64(len(l)))
 			for b.Loop() {
-				if err := Decode(l, &r); err != nil {
+				if err := DecodeCandump(l, &r); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-	}
-}
-
-// TestExportMatchesWriter keeps services/canbus's export (which may not
-// import this package) byte-identical to AppendLine.
-func TestExportMatchesWriter(t *testing.T) {
-	for _, line := range []string{
-		"(1608041700.316550) can0 18FECA00#0102030405060708\n",
-		"(143.783033) can1 301#096FA73B0AB80C98\n",
-		"(5.000001) can0 7FF#R\n",
-	} {
-		var r Record
-		if err := Decode([]byte(line), &r); err != nil {
-			t.Fatal(err)
-		}
-		cr := canbus.Record{Time: r.Time, ID: r.ID, Len: r.Len, Data: r.Data}
-		if got, want := string(canbus.AppendCandump(nil, "can0", &cr)), string(AppendLine(nil, r.Time, "can0", r.ID, r.Payload())); got != want {
-			t.Errorf("export %q, writer %q", got, want)
-		}
 	}
 }

@@ -1,0 +1,21 @@
+package board
+
+// Port is one capture port: a board profile's [[port]] table and the
+// configuration file's are the same shape, so both open ports by one
+// mechanism. Which fields apply depends on the driver.
+type Port struct {
+	Name   string `toml:"name"`   // what operators and tools call it ("j1708", "can1")
+	Driver string `toml:"driver"` // see Drivers
+	Device string `toml:"device"` // tty path or network interface
+	// GapMicros is the idle time that ends a J1708 message (0 = driver default).
+	GapMicros int `toml:"gap_us"`
+	// Bitrate of a CAN port in bit/s (0 = 250000, J1939). CAN ports
+	// always open listen-only.
+	Bitrate int `toml:"bitrate"`
+	// Transmit lets this port transmit through the gatekeeper; every other
+	// gate still applies (docs/transmit-safety.md). Default false.
+	Transmit bool `toml:"transmit"`
+	// Filter is an afpacket port's capture filter: a BPF program as
+	// `tcpdump -dd EXPR` prints it (docs/configuration.md); empty keeps all.
+	Filter string `toml:"filter"`
+}

@@ -1,0 +1,64 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
+	"fieldtap/services/ring"
+	"fieldtap/services/rtp"
+)
+
+// frameSource is a finite source that emits a fixed list of frames.
+type frameSource struct {
+	frames   []capture.Frame
+	counters capture.Counters
+}
+
+func (s *frameSource) Name() string         { return "can9" }
+func (s *frameSource) Kind() capture.Kind   { return capture.KindCAN }
+func (s *frameSource) Origin() string       { return "test" }
+func (s *frameSource) Live() bool           { return false }
+func (s *frameSource) Stats() capture.Stats { return s.counters.Snapshot() }
+func (s *frameSource) Run(ctx context.Context, out *capture.Handoff) error {
+	for _, f := range s.frames {
+		if err := out.Put(ctx, f); err != nil {
+			return err
+		}
+	}
+	s.counters.Exhaust("")
+	return nil
+}
+
+var _ capture.Source = (*frameSource)(nil)
+
+// TestUndecodableCANFrameIsCounted: a CAN frame whose bytes are not a
+// struct can_frame is counted in the port's drops, not silently lost.
+func TestUndecodableCANFrameIsCounted(t *testing.T) {
+	an, err := newAnalysers(ring.Limits{Items: 16, Bytes: 1 << 16}, t.TempDir(), t.TempDir(), rtp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := wire.EncodeCAN(wire.CANEFF|0x18FECA00, []byte{1, 2})
+	bad := []byte{0, 0, 0, 1, 9} // a length byte of 9 and no data
+	src := &frameSource{frames: []capture.Frame{
+		{Time: time.Unix(1, 0), Link: wire.LinkCANSocketCAN, Data: good},
+		{Time: time.Unix(2, 0), Link: wire.LinkCANSocketCAN, Data: bad},
+	}}
+	p, err := newPort(src, 8, an)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	p.run(context.Background(), &wg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	wg.Wait()
+	st := p.status()
+	if st.Drops[capture.DropUndecodable] != 1 || st.Store.Frames != 1 {
+		t.Errorf("drops %v, stored %d; want one undecodable frame counted and one stored", st.Drops, st.Store.Frames)
+	}
+}
