@@ -1,26 +1,14 @@
 package mcp
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "fieldtap/services/untrusted"
 
-// Markers around capture-derived free text (DESIGN.md §4). The two
-// bracket code points mean nothing in SIP, J1939 or J1587, so rewriting
-// them inside the payload costs nothing and makes the fence unforgeable.
+// The fence and its caps are the untrusted package's; the walker below
+// applies them to tagged fields until every row carries untrusted types.
 const (
-	fenceOpen  = "⟦untrusted-capture-data⟧"
-	fenceClose = "⟦/untrusted-capture-data⟧"
-	// maxFieldBytes caps one fenced field (display name, User-Agent, VIN):
-	// no RFC bounds them, and 256 clears every honest value (the longest
-	// browser User-Agents reach about 150) while leaving a sender about
-	// three lines of prose to write instructions in.
-	maxFieldBytes = 256
-	// maxBodyBytes caps one fenced body (an SDP, a message snippet); the
-	// response byte budget bounds the answer as a whole.
-	maxBodyBytes = 64 << 10
-	// truncatedMark says a cap fired, so a cut value never reads as whole.
-	truncatedMark = "…[truncated]"
+	fenceOpen     = untrusted.Open
+	fenceClose    = untrusted.Close
+	maxFieldBytes = untrusted.MaxFieldBytes
+	truncatedMark = untrusted.TruncatedMark
 )
 
 // fenceKind is how a tagged string is fenced: a field keeps no line
@@ -45,81 +33,18 @@ func fenceKindOf(tag string) fenceKind {
 	return notFenced
 }
 
-// fence wraps capture text in the markers after cleaning it. An empty
-// value stays empty: there is nothing to distrust, and omitempty still
-// decides whether the key exists.
+// fence wraps capture text in the markers after cleaning it; an empty
+// value stays empty.
 func fence(s string, k fenceKind) string {
-	if s == "" || k == notFenced {
+	if k == notFenced {
 		return s
 	}
-	limit := maxFieldBytes
-	if k == fenceBody {
-		limit = maxBodyBytes
-	}
-	clean, cut := sanitize(s, k == fenceBody, limit)
-	if cut {
-		clean += truncatedMark
-	}
-	return fenceOpen + clean + fenceClose
+	return untrusted.Fence(s, k == fenceBody)
 }
 
-// sanitize rewrites the fence brackets to ASCII, drops C0/C1 controls
-// (an ESC is an ANSI sequence in whatever renders the transcript, a NUL
-// truncates naive consumers) and the Unicode bidi controls (category Cf,
-// which a control-only strip misses: "Trojan Source"), replaces invalid
-// UTF-8, and cuts at limit bytes on a rune boundary. keepLines keeps \n
-// and \t for bodies.
-func sanitize(s string, keepLines bool, limit int) (string, bool) {
-	var b strings.Builder
-	b.Grow(min(len(s), limit))
-	for _, r := range s {
-		switch {
-		case r == '⟦':
-			r = '['
-		case r == '⟧':
-			r = ']'
-		case keepLines && (r == '\n' || r == '\t'):
-		case isControl(r) || isBidiControl(r):
-			continue
-		}
-		if b.Len()+utf8.RuneLen(r) > limit {
-			return b.String(), true
-		}
-		b.WriteRune(r) // an invalid byte arrives here as U+FFFD
-	}
-	return b.String(), false
-}
-
-func isControl(r rune) bool {
-	return r < 0x20 || (r >= 0x7F && r <= 0x9F)
-}
-
-// isBidiControl lists the explicit directional formatting characters of
-// Unicode UAX #9: embeddings and overrides, isolates, and the marks.
-func isBidiControl(r rune) bool {
-	switch {
-	case r >= 0x202A && r <= 0x202E: // LRE RLE PDF LRO RLO
-		return true
-	case r >= 0x2066 && r <= 0x2069: // LRI RLI FSI PDI
-		return true
-	}
-	return r == 0x200E || r == 0x200F || r == 0x061C // LRM RLM ALM
-}
-
-// printableASCII renders raw payload bytes that should be text (a VIN, a
-// component id) as printable ASCII, every other byte as '.', for fencing
-// beside the hex, which stays the truth.
-func printableASCII(b []byte) string {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if c >= 0x20 && c < 0x7F {
-			out[i] = c
-		} else {
-			out[i] = '.'
-		}
-	}
-	return string(out)
-}
+// printableASCII is untrusted.PrintableASCII as a plain string, for the
+// walker to fence.
+func printableASCII(b []byte) string { return string(untrusted.PrintableASCII(b)) }
 
 // provenanceNote is the last content block of every answer that carries
 // fenced text. It comes last so content[0] stays the envelope for clients
