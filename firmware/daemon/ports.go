@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fieldtap/drivers/capture"
@@ -20,6 +21,10 @@ type port struct {
 	counters capture.Counters          // deliveries and hand-off drops
 	consume  func(capture.Frame) error // an error counts the frame DropUndecodable
 	stored   func() ring.Stats
+	// drained is set once the consumer has handed the analysers the last
+	// frame the source delivered: only then is a finite port exhausted,
+	// so no answer says "whole" while frames still wait in the hand-off.
+	drained atomic.Bool
 }
 
 func newPort(src capture.Source, depth int, an *analysers) (*port, error) {
@@ -55,6 +60,7 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 				p.counters.Drop(capture.DropUndecodable, 1)
 			}
 		}
+		p.drained.Store(true)
 	}()
 }
 
@@ -80,7 +86,7 @@ func (p *port) status() ports.Status {
 		Errors:          s.Errors,
 		FirstTime:       timePtr(h.First),
 		LastTime:        timePtr(h.Last),
-		SourceExhausted: s.Exhausted,
+		SourceExhausted: s.Exhausted && p.drained.Load(),
 		StoppedEarly:    s.StoppedEarly,
 		Store: ports.StoreStatus{
 			Frames: st.Items, Bytes: st.Bytes,
