@@ -25,8 +25,8 @@ func TestAuditRecordsEveryCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call(t, s, toolCaptureStatus, map[string]any{})
-	call(t, s, toolCaptureStatus, map[string]any{"bogus": "x\n\"}"})
+	callTool(t, s, toolCaptureStatus, map[string]any{})
+	callTool(t, s, toolCaptureStatus, map[string]any{"bogus": "x\n\"}"})
 	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": map[string]any{"name": "no_such_tool"}})
 	s.HandleMessage(context.Background(), req)
 
@@ -71,7 +71,7 @@ func TestAuditFailureWithholdsTheAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close() // every write now fails, as on a full disk
-	r, env := call(t, s, toolCaptureStatus, map[string]any{})
+	r, env := callTool(t, s, toolCaptureStatus, map[string]any{})
 	if !r.IsError || env["errors"].([]any)[0].(map[string]any)["code"] != CodeAuditFailed || env["data"] != nil {
 		t.Errorf("answer leaked without its record: %s", r.Content[0].Text)
 	}
@@ -129,9 +129,9 @@ func TestTokensFile(t *testing.T) {
 
 func TestScopeGatesNonReadOnlyTools(t *testing.T) {
 	d := testDeps()
-	tools := map[string]mcpgo.Tool{"send": mcpgo.NewTool("send", mcpgo.WithReadOnlyHintAnnotation(false)), "look": mcpgo.NewTool("look", readOnly())}
+	tools := map[string]mcpgo.Tool{"send": mcpgo.NewTool("send", mcpgo.WithReadOnlyHintAnnotation(false)), "look": mcpgo.NewTool("look", mcpgo.WithToolAnnotation(readOnly()))}
 	h := scoped(d, tools)(func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		return ok(SourceInfo{}, 1), nil
+		return rendered([]byte(`{"ok":true}`), true, ""), nil
 	})
 	cases := []struct {
 		name   string

@@ -1,13 +1,9 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // Response byte budget (--mcp-max-response-bytes). The budget counts the
@@ -30,29 +26,20 @@ const (
 // holds, in the order a suggestion prefers them.
 var sizeKnobs = []string{"limit", "max_messages", "max_lines"}
 
-// budget refuses an answer over maxBytes with RESPONSE_TOO_LARGE, its
-// size, and a concrete narrower request; it never cuts silently.
-func budget(d Deps, maxBytes int, inputs map[string]map[string]bool) server.ToolHandlerMiddleware {
-	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			res, err := next(ctx, req)
-			if err != nil || res == nil {
-				return res, err
-			}
-			size := len(res.RawStructuredContent)
-			if size <= maxBytes {
-				return res, nil
-			}
-			name := req.Params.Name
-			return failWith(d.Source(), ErrorInfo{
-				Code:      CodeResponseTooLarge,
-				Message:   fmt.Sprintf("the answer of %s would be %d bytes, over the %d-byte response budget", name, size, maxBytes),
-				Hint:      narrower(name, size, maxBytes, res.RawStructuredContent, req.GetArguments(), inputs[name]),
-				SizeBytes: size,
-				MaxBytes:  maxBytes,
-			}), nil
-		}
+// tooLarge refuses an answer over maxBytes with RESPONSE_TOO_LARGE, its
+// size, and a concrete narrower request; nothing is ever cut silently.
+func tooLarge(ti toolInfo, size, maxBytes int, body []byte, args map[string]any) error {
+	has := map[string]bool{}
+	for _, n := range ti.input.names() {
+		has[n] = true
 	}
+	return &toolError{ErrorInfo{
+		Code:      CodeResponseTooLarge,
+		Message:   fmt.Sprintf("the answer of %s would be %d bytes, over the %d-byte response budget", ti.name, size, maxBytes),
+		Hint:      narrower(ti.name, size, maxBytes, body, args, has),
+		SizeBytes: size,
+		MaxBytes:  maxBytes,
+	}}
 }
 
 // narrower suggests a request that fits: the size knob scaled to the
@@ -108,24 +95,3 @@ func rowsOf(body []byte, args map[string]any, knob string) int {
 	return max(env.Data.Messages, env.Data.Lines)
 }
 
-// inputProperties maps each tool to the names of its arguments.
-func inputProperties(tools []server.ServerTool) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	for _, t := range tools {
-		props := map[string]bool{}
-		for p := range t.Tool.InputSchema.Properties {
-			props[p] = true
-		}
-		if len(t.Tool.RawInputSchema) > 0 {
-			var s struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			}
-			_ = json.Unmarshal(t.Tool.RawInputSchema, &s)
-			for p := range s.Properties {
-				props[p] = true
-			}
-		}
-		out[t.Tool.Name] = props
-	}
-	return out
-}

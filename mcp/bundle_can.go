@@ -1,72 +1,116 @@
 package mcp
 
 import (
-	"context"
-	"encoding/base64"
 	"fmt"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 )
 
-// Tool names in the can bundle.
-const (
-	toolCANBuses     = "can_buses"
-	toolCANFrames    = "can_frames"
-	toolCANIDs       = "can_ids"
-	toolBusLoad      = "bus_load"
-	toolExportCANLog = "export_canlog"
-)
+// canTools is the can bundle: raw frames, the ID table, bus load, candump
+// export, and DBC decoding (bundle_dbc.go).
+var canTools = []toolDef{canBuses, canFrames, canIDs, busLoad, exportCANLog, dbcLoad, dbcDecode}
 
-// Page sizes for CAN lists: a frame row is ~150 bytes of JSON, so the
-// maximum page stays far below the 1 MiB response cap.
-const (
-	canDefaultLimit = 100
-	canMaxLimit     = 1000
-	// canExportMaxLines bounds one export_canlog answer (~45 bytes a line).
-	canExportMaxLines = 10_000
-)
+// canPorts resolves the port argument against the CAN store's ports.
+func canPorts(d Deps, sel PortSelector) ([]*canbus.Port, error) {
+	if d.CAN == nil {
+		return nil, unavailable("CAN store (no CAN port)", "capture_status lists the ports this box has")
+	}
+	return choosePorts(sel, "CAN", d.CAN.Ports(), (*canbus.Port).Name)
+}
 
-// CodeNotFound is returned when a named port or item does not exist.
-const codeCANNotFound = "NOT_FOUND"
+// canRings is each chosen port's frame ring with its index among all
+// CAN ports, for pagePortRings.
+func canRings(d Deps, chosen []*canbus.Port) []portRing[canbus.Record] {
+	all := d.CAN.Ports()
+	out := make([]portRing[canbus.Record], 0, len(chosen))
+	for _, p := range chosen {
+		out = append(out, portRing[canbus.Record]{index: uint64(slices.Index(all, p)), name: p.Name(), snap: p.Frames()})
+	}
+	return out
+}
 
-type canPortArg struct {
-	Port string `json:"port,omitempty" jsonschema:"CAN port name (from can_buses); empty means every port"`
+type canBusesIn struct {
+	PortSelector
 }
 
 type canBusesOut struct {
 	Buses []canbus.Status `json:"buses"`
 }
 
+var canBuses = tool[canBusesIn, canBusesOut]{
+	name:  "can_buses",
+	desc:  "Every CAN port (or one): bitrate used for load, frames (standard, extended, remote, error), distinct ids, mean and 1-second peak bus load, first/last frame time, its frame store, and the driver's link view (mode, bus state, bus-offs, restarts).",
+	hints: readOnly(),
+	run: func(c *call, in canBusesIn) (canBusesOut, error) {
+		ps, err := canPorts(c.d, in.PortSelector)
+		if err != nil {
+			return canBusesOut{}, err
+		}
+		out := canBusesOut{Buses: make([]canbus.Status, 0, len(ps))}
+		for _, p := range ps {
+			out.Buses = append(out.Buses, p.Status())
+		}
+		return out, nil
+	},
+}
+
+// canSelect is what can_frames and export_canlog filter frames by.
+type canSelect struct {
+	ID   canIDArg   `json:"id,omitempty"`
+	Mask hexMaskArg `json:"mask,omitempty"`
+	window
+}
+
+// canMatch is a parsed canSelect.
+type canMatch struct {
+	id, mask uint32
+	haveID   bool
+	in       span
+}
+
+func (s canSelect) match() (canMatch, error) {
+	var m canMatch
+	var err error
+	if m.in, err = s.span(); err != nil {
+		return m, err
+	}
+	switch {
+	case s.ID != "":
+		m.id, m.haveID = hexValue(string(s.ID)), true
+		if len(s.ID) > 3 {
+			m.id |= wire.CANEFF
+		} else if m.id > wire.CANSFFMask {
+			return m, argErr("id", "use 4 or more digits for a 29-bit id", "%s is more than 11 bits", s.ID)
+		}
+		m.mask = wire.CANEFFMask | wire.CANEFF
+		if s.Mask != "" {
+			m.mask = hexValue(string(s.Mask)) | wire.CANEFF
+		}
+	case s.Mask != "":
+		return m, argErr("mask", "give id with mask", "a mask needs an id")
+	}
+	return m, nil
+}
+
+func (m canMatch) frame(r canbus.Record) bool {
+	if m.haveID && (r.ID&^wire.CANRTR)&m.mask != m.id&m.mask {
+		return false
+	}
+	return m.in.holds(r.Time)
+}
+
 type canFramesIn struct {
-	Port   string `json:"port,omitempty" jsonschema:"CAN port name; empty means the first port"`
-	ID     string `json:"id,omitempty" jsonschema:"hex CAN id to match (with mask); 3 digits or fewer is 11-bit, more is 29-bit"`
-	Mask   string `json:"mask,omitempty" jsonschema:"hex mask applied to id and frame id; default all bits"`
-	Since  string `json:"since,omitempty" jsonschema:"RFC 3339 time; frames at or after"`
-	Until  string `json:"until,omitempty" jsonschema:"RFC 3339 time; frames before"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1..1000, default 100"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
-}
-
-// canFramesListIn is can_frames' arguments: the selection plus fields.
-type canFramesListIn struct {
-	canFramesIn
-	Projection
-}
-
-// canIDsIn is can_ids' arguments.
-type canIDsIn struct {
-	canPortArg
+	PortSelector
+	canSelect
+	Paging
 	Projection
 }
 
 type canFrameRow struct {
+	Port     string    `json:"port"`
 	Seq      uint64    `json:"seq"`
 	Time     time.Time `json:"time"`
 	ID       string    `json:"id"`
@@ -77,265 +121,156 @@ type canFrameRow struct {
 	Data     string    `json:"data"`
 }
 
+var canFrames = tool[canFramesIn, page[canFrameRow]]{
+	name:  "can_frames",
+	desc:  "Stored CAN frames, port by port (each oldest first), filtered by id/mask and time window; paged. Empty port means every CAN port.",
+	hints: readOnly(),
+	ids:   []string{"port", "seq"},
+	run: func(c *call, in canFramesIn) (page[canFrameRow], error) {
+		ps, err := canPorts(c.d, in.PortSelector)
+		if err != nil {
+			return page[canFrameRow]{}, err
+		}
+		m, err := in.match()
+		if err != nil {
+			return page[canFrameRow]{}, err
+		}
+		return pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
+			func(_ string, r canbus.Record) bool { return m.frame(r) },
+			func(port string, seq uint64, r canbus.Record) canFrameRow {
+				return canFrameRow{Port: port, Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Extended: r.ID&wire.CANEFF != 0,
+					Remote: r.ID&wire.CANRTR != 0, Error: r.ID&wire.CANERR != 0, DLC: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())}
+			})
+	},
+}
+
+type canIDsIn struct {
+	PortSelector
+	Paging
+	Projection
+}
+
 type canIDRow struct {
+	Port string `json:"port"`
 	canbus.IDStats
 	Rate *float64 `json:"rate_hz"` // null with fewer than two frames or no time span
 }
 
-type canBusLoadOut struct {
-	Port    string          `json:"port"`
-	Bitrate int             `json:"bitrate"`
-	Method  string          `json:"method"`
-	Seconds []canbus.Second `json:"seconds"`
-}
-
-type canExportOut struct {
-	Port      string `json:"port"`
-	Lines     int    `json:"lines"`
-	Truncated bool   `json:"truncated"`
-	Candump   string `json:"candump"`
-}
-
-// canFilter is a parsed can_frames/export_canlog selection.
-type canFilter struct {
-	id, mask     uint32
-	haveID       bool
-	since, until time.Time
-}
-
-func parseCANFilter(id, mask, since, until string) (canFilter, error) {
-	var f canFilter
-	if id != "" {
-		v, err := strconv.ParseUint(id, 16, 32)
-		if err != nil || v > wire.CANEFFMask {
-			return f, fmt.Errorf("id %q is not a hex CAN id", id)
-		}
-		f.id, f.haveID = uint32(v), true
-		if len(id) > 3 {
-			f.id |= wire.CANEFF
-		}
-		f.mask = wire.CANEFFMask | wire.CANEFF
-		if mask != "" {
-			m, err := strconv.ParseUint(mask, 16, 32)
-			if err != nil {
-				return f, fmt.Errorf("mask %q is not hex", mask)
-			}
-			f.mask = uint32(m) | wire.CANEFF
-		}
-	} else if mask != "" {
-		return f, fmt.Errorf("mask without id")
-	}
-	for _, p := range []struct {
-		s   string
-		dst *time.Time
-	}{{since, &f.since}, {until, &f.until}} {
-		if p.s == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, p.s)
+var canIDs = tool[canIDsIn, page[canIDRow]]{
+	name:  "can_ids",
+	desc:  "The ID table, port by port: per CAN id the count, rate, first/last time, last data, DLCs seen, and which bytes and bits have changed; standard ids before extended, each in id order. Paged.",
+	hints: readOnly(),
+	ids:   []string{"port", "id"},
+	run: func(c *call, in canIDsIn) (page[canIDRow], error) {
+		ps, err := canPorts(c.d, in.PortSelector)
 		if err != nil {
-			return f, fmt.Errorf("time %q is not RFC 3339", p.s)
+			return page[canIDRow]{}, err
 		}
-		*p.dst = t
-	}
-	return f, nil
-}
-
-func (f canFilter) match(r *canbus.Record) bool {
-	if f.haveID && (r.ID&^wire.CANRTR)&f.mask != f.id&f.mask {
-		return false
-	}
-	if !f.since.IsZero() && r.Time.Before(f.since) {
-		return false
-	}
-	if !f.until.IsZero() && !r.Time.Before(f.until) {
-		return false
-	}
-	return true
-}
-
-// canPageArgs checks what every paged frame tool takes besides its filter:
-// the port, the page size and the cursor.
-func canPageArgs(d Deps, port string, limit int, cursor string) (*canbus.Port, int, uint64, *mcpgo.CallToolResult) {
-	src := d.Source()
-	p, bad := canPort(d, port)
-	if bad != nil {
-		return nil, 0, 0, bad
-	}
-	n, err := canLimit(limit)
-	if err != nil {
-		return nil, 0, 0, fail(src, CodeInvalidArgument, err.Error(), "use a smaller page and follow next_cursor")
-	}
-	from, err := canParseCursor(src, cursor)
-	if err != nil {
-		return nil, 0, 0, fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
-	}
-	return p, n, from, nil
-}
-
-// canCursor is opaque to clients: the ring sequence number of the next
-// row plus the capture identity, so a cursor from another run is refused.
-func canCursor(src SourceInfo, seq uint64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(src.CaptureIdentity + "|" + strconv.FormatUint(seq, 10)))
-}
-
-func canParseCursor(src SourceInfo, c string) (uint64, error) {
-	if c == "" {
-		return 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	ident, seq, ok := strings.Cut(string(b), "|")
-	if err != nil || !ok || ident != src.CaptureIdentity {
-		return 0, fmt.Errorf("cursor is not one this capture issued")
-	}
-	return strconv.ParseUint(seq, 10, 64)
-}
-
-func canLimit(n int) (int, error) {
-	switch {
-	case n == 0:
-		return canDefaultLimit, nil
-	case n < 0 || n > canMaxLimit:
-		return 0, fmt.Errorf("limit %d: want 1..%d", n, canMaxLimit)
-	}
-	return n, nil
-}
-
-// canPort resolves a port argument; empty means the first port.
-func canPort(d Deps, name string) (*canbus.Port, *mcpgo.CallToolResult) {
-	if d.CAN == nil {
-		return nil, fail(d.Source(), codeCANNotFound, "this box has no CAN store", "check capture_status for CAN ports")
-	}
-	if name == "" {
-		ps := d.CAN.Ports()
-		if len(ps) == 0 {
-			return nil, fail(d.Source(), codeCANNotFound, "no CAN port has carried a frame yet", "wait for traffic, or check capture_status")
+		pg, err := newPager(c, in.Paging)
+		if err != nil {
+			return page[canIDRow]{}, err
 		}
-		return ps[0], nil
-	}
-	p := d.CAN.Lookup(name)
-	if p == nil {
-		return nil, fail(d.Source(), codeCANNotFound, fmt.Sprintf("no CAN port %q", name), "call can_buses for the port names")
-	}
-	return p, nil
+		all := c.d.CAN.Ports()
+		rows := []canIDRow{}
+		for _, p := range ps {
+			idx := uint64(slices.Index(all, p))
+			for _, s := range p.IDs() {
+				if pg.offer(rowKey{idx, uint64(s.ID)}) {
+					rows = append(rows, canIDRow{Port: p.Name(), IDStats: s, Rate: s.Rate()})
+				}
+			}
+			if st := p.Status(); st.IDOverflow > 0 {
+				c.warnf("port %s: %d frames carried ids beyond the table's %d-id bound and are not listed", p.Name(), st.IDOverflow, canbus.MaxIDs)
+			}
+		}
+		return page[canIDRow]{Items: rows, Page: pg.page()}, nil
+	},
 }
 
-func canTools(d Deps) []server.ServerTool {
-	return []server.ServerTool{
-		{
-			Tool: mcpgo.NewTool(toolCANBuses,
-				mcpgo.WithDescription("Every CAN port: bitrate used for load, frames (standard, extended, remote, error), distinct ids, mean and 1-second peak bus load, first/last frame time, and its frame store."),
-				readOnly(), outputSchema[canBusesOut]()),
-			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
-				out := canBusesOut{Buses: []canbus.Status{}}
-				if d.CAN != nil {
-					for _, p := range d.CAN.Ports() {
-						out.Buses = append(out.Buses, p.Status())
-					}
+type busLoadIn struct {
+	PortSelector
+	window
+	Paging
+	Projection
+}
+
+type busLoadRow struct {
+	Port    string    `json:"port"`
+	Start   time.Time `json:"start"`
+	Frames  uint64    `json:"frames"`
+	Bits    uint64    `json:"bits"`
+	Bitrate int       `json:"bitrate"`
+	Load    float64   `json:"load"`
+}
+
+var busLoad = tool[busLoadIn, page[busLoadRow]]{
+	name: "bus_load",
+	desc: fmt.Sprintf("Bus load per second, port by port, oldest first, over a time window (the last %d s are kept): frames, bits on the wire and load = bits / bitrate. "+
+		"Bits per frame use the worst-case stuffing estimate g+8n+13+floor((g+8n-1)/4), g = 34 for an 11-bit and 54 for a 29-bit id (Davis et al. 2007). Paged.", canbus.MaxSeconds),
+	hints: readOnly(),
+	ids:   []string{"port", "start"},
+	run: func(c *call, in busLoadIn) (page[busLoadRow], error) {
+		ps, err := canPorts(c.d, in.PortSelector)
+		if err != nil {
+			return page[busLoadRow]{}, err
+		}
+		sp, err := in.span()
+		if err != nil {
+			return page[busLoadRow]{}, err
+		}
+		pg, err := newPager(c, in.Paging)
+		if err != nil {
+			return page[busLoadRow]{}, err
+		}
+		all := c.d.CAN.Ports()
+		rows := []busLoadRow{}
+		for _, p := range ps {
+			idx := uint64(slices.Index(all, p))
+			bitrate := p.Status().Bitrate
+			for _, s := range p.Seconds() {
+				if sp.holds(s.Start) && pg.offer(rowKey{idx, uint64(s.Start.Unix())}) {
+					rows = append(rows, busLoadRow{Port: p.Name(), Start: s.Start, Frames: s.Frames, Bits: s.Bits, Bitrate: bitrate, Load: s.Load})
 				}
-				return ok(d.Source(), out)
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolCANFrames,
-				mcpgo.WithDescription("Raw CAN frames of one port, oldest first, filtered by id/mask and time range; paged with an opaque cursor."),
-				inputSchema[canFramesListIn](), readOnly(), listOutput[canFrameRow]()),
-			Handler: listHandler[canFramesListIn, canFrameRow](d, []string{"seq"}, func(ctx context.Context, in canFramesListIn) *mcpgo.CallToolResult {
-				src := d.Source()
-				p, limit, from, bad := canPageArgs(d, in.Port, in.Limit, in.Cursor)
-				if bad != nil {
-					return bad
-				}
-				f, err := parseCANFilter(in.ID, in.Mask, in.Since, in.Until)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "ids and masks are hex, times RFC 3339")
-				}
-				snap := p.Frames()
-				rows, page := seqPage(src, snap, from, limit, func(r canbus.Record) bool { return f.match(&r) },
-					func(seq uint64, r canbus.Record) canFrameRow {
-						return canFrameRow{Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Extended: r.ID&wire.CANEFF != 0,
-							Remote: r.ID&wire.CANRTR != 0, Error: r.ID&wire.CANERR != 0, DLC: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())}
-					})
-				var warn []string
-				if from > 0 && from < snap.FirstSeq() {
-					warn = append(warn, "frames between the cursor and the oldest stored frame were evicted by the store's bounds")
-				}
-				return list(src, rows, page, warn...)
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolCANIDs,
-				mcpgo.WithDescription("The ID table of one port: per CAN id the count, rate, first/last time, last data, DLCs seen, and which bytes and bits have changed."),
-				inputSchema[canIDsIn](), readOnly(), listOutput[canIDRow]()),
-			Handler: listHandler[canIDsIn, canIDRow](d, []string{"id"}, func(ctx context.Context, in canIDsIn) *mcpgo.CallToolResult {
-				p, bad := canPort(d, in.Port)
-				if bad != nil {
-					return bad
-				}
-				rows := []canIDRow{}
-				for _, s := range p.IDs() {
-					rows = append(rows, canIDRow{IDStats: s, Rate: s.Rate()})
-				}
-				st := p.Status()
-				var warn []string
-				if st.IDOverflow > 0 {
-					warn = append(warn, fmt.Sprintf("%d frames carried ids beyond the table's %d-id bound and are not listed", st.IDOverflow, canbus.MaxIDs))
-				}
-				return list(d.Source(), rows, Page{Returned: len(rows), TotalMatched: len(rows)}, warn...)
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolBusLoad,
-				mcpgo.WithDescription("Bus load per second of one port: frames, bits on the wire (worst-case stuffing estimate) and load = bits / bitrate."),
-				inputSchema[canPortArg](), readOnly(), outputSchema[canBusLoadOut]()),
-			Handler: handler(d, func(ctx context.Context, in canPortArg) *mcpgo.CallToolResult {
-				p, bad := canPort(d, in.Port)
-				if bad != nil {
-					return bad
-				}
-				st := p.Status()
-				return ok(d.Source(), canBusLoadOut{Port: p.Name(), Bitrate: st.Bitrate, Seconds: p.Seconds(),
-					Method: "bits per frame = g+8n+13+floor((g+8n-1)/4), g=34 (11-bit) or 54 (29-bit): worst-case stuffing, Davis et al. 2007"})
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolExportCANLog,
-				mcpgo.WithDescription("The stored frames of one port as candump -l text, filtered by id/mask and time range; at most 10000 lines, and says when it cut."),
-				inputSchema[canFramesIn](), readOnly(), outputSchema[canExportOut]()),
-			Handler: handler(d, func(ctx context.Context, in canFramesIn) *mcpgo.CallToolResult {
-				src := d.Source()
-				p, bad := canPort(d, in.Port)
-				if bad != nil {
-					return bad
-				}
-				if in.Cursor != "" || in.Limit != 0 {
-					return fail(src, CodeInvalidArgument, "export_canlog takes no cursor or limit", "narrow the window with since/until instead")
-				}
-				f, err := parseCANFilter(in.ID, in.Mask, in.Since, in.Until)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "ids and masks are hex, times RFC 3339")
-				}
-				out := canExportOut{Port: p.Name()}
-				var buf []byte
-				p.Frames().Range(0, func(_ uint64, r canbus.Record) bool {
-					if !f.match(&r) {
-						return true
-					}
-					if out.Lines == canExportMaxLines {
-						out.Truncated = true
-						return false
-					}
-					buf = wire.AppendCandump(buf, r.Time, p.Name(), r.ID, r.Payload())
-					out.Lines++
-					return true
-				})
-				out.Candump = string(buf)
-				var warn []string
-				if out.Truncated {
-					warn = append(warn, fmt.Sprintf("cut at %d lines: narrow since/until to export the rest", canExportMaxLines))
-				}
-				return ok(src, out, warn...)
-			}),
-		},
-	}
+			}
+		}
+		return page[busLoadRow]{Items: rows, Page: pg.page()}, nil
+	},
+}
+
+type exportCANLogIn struct {
+	PortSelector
+	canSelect
+	Paging
+	Projection
+}
+
+type candumpRow struct {
+	Port string `json:"port"`
+	Seq  uint64 `json:"seq"`
+	// Line is one candump -l line (no newline), replayable with canplayer.
+	Line string `json:"line"`
+}
+
+var exportCANLog = tool[exportCANLogIn, page[candumpRow]]{
+	name:  "export_canlog",
+	desc:  "Stored CAN frames as candump -l lines (replayable with canplayer), port by port, each oldest first, filtered by id/mask and time window; paged like can_frames: follow next_cursor for the rest.",
+	hints: readOnly(),
+	ids:   []string{"port", "seq"},
+	run: func(c *call, in exportCANLogIn) (page[candumpRow], error) {
+		ps, err := canPorts(c.d, in.PortSelector)
+		if err != nil {
+			return page[candumpRow]{}, err
+		}
+		m, err := in.match()
+		if err != nil {
+			return page[candumpRow]{}, err
+		}
+		var buf []byte
+		return pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
+			func(_ string, r canbus.Record) bool { return m.frame(r) },
+			func(port string, seq uint64, r canbus.Record) candumpRow {
+				buf = wire.AppendCandump(buf[:0], r.Time, port, r.ID, r.Payload())
+				return candumpRow{Port: port, Seq: seq, Line: string(buf[:len(buf)-1])}
+			})
+	},
 }

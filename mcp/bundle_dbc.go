@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,41 +9,38 @@ import (
 	"strings"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
+	"fieldtap/services/untrusted"
 )
 
-// Tool names of the DBC half of the can bundle.
-const (
-	toolDBCLoad   = "dbc_load"
-	toolDBCDecode = "dbc_decode"
-)
+// dbcMaxListed bounds dbc_load's message list (~200 bytes a row with
+// fencing): the counts beside it are always whole.
+const dbcMaxListed = 256
 
-const (
-	// codeDBCRefused: the file was read but is not a database we decode;
-	// the message carries file:line: reason.
-	codeDBCRefused = "DBC_REFUSED"
-	// dbcMaxListed bounds dbc_load's message list (~200 bytes a row with
-	// fencing): the counts beside it are always whole.
-	dbcMaxListed = 256
-)
+// dbcNameArg is the name a database is kept under.
+type dbcNameArg string
+
+func (dbcNameArg) argSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: fmt.Sprintf(`^[A-Za-z0-9_.-]{1,%d}$`, dbc.MaxNameBytes),
+		Description: fmt.Sprintf("letters, digits, _ - . (at most %d)", dbc.MaxNameBytes)}
+}
 
 type dbcLoadIn struct {
-	File string `json:"file" jsonschema:"DBC file name inside the box's data directory (store.data_dir), e.g. truck.dbc or oem/engine.dbc; no .. and no absolute path"`
-	Name string `json:"name,omitempty" jsonschema:"name to keep it under (letters, digits, _ - .); default the file name without .dbc; an existing name is replaced"`
+	File string     `json:"file" jsonschema:"DBC file name inside the box's data directory (store.data_dir), e.g. truck.dbc or oem/engine.dbc; no .. and no absolute path"`
+	Name dbcNameArg `json:"name,omitempty" jsonschema:"name to keep it under (letters, digits, _ - .); default the file name without .dbc; an existing name is replaced"`
 }
 
 type dbcMessageRow struct {
-	ID       string `json:"id"` // hex, 3 or 8 digits as can_frames shows it
-	Extended bool   `json:"extended"`
-	Name     string `json:"name" untrusted:"field"`
-	Size     int    `json:"size_bytes"`
-	Signals  int    `json:"signals"`
-	Comment  string `json:"comment,omitempty" untrusted:"field"`
+	ID       string         `json:"id"` // hex, 3 or 8 digits as can_frames shows it
+	Extended bool           `json:"extended"`
+	Name     untrusted.Text `json:"name"`
+	Size     int            `json:"size_bytes"`
+	Signals  int            `json:"signals"`
+	Comment  untrusted.Text `json:"comment,omitempty"`
 }
 
 type dbcLoadOut struct {
@@ -61,28 +57,92 @@ type dbcLoadOut struct {
 	Loaded        []string        `json:"loaded"`
 }
 
+// dbcErr maps the registry's errors to the vocabulary.
+func dbcErr(err error) error {
+	var de *dbc.Error
+	switch {
+	case errors.As(err, &de):
+		return failErr(CodeDBCRefused, de.Error(), "fix the file at that line, or ask for a DBC export from the tool that made it")
+	case errors.Is(err, os.ErrNotExist):
+		return notFound("the file must be in the box's data directory (store.data_dir)", "%v", err)
+	case errors.Is(err, dbc.ErrTooMany):
+		return argErr("name", "load under the name of a database you no longer need", "%v", err)
+	case errors.Is(err, dbc.ErrNoDataDir):
+		return unavailable("data directory for DBC files", "set store.data_dir in the configuration")
+	}
+	return argErr("file", "give a file name relative to the data directory", "%v", err)
+}
+
+func dbcIDHex(id uint32, ext bool) string {
+	if ext {
+		return wire.FormatCANID(id | wire.CANEFF)
+	}
+	return wire.FormatCANID(id)
+}
+
+var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
+	name: "dbc_load",
+	desc: "Load a DBC database from the box's data directory under a name (at most 8 kept). Latin-1 is transcoded, // comments stripped, nested multiplexing read; a file that is not a DBC is refused with file:line: reason. Answers counts and the message list. " +
+		"It reads a file into memory and sends nothing to a bus.",
+	hints: readOnly(),
+	text:  []textSource{textDBC},
+	run: func(c *call, in dbcLoadIn) (dbcLoadOut, error) {
+		if c.d.DBC == nil {
+			return dbcLoadOut{}, unavailable("DBC registry", "the can bundle needs a CAN store")
+		}
+		db, err := c.d.DBC.Load(string(in.Name), in.File)
+		if err != nil {
+			return dbcLoadOut{}, dbcErr(err)
+		}
+		out := dbcLoadOut{Name: db.Name, File: db.File, Messages: len(db.Messages), Signals: db.Signals, J1939: db.J1939,
+			Notes: nonNil(db.Notes), MessageList: []dbcMessageRow{}, Loaded: []string{}}
+		for _, m := range db.Messages {
+			if m.Extended {
+				out.Extended++
+			}
+			for _, s := range m.Signals {
+				if s.Mux >= 0 {
+					out.Multiplexed++
+				}
+			}
+			if len(out.MessageList) == dbcMaxListed {
+				out.ListTruncated = true
+				continue
+			}
+			out.MessageList = append(out.MessageList, dbcMessageRow{ID: dbcIDHex(m.ID, m.Extended), Extended: m.Extended,
+				Name: untrusted.Text(m.Name), Size: m.Size, Signals: len(m.Signals), Comment: untrusted.Text(m.Comment)})
+		}
+		for _, l := range c.d.DBC.List() {
+			out.Loaded = append(out.Loaded, l.Name)
+		}
+		if out.ListTruncated {
+			c.warnf("message_list shows the first %d of %d messages", dbcMaxListed, out.Messages)
+		}
+		return out, nil
+	},
+}
+
 type dbcDecodeIn struct {
-	Database string `json:"database,omitempty" jsonschema:"name given by dbc_load; empty means the only loaded database"`
-	Message  string `json:"message" jsonschema:"message name, or its hex CAN id as the DBC defines it"`
-	Signal   string `json:"signal,omitempty" jsonschema:"one signal of the message; empty decodes every signal"`
-	Port     string `json:"port,omitempty" jsonschema:"CAN port name; empty means the first port"`
-	Since    string `json:"since,omitempty" jsonschema:"RFC 3339 time; frames at or after"`
-	Until    string `json:"until,omitempty" jsonschema:"RFC 3339 time; frames before"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"page size, 1..1000, default 100"`
-	Cursor   string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Database dbcNameArg `json:"database,omitempty" jsonschema:"name given by dbc_load; empty means the only loaded database"`
+	Message  string     `json:"message" jsonschema:"message name, or its hex CAN id as the DBC defines it"`
+	Signal   string     `json:"signal,omitempty" jsonschema:"one signal of the message; empty decodes every signal"`
+	PortSelector
+	window
+	Paging
 	Projection
 }
 
 type dbcValue struct {
-	Signal string   `json:"signal" untrusted:"field"`
-	Value  *float64 `json:"value"` // physical; null unless status is ok
-	Raw    *int64   `json:"raw"`   // sign-extended raw (float signals: bit pattern); null unless ok
-	Unit   string   `json:"unit,omitempty" untrusted:"field"`
-	Label  string   `json:"label,omitempty" untrusted:"field"`
-	Status string   `json:"status"` // ok, not_selected, frame_too_short, not_finite
+	Signal untrusted.Text `json:"signal"`
+	Value  *float64       `json:"value"` // physical; null unless status is ok
+	Raw    *int64         `json:"raw"`   // sign-extended raw (float signals: bit pattern); null unless ok
+	Unit   untrusted.Text `json:"unit,omitempty"`
+	Label  untrusted.Text `json:"label,omitempty"`
+	Status string         `json:"status"` // ok, not_selected, frame_too_short, not_finite
 }
 
 type dbcDecodeRow struct {
+	Port    string     `json:"port"`
 	Seq     uint64     `json:"seq"`
 	Time    time.Time  `json:"time"`
 	ID      string     `json:"id"`
@@ -93,67 +153,19 @@ type dbcDecodeRow struct {
 
 // unfence accepts a name an agent copied with its fence markers.
 func unfence(s string) string {
-	s = strings.TrimPrefix(s, fenceOpen)
-	return strings.TrimSuffix(s, fenceClose)
-}
-
-func dbcFail(src SourceInfo, err error) *mcpgo.CallToolResult {
-	var de *dbc.Error
-	switch {
-	case errors.As(err, &de):
-		return fail(src, codeDBCRefused, de.Error(), "fix the file at that line, or ask for a DBC export from the tool that made it")
-	case errors.Is(err, os.ErrNotExist):
-		return fail(src, codeCANNotFound, err.Error(), "the file must be in the box's data directory (store.data_dir)")
-	case errors.Is(err, dbc.ErrTooMany):
-		return fail(src, CodeInvalidArgument, err.Error(), "load under the name of a database you no longer need")
-	case errors.Is(err, dbc.ErrNoDataDir):
-		return fail(src, codeCANNotFound, err.Error(), "set store.data_dir in the configuration")
-	}
-	return fail(src, CodeInvalidArgument, err.Error(), "give a file name relative to the data directory")
-}
-
-func dbcLoadAnswer(db *dbc.Database, loaded []*dbc.Database) dbcLoadOut {
-	out := dbcLoadOut{Name: db.Name, File: db.File, Messages: len(db.Messages), Signals: db.Signals, J1939: db.J1939,
-		Notes: nonNil(db.Notes), MessageList: []dbcMessageRow{}}
-	for _, m := range db.Messages {
-		if m.Extended {
-			out.Extended++
-		}
-		for _, s := range m.Signals {
-			if s.Mux >= 0 {
-				out.Multiplexed++
-			}
-		}
-		if len(out.MessageList) == dbcMaxListed {
-			out.ListTruncated = true
-			continue
-		}
-		out.MessageList = append(out.MessageList, dbcMessageRow{ID: dbcIDHex(m.ID, m.Extended), Extended: m.Extended,
-			Name: m.Name, Size: m.Size, Signals: len(m.Signals), Comment: m.Comment})
-	}
-	for _, l := range loaded {
-		out.Loaded = append(out.Loaded, l.Name)
-	}
-	return out
-}
-
-func dbcIDHex(id uint32, ext bool) string {
-	if ext {
-		return wire.FormatCANID(id | wire.CANEFF)
-	}
-	return wire.FormatCANID(id)
+	s = strings.TrimPrefix(s, untrusted.Open)
+	return strings.TrimSuffix(s, untrusted.Close)
 }
 
 // dbcDatabase resolves the database argument.
-func dbcDatabase(d Deps, name string) (*dbc.Database, *mcpgo.CallToolResult) {
-	src := d.Source()
+func dbcDatabase(d Deps, name dbcNameArg) (*dbc.Database, error) {
 	if d.DBC == nil {
-		return nil, fail(src, codeCANNotFound, "this box has no DBC registry", "check the can bundle is built with CAN support")
+		return nil, unavailable("DBC registry", "the can bundle needs a CAN store")
 	}
 	if name != "" {
-		db, err := d.DBC.Get(name)
+		db, err := d.DBC.Get(string(name))
 		if err != nil {
-			return nil, fail(src, codeCANNotFound, err.Error(), "call dbc_load first; its answer lists the loaded names")
+			return nil, notFound("call dbc_load first; its answer lists the loaded names", "%v", err)
 		}
 		return db, nil
 	}
@@ -163,8 +175,7 @@ func dbcDatabase(d Deps, name string) (*dbc.Database, *mcpgo.CallToolResult) {
 		for _, db := range all {
 			names = append(names, db.Name)
 		}
-		return nil, fail(src, CodeInvalidArgument, fmt.Sprintf("%d databases are loaded (%s): name one", len(all), strings.Join(names, ", ")),
-			"pass database; dbc_load loads one")
+		return nil, argErr("database", "pass database; dbc_load loads one", "%d databases are loaded (%s): name one", len(all), strings.Join(names, ", "))
 	}
 	return all[0], nil
 }
@@ -175,15 +186,14 @@ func dbcMessage(db *dbc.Database, arg string) (*dbc.Message, error) {
 	if m := db.MessageByName(arg); m != nil {
 		return m, nil
 	}
-	v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(arg), "0x"), 16, 32)
-	if err == nil {
+	if v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(arg), "0x"), 16, 32); err == nil {
 		for i := range db.Messages {
 			if m := &db.Messages[i]; m.ID == uint32(v) {
 				return m, nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("database %s has no message %q (by name or hex id)", db.Name, arg)
+	return nil, notFound("dbc_load lists the message names and ids", "database %s has no message %q (by name or hex id)", db.Name, arg)
 }
 
 func dbcValues(m *dbc.Message, vals []dbc.Value, only int) []dbcValue {
@@ -193,94 +203,67 @@ func dbcValues(m *dbc.Message, vals []dbc.Value, only int) []dbcValue {
 			continue
 		}
 		s := &m.Signals[i]
-		row := dbcValue{Signal: s.Name, Unit: s.Unit, Status: v.Status.String()}
+		row := dbcValue{Signal: untrusted.Text(s.Name), Unit: untrusted.Text(s.Unit), Status: v.Status.String()}
 		switch {
 		case v.Status != dbc.StatusOK:
 		case math.IsNaN(v.Physical) || math.IsInf(v.Physical, 0):
 			row.Status = "not_finite" // JSON has no NaN; the raw bits stay
-			row.Raw = &v.Raw
+			raw := v.Raw
+			row.Raw = &raw
 		default:
 			phys, raw := v.Physical, v.Raw
 			row.Value, row.Raw = &phys, &raw
-			row.Label, _ = s.Label(v)
+			label, _ := s.Label(v)
+			row.Label = untrusted.Text(label)
 		}
 		out = append(out, row)
 	}
 	return out
 }
 
-func dbcTools(d Deps) []server.ServerTool {
-	return []server.ServerTool{
-		{
-			Tool: mcpgo.NewTool(toolDBCLoad,
-				mcpgo.WithDescription("Load a DBC database from the box's data directory under a name (at most 8 kept). Latin-1 is transcoded, // comments stripped, nested multiplexing read; a file that is not a DBC is refused with file:line: reason. Answers counts and the message list."),
-				inputSchema[dbcLoadIn](), readOnly(), outputSchema[dbcLoadOut]()),
-			Handler: handler(d, func(ctx context.Context, in dbcLoadIn) *mcpgo.CallToolResult {
-				src := d.Source()
-				if d.DBC == nil {
-					return fail(src, codeCANNotFound, "this box has no DBC registry", "check the can bundle is built with CAN support")
-				}
-				db, err := d.DBC.Load(in.Name, in.File)
-				if err != nil {
-					return dbcFail(src, err)
-				}
-				out := dbcLoadAnswer(db, d.DBC.List())
-				var warn []string
-				if out.ListTruncated {
-					warn = append(warn, fmt.Sprintf("message_list shows the first %d of %d messages", dbcMaxListed, out.Messages))
-				}
-				return ok(src, out, warn...)
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolDBCDecode,
-				mcpgo.WithDescription("Decode one DBC message (every signal, or one signal over time) from a port's stored frames, oldest first: physical value, raw, unit, value label, and whether multiplexing selected it. J1939 databases also match other source addresses by PGN. Paged with an opaque cursor."),
-				inputSchema[dbcDecodeIn](), readOnly(), listOutput[dbcDecodeRow]()),
-			Handler: listHandler[dbcDecodeIn, dbcDecodeRow](d, []string{"seq"}, func(ctx context.Context, in dbcDecodeIn) *mcpgo.CallToolResult {
-				src := d.Source()
-				db, bad := dbcDatabase(d, in.Database)
-				if bad != nil {
-					return bad
-				}
-				m, err := dbcMessage(db, in.Message)
-				if err != nil {
-					return fail(src, codeCANNotFound, err.Error(), "dbc_load lists the message names and ids")
-				}
-				only := -1
-				if in.Signal != "" {
-					if only = m.SignalIndex(unfence(in.Signal)); only < 0 {
-						return fail(src, codeCANNotFound, fmt.Sprintf("the message has no signal %q", unfence(in.Signal)), "omit signal to decode them all")
-					}
-				}
-				p, limit, from, bad := canPageArgs(d, in.Port, in.Limit, in.Cursor)
-				if bad != nil {
-					return bad
-				}
-				f, err := parseCANFilter("", "", in.Since, in.Until)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "times are RFC 3339")
-				}
-				snap := p.Frames()
-				var vals []dbc.Value
-				keep := func(r canbus.Record) bool {
-					return r.ID&(wire.CANRTR|wire.CANERR) == 0 && f.match(&r) &&
-						m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0) != dbc.MatchNone
-				}
-				rows, page := seqPage(src, snap, from, limit, keep, func(seq uint64, r canbus.Record) dbcDecodeRow {
-					vals = m.Decode(r.Payload(), vals)
-					how := m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0)
-					return dbcDecodeRow{Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Match: how.String(),
-						Data: fmt.Sprintf("%X", r.Payload()), Signals: dbcValues(m, vals, only)}
-				})
-				var warn []string
-				if from > 0 && from < snap.FirstSeq() {
-					warn = append(warn, "frames between the cursor and the oldest stored frame were evicted by the store's bounds")
-				}
-				if m.Size > 8 {
-					warn = append(warn, fmt.Sprintf("the message is %d bytes (a transport-protocol payload); single frames carry at most 8, so later signals read frame_too_short", m.Size))
-				}
-				return list(src, rows, page, warn...)
-			}),
-		},
-	}
+var dbcDecode = tool[dbcDecodeIn, page[dbcDecodeRow]]{
+	name: "dbc_decode",
+	desc: "Decode one DBC message (every signal, or one signal over time) from the stored frames, port by port, each oldest first: physical value, raw, unit, value label, and whether multiplexing selected it. " +
+		"J1939 databases also match other source addresses by PGN. Names, units and labels come from the DBC file and are fenced; a fenced name copied back as an argument is accepted. Paged.",
+	hints: readOnly(),
+	ids:   []string{"port", "seq"},
+	text:  []textSource{textDBC},
+	run: func(c *call, in dbcDecodeIn) (page[dbcDecodeRow], error) {
+		db, err := dbcDatabase(c.d, in.Database)
+		if err != nil {
+			return page[dbcDecodeRow]{}, err
+		}
+		m, err := dbcMessage(db, in.Message)
+		if err != nil {
+			return page[dbcDecodeRow]{}, err
+		}
+		only := -1
+		if in.Signal != "" {
+			if only = m.SignalIndex(unfence(in.Signal)); only < 0 {
+				return page[dbcDecodeRow]{}, notFound("omit signal to decode them all", "message %s has no signal %q", m.Name, unfence(in.Signal))
+			}
+		}
+		ps, err := canPorts(c.d, in.PortSelector)
+		if err != nil {
+			return page[dbcDecodeRow]{}, err
+		}
+		sp, err := in.span()
+		if err != nil {
+			return page[dbcDecodeRow]{}, err
+		}
+		if m.Size > wire.MaxCANData {
+			c.warnf("message %s is %d bytes (a transport-protocol payload); single frames carry at most %d, so later signals read frame_too_short", m.Name, m.Size, wire.MaxCANData)
+		}
+		var vals []dbc.Value
+		return pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
+			func(_ string, r canbus.Record) bool {
+				return r.ID&(wire.CANRTR|wire.CANERR) == 0 && sp.holds(r.Time) && m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0) != dbc.MatchNone
+			},
+			func(port string, seq uint64, r canbus.Record) dbcDecodeRow {
+				vals = m.Decode(r.Payload(), vals)
+				how := m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0)
+				return dbcDecodeRow{Port: port, Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Match: how.String(),
+					Data: fmt.Sprintf("%X", r.Payload()), Signals: dbcValues(m, vals, only)}
+			})
+	},
 }

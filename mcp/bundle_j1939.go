@@ -1,57 +1,159 @@
 package mcp
 
 import (
-	"context"
-	"fmt"
+	"slices"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/services/j1939"
+	"fieldtap/services/untrusted"
 )
 
-// Tool names in the j1939 bundle.
-const (
-	toolJ1939Summary    = "j1939_summary"
-	toolJ1939Inventory  = "j1939_inventory"
-	toolJ1939Faults     = "j1939_faults"
-	toolJ1939PGN        = "j1939_pgn"
-	toolJ1939SPN        = "j1939_spn"
-	toolJ1939TPSessions = "j1939_tp_sessions"
-	toolJ1939Requests   = "j1939_requests"
-)
+// j1939Tools is the j1939 bundle.
+var j1939Tools = []toolDef{j1939Summary, j1939Inventory, j1939Faults, j1939PGN, j1939SPN, j1939TPSessions, j1939Requests}
 
 // j1939IdentPGNs carry text (VIN, component and software id): their
 // payload gets a fenced printable view beside the raw hex.
 var j1939IdentPGNs = map[uint32]bool{j1939.PGNVIN: true, j1939.PGNComponentID: true, j1939.PGNSoftwareID: true}
 
+// j1939Ports resolves the port argument against the ports the J1939 store
+// has seen; the index of each chosen port is its place among them.
+func j1939Ports(d Deps, sel PortSelector) (chosen []string, index map[string]uint64, err error) {
+	if d.J1939 == nil {
+		return nil, nil, unavailable("J1939 store (no CAN port)", "capture_status lists the ports this box has")
+	}
+	all := d.J1939.Ports()
+	index = map[string]uint64{}
+	for i, n := range all {
+		index[n] = uint64(i)
+	}
+	chosen, err = choosePorts(sel, "J1939", all, func(n string) string { return n })
+	return chosen, index, err
+}
+
+// onPorts keeps the rows whose port was chosen.
+func onPorts[R any](rows []R, chosen []string, port func(R) string) []R {
+	return slices.DeleteFunc(rows, func(r R) bool { return !slices.Contains(chosen, port(r)) })
+}
+
+type j1939PortIn struct {
+	PortSelector
+}
+
 type j1939SummaryOut struct {
 	Ports []j1939.PortSummary `json:"ports"`
 }
 
+var j1939Summary = tool[j1939PortIn, j1939SummaryOut]{
+	name:  "j1939_summary",
+	desc:  "J1939 overview per CAN port: frames, source addresses, top PGNs, TP.CM counts and session outcomes, requests, address claims and conflicts, DM1 sources and active DTC count. Start here on a truck bus.",
+	hints: readOnly(),
+	run: func(c *call, in j1939PortIn) (j1939SummaryOut, error) {
+		chosen, _, err := j1939Ports(c.d, in.PortSelector)
+		if err != nil {
+			return j1939SummaryOut{}, err
+		}
+		return j1939SummaryOut{Ports: onPorts(c.d.J1939.Summary(), chosen, func(p j1939.PortSummary) string { return p.Port })}, nil
+	},
+}
+
+type j1939ListIn struct {
+	PortSelector
+	Paging
+	Projection
+}
+
+var j1939Inventory = tool[j1939ListIn, page[j1939.InventoryRow]]{
+	name:  "j1939_inventory",
+	desc:  "ECUs per port from address claims and traffic, by port then source address: first/last seen, frames, decoded NAME (identity, manufacturer, function, industry group, instances, arbitrary-address capable), claim conflicts, DM1 lamps. Paged.",
+	hints: readOnly(),
+	ids:   []string{"port", "sa"},
+	run: func(c *call, in j1939ListIn) (page[j1939.InventoryRow], error) {
+		chosen, index, err := j1939Ports(c.d, in.PortSelector)
+		if err != nil {
+			return page[j1939.InventoryRow]{}, err
+		}
+		rows := onPorts(c.d.J1939.Inventory(), chosen, func(r j1939.InventoryRow) string { return r.Port })
+		return pageSlice(c, in.Paging, rows, func(r j1939.InventoryRow) rowKey { return rowKey{index[r.Port], uint64(r.SA)} })
+	},
+}
+
+var j1939Faults = tool[j1939ListIn, page[j1939.Fault]]{
+	name: "j1939_faults",
+	desc: "Latest DM1 (active) and DM2 (previously active) per source, by port, then DM1 before DM2, then source address: lamps (MIL, red stop, amber warning, protect: 0 off, 1 on, 2 error, 3 not available) " +
+		"and DTCs with spn, fmi, oc, cm in the SAE J1939-73 layout. no_active marks the SPN 0/FMI 0 'no fault' entry. Paged.",
+	hints: readOnly(),
+	ids:   []string{"port", "sa", "kind"},
+	run: func(c *call, in j1939ListIn) (page[j1939.Fault], error) {
+		chosen, index, err := j1939Ports(c.d, in.PortSelector)
+		if err != nil {
+			return page[j1939.Fault]{}, err
+		}
+		rows := onPorts(c.d.J1939.Faults(), chosen, func(r j1939.Fault) string { return r.Port })
+		return pageSlice(c, in.Paging, rows, func(r j1939.Fault) rowKey {
+			kind := uint64(1)
+			if r.Kind == "DM2" {
+				kind = 2
+			}
+			return rowKey{index[r.Port], kind<<8 | uint64(r.SA)}
+		})
+	},
+}
+
 type j1939PGNIn struct {
-	PGN uint32 `json:"pgn" jsonschema:"PGN number, decimal (e.g. 61444 for EEC1, 65260 for VIN)"`
-	SA  *int   `json:"sa,omitempty" jsonschema:"only this source address (0..255)"`
+	PGN pgnArg         `json:"pgn"`
+	SA  *sourceAddress `json:"sa,omitempty" jsonschema:"only this source address; omit for every source"`
+	PortSelector
 }
 
 type j1939PGNRow struct {
 	j1939.PGNValue
-	Text *string `json:"text" untrusted:"field"` // printable view for VIN/CI/SOFT, fenced by ok(); else null
+	// Text is the printable view of a VIN, component or software id
+	// payload (non-printable bytes as '.'); null for other PGNs.
+	Text *untrusted.Text `json:"text"`
 }
 
 type j1939PGNOut struct {
-	PGN     uint32        `json:"pgn"`
+	PGN     int           `json:"pgn"`
 	Name    string        `json:"name"`
 	Sources []j1939PGNRow `json:"sources"`
 }
 
+var j1939PGN = tool[j1939PGNIn, j1939PGNOut]{
+	name: "j1939_pgn",
+	desc: "Latest payload of one PGN per source and port, with the curated SPNs decoded (value null unless status is ok, unit, status). " +
+		"VIN, component and software id payloads also get a fenced printable view; the hex is the truth.",
+	hints: readOnly(),
+	text:  []textSource{textJ1939},
+	run: func(c *call, in j1939PGNIn) (j1939PGNOut, error) {
+		chosen, _, err := j1939Ports(c.d, in.PortSelector)
+		if err != nil {
+			return j1939PGNOut{}, err
+		}
+		pgn := uint32(in.PGN)
+		out := j1939PGNOut{PGN: int(in.PGN), Name: j1939.PGNName(pgn), Sources: []j1939PGNRow{}}
+		for _, v := range c.d.J1939.LatestPGN(pgn) {
+			if !slices.Contains(chosen, v.Port) || in.SA != nil && v.SA != int(*in.SA) {
+				continue
+			}
+			row := j1939PGNRow{PGNValue: v}
+			if j1939IdentPGNs[pgn] {
+				txt := untrusted.PrintableASCII(v.Raw)
+				row.Text = &txt
+			}
+			out.Sources = append(out.Sources, row)
+		}
+		return out, nil
+	},
+}
+
 type j1939SPNIn struct {
-	SPN    uint32 `json:"spn" jsonschema:"SPN number from the curated set (see docs/j1939.md), e.g. 190 engine speed"`
-	SA     *int   `json:"sa,omitempty" jsonschema:"only this source address (0..255)"`
-	Port   string `json:"port,omitempty" jsonschema:"only this port"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1..1000, default 100"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	SPN spnArg         `json:"spn"`
+	SA  *sourceAddress `json:"sa,omitempty" jsonschema:"only this source address; omit for every source"`
+	PortSelector
+	window
+	Paging
 	Projection
 }
 
@@ -66,16 +168,52 @@ type j1939SPNRow struct {
 	Raw    uint32    `json:"raw"`
 }
 
+var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
+	name:  "j1939_spn",
+	desc:  "Time series of one curated SPN (190 engine speed, 84 wheel speed, 110 coolant temperature, …; docs/j1939.md lists them), oldest first, over every port or one; value is null unless status is ok. Paged.",
+	hints: readOnly(),
+	ids:   []string{"seq"},
+	run: func(c *call, in j1939SPNIn) (page[j1939SPNRow], error) {
+		chosen, _, err := j1939Ports(c.d, in.PortSelector)
+		if err != nil {
+			return page[j1939SPNRow]{}, err
+		}
+		spn := uint32(in.SPN)
+		if _, known := j1939.LookupSPN(spn); !known {
+			return page[j1939SPNRow]{}, argErr("spn", "docs/j1939.md lists the curated SPNs; j1939_pgn shows raw payloads", "SPN %d is not in the curated set", spn)
+		}
+		sp, err := in.span()
+		if err != nil {
+			return page[j1939SPNRow]{}, err
+		}
+		keep := func(v j1939.Sample) bool {
+			return v.Value.SPN == spn && (in.SA == nil || int(v.SA) == int(*in.SA)) && slices.Contains(chosen, v.Port) && sp.holds(v.Time)
+		}
+		return pageRing(c, in.Paging, c.d.J1939.Samples(), "samples", keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
+			o := v.Value.Out("")
+			return j1939SPNRow{Seq: seq, Port: v.Port, Time: v.Time, SA: int(v.SA), Value: o.Value, Unit: o.Unit, Status: o.Status, Raw: o.Raw}
+		})
+	},
+}
+
+// tpStatusArg is a TP session status, from the j1939 package's names.
+type tpStatusArg string
+
+func (tpStatusArg) argSchema() *jsonschema.Schema {
+	return enumArg("only sessions with this status", j1939.TPStatusNames())
+}
+
 type j1939TPIn struct {
-	Status string `json:"status,omitempty" jsonschema:"only sessions with this status: complete, aborted, timed_out, superseded, refused, open"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"page size, 1..1000, default 100"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Status tpStatusArg    `json:"status,omitempty"`
+	SA     *sourceAddress `json:"sa,omitempty" jsonschema:"only sessions sent by this source address"`
+	PortSelector
+	Paging
 	Projection
 }
 
 type j1939TPRow struct {
-	Seq         *uint64   `json:"seq"` // null for a session still open
 	Port        string    `json:"port"`
+	ID          uint64    `json:"id"` // the port's announcement number: stable from open to end
 	Kind        string    `json:"kind"`
 	Status      string    `json:"status"`
 	SA          int       `json:"sa"`
@@ -85,34 +223,45 @@ type j1939TPRow struct {
 	Size        int       `json:"size"`
 	Packets     int       `json:"packets"`
 	Received    int       `json:"received"`
-	AbortReason *int      `json:"abort_reason"`
+	AbortReason *int      `json:"abort_reason"` // null unless aborted
 	Start       time.Time `json:"start"`
 	End         time.Time `json:"end"`
 }
 
-type j1939RequestsOut struct {
-	Ports []j1939.PortRequests `json:"ports"`
+var j1939TPSessions = tool[j1939TPIn, page[j1939TPRow]]{
+	name: "j1939_tp_sessions",
+	desc: "Transport-protocol sessions (BAM and RTS/CTS) by port, then in announcement order (id), ended and still open alike: SA, DA, transferred PGN, size, packets announced and received, " +
+		"status (complete, aborted with reason, timed_out per J1939-21, superseded, refused by the session bound, open). A session keeps its id while it closes, so paging is stable. Paged.",
+	hints: readOnly(),
+	ids:   []string{"port", "id"},
+	run: func(c *call, in j1939TPIn) (page[j1939TPRow], error) {
+		chosen, index, err := j1939Ports(c.d, in.PortSelector)
+		if err != nil {
+			return page[j1939TPRow]{}, err
+		}
+		var recs []j1939.SessionRecord
+		c.d.J1939.Sessions().Range(0, func(_ uint64, r j1939.SessionRecord) bool {
+			recs = append(recs, r)
+			return true
+		})
+		recs = append(recs, c.d.J1939.OpenSessions()...)
+		recs = slices.DeleteFunc(recs, func(r j1939.SessionRecord) bool {
+			return !slices.Contains(chosen, r.Port) || in.Status != "" && r.Status.String() != string(in.Status) || in.SA != nil && int(r.SA) != int(*in.SA)
+		})
+		p, err := pageSlice(c, in.Paging, recs, func(r j1939.SessionRecord) rowKey { return rowKey{index[r.Port], r.ID} })
+		if err != nil {
+			return page[j1939TPRow]{}, err
+		}
+		rows := make([]j1939TPRow, len(p.Items))
+		for i, r := range p.Items {
+			rows[i] = j1939TPRowOf(r)
+		}
+		return page[j1939TPRow]{Items: rows, Page: p.Page}, nil
+	},
 }
 
-func j1939Store(d Deps) (*j1939.Store, *mcpgo.CallToolResult) {
-	if d.J1939 == nil {
-		return nil, fail(d.Source(), codeCANNotFound, "this box has no J1939 store", "check capture_status for CAN ports")
-	}
-	return d.J1939, nil
-}
-
-func j1939SA(sa *int) (int, error) {
-	if sa == nil {
-		return -1, nil
-	}
-	if *sa < 0 || *sa > 255 {
-		return 0, fmt.Errorf("sa %d: want 0..255", *sa)
-	}
-	return *sa, nil
-}
-
-func j1939TPRowOf(seq *uint64, r j1939.SessionRecord) j1939TPRow {
-	row := j1939TPRow{Seq: seq, Port: r.Port, Kind: r.Kind.String(), Status: r.Status.String(), SA: int(r.SA), DA: int(r.DA),
+func j1939TPRowOf(r j1939.SessionRecord) j1939TPRow {
+	row := j1939TPRow{Port: r.Port, ID: r.ID, Kind: r.Kind.String(), Status: r.Status.String(), SA: int(r.SA), DA: int(r.DA),
 		PGN: r.PGN, PGNName: j1939.PGNName(r.PGN), Size: r.Size, Packets: r.Packets, Received: r.Received, Start: r.Start, End: r.End}
 	if r.Status == j1939.TPAborted {
 		a := int(r.AbortReason)
@@ -121,179 +270,19 @@ func j1939TPRowOf(seq *uint64, r j1939.SessionRecord) j1939TPRow {
 	return row
 }
 
-func j1939Tools(d Deps) []server.ServerTool {
-	return []server.ServerTool{
-		{
-			Tool: mcpgo.NewTool(toolJ1939Summary,
-				mcpgo.WithDescription("J1939 overview per CAN port: frames, source addresses, top PGNs, TP.CM counts and session outcomes, requests, address claims and conflicts, DM1 sources and active DTC count. Start here on a truck bus."),
-				readOnly(), outputSchema[j1939SummaryOut]()),
-			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
-				s, bad := j1939Store(d)
-				if bad != nil {
-					return bad
-				}
-				return ok(d.Source(), j1939SummaryOut{Ports: s.Summary()})
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolJ1939Inventory,
-				mcpgo.WithDescription("ECUs per port from address claims and traffic: SA, first/last seen, frames, decoded NAME (identity, manufacturer, function, industry group, instances, arbitrary-address capable), claim conflicts, DM1 lamps."),
-				inputSchema[fieldsOnly](), readOnly(), listOutput[j1939.InventoryRow]()),
-			Handler: listHandler[fieldsOnly, j1939.InventoryRow](d, []string{"port", "sa"}, func(ctx context.Context, _ fieldsOnly) *mcpgo.CallToolResult {
-				s, bad := j1939Store(d)
-				if bad != nil {
-					return bad
-				}
-				rows := s.Inventory()
-				return list(d.Source(), rows, Page{Returned: len(rows), TotalMatched: len(rows)})
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolJ1939Faults,
-				mcpgo.WithDescription("Latest DM1 (active) and DM2 (previously active) per source: lamps (MIL, red stop, amber warning, protect: 0 off, 1 on, 2 error, 3 not available) and DTCs with spn, fmi, oc, cm in the SAE J1939-73 layout. no_active marks the SPN 0/FMI 0 'no fault' entry."),
-				inputSchema[fieldsOnly](), readOnly(), listOutput[j1939.Fault]()),
-			Handler: listHandler[fieldsOnly, j1939.Fault](d, []string{"port", "sa", "kind"}, func(ctx context.Context, _ fieldsOnly) *mcpgo.CallToolResult {
-				s, bad := j1939Store(d)
-				if bad != nil {
-					return bad
-				}
-				rows := s.Faults()
-				return list(d.Source(), rows, Page{Returned: len(rows), TotalMatched: len(rows)})
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolJ1939PGN,
-				mcpgo.WithDescription("Latest payload of one PGN per source, with curated SPNs decoded (value, unit, status). VIN/component/software id payloads also get a fenced printable view; the hex is the truth."),
-				inputSchema[j1939PGNIn](), readOnly(), outputSchema[j1939PGNOut]()),
-			Handler: handler(d, func(ctx context.Context, in j1939PGNIn) *mcpgo.CallToolResult {
-				s, bad := j1939Store(d)
-				if bad != nil {
-					return bad
-				}
-				sa, err := j1939SA(in.SA)
-				if err != nil {
-					return fail(d.Source(), CodeInvalidArgument, err.Error(), "omit sa for every source")
-				}
-				out := j1939PGNOut{PGN: in.PGN, Name: j1939.PGNName(in.PGN), Sources: []j1939PGNRow{}}
-				for _, v := range s.LatestPGN(in.PGN) {
-					if sa >= 0 && v.SA != sa {
-						continue
-					}
-					row := j1939PGNRow{PGNValue: v}
-					if j1939IdentPGNs[in.PGN] {
-						txt := printableASCII(v.Raw)
-						row.Text = &txt
-					}
-					out.Sources = append(out.Sources, row)
-				}
-				return ok(d.Source(), out)
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolJ1939SPN,
-				mcpgo.WithDescription("Time series of one curated SPN (e.g. 190 engine speed, 84 wheel speed, 110 coolant temperature), oldest first, paged; value is null unless status is ok."),
-				inputSchema[j1939SPNIn](), readOnly(), listOutput[j1939SPNRow]()),
-			Handler: listHandler[j1939SPNIn, j1939SPNRow](d, []string{"seq"}, func(ctx context.Context, in j1939SPNIn) *mcpgo.CallToolResult {
-				src := d.Source()
-				s, bad := j1939Store(d)
-				if bad != nil {
-					return bad
-				}
-				if _, known := j1939.LookupSPN(in.SPN); !known {
-					return fail(src, CodeInvalidArgument, fmt.Sprintf("SPN %d is not in the curated set", in.SPN), "see docs/j1939.md for the list, or read raw payloads with j1939_pgn")
-				}
-				sa, err := j1939SA(in.SA)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "omit sa for every source")
-				}
-				limit, err := canLimit(in.Limit)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "use a smaller page and follow next_cursor")
-				}
-				from, err := canParseCursor(src, in.Cursor)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
-				}
-				keep := func(v j1939.Sample) bool {
-					return v.Value.SPN == in.SPN && (sa < 0 || int(v.SA) == sa) && (in.Port == "" || v.Port == in.Port)
-				}
-				rows, page := seqPage(src, s.Samples(), from, limit, keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
-					row := j1939SPNRow{Seq: seq, Port: v.Port, Time: v.Time, SA: int(v.SA), Unit: v.Value.Unit, Status: v.Value.Status, Raw: v.Value.Raw}
-					if v.Value.Status == j1939.StatusOK {
-						x := v.Value.Value
-						row.Value = &x
-					}
-					return row
-				})
-				return list(src, rows, page)
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolJ1939TPSessions,
-				mcpgo.WithDescription("Transport-protocol sessions (BAM and RTS/CTS), ended ones oldest first then those still open: SA, DA, transferred PGN, size, packets announced and received, status (complete, aborted with reason, timed_out per J1939-21, superseded, refused by the session bound, open). Paged."),
-				inputSchema[j1939TPIn](), readOnly(), listOutput[j1939TPRow]()),
-			Handler: listHandler[j1939TPIn, j1939TPRow](d, []string{"seq", "port", "sa", "pgn"}, func(ctx context.Context, in j1939TPIn) *mcpgo.CallToolResult {
-				src := d.Source()
-				s, bad := j1939Store(d)
-				if bad != nil {
-					return bad
-				}
-				switch in.Status {
-				case "", "complete", "aborted", "timed_out", "superseded", "refused", "open":
-				default:
-					return fail(src, CodeInvalidArgument, fmt.Sprintf("status %q is unknown", in.Status), "use complete, aborted, timed_out, superseded, refused or open")
-				}
-				limit, err := canLimit(in.Limit)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "use a smaller page and follow next_cursor")
-				}
-				from, err := canParseCursor(src, in.Cursor)
-				if err != nil {
-					return fail(src, CodeInvalidArgument, err.Error(), "start again without a cursor")
-				}
-				snap := s.Sessions()
-				rows := []j1939TPRow{}
-				matched, next := 0, ""
-				add := func(seq uint64, r j1939.SessionRecord, open bool) {
-					if in.Status != "" && r.Status.String() != in.Status {
-						return
-					}
-					matched++
-					if seq < from {
-						return
-					}
-					if len(rows) == limit {
-						if next == "" {
-							next = canCursor(src, seq)
-						}
-						return
-					}
-					var sp *uint64
-					if !open {
-						sq := seq
-						sp = &sq
-					}
-					rows = append(rows, j1939TPRowOf(sp, r))
-				}
-				snap.Range(0, func(seq uint64, r j1939.SessionRecord) bool { add(seq, r, false); return true })
-				// Open sessions follow the ended ones in cursor order.
-				for i, r := range s.OpenSessions() {
-					add(snap.EndSeq()+uint64(i), r, true)
-				}
-				return list(src, rows, Page{Returned: len(rows), TotalMatched: matched, Truncated: next != "", NextCursor: next})
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolJ1939Requests,
-				mcpgo.WithDescription("Requests (PGN 59904) per port: the total count and each requested PGN with its count, most requested first."),
-				readOnly(), outputSchema[j1939RequestsOut]()),
-			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
-				s, bad := j1939Store(d)
-				if bad != nil {
-					return bad
-				}
-				return ok(d.Source(), j1939RequestsOut{Ports: s.Requests()})
-			}),
-		},
-	}
+type j1939RequestsOut struct {
+	Ports []j1939.PortRequests `json:"ports"`
+}
+
+var j1939Requests = tool[j1939PortIn, j1939RequestsOut]{
+	name:  "j1939_requests",
+	desc:  "Requests (PGN 59904) per port: the total count and each requested PGN with its count, most requested first.",
+	hints: readOnly(),
+	run: func(c *call, in j1939PortIn) (j1939RequestsOut, error) {
+		chosen, _, err := j1939Ports(c.d, in.PortSelector)
+		if err != nil {
+			return j1939RequestsOut{}, err
+		}
+		return j1939RequestsOut{Ports: onPorts(c.d.J1939.Requests(), chosen, func(p j1939.PortRequests) string { return p.Port })}, nil
+	},
 }

@@ -1,13 +1,6 @@
 package mcp
 
-import (
-	"context"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
-	"fieldtap/services/ports"
-)
+import "fieldtap/services/ports"
 
 // Tool names in the server bundle.
 const (
@@ -30,6 +23,9 @@ type ServerInfo struct {
 	Listen     string   `json:"listen,omitempty"`     // HTTP address, when serving HTTP
 	Bundles    []string `json:"bundles_loaded"`
 	Compiled   []string `json:"bundles_compiled"`
+	// OutputSchemas says whether tools/list carries output schemas
+	// (mcp.output_schemas); describe_response_shape always has them.
+	OutputSchemas bool `json:"output_schemas"`
 }
 
 // Build identifies the binary.
@@ -68,27 +64,28 @@ func readCaptureStatus(d Deps) captureStatus {
 	return st
 }
 
-func serverTools(d Deps) []server.ServerTool {
-	return []server.ServerTool{
-		{
-			Tool: mcpgo.NewTool(toolCaptureStatus,
-				mcpgo.WithDescription("Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted, and the port's frame store; the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from. Call it first, and again to see counters move."),
-				readOnly(),
-				outputSchema[captureStatus](),
-			),
-			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
-				return ok(d.Source(), readCaptureStatus(d))
-			}),
-		},
-		{
-			Tool: mcpgo.NewTool(toolServerCapabilities,
-				mcpgo.WithDescription("This box: version and build, board profile, MCP transports, which tool bundles are loaded now versus compiled in, and whether transmit exists in this build."),
-				readOnly(),
-				outputSchema[ServerInfo](),
-			),
-			Handler: handler(d, func(ctx context.Context, _ noArgs) *mcpgo.CallToolResult {
-				return ok(d.Source(), d.Info)
-			}),
-		},
-	}
+// serverTools is the server bundle; describe_response_shape joins it in
+// NewServer, since it describes whatever else is loaded.
+var serverTools = []toolDef{captureStatusTool, serverCapabilities}
+
+var captureStatusTool = tool[noArgs, captureStatus]{
+	name: toolCaptureStatus,
+	desc: "Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted (every frame it read consumed by the analysers), and the port's frame store; " +
+		"the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from. Call it first, and again to see counters move.",
+	hints: readOnly(),
+	run:   func(c *call, _ noArgs) (captureStatus, error) { return readCaptureStatus(c.d), nil },
+}
+
+type serverCapabilitiesOut struct {
+	ServerInfo
+	ErrorCodes []ErrorCode `json:"error_codes" jsonschema:"every error code an answer can carry, with its meaning"`
+}
+
+var serverCapabilities = tool[noArgs, serverCapabilitiesOut]{
+	name:  toolServerCapabilities,
+	desc:  "This box: version and build, board profile, MCP transports, which tool bundles are loaded now versus compiled in, and the error codes answers can carry.",
+	hints: readOnly(),
+	run: func(c *call, _ noArgs) (serverCapabilitiesOut, error) {
+		return serverCapabilitiesOut{ServerInfo: c.d.Info, ErrorCodes: ErrorCodes}, nil
+	},
 }

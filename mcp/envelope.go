@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"fmt"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
@@ -35,15 +34,6 @@ type ErrorInfo struct {
 	MaxBytes  int `json:"max_bytes,omitempty"`
 }
 
-// Error codes.
-const (
-	CodeInvalidArgument  = "INVALID_ARGUMENT"
-	CodeInternal         = "INTERNAL"
-	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
-	CodeForbidden        = "FORBIDDEN"
-	CodeAuditFailed      = "AUDIT_FAILED"
-)
-
 // Envelope is the answer of an object tool (DESIGN.md §4). Data, Items and
 // Page are optional in the schema because a Failure, which every tool may
 // answer with, has none of them; on success they are always present.
@@ -73,28 +63,20 @@ type Failure struct {
 	Errors   []ErrorInfo `json:"errors"`
 }
 
-// ok answers with one object. Fields tagged `untrusted:"…"` anywhere in
-// data are fenced (fence.go), and then the provenance note is appended.
-func ok[T any](src SourceInfo, data T, warnings ...string) *mcpgo.CallToolResult {
-	data, fenced := fenceTagged(data)
-	return result(Envelope[T]{OK: true, Data: &data, Source: src, Warnings: nonNil(warnings), Errors: []ErrorInfo{}}, true, fenced)
-}
-
-// list answers with one page of items, fenced as ok does.
-func list[T any](src SourceInfo, items []T, page Page, warnings ...string) *mcpgo.CallToolResult {
-	items, fenced := fenceTagged(items)
-	return result(ListEnvelope[T]{OK: true, Items: nonNil(items), Page: &page, Source: src, Warnings: nonNil(warnings), Errors: []ErrorInfo{}}, true, fenced)
-}
-
 // fail answers with one error. The call still succeeds at the protocol
 // level so the agent can read why and correct itself.
 func fail(src SourceInfo, code, msg, hint string) *mcpgo.CallToolResult {
 	return failWith(src, ErrorInfo{Code: code, Message: msg, Hint: hint})
 }
 
-// failWith answers with one error carrying extra fields.
-func failWith(src SourceInfo, e ErrorInfo) *mcpgo.CallToolResult {
-	return result(Failure{Source: src, Warnings: []string{}, Errors: []ErrorInfo{e}}, false, false)
+// failWith answers with one error carrying extra fields, and the warnings
+// gathered before it failed.
+func failWith(src SourceInfo, e ErrorInfo, warnings ...string) *mcpgo.CallToolResult {
+	b, err := json.Marshal(Failure{Source: src, Warnings: nonNil(warnings), Errors: []ErrorInfo{e}})
+	if err != nil {
+		panic(err) // a Failure is strings and numbers: it always encodes
+	}
+	return rendered(b, false, "")
 }
 
 func nonNil[T any](s []T) []T {
@@ -104,39 +86,17 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// result renders an envelope as text and structuredContent from the same
-// bytes, with isError set exactly when ok is false, and the provenance
-// note as the last block when the envelope carries fenced text.
-func result(e any, isOK, fenced bool) *mcpgo.CallToolResult {
-	b, err := json.Marshal(e)
-	if err != nil {
-		// Only a programming error (an unmarshalable type) gets here.
-		b = fmt.Appendf(nil, `{"ok":false,"source":{"capture_identity":"","live":false,"source_exhausted":false},"warnings":[],"errors":[{"code":%q,"message":%q,"hint":"report this as a bug"}]}`,
-			CodeInternal, "encode answer: "+err.Error())
-		isOK = false
-	}
-	return rendered(b, isOK, fenced)
-}
-
-// rendered builds the result from envelope bytes; projection and the
-// budget re-render through it so every answer keeps one shape.
-func rendered(b []byte, isOK, fenced bool) *mcpgo.CallToolResult {
+// rendered builds the result from envelope bytes: the envelope as text
+// and, from the same bytes, as structuredContent; isError exactly when ok
+// is false; the provenance note, when there is one, as the last block.
+func rendered(b []byte, isOK bool, note string) *mcpgo.CallToolResult {
 	content := []mcpgo.Content{mcpgo.NewTextContent(string(b))}
-	if fenced {
-		content = append(content, mcpgo.NewTextContent(provenanceNote))
+	if note != "" {
+		content = append(content, mcpgo.NewTextContent(note))
 	}
 	return &mcpgo.CallToolResult{
 		Content:              content,
 		RawStructuredContent: json.RawMessage(b),
 		IsError:              !isOK,
 	}
-}
-
-// hasProvenance reports whether r ends with the provenance note.
-func hasProvenance(r *mcpgo.CallToolResult) bool {
-	if len(r.Content) < 2 {
-		return false
-	}
-	t, isText := r.Content[len(r.Content)-1].(mcpgo.TextContent)
-	return isText && t.Text == provenanceNote
 }

@@ -1,16 +1,13 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"slices"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -23,31 +20,41 @@ import (
 	"fieldtap/services/transmit"
 )
 
-// Bundle is a named group of tools an operator loads together.
-type Bundle struct {
-	Name  string
-	Tools []server.ServerTool
+// bundle is a named list of tools an operator loads together.
+type bundle struct {
+	name  string
+	tools []toolDef
+}
+
+// bundleTransmit is the bundle that can put bytes on a bus.
+const bundleTransmit = "transmit"
+
+// allBundles is every bundle this build compiles, in tools/list order.
+func allBundles() []bundle {
+	return []bundle{
+		{name: "server", tools: serverTools},
+		{name: "can", tools: canTools},
+		{name: "j1939", tools: j1939Tools},
+		{name: "sip", tools: sipTools},
+		{name: "media", tools: mediaTools},
+		{name: "j1708", tools: j1708Tools},
+		{name: bundleTransmit, tools: transmitTools},
+	}
 }
 
 // BundleNames lists every bundle this build can load.
-func BundleNames(d Deps) []string {
+func BundleNames() []string {
 	var names []string
-	for _, b := range bundles(d) {
-		names = append(names, b.Name)
+	for _, b := range allBundles() {
+		names = append(names, b.name)
 	}
 	return names
 }
 
-func bundles(d Deps) []Bundle {
-	return []Bundle{
-		{Name: "server", Tools: serverTools(d)},
-		{Name: "can", Tools: append(canTools(d), dbcTools(d)...)},
-		{Name: "j1939", Tools: j1939Tools(d)},
-		{Name: "sip", Tools: sipTools(d)},
-		{Name: "media", Tools: mediaTools(d)},
-		{Name: "j1708", Tools: j1708Tools(d)},
-		{Name: "transmit", Tools: transmitTools(d)},
-	}
+// DefaultBundles is every bundle except transmit, which an operator must
+// name to load.
+func DefaultBundles() []string {
+	return slices.DeleteFunc(BundleNames(), func(n string) bool { return n == bundleTransmit })
 }
 
 // Options are the operator's choices for one MCP server.
@@ -57,24 +64,13 @@ type Options struct {
 	// MaxResponseBytes is the response budget; 0 means
 	// DefaultMaxResponseBytes, and less than MinMaxResponseBytes is an error.
 	MaxResponseBytes int
+	// OutputSchemas advertises every tool's output schema in tools/list
+	// (mcp.output_schemas). Off by default: they are three quarters of
+	// tools/list, and every answer matches its schema either way.
+	OutputSchemas bool
 	// Audit, when set, records every tools/call (audit.go).
 	Audit *Audit
 }
-
-// DefaultBundles is every bundle except transmit, which an operator must
-// name to load.
-func DefaultBundles(d Deps) []string {
-	var out []string
-	for _, n := range BundleNames(d) {
-		if n != bundleTransmit {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// bundleTransmit is the bundle that can put bytes on a bus.
-const bundleTransmit = "transmit"
 
 // NewServer builds the MCP server with the chosen bundles. An unknown
 // bundle or a tool name registered twice is an error: mcp-go's AddTools
@@ -82,7 +78,7 @@ const bundleTransmit = "transmit"
 // describe_response_shape over every loaded tool.
 func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 	if o.Bundles == nil {
-		o.Bundles = DefaultBundles(d)
+		o.Bundles = DefaultBundles()
 	}
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
@@ -90,27 +86,38 @@ func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 	if o.MaxResponseBytes < MinMaxResponseBytes {
 		return nil, fmt.Errorf("mcp.max_response_bytes %d: want at least %d", o.MaxResponseBytes, MinMaxResponseBytes)
 	}
-	tools, err := loadBundles(d, o.Bundles)
+	defs, err := loadBundles(o.Bundles)
 	if err != nil {
 		return nil, err
 	}
-	for i := range tools {
-		in, err := strictInput(tools[i].Tool.RawInputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", tools[i].Tool.Name, err)
-		}
-		tools[i].Tool.RawInputSchema = in
+	return build(d, o, defs, slices.Contains(o.Bundles, "server")), nil
+}
+
+// build registers defs (and describe_response_shape over them when
+// withShape) on a new server with the cross-cutting middleware.
+func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer {
+	infos := make([]toolInfo, len(defs))
+	byName := map[string]toolInfo{}
+	for i, t := range defs {
+		infos[i] = t.info()
+		byName[infos[i].name] = infos[i]
+	}
+	if withShape {
+		shape := shapeTool(byName)
+		defs = append(defs, shape)
+		infos = append(infos, shape.info())
+		byName[toolDescribeResponseShape] = infos[len(infos)-1]
 	}
 	loaded := map[string]mcpgo.Tool{}
-	if slices.Contains(o.Bundles, "server") {
-		tools = append(tools, shapeTool(d, loaded))
-	}
-	for _, t := range tools {
-		loaded[t.Tool.Name] = t.Tool
+	var tools []server.ServerTool
+	for i, t := range defs {
+		mt := infos[i].mcpTool(o.OutputSchemas)
+		loaded[infos[i].name] = mt
+		tools = append(tools, server.ServerTool{Tool: mt, Handler: t.handler(d, infos[i], o.MaxResponseBytes)})
 	}
 	// Outermost first: the audit sees the final outcome, the scope check
-	// runs before any work, the budget sees the projected answer, and
-	// recovery turns a panic into an envelope the others can read.
+	// runs before any work, and recovery turns a panic into an envelope
+	// the others can read.
 	s := server.NewMCPServer("fieldtap", d.Info.Version,
 		server.WithToolCapabilities(false),
 		// Empty but declared: a client may list resources and prompts,
@@ -122,38 +129,33 @@ func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 		server.WithCompletions(),
 		server.WithToolHandlerMiddleware(audited(d, o.Audit)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),
-		server.WithToolHandlerMiddleware(budget(d, o.MaxResponseBytes, inputProperties(tools))),
 		server.WithToolHandlerMiddleware(recovery(d)),
 		server.WithHooks(auditHooks(o.Audit, d.Log.Error)),
 		server.WithInstructions(instructions),
 	)
 	s.AddTools(tools...)
-	return s, nil
+	return s
 }
 
 // loadBundles collects the named bundles' tools, refusing an unknown
 // bundle and a tool name two bundles share.
-func loadBundles(d Deps, load []string) ([]server.ServerTool, error) {
-	all := bundles(d)
+func loadBundles(load []string) ([]toolDef, error) {
+	all := allBundles()
 	seen := map[string]string{}
-	var tools []server.ServerTool
+	var tools []toolDef
 	for _, name := range load {
-		var b *Bundle
-		for j := range all {
-			if all[j].Name == name {
-				b = &all[j]
+		i := slices.IndexFunc(all, func(b bundle) bool { return b.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown MCP bundle %q (have %v)", name, BundleNames())
+		}
+		for _, t := range all[i].tools {
+			n := t.info().name
+			if prev, dup := seen[n]; dup {
+				return nil, fmt.Errorf("tool %s registered by bundles %s and %s", n, prev, name)
 			}
+			seen[n] = name
 		}
-		if b == nil {
-			return nil, fmt.Errorf("unknown MCP bundle %q (have %v)", name, BundleNames(d))
-		}
-		for _, t := range b.Tools {
-			if prev, dup := seen[t.Tool.Name]; dup {
-				return nil, fmt.Errorf("tool %s registered by bundles %s and %s", t.Tool.Name, prev, name)
-			}
-			seen[t.Tool.Name] = name
-		}
-		tools = append(tools, b.Tools...)
+		tools = append(tools, all[i].tools...)
 	}
 	return tools, nil
 }
@@ -162,8 +164,8 @@ const instructions = "fieldtap is a passive capture box (SPAN, CAN/J1939, J1708)
 	"Every tool answers with one JSON envelope: ok, data or items+page, source, warnings, errors. " +
 	"Start with capture_status to see which ports exist and whether they are counting."
 
-// recovery turns a handler panic or Go error into a fail envelope, so a
-// tool failure reaches the agent as isError, never as JSON-RPC -32603.
+// recovery turns a handler panic into a fail envelope, so a tool failure
+// reaches the agent as isError, never as JSON-RPC -32603.
 func recovery(d Deps) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (res *mcpgo.CallToolResult, err error) {
@@ -182,45 +184,6 @@ func recovery(d Deps) server.ToolHandlerMiddleware {
 			return res, nil
 		}
 	}
-}
-
-// handler adapts a typed tool function: arguments are decoded strictly (an
-// unknown argument is an INVALID_ARGUMENT naming it) before fn runs.
-func handler[In any](d Deps, fn func(context.Context, In) *mcpgo.CallToolResult) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		var in In
-		raw, err := json.Marshal(req.GetRawArguments())
-		if err != nil {
-			return fail(d.Source(), CodeInvalidArgument, "arguments are not JSON: "+err.Error(), "send an object"), nil
-		}
-		if len(raw) > 0 && string(raw) != "null" {
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&in); err != nil {
-				return fail(d.Source(), CodeInvalidArgument, "arguments: "+err.Error(), "see the tool's inputSchema in tools/list"), nil
-			}
-		}
-		return fn(ctx, in), nil
-	}
-}
-
-// schemaOf returns the JSON Schema of T; a type the generator cannot
-// describe is a programming error caught at start-up by NewServer's caller.
-func schemaOf[T any]() json.RawMessage {
-	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
-	if err != nil {
-		panic(fmt.Sprintf("schema for %T: %v", *new(T), err))
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// outputSchema sets the tool's output schema to the envelope around T.
-func outputSchema[T any]() mcpgo.ToolOption {
-	return mcpgo.WithRawOutputSchema(schemaOf[Envelope[T]]())
 }
 
 // Deps is what tools read. It holds stores and functions, never drivers.

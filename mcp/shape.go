@@ -1,14 +1,11 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
 const toolDescribeResponseShape = "describe_response_shape"
@@ -28,34 +25,31 @@ type shapeOut struct {
 	Example map[string]any `json:"example"`
 }
 
-// shapeTool answers with the output schema of any loaded tool and an
-// example, so a client that knows nothing can plan before it calls.
-// loaded is read at call time: NewServer fills it after every bundle.
-func shapeTool(d Deps, loaded map[string]mcpgo.Tool) server.ServerTool {
-	return server.ServerTool{
-		Tool: mcpgo.NewTool(toolDescribeResponseShape,
-			mcpgo.WithDescription("The output JSON Schema of one loaded tool and an example answer built from it (placeholder values). Use it to plan which keys to read and which fields to project."),
-			inputSchema[shapeIn](), readOnly(), outputSchema[shapeOut]()),
-		Handler: handler(d, func(ctx context.Context, in shapeIn) *mcpgo.CallToolResult {
+// shapeTool answers with the output schema of any loaded tool, whether or
+// not tools/list advertises output schemas, and an example, so a client
+// that knows nothing can plan before it calls.
+func shapeTool(loaded map[string]toolInfo) toolDef {
+	return tool[shapeIn, shapeOut]{
+		name:  toolDescribeResponseShape,
+		desc:  "The output JSON Schema of one loaded tool and an example answer built from it (placeholder values). Use it to plan which keys to read and which fields to project; tools/list carries output schemas only when the operator turned them on.",
+		hints: readOnly(),
+		run: func(c *call, in shapeIn) (shapeOut, error) {
 			t, found := loaded[in.Tool]
 			if !found {
-				names := make([]string, 0, len(loaded))
-				for n := range loaded {
-					names = append(names, n)
-				}
+				names := slices.Collect(maps.Keys(loaded))
 				slices.Sort(names)
-				return fail(d.Source(), CodeInvalidArgument, fmt.Sprintf("no loaded tool %q", in.Tool), "loaded tools: "+strings.Join(names, ", "))
+				return shapeOut{}, argErr("tool", "loaded tools: "+strings.Join(names, ", "), "no loaded tool %q", in.Tool)
 			}
 			var schema map[string]any
-			if err := json.Unmarshal(t.RawOutputSchema, &schema); err != nil {
-				return fail(d.Source(), CodeInternal, "tool "+in.Tool+" has no readable output schema", "report this as a bug")
+			if err := json.Unmarshal(t.outputJSON, &schema); err != nil {
+				return shapeOut{}, fmt.Errorf("tool %s has no readable output schema: %w", in.Tool, err)
 			}
 			ex, _ := exampleOf(schema, schema, exampleDepth).(map[string]any)
 			if _, isEnv := ex["ok"]; isEnv {
 				ex["ok"] = true
 			}
-			return ok(d.Source(), shapeOut{Tool: in.Tool, OutputSchema: schema, Example: ex})
-		}),
+			return shapeOut{Tool: in.Tool, OutputSchema: schema, Example: ex}, nil
+		},
 	}
 }
 

@@ -82,6 +82,10 @@ type MCP struct {
 	// server's default. The server owns its defaults and its bounds
 	// (mcp.DefaultMaxResponseBytes, mcp.MinMaxResponseBytes).
 	MaxResponseBytes int `toml:"max_response_bytes"`
+	// OutputSchemas advertises every tool's output schema in tools/list;
+	// off, tools/list is about a quarter of the bytes. Answers match
+	// their schemas either way (describe_response_shape has them all).
+	OutputSchemas bool `toml:"output_schemas"`
 	// TokensFile holds id:sha256:<hex>[:scopes] lines; required to bind
 	// anything but loopback.
 	TokensFile   string   `toml:"tokens_file"`

@@ -118,12 +118,13 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		},
 	}
 	an.deps(&deps)
-	deps.Info.Compiled = mcp.BundleNames(deps)
+	deps.Info.Compiled = mcp.BundleNames()
+	deps.Info.OutputSchemas = cfg.MCP.OutputSchemas
 	// Every compiled bundle loads except transmit, unless the operator
 	// names the bundles.
 	deps.Info.Bundles = cfg.MCP.Bundles
 	if len(deps.Info.Bundles) == 0 {
-		deps.Info.Bundles = mcp.DefaultBundles(deps)
+		deps.Info.Bundles = mcp.DefaultBundles()
 	}
 	if cfg.MCP.Transport == "http" {
 		deps.Info.Listen = cfg.MCP.Listen
@@ -134,7 +135,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	}
 	defer closeTx()
 	deps.Transmit = tx
-	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, Audit: access.audit})
+	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit})
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ type IDStats struct {
 	First       time.Time `json:"first"`
 	Last        time.Time `json:"last"`
 	LastData    string    `json:"last_data"`
-	DLCs        []uint8   `json:"dlcs"`
+	DLCs        []int     `json:"dlcs"` // ints, not bytes: []uint8 would encode as base64
 	ChangedBits string    `json:"changed_bits"` // hex mask over the 8 data bytes: a 1 bit has changed at least once
 	ChangedByte []int     `json:"changed_bytes"`
 	last        [8]byte
@@ -230,7 +230,7 @@ func (p *Port) addID(r *Record) {
 	st.Count++
 	st.Last = r.Time
 	st.last, st.lastLen = r.Data, r.Len
-	if !slices.Contains(st.DLCs, r.Len) && len(st.DLCs) < 9 {
-		st.DLCs = append(st.DLCs, r.Len)
+	if !slices.Contains(st.DLCs, int(r.Len)) && len(st.DLCs) < 9 {
+		st.DLCs = append(st.DLCs, int(r.Len))
 	}
 }

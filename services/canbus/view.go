@@ -1,6 +1,7 @@
 package canbus
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -82,7 +83,9 @@ func (p *Port) IDs() []IDStats {
 		}
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(a, b IDStats) int { return int(int64(wire.CANID(a.ID)) - int64(wire.CANID(b.ID))) })
+	// By the id with its flags: standard ids first, then extended, each in
+	// id order (a row's position is its key for paging).
+	slices.SortFunc(out, func(a, b IDStats) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 

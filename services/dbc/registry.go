@@ -15,8 +15,8 @@ import (
 // signals, and an agent loading files in a loop must not fill the box.
 const MaxDatabases = 8
 
-// maxNameBytes bounds a database name; it is a label, not a path.
-const maxNameBytes = 64
+// MaxNameBytes bounds a database name; it is a label, not a path.
+const MaxNameBytes = 64
 
 // Errors a Registry returns; Load wraps them with the name or file.
 var (
@@ -117,7 +117,7 @@ func (r *Registry) read(file string) ([]byte, error) {
 }
 
 func validName(s string) bool {
-	if s == "" || len(s) > maxNameBytes {
+	if s == "" || len(s) > MaxNameBytes {
 		return false
 	}
 	for _, c := range s {

@@ -2,6 +2,7 @@ package j1939
 
 import (
 	"encoding/binary"
+	"slices"
 	"time"
 )
 
@@ -72,12 +73,20 @@ const (
 	TPRefused                    // MaxOpenSessions was reached, or the announcement was invalid
 )
 
-func (s TPStatus) String() string {
-	return [...]string{"open", "complete", "aborted", "timed_out", "superseded", "refused"}[s]
-}
+// tpStatusNames is TPStatus.String's table, in constant order.
+var tpStatusNames = [...]string{"open", "complete", "aborted", "timed_out", "superseded", "refused"}
+
+func (s TPStatus) String() string { return tpStatusNames[s] }
+
+// TPStatusNames lists every status name, for a filter's accepted values.
+func TPStatusNames() []string { return slices.Clone(tpStatusNames[:]) }
 
 // Session is one transport transfer as it ended (or stands).
 type Session struct {
+	// ID numbers the port's announcements in arrival order, refused ones
+	// included: a session keeps its id from open to end, so a listing
+	// ordered by id is stable while sessions close.
+	ID          uint64
 	Kind        TPKind
 	Status      TPStatus
 	SA, DA      uint8
@@ -101,18 +110,30 @@ type tpKey struct{ sa, da uint8 }
 
 // TPCounters count TP.CM control frames and session outcomes.
 type TPCounters struct {
-	BAM, RTS, CTS, EoMA, Abort, OtherCM uint64
-	Complete, CompleteBAM, CompleteRTS  uint64
-	Aborted, TimedOut, Superseded       uint64
-	Refused, Invalid                    uint64
+	BAM         uint64 `json:"bam"`
+	RTS         uint64 `json:"rts"`
+	CTS         uint64 `json:"cts"`
+	EoMA        uint64 `json:"eoma"`
+	Abort       uint64 `json:"abort"`
+	OtherCM     uint64 `json:"other_cm"`
+	Complete    uint64 `json:"complete"`
+	CompleteBAM uint64 `json:"complete_bam"`
+	CompleteRTS uint64 `json:"complete_rts"`
+	Aborted     uint64 `json:"aborted"`
+	TimedOut    uint64 `json:"timed_out"`
+	Superseded  uint64 `json:"superseded"`
+	Refused     uint64 `json:"refused"`
+	Invalid     uint64 `json:"invalid"`
 	// OrphanDT counts DT frames with no open session (after completion,
 	// or for a transfer whose announcement was never seen).
-	OrphanDT, BadSequence, DuplicateDT uint64
+	OrphanDT    uint64 `json:"orphan_dt"`
+	BadSequence uint64 `json:"bad_sequence"`
+	DuplicateDT uint64 `json:"duplicate_dt"`
 	// AbortUnmatched counts aborts that named no open session.
-	AbortUnmatched uint64
+	AbortUnmatched uint64 `json:"abort_unmatched"`
 	// ShortPackets counts announcements whose packet count cannot carry
 	// the announced size; such a transfer delivers packets×7 bytes.
-	ShortPackets uint64
+	ShortPackets uint64 `json:"short_packets"`
 }
 
 // reassembler tracks open transfers of one port.
@@ -120,6 +141,7 @@ type reassembler struct {
 	open      map[tpKey]*tpSession
 	free      []*tpSession
 	lastSweep time.Time
+	ids       uint64 // the last session id given
 	c         TPCounters
 	onEnd     func(Session)
 	onMessage func(t time.Time, pgn uint32, sa, da uint8, data []byte, via TPKind)
@@ -151,7 +173,8 @@ func (r *reassembler) cm(t time.Time, sa, da uint8, d []byte) {
 		if old := r.open[k]; old != nil {
 			r.end(k, old, TPSuperseded, t)
 		}
-		s := Session{Kind: kind, SA: sa, DA: da, PGN: pgn, Size: size, Packets: packets, Start: t, End: t}
+		r.ids++
+		s := Session{ID: r.ids, Kind: kind, SA: sa, DA: da, PGN: pgn, Size: size, Packets: packets, Start: t, End: t}
 		// J1939-21 wants TP only above 8 bytes, but real tools send less;
 		// such a transfer is still reassembled.
 		if size == 0 || size > MaxTPSize || packets == 0 {

@@ -162,10 +162,26 @@ type PGNValue struct {
 	Values []SPNOut  `json:"spns"`
 }
 
-// SPNOut is one decoded SPN with its definition's name.
+// SPNOut is one decoded SPN as an answer shows it, with its definition's
+// name. Value is null unless Status is ok, so "not available" never reads
+// as 0.
 type SPNOut struct {
-	Name string `json:"name"`
-	Value
+	SPN    uint32   `json:"spn"`
+	Name   string   `json:"name"`
+	Value  *float64 `json:"value"`
+	Unit   string   `json:"unit"`
+	Status string   `json:"status"`
+	Raw    uint32   `json:"raw"`
+}
+
+// Out is v as an answer shows it.
+func (v Value) Out(name string) SPNOut {
+	o := SPNOut{SPN: v.SPN, Name: name, Unit: v.Unit, Status: v.Status, Raw: v.Raw}
+	if v.Status == StatusOK {
+		x := v.Value
+		o.Value = &x
+	}
+	return o
 }
 
 // LatestPGN returns the latest payloads of pgn, every source and port.
@@ -181,7 +197,7 @@ func (s *Store) LatestPGN(pgn uint32) []PGNValue {
 			v := PGNValue{Port: n, SA: int(l.SA), PGN: pgn, Name: PGNName(pgn), Time: l.Time, Via: l.Via.String(),
 				Count: l.Count, Data: fmt.Sprintf("%X", l.Data), Raw: slices.Clone(l.Data), Values: []SPNOut{}}
 			for _, d := range SPNsOf(pgn) {
-				v.Values = append(v.Values, SPNOut{Name: d.Name, Value: d.Decode(l.Data)})
+				v.Values = append(v.Values, d.Decode(l.Data).Out(d.Name))
 			}
 			out = append(out, v)
 		}

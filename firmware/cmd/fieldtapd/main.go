@@ -60,6 +60,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		maxConc      = fs.Int("mcp-max-concurrent", mcp.DefaultMaxConcurrent, "tool calls running at once over HTTP; more are refused (0: no cap)")
 		ratePerPeer  = fs.Int("mcp-rate-limit-per-peer", mcp.DefaultRatePerPeer, "tool calls one peer address may start per second over HTTP (0: no cap)")
 		auditFile    = fs.String("mcp-audit-file", "", "append one JSON line per tools/call to this file (created 0600)")
+		outSchemas   = fs.Bool("mcp-output-schemas", false, "advertise every tool's output schema in tools/list (about four times the bytes)")
 		allowedHosts repeated
 	)
 	fs.Var(&allowedHosts, "mcp-allowed-host", "Host header name accepted besides localhost (repeatable)")
@@ -116,6 +117,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			cfg.MCP.RateLimitPerPeer = ratePerPeer
 		case "mcp-audit-file":
 			cfg.MCP.AuditFile = *auditFile
+		case "mcp-output-schemas":
+			cfg.MCP.OutputSchemas = *outSchemas
 		}
 	})
 	cfg.Sources = append(cfg.Sources, sources...)

@@ -3,20 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
-
-// inputSchema sets a tool's input schema from T with google/jsonschema-go,
-// which (unlike mcp-go's WithInputSchema) flattens embedded structs such
-// as Fields. Unions are collapsed by strictInput in NewServer. Clearing
-// InputSchema.Type is what keeps tools/list from carrying two schemas.
-func inputSchema[T any]() mcpgo.ToolOption {
-	return func(t *mcpgo.Tool) {
-		t.InputSchema.Type = ""
-		t.RawInputSchema = schemaOf[T]()
-	}
-}
 
 // strictInput rewrites every `"type": [..]` of an input schema to its one
 // non-null member: strict clients read type as a single string and drop

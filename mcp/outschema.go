@@ -1,0 +1,72 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// objectSchemaOf is the output schema of an object tool: the envelope
+// around Out.
+func objectSchemaOf[Out any]() json.RawMessage {
+	return schemaOf[Envelope[Out]]()
+}
+
+// schema is page[Row]'s output schema and its row columns. Only the id
+// columns are required of a row: with fields, every other column may be
+// absent, and the answer must still match what the tool advertises.
+func (page[Row]) schema(tool string, ids []string) (json.RawMessage, []string) {
+	row, err := jsonschema.For[Row](&jsonschema.ForOptions{})
+	if err != nil || row.Type != "object" {
+		panic(fmt.Sprintf("tool %s: rows must be structs: %v", tool, err))
+	}
+	cols := make([]string, 0, len(row.Properties))
+	for c := range row.Properties {
+		cols = append(cols, c)
+	}
+	slices.Sort(cols)
+	for _, id := range ids {
+		if !slices.Contains(cols, id) {
+			panic(fmt.Sprintf("tool %s: id column %q is not a column (%v)", tool, id, cols))
+		}
+	}
+	if len(ids) == 0 {
+		panic(fmt.Sprintf("tool %s: a list tool names its id columns", tool))
+	}
+	row.Required = slices.Clone(ids)
+	env, err := jsonschema.For[ListEnvelope[Row]](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(err)
+	}
+	env.Properties["items"].Items = row
+	b, err := json.Marshal(env)
+	if err != nil {
+		panic(err)
+	}
+	return b, cols
+}
+
+// listSchemaOf is the output schema of a list tool whose answer is Out,
+// a page[Row].
+func listSchemaOf[Out any](tool string, ids []string) (json.RawMessage, []string) {
+	var zero Out
+	return any(zero).(interface {
+		schema(string, []string) (json.RawMessage, []string)
+	}).schema(tool, ids)
+}
+
+// schemaOf returns the JSON Schema of T; a type the generator cannot
+// describe is a programming error caught when the registry is built.
+func schemaOf[T any]() json.RawMessage {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("schema for %T: %v", *new(T), err))
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

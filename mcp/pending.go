@@ -1,0 +1,17 @@
+package mcp
+
+import (
+	"fieldtap/services/netdecode"
+	"fieldtap/services/sip"
+)
+
+// Bundles not yet moved to the tool framework.
+var (
+	sipTools      []toolDef
+	mediaTools    []toolDef
+	j1708Tools    []toolDef
+	transmitTools []toolDef
+)
+
+// SIPStats reports the SPAN analysers' stream and decode counters.
+type SIPStats func() (sip.StreamStats, netdecode.Stats)

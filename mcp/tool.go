@@ -1,0 +1,190 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// tool is one MCP tool as a value: its contract and its run function,
+// nothing else. In is the arguments struct (its JSON Schema is the input
+// schema, built from the argument types of args.go), Out the answer:
+// page[Row] for a list tool, any JSON-tagged struct for an object tool.
+//
+// Everything a rule depends on lives in the shared types In and Out are
+// built from (Paging, Projection, PortSelector, untrusted.Text), and the
+// adapter below applies every rule to every tool: strict decoding against
+// the schema, the run, the envelope, projection, float rounding, the
+// provenance note, the byte budget. A rule holds for all tools or none.
+type tool[In, Out any] struct {
+	name  string
+	desc  string
+	hints mcpgo.ToolAnnotation // readOnly(), writesFile(), transmits(…): all four hints set
+	// ids are a list tool's identifying columns: they survive projection
+	// and are the only required properties of its rows.
+	ids []string
+	// text names where sender text in its answers comes from, for the
+	// provenance note; a tool whose answers carry none leaves it empty.
+	text []textSource
+	run  func(c *call, in In) (Out, error)
+}
+
+// call is what one run sees: the context, the stores, the source as it
+// was when the call started, and the warnings it adds.
+type call struct {
+	ctx  context.Context
+	d    Deps
+	req  mcpgo.CallToolRequest
+	src  SourceInfo
+	warn []string
+	// text adds provenance sources known only at run time (the DBC file
+	// an answer quotes).
+	text []textSource
+}
+
+// warnf adds one warning to the answer.
+func (c *call) warnf(format string, args ...any) {
+	c.warn = append(c.warn, fmt.Sprintf(format, args...))
+}
+
+// toolDef is what the registry needs of a tool, whatever its types.
+type toolDef interface {
+	info() toolInfo
+	handler(d Deps, ti toolInfo, maxBytes int) server.ToolHandlerFunc
+}
+
+// toolInfo is a tool's contract as tools/list and the tests see it.
+type toolInfo struct {
+	name, desc string
+	hints      mcpgo.ToolAnnotation
+	input      *argSchema      // the checked input schema
+	inputJSON  json.RawMessage // as advertised
+	outputJSON json.RawMessage // the envelope's schema
+	list       bool
+	columns    []string // a list tool's row columns
+	ids        []string
+	text       []textSource
+}
+
+// mcpTool is the tool as mcp-go registers it; the output schema is
+// advertised only when the operator asked for output schemas.
+func (i toolInfo) mcpTool(withOutput bool) mcpgo.Tool {
+	t := mcpgo.Tool{Name: i.name, Description: i.desc, RawInputSchema: i.inputJSON, Annotations: i.hints}
+	if withOutput {
+		t.RawOutputSchema = i.outputJSON
+	}
+	return t
+}
+
+// listAnswer marks page[Row], so the adapter knows an answer is a list.
+type listAnswer interface{ listPage() }
+
+// page is a list tool's answer: one page of rows.
+type page[Row any] struct {
+	Items []Row
+	Page  Page
+}
+
+func (page[Row]) listPage() {}
+
+func (t tool[In, Out]) info() toolInfo {
+	in := inputSchemaOf[In](t.name)
+	i := toolInfo{name: t.name, desc: t.desc, hints: t.hints, input: in, inputJSON: in.raw, ids: t.ids, text: t.text}
+	var zero Out
+	if _, isList := any(zero).(listAnswer); isList {
+		i.list = true
+		i.outputJSON, i.columns = listSchemaOf[Out](t.name, t.ids)
+	} else {
+		i.outputJSON = objectSchemaOf[Out]()
+	}
+	if i.list {
+		if !slices.Contains(in.names(), "fields") || !slices.Contains(in.names(), "limit") {
+			panic(fmt.Sprintf("list tool %s must embed Paging and Projection", t.name))
+		}
+		in.allowFields(i.columns)
+		i.inputJSON = in.raw
+	}
+	return i
+}
+
+// handler adapts the tool to mcp-go. The source is read before anything
+// else so that an answer never says "exhausted" about a read that began
+// while frames were still arriving.
+func (t tool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		c := &call{ctx: ctx, d: d, req: req, src: d.Source()}
+		in, err := decodeArgs[In](ti.input, req.GetRawArguments())
+		if err != nil {
+			return failure(c, err), nil
+		}
+		out, err := t.run(c, in)
+		if err != nil {
+			return failure(c, err), nil
+		}
+		body, err := encodeAnswer(c, out, projectionOf(in), ti)
+		if err != nil {
+			return failure(c, err), nil
+		}
+		if len(body) > maxBytes {
+			return failure(c, tooLarge(ti, len(body), maxBytes, body, req.GetArguments())), nil
+		}
+		return rendered(body, true, provenanceFor(body, append(slices.Clone(ti.text), c.text...))), nil
+	}
+}
+
+// encodeAnswer builds the envelope around out, projects a list's rows,
+// and rounds floats to the stated precision (jsonnum.go).
+func encodeAnswer[Out any](c *call, out Out, fields []string, ti toolInfo) ([]byte, error) {
+	var env any
+	if p, isList := any(out).(interface{ envelope(*call) any }); isList && ti.list {
+		env = p.envelope(c)
+	} else {
+		env = Envelope[Out]{OK: true, Data: &out, Source: c.src, Warnings: nonNil(c.warn), Errors: []ErrorInfo{}}
+	}
+	b, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode answer: %w", err)
+	}
+	if ti.list && len(fields) > 0 {
+		if b, err = project(b, append(slices.Clone(fields), ti.ids...)); err != nil {
+			return nil, err
+		}
+	}
+	return roundFloats(b), nil
+}
+
+func (p page[Row]) envelope(c *call) any {
+	pg := p.Page
+	if pg.Returned == 0 {
+		pg.Returned = len(p.Items)
+	}
+	return ListEnvelope[Row]{OK: true, Items: nonNil(p.Items), Page: &pg, Source: c.src, Warnings: nonNil(c.warn), Errors: []ErrorInfo{}}
+}
+
+// failure renders an error as the envelope's one error: a *toolError as
+// it is, anything else as INTERNAL, logged, because a tool that returns a
+// plain Go error has a bug or hit something it did not expect.
+func failure(c *call, err error) *mcpgo.CallToolResult {
+	var te *toolError
+	if !errors.As(err, &te) {
+		c.d.Log.Warn("tool failed", "tool", c.req.Params.Name, "err", err)
+		te = &toolError{ErrorInfo{Code: CodeInternal, Message: err.Error(), Hint: "retry; if it persists, report it"}}
+	}
+	return failWith(c.src, te.info, c.warn...)
+}
+
+// toolNames lists tool names, sorted, for hints that name what exists.
+func toolNames[T any](ts map[string]T) string {
+	names := make([]string, 0, len(ts))
+	for n := range ts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
