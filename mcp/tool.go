@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -124,6 +123,10 @@ func (t tool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.ToolHan
 			return failure(c, err), nil
 		}
 		out, err := t.run(c, in)
+		var ask *needInput
+		if errors.As(err, &ask) {
+			return ask.res, nil
+		}
 		if err != nil {
 			return failure(c, err), nil
 		}
@@ -179,12 +182,14 @@ func failure(c *call, err error) *mcpgo.CallToolResult {
 	return failWith(c.src, te.info, c.warn...)
 }
 
-// toolNames lists tool names, sorted, for hints that name what exists.
-func toolNames[T any](ts map[string]T) string {
-	names := make([]string, 0, len(ts))
-	for n := range ts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
-}
+// needInput is how a run asks the client for more input (an
+// elicitation): the adapter returns the input request as it is, and
+// mcp-go re-invokes the tool with the answer (SEP-2322 for 2026-07-28
+// clients, its own bridge for older ones).
+type needInput struct{ res *mcpgo.CallToolResult }
+
+func (*needInput) Error() string { return "the tool asks the client for input" }
+
+// askInput ends a run with an input request built by
+// server.NewInputRequestBuilder.
+func askInput(res *mcpgo.CallToolResult) error { return &needInput{res} }
