@@ -2,6 +2,7 @@ package rtp
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"time"
@@ -151,9 +152,10 @@ func canonicalDigit(v []byte) string {
 	return ""
 }
 
-// StreamID renders k as the identifier tools use: src>dst/ssrc.
+// StreamID renders k as the identifier tools use: src>dst/SSRC, the
+// SSRC as 8 upper-case hex digits (the one hex spelling of answers).
 func StreamID(k Key) string {
-	return k.Src.String() + ">" + k.Dst.String() + "/" + strconv.FormatUint(uint64(k.SSRC), 16)
+	return k.Src.String() + ">" + k.Dst.String() + "/" + fmt.Sprintf("%08X", k.SSRC)
 }
 
 // ParseStreamID is StreamID's inverse.
