@@ -23,6 +23,9 @@ const (
 
 // Event is one DTMF digit.
 type Event struct {
+	// Seq is the event's place in publication order, never reused: a
+	// stable key while events are added and the oldest overwritten.
+	Seq    uint64    `json:"seq"`
 	Time   time.Time `json:"time"`
 	CallID string    `json:"call_id"`
 	Digit  string    `json:"digit"`

@@ -129,7 +129,13 @@ func (a *Analyser) Snapshot(intervals bool) *Snapshot {
 		}
 		sn.Dialogs[id] = v
 	})
-	a.events.each(func(e *Event) { sn.Events = append(sn.Events, *e) })
+	seq := a.st.EventsOverwrote // every overwrite pushed one older event out
+	a.events.each(func(e *Event) {
+		ev := *e
+		ev.Seq = seq
+		seq++
+		sn.Events = append(sn.Events, ev)
+	})
 	slices.SortStableFunc(sn.Events, func(x, y Event) int { return x.Time.Compare(y.Time) })
 	a.reports.each(func(r Report) { sn.Reports = append(sn.Reports, r) })
 	return sn
