@@ -30,11 +30,11 @@ var listDialogs = tool[listDialogsIn, page[dialogRow]]{
 		if err != nil {
 			return page[dialogRow]{}, err
 		}
-		e, err := in.Filter.compile()
+		match, err := in.Filter.matcher()
 		if err != nil {
 			return page[dialogRow]{}, err
 		}
-		return pageDialogs(c, in.Paging, sn, func(dl *sip.Dialog) bool { return e.Match(dl) }, newDialogRow)
+		return pageDialogs(c, in.Paging, sn, match, newDialogRow)
 	},
 }
 

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
@@ -268,8 +270,16 @@ func TestExportCaptureOpensInTshark(t *testing.T) {
 }
 
 // udpFrame wraps payload in Ethernet/IPv4/UDP 192.0.2.1:5060 → 192.0.2.2:5060.
-func udpFrame(t *testing.T, payload []byte) []byte {
+func udpFrame(t testing.TB, payload []byte) []byte {
+	return ethUDP(t, netip.MustParseAddrPort("192.0.2.1:5060"), netip.MustParseAddrPort("192.0.2.2:5060"), payload)
+}
+
+// ethUDP wraps payload in Ethernet/IPv4/UDP from src to dst (IPv4).
+func ethUDP(t testing.TB, src, dst netip.AddrPort, payload []byte) []byte {
 	t.Helper()
+	if !src.Addr().Is4() || !dst.Addr().Is4() {
+		t.Fatalf("ethUDP writes IPv4 only: %v → %v", src, dst)
+	}
 	ipLen := 20 + 8 + len(payload)
 	f := make([]byte, 14+ipLen)
 	copy(f[0:6], []byte{2, 0, 0, 0, 0, 2})
@@ -277,8 +287,9 @@ func udpFrame(t *testing.T, payload []byte) []byte {
 	f[12], f[13] = 0x08, 0x00
 	ip := f[14:]
 	ip[0], ip[2], ip[3], ip[8], ip[9] = 0x45, byte(ipLen>>8), byte(ipLen), 64, 17
-	copy(ip[12:16], []byte{192, 0, 2, 1})
-	copy(ip[16:20], []byte{192, 0, 2, 2})
+	s4, d4 := src.Addr().As4(), dst.Addr().As4()
+	copy(ip[12:16], s4[:])
+	copy(ip[16:20], d4[:])
 	var sum uint32
 	for i := 0; i < 20; i += 2 {
 		sum += uint32(ip[i])<<8 | uint32(ip[i+1])
@@ -288,8 +299,9 @@ func udpFrame(t *testing.T, payload []byte) []byte {
 	}
 	ip[10], ip[11] = byte(^sum>>8), byte(^sum)
 	udp := ip[20:]
-	udp[0], udp[1], udp[2], udp[3] = 0x13, 0xc4, 0x13, 0xc4
-	udp[4], udp[5] = byte((8+len(payload))>>8), byte(8+len(payload))
+	binary.BigEndian.PutUint16(udp[0:], src.Port())
+	binary.BigEndian.PutUint16(udp[2:], dst.Port())
+	binary.BigEndian.PutUint16(udp[4:], uint16(8+len(payload)))
 	copy(udp[8:], payload)
 	return f
 }

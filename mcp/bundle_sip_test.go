@@ -351,3 +351,43 @@ func TestBoxVocabularyIsBare(t *testing.T) {
 		t.Errorf("state bucket %v", b)
 	}
 }
+
+// TestUnfilteredPagingMatchesTheFilteredPath: list_dialogs without a
+// filter reads only the page's dialogs; it must page exactly as a filter
+// that matches every dialog does, evicted dialogs included.
+func TestUnfilteredPagingMatchesTheFilteredPath(t *testing.T) {
+	d := testDeps()
+	d.SIP = sip.NewStore(sip.Limits{Dialogs: 7})
+	for i := range 10 { // three evicted
+		addSIP(t, d.SIP, i, fmt.Sprintf("OPTIONS sip:x SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%d\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: o-%d\r\nCSeq: 1 OPTIONS\r\n\r\n", i, i))
+	}
+	h := newHarness(t, d)
+	walk := func(filter string, cursor any) (ids []string, pages []string) {
+		for range 10 {
+			args := map[string]any{"limit": 3, "filter": filter}
+			if cursor != nil {
+				args["cursor"] = cursor
+			}
+			env := h.ok("list_dialogs", args)
+			for _, r := range items(env) {
+				ids = append(ids, r["call_id"].(string))
+			}
+			p := pageOf(env)
+			pages = append(pages, fmt.Sprint(p["returned"], p["total_matched"], p["truncated"], len(env["warnings"].([]any))))
+			if cursor = p["next_cursor"]; cursor == "" {
+				break
+			}
+		}
+		return ids, pages
+	}
+	for _, from := range []any{nil, encodeCursor("list_dialogs", "test", key1(1)), encodeCursor("list_dialogs", "test", key1(5))} {
+		fastIDs, fastPages := walk("", from)
+		slowIDs, slowPages := walk("messages >= 0", from)
+		if fmt.Sprint(fastIDs) != fmt.Sprint(slowIDs) || fmt.Sprint(fastPages) != fmt.Sprint(slowPages) {
+			t.Errorf("from %v: unfiltered %v %v, filtered %v %v", from, fastIDs, fastPages, slowIDs, slowPages)
+		}
+		if from == nil && len(fastIDs) != 7 {
+			t.Errorf("walked %v, want the seven kept", fastIDs)
+		}
+	}
+}
