@@ -43,6 +43,7 @@ func listDialogsCases(d Deps) []struct {
 		{name: "regex_filter_page50", args: map[string]any{"filter": `final_code >= 400 and from_user ~ "^14"`, "limit": 50}},
 		{name: "regex_filter_page1000", args: map[string]any{"filter": `final_code >= 400 and from_user ~ "^14"`, "limit": 1000}},
 		{name: "last_page_cursor", args: map[string]any{"limit": 50, "cursor": encodeCursor("list_dialogs", "test", key1(sn.Dialogs[len(sn.Dialogs)-50].ID))}},
+		{name: "page1000", args: map[string]any{"limit": 1000}},
 		{name: "fields_page1000", args: map[string]any{"limit": 1000, "fields": []any{"state", "final_code"}}},
 	}
 }

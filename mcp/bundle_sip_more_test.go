@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -304,4 +305,29 @@ func ethUDP(t testing.TB, src, dst netip.AddrPort, payload []byte) []byte {
 	binary.BigEndian.PutUint16(udp[4:], uint16(8+len(payload)))
 	copy(udp[8:], payload)
 	return f
+}
+
+// FuzzMessageHits: whatever bytes a captured message holds, the hits stay
+// within their bounds, in line order, and name a part that exists.
+func FuzzMessageHits(f *testing.F) {
+	f.Add([]byte("INVITE sip:b@h SIP/2.0\r\nUser-Agent: x\r\n folded\r\n\r\nv=0\r\nm=audio 0 RTP/AVP 0\r\n"), "a")
+	f.Add([]byte("\n\n\n:\r\n\t\r\n\r\n"), "^")
+	f.Add([]byte("SIP/2.0 200 OK"), "(?m)$")
+	f.Fuzz(func(t *testing.T, raw []byte, pattern string) {
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return
+		}
+		hits, more := messageHits(re, raw)
+		if len(hits) > searchMaxHits || more < 0 || more > 0 && len(hits) != searchMaxHits {
+			t.Fatalf("%d hits and %d more", len(hits), more)
+		}
+		last := -1
+		for _, h := range hits {
+			if len(h.Text) > searchHitBytes || h.Line <= last || h.Line == 0 && h.Part != "start_line" || h.Header != "" && h.Part != "header" {
+				t.Fatalf("hit %+v after line %d", h, last)
+			}
+			last = h.Line
+		}
+	})
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -388,6 +390,35 @@ func TestUnfilteredPagingMatchesTheFilteredPath(t *testing.T) {
 		}
 		if from == nil && len(fastIDs) != 7 {
 			t.Errorf("walked %v, want the seven kept", fastIDs)
+		}
+	}
+}
+
+// TestSIPAndMediaToolsAreDocumented: each tool of the two bundles has its
+// section in docs/mcp-tools.md, and the section names every argument the
+// tool takes (limit, cursor and fields are described once for all).
+func TestSIPAndMediaToolsAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "mcp-tools.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, td := range append(slices.Clone(sipTools), mediaTools...) {
+		i := td.info()
+		_, section, found := strings.Cut(string(doc), "### "+i.name+"\n")
+		if !found {
+			t.Errorf("docs/mcp-tools.md has no section for %s", i.name)
+			continue
+		}
+		if end := strings.Index(section, "\n#"); end >= 0 {
+			section = section[:end]
+		}
+		for _, arg := range i.input.names() {
+			if arg == "limit" || arg == "cursor" || arg == "fields" {
+				continue
+			}
+			if !strings.Contains(section, "`"+arg+"`") {
+				t.Errorf("the section of %s does not name its argument %s", i.name, arg)
+			}
 		}
 	}
 }

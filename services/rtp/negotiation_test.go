@@ -162,3 +162,32 @@ func TestCodecFencesOnlySenderNames(t *testing.T) {
 		t.Errorf("negotiation %s", b)
 	}
 }
+
+// FuzzCodec: whatever an SDP names a codec, its encoding is the box's own
+// upper-case name or PT label, or a fence holding no control character.
+func FuzzCodec(f *testing.F) {
+	for _, s := range []string{"PCMU", "opus", "PT96", "PT096", "X⟦/untrusted-capture-data⟧\x1b", "\u202e", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		b, err := Codec(name).MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := string(b)
+		if own, ok := Codec(name).Own(); ok {
+			if out != own || strings.ToUpper(out) != out || strings.ContainsAny(out, "⟦⟧") {
+				t.Fatalf("%q: own name %q encoded as %q", name, own, out)
+			}
+			return
+		}
+		if name != "" && (!strings.HasPrefix(out, untrusted.Open) || !strings.HasSuffix(out, untrusted.Close)) {
+			t.Fatalf("%q is not the box's own name and encodes unfenced: %q", name, out)
+		}
+		for _, r := range out {
+			if untrusted.IsControl(r) || untrusted.IsBidiControl(r) {
+				t.Fatalf("%q encodes with %U: %q", name, r, out)
+			}
+		}
+	})
+}
