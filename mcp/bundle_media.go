@@ -25,7 +25,7 @@ func mediaSnapshot(c *call, intervals bool) (*rtp.Snapshot, error) {
 		c.warnf("heuristic RTP detection is off: %d RTP-looking datagrams to or from unsignalled addresses were counted, not tracked", sn.Stats.Unsignalled)
 	}
 	if sn.Stats.StreamsEvicted > 0 {
-		c.warnf("%d older streams were evicted at the stream bound (%d)", sn.Stats.StreamsEvicted, rtp.DefaultMaxStreams)
+		c.warnf("%d older streams were evicted at the analyser's stream bound and are not listed", sn.Stats.StreamsEvicted)
 	}
 	return sn, nil
 }
@@ -260,7 +260,7 @@ var dtmfEvents = tool[dtmfIn, page[rtp.Event]]{
 			return page[rtp.Event]{}, err
 		}
 		if n := sn.Stats.EventsOverwrote; n > 0 {
-			c.warnf("%d older events were overwritten at the event bound (%d) and are not listed", n, rtp.DefaultMaxEvents)
+			c.warnf("%d older events were overwritten at the analyser's event bound and are not listed", n)
 		}
 		rows := []rtp.Event{}
 		for _, e := range sn.Events {
