@@ -68,7 +68,12 @@ func lookupDialog(sn *sip.Snapshot, callID callIDArg) (*sip.Dialog, error) {
 	if dl := sn.Lookup(string(callID)); dl != nil {
 		return dl, nil
 	}
-	return nil, notFound("list_dialogs shows the Call-IDs kept; an old one may have been evicted (get_capture_report counts dialogs_evicted)",
+	return nil, noDialog(callID)
+}
+
+// noDialog is NOT_FOUND for a Call-ID the store does not keep.
+func noDialog(callID callIDArg) error {
+	return notFound("list_dialogs shows the Call-IDs kept; an old one may have been evicted (get_capture_report counts dialogs_evicted)",
 		"no dialog with Call-ID %q", string(callID))
 }
 

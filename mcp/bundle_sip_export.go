@@ -119,7 +119,7 @@ var exportCapture = tool[exportIn, exportOut]{
 		}
 		sel, err := sip.SelectExport(sn, string(in.CallID), func(dl *sip.Dialog) bool { return e.Match(dl) }, count(int(in.MaxDialogs), exportDefaultDialogs))
 		if errors.Is(err, sip.ErrNoDialog) {
-			_, err = lookupDialog(sn, in.CallID)
+			return exportOut{}, noDialog(in.CallID)
 		}
 		if err != nil {
 			return exportOut{}, err

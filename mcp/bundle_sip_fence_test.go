@@ -258,3 +258,23 @@ func TestCraftedCaptureIsFencedEverywhere(t *testing.T) {
 		t.Errorf("the SIP INFO digit: %v", ev)
 	}
 }
+
+// TestCaptureReportHasNoNullObjects: with the analysers' counters present
+// and nothing skipped, decode.skipped is an empty object, never null (the
+// first version answered {"skipped": null} where its schema said object).
+func TestCaptureReportHasNoNullObjects(t *testing.T) {
+	h := newHarness(t, captureDeps(t, craftedCapture(t), rtp.Options{}))
+	d := data(h.ok("get_capture_report", nil))
+	dec, isObj := d["decode"].(map[string]any)
+	if !isObj {
+		t.Fatalf("decode = %v", d["decode"])
+	}
+	for _, k := range []string{"skipped", "link_types"} {
+		if _, isObj := dec[k].(map[string]any); !isObj {
+			t.Errorf("decode.%s = %v, want an object", k, dec[k])
+		}
+	}
+	if d["streams"] == nil || d["counters_reason"] != nil {
+		t.Errorf("streams %v, counters_reason %v", d["streams"], d["counters_reason"])
+	}
+}

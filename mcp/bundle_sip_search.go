@@ -177,7 +177,7 @@ var searchMessages = tool[searchIn, page[searchRow]]{
 		}
 		if cut {
 			c.warnf("stopped after scanning %d MiB of messages: total_matched counts only those, and next_cursor resumes the scan", searchMaxBytes>>20)
-			if len(rows) < int(in.Limit.rows()) {
+			if len(rows) < in.Limit.rows() {
 				c.warnf("this page is short because the scan budget ran out, not because nothing else matches")
 			}
 		}
