@@ -9,7 +9,6 @@ import (
 var (
 	sipTools      []toolDef
 	mediaTools    []toolDef
-	j1708Tools    []toolDef
 	transmitTools []toolDef
 )
 
