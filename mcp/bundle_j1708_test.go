@@ -608,9 +608,9 @@ func hostileJ1708Log(t *testing.T) string {
 }
 
 // assertFenced fails when a string anywhere in the answer holds a control
-// or bidi character, or sender text outside a fence, or a fence whose
+// (but a line break) or bidi character, or senderWords outside a fence, or a fence whose
 // inside holds a marker (which would let the sender close it early).
-func assertFenced(t *testing.T, tool string, body []byte) (fenced int) {
+func assertFenced(t *testing.T, tool string, body []byte, senderWords []string) (fenced int) {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -630,7 +630,7 @@ func assertFenced(t *testing.T, tool string, body []byte) (fenced int) {
 			}
 		case string:
 			for _, r := range x {
-				if untrusted.IsControl(r) || untrusted.IsBidiControl(r) {
+				if r != '\n' && untrusted.IsControl(r) || untrusted.IsBidiControl(r) { // the box's own texts (a plan) have lines
 					t.Errorf("%s: control character %U survived in %q", tool, r, x)
 				}
 			}
@@ -692,7 +692,7 @@ func TestJ1708FencesHostileText(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("%s: %s", i.name, r.Content[0].Text)
 		}
-		n := assertFenced(t, i.name, r.StructuredContent)
+		n := assertFenced(t, i.name, r.StructuredContent, senderWords)
 		texts += n
 		if n > 0 && (len(r.Content) != 2 || !strings.Contains(r.Content[1].Text, string(textJ1587))) {
 			t.Errorf("%s: fenced text without a provenance note naming the J1708 bus: %v", i.name, r.Content)
