@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -706,5 +707,39 @@ func TestJ1708FencesHostileText(t *testing.T) {
 		if p["pid"] == float64(j1587.PIDVIN) && !strings.Contains(p["text"].(string), "IGNORE PREVIOUS INSTRUCTIONS") {
 			t.Errorf("the VIN lost its content: %v", p["text"])
 		}
+	}
+}
+
+// BenchmarkJ1708Messages is one page of j1708_messages through the
+// in-process server (argument check, run, envelope, encoding) over a
+// full default ring of 100,000 messages: every call counts every match.
+func BenchmarkJ1708Messages(b *testing.B) {
+	s, err := j1587.New(ring.Limits{Items: j1587.DefaultMaxMessages, Bytes: j1587.DefaultMaxBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := []byte{0x80, 0x54, 0x00, 0x56, 0x00, 0x5B, 0x07, 0x5C, 0x05, 0xBB, 0x00, 0x00, 0xBE, 0xF7, 0x0A, 0x99}
+	for i := range j1587.DefaultMaxMessages {
+		s.Add(t1708.Add(time.Duration(i)*time.Millisecond), msg, false)
+	}
+	d := testDeps()
+	d.Ports = fakePorts{{Name: "j1708", Kind: portKindJ1708}}
+	d.J1587 = s
+	srv := build(d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, j1708Tools, false)
+	for _, bc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{name: "unfiltered", args: map[string]any{}},
+		{name: "pid", args: map[string]any{"pid": 190}},
+		{name: "mid", args: map[string]any{"mid": 136}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "j1708_messages", "arguments": bc.args}})
+			b.ReportAllocs()
+			for b.Loop() {
+				srv.HandleMessage(context.Background(), req)
+			}
+		})
 	}
 }

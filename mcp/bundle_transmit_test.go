@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"fieldtap/drivers/slcan/slcantest"
 	"fieldtap/drivers/wire"
@@ -596,4 +598,104 @@ func TestTransmitFencesECUText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzTransmitArguments checks the box's checker against an independent
+// JSON Schema validator on can_send's and uds_request's schemas (nested
+// frames, number ranges, patterns, enums): both accept or both refuse,
+// and whatever passes plans or is refused by name, never panics.
+func FuzzTransmitArguments(f *testing.F) {
+	for _, s := range []string{
+		`{"port":"can0","frames":[{"id":"123","data":"0102","delay_ms":1.5}]}`,
+		`{"port":"can0","frames":[{"id":"18FECA00","extended":false}]}`,
+		`{"port":"can0","frames":[]}`, `{"port":"can0","frames":[{"data":"01"}]}`, `{"port":"can0","frames":[{"id":"FFFFFFFF"}]}`,
+		`{"port":"can0","frames":[{"id":"123","delay_ms":-1}]}`, `{"port":"can0","frames":[{"id":"123","x":1}]}`,
+		`{"port":"can0","service":"read_did","did":"F190"}`, `{"port":"can0","service":"session_control","session":2}`,
+		`{"port":"can0","service":"read_dtc","dtc_report":10,"status_mask":255,"request_id":"18DA00F1"}`,
+	} {
+		f.Add(s)
+	}
+	type target struct {
+		name string
+		a    *argSchema
+		ref  *santhosh.Schema
+		plan func(v any) error
+	}
+	var targets []target
+	for _, td := range []toolDef{canSend, udsRequest} {
+		i := td.info()
+		targets = append(targets, target{name: i.name, a: i.input, ref: compileRef(f, i.name, i.input.raw)})
+	}
+	targets[0].plan = func(v any) error {
+		in, err := decodeArgs[canSendIn](targets[0].a, v)
+		if err == nil {
+			_, err = in.Frames.frames()
+		}
+		return err
+	}
+	targets[1].plan = func(v any) error {
+		in, err := decodeArgs[udsRequestIn](targets[1].a, v)
+		if err == nil {
+			_, err = in.spec()
+		}
+		return err
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		if json.Unmarshal([]byte(s), &v) != nil || v == nil {
+			return
+		}
+		v = dropNulls(v) // a null optional argument is absent to the box, by design
+		b, _ := json.Marshal(v)
+		for _, tg := range targets {
+			_, boxErr := decodeArgs[map[string]any](tg.a, v)
+			inst, err := santhosh.UnmarshalJSON(bytes.NewReader(b))
+			if err != nil {
+				return
+			}
+			refErr := tg.ref.Validate(inst)
+			if (boxErr == nil) != (refErr == nil) && !integerValuedFloat(s) {
+				t.Fatalf("%s %s: box %v, reference %v", tg.name, s, boxErr, refErr)
+			}
+			if boxErr == nil {
+				_ = tg.plan(v) // an error is fine; a panic is not
+			}
+		}
+	})
+}
+
+// compileRef compiles an input schema with the independent validator.
+func compileRef(tb testing.TB, name string, raw json.RawMessage) *santhosh.Schema {
+	tb.Helper()
+	doc, err := santhosh.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := santhosh.NewCompiler()
+	if err := c.AddResource("mem://"+name+".json", doc); err != nil {
+		tb.Fatal(err)
+	}
+	s, err := c.Compile("mem://" + name + ".json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+			} else {
+				x[k] = dropNulls(e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropNulls(e)
+		}
+	}
+	return v
 }

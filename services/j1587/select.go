@@ -3,6 +3,7 @@ package j1587
 import (
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -27,6 +28,9 @@ type Selection struct {
 type Selector struct {
 	sel Selection
 	dec Decoder
+	// msg is the message being decoded: the decoder's parameters alias
+	// it, so r itself never escapes and matching does not allocate.
+	msg [wire.MaxJ1708Message]byte
 }
 
 // Selector returns a matcher for sel.
@@ -43,7 +47,8 @@ func (m *Selector) Match(r *Record) bool {
 	case s.PID == nil:
 		return true
 	}
-	return m.dec.Decode(r.Msg()) == nil && m.dec.Has(*s.PID)
+	m.msg = r.Bytes
+	return m.dec.Decode(m.msg[:r.Len]) == nil && m.dec.Has(*s.PID)
 }
 
 // PIDs lists the J1587 PIDs r carries, in message order; none when it

@@ -280,3 +280,33 @@ func BenchmarkStoreAdd(b *testing.B) {
 		s.Add(t0.Add(time.Duration(i)), msg, false)
 	}
 }
+
+// BenchmarkSelection matches a full default ring by PID, which decodes
+// every message: the cost of counting one j1708_messages page.
+func BenchmarkSelection(b *testing.B) {
+	s, err := New(ring.Limits{Items: DefaultMaxMessages, Bytes: DefaultMaxBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := mustHex(b, "80540056005B075C05BB0000BEF70A99")
+	t0 := time.Unix(1000, 0)
+	for i := range DefaultMaxMessages {
+		s.Add(t0.Add(time.Duration(i)), msg, false)
+	}
+	pid := uint16(PIDEngineSpeed)
+	m := Selection{PID: &pid}.Selector()
+	snap := s.Messages()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		snap.Range(0, func(_ uint64, r Record) bool {
+			if m.Match(&r) {
+				n++
+			}
+			return true
+		})
+		if n != DefaultMaxMessages {
+			b.Fatalf("matched %d", n)
+		}
+	}
+}
