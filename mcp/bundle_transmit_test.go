@@ -409,7 +409,23 @@ func dryPlan(t *testing.T, c *checker, tool string, args map[string]any) map[str
 // is an object, a J1708 frame has no id, and next is a call to make, or
 // null with the reason the port cannot send.
 func TestTransmitPlanRows(t *testing.T) {
-	c := newChecker(t, testServer(t, transmitDeps(t, newFakeBus("V")), transmitTools...))
+	deps := transmitDeps(t, newFakeBus("V"))
+	c := newChecker(t, testServer(t, deps, transmitTools...))
+	// A plan saved from an answer is a plan file: its frames read back
+	// through transmit.Frame exactly as the service stored them.
+	readsBack := func(d map[string]any) {
+		t.Helper()
+		plan := d["plan"].(map[string]any)
+		b, _ := json.Marshal(plan["frames"])
+		var got []transmit.Frame
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("frames do not read back: %v", err)
+		}
+		stored := deps.Transmit.Get(plan["plan_id"].(string)).Frames
+		if fmt.Sprint(got) != fmt.Sprint(stored) {
+			t.Errorf("frames read back as %v, stored %v", got, stored)
+		}
+	}
 
 	d := dryPlan(t, c, "can_send", map[string]any{"port": "can0", "frames": []any{
 		map[string]any{"id": "123", "data": "01"},
@@ -428,6 +444,7 @@ func TestTransmitPlanRows(t *testing.T) {
 	if d["plan"].(map[string]any)["listens_for"] != nil {
 		t.Errorf("can_send listens for %v", d["plan"].(map[string]any)["listens_for"])
 	}
+	readsBack(d)
 
 	d = dryPlan(t, c, "j1939_request", map[string]any{"port": "can0", "pgn": 0, "da": 0x17})
 	l := d["plan"].(map[string]any)["listens_for"].(map[string]any)
@@ -451,12 +468,14 @@ func TestTransmitPlanRows(t *testing.T) {
 	if f := plan["frames"].([]any)[0].(map[string]any); f["id"] != "18DA00F1" || f["data"] != "0322F190AAAAAAAA" {
 		t.Errorf("uds frame %v", f)
 	}
+	readsBack(d)
 
 	d = dryPlan(t, c, "j1708_send", map[string]any{"port": "bus1", "mid": 172, "data": "00F3"})
 	f := d["plan"].(map[string]any)["frames"].([]any)[0].(map[string]any)
 	if f["id"] != nil || f["extended"] != false || f["data"] != "AC00F361" || f["dlc"] != 4.0 {
 		t.Errorf("j1708 frame %v", f)
 	}
+	readsBack(d)
 	if d["next"] != nil || !strings.Contains(d["next_reason"].(string), "no writer") {
 		t.Errorf("a port without a writer offers next %v (%v)", d["next"], d["next_reason"])
 	}
