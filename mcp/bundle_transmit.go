@@ -211,21 +211,35 @@ var j1708Send = tool[j1708SendIn, txOut]{
 type transmitExecuteIn struct {
 	PlanID    string `json:"plan_id" jsonschema:"a plan_id from a dry run"`
 	AckActive bool   `json:"ack_active,omitempty" jsonschema:"must be true"`
+	// Port, when given, is the bus the caller means: a plan for another
+	// port is refused before any gate runs.
+	PortSelector
 }
 
 var transmitExecute = tool[transmitExecuteIn, txOut]{
-	name:  "transmit_execute",
-	desc:  "Run exactly the stored plan a person read (from any dry run), once, through every transmit gate; asks a person through elicitation where the client supports it.",
+	name: "transmit_execute",
+	desc: "Run exactly the stored plan a person read (from any dry run), once, through every transmit gate; asks a person through elicitation where the client supports it. " +
+		"With port, a plan for another port is refused.",
 	hints: transmits(true),
 	text:  []textSource{textJ1939, textUDS},
 	run: func(c *call, in transmitExecuteIn) (txOut, error) {
-		if _, err := transmitter(c); err != nil {
+		svc, err := transmitter(c)
+		if err != nil {
 			return txOut{}, err
 		}
-		if planID, tok, isRetry := parseState(c.req.Params.RequestState); isRetry {
-			return execute(c, planID, in.AckActive, tok)
+		planID, tok, isRetry := parseState(c.req.Params.RequestState)
+		if !isRetry {
+			planID = in.PlanID
 		}
-		return execute(c, in.PlanID, in.AckActive, "")
+		if in.Port != "" {
+			if _, err := transmitPorts(svc.Status(), in.PortSelector); err != nil {
+				return txOut{}, err
+			}
+			if p := svc.Get(planID); p != nil && p.Port != string(in.Port) {
+				return txOut{}, argErr("port", "omit port, or make the plan for that port", "plan %s is for port %s, not %s", p.ID, p.Port, in.Port)
+			}
+		}
+		return execute(c, planID, in.AckActive, tok)
 	},
 }
 

@@ -271,7 +271,11 @@ func TestTransmitDryRunByDefault(t *testing.T) {
 	if !isErr || !strings.Contains(errText(m), "gate ack_active") {
 		t.Fatalf("execute without ack: %v", m)
 	}
-	m, isErr = txCall(t, s, "transmit_execute", map[string]any{"plan_id": plan["plan_id"], "ack_active": true})
+	m, isErr = txCall(t, s, "transmit_execute", map[string]any{"plan_id": plan["plan_id"], "ack_active": true, "port": "can1"})
+	if !isErr || !strings.Contains(errText(m), "is for port can0, not can1") || len(b.sent()) != 0 {
+		t.Fatalf("execute on another port: %v, wire %v", m, b.sent())
+	}
+	m, isErr = txCall(t, s, "transmit_execute", map[string]any{"plan_id": plan["plan_id"], "ack_active": true, "port": "can0"})
 	if isErr || len(b.sent()) != 1 {
 		t.Fatalf("execute: %v, wire %v", m, b.sent())
 	}
