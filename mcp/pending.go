@@ -7,10 +7,8 @@ import (
 
 // Bundles not yet moved to the tool framework.
 var (
-	sipTools      []toolDef
-	mediaTools    []toolDef
-	j1708Tools    []toolDef
-	transmitTools []toolDef
+	sipTools   []toolDef
+	mediaTools []toolDef
 )
 
 // SIPStats reports the SPAN analysers' stream and decode counters.
