@@ -33,7 +33,9 @@ if [ -z "$bin" ]; then
 fi
 log=$(mktemp)
 # No rate limit: the suite fires its scenarios back to back from one address.
-"$bin" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --log-level warn 2>"$log" &
+# Output schemas on, so the Inspector checks every answer against the
+# schema its tool advertises.
+"$bin" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --mcp-output-schemas --log-level warn 2>"$log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 up=
@@ -69,4 +71,41 @@ else
 	# field is written as null); only input schemas must be single-typed.
 	echo "inspector --strict: no errors, no input-schema warnings ($(grep -c '^Warning' "$log.insp") output-schema warnings)"
 fi
+
+# tools/call on every default read-only tool: the Inspector refuses an
+# answer whose structuredContent does not match the tool's output schema
+# (-32602). Required arguments get a schema-valid placeholder: an enum's
+# first value, a number's minimum, "x" for a string (a NOT_FOUND answer
+# is an answer too).
+echo "mcp-conformance: inspector tools/call on every read-only tool"
+insp() { mcp-inspector --cli --transport http --server-url "http://127.0.0.1:$PORT/mcp" "$@"; }
+if ! insp --method tools/list >"$log.tools" 2>"$log.insp"; then
+	tail -20 "$log.insp"
+	echo "mcp-conformance: FAILED: inspector tools/list"
+	exit 1
+fi
+calls=$(node -e '
+const tools = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).tools;
+for (const t of tools) {
+  if (!t.annotations || t.annotations.readOnlyHint !== true) continue;
+  const props = (t.inputSchema && t.inputSchema.properties) || {};
+  const args = [];
+  for (const r of (t.inputSchema.required || [])) {
+    const p = props[r] || {};
+    const v = p.enum ? p.enum[0] : (p.type === "integer" || p.type === "number") ? (p.minimum ?? 0) : "x";
+    args.push("--tool-arg", r + "=" + v);
+  }
+  console.log([t.name, ...args].join("\t"));
+}' "$log.tools") || { echo "mcp-conformance: FAILED: could not read tools/list"; exit 1; }
+ncalls=0
+while IFS=$'\t' read -r -a call; do
+	tool=${call[0]}
+	ncalls=$((ncalls + 1))
+	if ! insp --method tools/call --tool-name "$tool" "${call[@]:1}" >"$log.call" 2>&1 || grep -q -- '-32602' "$log.call"; then
+		tail -20 "$log.call"
+		echo "mcp-conformance: FAILED: inspector tools/call $tool"
+		status=1
+	fi
+done <<<"$calls"
+echo "inspector tools/call: $ncalls read-only tools called"
 exit $status

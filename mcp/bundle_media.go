@@ -35,7 +35,7 @@ type mosArg float64
 
 func (mosArg) argSchema() *jsonschema.Schema {
 	lo, hi := 1.0, 4.5
-	return &jsonschema.Schema{Type: "number", Minimum: &lo, Maximum: &hi, Description: "only streams whose MOS is at most this (1 to 4.5); streams with no grounded MOS never match"}
+	return &jsonschema.Schema{Type: "number", Minimum: &lo, Maximum: &hi, Description: "MOS at most this, 1 to 4.5; ungrounded never match"}
 }
 
 // lossPctArg is a loss percentage.
@@ -43,15 +43,15 @@ type lossPctArg float64
 
 func (lossPctArg) argSchema() *jsonschema.Schema {
 	lo, hi := 0.0, 100.0
-	return &jsonschema.Schema{Type: "number", Minimum: &lo, Maximum: &hi, Description: "only streams with at least this loss percentage (0 to 100)"}
+	return &jsonschema.Schema{Type: "number", Minimum: &lo, Maximum: &hi, Description: "loss at least this %, 0 to 100"}
 }
 
 type rtpStreamsIn struct {
-	CallID     callIDArg   `json:"call_id,omitempty" jsonschema:"only streams of this Call-ID"`
-	Orphaned   *bool       `json:"orphaned,omitempty" jsonschema:"true: only streams no dialog signalled (found by heuristic); false: only signalled ones"`
+	CallID     callIDArg   `json:"call_id,omitempty" jsonschema:"only this call's streams"`
+	Orphaned   *bool       `json:"orphaned,omitempty" jsonschema:"true: only unsignalled (heuristic) streams; false: only signalled"`
 	MaxMOS     *mosArg     `json:"max_mos,omitempty"`
 	MinLossPct *lossPctArg `json:"min_loss_pct,omitempty"`
-	Codec      string      `json:"codec,omitempty" jsonschema:"only streams whose main codec has this name, compared without case, e.g. PCMA"`
+	Codec      string      `json:"codec,omitempty" jsonschema:"main codec name, any case, e.g. PCMA"`
 	Paging
 	Projection
 }
@@ -69,9 +69,8 @@ func (in rtpStreamsIn) match(s rtp.StreamView) bool {
 }
 
 var rtpStreams = tool[rtpStreamsIn, page[rtp.StreamView]]{
-	name: "rtp_streams",
-	desc: "RTP streams (one row per SSRC and address pair) found from SDP, oldest first, with packets, loss, jitter and an E-model MOS (null with not_grounded for codecs without published values); " +
-		"filters: call_id, orphaned, max_mos, min_loss_pct, codec. A codec name the box's tables know is bare and upper-case; one only the SDP gives is fenced. Paged.",
+	name:  "rtp_streams",
+	desc:  "RTP streams (per SSRC and address pair), oldest first: packets, loss, jitter, E-model MOS (null when not grounded). Filters: call_id, orphaned, max_mos, min_loss_pct, codec. Paged.",
 	hints: readOnly(),
 	ids:   []string{"stream_id"},
 	text:  []textSource{textSIP},
@@ -95,8 +94,8 @@ var rtpStreams = tool[rtpStreamsIn, page[rtp.StreamView]]{
 }
 
 type rtpStatsIn struct {
-	StreamID string    `json:"stream_id,omitempty" jsonschema:"one stream (src>dst/SSRC, as rtp_streams lists it); or give call_id"`
-	CallID   callIDArg `json:"call_id,omitempty" jsonschema:"every stream of one call; or give stream_id"`
+	StreamID string    `json:"stream_id,omitempty" jsonschema:"one stream, src>dst/SSRC; or call_id"`
+	CallID   callIDArg `json:"call_id,omitempty" jsonschema:"every stream of a call; or stream_id"`
 }
 
 type rtpStatsOut struct {
@@ -108,9 +107,8 @@ type rtpStatsOut struct {
 }
 
 var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
-	name: "rtp_stats",
-	desc: "Full figures of one stream (stream_id) or of every stream of one call (call_id): totals, duplicates, out-of-order, sequence resets, payload types, per-interval loss/jitter/MOS, " +
-		"and RTCP reports as the endpoints sent them (endpoint_reported, never merged into the measurements).",
+	name:  "rtp_stats",
+	desc:  "Full figures of one stream or of every stream of a call: per-interval loss, jitter and MOS, payload types, and the RTCP reports the endpoints sent (never merged into the measurements).",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in rtpStatsIn) (rtpStatsOut, error) {
@@ -202,13 +200,12 @@ func reportsFor(sn *rtp.Snapshot, ss []rtp.StreamView) []reportRow {
 }
 
 type diagnosticsIn struct {
-	CallID callIDArg `json:"call_id,omitempty" jsonschema:"the Call-ID; omit for capture-wide findings (orphan streams)"`
+	CallID callIDArg `json:"call_id,omitempty" jsonschema:"omit for orphan streams"`
 }
 
 var mediaDiagnostics = tool[diagnosticsIn, rtp.Diagnosis]{
-	name: "media_diagnostics",
-	desc: "What a call's media did against what its SDP negotiated: applicable (false with a reason when there was nothing to judge) and findings " +
-		"(no_media, one_way_media, asymmetric_loss, unsignalled_address, packet_loss, poor_mos, or no_problem_found); never an empty list standing for fine. Without call_id: capture-wide orphan streams.",
+	name:  "media_diagnostics",
+	desc:  "A call's media against its SDP: applicable (false with a reason) and findings, never an empty list for fine. Without call_id: orphan streams.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in diagnosticsIn) (rtp.Diagnosis, error) {
@@ -228,9 +225,8 @@ type codecIn struct {
 }
 
 var codecNegotiation = tool[codecIn, rtp.Negotiation]{
-	name: "check_codec_negotiation",
-	desc: "A call's SDP offers and answers in order (codecs, direction, media address), the codecs both sides accepted, and what actually flowed; verdict ok, no_sdp_in_capture, no_answer, rejected, " +
-		"no_common_codec or unnegotiated_codec_flowed, with a reason. A codec name the box's tables know is bare and upper-case; one only the SDP gives is fenced.",
+	name:  "check_codec_negotiation",
+	desc:  "A call's SDP offers and answers, the codecs both accepted, what flowed, and a verdict with its reason.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in codecIn) (rtp.Negotiation, error) {
@@ -243,15 +239,14 @@ var codecNegotiation = tool[codecIn, rtp.Negotiation]{
 }
 
 type dtmfIn struct {
-	CallID callIDArg `json:"call_id,omitempty" jsonschema:"one call's digits; omit for every call"`
+	CallID callIDArg `json:"call_id,omitempty" jsonschema:"omit for every call"`
 	Paging
 	Projection
 }
 
 var dtmfEvents = tool[dtmfIn, page[rtp.Event]]{
-	name: "dtmf_events",
-	desc: fmt.Sprintf("DTMF digits in time order: RFC 4733 telephone-events (repeated end packets de-duplicated; end_repeats counts them) and SIP INFO (application/dtmf-relay, application/dtmf); "+
-		"each with digit, method, time. call_id narrows to one call. The newest %d events are kept (older ones overwritten and counted). Paged.", rtp.DefaultMaxEvents),
+	name:  "dtmf_events",
+	desc:  "DTMF digits in time order (RFC 4733 with repeats folded, and SIP INFO), per call or all. Paged.",
 	hints: readOnly(),
 	ids:   []string{"seq"},
 	run: func(c *call, in dtmfIn) (page[rtp.Event], error) {

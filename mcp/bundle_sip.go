@@ -38,7 +38,7 @@ type filterArg string
 func (filterArg) argSchema() *jsonschema.Schema {
 	n := filter.MaxSource
 	return &jsonschema.Schema{Type: "string", MaxLength: &n,
-		Description: "filter expression over dialog fields (docs/filter.md; validate_filter lists the fields), e.g. first_method == INVITE and final_code >= 400; empty matches every dialog"}
+		Description: "dialog filter (docs/filter.md), e.g. state == failed; empty matches all"}
 }
 
 // compile compiles the filter, or answers INVALID_FILTER with a caret
@@ -60,7 +60,7 @@ func (f filterArg) compile() (*filter.Expr, error) {
 type callIDArg string
 
 func (callIDArg) argSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Description: "the Call-ID, exactly as list_dialogs returns it"}
+	return &jsonschema.Schema{Type: "string", Description: "Call-ID as list_dialogs returns it"}
 }
 
 // lookupDialog finds a dialog in the snapshot, or NOT_FOUND.

@@ -16,7 +16,7 @@ import (
 type dimensionArg string
 
 func (dimensionArg) argSchema() *jsonschema.Schema {
-	return enumArg("what to count by: method (the first method), state, final_code, from_user, to_user, src_ip, dst_ip, user_agent (the first seen), transport", sip.Dimensions)
+	return enumArg("what to count by (method, user_agent: the first seen)", sip.Dimensions)
 }
 
 // Bucket bounds of the answers that count by a dimension.
@@ -29,7 +29,7 @@ const (
 type maxBucketsArg int
 
 func (maxBucketsArg) argSchema() *jsonschema.Schema {
-	return sipCount("buckets, largest first; the rest are counted in other_count", 1, maxBuckets, defaultBuckets)
+	return sipCount("buckets", 1, maxBuckets, defaultBuckets)
 }
 
 type aggregateIn struct {
@@ -63,9 +63,8 @@ type aggregateOut struct {
 }
 
 var aggregateDialogs = tool[aggregateIn, aggregateOut]{
-	name: "aggregate_dialogs",
-	desc: "Count dialogs by one dimension: each matched dialog is in exactly one bucket, so the buckets' counts plus other_count equal total_matched. " +
-		"Buckets largest first, at most max_buckets (an answer is one distribution, so it is cut there and counted, not paged). A User-Agent bucket is fenced sender text (text); every other value is bare (value).",
+	name:  "aggregate_dialogs",
+	desc:  "Count dialogs by one dimension: buckets largest first (at most max_buckets), the rest in other_count; the counts always add up to total_matched.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in aggregateIn) (aggregateOut, error) {
@@ -91,11 +90,11 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 type problemArg string
 
 func (problemArg) argSchema() *jsonschema.Schema {
-	return enumArg("a problem alias (docs/sip.md gives each one's filter and threshold)", sip.ProblemNames())
+	return enumArg("a problem alias (docs/sip.md)", sip.ProblemNames())
 }
 
 type findProblemsIn struct {
-	Problems []problemArg `json:"problems,omitempty" jsonschema:"aliases to look for; default every one"`
+	Problems []problemArg `json:"problems,omitempty" jsonschema:"aliases; default all"`
 	Filter   filterArg    `json:"filter,omitempty"`
 	Paging
 	Projection
@@ -108,9 +107,8 @@ type problemRow struct {
 }
 
 var findProblems = tool[findProblemsIn, page[problemRow]]{
-	name: "find_problems",
-	desc: "Dialogs matching named problem aliases (failed, slow-setup, short-calls, retransmits, no-ack, auth-loop; docs/sip.md gives each one's filter and threshold), " +
-		"each row a list_dialogs row plus the aliases it matched; filter is ANDed. Oldest first; paged like list_dialogs.",
+	name:  "find_problems",
+	desc:  "Dialogs matching problem aliases (docs/sip.md: failed, slow-setup, short-calls, retransmits, no-ack, auth-loop), each row naming the aliases it matched. Paged.",
 	hints: readOnly(),
 	ids:   []string{"call_id"},
 	text:  []textSource{textSIP},
@@ -160,9 +158,8 @@ type triageOut struct {
 }
 
 var triageCall = tool[triageIn, triageOut]{
-	name: "triage_call",
-	desc: "Why did this call end the way it did: outcome, final code with its standard meaning, the cause in the sender's words (Reason header, else the reason phrase; fenced) and where it came from, " +
-		"timings (PDD, setup, duration; null without a basis), matched problem aliases and plain hints drawn from store facts only.",
+	name:  "triage_call",
+	desc:  "Why a call ended as it did: outcome, final code and its standard meaning, the cause in the sender's words and its source, timings, problem aliases and hints.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in triageIn) (triageOut, error) {
@@ -208,9 +205,8 @@ type reportOut struct {
 }
 
 var captureReport = tool[noArgs, reportOut]{
-	name: "get_capture_report",
-	desc: "Capture-wide SIP summary: messages by method and by response, dialogs by state, undecodable messages by reason, TCP/WebSocket/TLS streams (TLS is counted, never read), " +
-		"decoder and reassembly counters, the store's bounds and everything they shed.",
+	name:  "get_capture_report",
+	desc:  "Capture-wide SIP counters: messages by method and response, dialogs by state, undecodable by reason, streams (TLS counted, never read), decoder counters, the store's bounds and what they shed.",
 	hints: readOnly(),
 	run: func(c *call, _ noArgs) (reportOut, error) {
 		sn, err := sipSnapshot(c.d)

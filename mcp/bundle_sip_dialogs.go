@@ -19,9 +19,8 @@ type listDialogsIn struct {
 }
 
 var listDialogs = tool[listDialogsIn, page[dialogRow]]{
-	name: "list_dialogs",
-	desc: "SIP dialogs (one per Call-ID, REGISTER and OPTIONS included), oldest first by arrival, filtered with the filter language (docs/filter.md); " +
-		"page.total_matched counts every match. Display names, reason phrases and User-Agents are fenced sender text; Call-IDs, URI users and addresses stay bare. Paged.",
+	name:  "list_dialogs",
+	desc:  "SIP dialogs (one per Call-ID), oldest first, filtered (docs/filter.md); page.total_matched counts every match. Paged.",
 	hints: readOnly(),
 	ids:   []string{"call_id"},
 	text:  []textSource{textSIP},
@@ -59,9 +58,8 @@ func dialogKey(callID string) uint64 {
 }
 
 var getDialog = tool[getDialogIn, getDialogOut]{
-	name: "get_dialog",
-	desc: "One dialog by Call-ID: its row (as list_dialogs) and its messages in capture order (index, time, direction, method or status, CSeq, retransmission, the start line as fenced sender text), " +
-		"limit messages per call (messages_page.next_cursor for the rest). get_message returns one message's headers and body.",
+	name:  "get_dialog",
+	desc:  "One dialog by Call-ID: its row and its messages in capture order, limit per call (messages_page.next_cursor for more). get_message gives headers and body.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in getDialogIn) (getDialogOut, error) {
@@ -105,7 +103,7 @@ var getDialog = tool[getDialogIn, getDialogOut]{
 type messageIndexArg int
 
 func (messageIndexArg) argSchema() *jsonschema.Schema {
-	return intSchema(fmt.Sprintf("message index in the dialog, 0 to %d (get_dialog lists them)", sip.DefaultMessagesPerDialog-1), 0, sip.DefaultMessagesPerDialog-1)
+	return intSchema(fmt.Sprintf("message index, 0 to %d (get_dialog lists them)", sip.DefaultMessagesPerDialog-1), 0, sip.DefaultMessagesPerDialog-1)
 }
 
 type getMessageIn struct {
@@ -127,7 +125,7 @@ type getMessageOut struct {
 
 var getMessage = tool[getMessageIn, getMessageOut]{
 	name:  "get_message",
-	desc:  "One SIP message of a dialog by index (get_dialog lists them): its row, every header in order (unfolded; values fenced) and the body (fenced, line structure kept).",
+	desc:  "One message of a dialog by index: its row, every header in order (unfolded) and the body.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in getMessageIn) (getMessageOut, error) {
@@ -181,7 +179,7 @@ type validateFilterOut struct {
 
 var validateFilter = tool[validateFilterIn, validateFilterOut]{
 	name:  "validate_filter",
-	desc:  "Check a filter expression without running it: valid, or the column and reason of the first error with a caret line. Always lists the fields a filter may use.",
+	desc:  "Check a filter without running it: valid, or the first error's column with a caret line; lists the fields a filter may use.",
 	hints: readOnly(),
 	run: func(c *call, in validateFilterIn) (validateFilterOut, error) {
 		out := validateFilterOut{Valid: true, Fields: make([]filterField, 0, len(sip.Schema))}

@@ -26,7 +26,7 @@ const (
 type maxMessagesArg int
 
 func (maxMessagesArg) argSchema() *jsonschema.Schema {
-	return sipCount("arrows drawn (the rest are counted)", 1, ladderMaxMessages, ladderDefaultMessages)
+	return sipCount("arrows", 1, ladderMaxMessages, ladderDefaultMessages)
 }
 
 type ladderIn struct {
@@ -52,9 +52,8 @@ type ladderOut struct {
 }
 
 var renderLadder = tool[ladderIn, ladderOut]{
-	name: "render_ladder",
-	desc: "A text ladder diagram of one dialog: one lane per IP:port endpoint, one arrow per kept message labelled with its index and its method or status code (with the code's standard meaning), " +
-		"seconds since the first message, retransmissions marked (rtx). The drawing is the box's own and is bare; each message's start line as the sender wrote it is beside it in start_lines, fenced. At most max_messages arrows.",
+	name:  "render_ladder",
+	desc:  "A text ladder of one dialog: a lane per IP:port, arrows labelled by index and method or status code, times; the senders' start lines apart in start_lines. At most max_messages arrows.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in ladderIn) (ladderOut, error) {
@@ -82,12 +81,12 @@ var renderLadder = tool[ladderIn, ladderOut]{
 type maxDialogsArg int
 
 func (maxDialogsArg) argSchema() *jsonschema.Schema {
-	return sipCount("dialogs in the file, oldest first (the rest are counted in dialogs_matched)", 1, exportMaxDialogs, exportDefaultDialogs)
+	return sipCount("dialogs, oldest first", 1, exportMaxDialogs, exportDefaultDialogs)
 }
 
 type exportIn struct {
-	CallID     callIDArg     `json:"call_id,omitempty" jsonschema:"export this dialog; or give filter"`
-	Filter     filterArg     `json:"filter,omitempty" jsonschema:"export the dialogs matching this filter (docs/filter.md); or give call_id"`
+	CallID     callIDArg     `json:"call_id,omitempty" jsonschema:"one dialog; or filter"`
+	Filter     filterArg     `json:"filter,omitempty" jsonschema:"the dialogs it matches; or call_id"`
 	MaxDialogs maxDialogsArg `json:"max_dialogs,omitempty"`
 }
 
@@ -98,9 +97,8 @@ type exportOut struct {
 }
 
 var exportCapture = tool[exportIn, exportOut]{
-	name: "export_capture",
-	desc: "Write the captured frames (SIP, RTP, RTCP) of one dialog (call_id) or of the dialogs matching a filter (the oldest max_dialogs) to a new pcapng file in the box's export directory, for Wireshark or tshark. " +
-		"Reports the path and what could not be included (frames evicted from the frame ring, messages past the store's caps), each shortfall with a warning. It writes a file and changes nothing else.",
+	name:  "export_capture",
+	desc:  "Write the frames (SIP, RTP, RTCP) of one dialog or of the dialogs a filter matches (at most max_dialogs) to a new pcapng file in the export directory; reports the path and what is missing.",
 	hints: writesFile(),
 	run: func(c *call, in exportIn) (exportOut, error) {
 		sn, err := sipSnapshot(c.d)

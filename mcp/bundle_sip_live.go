@@ -31,9 +31,8 @@ type tailIn struct {
 }
 
 var tailDialogs = tool[tailIn, page[dialogRow]]{
-	name: "tail_dialogs",
-	desc: "Dialogs by last update, oldest change first. Without a cursor: the limit most recently updated dialogs. With the next_cursor it returned (always set, also on an empty page, so a poll can go on): " +
-		"the dialogs updated since, limit at a time (truncated when more are waiting); a dialog that changes again comes back. Update times are capture times.",
+	name:  "tail_dialogs",
+	desc:  "Dialogs by last update, oldest change first: the newest without a cursor, then those updated since the cursor; next_cursor is always set, to poll with. Paged.",
 	hints: readOnly(),
 	ids:   []string{"call_id", "updated"},
 	text:  []textSource{textSIP},
@@ -97,20 +96,20 @@ const (
 type timeoutArg int
 
 func (timeoutArg) argSchema() *jsonschema.Schema {
-	return withDefault(intSchema(fmt.Sprintf("how long to wait in seconds, 1 to %d (default %d)", awaitMaxSeconds, awaitDefaultSeconds), 1, awaitMaxSeconds), awaitDefaultSeconds)
+	return withDefault(intSchema(fmt.Sprintf("seconds to wait, 1 to %d (default %d)", awaitMaxSeconds, awaitDefaultSeconds), 1, awaitMaxSeconds), awaitDefaultSeconds)
 }
 
 type minCountArg int
 
 func (minCountArg) argSchema() *jsonschema.Schema {
-	return withDefault(intSchema(fmt.Sprintf("dialogs that must match, 1 to %d (default 1)", awaitMaxCount), 1, awaitMaxCount), 1)
+	return withDefault(intSchema(fmt.Sprintf("dialogs to match, 1 to %d (default 1)", awaitMaxCount), 1, awaitMaxCount), 1)
 }
 
 type awaitIn struct {
-	Filter         filterArg   `json:"filter" jsonschema:"the condition: a filter expression (docs/filter.md)"`
+	Filter         filterArg   `json:"filter"`
 	TimeoutSeconds timeoutArg  `json:"timeout_seconds,omitempty"`
 	MinCount       minCountArg `json:"min_count,omitempty"`
-	ChangedOnly    bool        `json:"changed_only,omitempty" jsonschema:"count only dialogs that change after the call starts"`
+	ChangedOnly    bool        `json:"changed_only,omitempty" jsonschema:"count only dialogs changed after the call starts"`
 }
 
 type awaitOut struct {
@@ -124,9 +123,8 @@ type awaitOut struct {
 }
 
 var awaitCondition = tool[awaitIn, awaitOut]{
-	name: "await_condition",
-	desc: fmt.Sprintf("Wait until at least min_count dialogs match a filter, at most timeout_seconds (%d at most), checking each store revision. ", awaitMaxSeconds) +
-		fmt.Sprintf("Reaching the deadline is a successful answer with met false and deadline_passed true, not an error. The first %d matches come with the answer.", awaitMaxRows),
+	name:  "await_condition",
+	desc:  fmt.Sprintf("Wait until at least min_count dialogs match a filter, at most timeout_seconds (%d max). A passed deadline answers met false, not an error.", awaitMaxSeconds),
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in awaitIn) (awaitOut, error) {

@@ -29,14 +29,14 @@ type queryArg string
 func (queryArg) argSchema() *jsonschema.Schema {
 	n := filter.MaxPattern
 	return &jsonschema.Schema{Type: "string", MaxLength: &n,
-		Description: fmt.Sprintf("text to find, or an RE2 regular expression when regex is true; 1 to %d bytes", filter.MaxPattern)}
+		Description: fmt.Sprintf("text, or an RE2 pattern with regex; 1 to %d bytes", filter.MaxPattern)}
 }
 
 type searchIn struct {
 	Query         queryArg  `json:"query"`
-	Regex         bool      `json:"regex,omitempty" jsonschema:"treat query as an RE2 regular expression (linear time; ^ and $ match at line ends)"`
-	CaseSensitive bool      `json:"case_sensitive,omitempty" jsonschema:"match case exactly; default false"`
-	Filter        filterArg `json:"filter,omitempty" jsonschema:"dialog filter the messages' dialogs must match (docs/filter.md)"`
+	Regex         bool      `json:"regex,omitempty" jsonschema:"query is RE2 (^ and $ at line ends)"`
+	CaseSensitive bool      `json:"case_sensitive,omitempty" jsonschema:"match case exactly"`
+	Filter        filterArg `json:"filter,omitempty"`
 	Paging
 	Projection
 }
@@ -119,9 +119,8 @@ func messageHits(re *regexp.Regexp, raw []byte) ([]searchHit, int) {
 }
 
 var searchMessages = tool[searchIn, page[searchRow]]{
-	name: "search_messages",
-	desc: "Find SIP messages whose start line, headers or body contain text (case-insensitive by default) or match an RE2 regex; each row names the matching lines (fenced). " +
-		fmt.Sprintf("Oldest first, paged; one call scans at most %d MiB of messages from its cursor on, so page.total_matched counts the matches of that scan, and a warning says when it stopped early.", searchMaxBytes>>20),
+	name:  "search_messages",
+	desc:  fmt.Sprintf("SIP messages whose lines contain text (case-insensitive by default) or match an RE2 regex, with the matching lines. Oldest first, paged; a call scans at most %d MiB and warns when it stops early.", searchMaxBytes>>20),
 	hints: readOnly(),
 	ids:   []string{"call_id", "index"},
 	text:  []textSource{textSIP},

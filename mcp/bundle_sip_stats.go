@@ -15,7 +15,7 @@ import (
 type maxGroupsArg int
 
 func (maxGroupsArg) argSchema() *jsonschema.Schema {
-	return sipCount("groups, largest first; the rest are measured together as other", 1, maxBuckets, defaultBuckets)
+	return sipCount("groups", 1, maxBuckets, defaultBuckets)
 }
 
 type groupIn struct {
@@ -43,9 +43,8 @@ type groupOut struct {
 }
 
 var groupDialogs = tool[groupIn, groupOut]{
-	name: "group_dialogs",
-	desc: "Call figures per group of one dimension: ASR, NER, ACD, PDD p50/p95 (nearest rank), each with its unit and the population it was computed over, null with a reason when there is no basis; " +
-		"groups largest first, at most max_groups, the rest measured together as other, and the overall figures. A User-Agent group is fenced sender text (text); every other value is bare (value). Definitions in docs/sip.md.",
+	name:  "group_dialogs",
+	desc:  "Call figures (ASR, NER, ACD, PDD p50/p95) per value of one dimension, each with unit and population (null with a reason without one): groups largest first (at most max_groups), the rest as other, and overall.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in groupIn) (groupOut, error) {
@@ -81,7 +80,7 @@ const (
 type bucketSecondsArg int
 
 func (bucketSecondsArg) argSchema() *jsonschema.Schema {
-	return withDefault(intSchema(fmt.Sprintf("bucket width in seconds, 1 to %d (default %d); buckets align to the Unix epoch", timelineMaxSeconds, timelineDefaultSeconds), 1, timelineMaxSeconds), timelineDefaultSeconds)
+	return withDefault(intSchema(fmt.Sprintf("bucket width, 1 to %d s (default %d)", timelineMaxSeconds, timelineDefaultSeconds), 1, timelineMaxSeconds), timelineDefaultSeconds)
 }
 
 type timelineIn struct {
@@ -106,9 +105,8 @@ type timelineOut struct {
 }
 
 var timelineTool = tool[timelineIn, timelineOut]{
-	name: "timeline",
-	desc: "Dialogs per time bucket by creation time (capture clock): dialogs, INVITEs, answered, failed. Buckets align to the Unix epoch and empty buckets are kept, so gaps show as zeros; " +
-		fmt.Sprintf("since/until fix the range (else the first to the last match). At most %d buckets: a longer span needs wider buckets.", timelineMaxBuckets),
+	name:  "timeline",
+	desc:  fmt.Sprintf("Dialogs per time bucket by creation time: dialogs, INVITEs, answered, failed; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
 	hints: readOnly(),
 	run: func(c *call, in timelineIn) (timelineOut, error) {
 		sn, err := sipSnapshot(c.d)

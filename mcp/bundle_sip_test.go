@@ -81,16 +81,6 @@ func (h *harness) fails(tool string, args map[string]any, code string) string {
 
 func data(env map[string]any) map[string]any { return env["data"].(map[string]any) }
 
-func items(env map[string]any) []map[string]any {
-	var out []map[string]any
-	for _, it := range env["items"].([]any) {
-		out = append(out, it.(map[string]any))
-	}
-	return out
-}
-
-func pageOf(env map[string]any) map[string]any { return env["page"].(map[string]any) }
-
 // fenced is what a sender's s reads as in an answer.
 func fenced(s string) string { return untrusted.Open + s + untrusted.Close }
 

@@ -6,111 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
-// Query bounds.
-const (
-	DefaultPageSize = 100
-	MaxPageSize     = 1000
-)
-
-// Any matches every MID or PID in a query.
+// Any matches every MID in Parameters.
 const Any = -1
-
-// MessageQuery selects messages, newest first.
-type MessageQuery struct {
-	MID, PID int // Any, or the value to match; PID matches a message carrying it
-	// Before, when HasBefore, continues a page: only sequence numbers
-	// below it.
-	Before    uint64
-	HasBefore bool
-	Limit     int // 1..MaxPageSize; 0 means DefaultPageSize
-}
-
-// MessageItem is one message in a page.
-type MessageItem struct {
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	MID    int       `json:"mid"`
-	Hex    string    `json:"hex"` // MID through checksum
-	Length int       `json:"length"`
-	J2497  bool      `json:"j2497"`
-	Status string    `json:"status"` // ok, bad_checksum, bad_length, j1708_reserved_mid, truncated_parameter, bad_page_extension
-	PIDs   []int     `json:"pids"`
-}
-
-// MessagePage is one page of messages. More says whether older matching
-// messages remain; Last is the sequence number to continue before.
-type MessagePage struct {
-	Items        []MessageItem
-	TotalMatched int
-	More         bool
-	Revision     uint64
-}
-
-// Messages returns one page of matching messages, newest first, from one
-// consistent snapshot. TotalMatched counts every match in the snapshot.
-func (s *Store) Messages(q MessageQuery) MessagePage {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultPageSize
-	}
-	limit = min(limit, MaxPageSize)
-	snap := s.msgs.Snapshot()
-	page := MessagePage{Revision: snap.Revision()}
-	var dec Decoder
-	before := snap.EndSeq()
-	if q.HasBefore {
-		before = min(before, q.Before)
-	}
-	snap.RangeReverse(snap.EndSeq(), func(seq uint64, r Record) bool {
-		if !match(&dec, &r, q) {
-			return true
-		}
-		page.TotalMatched++
-		if seq >= before {
-			return true
-		}
-		if len(page.Items) == limit {
-			page.More = true
-			return true
-		}
-		page.Items = append(page.Items, item(&dec, seq, &r))
-		return true
-	})
-	return page
-}
-
-func match(dec *Decoder, r *Record, q MessageQuery) bool {
-	if q.MID != Any && (r.Len == 0 || int(r.Bytes[0]) != q.MID) {
-		return false
-	}
-	if q.PID == Any {
-		return true
-	}
-	if dec.Decode(r.Msg()) != nil {
-		return false
-	}
-	return dec.Has(uint16(q.PID))
-}
-
-func item(dec *Decoder, seq uint64, r *Record) MessageItem {
-	it := MessageItem{Seq: seq, Time: r.Time, Length: int(r.Len), J2497: r.J2497, Status: r.Status.String(), Hex: hex.EncodeToString(r.Msg()), PIDs: []int{}}
-	if r.Len > 0 {
-		it.MID = int(r.Bytes[0])
-	}
-	if dec.Decode(r.Msg()) == nil {
-		for _, p := range dec.Params {
-			it.PIDs = append(it.PIDs, int(p.PID))
-		}
-	}
-	return it
-}
-
-// Get returns the message with sequence number seq, if still stored.
-func (s *Store) Get(seq uint64) (Record, bool) { return s.msgs.Snapshot().Get(seq) }
 
 // MIDSummary is one sender.
 type MIDSummary struct {
@@ -304,27 +204,6 @@ func (s *Store) FaultTables() map[int]time.Time {
 		}
 	}
 	return out
-}
-
-// Export appends the newest at most max stored messages, oldest first, as
-// J1708 log lines, stopping before dst would exceed maxBytes. It returns
-// the text, the messages written, and how many stored messages it left out.
-func (s *Store) Export(dst []byte, max, maxBytes int) ([]byte, int, int) {
-	snap := s.msgs.Snapshot()
-	n := min(max, snap.Len())
-	from := snap.EndSeq() - uint64(n)
-	written := 0
-	var line []byte
-	snap.Range(from, func(_ uint64, r Record) bool {
-		line = wire.AppendJ1708Line(line[:0], r.Time, r.J2497, r.Msg())
-		if len(dst)+len(line) > maxBytes {
-			return false
-		}
-		dst = append(dst, line...)
-		written++
-		return true
-	})
-	return dst, written, snap.Len() - written
 }
 
 // MessageStats reports the message ring: kept, evicted, limits.

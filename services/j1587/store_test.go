@@ -2,7 +2,6 @@ package j1587
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/hex"
 	"math"
 	"os"
@@ -217,7 +216,7 @@ func TestLatestTableIsBounded(t *testing.T) {
 	}
 }
 
-func TestMessagesPaging(t *testing.T) {
+func TestSelection(t *testing.T) {
 	s := newStore(t)
 	t0 := time.Unix(1000, 0)
 	for i := range 25 {
@@ -227,46 +226,48 @@ func TestMessagesPaging(t *testing.T) {
 		}
 		s.Add(t0.Add(time.Duration(i)*time.Millisecond), withSum(mid, 84, byte(i)), false)
 	}
-	var seen []uint64
-	q := MessageQuery{MID: 0x80, PID: 84, Limit: 7}
-	for range 10 {
-		p := s.Messages(q)
-		if p.TotalMatched != 20 {
-			t.Fatalf("total matched = %d, want 20", p.TotalMatched)
-		}
-		for _, it := range p.Items {
-			seen = append(seen, it.Seq)
-		}
-		if !p.More {
-			break
-		}
-		q.Before, q.HasBefore = p.Items[len(p.Items)-1].Seq, true
+	s.Add(t0.Add(time.Second), withSum(0x00, 0x01), false)       // MID 0, a J1708-reserved layout
+	s.Add(t0.Add(time.Second), withSum(0x80, 0x00, 0x54), false) // PID 0 (request) for PID 84
+	s.Add(t0.Add(time.Second), []byte{0x80, 0x54, 0x00}, false)  // bad checksum: carries no PID
+	mid := func(m byte) *byte { return &m }
+	pid := func(p uint16) *uint16 { return &p }
+	cases := []struct {
+		name string
+		sel  Selection
+		want int
+	}{
+		{name: "everything", sel: Selection{}, want: 28},
+		{name: "MID and PID", sel: Selection{MID: mid(0x80), PID: pid(84)}, want: 20},
+		{name: "MID 0 is a MID", sel: Selection{MID: mid(0)}, want: 1},
+		{name: "PID 0 is a PID", sel: Selection{PID: pid(0)}, want: 1},
+		{name: "a PID nobody sent", sel: Selection{PID: pid(190)}, want: 0},
+		{name: "since inclusive, until exclusive", sel: Selection{Since: t0.Add(5 * time.Millisecond), Until: t0.Add(10 * time.Millisecond)}, want: 5},
+		{name: "time and MID", sel: Selection{MID: mid(0x88), Until: t0.Add(10 * time.Millisecond)}, want: 2},
 	}
-	if len(seen) != 20 {
-		t.Fatalf("paged through %d items, want 20 (neither lost nor repeated)", len(seen))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.sel.Selector()
+			n := 0
+			s.Messages().Range(0, func(_ uint64, r Record) bool {
+				if m.Match(&r) {
+					n++
+				}
+				return true
+			})
+			if n != tc.want {
+				t.Errorf("matched %d, want %d", n, tc.want)
+			}
+		})
 	}
-	for i := 1; i < len(seen); i++ {
-		if seen[i] >= seen[i-1] {
-			t.Fatalf("not newest first: %v", seen)
-		}
+	var dec Decoder
+	snap := s.Messages()
+	last, _ := snap.Get(snap.EndSeq() - 1)
+	req, _ := snap.Get(snap.EndSeq() - 2)
+	if got := last.PIDs(&dec); len(got) != 0 {
+		t.Errorf("a bad-checksum message carries PIDs %v", got)
 	}
-	if p := s.Messages(MessageQuery{MID: Any, PID: 190}); p.TotalMatched != 0 {
-		t.Errorf("PID 190 matched %d", p.TotalMatched)
-	}
-}
-
-func TestExportRoundTripsTheLogFormat(t *testing.T) {
-	s := newStore(t)
-	s.Add(time.Unix(1, 688000000), mustHex(t, "80020028FF55007900B72600B80000F4"), false)
-	s.Add(time.Unix(2, 5), mustHex(t, "892C014A"), true)
-	out, n, left := s.Export(nil, 10, 1<<20)
-	want := "(1.688000) j1708 80020028FF55007900B72600B80000F4\n(2.000000) j2497 892C014A\n"
-	if string(out) != want || n != 2 || left != 0 {
-		t.Errorf("export = %q (%d, %d left), want %q", out, n, left, want)
-	}
-	out, n, left = s.Export(nil, 10, 60)
-	if !bytes.HasSuffix(out, []byte("F4\n")) || n != 1 || left != 1 {
-		t.Errorf("byte-capped export = %q (%d, %d left)", out, n, left)
+	if got := req.PIDs(&dec); len(got) != 1 || got[0] != 0 {
+		t.Errorf("PIDs %v, want [0]", got)
 	}
 }
 
@@ -277,5 +278,35 @@ func BenchmarkStoreAdd(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		s.Add(t0.Add(time.Duration(i)), msg, false)
+	}
+}
+
+// BenchmarkSelection matches a full default ring by PID, which decodes
+// every message: the cost of counting one j1708_messages page.
+func BenchmarkSelection(b *testing.B) {
+	s, err := New(ring.Limits{Items: DefaultMaxMessages, Bytes: DefaultMaxBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := mustHex(b, "80540056005B075C05BB0000BEF70A99")
+	t0 := time.Unix(1000, 0)
+	for i := range DefaultMaxMessages {
+		s.Add(t0.Add(time.Duration(i)), msg, false)
+	}
+	pid := uint16(PIDEngineSpeed)
+	m := Selection{PID: &pid}.Selector()
+	snap := s.Messages()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		snap.Range(0, func(_ uint64, r Record) bool {
+			if m.Match(&r) {
+				n++
+			}
+			return true
+		})
+		if n != DefaultMaxMessages {
+			b.Fatalf("matched %d", n)
+		}
 	}
 }

@@ -262,6 +262,10 @@ func hashFrames(port string, frames []Frame) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// ListensFor is the answer the plan listens for after its frames, or nil
+// when it listens for none. The Expect is shared: do not change it.
+func (p *Plan) ListensFor() *Expect { return p.expect }
+
 // Text renders the plan for a person: every frame byte for byte.
 func (p *Plan) Text() string {
 	var b strings.Builder

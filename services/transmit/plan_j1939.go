@@ -12,6 +12,8 @@ import (
 const (
 	// DefaultRequestPriority is 6, the priority J1939-21 gives requests.
 	DefaultRequestPriority = 6
+	// MaxPriority is the lowest J1939 priority: the id carries 3 bits.
+	MaxPriority = 7
 	// DefaultToolAddress 0xF9 is the J1939 "off-board diagnostic-service
 	// tool #1" address: a scan tool announces itself there.
 	DefaultToolAddress = 0xF9
@@ -35,8 +37,8 @@ func (r J1939Request) Spec() (Spec, error) {
 	if r.PGN > 0x3FFFF {
 		return Spec{}, fmt.Errorf("pgn %d is above the 18-bit range", r.PGN)
 	}
-	if r.Priority > 7 {
-		return Spec{}, fmt.Errorf("priority %d: want 0..7", r.Priority)
+	if r.Priority > MaxPriority {
+		return Spec{}, fmt.Errorf("priority %d: want 0..%d", r.Priority, MaxPriority)
 	}
 	if r.Source == j1939.AddrGlobal || r.Source == j1939.AddrNull {
 		return Spec{}, fmt.Errorf("source address %02X is not a node address", r.Source)
@@ -75,13 +77,17 @@ var dmPGNs = map[string]uint32{
 	"DM11": PGNDM11,
 }
 
+// DMNames lists the diagnostic messages J1939RequestDM takes, reads
+// before clears.
+func DMNames() []string { return []string{"DM1", "DM2", "DM3", "DM11"} }
+
 // J1939RequestDM requests one diagnostic message. DM3 and DM11 clear
 // fault memory: their plans are erase-class, so Execute refuses them
 // unless a person confirms.
 func J1939RequestDM(port, dm string, dest, source, priority uint8) (Spec, error) {
 	pgn, ok := dmPGNs[dm]
 	if !ok {
-		return Spec{}, fmt.Errorf("dm %q: want DM1, DM2, DM3 or DM11", dm)
+		return Spec{}, fmt.Errorf("dm %q: want one of %v", dm, DMNames())
 	}
 	sp, err := J1939Request{Port: port, PGN: pgn, Destination: dest, Source: source, Priority: priority}.Spec()
 	if err != nil {

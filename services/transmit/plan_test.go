@@ -185,3 +185,16 @@ func TestReplayWindow(t *testing.T) {
 		t.Error("a window larger than Max was cut silently")
 	}
 }
+
+// TestDMNamesAreThePlannedOnes keeps the list the MCP schema offers equal
+// to what J1939RequestDM plans.
+func TestDMNamesAreThePlannedOnes(t *testing.T) {
+	if len(DMNames()) != len(dmPGNs) {
+		t.Fatalf("DMNames %v, planner knows %d", DMNames(), len(dmPGNs))
+	}
+	for _, dm := range DMNames() {
+		if _, err := J1939RequestDM("can0", dm, 0xFF, DefaultToolAddress, DefaultRequestPriority); err != nil {
+			t.Errorf("%s: %v", dm, err)
+		}
+	}
+}

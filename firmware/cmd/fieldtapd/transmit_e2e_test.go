@@ -31,7 +31,7 @@ type txResult struct {
 			From string         `json:"from"`
 			PGN  uint32         `json:"pgn"`
 			Via  string         `json:"via"`
-			Data string         `json:"data_hex"`
+			Data string         `json:"data"`
 			Text string         `json:"text"`
 			UDS  map[string]any `json:"uds"`
 		} `json:"answers"`
@@ -111,7 +111,7 @@ transmit = true
 	}
 
 	// 1. J1939 Request for the VIN, answered by BAM.
-	res := callTx(t, ctx, s, "j1939_request", map[string]any{"port": "can1", "pgn": 65260, "destination": 0, "source_address": 0xF9, "dry_run": false, "ack_active": true})
+	res := callTx(t, ctx, s, "j1939_request", map[string]any{"port": "can1", "pgn": 65260, "da": 0, "sa": 0xF9, "dry_run": false, "ack_active": true})
 	t.Logf("j1939_request: status %s, frames_sent %d, answers %+v", res.Data.Status, res.Data.Sent, res.Data.Answers)
 	if !res.OK || res.Data.Status != "sent" || res.Data.Sent != 1 {
 		t.Fatalf("j1939_request = %+v\n%s", res, stderr.String())
@@ -151,7 +151,7 @@ transmit = true
 
 	// 3. Disarmed: refused by the arm gate, nothing more on the wire.
 	setArm("off")
-	res = callTx(t, ctx, s, "j1939_request", map[string]any{"port": "can1", "pgn": 65260, "destination": 0, "dry_run": false, "ack_active": true})
+	res = callTx(t, ctx, s, "j1939_request", map[string]any{"port": "can1", "pgn": 65260, "da": 0, "dry_run": false, "ack_active": true})
 	t.Logf("disarmed j1939_request: ok %v errors %+v", res.OK, res.Errors)
 	if res.OK || len(res.Errors) == 0 || !strings.Contains(res.Errors[0].Message, "gate arm") {
 		t.Errorf("disarmed request = %+v, want a refusal by gate arm", res)

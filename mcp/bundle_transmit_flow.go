@@ -1,0 +1,187 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/services/transmit"
+)
+
+// The confirmation round trip: a run that needs a person's answer ends
+// with an input request (askInput over mcp-go's input-request builder:
+// 2026-07-28 clients get it natively, older ones through mcp-go's bridge,
+// which re-invokes the tool with the answer). The request state names the
+// plan and the service's one-time token; the service, not this layer,
+// decides whether an answer is valid.
+const (
+	elicitKey      = "confirm_transmit"
+	stateVersion   = "ftx1"
+	elicitSendProp = "send"
+)
+
+// transmitter is the gatekeeper, or TRANSMIT_UNAVAILABLE on a box built
+// without one.
+func transmitter(c *call) (*transmit.Service, error) {
+	if c.d.Transmit == nil {
+		return nil, failErr(CodeTransmitUnavailable, "this box has no transmitter", "fieldtapd builds one when it starts with the transmit bundle")
+	}
+	return c.d.Transmit, nil
+}
+
+// caller is who calls, as the auth layer proved it (auth.go). The
+// service applies its own rule: over HTTP only a token carrying the
+// transmit scope may send.
+func caller(ctx context.Context) transmit.Caller {
+	c := callerOf(ctx)
+	return transmit.Caller{Via: transmit.ViaMCP, Transport: c.Transport, TokenID: c.TokenID, Scopes: c.Scopes}
+}
+
+// canElicit reports whether this request's client declared elicitation:
+// per request from 2026-07-28, per session before.
+func canElicit(ctx context.Context) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	if s, isInfo := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); isInfo {
+		return s.GetClientCapabilities().Elicitation != nil
+	}
+	return false
+}
+
+// planInvalid is PLAN_INVALID for a planner's refusal; an argument error
+// stays what it is.
+func planInvalid(err error) error {
+	var te *toolError
+	if errors.As(err, &te) {
+		return err
+	}
+	if errors.Is(err, transmit.ErrNoPort) {
+		return argErr("port", "transmit_status lists the ports this box can plan for", "%s", strings.TrimPrefix(err.Error(), "transmit: "))
+	}
+	return failErr(CodePlanInvalid, err.Error(), "correct the arguments; nothing was sent")
+}
+
+// planAndMaybeRun is every transmitting tool once its arguments make a
+// spec: on a confirmation retry it resumes the stored plan (never a new
+// one); otherwise it stores the plan and, unless it is a dry run, runs it.
+func planAndMaybeRun(c *call, g txGate, spec func() (transmit.Spec, error)) (txOut, error) {
+	svc, err := transmitter(c)
+	if err != nil {
+		return txOut{}, err
+	}
+	if planID, tok, isRetry := parseState(c.req.Params.RequestState); isRetry {
+		return execute(c, planID, g.AckActive, tok)
+	}
+	sp, err := spec()
+	if err != nil {
+		return txOut{}, planInvalid(err)
+	}
+	p, err := svc.Plan(c.ctx, caller(c.ctx), sp)
+	if err != nil {
+		return txOut{}, planInvalid(err)
+	}
+	if g.dry() {
+		return planned(svc, p), nil
+	}
+	return execute(c, p.ID, g.AckActive, "")
+}
+
+// planned is a dry run's answer: the plan, and the call that sends it
+// when the port can send at all.
+func planned(svc *transmit.Service, p *transmit.Plan) txOut {
+	row := planRowOf(p)
+	out := txOut{Status: "planned", Plan: &row, Answers: []answerRow{}}
+	for _, ps := range svc.Status().Ports {
+		switch {
+		case ps.Port != p.Port:
+		case !ps.Enabled:
+			out.NextReason = "port " + p.Port + " is not enabled for transmit in the configuration ([[port]] transmit = true): this plan can be read, not sent"
+		case !ps.Writer:
+			out.NextReason = "port " + p.Port + " has no writer on this board: this plan can be read, not sent"
+		default:
+			out.Next = &nextCall{Tool: transmitExecute.name, Arguments: nextArgs{PlanID: p.ID, AckActive: true}, Before: p.Expires}
+		}
+	}
+	return out
+}
+
+// execute runs a stored plan through the service's gates, asking a person
+// through elicitation when the service wants a confirmation.
+func execute(c *call, planID string, ack bool, token string) (txOut, error) {
+	svc, err := transmitter(c)
+	if err != nil {
+		return txOut{}, err
+	}
+	conf := transmit.Confirmation{CanAsk: canElicit(c.ctx), Token: token}
+	if token != "" {
+		conf.Reply = replyOf(server.ElicitationResponse(c.req.Params.InputResponses, elicitKey))
+	}
+	out, err := svc.Execute(c.ctx, caller(c.ctx), planID, ack, conf)
+	var ref *transmit.Refusal
+	switch {
+	case errors.As(err, &ref):
+		msg := fmt.Sprintf("refused by gate %s: %s", ref.Gate, ref.Message)
+		if ref.Sent > 0 {
+			msg += fmt.Sprintf(" (%d frames were sent before it)", ref.Sent)
+		}
+		return txOut{}, failErr(CodeTransmitRefused, msg, ref.Hint)
+	case err != nil:
+		return txOut{}, fmt.Errorf("transmit plan %s: %w", planID, err)
+	case out.Status == transmit.StatusNeedsConfirmation:
+		return txOut{}, askInput(server.NewInputRequestBuilder(stateVersion+":"+out.PlanID+":"+out.Token).
+			Elicit(elicitKey, mcpgo.ElicitationParams{
+				Mode:    mcpgo.ElicitationModeForm,
+				Message: out.Question,
+				RequestedSchema: map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						elicitSendProp: map[string]any{"type": "boolean", "title": "Send these frames", "description": "true sends the plan exactly as shown; anything else sends nothing"},
+					},
+					"required": []string{elicitSendProp},
+				},
+			}).ToolResult())
+	}
+	for _, w := range out.Warnings {
+		c.warnf("%s", w)
+	}
+	res := txOut{Status: out.Status, Sent: out.Sent, Answers: answerRows(out.Answers), NextReason: "sent: a plan runs once; make a new dry run to send again"}
+	if p := svc.Get(out.PlanID); p != nil {
+		row := planRowOf(p)
+		res.Plan = &row
+	}
+	return res, nil
+}
+
+// replyOf maps an elicitation result: only an accept whose form says
+// send=true is an accept; no answer at all is ReplyNone.
+func replyOf(r *mcpgo.ElicitationResult) transmit.Reply {
+	if r == nil {
+		return transmit.ReplyNone
+	}
+	switch r.Action {
+	case mcpgo.ElicitationResponseActionAccept:
+		if m, isMap := r.Content.(map[string]any); isMap && m[elicitSendProp] == true {
+			return transmit.ReplyAccept
+		}
+		return transmit.ReplyDecline
+	case mcpgo.ElicitationResponseActionDecline:
+		return transmit.ReplyDecline
+	case mcpgo.ElicitationResponseActionCancel:
+		return transmit.ReplyCancel
+	}
+	return transmit.ReplyNone
+}
+
+// parseState reads the request state this bundle wrote.
+func parseState(s string) (planID, token string, isRetry bool) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 3 || parts[0] != stateVersion {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}

@@ -1,0 +1,262 @@
+package mcp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// allInfos is every compiled tool's contract, by bundle.
+func allInfos(t *testing.T) map[string][]toolInfo {
+	t.Helper()
+	out := map[string][]toolInfo{}
+	seen := map[string]string{}
+	for _, b := range allBundles() {
+		for _, td := range b.tools {
+			i := td.info()
+			if prev, dup := seen[i.name]; dup {
+				t.Errorf("tool %s in bundles %s and %s", i.name, prev, b.name)
+			}
+			seen[i.name] = b.name
+			out[b.name] = append(out[b.name], i)
+		}
+	}
+	return out
+}
+
+// TestEveryToolDeclaresItsContract walks tools/list as a client sees it
+// with every bundle loaded and output schemas on: a description, all four
+// hints set explicitly, an object input schema without a "type": [..]
+// union, and an output schema that an independent validator compiles.
+func TestEveryToolDeclaresItsContract(t *testing.T) {
+	s, err := NewServer(testDeps(), Options{Bundles: BundleNames(), OutputSchemas: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newOutputValidator()
+	tools := listTools(t, s)
+	if len(tools) < 2 {
+		t.Fatalf("tools/list has %d tools", len(tools))
+	}
+	for _, tool := range tools {
+		t.Run(tool.Name, func(t *testing.T) {
+			if tool.Description == "" {
+				t.Error("no description")
+			}
+			for _, h := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
+				if _, set := tool.Annotations[h].(bool); !set {
+					t.Errorf("%s not set explicitly: %v", h, tool.Annotations)
+				}
+			}
+			var in map[string]any
+			if err := json.Unmarshal(tool.InputSchema, &in); err != nil || in["type"] != "object" {
+				t.Errorf("input schema is not an object: %s", tool.InputSchema)
+			}
+			if strings.Contains(string(tool.InputSchema), `"type":[`) {
+				t.Errorf("input schema has a type union: %s", tool.InputSchema)
+			}
+			var out map[string]any
+			if err := json.Unmarshal(tool.Output, &out); err != nil || out["type"] != "object" {
+				t.Errorf("output schema is not an object: %s", tool.Output)
+			}
+			// A failure is an answer of every tool: it must validate too.
+			v.validate(t, tool.Name, tool.Output, []byte(`{"ok":false,"source":{"capture_identity":"x","live":false,"source_exhausted":true},"warnings":[],"errors":[{"code":"INTERNAL","message":"m","hint":"h"}]}`))
+		})
+	}
+}
+
+// snakeCase is the only key spelling an answer may use.
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// TestOutputKeysAreSnakeCase walks every output schema's property names.
+func TestOutputKeysAreSnakeCase(t *testing.T) {
+	for _, infos := range allInfos(t) {
+		for _, i := range infos {
+			var schema any
+			if err := json.Unmarshal(i.outputJSON, &schema); err != nil {
+				t.Fatal(err)
+			}
+			walkProperties(schema, "", func(path, key string) {
+				if !snakeCase.MatchString(key) {
+					t.Errorf("%s: key %q at %s is not snake_case", i.name, key, path)
+				}
+			})
+		}
+	}
+}
+
+func walkProperties(v any, path string, fn func(path, key string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if props, isMap := x["properties"].(map[string]any); isMap {
+			for k, sub := range props {
+				fn(path, k)
+				walkProperties(sub, path+"."+k, fn)
+			}
+		}
+		for k, sub := range x {
+			if k != "properties" {
+				walkProperties(sub, path, fn)
+			}
+		}
+	case []any:
+		for _, sub := range x {
+			walkProperties(sub, path, fn)
+		}
+	}
+}
+
+// TestListToolsPageAndProject: every tool answering a page takes limit,
+// cursor and fields, names its id columns, and its fields enum is exactly
+// its row's columns.
+func TestListToolsPageAndProject(t *testing.T) {
+	for b, infos := range allInfos(t) {
+		for _, i := range infos {
+			if !i.list {
+				continue
+			}
+			for _, arg := range []string{"limit", "cursor", "fields"} {
+				if !slices.Contains(i.input.names(), arg) {
+					t.Errorf("%s (%s): list tool takes no %s", i.name, b, arg)
+				}
+			}
+			if len(i.ids) == 0 {
+				t.Errorf("%s: names no id columns", i.name)
+			}
+			var enum []string
+			for _, e := range i.input.s.Properties["fields"].Items.Enum {
+				enum = append(enum, e.(string))
+			}
+			if !slices.Equal(enum, i.columns) {
+				t.Errorf("%s: fields enum %v, columns %v", i.name, enum, i.columns)
+			}
+		}
+	}
+}
+
+// TestPerPortToolsTakeOnePortArgument: a tool whose rows or objects carry
+// a port takes the port argument.
+func TestPerPortToolsTakeOnePortArgument(t *testing.T) {
+	for _, infos := range allInfos(t) {
+		for _, i := range infos {
+			if i.name == toolCaptureStatus || !strings.Contains(string(i.outputJSON), `"port"`) {
+				continue
+			}
+			if !slices.Contains(i.input.names(), "port") {
+				t.Errorf("%s answers per-port data but takes no port argument", i.name)
+			}
+		}
+	}
+}
+
+func TestNewServerRefusesUnknownBundle(t *testing.T) {
+	if _, err := NewServer(testDeps(), Options{Bundles: []string{"server", "nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("err = %v, want it to name the bundle", err)
+	}
+}
+
+func TestNewServerRefusesATinyBudget(t *testing.T) {
+	if _, err := NewServer(testDeps(), Options{MaxResponseBytes: MinMaxResponseBytes - 1}); err == nil {
+		t.Fatal("a budget under the minimum was accepted")
+	}
+}
+
+// TestDefaultBundlesNeverTransmit keeps transmit opt-in.
+func TestDefaultBundlesNeverTransmit(t *testing.T) {
+	if slices.Contains(DefaultBundles(), bundleTransmit) {
+		t.Error("the transmit bundle loads by default")
+	}
+}
+
+// TestOutputSchemasAreTheOperatorsChoice: off, tools/list carries none;
+// on, every tool has one.
+func TestOutputSchemasAreTheOperatorsChoice(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		s, err := NewServer(testDeps(), Options{Bundles: BundleNames(), OutputSchemas: on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range listTools(t, s) {
+			if (len(tool.Output) > 0) != on {
+				t.Errorf("output_schemas=%v: %s has output schema %q", on, tool.Name, tool.Output)
+			}
+		}
+	}
+}
+
+// TestWriteToolsMatchTheProtocolTable fails when the set of tools that are
+// not read-only differs from the table in docs/mcp-protocol.md, so a new
+// write verb, or a tool quietly flipped, cannot ship unnoticed.
+func TestWriteToolsMatchTheProtocolTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "mcp-protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, found := strings.Cut(string(doc), "<!-- write-tools:begin -->")
+	table, _, found2 := strings.Cut(rest, "<!-- write-tools:end -->")
+	if !found || !found2 {
+		t.Fatal("docs/mcp-protocol.md has no write-tools table markers")
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		if name == "" || name == "tool" || strings.HasPrefix(name, "---") || name == "(none)" {
+			continue
+		}
+		documented[name] = true
+	}
+	registered := map[string]bool{}
+	for _, infos := range allInfos(t) {
+		for _, i := range infos {
+			if ro := i.hints.ReadOnlyHint; ro == nil || !*ro {
+				registered[i.name] = true
+			}
+		}
+	}
+	for n := range registered {
+		if !documented[n] {
+			t.Errorf("%s is not read-only but is missing from the write-tools table in docs/mcp-protocol.md", n)
+		}
+	}
+	for n := range documented {
+		if !registered[n] {
+			t.Errorf("docs/mcp-protocol.md lists %s as a write tool, but no such non-read-only tool is registered", n)
+		}
+	}
+}
+
+// TestDescribeResponseShape answers any loaded tool's schema, advertised
+// or not, with an example.
+func TestDescribeResponseShape(t *testing.T) {
+	s, err := NewServer(testDeps(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, env := callTool(t, s, toolDescribeResponseShape, map[string]any{"tool": toolCaptureStatus})
+	if r.IsError {
+		t.Fatal(r.Content[0].Text)
+	}
+	data := env["data"].(map[string]any)
+	if data["output_schema"].(map[string]any)["type"] != "object" {
+		t.Errorf("schema = %v", data["output_schema"])
+	}
+	ex := data["example"].(map[string]any)
+	if ex["ok"] != true || ex["data"] == nil || ex["source"] == nil {
+		t.Errorf("example = %v", ex)
+	}
+	r, env = callTool(t, s, toolDescribeResponseShape, map[string]any{"tool": "nope"})
+	if !r.IsError {
+		t.Fatal("an unknown tool was described")
+	}
+	if _, _, hint := firstError(t, env); !strings.Contains(hint, toolCaptureStatus) || !strings.Contains(hint, toolDescribeResponseShape) {
+		t.Errorf("hint %q does not list the loaded tools", hint)
+	}
+}
