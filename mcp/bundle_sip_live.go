@@ -68,7 +68,6 @@ var tailDialogs = tool[tailIn, page[dialogRow]]{
 		}
 		p := pg.page()
 		p.TotalMatched = total // without a cursor the older matches count too
-
 		if p.NextCursor == "" {
 			// Nothing is waiting: the next poll starts past the last row
 			// shown (or where the cursor pointed, or at the start).
