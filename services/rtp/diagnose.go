@@ -132,6 +132,25 @@ func (sn *Snapshot) Diagnose(callID string) Diagnosis {
 	return dg
 }
 
+// DiagnoseOrphans is the capture-wide diagnosis: streams no SIP dialog
+// signalled, which only heuristic detection finds. With it off there is
+// nothing to judge, and the diagnosis says so.
+func (sn *Snapshot) DiagnoseOrphans() Diagnosis {
+	orph := sn.Orphans()
+	dg := Diagnosis{Applicable: sn.Stats.Heuristic, Findings: []Finding{}, Streams: orph}
+	switch {
+	case !sn.Stats.Heuristic:
+		dg.Reason = "orphan streams are only found with heuristic RTP detection, which is off"
+	case len(orph) > 0:
+		dg.Findings = append(dg.Findings, Finding{Code: FindingOrphans, Severity: "warning", Streams: ids(orph),
+			Message: fmt.Sprintf("%d RTP streams no SIP dialog signalled", len(orph))})
+	default:
+		dg.Findings = append(dg.Findings, Finding{Code: FindingNoneDetected, Severity: "info", Streams: []string{},
+			Message: "every RTP stream found belongs to a signalled call"})
+	}
+	return dg
+}
+
 // Orphans lists streams with no dialog (only found by heuristic).
 func (sn *Snapshot) Orphans() []StreamView {
 	var out []StreamView

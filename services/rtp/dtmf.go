@@ -2,6 +2,7 @@ package rtp
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"time"
@@ -22,6 +23,9 @@ const (
 
 // Event is one DTMF digit.
 type Event struct {
+	// Seq is the event's place in publication order, never reused: a
+	// stable key while events are added and the oldest overwritten.
+	Seq    uint64    `json:"seq"`
 	Time   time.Time `json:"time"`
 	CallID string    `json:"call_id"`
 	Digit  string    `json:"digit"`
@@ -151,9 +155,10 @@ func canonicalDigit(v []byte) string {
 	return ""
 }
 
-// StreamID renders k as the identifier tools use: src>dst/ssrc.
+// StreamID renders k as the identifier tools use: src>dst/SSRC, the
+// SSRC as 8 upper-case hex digits (the one hex spelling of answers).
 func StreamID(k Key) string {
-	return k.Src.String() + ">" + k.Dst.String() + "/" + strconv.FormatUint(uint64(k.SSRC), 16)
+	return k.Src.String() + ">" + k.Dst.String() + "/" + fmt.Sprintf("%08X", k.SSRC)
 }
 
 // ParseStreamID is StreamID's inverse.

@@ -54,3 +54,12 @@ func (sn *Snapshot) Flows(callID string) []sip.MediaFlow {
 	}
 	return out
 }
+
+// CallFlows is Flows for every dialog of an export, in the dialogs' order.
+func (sn *Snapshot) CallFlows(ds []*sip.Dialog) []sip.MediaFlow {
+	var out []sip.MediaFlow
+	for _, d := range ds {
+		out = append(out, sn.Flows(d.CallID)...)
+	}
+	return out
+}

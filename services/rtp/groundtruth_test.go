@@ -115,7 +115,7 @@ func TestStreamGroundTruth(t *testing.T) {
 			for _, r := range gt.rows {
 				var got *StreamView
 				for i, s := range sn.Streams {
-					if s.Src == r.src && s.Dst == r.dst && s.SSRC == r.ssrc {
+					if s.Src == r.src && s.Dst == r.dst && "0x"+s.SSRC == r.ssrc { // tshark writes 0x…
 						got = &sn.Streams[i]
 					}
 				}

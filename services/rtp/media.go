@@ -70,16 +70,16 @@ func resolveClock(ep *endpoint, pt uint8) (int, bool) {
 
 // codecName names pt for a stream: the signalled encoding, else the
 // static name, else "PT<n>".
-func codecName(ep *endpoint, pt uint8) string {
+func codecName(ep *endpoint, pt uint8) Codec {
 	if ep != nil {
 		if f, ok := ep.media.Format(int(pt)); ok && f.Encoding != "" {
-			return f.Encoding
+			return Codec(f.Encoding)
 		}
 	}
 	if st, ok := sdp.Static(int(pt)); ok {
-		return st.Encoding
+		return Codec(st.Encoding)
 	}
-	return "PT" + strconv.Itoa(int(pt))
+	return Codec("PT" + strconv.Itoa(int(pt)))
 }
 
 // repeats reports whether the last body from src carried the same o=

@@ -56,7 +56,7 @@ type MOS struct {
 func EstimateMOS(codec string, lossPct, jitterMs, ptimeMs float64) MOS {
 	imp, ok := impairments[strings.ToLower(codec)]
 	if !ok {
-		return MOS{Reason: "not_grounded", Basis: "no published E-model impairment values for codec " + codecLabel(codec)}
+		return MOS{Reason: "not_grounded", Basis: "no published E-model impairment values for " + codecLabel(codec)}
 	}
 	if ptimeMs <= 0 {
 		ptimeMs = 20
@@ -73,11 +73,16 @@ func EstimateMOS(codec string, lossPct, jitterMs, ptimeMs float64) MOS {
 	return MOS{Value: &m, R: &r, Grounded: true, Basis: imp.basis}
 }
 
+// codecLabel names a codec in the box's own words: its own name for one
+// its tables know, else a description, so a basis never quotes sender text.
 func codecLabel(c string) string {
-	if c == "" {
-		return "(unknown)"
+	if own, ok := Codec(c).Own(); ok {
+		return "codec " + own
 	}
-	return c
+	if c == "" {
+		return "an unnamed codec"
+	}
+	return "a codec only the SDP names (see codec)"
 }
 
 // rToMOS is G.107 Annex B (B-4).

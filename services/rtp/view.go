@@ -10,11 +10,11 @@ import (
 const defaultPtimeMs = 20
 
 // PTView is one payload type seen on a stream. Codec is the encoding
-// name an SDP body gave (capture text, fenced by the tools), else the
-// static name or "PT<n>".
+// name an SDP body gave, else the static name or "PT<n>"; it is bare when
+// it is the box's own name and fenced when only the SDP gives it (Codec).
 type PTView struct {
 	PT      uint8  `json:"pt"`
-	Codec   string `json:"codec" untrusted:"field"`
+	Codec   Codec  `json:"codec"`
 	Packets uint64 `json:"packets"`
 }
 
@@ -29,12 +29,12 @@ type IntervalView struct {
 // StreamView is one stream at one moment: plain values, safe to keep.
 type StreamView struct {
 	ID           string    `json:"stream_id"`
-	SSRC         string    `json:"ssrc"`
+	SSRC         string    `json:"ssrc"` // 8 upper-case hex digits, as in the stream id
 	Src          string    `json:"src"`
 	Dst          string    `json:"dst"`
 	CallID       string    `json:"call_id"`
 	Orphaned     bool      `json:"orphaned"`
-	Codec        string    `json:"codec" untrusted:"field"` // from SDP: see PTView
+	Codec        Codec     `json:"codec"` // the main payload type's: see PTView
 	ClockRate    int       `json:"clock_rate"`
 	PayloadTypes []PTView  `json:"payload_types"`
 	First        time.Time `json:"first"`
@@ -83,10 +83,15 @@ type Snapshot struct {
 	Stats   Stats
 }
 
-// Stream returns the stream with id.
+// Stream returns the stream with id (StreamID's form; the SSRC's hex
+// digits in either case, padded or not).
 func (sn *Snapshot) Stream(id string) (StreamView, bool) {
+	k, ok := ParseStreamID(id)
+	if !ok {
+		return StreamView{}, false
+	}
 	for _, s := range sn.Streams {
-		if s.ID == id {
+		if s.Key == k {
 			return s, true
 		}
 	}
@@ -124,7 +129,13 @@ func (a *Analyser) Snapshot(intervals bool) *Snapshot {
 		}
 		sn.Dialogs[id] = v
 	})
-	a.events.each(func(e *Event) { sn.Events = append(sn.Events, *e) })
+	seq := a.st.EventsOverwrote // every overwrite pushed one older event out
+	a.events.each(func(e *Event) {
+		ev := *e
+		ev.Seq = seq
+		seq++
+		sn.Events = append(sn.Events, ev)
+	})
 	slices.SortStableFunc(sn.Events, func(x, y Event) int { return x.Time.Compare(y.Time) })
 	a.reports.each(func(r Report) { sn.Reports = append(sn.Reports, r) })
 	return sn
@@ -132,7 +143,7 @@ func (a *Analyser) Snapshot(intervals bool) *Snapshot {
 
 func (s *stream) view(withIntervals bool) StreamView {
 	v := StreamView{
-		ID: StreamID(s.key), SSRC: fmt.Sprintf("0x%08X", s.key.SSRC), Src: s.key.Src.String(), Dst: s.key.Dst.String(),
+		ID: StreamID(s.key), SSRC: fmt.Sprintf("%08X", s.key.SSRC), Src: s.key.Src.String(), Dst: s.key.Dst.String(),
 		CallID: s.callID, Orphaned: s.callID == "", First: s.first.UTC(), Last: s.last.UTC(),
 		Packets: s.packets, Expected: s.seq.expected(), Lost: s.seq.lost(), Duplicates: s.seq.duplicates,
 		OutOfOrder: s.seq.outOfOrder, SeqResets: s.seq.resets, Markers: s.markers,
@@ -163,14 +174,14 @@ func (s *stream) view(withIntervals bool) StreamView {
 	if s.ep != nil && s.ep.media.Ptime > 0 {
 		ptime = float64(s.ep.media.Ptime)
 	}
-	v.MOS = EstimateMOS(v.Codec, v.LostPct, v.MeanJitterMs, ptime)
+	v.MOS = EstimateMOS(string(v.Codec), v.LostPct, v.MeanJitterMs, ptime)
 	if withIntervals {
 		for _, iv := range s.iv.list(&s.seq) {
 			w := IntervalView{Start: time.Unix(0, iv.Start).UTC(), Interval: iv}
 			if iv.Expected > 0 {
 				w.LostPct = 100 * float64(iv.Lost) / float64(iv.Expected)
 			}
-			w.MOS = EstimateMOS(v.Codec, w.LostPct, iv.MeanJitter, ptime)
+			w.MOS = EstimateMOS(string(v.Codec), w.LostPct, iv.MeanJitter, ptime)
 			v.Intervals = append(v.Intervals, w)
 		}
 	}

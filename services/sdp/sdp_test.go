@@ -107,3 +107,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestKnownEncoding(t *testing.T) {
+	cases := []struct {
+		name  string
+		in    string
+		want  string
+		known bool
+	}{
+		{name: "static as written", in: "PCMU", want: "PCMU", known: true},
+		{name: "static in lower case", in: "pcma", want: "PCMA", known: true},
+		{name: "well-known dynamic", in: "opus", want: "OPUS", known: true},
+		{name: "dynamic mixed case", in: "Telephone-Event", want: "TELEPHONE-EVENT", known: true},
+		{name: "unknown name", in: "X-SECRET", known: false},
+		{name: "control characters", in: "PCMU\x1b", known: false},
+		{name: "empty", in: "", known: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, known := KnownEncoding(tc.in)
+			if got != tc.want || known != tc.known {
+				t.Errorf("KnownEncoding(%q) = %q, %v; want %q, %v", tc.in, got, known, tc.want, tc.known)
+			}
+		})
+	}
+}

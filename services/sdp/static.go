@@ -50,5 +50,22 @@ func ClockRate(f Format) int {
 	return dynamicClock[strings.ToLower(f.Encoding)]
 }
 
+// KnownEncoding reports whether name (compared without case, as RFC 4855
+// compares media subtypes) is an encoding this package's own tables know:
+// an RFC 3551 static type or a well-known dynamic one. It returns the name
+// upper-cased, so an answer that shows it writes the box's spelling, not
+// the sender's, and everything else an SDP names stays the sender's text.
+func KnownEncoding(name string) (string, bool) {
+	for _, f := range static {
+		if strings.EqualFold(f.Encoding, name) {
+			return f.Encoding, true
+		}
+	}
+	if _, ok := dynamicClock[strings.ToLower(name)]; ok {
+		return strings.ToUpper(name), true
+	}
+	return "", false
+}
+
 // IsTelephoneEvent reports whether f carries RFC 4733 events.
 func IsTelephoneEvent(f Format) bool { return strings.EqualFold(f.Encoding, "telephone-event") }

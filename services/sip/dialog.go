@@ -96,7 +96,7 @@ type Message struct {
 	Seq            uint64 // store sequence number
 	DialogID       uint64
 	CallID         string
-	Index          int // position in its dialog, from 0
+	Index          int // position among its dialog's kept messages, from 0: Dialog.Messages()[Index] is its Seq
 	Time           time.Time
 	Src, Dst       netip.AddrPort
 	Transport      string

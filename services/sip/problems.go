@@ -58,3 +58,27 @@ func CompiledProblems() map[string]*filter.Expr {
 	}
 	return out
 }
+
+// MatchProblems returns the aliases among names (a subset of
+// ProblemNames, compiled by CompiledProblems) that d matches, in the order
+// of names; never nil.
+func MatchProblems(d *Dialog, compiled map[string]*filter.Expr, names []string) []string {
+	hit := []string{}
+	for _, n := range names {
+		if compiled[n].Match(d) {
+			hit = append(hit, n)
+		}
+	}
+	return hit
+}
+
+// AnyProblem reports whether d matches one of names, without building
+// the list: find_problems asks it of every dialog in the store.
+func AnyProblem(d *Dialog, compiled map[string]*filter.Expr, names []string) bool {
+	for _, n := range names {
+		if compiled[n].Match(d) {
+			return true
+		}
+	}
+	return false
+}

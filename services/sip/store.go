@@ -154,7 +154,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		d = *sl.d
 	}
 	msg := &Message{
-		DialogID: d.ID, CallID: d.CallID, Index: d.MessagesKept + d.MessagesShed,
+		DialogID: d.ID, CallID: d.CallID, Index: d.MessagesKept,
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum, Frame: meta.Frame,
 	}

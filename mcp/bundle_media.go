@@ -1,0 +1,270 @@
+package mcp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"fieldtap/services/rtp"
+)
+
+// mediaTools is the media bundle: RTP streams and their figures, per-call
+// diagnostics, the codec negotiation and DTMF.
+var mediaTools = []toolDef{rtpStreams, rtpStats, mediaDiagnostics, codecNegotiation, dtmfEvents}
+
+// mediaSnapshot is a copy of the media analyser's tables, or UNAVAILABLE
+// when the box has none. Intervals are copied only when asked: they are
+// most of a stream's memory.
+func mediaSnapshot(c *call, intervals bool) (*rtp.Snapshot, error) {
+	if c.d.Media == nil {
+		return nil, unavailable("media analyser (no Ethernet port)", "capture_status lists the ports this box has")
+	}
+	sn := c.d.Media.Snapshot(intervals)
+	if !sn.Stats.Heuristic && sn.Stats.Unsignalled > 0 {
+		c.warnf("heuristic RTP detection is off: %d RTP-looking datagrams to or from unsignalled addresses were counted, not tracked", sn.Stats.Unsignalled)
+	}
+	if sn.Stats.StreamsEvicted > 0 {
+		c.warnf("%d older streams were evicted at the analyser's stream bound and are not listed", sn.Stats.StreamsEvicted)
+	}
+	return sn, nil
+}
+
+// mosArg is an E-model MOS, 1 to 4.5 (G.107 Annex B's range).
+type mosArg float64
+
+func (mosArg) argSchema() *jsonschema.Schema {
+	lo, hi := 1.0, 4.5
+	return &jsonschema.Schema{Type: "number", Minimum: &lo, Maximum: &hi, Description: "MOS at most this, 1 to 4.5; ungrounded never match"}
+}
+
+// lossPctArg is a loss percentage.
+type lossPctArg float64
+
+func (lossPctArg) argSchema() *jsonschema.Schema {
+	lo, hi := 0.0, 100.0
+	return &jsonschema.Schema{Type: "number", Minimum: &lo, Maximum: &hi, Description: "loss at least this %, 0 to 100"}
+}
+
+type rtpStreamsIn struct {
+	CallID     callIDArg   `json:"call_id,omitempty" jsonschema:"only this call's streams"`
+	Orphaned   *bool       `json:"orphaned,omitempty" jsonschema:"true: only unsignalled (heuristic) streams; false: only signalled"`
+	MaxMOS     *mosArg     `json:"max_mos,omitempty"`
+	MinLossPct *lossPctArg `json:"min_loss_pct,omitempty"`
+	Codec      string      `json:"codec,omitempty" jsonschema:"main codec name, any case, e.g. PCMA"`
+	Paging
+	Projection
+}
+
+func (in rtpStreamsIn) match(s rtp.StreamView) bool {
+	switch {
+	case in.CallID != "" && s.CallID != string(in.CallID),
+		in.Orphaned != nil && s.Orphaned != *in.Orphaned,
+		in.Codec != "" && !strings.EqualFold(in.Codec, string(s.Codec)),
+		in.MinLossPct != nil && s.LostPct < float64(*in.MinLossPct),
+		in.MaxMOS != nil && (s.Value == nil || *s.Value > float64(*in.MaxMOS)):
+		return false
+	}
+	return true
+}
+
+var rtpStreams = tool[rtpStreamsIn, page[rtp.StreamView]]{
+	name:  "rtp_streams",
+	desc:  "RTP streams (per SSRC and address pair), oldest first: packets, loss, jitter, E-model MOS (null when not grounded). Filters: call_id, orphaned, max_mos, min_loss_pct, codec. Paged.",
+	hints: readOnly(),
+	ids:   []string{"stream_id"},
+	text:  []textSource{textSIP},
+	run: func(c *call, in rtpStreamsIn) (page[rtp.StreamView], error) {
+		sn, err := mediaSnapshot(c, false)
+		if err != nil {
+			return page[rtp.StreamView]{}, err
+		}
+		pg, err := newPager(c, in.Paging)
+		if err != nil {
+			return page[rtp.StreamView]{}, err
+		}
+		rows := []rtp.StreamView{}
+		for _, s := range sn.Streams { // creation order: Seq ascending, never reused
+			if in.match(s) && pg.offer(key1(s.Seq)) {
+				rows = append(rows, s)
+			}
+		}
+		return page[rtp.StreamView]{Items: rows, Page: pg.page()}, nil
+	},
+}
+
+type rtpStatsIn struct {
+	StreamID string    `json:"stream_id,omitempty" jsonschema:"one stream, src>dst/SSRC; or call_id"`
+	CallID   callIDArg `json:"call_id,omitempty" jsonschema:"every stream of a call; or stream_id"`
+}
+
+type rtpStatsOut struct {
+	Streams []rtp.StreamView `json:"streams"`
+	// EndpointReported holds RTCP SR/RR the endpoints sent about these
+	// streams, as they said it; it never feeds the measured figures.
+	EndpointReported []reportRow `json:"endpoint_reported"`
+	IntervalSeconds  float64     `json:"interval_seconds" jsonschema:"length of each entry of intervals"`
+}
+
+var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
+	name:  "rtp_stats",
+	desc:  "Full figures of one stream or of every stream of a call: per-interval loss, jitter and MOS, payload types, and the RTCP reports the endpoints sent (never merged into the measurements).",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in rtpStatsIn) (rtpStatsOut, error) {
+		if (in.StreamID == "") == (in.CallID == "") {
+			return rtpStatsOut{}, argErr("stream_id", "rtp_streams lists stream_id values; a stream is src>dst/SSRC", "give exactly one of stream_id and call_id")
+		}
+		sn, err := mediaSnapshot(c, true)
+		if err != nil {
+			return rtpStatsOut{}, err
+		}
+		out := rtpStatsOut{Streams: []rtp.StreamView{}, EndpointReported: []reportRow{}, IntervalSeconds: rtp.DefaultInterval.Seconds()}
+		if c.d.MediaInterval > 0 {
+			out.IntervalSeconds = c.d.MediaInterval.Seconds()
+		}
+		if in.StreamID != "" {
+			s, found := sn.Stream(in.StreamID)
+			if !found {
+				return rtpStatsOut{}, notFound("rtp_streams lists stream_id values; a stream is src>dst/SSRC", "no stream %q", in.StreamID)
+			}
+			out.Streams = append(out.Streams, s)
+		} else {
+			out.Streams = append(out.Streams, sn.ForCall(string(in.CallID))...)
+			if len(out.Streams) == 0 {
+				return rtpStatsOut{}, notFound("media_diagnostics says why a call has no media", "no RTP streams for Call-ID %q", in.CallID)
+			}
+		}
+		out.EndpointReported = reportsFor(sn, out.Streams)
+		for i := range out.Streams {
+			out.Streams[i].Intervals = nonNil(out.Streams[i].Intervals)
+		}
+		return out, nil
+	},
+}
+
+// reportRow is one RTCP SR or RR as the endpoint sent it, its SSRCs in
+// the one hex spelling of the stream ids.
+type reportRow struct {
+	Time        string           `json:"time"`
+	Src         string           `json:"src"`
+	Dst         string           `json:"dst"`
+	Type        string           `json:"type" jsonschema:"SR or RR"`
+	SenderSSRC  string           `json:"sender_ssrc"`
+	NTP         uint64           `json:"ntp,omitempty" jsonschema:"SR: the sender's NTP timestamp"`
+	RTPTime     uint32           `json:"rtp_time,omitempty"`
+	PacketCount uint32           `json:"packet_count,omitempty"`
+	OctetCount  uint32           `json:"octet_count,omitempty"`
+	Blocks      []reportBlockRow `json:"blocks"`
+	// BlocksDropped counts report blocks past the analyser's bound.
+	BlocksDropped int `json:"blocks_dropped,omitempty"`
+}
+
+type reportBlockRow struct {
+	SSRC           string `json:"ssrc" jsonschema:"the stream reported on"`
+	FractionLost   uint8  `json:"fraction_lost" jsonschema:"in 1/256 since the last report"`
+	CumulativeLost int32  `json:"cumulative_lost"`
+	HighestSeq     uint32 `json:"highest_seq" jsonschema:"extended highest sequence number received"`
+	Jitter         uint32 `json:"jitter" jsonschema:"RTP timestamp units"`
+	LSR            uint32 `json:"lsr"`
+	DLSR           uint32 `json:"dlsr" jsonschema:"1/65536 s"`
+}
+
+func ssrcHex(v uint32) string { return fmt.Sprintf("%08X", v) }
+
+// reportsFor picks the RTCP reports about ss: the SRs their senders sent
+// and the report blocks naming their SSRCs.
+func reportsFor(sn *rtp.Snapshot, ss []rtp.StreamView) []reportRow {
+	ssrcs := map[uint32]bool{}
+	for _, s := range ss {
+		ssrcs[s.Key.SSRC] = true
+	}
+	out := []reportRow{}
+	for _, r := range sn.Reports {
+		hit := ssrcs[r.SenderSSRC]
+		for _, b := range r.Blocks {
+			hit = hit || ssrcs[b.SSRC]
+		}
+		if !hit {
+			continue
+		}
+		row := reportRow{Time: ts(r.Time), Src: r.Src.String(), Dst: r.Dst.String(), Type: r.Type, SenderSSRC: ssrcHex(r.SenderSSRC),
+			NTP: r.NTP, RTPTime: r.RTPTime, PacketCount: r.PacketCount, OctetCount: r.OctetCount, Blocks: make([]reportBlockRow, len(r.Blocks)), BlocksDropped: r.BlocksDropped}
+		for i, b := range r.Blocks {
+			row.Blocks[i] = reportBlockRow{SSRC: ssrcHex(b.SSRC), FractionLost: b.FractionLost, CumulativeLost: b.CumulativeLost,
+				HighestSeq: b.HighestSeq, Jitter: b.Jitter, LSR: b.LSR, DLSR: b.DLSR}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+type diagnosticsIn struct {
+	CallID callIDArg `json:"call_id,omitempty" jsonschema:"omit for orphan streams"`
+}
+
+var mediaDiagnostics = tool[diagnosticsIn, rtp.Diagnosis]{
+	name:  "media_diagnostics",
+	desc:  "A call's media against its SDP: applicable (false with a reason) and findings, never an empty list for fine. Without call_id: orphan streams.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in diagnosticsIn) (rtp.Diagnosis, error) {
+		sn, err := mediaSnapshot(c, false)
+		if err != nil {
+			return rtp.Diagnosis{}, err
+		}
+		if in.CallID != "" {
+			return sn.Diagnose(string(in.CallID)), nil
+		}
+		return sn.DiagnoseOrphans(), nil
+	},
+}
+
+type codecIn struct {
+	CallID callIDArg `json:"call_id"`
+}
+
+var codecNegotiation = tool[codecIn, rtp.Negotiation]{
+	name:  "check_codec_negotiation",
+	desc:  "A call's SDP offers and answers, the codecs both accepted, what flowed, and a verdict with its reason.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in codecIn) (rtp.Negotiation, error) {
+		sn, err := mediaSnapshot(c, false)
+		if err != nil {
+			return rtp.Negotiation{}, err
+		}
+		return sn.Negotiate(string(in.CallID)), nil
+	},
+}
+
+type dtmfIn struct {
+	CallID callIDArg `json:"call_id,omitempty" jsonschema:"omit for every call"`
+	Paging
+	Projection
+}
+
+var dtmfEvents = tool[dtmfIn, page[rtp.Event]]{
+	name:  "dtmf_events",
+	desc:  "DTMF digits in time order (RFC 4733 with repeats folded, and SIP INFO), per call or all. Paged.",
+	hints: readOnly(),
+	ids:   []string{"seq"},
+	run: func(c *call, in dtmfIn) (page[rtp.Event], error) {
+		sn, err := mediaSnapshot(c, false)
+		if err != nil {
+			return page[rtp.Event]{}, err
+		}
+		if n := sn.Stats.EventsOverwrote; n > 0 {
+			c.warnf("%d older events were overwritten at the analyser's event bound and are not listed", n)
+		}
+		rows := []rtp.Event{}
+		for _, e := range sn.Events {
+			if in.CallID == "" || e.CallID == string(in.CallID) {
+				rows = append(rows, e)
+			}
+		}
+		// Time, then publication order: a stable compound key, so events
+		// sharing a time are neither lost nor repeated.
+		return pageSlice(c, in.Paging, rows, func(e rtp.Event) rowKey { return rowKey{uint64(max(e.Time.UnixNano(), 0)), e.Seq} })
+	},
+}

@@ -1,0 +1,243 @@
+package mcp
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"fieldtap/services/netdecode"
+	"fieldtap/services/sip"
+	"fieldtap/services/untrusted"
+)
+
+// dimensionArg is the dimension aggregate_dialogs and group_dialogs count
+// by, one of sip.Dimensions.
+type dimensionArg string
+
+func (dimensionArg) argSchema() *jsonschema.Schema {
+	return enumArg("what to count by (method, user_agent: the first seen)", sip.Dimensions)
+}
+
+// Bucket bounds of the answers that count by a dimension.
+const (
+	defaultBuckets = 20   // the distribution's head; the rest is counted as other
+	maxBuckets     = 1000 // a bucket is ~60 bytes: a full answer stays near 64 KB
+)
+
+// maxBucketsArg bounds aggregate_dialogs' buckets.
+type maxBucketsArg int
+
+func (maxBucketsArg) argSchema() *jsonschema.Schema {
+	return sipCount("buckets", 1, maxBuckets, defaultBuckets)
+}
+
+type aggregateIn struct {
+	Dimension  dimensionArg  `json:"dimension"`
+	Filter     filterArg     `json:"filter,omitempty"`
+	MaxBuckets maxBucketsArg `json:"max_buckets,omitempty"`
+}
+
+// bucketRow is one bucket. Its value is either the box's own vocabulary
+// or an identifier (value, bare) or, in a dimension whose values senders
+// write (user_agent), sender text (text, fenced): exactly one is set.
+type bucketRow struct {
+	Value string         `json:"value,omitempty" jsonschema:"the bucket's value when it is the box's vocabulary or an identifier, and (none) for dialogs without one"`
+	Text  untrusted.Text `json:"text,omitempty" jsonschema:"the bucket's value when senders wrote it (user_agent), fenced"`
+	Count int            `json:"count"`
+}
+
+func newBucketRow(dim, v string, n int) bucketRow {
+	if sip.TextDimension(dim) && v != sip.NoValue {
+		return bucketRow{Text: untrusted.Text(v), Count: n}
+	}
+	return bucketRow{Value: v, Count: n}
+}
+
+type aggregateOut struct {
+	Dimension    string      `json:"dimension"`
+	Buckets      []bucketRow `json:"buckets"`
+	OtherBuckets int         `json:"other_buckets" jsonschema:"buckets past max_buckets"`
+	OtherCount   int         `json:"other_count" jsonschema:"dialogs in them"`
+	TotalMatched int         `json:"total_matched" jsonschema:"the sum of every count and other_count"`
+}
+
+var aggregateDialogs = tool[aggregateIn, aggregateOut]{
+	name:  "aggregate_dialogs",
+	desc:  "Count dialogs by one dimension: buckets largest first (at most max_buckets), the rest in other_count; the counts always add up to total_matched.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in aggregateIn) (aggregateOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return aggregateOut{}, err
+		}
+		e, err := in.Filter.compile()
+		if err != nil {
+			return aggregateOut{}, err
+		}
+		dim := string(in.Dimension)
+		ag := sip.Aggregate(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxBuckets), defaultBuckets))
+		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched}
+		for _, b := range ag.Buckets {
+			out.Buckets = append(out.Buckets, newBucketRow(dim, b.Value, b.Count))
+		}
+		return out, nil
+	},
+}
+
+// problemArg is one problem alias, one of sip.ProblemNames.
+type problemArg string
+
+func (problemArg) argSchema() *jsonschema.Schema {
+	return enumArg("a problem alias (docs/sip.md)", sip.ProblemNames())
+}
+
+type findProblemsIn struct {
+	Problems []problemArg `json:"problems,omitempty" jsonschema:"aliases; default all"`
+	Filter   filterArg    `json:"filter,omitempty"`
+	Paging
+	Projection
+}
+
+// problemRow is a dialog row with the aliases it matched.
+type problemRow struct {
+	Problems []string `json:"problems" jsonschema:"the aliases this dialog matched"`
+	dialogRow
+}
+
+var findProblems = tool[findProblemsIn, page[problemRow]]{
+	name:  "find_problems",
+	desc:  "Dialogs matching problem aliases (docs/sip.md: failed, slow-setup, short-calls, retransmits, no-ack, auth-loop), each row naming the aliases it matched. Paged.",
+	hints: readOnly(),
+	ids:   []string{"call_id"},
+	text:  []textSource{textSIP},
+	run: func(c *call, in findProblemsIn) (page[problemRow], error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return page[problemRow]{}, err
+		}
+		e, err := in.Filter.compile()
+		if err != nil {
+			return page[problemRow]{}, err
+		}
+		names := sip.ProblemNames()
+		if len(in.Problems) > 0 {
+			names = make([]string, len(in.Problems))
+			for i, p := range in.Problems {
+				names[i] = string(p)
+			}
+		}
+		problems := sip.CompiledProblems()
+		return pageDialogs(c, in.Paging, sn,
+			func(dl *sip.Dialog) bool { return e.Match(dl) && sip.AnyProblem(dl, problems, names) },
+			func(dl *sip.Dialog) problemRow {
+				return problemRow{Problems: sip.MatchProblems(dl, problems, names), dialogRow: newDialogRow(dl)}
+			})
+	},
+}
+
+type triageIn struct {
+	CallID callIDArg `json:"call_id"`
+}
+
+type triageOut struct {
+	CallID    string `json:"call_id"`
+	Outcome   string `json:"outcome" jsonschema:"answered, ended, failed, cancelled, in_progress or not_a_call"`
+	FinalCode *int   `json:"final_code" jsonschema:"null while no final response"`
+	// StatusText is the box's meaning of the code; the sender's reason
+	// phrase (in cause) may say otherwise.
+	StatusText *string         `json:"status_text" jsonschema:"the standard meaning of final_code (RFC 3261 §21 and extensions); null without a final code or for a code the box does not know"`
+	Cause      *untrusted.Text `json:"cause" jsonschema:"the sender's own words: the Reason header, else the final response's reason phrase; null when cause_from is none"`
+	CauseFrom  string          `json:"cause_from" jsonschema:"reason_header, status or none"`
+	PDDms      *float64        `json:"pdd_ms"`
+	SetupMs    *float64        `json:"setup_ms"`
+	DurationMs *float64        `json:"duration_ms"`
+	Problems   []string        `json:"problems"`
+	Hints      []string        `json:"hints"`
+}
+
+var triageCall = tool[triageIn, triageOut]{
+	name:  "triage_call",
+	desc:  "Why a call ended as it did: outcome, final code and its standard meaning, the cause in the sender's words and its source, timings, problem aliases and hints.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in triageIn) (triageOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return triageOut{}, err
+		}
+		dl, err := lookupDialog(sn, in.CallID)
+		if err != nil {
+			return triageOut{}, err
+		}
+		tr := sip.TriageCall(dl, sip.CompiledProblems())
+		out := triageOut{CallID: tr.CallID, Outcome: tr.Outcome, FinalCode: finalCode(tr.FinalCode), CauseFrom: tr.CauseFrom,
+			PDDms: ms(dl.PDD()), SetupMs: ms(dl.Setup()), DurationMs: ms(dl.Duration()), Problems: tr.Problems, Hints: tr.Hints}
+		if tr.StatusText != "" {
+			out.StatusText = &tr.StatusText
+		}
+		if tr.CauseFrom != sip.CauseNone {
+			cause := untrusted.Text(tr.Cause)
+			out.Cause = &cause
+		}
+		return out, nil
+	},
+}
+
+// reportLimits are the dialog store's bounds, as get_capture_report shows them.
+type reportLimits struct {
+	Dialogs           int   `json:"dialogs"`
+	MessagesPerDialog int   `json:"messages_per_dialog"`
+	MessageBytes      int64 `json:"message_bytes"`
+}
+
+type reportOut struct {
+	Store  sip.Stats      `json:"store"`
+	Limits reportLimits   `json:"limits"`
+	States map[string]int `json:"dialogs_by_state"`
+	// Streams and Decode are the SPAN analysers' counters; null, with
+	// counters_reason, when no analyser reports them.
+	Streams        *sip.StreamStats `json:"streams"`
+	Decode         *netdecode.Stats `json:"decode"`
+	CountersReason string           `json:"counters_reason,omitempty" jsonschema:"why streams and decode are null"`
+	Notes          []string         `json:"notes"`
+}
+
+var captureReport = tool[noArgs, reportOut]{
+	name:  "get_capture_report",
+	desc:  "Capture-wide SIP counters: messages by method and response, dialogs by state, undecodable by reason, streams (TLS counted, never read), decoder counters, the store's bounds and what they shed.",
+	hints: readOnly(),
+	run: func(c *call, _ noArgs) (reportOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return reportOut{}, err
+		}
+		l := c.d.SIP.Limits()
+		out := reportOut{Store: sn.Stats, Limits: reportLimits{Dialogs: l.Dialogs, MessagesPerDialog: l.MessagesPerDialog, MessageBytes: l.MessageBytes},
+			States: map[string]int{}, Notes: []string{}}
+		for _, dl := range sn.Dialogs {
+			out.States[dl.State]++
+		}
+		if c.d.SIPStats == nil {
+			out.CountersReason = "no SPAN analyser reports stream and decode counters on this box"
+			return out, nil
+		}
+		ss, ds := c.d.SIPStats()
+		ds.Skipped, ds.LinkSeen = nonNilMap(ds.Skipped), nonNilMap(ds.LinkSeen)
+		out.Streams, out.Decode = &ss, &ds
+		if ss.TLS > 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("%d TLS streams (%d sessions) carried encrypted data nothing here can read: SIP over TLS is not in these counts", ss.TLS, ss.TLSSessions))
+		}
+		return out, nil
+	},
+}
+
+// nonNilMap is a copy of m, empty rather than nil: an answer's object is
+// never null where its schema says object.
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return maps.Clone(m)
+}

@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"fieldtap/services/sip"
+)
+
+// benchDialogs is issue #3's figure: list_dialogs over a full store.
+const benchDialogs = sip.DefaultDialogs
+
+// benchStore fills a store with benchDialogs one-message dialogs: a
+// third each 200, 486 and 404, from 500 distinct users.
+func benchStore(b *testing.B) *sip.Store {
+	b.Helper()
+	st := sip.NewStore(sip.Limits{})
+	for i := range benchDialogs {
+		code := []string{"200 OK", "486 Busy Here", "404 Not Found"}[i%3]
+		addSIP(b, st, i, fmt.Sprintf("SIP/2.0 %s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%d\r\nFrom: <sip:%d@h>;tag=1\r\nTo: <sip:2002@h>;tag=2\r\nCall-ID: bench-%d\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n",
+			code, i, 1000+i%500, i))
+	}
+	return st
+}
+
+// listDialogsCases are the old benchmark's cases (page 50, as its
+// default was) and the new default page.
+func listDialogsCases(d Deps) []struct {
+	name string
+	args map[string]any
+} {
+	sn := d.SIP.Snapshot()
+	return []struct {
+		name string
+		args map[string]any
+	}{
+		{name: "first_page", args: map[string]any{"limit": 50}},
+		{name: "default_page", args: map[string]any{}},
+		{name: "regex_filter_page50", args: map[string]any{"filter": `final_code >= 400 and from_user ~ "^14"`, "limit": 50}},
+		{name: "regex_filter_page1000", args: map[string]any{"filter": `final_code >= 400 and from_user ~ "^14"`, "limit": 1000}},
+		{name: "last_page_cursor", args: map[string]any{"limit": 50, "cursor": encodeCursor("list_dialogs", "test", key1(sn.Dialogs[len(sn.Dialogs)-50].ID))}},
+		{name: "page1000", args: map[string]any{"limit": 1000}},
+		{name: "fields_page1000", args: map[string]any{"limit": 1000, "fields": []any{"state", "final_code"}}},
+	}
+}
+
+// BenchmarkListDialogs100k is list_dialogs in process: the handler the
+// registry builds (argument check, run, envelope, projection, rounding,
+// budget), without a transport.
+func BenchmarkListDialogs100k(b *testing.B) {
+	d := testDeps()
+	d.SIP = benchStore(b)
+	handler := listDialogs.handler(d, listDialogs.info(), DefaultMaxResponseBytes)
+	for _, bc := range listDialogsCases(d) {
+		b.Run(bc.name, func(b *testing.B) {
+			var req mcpgo.CallToolRequest
+			req.Params.Name, req.Params.Arguments = "list_dialogs", bc.args
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				res, err := handler(context.Background(), req)
+				if err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkListDialogs100kServer adds the JSON-RPC request and response
+// through the MCP server in process (HandleMessage), with every
+// middleware: what a transport hands the server.
+func BenchmarkListDialogs100kServer(b *testing.B) {
+	d := testDeps()
+	d.SIP = benchStore(b)
+	s := build(d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, []toolDef{listDialogs}, false)
+	for _, bc := range listDialogsCases(d) {
+		b.Run(bc.name, func(b *testing.B) {
+			msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "list_dialogs", "arguments": bc.args}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				if out := s.HandleMessage(context.Background(), msg); out == nil {
+					b.Fatal("no answer")
+				}
+			}
+		})
+	}
+}
+
+// reportCPU starts measuring the process's CPU time; the function it
+// returns reports it per op (GC workers included) as cpu-ns/op.
+func reportCPU(b *testing.B) func() {
+	start, ok := processCPU()
+	return func() {
+		if end, _ := processCPU(); ok && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package mcp
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"fieldtap/services/sip"
+	"fieldtap/services/untrusted"
+)
+
+// maxGroupsArg bounds group_dialogs' groups, as max_buckets does
+// aggregate_dialogs' buckets.
+type maxGroupsArg int
+
+func (maxGroupsArg) argSchema() *jsonschema.Schema {
+	return sipCount("groups", 1, maxBuckets, defaultBuckets)
+}
+
+type groupIn struct {
+	Dimension dimensionArg `json:"dimension"`
+	Filter    filterArg    `json:"filter,omitempty"`
+	MaxGroups maxGroupsArg `json:"max_groups,omitempty"`
+}
+
+// groupRow is one group: its value bare or fenced as bucketRow's.
+type groupRow struct {
+	Value   string          `json:"value,omitempty" jsonschema:"the group's value when it is the box's vocabulary or an identifier, and (none) for dialogs without one"`
+	Text    untrusted.Text  `json:"text,omitempty" jsonschema:"the group's value when senders wrote it (user_agent), fenced"`
+	Metrics sip.CallMetrics `json:"metrics"`
+}
+
+type groupOut struct {
+	Dimension string     `json:"dimension"`
+	Groups    []groupRow `json:"groups"`
+	// Other measures the dialogs of the groups past max_groups together;
+	// null, with other_groups 0, when every group is listed.
+	Other        *sip.CallMetrics `json:"other"`
+	OtherGroups  int              `json:"other_groups"`
+	Overall      sip.CallMetrics  `json:"overall"`
+	TotalMatched int              `json:"total_matched"`
+}
+
+var groupDialogs = tool[groupIn, groupOut]{
+	name:  "group_dialogs",
+	desc:  "Call figures (ASR, NER, ACD, PDD p50/p95) per value of one dimension, each with unit and population (null with a reason without one): groups largest first (at most max_groups), the rest as other, and overall.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in groupIn) (groupOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return groupOut{}, err
+		}
+		e, err := in.Filter.compile()
+		if err != nil {
+			return groupOut{}, err
+		}
+		dim := string(in.Dimension)
+		g := sip.GroupMetrics(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxGroups), defaultBuckets))
+		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), Other: g.Other, OtherGroups: g.OtherGroups, Overall: g.Overall, TotalMatched: g.TotalMatched}
+		for _, gr := range g.Groups {
+			b := newBucketRow(dim, gr.Value, 0)
+			out.Groups = append(out.Groups, groupRow{Value: b.Value, Text: b.Text, Metrics: gr.Metrics})
+		}
+		return out, nil
+	},
+}
+
+// timeline bounds.
+const (
+	timelineDefaultSeconds = 60
+	timelineMaxSeconds     = 86400 // one day
+	// timelineMaxBuckets keeps an answer under ~1 MiB (about 90 bytes a
+	// bucket); a longer span takes wider buckets.
+	timelineMaxBuckets = 10_000
+)
+
+// bucketSecondsArg is timeline's bucket width.
+type bucketSecondsArg int
+
+func (bucketSecondsArg) argSchema() *jsonschema.Schema {
+	return withDefault(intSchema(fmt.Sprintf("bucket width, 1 to %d s (default %d)", timelineMaxSeconds, timelineDefaultSeconds), 1, timelineMaxSeconds), timelineDefaultSeconds)
+}
+
+type timelineIn struct {
+	BucketSeconds bucketSecondsArg `json:"bucket_seconds,omitempty"`
+	Filter        filterArg        `json:"filter,omitempty"`
+	window
+}
+
+type timelineBucket struct {
+	Start    string `json:"start"`
+	Dialogs  int    `json:"dialogs"`
+	Invites  int    `json:"invites"`
+	Answered int    `json:"answered"`
+	Failed   int    `json:"failed" jsonschema:"final_code 400 or more"`
+}
+
+type timelineOut struct {
+	BucketSeconds int              `json:"bucket_seconds"`
+	Basis         string           `json:"basis"`
+	Buckets       []timelineBucket `json:"buckets"`
+	TotalMatched  int              `json:"total_matched"`
+}
+
+var timelineTool = tool[timelineIn, timelineOut]{
+	name:  "timeline",
+	desc:  fmt.Sprintf("Dialogs per time bucket by creation time: dialogs, INVITEs, answered, failed; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
+	hints: readOnly(),
+	run: func(c *call, in timelineIn) (timelineOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return timelineOut{}, err
+		}
+		sp, err := in.span()
+		if err != nil {
+			return timelineOut{}, err
+		}
+		e, err := in.Filter.compile()
+		if err != nil {
+			return timelineOut{}, err
+		}
+		secs := count(int(in.BucketSeconds), timelineDefaultSeconds)
+		bs, err := sip.Timeline(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, time.Duration(secs)*time.Second, sp.since, sp.until, timelineMaxBuckets)
+		if err != nil {
+			return timelineOut{}, argErr("bucket_seconds", "use wider buckets or a shorter since/until window", "%v", err)
+		}
+		out := timelineOut{BucketSeconds: secs, Basis: "dialog creation time (first message), capture clock", Buckets: make([]timelineBucket, len(bs))}
+		for i, b := range bs {
+			out.Buckets[i] = timelineBucket{Start: ts(b.Start), Dialogs: b.Dialogs, Invites: b.Invites, Answered: b.Answered, Failed: b.Failed}
+			out.TotalMatched += b.Dialogs
+		}
+		return out, nil
+	},
+}

@@ -1,0 +1,124 @@
+package sip
+
+import (
+	"cmp"
+	"slices"
+)
+
+// TextDimension reports whether dim's values are sender text (a
+// User-Agent, which the sender wrote freely) rather than the box's own
+// vocabulary (methods, states, codes, transports) or identifiers (URI
+// users, addresses): an answer fences the former and leaves the rest
+// bare. NoValue is the box's own word in every dimension.
+func TextDimension(dim string) bool { return dim == "user_agent" }
+
+// Bucket is the dialogs sharing one value of a dimension.
+type Bucket struct {
+	Value string // NoValue when the dialog has none
+	Count int
+}
+
+// Aggregation counts the dialogs a filter matched by one dimension. Every
+// matched dialog is in exactly one bucket, so the kept buckets' counts
+// plus OtherCount always equal TotalMatched.
+type Aggregation struct {
+	Buckets      []Bucket // largest first, ties by value; at most the bound asked for
+	OtherBuckets int      // buckets past the bound
+	OtherCount   int      // dialogs in them
+	TotalMatched int
+}
+
+// Aggregate counts ds (a snapshot's dialogs) that match accepts by dim,
+// keeping the maxBuckets largest buckets. dim must be one of Dimensions.
+func Aggregate(ds []*Dialog, match func(*Dialog) bool, dim string, maxBuckets int) Aggregation {
+	counts := map[string]int{}
+	var out Aggregation
+	for _, d := range ds {
+		if match(d) {
+			v, _ := d.Dimension(dim)
+			counts[v]++
+			out.TotalMatched++
+		}
+	}
+	out.Buckets = make([]Bucket, 0, len(counts))
+	for v, n := range counts {
+		out.Buckets = append(out.Buckets, Bucket{Value: v, Count: n})
+	}
+	slices.SortFunc(out.Buckets, func(a, b Bucket) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value)) })
+	if len(out.Buckets) > maxBuckets {
+		for _, b := range out.Buckets[maxBuckets:] {
+			out.OtherCount += b.Count
+		}
+		out.OtherBuckets = len(out.Buckets) - maxBuckets
+		out.Buckets = out.Buckets[:maxBuckets]
+	}
+	return out
+}
+
+// Group is the call figures of the dialogs sharing one value.
+type Group struct {
+	Value   string // NoValue when the dialog has none
+	Metrics CallMetrics
+}
+
+// Grouping is the call figures per value of one dimension.
+type Grouping struct {
+	Groups []Group // largest first, ties by value; at most the bound asked for
+	// Other measures the dialogs of the groups past the bound together;
+	// nil when every group is kept.
+	Other        *CallMetrics
+	OtherGroups  int
+	Overall      CallMetrics // every matched dialog
+	TotalMatched int
+}
+
+// GroupMetrics computes the call figures of ds that match accepts, per
+// value of dim, keeping the maxGroups largest groups and measuring the
+// rest together. dim must be one of Dimensions.
+func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups int) Grouping {
+	accs := map[string]*MetricsAcc{}
+	counts := map[string]int{}
+	var all MetricsAcc
+	var out Grouping
+	for _, d := range ds {
+		if !match(d) {
+			continue
+		}
+		v, _ := d.Dimension(dim)
+		a := accs[v]
+		if a == nil {
+			a = &MetricsAcc{}
+			accs[v] = a
+		}
+		a.Add(d)
+		all.Add(d)
+		counts[v]++
+		out.TotalMatched++
+	}
+	keys := make([]string, 0, len(accs))
+	for k := range accs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
+	if len(keys) > maxGroups {
+		rest := map[string]bool{}
+		for _, k := range keys[maxGroups:] {
+			rest[k] = true
+		}
+		var other MetricsAcc
+		for _, d := range ds {
+			if v, _ := d.Dimension(dim); rest[v] && match(d) {
+				other.Add(d)
+			}
+		}
+		r := other.Result()
+		out.Other, out.OtherGroups = &r, len(keys)-maxGroups
+		keys = keys[:maxGroups]
+	}
+	out.Groups = make([]Group, 0, len(keys))
+	for _, k := range keys {
+		out.Groups = append(out.Groups, Group{Value: k, Metrics: accs[k].Result()})
+	}
+	out.Overall = all.Result()
+	return out
+}

@@ -1,0 +1,80 @@
+package sip
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoDialog is SelectExport's answer for a Call-ID the snapshot does not
+// hold (never seen, or evicted by the dialog bound).
+var ErrNoDialog = errors.New("no dialog with this Call-ID in the store")
+
+// ExportSelection is what one export_capture writes: the dialogs, oldest
+// first, and how many matched before the bound.
+type ExportSelection struct {
+	Dialogs []*Dialog
+	Matched int
+	// Streamed is set when a dialog ran over TCP or WebSocket, where the
+	// file holds the segment that completed each message, not every
+	// segment of the stream.
+	Streamed bool
+}
+
+// SelectExport picks the dialogs of one export: the dialog of callID, or
+// (callID empty) the oldest maxDialogs dialogs match accepts.
+func SelectExport(sn *Snapshot, callID string, match func(*Dialog) bool, maxDialogs int) (ExportSelection, error) {
+	var sel ExportSelection
+	if callID != "" {
+		d := sn.Lookup(callID)
+		if d == nil {
+			return sel, fmt.Errorf("%w: %q", ErrNoDialog, callID)
+		}
+		sel.Dialogs, sel.Matched = []*Dialog{d}, 1
+	} else {
+		for _, d := range sn.Dialogs {
+			if !match(d) {
+				continue
+			}
+			sel.Matched++
+			if len(sel.Dialogs) < maxDialogs {
+				sel.Dialogs = append(sel.Dialogs, d)
+			}
+		}
+	}
+	for _, d := range sel.Dialogs {
+		if d.Transport != TransportUDP {
+			sel.Streamed = true
+		}
+	}
+	return sel, nil
+}
+
+// Shortfalls says, in plain words, what the selection and the written
+// file res do not hold; media is whether a media analyser supplied the
+// dialogs' RTP and RTCP flows. Every non-zero shortfall has its line.
+func (sel ExportSelection) Shortfalls(res ExportResult, media bool) []string {
+	var w []string
+	if sel.Matched > len(sel.Dialogs) {
+		w = append(w, fmt.Sprintf("%d dialogs matched; the file holds the oldest %d (max_dialogs)", sel.Matched, len(sel.Dialogs)))
+	}
+	if res.FramesEvicted > 0 || res.MessagesEvicted > 0 || res.MessagesShed > 0 || res.NoFrame > 0 {
+		w = append(w, fmt.Sprintf("not in the file: %d frames evicted from the frame ring, %d messages evicted, %d past the per-dialog cap, %d without a frame",
+			res.FramesEvicted, res.MessagesEvicted, res.MessagesShed, res.NoFrame))
+	}
+	if sel.Streamed {
+		w = append(w, "SIP over TCP/WebSocket: the file holds the segment that completed each message, not every segment of the stream")
+	}
+	if !media {
+		w = append(w, "no media analyser: the file holds SIP only")
+	}
+	if res.MediaFramesMissing > 0 {
+		w = append(w, fmt.Sprintf("%d RTP/RTCP datagrams counted on these calls are not in the file: their frames left the frame ring (store.frames_per_port, store.bytes_per_port) or were not kept whole", res.MediaFramesMissing))
+	}
+	if res.MediaScanCut {
+		w = append(w, fmt.Sprintf("media scan stopped at %d frames; %d frames inside the calls' media windows were not examined: narrow the filter", MaxMediaScanFrames, res.MediaFramesUnscanned))
+	}
+	if res.Truncated {
+		w = append(w, fmt.Sprintf("cut at %d frames or %d MiB; narrow the filter", MaxExportFrames, MaxExportBytes>>20))
+	}
+	return w
+}

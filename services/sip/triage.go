@@ -1,0 +1,101 @@
+package sip
+
+import (
+	"fmt"
+
+	"fieldtap/services/filter"
+)
+
+// Call outcomes, as TriageCall names them.
+const (
+	OutcomeAnswered   = "answered"
+	OutcomeEnded      = "ended"
+	OutcomeFailed     = "failed"
+	OutcomeCancelled  = "cancelled"
+	OutcomeInProgress = "in_progress"
+	OutcomeNotACall   = "not_a_call"
+)
+
+// Where TriageCall found a call's cause.
+const (
+	CauseReasonHeader = "reason_header" // an RFC 3326 Reason header (a Q.850 cause, often)
+	CauseStatus       = "status"        // the final response's reason phrase
+	CauseNone         = "none"          // neither was captured
+)
+
+// Triage explains why one call ended the way it did, from store facts
+// only. Cause is the sender's own words (sender text); StatusText is the
+// box's meaning of FinalCode, which a reason phrase may contradict.
+type Triage struct {
+	CallID     string
+	Outcome    string
+	FinalCode  int    // 0 while none
+	StatusText string // StatusText(FinalCode); "" when none or unknown
+	Cause      string // sender text; "" with CauseFrom CauseNone
+	CauseFrom  string
+	Problems   []string // the problem aliases the dialog matches, in ProblemNames order
+	Hints      []string // what the facts suggest, in plain words
+}
+
+// TriageCall triages d. problems is CompiledProblems().
+func TriageCall(d *Dialog, problems map[string]*filter.Expr) Triage {
+	out := Triage{CallID: d.CallID, FinalCode: d.FinalCode, StatusText: StatusText(d.FinalCode),
+		Problems: MatchProblems(d, problems, ProblemNames()), Hints: []string{}}
+	out.Outcome = outcome(d)
+	switch {
+	case d.ReasonHeader != "":
+		out.Cause, out.CauseFrom = d.ReasonHeader, CauseReasonHeader
+	case d.FinalCode != 0 && d.FinalReason != "":
+		out.Cause, out.CauseFrom = d.FinalReason, CauseStatus
+	default:
+		out.CauseFrom = CauseNone
+	}
+	hint := func(format string, a ...any) { out.Hints = append(out.Hints, fmt.Sprintf(format, a...)) }
+	switch c := d.FinalCode; {
+	case c == 401 || c == 407:
+		hint("the last answer was an authentication challenge: the caller did not retry with credentials")
+	case c == 403:
+		hint("403: the server refused the request; check the account's permissions and dial plan")
+	case c == 404:
+		hint("404: the called number or user is unknown to the server")
+	case c == 408:
+		hint("408: a hop timed out; check reachability of the next hop")
+	case c == 480 || c == 486 || c == 600 || c == 603:
+		hint("%d: the callee was unavailable, busy or declined: not a network fault", c)
+	case c == 487:
+		hint("487: the caller cancelled before an answer")
+	case c == 488 || c == 606:
+		hint("%d: no acceptable media; compare the SDP offer's codecs and addresses (check_codec_negotiation, get_message on the INVITE)", c)
+	case c >= 500 && c < 600:
+		hint("%d: a server failed; look at the responding hop (src of the final response)", c)
+	}
+	if d.AuthChallenge > 0 && d.FinalCode != 401 && d.FinalCode != 407 {
+		hint("%d authentication challenge(s) preceded the final answer (normal once per call)", d.AuthChallenge)
+	}
+	if d.Retransmits > 0 {
+		hint("%d retransmitted messages: a peer answered late or not at all", d.Retransmits)
+	}
+	if d.FirstMethod == "INVITE" && d.FinalCode >= 200 && d.FinalCode < 300 && !d.AckSeen {
+		hint("answered but no ACK seen: the 200 OK may not have reached the caller (NAT or routing on the response path)")
+	}
+	if out.Outcome == OutcomeInProgress {
+		hint("no final response yet: the call may still be ringing, or the capture ended first")
+	}
+	return out
+}
+
+func outcome(d *Dialog) string {
+	switch {
+	case d.FirstMethod != "INVITE":
+		return OutcomeNotACall
+	case d.State == StateEnded:
+		return OutcomeEnded
+	case d.State == StateAnswered:
+		return OutcomeAnswered
+	case d.State == StateCancelled:
+		return OutcomeCancelled
+	case d.State == StateFailed:
+		return OutcomeFailed
+	}
+	return OutcomeInProgress
+}
