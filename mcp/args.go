@@ -291,6 +291,9 @@ func expect(s *jsonschema.Schema) string {
 		return "an object"
 	case "array":
 		w := "a list of " + plural(expect(s.Items))
+		if s.Items != nil && len(s.Items.Enum) > 0 {
+			w = "a list of any of " + enumList(s.Items.Enum)
+		}
 		switch {
 		case s.MinItems != nil && s.MaxItems != nil:
 			w += fmt.Sprintf(", %d to %d of them", *s.MinItems, *s.MaxItems)

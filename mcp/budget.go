@@ -94,4 +94,3 @@ func rowsOf(body []byte, args map[string]any, knob string) int {
 	}
 	return max(env.Data.Messages, env.Data.Lines)
 }
-

@@ -48,7 +48,7 @@ func TestToolReferenceMatchesTheRegistry(t *testing.T) {
 }
 
 var (
-	toolBlock   = regexp.MustCompile(`(?s)<!-- tool: ([a-z0-9_]+) [^>]*-->\n.*?<!-- /tool -->\n`)
+	toolBlock   = regexp.MustCompile(`(?s)\n<!-- tool: ([a-z0-9_]+) [^>]*-->\n.*?<!-- /tool -->\n`)
 	bundleBlock = regexp.MustCompile(`(?s)<!-- bundles [^>]*-->\n.*?<!-- /bundles -->\n`)
 	toolHeading = regexp.MustCompile(`(?m)^### ([a-z0-9_]+)\n`)
 )
@@ -119,7 +119,11 @@ func toolDoc(i toolInfo, bundle string) string {
 			if p.Type == "array" && p.Items != nil && desc == "" {
 				desc = p.Items.Description
 			}
-			fmt.Fprintf(&b, "| `%s` | %s%s | %s |\n", n, req, cell(expect(p)), cell(desc))
+			accepts := expect(p)
+			if p.Type == "string" && p.Pattern != "" {
+				accepts = "a string matching `" + p.Pattern + "`"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s%s | %s |\n", n, req, cell(accepts), cell(desc))
 		}
 		b.WriteString("\n")
 	}

@@ -6,19 +6,19 @@ import "fmt"
 // codes; server_capabilities lists them with their meaning, so an agent
 // can branch on a code instead of parsing a message.
 const (
-	CodeInvalidArgument = "INVALID_ARGUMENT"
-	CodeStaleCursor     = "STALE_CURSOR"
-	CodeInvalidFilter   = "INVALID_FILTER"
-	CodeNotFound        = "NOT_FOUND"
-	CodeUnavailable     = "UNAVAILABLE"
-	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
-	CodeForbidden       = "FORBIDDEN"
-	CodeAuditFailed     = "AUDIT_FAILED"
-	CodeDBCRefused      = "DBC_REFUSED"
-	CodeTransmitRefused = "TRANSMIT_REFUSED"
+	CodeInvalidArgument     = "INVALID_ARGUMENT"
+	CodeStaleCursor         = "STALE_CURSOR"
+	CodeInvalidFilter       = "INVALID_FILTER"
+	CodeNotFound            = "NOT_FOUND"
+	CodeUnavailable         = "UNAVAILABLE"
+	CodeResponseTooLarge    = "RESPONSE_TOO_LARGE"
+	CodeForbidden           = "FORBIDDEN"
+	CodeAuditFailed         = "AUDIT_FAILED"
+	CodeDBCRefused          = "DBC_REFUSED"
+	CodeTransmitRefused     = "TRANSMIT_REFUSED"
 	CodeTransmitUnavailable = "TRANSMIT_UNAVAILABLE"
-	CodePlanInvalid     = "PLAN_INVALID"
-	CodeInternal        = "INTERNAL"
+	CodePlanInvalid         = "PLAN_INVALID"
+	CodeInternal            = "INTERNAL"
 )
 
 // ErrorCode is one code of the vocabulary with what it means.

@@ -51,7 +51,7 @@ type IDStats struct {
 	First       time.Time `json:"first"`
 	Last        time.Time `json:"last"`
 	LastData    string    `json:"last_data"`
-	DLCs        []int     `json:"dlcs"` // ints, not bytes: []uint8 would encode as base64
+	DLCs        []int     `json:"dlcs"`         // ints, not bytes: []uint8 would encode as base64
 	ChangedBits string    `json:"changed_bits"` // hex mask over the 8 data bytes: a 1 bit has changed at least once
 	ChangedByte []int     `json:"changed_bytes"`
 	last        [8]byte

@@ -248,7 +248,7 @@ func (cc *contractClient) everyTool(fixed map[string]any, check func(tool string
 func TestEveryAnswerMatchesItsSchemaOnTheSimBoard(t *testing.T) {
 	cc := startContract(t, "--board", "sim", "--replay-speed", "max")
 	cc.waitExhausted()
-	if n := cc.everyTool(map[string]any{"pgn": 61444, "spn": 190, "tool": "capture_status"}, func(string, []string) {}); n < 20 {
+	if n := cc.everyTool(map[string]any{"pgn": 61444, "spn": 190, "tool": "capture_status", "query": "sip:", "filter": "", "index": 0}, func(string, []string) {}); n < 20 {
 		t.Errorf("only %d tools answered ok", n)
 	}
 }
@@ -262,7 +262,7 @@ func TestEveryAnswerMatchesItsSchemaOnReferenceCaptures(t *testing.T) {
 			path := refdata.File(t, strings.Split(f, "/")...)
 			cc := startContract(t, "--board", "none", "--source", path)
 			cc.waitExhausted()
-			cc.everyTool(map[string]any{"pgn": 65262, "spn": 110, "tool": "capture_status"}, func(string, []string) {})
+			cc.everyTool(map[string]any{"pgn": 65262, "spn": 110, "tool": "capture_status", "query": "sip:", "filter": "", "index": 0}, func(string, []string) {})
 		})
 	}
 }
@@ -299,7 +299,7 @@ func TestSenderTextIsFencedInEveryAnswer(t *testing.T) {
 		t.Fatalf("dbc_load: %v", env["errors"])
 	}
 	fenced := 0
-	cc.everyTool(map[string]any{"pgn": 65260, "spn": 190, "tool": "capture_status", "file": "hostile.dbc", "message": "Engine", "query": "ignore", "mid": 128, "pid": 237},
+	cc.everyTool(map[string]any{"pgn": 65260, "spn": 190, "tool": "capture_status", "file": "hostile.dbc", "message": "Engine", "query": "ignore", "filter": "", "index": 0, "mid": 128, "pid": 237},
 		func(tool string, blocks []string) {
 			body := blocks[0]
 			for _, m := range []string{marker, j1708Marker} {
