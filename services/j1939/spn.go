@@ -1,5 +1,7 @@
 package j1939
 
+import "fieldtap/services/untrusted"
+
 // SPNDef is one curated Suspect Parameter: where it sits in its PGN and
 // how the raw value scales. Byte is 1-based as J1939-71 documents it.
 type SPNDef struct {
@@ -90,6 +92,9 @@ type Value struct {
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit"`
 	Status string  `json:"status"`
+	// DBCUnit is the unit an operator's DBC gives (its author's text);
+	// Unit is the built-in table's.
+	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
 }
 
 // Decode extracts d from a PGN payload.

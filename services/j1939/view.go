@@ -173,6 +173,7 @@ func (s *Store) LatestPGN(pgn uint32) []PGNValue {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []PGNValue{}
+	params := s.Catalogue().Of(pgn)
 	for _, n := range s.order {
 		for k, l := range s.ports[n].latest {
 			if k.pgn != pgn {
@@ -180,8 +181,8 @@ func (s *Store) LatestPGN(pgn uint32) []PGNValue {
 			}
 			v := PGNValue{Port: n, SA: int(l.SA), PGN: pgn, Name: PGNName(pgn), Time: l.Time, Via: l.Via.String(),
 				Count: l.Count, Data: fmt.Sprintf("%X", l.Data), Raw: slices.Clone(l.Data), Values: []SPNOut{}}
-			for _, d := range SPNsOf(pgn) {
-				v.Values = append(v.Values, SPNOut{Name: d.Name, Value: d.Decode(l.Data)})
+			for i := range params {
+				v.Values = append(v.Values, SPNOut{Name: params[i].Name, Value: params[i].Decode(l.Data)})
 			}
 			out = append(out, v)
 		}
