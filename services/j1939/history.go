@@ -199,3 +199,41 @@ func roundAll(ps ...*float64) {
 
 // round6 rounds to the microsecond a capture timestamp resolves.
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// MaxSeriesPoints bounds SPNSeries: a port's ring holds 100 000 frames.
+const MaxSeriesPoints = 100_000
+
+// Point is one valid value of an SPN.
+type Point struct {
+	Time  time.Time
+	SA    uint8
+	Value float64
+}
+
+// SPNSeries returns the valid values of q.SPN in q.Window (q.SA limits
+// the source), oldest first, at most MaxSeriesPoints; truncated says the
+// bound cut it. Buckets is ignored.
+func SPNSeries(snap ring.Snapshot[canbus.Record], q HistoryQuery, cat *Catalogue) (pts []Point, p Param, truncated bool, err error) {
+	if cat == nil {
+		cat = builtinCatalogue
+	}
+	p, ok := cat.Lookup(q.SPN)
+	if !ok {
+		return nil, p, false, fmt.Errorf("%w: %d", ErrUnknownSPN, q.SPN)
+	}
+	var sc scanner
+	sc.onMessage = func(_ uint64, m *Message) {
+		if m.ID.PGN != p.PGN || (q.SA != nil && m.ID.SA != *q.SA) {
+			return
+		}
+		if v := p.Decode(m.Data); v.Status == StatusOK {
+			if len(pts) == MaxSeriesPoints {
+				truncated, sc.stop = true, true
+				return
+			}
+			pts = append(pts, Point{Time: m.Time, SA: m.ID.SA, Value: v.Value})
+		}
+	}
+	sc.run("", snap, q.Window)
+	return pts, p, truncated, nil
+}
