@@ -44,7 +44,7 @@ func ReferenceFromField(s *Series, f Field) (Reference, error) {
 	}
 	r := Reference{Name: fmt.Sprintf("%s bit %d length %d", s.IDHex, f.StartBit, f.Length), Times: s.Times, Values: make([]float64, s.Len())}
 	for i := range s.Data {
-		r.Values[i] = float64(f.Extract(&s.Data[i]))
+		r.Values[i] = float64(s.raw(i, f))
 	}
 	return r, nil
 }
@@ -141,7 +141,7 @@ func pearson(s *Series, f Field, held []float64, ok []bool) Correlation {
 	for i := range s.Data {
 		if ok[i] {
 			c.Pairs++
-			sx += float64(f.Extract(&s.Data[i]))
+			sx += float64(s.raw(i, f))
 			sy += held[i]
 		}
 	}
@@ -154,7 +154,7 @@ func pearson(s *Series, f Field, held []float64, ok []bool) Correlation {
 	var sxy, sxx, syy float64
 	for i := range s.Data {
 		if ok[i] {
-			dx, dy := float64(f.Extract(&s.Data[i]))-mx, held[i]-my
+			dx, dy := float64(s.raw(i, f))-mx, held[i]-my
 			sxy, sxx, syy = sxy+dx*dy, sxx+dx*dx, syy+dy*dy
 		}
 	}

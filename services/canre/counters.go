@@ -55,7 +55,7 @@ func FindCounters(s *Series) Counters {
 		for n := minCounterBits; n <= maxCounterBits && start+n <= 8*s.DLC; n++ {
 			f := Field{StartBit: start, Length: n}
 			for i := range s.Data {
-				vals[i] = f.Extract(&s.Data[i])
+				vals[i] = s.raw(i, f)
 			}
 			c, ok := counter(vals, n)
 			if ok {
@@ -89,10 +89,13 @@ func FindCounters(s *Series) Counters {
 func counter(vals []int64, n int) (CounterCandidate, bool) {
 	mod := int64(1) << n
 	var c CounterCandidate
-	seen := map[int64]bool{}
+	var seen [1 << maxCounterBits]bool
 	steps := 0
 	for i, v := range vals {
-		seen[v] = true
+		if !seen[v] {
+			seen[v] = true
+			c.Distinct++
+		}
 		if i == 0 {
 			continue
 		}
@@ -107,7 +110,6 @@ func counter(vals []int64, n int) (CounterCandidate, bool) {
 			c.Skips++
 		}
 	}
-	c.Distinct = len(seen)
 	if c.Distinct < 2 {
 		return c, false
 	}

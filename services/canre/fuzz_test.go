@@ -42,6 +42,15 @@ func FuzzAnalyses(f *testing.F) {
 			if c.Field.check(s.DLC) != nil {
 				t.Fatalf("candidate %+v outside the %d-byte payload", c, s.DLC)
 			}
+			for _, signed := range []bool{false, true} {
+				f := c.Field
+				f.Signed = signed
+				for i := range s.Data {
+					if got, want := s.raw(i, f), extract(f, &s.Data[i]); got != want {
+						t.Fatalf("field %+v of %X: %d, bit by bit %d", f, s.Data[i], got, want)
+					}
+				}
+			}
 		}
 		ref, err := ReferenceFromField(s, Field{StartBit: 0, Length: min(8, 8*s.DLC)})
 		if s.DLC == 0 {
@@ -54,4 +63,23 @@ func FuzzAnalyses(f *testing.F) {
 			t.Fatalf("correlate: %v, %d results", err, len(c.Results))
 		}
 	})
+}
+
+// extract reads a field bit by bit, the slow way Series.raw must agree with.
+func extract(f Field, d *[8]byte) int64 {
+	var u uint64
+	if f.BigEndian {
+		lin := f.StartBit/8*8 + 7 - f.StartBit%8
+		for i := lin; i < lin+f.Length; i++ {
+			u = u<<1 | uint64(d[i>>3]>>(7-i&7)&1)
+		}
+	} else {
+		for i := f.StartBit + f.Length - 1; i >= f.StartBit; i-- {
+			u = u<<1 | uint64(d[i>>3]>>(i&7)&1)
+		}
+	}
+	if f.Signed && f.Length < 64 && u>>(f.Length-1)&1 == 1 {
+		return int64(u) - 1<<f.Length
+	}
+	return int64(u)
 }

@@ -1,6 +1,7 @@
 package canre
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -45,6 +46,9 @@ type Series struct {
 	DLC       int
 	Longer    int
 	Truncated bool // more than MaxFrames frames matched; the oldest are read
+	// le and be are each payload as one little- and big-endian word, so a
+	// field is a shift and a mask.
+	le, be []uint64
 }
 
 // Len is the number of frames.
@@ -78,7 +82,29 @@ func Frames(snap ring.Snapshot[canbus.Record], id uint32, w Window) (*Series, er
 			s.Longer++
 		}
 	}
+	s.words()
 	return s, nil
+}
+
+func (s *Series) words() {
+	s.le, s.be = make([]uint64, len(s.Data)), make([]uint64, len(s.Data))
+	for i := range s.Data {
+		s.le[i], s.be[i] = binary.LittleEndian.Uint64(s.Data[i][:]), binary.BigEndian.Uint64(s.Data[i][:])
+	}
+}
+
+// raw is field f of frame i; f was checked against the payload.
+func (s *Series) raw(i int, f Field) int64 {
+	var u uint64
+	if f.BigEndian {
+		u = s.be[i] << flipOrder(f.StartBit) >> (64 - f.Length)
+	} else {
+		u = s.le[i] >> f.StartBit & (1<<f.Length - 1)
+	}
+	if f.Signed && u>>(f.Length-1)&1 == 1 {
+		return int64(u) - 1<<f.Length
+	}
+	return int64(u)
 }
 
 // Field is a bit range of a payload in DBC numbering: for little-endian
@@ -106,25 +132,6 @@ func (f Field) check(dlc int) error {
 		return fmt.Errorf("canre: field at bit %d, %d bits, runs outside the %d-byte payload", f.StartBit, f.Length, dlc)
 	}
 	return nil
-}
-
-// Extract reads the field's raw value, sign-extended when Signed.
-func (f Field) Extract(d *[8]byte) int64 {
-	var u uint64
-	if f.BigEndian {
-		lin := f.StartBit/8*8 + 7 - f.StartBit%8
-		for i := lin; i < lin+f.Length; i++ {
-			u = u<<1 | uint64(d[i>>3]>>(7-i&7)&1)
-		}
-	} else {
-		for i := f.StartBit + f.Length - 1; i >= f.StartBit; i-- {
-			u = u<<1 | uint64(d[i>>3]>>(i&7)&1)
-		}
-	}
-	if f.Signed && f.Length < 64 && u>>(f.Length-1)&1 == 1 {
-		return int64(u) - 1<<f.Length
-	}
-	return int64(u)
 }
 
 // bit is bit b (DBC numbering, byte·8 + bit) of d.

@@ -110,7 +110,7 @@ func candidate(s *Series, f Field, flips []int, lsb, msb int, counters Counters)
 	c := SignalCandidate{Field: f, Kind: "value", LSBFlipRate: round(float64(flips[lsb]) / pairs), MSBFlipRate: round(float64(flips[msb]) / pairs)}
 	seen := map[int64]bool{}
 	for i := range s.Data {
-		v := f.Extract(&s.Data[i])
+		v := s.raw(i, f)
 		if i == 0 || v < c.Min {
 			c.Min = v
 		}

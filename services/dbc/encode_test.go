@@ -273,3 +273,15 @@ func TestEncodeRefusesInexactRaw(t *testing.T) {
 		t.Errorf("2^52: %v %s", err, enc.DataHex)
 	}
 }
+
+func BenchmarkEncode(b *testing.B) {
+	db := loadTestdata(b, "handmade.dbc")
+	m := db.MessageByName("Mixed")
+	values := map[string]float64{"IntelU": 292, "IntelS": -1, "Moto": 0xABC, "Gear": 3, "Temp": -50}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Encode(values, EncodeOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

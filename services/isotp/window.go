@@ -104,6 +104,7 @@ func TraceFrames(port string, snap ring.Snapshot[canbus.Record], w Window, o Opt
 		out.Incomplete = append(out.Incomplete, incompleteRow(in))
 	}
 	var last time.Time
+	var rec canbus.Record // one reused copy: the payload slice would make each frame escape
 	snap.Range(snap.FirstSeq(), func(seq uint64, r canbus.Record) bool {
 		if !w.Contains(r.Time) {
 			return true
@@ -111,7 +112,8 @@ func TraceFrames(port string, snap ring.Snapshot[canbus.Record], w Window, o Opt
 		out.Frames++
 		last = r.Time
 		if r.ID&(wire.CANRTR|wire.CANERR) == 0 {
-			tr.Feed(seq, r.Time, r.ID, r.Payload())
+			rec = r
+			tr.Feed(seq, r.Time, r.ID, rec.Payload())
 		}
 		return true
 	})

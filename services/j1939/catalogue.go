@@ -148,7 +148,7 @@ func (c *Catalogue) Notes() []string { return slices.Clone(c.notes) }
 // error (0xFE) or reserved (0xFB–0xFD); for a narrower one all ones is
 // not available and all ones less one is error (two-bit states: 3 and 2).
 func (p *Param) Decode(data []byte) Value {
-	v := Value{SPN: p.SPN, Unit: p.Unit, DBCUnit: p.DBCUnit}
+	v := Value{SPN: p.SPN, Unit: p.Unit}
 	raw, ok := p.extract(data)
 	if !ok {
 		v.Status = StatusMissing

@@ -62,8 +62,8 @@ func TestCatalogueFromDBC(t *testing.T) {
 	if v.Status != StatusOK || v.Value != 0x190*0.25-50 {
 		t.Errorf("OEM boost %+v", v)
 	}
-	js, _ := json.Marshal(v)
-	if !strings.Contains(string(js), untrusted.Open+"kPa"+untrusted.Close) {
+	js, _ := json.Marshal(o)
+	if !strings.Contains(string(js), `"dbc_unit":"`+untrusted.Open+"kPa"+untrusted.Close) {
 		t.Errorf("the DBC's unit is not fenced: %s", js)
 	}
 	if _, ok := BuiltinCatalogue().Lookup(9999); ok {
@@ -121,7 +121,7 @@ func TestStoreUsesCatalogue(t *testing.T) {
 		t.Errorf("%d samples of the DBC's SPN, want 2 (the two frames after SetCatalogue)", n)
 	}
 	vals := s.LatestPGN(PGNEEC1)
-	if len(vals) != 1 || !slices.ContainsFunc(vals[0].Values, func(v SPNOut) bool { return v.SPN == 9999 }) {
+	if len(vals) != 1 || !slices.ContainsFunc(vals[0].Values, func(v SPNOut) bool { return v.SPN == 9999 && v.DBCUnit == "kPa" }) {
 		t.Errorf("latest %+v", vals)
 	}
 	s.SetCatalogue(nil)

@@ -91,9 +91,10 @@ func SPNHistory(port string, snap ring.Snapshot[canbus.Record], q HistoryQuery, 
 		return History{}, fmt.Errorf("j1939: buckets %d: want 0..%d", q.Buckets, MaxHistoryBuckets)
 	}
 	type acc struct {
-		h      SourceHistory
-		sum    float64
-		values []sample // kept only when a series is asked for
+		h                 SourceHistory
+		sum, lo, hi, last float64
+		first, lastT      time.Time
+		values            []sample // kept only when a series is asked for
 	}
 	var by [256]*acc
 	sc := scanner{onMessage: func(_ uint64, m *Message) {
@@ -122,19 +123,15 @@ func SPNHistory(port string, snap ring.Snapshot[canbus.Record], q HistoryQuery, 
 			a.h.Missing++
 			return
 		}
-		a.h.Valid++
 		x := v.Value
-		t := m.Time
-		if a.h.Valid == 1 {
-			lo, hi := x, x
-			a.h.Min, a.h.Max, a.h.FirstTime = &lo, &hi, &t
+		if a.h.Valid == 0 {
+			a.lo, a.hi, a.first = x, x, m.Time
 		}
-		*a.h.Min, *a.h.Max = math.Min(*a.h.Min, x), math.Max(*a.h.Max, x)
-		last := x
-		a.h.Last, a.h.LastTime = &last, &t
+		a.h.Valid++
+		a.lo, a.hi, a.last, a.lastT = math.Min(a.lo, x), math.Max(a.hi, x), x, m.Time
 		a.sum += x
 		if q.Buckets > 0 {
-			a.values = append(a.values, sample{t: t, v: x})
+			a.values = append(a.values, sample{t: m.Time, v: x})
 		}
 	}}
 	out := History{Param: p, Sources: []SourceHistory{}}
@@ -151,8 +148,9 @@ func SPNHistory(port string, snap ring.Snapshot[canbus.Record], q HistoryQuery, 
 		}
 		h := a.h
 		if h.Valid > 0 {
-			mean := a.sum / float64(h.Valid)
-			h.Mean = &mean
+			lo, hi, last, mean := a.lo, a.hi, a.last, a.sum/float64(h.Valid)
+			first, lastT := a.first, a.lastT
+			h.Min, h.Max, h.Last, h.Mean, h.FirstTime, h.LastTime = &lo, &hi, &last, &mean, &first, &lastT
 			roundAll(h.Min, h.Max, h.Mean, h.Last)
 		}
 		if width > 0 {

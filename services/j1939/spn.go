@@ -1,7 +1,5 @@
 package j1939
 
-import "fieldtap/services/untrusted"
-
 // SPNDef is one curated Suspect Parameter: where it sits in its PGN and
 // how the raw value scales. Byte is 1-based as J1939-71 documents it.
 type SPNDef struct {
@@ -86,15 +84,14 @@ const (
 )
 
 // Value is one decoded SPN. Value is meaningful only when Status is "ok".
+// Unit is the built-in table's; a parameter from an operator's DBC has
+// its unit in its catalogue row (Param.DBCUnit), not in every sample.
 type Value struct {
 	SPN    uint32  `json:"spn"`
 	Raw    uint32  `json:"raw"`
 	Value  float64 `json:"value"`
 	Unit   string  `json:"unit"`
 	Status string  `json:"status"`
-	// DBCUnit is the unit an operator's DBC gives (its author's text);
-	// Unit is the built-in table's.
-	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
 }
 
 // Decode extracts d from a PGN payload.

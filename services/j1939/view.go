@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"fieldtap/services/untrusted"
 )
 
 // PGNCount is one row of a PGN histogram.
@@ -166,6 +168,9 @@ type PGNValue struct {
 type SPNOut struct {
 	Name string `json:"name"`
 	Value
+	// DBCUnit is the unit of a parameter from an operator's DBC (its
+	// author's text); built-in parameters carry theirs in Value.Unit.
+	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
 }
 
 // LatestPGN returns the latest payloads of pgn, every source and port.
@@ -182,7 +187,7 @@ func (s *Store) LatestPGN(pgn uint32) []PGNValue {
 			v := PGNValue{Port: n, SA: int(l.SA), PGN: pgn, Name: PGNName(pgn), Time: l.Time, Via: l.Via.String(),
 				Count: l.Count, Data: fmt.Sprintf("%X", l.Data), Raw: slices.Clone(l.Data), Values: []SPNOut{}}
 			for i := range params {
-				v.Values = append(v.Values, SPNOut{Name: params[i].Name, Value: params[i].Decode(l.Data)})
+				v.Values = append(v.Values, SPNOut{Name: params[i].Name, Value: params[i].Decode(l.Data), DBCUnit: params[i].DBCUnit})
 			}
 			out = append(out, v)
 		}

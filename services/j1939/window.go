@@ -50,6 +50,9 @@ type scanner struct {
 	onFrame func(seq uint64, r *canbus.Record)
 	// stop ends the scan after the current frame.
 	stop bool
+	// rec holds the frame being fed: the decoder and the callbacks keep
+	// pointers into it for the step, and one reused copy allocates nothing.
+	rec canbus.Record
 }
 
 func (sc *scanner) run(port string, snap ring.Snapshot[canbus.Record], w Window) Span {
@@ -78,11 +81,11 @@ func (sc *scanner) run(port string, snap ring.Snapshot[canbus.Record], w Window)
 			last = r.Time
 		}
 		sp.Frames++
-		sc.seq = seq
+		sc.seq, sc.rec = seq, r
 		if sc.onFrame != nil {
-			sc.onFrame(seq, &r)
+			sc.onFrame(seq, &sc.rec)
 		}
-		d.Feed(r.Time, wire.CANID(r.ID), r.ID&wire.CANEFF != 0, r.Payload())
+		d.Feed(r.Time, wire.CANID(r.ID), r.ID&wire.CANEFF != 0, sc.rec.Payload())
 		return !sc.stop
 	})
 	if sc.onSession != nil {
