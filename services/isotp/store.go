@@ -13,15 +13,18 @@ import (
 
 // Store defaults.
 const (
-	// DefaultTransactions bounds the transactions kept across ports: a
-	// workshop session of a few hours is a few thousand exchanges.
-	DefaultTransactions = 10_000
+	// DefaultTransactions bounds the transactions kept across ports: an
+	// hour of a workshop session is a few hundred exchanges, and at about
+	// transactionBytes each 2 000 stay near 3 MB, a small share of a 40 MB
+	// board. A reflash (thousands of TransferData blocks) evicts the oldest.
+	DefaultTransactions = 2_000
 	// DefaultIncomplete bounds the incomplete transfers kept.
-	DefaultIncomplete = 2_000
+	DefaultIncomplete = 1_000
 	// DefaultPorts bounds the ports (a board has a few CAN buses).
 	DefaultPorts = 16
 	// transactionBytes and incompleteBytes are what one record costs in
-	// the rings' byte accounting, data hex at its cap included.
+	// the rings' byte accounting: a request and one answer with their hex
+	// at its cap, and the rest of the record.
 	transactionBytes = 1024 + 2*MaxShownBytes
 	incompleteBytes  = 160
 )
