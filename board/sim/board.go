@@ -21,6 +21,9 @@ type Options struct {
 	Seed  int64
 	// Now gives the capture time of the first frame; nil means time.Now.
 	Now func() time.Time
+	// Workshop has a service tool on can0 every pass: a UDS session with
+	// the engine, a DM2 read and a DM11 clear (j1939gen.Options.Workshop).
+	Workshop bool
 }
 
 // Ports returns the board's three ports.
@@ -33,33 +36,40 @@ func Ports(o Options) []capture.Source {
 	}
 	return []capture.Source{
 		port("span0", capture.KindEthernet, "sim:sip", layers.LinkTypeEthernet, sipPass),
-		port("can0", capture.KindCAN, "sim:j1939", wire.LinkCANSocketCAN, j1939Pass),
+		port("can0", capture.KindCAN, "sim:j1939", wire.LinkCANSocketCAN, j1939Pass(o.Workshop)),
 		port("j1708", capture.KindJ1708, "sim:j1708", wire.LinkJ1708, j1708Pass),
 	}
 }
 
-func sipPass(seed int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
-	return sipgen.Generate(sipgen.Options{Seed: seed, Start: start, Duration: d}, func(p sipgen.Packet) error {
+// Each pass of SIP and J1708 traffic is generated from the next seed, so
+// call ids and the like never repeat.
+func sipPass(seed, pass int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
+	return sipgen.Generate(sipgen.Options{Seed: seed + pass, Start: start, Duration: d}, func(p sipgen.Packet) error {
 		return emit(p.Time, p.Data)
 	})
 }
 
-func j1939Pass(seed int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
-	return j1939gen.Generate(j1939gen.Options{Seed: seed, Start: start, Duration: d}, func(f j1939gen.Frame) error {
-		id := f.ID
-		if f.Extended {
-			id |= wire.CANEFF
-		}
-		b, err := wire.EncodeCAN(id, f.Data)
-		if err != nil {
-			return err
-		}
-		return emit(f.Time, b)
-	})
+// j1939Pass plays pass of one truck: the seed stays, so the ECUs keep
+// their NAMEs for the whole run and claim only at its start.
+func j1939Pass(workshop bool) generator {
+	return func(seed, pass int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
+		o := j1939gen.Options{Seed: seed, Pass: pass, Start: start, Duration: d, Workshop: workshop}
+		return j1939gen.Generate(o, func(f j1939gen.Frame) error {
+			id := f.ID
+			if f.Extended {
+				id |= wire.CANEFF
+			}
+			b, err := wire.EncodeCAN(id, f.Data)
+			if err != nil {
+				return err
+			}
+			return emit(f.Time, b)
+		})
+	}
 }
 
-func j1708Pass(seed int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
-	return j1708gen.Generate(j1708gen.Options{Seed: seed, Start: start, Duration: d}, func(m j1708gen.Message) error {
+func j1708Pass(seed, pass int64, start time.Time, d time.Duration, emit func(time.Time, []byte) error) error {
+	return j1708gen.Generate(j1708gen.Options{Seed: seed + pass, Start: start, Duration: d}, func(m j1708gen.Message) error {
 		return emit(m.Time, m.Data)
 	})
 }

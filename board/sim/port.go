@@ -11,12 +11,13 @@ import (
 )
 
 // passDuration is the span of traffic generated per pass. At real-time
-// speed a port plays pass after pass (each from the next seed, so call ids
-// and the like never repeat); at max speed it plays one pass and ends.
+// speed a port plays pass after pass; at max speed it plays one pass and
+// ends.
 const passDuration = 60 * time.Second
 
-// generator produces one pass of traffic starting at start.
-type generator func(seed int64, start time.Time, d time.Duration, emit func(t time.Time, data []byte) error) error
+// generator produces pass number pass (0, 1, …) of one run's traffic,
+// starting at start.
+type generator func(seed, pass int64, start time.Time, d time.Duration, emit func(t time.Time, data []byte) error) error
 
 // Port is one simulated capture port.
 type Port struct {
@@ -67,7 +68,7 @@ func (p *Port) Run(ctx context.Context, out *capture.Handoff) error {
 		return ctx.Err()
 	}
 	for pass := int64(0); ; pass++ {
-		err := p.gen(p.seed+pass, start.Add(time.Duration(pass)*passDuration), passDuration, emit)
+		err := p.gen(p.seed, pass, start.Add(time.Duration(pass)*passDuration), passDuration, emit)
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			return nil
 		}

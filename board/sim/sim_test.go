@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fieldtap/drivers/wire"
 	"testing"
 	"time"
 
@@ -92,5 +93,40 @@ func TestSameSeedSameTraffic(t *testing.T) {
 	a, b := run(), run()
 	if len(a) == 0 || string(a) != string(b) {
 		t.Errorf("two runs with one seed differ (%d vs %d bytes)", len(a), len(b))
+	}
+}
+
+// The sim truck keeps its NAMEs across passes: later passes send no
+// address claim (ECUs claim at power-up), and Workshop adds the service
+// tool's diagnostic ids.
+func TestTruckPasses(t *testing.T) {
+	count := func(workshop bool, pass int64) (claims, diag int) {
+		gen := j1939Pass(workshop)
+		err := gen(DefaultSeed, pass, t0, passDuration, func(_ time.Time, b []byte) error {
+			id, _, err := wire.DecodeCAN(b)
+			if err != nil {
+				return err
+			}
+			switch id >> 8 & 0xFF00 {
+			case 0xEE00:
+				claims++
+			case 0xDA00:
+				diag++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return claims, diag
+	}
+	if c, d := count(false, 0); c != 4 || d != 0 {
+		t.Errorf("pass 0: %d claims, %d diagnostic frames; want 4 and 0", c, d)
+	}
+	if c, _ := count(false, 1); c != 0 {
+		t.Errorf("pass 1: %d claims, want none", c)
+	}
+	if c, d := count(true, 0); c != 5 || d == 0 {
+		t.Errorf("workshop pass 0: %d claims (the tool's too), %d diagnostic frames", c, d)
 	}
 }

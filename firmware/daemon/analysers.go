@@ -14,6 +14,7 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
 	"fieldtap/services/framestore"
+	"fieldtap/services/isotp"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
 	"fieldtap/services/netdecode"
@@ -27,8 +28,11 @@ type analysers struct {
 	frameLimits ring.Limits
 	can         *canbus.Store
 	j1939       *j1939.Store
-	j1587       *j1587.Store
-	sip         *sip.Store
+	// uds keeps every CAN port's UDS transactions as they happen, beyond
+	// the frame ring's span (isotp.Store); fed by feedCAN.
+	uds   *isotp.Store
+	j1587 *j1587.Store
+	sip   *sip.Store
 	// spanMu serialises Ethernet ports through one SIP analyser: its
 	// fragment and TCP tables are keyed by addresses, not ports.
 	spanMu  sync.Mutex
@@ -69,10 +73,15 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt r
 		mediaInterval = rtp.DefaultInterval
 	}
 	sipFeed.SetMediaHook(media)
-	return &analysers{
+	uds, err := isotp.New(isotp.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	a := &analysers{
 		frameLimits:   frameLimits,
 		can:           canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
 		j1939:         j1939.NewStore(),
+		uds:           uds,
 		j1587:         j1587s,
 		sip:           sipStore,
 		sipFeed:       sipFeed,
@@ -80,7 +89,14 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt r
 		mediaInterval: mediaInterval,
 		sipExport:     sip.NewExporter(exportDir),
 		dbc:           dbc.NewRegistry(dataDir),
-	}, nil
+	}
+	// An operator's J1939 DBC extends the SPN catalogue of every J1939
+	// view from the moment dbc_load reads it.
+	a.dbc.Watch(func(loaded []*dbc.Database) {
+		cat, _ := j1939.NewCatalogue(loaded...) // the catalogue keeps its notes
+		a.j1939.SetCatalogue(cat)
+	})
+	return a, nil
 }
 
 // attach returns what a port's consumer does with each frame and where its
@@ -136,8 +152,10 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.Media, d.MediaInterval = a.media, a.mediaInterval
 }
 
-// feedCAN decodes SocketCAN bytes once and hands plain values to the CAN
-// and J1939 stores; services/ never sees a driver type.
+// feedCAN decodes SocketCAN bytes once and hands plain values to the CAN,
+// J1939 and UDS stores; services/ never sees a driver type. The UDS store
+// sees every frame the port's ring stores, in the same order, so its frame
+// numbers are the ring's sequence numbers.
 func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) error {
 	id, data, err := wire.DecodeCAN(f.Data)
 	if err != nil {
@@ -147,6 +165,8 @@ func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) error 
 	if id&(wire.CANRTR|wire.CANERR) == 0 {
 		a.j1939.Feed(name, f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
 	}
+	// A port beyond the store's bound is counted there (port_overflow).
+	_ = a.uds.Feed(name, f.Time, id, data)
 	return nil
 }
 

@@ -52,7 +52,9 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 
 	var sources []capture.Source
 	if cfg.Board == "sim" {
-		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed})...)
+		// The demo truck has a service tool on it, so uds_trace and the
+		// J1939 clears have something to show.
+		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed, Workshop: true})...)
 	}
 	var reg ports.Registry
 	boardCtx, stopBoard := context.WithCancel(ctx)

@@ -82,6 +82,9 @@ type Signal struct {
 	MuxRanges [][2]int64
 	// Labels are the value descriptions (VAL_) by raw value.
 	Labels map[int64]string
+	// SPN is the J1939 suspect parameter number the file gives the signal
+	// (BA_ "SPN" SG_ …), 0 when it gives none.
+	SPN uint32
 	// lin is the first bit in MSB-first order for Motorola signals.
 	lin int
 }

@@ -13,6 +13,17 @@
 //     definitions the parser skipped.
 //
 // Every refusal is an *Error naming the file, the line and the reason.
-// Decoding is allocation-free into a caller-owned slice. The package takes
-// plain values; it never imports drivers/ or mcp/.
+// Decoding is allocation-free into a caller-owned slice. Beyond decoding
+// one frame:
+//   - Inspect lists each message's signal layout (start bit, length, byte
+//     order, scaling, multiplexing, value tables, the J1939 SPN attribute);
+//   - Encode turns physical values into a payload, refusing a value that
+//     does not fit its bits or the declared range, and round-trips with
+//     Decode;
+//   - DecodeWindow decodes every message of a window of frames, single
+//     frames and J1939 transfer payloads alike (LookupTransfer).
+//
+// The file's free text (comments, units, value labels) is shown as
+// untrusted.Text; names stay plain identifiers so they round-trip. The
+// package takes plain values; it never imports drivers/ beyond wire, or mcp/.
 package dbc

@@ -1,6 +1,7 @@
 package dbc
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -40,3 +41,6 @@ func cleanReason(s string) string {
 	}
 	return b.String()
 }
+
+// ErrNoMessage is wrapped when a message name or id is not in a database.
+var ErrNoMessage = errors.New("dbc: no such message")

@@ -25,6 +25,8 @@ const (
 	// MaxMuxDepth bounds multiplexer nesting (a switch selected by a
 	// switch …); real files nest two levels.
 	MaxMuxDepth = 8
+	// MaxSPN is the largest J1939 SPN: 19 bits (J1939-71).
+	MaxSPN = 1<<19 - 1
 	// maxReasonBytes caps a parser reason quoted in an error.
 	maxReasonBytes = 200
 )

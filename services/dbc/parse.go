@@ -67,6 +67,7 @@ func build(name string, pp *prepared, defs []einride.Def) (*Database, error) {
 	var comments []*einride.CommentDef
 	var labels []*einride.ValueDescriptionsDef
 	var valTypes []*einride.SignalValueTypeDef
+	var spns []*einride.AttributeValueForObjectDef
 	var rawIDs []einride.MessageID
 	parsedLines := map[int]bool{}
 	firstUnknown := 0
@@ -119,6 +120,8 @@ func build(name string, pp *prepared, defs []einride.Def) (*Database, error) {
 				at.protocol = d.StringValue
 			case d.AttributeName == "VFrameFormat" && d.ObjectType == einride.ObjectTypeMessage:
 				at.frameFormat[d.MessageID] = d.StringValue
+			case d.AttributeName == spnAttribute && d.ObjectType == einride.ObjectTypeSignal:
+				spns = append(spns, d)
 			}
 		case *einride.UnknownDef:
 			if firstUnknown == 0 {
@@ -149,6 +152,7 @@ func build(name string, pp *prepared, defs []einride.Def) (*Database, error) {
 	}
 	applyComments(db, comments)
 	applyLabels(db, labels)
+	applySPNs(db, spns)
 	indexJ1939(db, rawIDs, &at)
 	return db, nil
 }
@@ -347,6 +351,26 @@ func applyLabels(db *Database, ls []*einride.ValueDescriptionsDef) {
 		for _, vd := range l.ValueDescriptions {
 			s.Labels[int64(vd.Value)] = vd.Description
 		}
+	}
+}
+
+// spnAttribute is the signal attribute J1939 DBCs (Vector's J1939
+// template, CSS Electronics' demo) give each signal's SPN in.
+const spnAttribute = "SPN"
+
+// applySPNs sets Signal.SPN from BA_ "SPN" SG_ lines; a value outside the
+// 19-bit SPN range is noted and ignored, as is one for an unknown signal.
+func applySPNs(db *Database, spns []*einride.AttributeValueForObjectDef) {
+	for _, a := range spns {
+		s := findSignal(db, a.MessageID, string(a.SignalName))
+		if s == nil {
+			continue
+		}
+		if a.IntValue < 1 || a.IntValue > MaxSPN {
+			db.Notes = append(db.Notes, fmt.Sprintf("line %d: SPN %d of signal %s is outside 1..%d and ignored", a.Pos.Line, a.IntValue, a.SignalName, MaxSPN))
+			continue
+		}
+		s.SPN = uint32(a.IntValue)
 	}
 }
 

@@ -38,6 +38,8 @@ type Registry struct {
 	mu    sync.Mutex
 	dbs   map[string]*Database
 	order []string
+	// onLoad hears of every successful Load (Watch).
+	onLoad func(loaded []*Database)
 }
 
 // NewRegistry returns a registry reading from dir; an empty dir refuses
@@ -77,7 +79,25 @@ func (r *Registry) Load(name, file string) (*Database, error) {
 		r.order = append(r.order, name)
 	}
 	r.dbs[name] = db
+	if fn := r.onLoad; fn != nil {
+		all := make([]*Database, 0, len(r.order))
+		for _, n := range r.order {
+			all = append(all, r.dbs[n])
+		}
+		// Called under r.mu so watchers see loads in order; fn must not
+		// call back into the registry.
+		fn(all)
+	}
 	return db, nil
+}
+
+// Watch calls fn after every successful Load with the loaded databases
+// in first-load order, so what is built from them (the J1939 SPN
+// catalogue) follows the operator's files. fn must not call the registry.
+func (r *Registry) Watch(fn func(loaded []*Database)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onLoad = fn
 }
 
 // read returns the file's bytes, refusing paths that leave the directory,

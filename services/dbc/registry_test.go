@@ -2,6 +2,7 @@ package dbc
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,5 +105,30 @@ func TestRegistryRefusesProse(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.File != "letter.dbc" || e.Line == 0 {
 		t.Fatalf("err = %v, want a located *Error", err)
+	}
+}
+
+func TestRegistryWatch(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.dbc", "b.dbc"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("BO_ 1 M: 8 N\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" N\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := NewRegistry(dir)
+	var seen [][]string
+	r.Watch(func(all []*Database) {
+		var names []string
+		for _, db := range all {
+			names = append(names, db.Name)
+		}
+		seen = append(seen, names)
+	})
+	r.Load("", "a.dbc")
+	r.Load("", "missing.dbc")
+	r.Load("", "b.dbc")
+	r.Load("", "a.dbc")
+	if fmt.Sprint(seen) != "[[a] [a b] [a b]]" {
+		t.Errorf("watcher saw %v", seen)
 	}
 }

@@ -1,9 +1,21 @@
-// Package isotp is the ISO 15765-2 (ISO-TP) transport on classic CAN and
-// the few UDS (ISO 14229-1) services the transmit tools speak: session
-// control (0x10), ReadDataByIdentifier (0x22), ReadDTCInformation (0x19)
-// and TesterPresent (0x3E), with every negative response code named.
+// Package isotp is ISO 15765-2 (ISO-TP) on classic CAN and the diagnostic
+// services that ride on it: UDS (ISO 14229-1), the KWP2000 services older
+// ECUs still answer, and the OBD-II modes.
 //
-// It is pure: byte slices in, byte slices out, no clock and no bus. The
-// transmitter (services/transmit) owns the wire and the timing; this
-// package only says what the bytes are and what they mean.
+// Two directions share the frame codec (frame.go):
+//   - the transmit side: Segment, FlowControl, the request builders and
+//     Decode for the answers the transmit tools ask for (services/transmit
+//     owns the wire and the timing);
+//   - the listening side: an Observer reassembles what it overhears on
+//     normal, extended and normal-fixed (J1939-style 0x18DA/0x18DB) ids,
+//     reading flow control from the receiver and counting every transfer
+//     that did not complete by its reason; a Tracer pairs requests with
+//     their answers (pending answers, negative response codes, functional
+//     requests answered by several ECUs) and times them. Store keeps the
+//     transactions of every port live; TraceFrames runs a fresh tracer
+//     over a window of a port's frame ring.
+//
+// Services, NRCs and DIDs are named from one reference table
+// (services.go). Text an ECU answers (a VIN, a part number) is
+// untrusted.Text: it fences itself when encoded.
 package isotp

@@ -62,7 +62,12 @@ var (
 
 // Parse decodes one CAN data field. It never panics; a field the standard
 // does not allow is an error naming why.
-func Parse(b []byte) (Frame, error) {
+func Parse(b []byte) (Frame, error) { return parse(b, FrameSize) }
+
+// parse decodes the protocol part of a data field whose room is size
+// bytes: FrameSize for normal addressing, one less when an address byte
+// comes first (extended addressing).
+func parse(b []byte, size int) (Frame, error) {
 	if len(b) < 1 {
 		return Frame{}, ErrShort
 	}
@@ -70,7 +75,7 @@ func Parse(b []byte) (Frame, error) {
 	switch f.Type {
 	case TypeSingle:
 		f.Length = int(b[0] & 0x0F)
-		if f.Length == 0 || f.Length > MaxSingle {
+		if f.Length == 0 || f.Length > size-1 {
 			return f, fmt.Errorf("%w: single frame length %d", ErrBadPCI, f.Length)
 		}
 		if len(b) < 1+f.Length {
@@ -78,14 +83,14 @@ func Parse(b []byte) (Frame, error) {
 		}
 		f.Data = b[1 : 1+f.Length]
 	case TypeFirst:
-		if len(b) < FrameSize {
+		if len(b) < size {
 			return f, ErrShort
 		}
 		f.Length = int(b[0]&0x0F)<<8 | int(b[1])
-		if f.Length <= MaxSingle {
+		if f.Length <= size-1 {
 			return f, fmt.Errorf("%w: first frame length %d fits a single frame", ErrBadPCI, f.Length)
 		}
-		f.Data = b[2:FrameSize]
+		f.Data = b[2:size]
 	case TypeConsecutive:
 		if len(b) < 2 {
 			return f, ErrShort

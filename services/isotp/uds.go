@@ -15,6 +15,7 @@ const (
 	SIDTesterPresent      = 0x3E
 	SIDNegative           = 0x7F
 	positiveOffset        = 0x40 // a positive answer's SID is the request's + 0x40
+	positiveBit           = 0x40 // set in every response SID, clear in every request SID
 	nrcResponsePending    = 0x78
 	suppressPositiveReply = 0x80
 )
@@ -28,24 +29,11 @@ const (
 )
 
 // ServiceName names a request SID, or "" for one not in the table.
-func ServiceName(sid byte) string { return serviceNames[sid] }
-
-var serviceNames = map[byte]string{
-	SIDSessionControl: "DiagnosticSessionControl",
-	0x11:              "ECUReset",
-	SIDClearDTC:       "ClearDiagnosticInformation",
-	SIDReadDTC:        "ReadDTCInformation",
-	SIDReadDataByID:   "ReadDataByIdentifier",
-	0x23:              "ReadMemoryByAddress",
-	0x27:              "SecurityAccess",
-	0x28:              "CommunicationControl",
-	0x2E:              "WriteDataByIdentifier",
-	0x2F:              "InputOutputControlByIdentifier",
-	SIDRoutineControl: "RoutineControl",
-	0x34:              "RequestDownload",
-	0x36:              "TransferData",
-	SIDTesterPresent:  "TesterPresent",
-	0x85:              "ControlDTCSetting",
+func ServiceName(sid byte) string {
+	if i := serviceIndex[sid]; i > 0 {
+		return serviceTable[i-1].Name
+	}
+	return ""
 }
 
 // NRCName names a negative response code (ISO 14229-1 Annex A.1).

@@ -49,20 +49,8 @@ var spnTable = []SPNDef{
 	{SPN: 96, PGN: 65276, Name: "Fuel level 1", Byte: 2, Bytes: 1, Scale: 0.4, Unit: "%"},
 }
 
-// spnByPGN indexes spnTable; built once at init from the constant table.
-var spnByPGN = func() map[uint32][]SPNDef {
-	m := map[uint32][]SPNDef{}
-	for _, d := range spnTable {
-		m[d.PGN] = append(m[d.PGN], d)
-	}
-	return m
-}()
-
 // SPNs returns the curated definitions (a copy).
 func SPNs() []SPNDef { return append([]SPNDef(nil), spnTable...) }
-
-// SPNsOf returns the curated definitions carried by pgn; do not modify.
-func SPNsOf(pgn uint32) []SPNDef { return spnByPGN[pgn] }
 
 // LookupSPN returns the definition of spn.
 func LookupSPN(spn uint32) (SPNDef, bool) {
@@ -84,6 +72,8 @@ const (
 )
 
 // Value is one decoded SPN. Value is meaningful only when Status is "ok".
+// Unit is the built-in table's; a parameter from an operator's DBC has
+// its unit in its catalogue row (Param.DBCUnit), not in every sample.
 type Value struct {
 	SPN    uint32  `json:"spn"`
 	Raw    uint32  `json:"raw"`

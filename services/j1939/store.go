@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fieldtap/services/ring"
@@ -116,7 +117,8 @@ type Store struct {
 	portOver uint64
 	samples  *ring.Ring[Sample]
 	sessions *ring.Ring[SessionRecord]
-	dm       DM // scratch for Feed
+	dm       DM                        // scratch for Feed
+	cat      atomic.Pointer[Catalogue] // catalogue_store.go
 }
 
 // NewStore returns an empty store with default bounds.
@@ -219,8 +221,9 @@ func (s *Store) message(p *portState, m *Message) {
 	}
 	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
 	l.Data = append(l.Data[:0], m.Data...)
-	for _, d := range SPNsOf(m.ID.PGN) {
-		s.samples.Append(Sample{Port: p.name, Time: m.Time, SA: sa, Value: d.Decode(m.Data)})
+	params := s.Catalogue().Of(m.ID.PGN)
+	for i := range params {
+		s.samples.Append(Sample{Port: p.name, Time: m.Time, SA: sa, Value: params[i].Decode(m.Data)})
 	}
 }
 

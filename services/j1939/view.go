@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"fieldtap/services/untrusted"
 )
 
 // PGNCount is one row of a PGN histogram.
@@ -172,6 +174,9 @@ type SPNOut struct {
 	Unit   string   `json:"unit"`
 	Status string   `json:"status"`
 	Raw    uint32   `json:"raw"`
+	// DBCUnit is the unit of a parameter from an operator's DBC (its
+	// author's text); built-in parameters carry theirs in Unit.
+	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
 }
 
 // Out is v as an answer shows it.
@@ -189,6 +194,7 @@ func (s *Store) LatestPGN(pgn uint32) []PGNValue {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []PGNValue{}
+	params := s.Catalogue().Of(pgn)
 	for _, n := range s.order {
 		for k, l := range s.ports[n].latest {
 			if k.pgn != pgn {
@@ -196,8 +202,10 @@ func (s *Store) LatestPGN(pgn uint32) []PGNValue {
 			}
 			v := PGNValue{Port: n, SA: int(l.SA), PGN: pgn, Name: PGNName(pgn), Time: l.Time, Via: l.Via.String(),
 				Count: l.Count, Data: fmt.Sprintf("%X", l.Data), Raw: slices.Clone(l.Data), Values: []SPNOut{}}
-			for _, d := range SPNsOf(pgn) {
-				v.Values = append(v.Values, d.Decode(l.Data).Out(d.Name))
+			for i := range params {
+				o := params[i].Decode(l.Data).Out(params[i].Name)
+				o.DBCUnit = params[i].DBCUnit
+				v.Values = append(v.Values, o)
 			}
 			out = append(out, v)
 		}

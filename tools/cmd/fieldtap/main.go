@@ -2,10 +2,13 @@
 // it has one subcommand, which writes deterministic demo and test traffic:
 //
 //	fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
+//	                    [-workshop] [-claim-conflict]
 //
 // sip writes pcapng, j1939 a candump -l log, j1708 one "(seconds) j1708 HEX"
 // line per message, seconds counted from -start. FILE "-" is stdout. The
-// same flags always give the same bytes.
+// same flags always give the same bytes. -workshop and -claim-conflict add
+// the J1939 truck's scenarios (a service tool's session, an address-claim
+// conflict).
 package main
 
 import (
@@ -35,6 +38,7 @@ const (
 )
 
 const usage = `usage: fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
+                    [-workshop] [-claim-conflict]   (j1939 scenarios)
        fieldtap plan show|run FILE [--port P] [--config FILE]   (transmit plans)
 
   sip    SIP calls with RTP over Ethernet, as pcapng
@@ -57,20 +61,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // genFunc writes one kind of traffic to w.
-type genFunc func(w io.Writer, seed int64, start time.Time, d time.Duration) error
+type genFunc func(w io.Writer, seed int64, start time.Time, d time.Duration, sc scenario) error
+
+// scenario holds the flags that add events to the J1939 truck.
+type scenario struct {
+	workshop, claimConflict bool
+}
 
 func generator(kind string) (genFunc, bool) {
 	switch kind {
 	case "sip":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, _ scenario) error {
 			return sipgen.WritePcapng(w, sipgen.Options{Seed: seed, Start: start, Duration: d})
 		}, true
 	case "j1939":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
-			return j1939gen.WriteCandump(w, j1939gen.Options{Seed: seed, Start: start, Duration: d})
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, sc scenario) error {
+			return j1939gen.WriteCandump(w, j1939gen.Options{Seed: seed, Start: start, Duration: d,
+				Workshop: sc.workshop, ClaimConflict: sc.claimConflict})
 		}, true
 	case "j1708":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, _ scenario) error {
 			return j1708gen.WriteLog(w, j1708gen.Options{Seed: seed, Start: start, Duration: d}, start)
 		}, true
 	}
@@ -86,6 +96,9 @@ func gen(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", defaultSeed, "seed: the same seed gives the same bytes")
 	dur := fs.Duration("duration", defaultDuration, "span of the traffic")
 	startText := fs.String("start", defaultStart, "time of the first packet or frame, RFC 3339")
+	var sc scenario
+	fs.BoolVar(&sc.workshop, "workshop", false, "j1939: a service tool runs a UDS session with the engine, reads DM2 and clears DM1 (DM11), 10 s in")
+	fs.BoolVar(&sc.claimConflict, "claim-conflict", false, "j1939: a second device claims the body controller's address 20 s in, and loses")
 
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		// Only -h may come before the kind.
@@ -118,6 +131,8 @@ func gen(args []string, stdout, stderr io.Writer) int {
 		problem = "-o is required"
 	case *dur <= 0:
 		problem = fmt.Sprintf("-duration %v must be positive", *dur)
+	case kind != "j1939" && (sc.workshop || sc.claimConflict):
+		problem = "-workshop and -claim-conflict are for j1939"
 	case err != nil:
 		problem = fmt.Sprintf("-start: %v", err)
 	}
@@ -126,7 +141,7 @@ func gen(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if err := writeOut(*out, stdout, func(w io.Writer) error { return write(w, *seed, start, *dur) }); err != nil {
+	if err := writeOut(*out, stdout, func(w io.Writer) error { return write(w, *seed, start, *dur, sc) }); err != nil {
 		fmt.Fprintf(stderr, "fieldtap gen %s: %v\n", kind, err)
 		return exitFail
 	}

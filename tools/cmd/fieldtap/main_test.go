@@ -28,6 +28,7 @@ func TestUsageErrors(t *testing.T) {
 		{name: "bad duration", args: []string{"gen", "j1708", "-o", "-", "-duration", "soon"}, want: exitUsage},
 		{name: "bad start", args: []string{"gen", "j1939", "-o", "-", "-start", "2026-01-01"}, want: exitUsage},
 		{name: "stray argument", args: []string{"gen", "j1939", "-o", "-", "extra"}, want: exitUsage},
+		{name: "j1939 scenario on sip", args: []string{"gen", "sip", "-o", "-", "-workshop"}, want: exitUsage},
 		{name: "help", args: []string{"gen", "-h"}, want: exitOK},
 		{name: "help after kind", args: []string{"gen", "sip", "-h"}, want: exitOK},
 	}
@@ -53,6 +54,7 @@ func TestGenerate(t *testing.T) {
 	}{
 		{name: "sip", args: []string{"gen", "sip", "-duration", "20s", "-seed", "4"}, prefix: "\x0a\x0d\x0d\x0a"},
 		{name: "j1939", args: []string{"gen", "j1939", "-duration", "2s"}, prefix: "(1767225600.000000) can0 18EEFF00#"},
+		{name: "j1939 workshop", args: []string{"gen", "j1939", "-duration", "12s", "-workshop", "-claim-conflict"}, prefix: "(1767225600.000000) can0 18EEFF00#"},
 		{name: "j1708", args: []string{"gen", "j1708", "-duration", "2s", "-start", "2026-03-01T08:00:00.5Z"}, prefix: "(0.000000) j1708 80"},
 	}
 	for _, tc := range tests {

@@ -45,30 +45,49 @@ var ecus = [...]ecu{
 func truck(o Options, r *rand.Rand) []source {
 	d := drive.New(r, o.Duration)
 	ambient := int64(ambientMin + r.IntN(ambientMax-ambientMin+1))
+	n := drawNames(o.Seed)
+	powerUp := o.Pass == 0
+	settle := time.Duration(0) // ECUs wait after their claims at power-up only
 	var srcs []source
-	for _, e := range ecus {
-		id := canID(prioInfo, pgnAddressClaim, e.sa, globalAddress)
-		srcs = append(srcs, &once{canID: id, data: name(r.Uint32(), e.function)})
+	if powerUp {
+		settle = claimSettle
+		for i, e := range ecus {
+			id := canID(prioInfo, pgnAddressClaim, e.sa, globalAddress)
+			srcs = append(srcs, &once{canID: id, data: name(n.ecu[i], e.function)})
+		}
 	}
-	every := func(period time.Duration, prio, pgn uint32, sa byte, build func(drive.State) []byte) {
-		srcs = append(srcs, newPeriodic(r, canID(prio, pgn, sa, globalAddress), period,
-			func(at time.Duration) []byte { return build(d.At(at)) }))
+	clearAt := never
+	if o.Workshop {
+		s, at := workshop(n, powerUp)
+		srcs, clearAt = append(srcs, s), at
 	}
-	fixed := func(b func() []byte) func(drive.State) []byte { return func(drive.State) []byte { return b() } }
-	every(10*time.Millisecond, prioControl, pgnEEC1, EngineAddress, eec1)
-	every(100*time.Millisecond, prioInfo, pgnCCVS, EngineAddress, ccvs)
+	if o.ClaimConflict && powerUp {
+		srcs = append(srcs, conflict(n))
+	}
+	every := func(period time.Duration, prio, pgn uint32, sa byte, build func(at time.Duration, s drive.State) []byte) {
+		srcs = append(srcs, newPeriodic(r, canID(prio, pgn, sa, globalAddress), period, settle,
+			func(at time.Duration) []byte { return build(at, d.At(at)) }))
+	}
+	state := func(b func(drive.State) []byte) func(time.Duration, drive.State) []byte {
+		return func(_ time.Duration, s drive.State) []byte { return b(s) }
+	}
+	fixed := func(b func() []byte) func(time.Duration, drive.State) []byte {
+		return func(time.Duration, drive.State) []byte { return b() }
+	}
+	every(10*time.Millisecond, prioControl, pgnEEC1, EngineAddress, state(eec1))
+	every(100*time.Millisecond, prioInfo, pgnCCVS, EngineAddress, state(ccvs))
 	every(time.Second, prioInfo, pgnET1, EngineAddress, fixed(et1))
-	every(time.Second, prioInfo, pgnDM1, EngineAddress, fixed(dm1))
-	every(10*time.Millisecond, prioControl, pgnETC1, TransmissionAddress, etc1)
-	every(100*time.Millisecond, prioInfo, pgnETC2, TransmissionAddress, etc2)
-	every(100*time.Millisecond, prioInfo, pgnEBC1, BrakesAddress, ebc1)
+	every(time.Second, prioInfo, pgnDM1, EngineAddress, func(at time.Duration, _ drive.State) []byte { return dm1(at, clearAt) })
+	every(10*time.Millisecond, prioControl, pgnETC1, TransmissionAddress, state(etc1))
+	every(100*time.Millisecond, prioInfo, pgnETC2, TransmissionAddress, state(etc2))
+	every(100*time.Millisecond, prioInfo, pgnEBC1, BrakesAddress, state(ebc1))
 	every(time.Second, prioInfo, pgnAMB, BodyAddress, fixed(func() []byte { return amb(ambient) }))
 	vin := append([]byte(VIN), vinTerm)
 	srcs = append(srcs, &bam{
 		cm:  canID(prioTransport, pgnTPCM, EngineAddress, globalAddress),
 		dt:  canID(prioTransport, pgnTPDT, EngineAddress, globalAddress),
 		pgn: pgnVI, msg: vin, period: vinEvery, gap: tpGap,
-		next:    claimSettle + micros(r, maxPhase),
+		next:    settle + micros(r, maxPhase),
 		packets: (len(vin) + tpBytes - 1) / tpBytes,
 	})
 	return srcs
@@ -81,7 +100,7 @@ func Generate(o Options, emit func(Frame) error) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	srcs := truck(o, rand.New(rand.NewPCG(uint64(o.Seed), pcgStream)))
+	srcs := truck(o, rand.New(rand.NewPCG(uint64(o.Seed+o.Pass), pcgStream)))
 	var free time.Duration // when the bus is idle again
 	for {
 		at := free

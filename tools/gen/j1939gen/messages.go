@@ -2,6 +2,7 @@ package j1939gen
 
 import (
 	"encoding/binary"
+	"time"
 
 	"fieldtap/tools/gen/internal/drive"
 )
@@ -101,14 +102,26 @@ func et1() []byte {
 
 // dm1 carries the one active fault in the SAE J1939-73 layout (conversion
 // method 0): lamps, flash, SPN low 16 bits, SPN high 3 bits with FMI, CM
-// with occurrence count.
-func dm1() []byte {
+// with occurrence count. After a DM11 clear at clearAt the engine reports
+// no active DTC (SPN 0, FMI 0, lamps off) until it detects the fault
+// again ReDetect later, counting from 1.
+func dm1(at, clearAt time.Duration) []byte {
 	b := fill(dataLen)
-	b[0] = dm1Lamps
 	b[1] = na // no lamp flashes
+	if at >= clearAt && at < clearAt+ReDetect {
+		b[0] = 0
+		le16(b[2:], 0)
+		b[4], b[5] = 0, 0
+		return b
+	}
+	oc := FaultOccurrences
+	if at >= clearAt {
+		oc = 1
+	}
+	b[0] = dm1Lamps
 	le16(b[2:], FaultSPN&0xFFFF)
 	b[4] = byte(FaultSPN>>16&0x07)<<5 | FaultFMI&0x1F
-	b[5] = FaultOccurrences & 0x7F
+	b[5] = byte(oc & 0x7F)
 	return b
 }
 

@@ -53,9 +53,11 @@ const (
 	maxJitter = 300 * time.Microsecond
 )
 
-func newPeriodic(r *rand.Rand, id uint32, period time.Duration, build func(time.Duration) []byte) *periodic {
+// newPeriodic starts after settle (the claim settling time at power-up,
+// else 0) plus a random phase.
+func newPeriodic(r *rand.Rand, id uint32, period, settle time.Duration, build func(time.Duration) []byte) *periodic {
 	s := &periodic{canID: id, period: period, r: r, build: build}
-	s.slot = claimSettle + micros(r, min(period, maxPhase))
+	s.slot = settle + micros(r, min(period, maxPhase))
 	s.jitter = micros(r, maxJitter)
 	return s
 }

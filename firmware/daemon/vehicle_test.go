@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"fieldtap/board/sim"
+	"fieldtap/drivers/capture"
+	"fieldtap/services/isotp"
+	"fieldtap/services/j1939"
+	"fieldtap/services/ring"
+	"fieldtap/services/rtp"
+	"fieldtap/tools/gen/j1939gen"
+)
+
+// The sim truck's workshop session reaches the live UDS store through
+// feedCAN, numbered as the port's frame ring numbers its frames.
+func TestFeedCANFillsUDSStore(t *testing.T) {
+	an, err := newAnalysers(ring.Limits{Items: 1 << 16, Bytes: 64 << 20}, t.TempDir(), t.TempDir(), rtp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consume, _, err := an.attach("can0", capture.KindCAN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var can0 capture.Source
+	for _, s := range sim.Ports(sim.Options{Speed: 0, Seed: sim.DefaultSeed, Workshop: true, Now: func() time.Time { return time.Unix(1e9, 0) }}) {
+		if s.Name() == "can0" {
+			can0 = s
+		}
+	}
+	var c capture.Counters
+	h := capture.NewHandoff(1024, &c)
+	go func() { can0.Run(context.Background(), h); h.Close() }()
+	for f := range h.Frames() {
+		if err := consume(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := an.uds.Status()
+	if len(st.Ports) != 1 || st.Ports[0].UDS.Requests != j1939gen.WorkshopRequests {
+		t.Fatalf("UDS store %+v", st)
+	}
+	snap := an.uds.Transactions()
+	frames := an.can.Lookup("can0").Frames()
+	snap.Range(snap.FirstSeq(), func(_ uint64, r isotp.Record) bool {
+		if r.Request == nil {
+			t.Errorf("unmatched %+v", r)
+			return true
+		}
+		f, ok := frames.Get(r.Request.Seq)
+		if !ok || !f.Time.Equal(r.Request.Time) {
+			t.Errorf("transaction %d points at frame %d: %+v", r.ID, r.Request.Seq, f)
+		}
+		return true
+	})
+}
+
+// dbc_load of a J1939 DBC extends the SPN catalogue the J1939 store uses.
+func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
+	data := t.TempDir()
+	const oem = "BO_ 2565866545 Oem: 8 N\n SG_ Boost : 8|16@1+ (0.25,-50) [0|16000] \"kPa\" N\n" +
+		"BA_DEF_ SG_ \"SPN\" INT 0 524287;\nBA_ \"SPN\" SG_ 2565866545 Boost 9999;\n"
+	if err := os.WriteFile(filepath.Join(data, "oem.dbc"), []byte(oem), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalysers(ring.Limits{Items: 16, Bytes: 1 << 16}, t.TempDir(), data, rtp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := an.j1939.Catalogue().Lookup(9999); ok {
+		t.Fatal("SPN 9999 known before the file was loaded")
+	}
+	if _, err := an.dbc.Load("", "oem.dbc"); err != nil {
+		t.Fatal(err)
+	}
+	p, ok := an.j1939.Catalogue().Lookup(9999)
+	if !ok || p.Source != "dbc:oem" || p.PGN != j1939.PGNEEC1 {
+		t.Errorf("SPN 9999 after the load: %+v %v", p, ok)
+	}
+}

@@ -1,0 +1,424 @@
+package isotp
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"fieldtap/drivers/wire"
+	"fieldtap/services/untrusted"
+)
+
+// Trace bounds and timing.
+const (
+	// TimeoutP2Star bounds the wait for an answer: P2*server_max, 5000 ms
+	// by default (ISO 14229-2), restarted by every "response pending"
+	// (NRC 0x78). A listener waits this long, plus observerGrace, before it
+	// calls a request unanswered.
+	TimeoutP2Star = 5000 * time.Millisecond
+	// MaxOutstanding bounds the requests waiting for an answer at once;
+	// a tester has one per ECU, a functional scan a few dozen.
+	MaxOutstanding = 64
+	// MaxResponses bounds the answers kept per request: pendings, the
+	// final answer, and the several ECUs that answer a functional request.
+	MaxResponses = 8
+	// MaxShownBytes bounds the hex shown for one message; Length stays whole.
+	MaxShownBytes = 256
+	// msDigits rounds the milliseconds shown to the microseconds a capture
+	// timestamp carries.
+	msDigits = 1000
+)
+
+// Transaction statuses.
+const (
+	StatusPositive   = "positive"
+	StatusNegative   = "negative"
+	StatusNoResponse = "no_response"
+	// StatusSuppressed: the request set the suppress-positive-response bit
+	// and no answer came, as it asked.
+	StatusSuppressed = "suppressed"
+	// StatusOpen: the window ended while the answer was still due.
+	StatusOpen = "open_at_end"
+	// StatusUnmatched: an answer whose request was not seen (before the
+	// window, or on an id the listener does not read).
+	StatusUnmatched = "unmatched_response"
+)
+
+// Message is one side of an exchange as it crossed the bus.
+type Message struct {
+	// Seq is the caller's number of the message's first frame.
+	Seq        uint64    `json:"seq"`
+	Time       time.Time `json:"time"` // first frame
+	End        time.Time `json:"end"`  // last frame
+	CANID      string    `json:"can_id"`
+	Addressing string    `json:"addressing"`
+	// Source and Target are the addresses in a normal-fixed id; Target is
+	// N_TA under extended addressing. Null where the format has none.
+	Source     *int   `json:"source_address"`
+	Target     *int   `json:"target_address"`
+	Functional bool   `json:"functional"`
+	Frames     int    `json:"frames"`
+	Length     int    `json:"length"`
+	Data       string `json:"data"` // hex, at most MaxShownBytes
+	Truncated  bool   `json:"data_truncated"`
+	Notes      Notes  `json:"flow_control_notes"`
+}
+
+// Answer is one response to a request.
+type Answer struct {
+	Message
+	Positive bool `json:"positive"`
+	// Pending is NRC 0x78: the ECU asks for more time.
+	Pending bool   `json:"pending"`
+	NRC     string `json:"nrc,omitempty"`
+	NRCName string `json:"nrc_name,omitempty"`
+	// AfterMs is the time from the request's last frame to this answer's
+	// first, in milliseconds; null for an answer with no request.
+	AfterMs *float64 `json:"after_request_ms"`
+}
+
+// Transaction is one request and its answers, or an answer alone.
+type Transaction struct {
+	// ID is the Seq of the request's first frame (the answer's, for an
+	// unmatched answer): unique per port, stable across reads.
+	ID     uint64 `json:"id"`
+	Status string `json:"status"`
+	// SID is the request's service id (the one answered, for an answer).
+	SID             uint8  `json:"sid"`
+	Service         string `json:"service"` // "" when the reference table has no name
+	SubFunction     *int   `json:"sub_function"`
+	SubFunctionName string `json:"sub_function_name,omitempty"`
+	// SuppressPositive is the sub-function's bit 7: no positive answer wanted.
+	SuppressPositive bool `json:"suppress_positive_response"`
+	// Identifier is the request's DID, routine or local identifier in hex;
+	// IdentifierName its standard name.
+	Identifier     string   `json:"identifier,omitempty"`
+	IdentifierName string   `json:"identifier_name,omitempty"`
+	Request        *Message `json:"request"`
+	Responses      []Answer `json:"responses"`
+	Dropped        int      `json:"responses_dropped"` // beyond MaxResponses
+	Pending        int      `json:"pending_answers"`
+	ResponseMs     *float64 `json:"response_ms"` // request end → final answer start
+	ResponseReason string   `json:"response_ms_reason,omitempty"`
+	NRC            string   `json:"nrc,omitempty"`
+	NRCName        string   `json:"nrc_name,omitempty"`
+	Session        *int     `json:"session,omitempty"`
+	DataHex        string   `json:"data_hex,omitempty"`
+	// Text is the answer's data as printable ASCII (a VIN, a part
+	// number): written by the ECU, so it fences itself.
+	Text     untrusted.Text `json:"data_text,omitempty"`
+	DTCCount *int           `json:"dtc_count,omitempty"`
+	DTCs     []DTC          `json:"dtcs,omitempty"`
+	// Problem says what about the exchange did not follow the standard.
+	Problem string `json:"problem,omitempty"`
+}
+
+// TraceCounters are a tracer's totals.
+type TraceCounters struct {
+	Requests           uint64 `json:"requests"`
+	Positive           uint64 `json:"positive"`
+	Negative           uint64 `json:"negative"`
+	NoResponse         uint64 `json:"no_response"`
+	Suppressed         uint64 `json:"suppressed"`
+	Open               uint64 `json:"open_at_end"`
+	Unmatched          uint64 `json:"unmatched_responses"`
+	PendingAnswers     uint64 `json:"pending_answers"`
+	ResponsesDropped   uint64 `json:"responses_dropped"`
+	OutstandingDropped uint64 `json:"outstanding_overflow"` // requests ended at MaxOutstanding
+	Malformed          uint64 `json:"malformed"`            // empty, or a negative answer under 3 bytes
+}
+
+type pending struct {
+	tx       Transaction
+	reqRaw   []byte
+	ch       Channel
+	end      time.Time // request's last frame
+	deadline time.Time
+	final    bool
+	finalRaw []byte
+}
+
+// Tracer pairs the UDS (and KWP2000, OBD-II) requests and answers it
+// overhears. Not safe for concurrent use: one goroutine feeds one bus.
+type Tracer struct {
+	ob   *Observer
+	open []*pending
+	next time.Time // earliest deadline of open
+	c    TraceCounters
+	// OnTransaction, if set, receives every transaction as it ends.
+	OnTransaction func(*Transaction)
+}
+
+// NewTracer checks o and returns a tracer with its own Observer; the
+// observer's OnIncomplete is the caller's to set.
+func NewTracer(o Options) (*Tracer, error) {
+	ob, err := NewObserver(o)
+	if err != nil {
+		return nil, err
+	}
+	tr := &Tracer{ob: ob}
+	ob.OnPDU = tr.pdu
+	return tr, nil
+}
+
+// Observer is the transport under the tracer.
+func (tr *Tracer) Observer() *Observer { return tr.ob }
+
+// Counters returns the totals so far.
+func (tr *Tracer) Counters() TraceCounters { return tr.c }
+
+// Outstanding is the number of requests still waiting for an answer.
+func (tr *Tracer) Outstanding() int { return len(tr.open) }
+
+// Feed reads one data frame; see Observer.Feed.
+func (tr *Tracer) Feed(seq uint64, t time.Time, id uint32, data []byte) {
+	if len(tr.open) > 0 && t.After(tr.next) {
+		tr.expire(t)
+	}
+	tr.ob.Feed(seq, t, id, data)
+}
+
+// Flush ends open transfers and requests at t (the window's end).
+func (tr *Tracer) Flush(t time.Time) {
+	tr.ob.Flush(t)
+	tr.expire(t)
+	for len(tr.open) > 0 {
+		tr.finish(0, StatusOpen, "")
+	}
+}
+
+func (tr *Tracer) pdu(p *PDU) {
+	if len(p.Data) == 0 {
+		tr.c.Malformed++
+		return
+	}
+	sid := p.Data[0]
+	switch {
+	case sid == SIDNegative:
+		if len(p.Data) < 3 {
+			tr.c.Malformed++
+			return
+		}
+		tr.answer(p, p.Data[1])
+	case sid&positiveBit != 0:
+		tr.answer(p, sid-positiveOffset)
+	default:
+		tr.request(p)
+	}
+}
+
+func (tr *Tracer) request(p *PDU) {
+	tr.c.Requests++
+	// One request at a time per tester channel (ISO 14229-2): a new one
+	// ends the last, answered (a functional request's responders) or not.
+	for i, q := range tr.open {
+		if q.ch != p.Channel {
+			continue
+		}
+		status, why := "", ""
+		switch {
+		case q.final:
+		case q.tx.SuppressPositive:
+			status = StatusSuppressed
+		default:
+			status, why = StatusNoResponse, "a new request from the same tester came before any answer"
+		}
+		tr.finish(i, status, why)
+		break
+	}
+	if len(tr.open) >= MaxOutstanding {
+		tr.c.OutstandingDropped++
+		tr.finish(0, StatusNoResponse, fmt.Sprintf("more than %d requests were waiting at once: the oldest was given up", MaxOutstanding))
+	}
+	q := &pending{ch: p.Channel, end: p.End, deadline: p.End.Add(TimeoutP2Star + observerGrace), reqRaw: slices.Clone(p.Data)}
+	m := message(p)
+	q.tx = Transaction{ID: p.FirstSeq, Request: &m, Responses: []Answer{}}
+	describe(&q.tx, p.Data)
+	tr.open = append(tr.open, q)
+	tr.next = minDeadline(tr.open)
+}
+
+func (tr *Tracer) answer(p *PDU, reqSID byte) {
+	i := tr.match(p.Channel, reqSID)
+	a := Answer{Message: message(p), Positive: p.Data[0] != SIDNegative}
+	if !a.Positive {
+		a.NRC, a.NRCName = fmt.Sprintf("%02X", p.Data[2]), NRCName(p.Data[2])
+		a.Pending = p.Data[2] == nrcResponsePending
+	}
+	if i < 0 {
+		tr.c.Unmatched++
+		tx := Transaction{ID: p.FirstSeq, Status: StatusUnmatched, SID: reqSID, Service: ServiceName(reqSID), Responses: []Answer{a},
+			ResponseReason: "the request was not seen: it came before the window, or on an id this trace does not read"}
+		if !a.Positive {
+			tx.NRC, tx.NRCName = a.NRC, a.NRCName
+		}
+		tr.emit(&tx)
+		return
+	}
+	q := tr.open[i]
+	tr.ob.LinkChannels(q.ch, p.Channel)
+	after := roundMs(p.Start.Sub(q.end))
+	a.AfterMs = &after
+	if len(q.tx.Responses) < MaxResponses {
+		q.tx.Responses = append(q.tx.Responses, a)
+	} else {
+		q.tx.Dropped++
+		tr.c.ResponsesDropped++
+	}
+	if a.Pending {
+		q.tx.Pending++
+		tr.c.PendingAnswers++
+		q.deadline = p.End.Add(TimeoutP2Star + observerGrace)
+		tr.next = minDeadline(tr.open)
+		return
+	}
+	if !q.final {
+		q.final, q.finalRaw = true, slices.Clone(p.Data)
+		q.tx.ResponseMs = &after
+	}
+	if !q.ch.Functional {
+		tr.finish(i, "", "")
+	}
+}
+
+// match finds the oldest waiting request that resp answers: same service,
+// another channel, and the addresses (normal fixed) or the learned peer
+// agree. -1 when none does.
+func (tr *Tracer) match(resp Channel, sid byte) int {
+	peer, known := tr.ob.Peer(resp)
+	for i, q := range tr.open {
+		if q.tx.SID != sid || q.ch == resp {
+			continue
+		}
+		switch {
+		case q.ch.Addressing == AddrNormalFixed && resp.Addressing == AddrNormalFixed:
+			if resp.Target != q.ch.Source || (!q.ch.Functional && resp.Source != q.ch.Target) {
+				continue
+			}
+		case known && !q.ch.Functional && peer != q.ch:
+			continue
+		case q.final && !q.ch.Functional:
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// finish ends open[i] with status ("" decides from the final answer).
+func (tr *Tracer) finish(i int, status, why string) {
+	q := tr.open[i]
+	tr.open = slices.Delete(tr.open, i, i+1)
+	tr.next = minDeadline(tr.open)
+	tx := &q.tx
+	if q.final {
+		r := Decode(q.reqRaw, q.finalRaw)
+		status = StatusNegative
+		if r.Positive {
+			status = StatusPositive
+		}
+		tx.NRC, tx.NRCName, tx.Session, tx.DataHex, tx.DTCCount, tx.DTCs = r.NRC, r.NRCName, r.Session, r.DataHex, r.DTCCount, r.DTCs
+		tx.Text, tx.Problem = untrusted.Text(r.DataText), r.Problem
+	} else if tx.ResponseMs == nil {
+		tx.ResponseReason = "no final answer was seen"
+		if why != "" {
+			tx.ResponseReason = why
+		}
+	}
+	tx.Status = status
+	switch status {
+	case StatusPositive:
+		tr.c.Positive++
+	case StatusNegative:
+		tr.c.Negative++
+	case StatusNoResponse:
+		tr.c.NoResponse++
+	case StatusSuppressed:
+		tr.c.Suppressed++
+	case StatusOpen:
+		tr.c.Open++
+	}
+	tr.emit(tx)
+}
+
+func (tr *Tracer) emit(tx *Transaction) {
+	if tr.OnTransaction != nil {
+		tr.OnTransaction(tx)
+	}
+}
+
+// expire ends the requests whose answer is overdue at t.
+func (tr *Tracer) expire(t time.Time) {
+	for i := 0; i < len(tr.open); {
+		q := tr.open[i]
+		if !t.After(q.deadline) {
+			i++
+			continue
+		}
+		status := StatusNoResponse
+		if q.tx.SuppressPositive && !q.final {
+			status = StatusSuppressed
+		}
+		tr.finish(i, status, "")
+	}
+}
+
+func minDeadline(open []*pending) time.Time {
+	var m time.Time
+	for i, q := range open {
+		if i == 0 || q.deadline.Before(m) {
+			m = q.deadline
+		}
+	}
+	return m
+}
+
+// describe fills the request's service, sub-function and identifier.
+func describe(tx *Transaction, req []byte) {
+	sid := req[0]
+	tx.SID, tx.Service = sid, ServiceName(sid)
+	info, _ := Service(sid)
+	rest := req[1:]
+	if info.SubFunction && len(rest) > 0 {
+		sub := int(rest[0] &^ suppressPositiveReply)
+		tx.SubFunction, tx.SubFunctionName = &sub, SubFunctionName(sid, rest[0])
+		tx.SuppressPositive = rest[0]&suppressPositiveReply != 0
+		rest = rest[1:]
+	}
+	switch info.Identifier {
+	case idDID, idRoutine:
+		if len(rest) >= 2 {
+			did := uint16(rest[0])<<8 | uint16(rest[1])
+			tx.Identifier = fmt.Sprintf("%04X", did)
+			if info.Identifier == idDID {
+				tx.IdentifierName = DIDName(did)
+			}
+		}
+	case idLocal, idPID:
+		if len(rest) >= 1 {
+			tx.Identifier = fmt.Sprintf("%02X", rest[0])
+		}
+	}
+}
+
+// message is the bus view of a PDU.
+func message(p *PDU) Message {
+	n := min(len(p.Data), MaxShownBytes)
+	m := Message{Seq: p.FirstSeq, Time: p.Start, End: p.End, CANID: wire.FormatCANID(p.Channel.ID),
+		Addressing: p.Channel.Addressing.String(), Functional: p.Channel.Functional, Frames: p.Frames,
+		Length: len(p.Data), Data: fmt.Sprintf("%X", p.Data[:n]), Truncated: n < len(p.Data), Notes: p.Notes}
+	switch p.Channel.Addressing {
+	case AddrNormalFixed:
+		s, t := int(p.Channel.Source), int(p.Channel.Target)
+		m.Source, m.Target = &s, &t
+	case AddrExtended:
+		t := int(p.Channel.Target)
+		m.Target = &t
+	}
+	return m
+}
+
+func roundMs(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Millisecond)*msDigits) / msDigits
+}

@@ -1,0 +1,218 @@
+package isotp
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"fieldtap/services/untrusted"
+)
+
+func trace(t *testing.T, steps []step, flushMs int) ([]Transaction, TraceCounters) {
+	t.Helper()
+	tr, err := NewTracer(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txs []Transaction
+	tr.OnTransaction = func(tx *Transaction) { txs = append(txs, *tx) }
+	for i, s := range steps {
+		b, err := hex.DecodeString(strings.ReplaceAll(s.data, " ", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Feed(uint64(i), t0.Add(time.Duration(s.ms)*time.Millisecond), s.id, b)
+	}
+	tr.Flush(t0.Add(time.Duration(flushMs) * time.Millisecond))
+	return txs, tr.Counters()
+}
+
+func TestTracer(t *testing.T) {
+	vin := "62F190" + hex.EncodeToString([]byte("1FUJGLDR8TF000042"))
+	tests := []struct {
+		name   string
+		steps  []step
+		flush  int
+		status []string
+		check  func(t *testing.T, txs []Transaction, c TraceCounters)
+	}{
+		{
+			name: "VIN read after response pending",
+			steps: []step{
+				{0, 0x7E0, "0322F190"},
+				{40, 0x7E8, "037F2278"},
+				{1040, 0x7E8, "1014" + vin[:12]},
+				{1041, 0x7E0, "300000"},
+				{1042, 0x7E8, "21" + vin[12:26]},
+				{1043, 0x7E8, "22" + vin[26:40]},
+			},
+			status: []string{StatusPositive},
+			check: func(t *testing.T, txs []Transaction, c TraceCounters) {
+				tx := txs[0]
+				if tx.Service != "ReadDataByIdentifier" || tx.Identifier != "F190" || tx.IdentifierName != "VIN" || tx.Pending != 1 ||
+					len(tx.Responses) != 2 || *tx.ResponseMs != 1040 || tx.Text != untrusted.Text("1FUJGLDR8TF000042") {
+					t.Errorf("transaction %+v", tx)
+				}
+				if !tx.Responses[0].Pending || *tx.Responses[0].AfterMs != 40 {
+					t.Errorf("first answer %+v", tx.Responses[0])
+				}
+				b, _ := json.Marshal(tx)
+				if !strings.Contains(string(b), `"data_text":"`+untrusted.Open+"1FUJGLDR8TF000042"+untrusted.Close+`"`) {
+					t.Errorf("the ECU's text is not fenced: %s", b)
+				}
+				if c.PendingAnswers != 1 || c.Positive != 1 {
+					t.Errorf("counters %+v", c)
+				}
+			},
+		},
+		{
+			name: "negative answer named",
+			steps: []step{
+				{0, 0x7E0, "0322F186"},
+				{12, 0x7E8, "037F2231"},
+			},
+			status: []string{StatusNegative},
+			check: func(t *testing.T, txs []Transaction, _ TraceCounters) {
+				if tx := txs[0]; tx.NRC != "31" || tx.NRCName != "requestOutOfRange" || tx.IdentifierName != "activeDiagnosticSession" || *tx.ResponseMs != 12 {
+					t.Errorf("transaction %+v", tx)
+				}
+			},
+		},
+		{
+			name: "session control sub-function and timings",
+			steps: []step{
+				{0, 0x7E0, "021003"},
+				{3, 0x7E8, "0650030032 01F4"},
+			},
+			status: []string{StatusPositive},
+			check: func(t *testing.T, txs []Transaction, _ TraceCounters) {
+				tx := txs[0]
+				if tx.SubFunction == nil || *tx.SubFunction != 3 || tx.SubFunctionName != "extendedDiagnosticSession" || tx.Session == nil || *tx.Session != 3 {
+					t.Errorf("transaction %+v", tx)
+				}
+			},
+		},
+		{
+			name: "tester present with suppress bit gets no answer, as asked",
+			steps: []step{
+				{0, 0x7E0, "023E80"},
+				{2000, 0x7E0, "023E80"},
+				{9000, 0x7E0, "023E00"},
+				{9001, 0x7E8, "027E00"},
+			},
+			status: []string{StatusSuppressed, StatusSuppressed, StatusPositive},
+			check: func(t *testing.T, txs []Transaction, _ TraceCounters) {
+				if !txs[0].SuppressPositive || txs[0].ResponseMs != nil || txs[0].ResponseReason == "" {
+					t.Errorf("transaction %+v", txs[0])
+				}
+			},
+		},
+		{
+			name: "no answer within P2*",
+			steps: []step{
+				{0, 0x7E0, "0319020F"},
+				{6000, 0x7E0, "023E00"},
+				{6001, 0x7E8, "027E00"},
+			},
+			status: []string{StatusNoResponse, StatusPositive},
+		},
+		{
+			name: "a new request ends the unanswered one",
+			steps: []step{
+				{0, 0x7E0, "0322F190"},
+				{100, 0x7E0, "0322F18C"},
+				{110, 0x7E8, "0762F18C41424344"},
+			},
+			status: []string{StatusNoResponse, StatusPositive},
+			check: func(t *testing.T, txs []Transaction, _ TraceCounters) {
+				if !strings.Contains(txs[0].ResponseReason, "new request") || txs[1].Text != "ABCD" {
+					t.Errorf("transactions %+v", txs)
+				}
+			},
+		},
+		{
+			name: "functional request answered by two ECUs",
+			steps: []step{
+				{0, 0x7DF, "020100"},
+				{5, 0x7E8, "06410098180001"},
+				{7, 0x7E9, "06410080000001"},
+			},
+			status: []string{StatusPositive},
+			check: func(t *testing.T, txs []Transaction, _ TraceCounters) {
+				tx := txs[0]
+				if !tx.Request.Functional || len(tx.Responses) != 2 || *tx.ResponseMs != 5 || tx.Service != "ShowCurrentData" || tx.Identifier != "00" {
+					t.Errorf("transaction %+v", tx)
+				}
+			},
+		},
+		{
+			name:   "answer without its request",
+			steps:  []step{{0, 0x7E8, "0762F18C41424344"}},
+			status: []string{StatusUnmatched},
+			check: func(t *testing.T, txs []Transaction, c TraceCounters) {
+				if txs[0].Request != nil || txs[0].SID != 0x22 || c.Unmatched != 1 {
+					t.Errorf("transaction %+v", txs[0])
+				}
+			},
+		},
+		{
+			name:   "still waiting when the window ends",
+			steps:  []step{{0, 0x7E0, "0322F190"}},
+			flush:  100,
+			status: []string{StatusOpen},
+		},
+		{
+			name: "normal fixed: an answer from another ECU does not pair",
+			steps: []step{
+				{0, ext(0x18DA00F9), "0322F190"},
+				{5, ext(0x18DAF917), "037F2231"}, // SA 0x17 answers a request to 0x00
+				{9000, ext(0x18DA00F9), "023E00"},
+			},
+			flush:  9000,
+			status: []string{StatusUnmatched, StatusNoResponse, StatusOpen},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			flush := tc.flush
+			if flush == 0 {
+				flush = tc.steps[len(tc.steps)-1].ms
+			}
+			txs, c := trace(t, tc.steps, flush)
+			var status []string
+			for _, tx := range txs {
+				status = append(status, tx.Status)
+			}
+			if strings.Join(status, ",") != strings.Join(tc.status, ",") {
+				t.Fatalf("statuses %v, want %v (%+v)", status, tc.status, txs)
+			}
+			if tc.check != nil {
+				tc.check(t, txs, c)
+			}
+		})
+	}
+}
+
+func TestReferenceTables(t *testing.T) {
+	seen := map[uint8]bool{}
+	for _, s := range Services() {
+		if seen[s.SID] || s.Name == "" || s.Standard == "" || s.Response != s.SID+0x40 {
+			t.Errorf("service row %+v (duplicate %v)", s, seen[s.SID])
+		}
+		seen[s.SID] = true
+		if got := ServiceName(s.SID); got != s.Name {
+			t.Errorf("ServiceName(%#x) = %q, table says %q", s.SID, got, s.Name)
+		}
+	}
+	if ServiceName(0x7F) != "" || SubFunctionName(0x27, 0x05) != "requestSeed (level 5)" || SubFunctionName(0x10, 0x83) != "extendedDiagnosticSession" {
+		t.Error("edge names wrong")
+	}
+	if n := NRCs(); len(n) == 0 || n[0].Code != 0x10 || n[0].Name != NRCName(0x10) {
+		t.Errorf("NRCs %v", n[:1])
+	}
+	if d := DIDs(); len(d) == 0 || d[0].DID != 0xF180 {
+		t.Errorf("DIDs %v", d[:1])
+	}
+}
