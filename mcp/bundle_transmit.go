@@ -195,7 +195,7 @@ func transmitTools(d Deps) []server.ServerTool {
 				mcpgo.WithDescription("The transmitter: per port whether transmit is enabled, has a writer, is armed, its mode and rate limit, measured load; the load ceiling, plan store and recent transmissions and refusals."),
 				readOnly(), outputSchema[transmit.Status]()),
 			Handler: txHandler(d, func(ctx context.Context, _ mcpgo.CallToolRequest, _ noArgs) *mcpgo.CallToolResult {
-				return ok(d.Source(), d.Transmit.Status())
+				return ok(d.Source(), d.Transmit.Status(caller(ctx).Owner()))
 			}),
 		},
 		{
@@ -207,7 +207,7 @@ func transmitTools(d Deps) []server.ServerTool {
 					return fail(d.Source(), codeNoService, "this box has no transmitter", "fieldtapd builds one at start-up")
 				}
 				rows := []planRow{}
-				for _, p := range d.Transmit.Plans() {
+				for _, p := range d.Transmit.Plans(caller(ctx).Owner()) {
 					if in.PlanID == "" || p.ID == in.PlanID {
 						rows = append(rows, toPlanRow(&p))
 					}

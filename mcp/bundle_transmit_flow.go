@@ -221,7 +221,7 @@ func execute(ctx context.Context, d Deps, req mcpgo.CallToolRequest, planID stri
 				},
 			}).ToolResult()
 	}
-	p := d.Transmit.Get(out.PlanID)
+	p := d.Transmit.Get(caller(ctx).Owner(), out.PlanID)
 	res := txOut{Status: out.Status, Sent: out.Sent, Answers: toAnswerRows(out.Answers)}
 	if p != nil {
 		res.Plan = toPlanRow(p)
