@@ -20,6 +20,7 @@ import (
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/transmit"
 )
 
 // analysers holds the stores that analysers fill, one set per daemon.
@@ -39,6 +40,10 @@ type analysers struct {
 	// sipExport writes the frames behind SIP messages (export_capture).
 	sipExport *sip.Exporter
 	dbc       *dbc.Registry // databases dbc_load reads from store.data_dir
+	// j1708Load measures each J1708 port's load from its own frames
+	// (the J1587 store merges ports). Filled by attach before the
+	// ports run, read-only after.
+	j1708Load map[string]*transmit.LoadMeter
 }
 
 // exportDirName is where export_capture writes when store.export_dir is empty.
@@ -80,6 +85,7 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt r
 		mediaInterval: mediaInterval,
 		sipExport:     sip.NewExporter(exportDir),
 		dbc:           dbc.NewRegistry(dataDir),
+		j1708Load:     map[string]*transmit.LoadMeter{},
 	}, nil
 }
 
@@ -98,7 +104,10 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 		}
 		return func(f capture.Frame) error { return a.feedCAN(name, p, f) }, p.FrameStats, nil
 	case capture.KindJ1708:
+		load := transmit.NewLoadMeter(transmit.J1708Bitrate)
+		a.j1708Load[name] = load
 		return func(f capture.Frame) error {
+			load.Add(f.Time, len(f.Data)*transmit.J1708BitsPerByte)
 			a.j1587.Add(f.Time, f.Data, f.Link == wire.LinkJ2497)
 			return nil
 		}, a.j1587.MessageStats, nil

@@ -106,7 +106,7 @@ transmit = true
 		t.Errorf("the person was asked %q, want the message byte for byte, once per sent plan", *asked)
 	}
 	events := auditEvents(t, auditFile)
-	wantEv := []string{"planned", "confirmation_asked", "sending", "sent", "planned", "confirmation_asked", "sending", "sent", "planned", "refused:arm"}
+	wantEv := []string{"started", "planned", "confirmation_asked", "sending", "sent", "planned", "confirmation_asked", "sending", "sent", "planned", "refused:arm"}
 	if strings.Join(events, " ") != strings.Join(wantEv, " ") {
 		t.Errorf("audit events %v\nwant %v", events, wantEv)
 	}
