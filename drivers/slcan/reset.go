@@ -30,6 +30,11 @@ func ResetListenOnly(ctx context.Context, o Options) error {
 	defer p.Close()
 	stop := context.AfterFunc(ctx, func() { p.Close() })
 	defer stop()
+	// Replies still queued from the killed run (the ack of its last
+	// transmit) would be taken for ours: drop them first.
+	if err := p.ResetInputBuffer(); err != nil {
+		return fmt.Errorf("slcan: reset %s: flush: %w", o.Device, err)
+	}
 	var sp splitter
 	for _, cmd := range []string{"C", rate, "L"} {
 		r, err := resetCommand(p, &sp, cmd, o.AckTimeout)

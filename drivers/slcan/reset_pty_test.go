@@ -3,6 +3,7 @@
 package slcan
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"testing"
@@ -47,6 +48,9 @@ func TestResetListenOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 			killed.Write([]byte("C\rS5\rO\r"))
+			if tc.v.Ack != "" {
+				readAcks(t, killed, 3) // the killed run read the replies to its commands
+			}
 			for deadline := time.Now().Add(10 * time.Second); ad.Mode() != "normal"; time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("the adapter never opened normal: %q", ad.Commands())
@@ -69,5 +73,19 @@ func TestResetListenOnly(t *testing.T) {
 	}
 	if err := ResetListenOnly(context.Background(), Options{Device: "/dev/does-not-exist"}); err == nil {
 		t.Error("a missing device reset")
+	}
+}
+
+// readAcks reads from p until n replies (CR or BELL) came back, bounded.
+func readAcks(t *testing.T, p serial.Port, n int) {
+	t.Helper()
+	p.SetReadTimeout(100 * time.Millisecond)
+	buf := make([]byte, 64)
+	for deadline := time.Now().Add(10 * time.Second); n > 0; {
+		k, _ := p.Read(buf)
+		n -= bytes.Count(buf[:k], []byte{'\r'}) + bytes.Count(buf[:k], []byte{'\a'}) // an ack or a BELL each
+		if time.Now().After(deadline) {
+			t.Fatalf("%d acks never came", n)
+		}
 	}
 }

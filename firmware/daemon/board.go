@@ -112,7 +112,13 @@ func prepare(prof board.Profile) []board.Outcome {
 // for the board in cfg and logs each outcome; it reports whether none
 // failed. fieldtapd calls it before a privilege drop and for
 // --prepare-only (a systemd ExecStartPre=+).
+//
+// Its first step is the listen-only step Run also begins with: as root,
+// before the unprivileged daemon even starts, a CAN port a killed run left
+// able to transmit is listen-only again one process start sooner. Run
+// repeats it (a no-op on a port already listen-only) and records it.
 func PrepareBoard(ctx context.Context, cfg config.Config, log *slog.Logger) (bool, error) {
+	listenOnlyFirst(ctx, cfg, log)
 	if cfg.Board == "none" || cfg.Board == "sim" {
 		return true, nil
 	}

@@ -3,6 +3,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -39,10 +40,9 @@ func TestListenOnlyFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed.Write([]byte("C\rS5\rO\r")) // the killed run's plan had opened it normal
-	for deadline := time.Now().Add(10 * time.Second); ad.Mode() != "normal"; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("adapter never in normal mode: %q", ad.Commands())
-		}
+	readAcks(t, killed, 3)
+	if ad.Mode() != "normal" {
+		t.Fatalf("adapter %s, want normal: %q", ad.Mode(), ad.Commands())
 	}
 	killed.Close()
 
@@ -55,10 +55,25 @@ func TestListenOnlyFirst(t *testing.T) {
 	}
 	resets := listenOnlyFirst(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if ad.Mode() != "listen" {
-		t.Errorf("adapter %s after start-up, want listen; commands %q", ad.Mode(), ad.Commands())
+		t.Errorf("adapter %s after start-up, want listen; commands %q; resets %+v", ad.Mode(), ad.Commands(), resets)
 	}
 	if len(resets) != 2 || resets[0] != (transmit.PortReset{Port: "can1", Driver: "slcan", Mode: transmit.ModeListenOnly}) ||
 		resets[1].Port != "can9" || resets[1].Error == "" || resets[1].Mode != "" {
 		t.Errorf("resets %+v", resets)
+	}
+}
+
+// readAcks reads from p until n replies (CR or BELL) came back (the killed run read the
+// replies to its commands), bounded.
+func readAcks(t *testing.T, p serial.Port, n int) {
+	t.Helper()
+	p.SetReadTimeout(100 * time.Millisecond)
+	buf := make([]byte, 64)
+	for deadline := time.Now().Add(10 * time.Second); n > 0; {
+		k, _ := p.Read(buf)
+		n -= bytes.Count(buf[:k], []byte{'\r'}) + bytes.Count(buf[:k], []byte{'\a'}) // an ack or a BELL each
+		if time.Now().After(deadline) {
+			t.Fatalf("%d acks never came", n)
+		}
 	}
 }
