@@ -15,12 +15,24 @@ import (
 const respawnGiveUp = 30 * time.Second
 
 // TestInitScriptRespawns runs S90fieldtapd's respawn loop under /bin/sh
-// with a stand-in daemon that is killed with SIGKILL twice (as a crash or
-// kill -9 would end fieldtapd) and then stays up: the loop starts it
-// again each time and logs why; TERM to the loop stops the daemon and the
-// loop. (hwtest runs the same script under busybox on the emulated
-// board.)
+// and, where it is installed, busybox's sh (the image's shell), with a
+// stand-in daemon that is killed with SIGKILL twice (as a crash or kill -9
+// would end fieldtapd) and then stays up: the loop starts it again each
+// time and logs why; TERM to the loop stops the daemon and the loop.
+// (hwtest runs the same script under busybox on the emulated board.)
 func TestInitScriptRespawns(t *testing.T) {
+	shells := map[string][]string{"sh": {"/bin/sh"}}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		shells["busybox"] = []string{bb, "sh"}
+	} else {
+		t.Log("no busybox on PATH: the loop runs under /bin/sh only (apt-get install busybox-static for the image's shell)")
+	}
+	for name, sh := range shells {
+		t.Run(name, func(t *testing.T) { testRespawn(t, sh) })
+	}
+}
+
+func testRespawn(t *testing.T, sh []string) {
 	dir := t.TempDir()
 	starts, log := filepath.Join(dir, "starts"), filepath.Join(dir, "fieldtapd.log")
 	fake := filepath.Join(dir, "fieldtapd")
@@ -31,7 +43,7 @@ func TestInitScriptRespawns(t *testing.T) {
 	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	loop := exec.Command("/bin/sh", filepath.Join("package", "fieldtap", "S90fieldtapd"), "respawn")
+	loop := exec.Command(sh[0], append(sh[1:], filepath.Join("package", "fieldtap", "S90fieldtapd"), "respawn")...)
 	loop.Env = append(os.Environ(), "FIELDTAPD_BIN="+fake, "FIELDTAPD_LOG="+log)
 	if err := loop.Start(); err != nil {
 		t.Fatal(err)

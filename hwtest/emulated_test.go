@@ -372,18 +372,19 @@ func (c *console) grep(sub string) []string {
 
 func (c *console) has(sub string) bool { return len(c.grep(sub)) > 0 }
 
-// after returns the lines after the first one containing mark that
-// contain any of subs.
-func (c *console) after(mark string, subs ...string) []string {
+// size is how many lines the console holds now: a mark for since.
+func (c *console) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.lines)
+}
+
+// since returns the lines from mark on that contain any of subs.
+func (c *console) since(mark int, subs ...string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
-	seen := false
-	for _, l := range c.lines {
-		if !seen {
-			seen = strings.Contains(l, mark)
-			continue
-		}
+	for _, l := range c.lines[min(mark, len(c.lines)):] {
 		for _, s := range subs {
 			if strings.Contains(l, s) {
 				out = append(out, l)

@@ -153,7 +153,10 @@ func transmitCheck(t *testing.T, ctx context.Context, b *board, endpoint string)
 	t.Logf("capture_status transmit_arm after the key is off: %+v", waitArm(t, ctx, cs, false))
 }
 
-var killedField = regexp.MustCompile(`(\w+)=(\S+)`)
+var (
+	killedField = regexp.MustCompile(`(\w+)=(\S+)`)
+	slogTime    = regexp.MustCompile(`time=(\S+)`)
+)
 
 // killCheck is the crash: with the key on, a 256-frame can_send confirmed
 // by button is under way when `guest killon` SIGKILLs every fieldtapd at
@@ -172,6 +175,7 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 	defer b.setArm(t, false)
 	waitArm(t, ctx, cs, true)
 	starts := len(b.console.grep("fieldtapd starting"))
+	mark := b.console.size()
 	resets := len(b.console.grep("put back in listen-only at start-up"))
 	callTxAsync(ctx, cs, map[string]any{"port": "can0", "frames": frames, "dry_run": false, "ack_active": true})
 	w := waitButton(t, ctx, cs)
@@ -187,7 +191,16 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 	}
 	back := b.console.waitCount(t, ListenOnlyLine, 1, checkGiveUp)[0]
 	t.Logf("%s", back)
-	for _, l := range b.console.after(KilledLine, "fieldtapd starting", "listen-only at start-up", "dropping privileges", "ended (status") {
+	// The guest's clock on both sides: the kill, the restarted
+	// processes' first log line, the listen-only step.
+	killedAt, _ := time.Parse(time.RFC3339Nano, at["at"])
+	for _, l := range b.console.since(mark, "fieldtapd starting", "listen-only at start-up", "ended (status") {
+		if m := slogTime.FindStringSubmatch(l); m != nil && !killedAt.IsZero() {
+			if ts, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+				t.Logf("after the kill +%v: %s", ts.Sub(killedAt).Round(time.Millisecond), l)
+				continue
+			}
+		}
 		t.Logf("after the kill: %s", l)
 	}
 	b.console.waitCount(t, "fieldtapd starting", starts+1, checkGiveUp)

@@ -124,7 +124,7 @@ func killOn(ifname string, id uint32, n int, ctrl string) error {
 	killed := time.Now()
 	pids := killAll(killCommand)
 	modeAt, _ := modeOf(ctrl)
-	fmt.Printf("%s frames=%d pids=%v %s_mode=%s\n", hwtest.KilledLine, seen, pids, ctrl, modeAt)
+	fmt.Printf("%s frames=%d pids=%v %s_mode=%s at=%s\n", hwtest.KilledLine, seen, pids, ctrl, modeAt, killed.UTC().Format(time.RFC3339Nano))
 	for time.Since(killed) < modeGiveUp {
 		if m, err := modeOf(ctrl); err == nil && m == "listen-only" {
 			fmt.Printf("%s %s after_ms=%d\n", hwtest.ListenOnlyLine, ctrl, time.Since(killed).Milliseconds())

@@ -22,7 +22,7 @@ type rig struct {
 	spec   Spec
 }
 
-func openRig(t *testing.T) *rig {
+func openRig(t testing.TB) *rig {
 	r := &rig{w: &recWriter{}, arm: armed(), audit: &memAudit{}, ack: true,
 		caller: Caller{Via: ViaMCP, Transport: "stdio"}}
 	r.o = Options{
