@@ -124,7 +124,12 @@ type PortReset struct {
 type PreviousRun struct {
 	Interrupted []Interrupted `json:"interrupted"`
 	TornRecord  bool          `json:"torn_record"`
-	PortsReset  []PortReset   `json:"ports_reset"`
+	// UnreadableLines and Partial say how far the tail can be trusted:
+	// lines that were not records, and a window that began mid-file (a
+	// plan sent before it is not seen).
+	UnreadableLines int         `json:"unreadable_lines"`
+	Partial         bool        `json:"partial"`
+	PortsReset      []PortReset `json:"ports_reset"`
 }
 
 // RecordStart writes what this run found and did at start-up, before any
@@ -137,7 +142,7 @@ func (s *Service) RecordStart(ctx context.Context, tail Tail, resets []PortReset
 		resets = []PortReset{}
 	}
 	s.mu.Lock()
-	s.previous = &PreviousRun{Interrupted: tail.Interrupted, TornRecord: tail.Torn, PortsReset: resets}
+	s.previous = &PreviousRun{Interrupted: tail.Interrupted, TornRecord: tail.Torn, UnreadableLines: tail.Unreadable, Partial: tail.Partial, PortsReset: resets}
 	if s.previous.Interrupted == nil {
 		s.previous.Interrupted = []Interrupted{}
 	}
@@ -179,6 +184,12 @@ func (s *Service) RecordStart(ctx context.Context, tail Tail, resets []PortReset
 	}
 	if tail.Torn {
 		msg += "; the previous run's last record was torn mid-write"
+	}
+	if tail.Unreadable > 0 {
+		msg += fmt.Sprintf("; %d lines of the file's tail are not records", tail.Unreadable)
+	}
+	if tail.Partial {
+		msg += fmt.Sprintf("; only the last %d KiB of the file were read", auditTailBytes>>10)
 	}
 	if err := s.audit(ctx, Record{Event: EventStarted, Message: msg, Ports: resets}, sys, nil); err != nil {
 		errs = append(errs, err.Error())
