@@ -191,6 +191,9 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 	}
 	back := b.console.waitCount(t, ListenOnlyLine, 1, checkGiveUp)[0]
 	t.Logf("%s", back)
+	b.console.waitCount(t, "fieldtapd starting", starts+1, checkGiveUp)
+	step := b.console.waitCount(t, "put back in listen-only at start-up", resets+1, checkGiveUp)
+	t.Logf("restarted daemon: %s", strings.Join(step[resets:], " | "))
 	// The guest's clock on both sides: the kill, the restarted
 	// processes' first log line, the listen-only step.
 	killedAt, _ := time.Parse(time.RFC3339Nano, at["at"])
@@ -203,9 +206,6 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 		}
 		t.Logf("after the kill: %s", l)
 	}
-	b.console.waitCount(t, "fieldtapd starting", starts+1, checkGiveUp)
-	step := b.console.waitCount(t, "put back in listen-only at start-up", resets+1, checkGiveUp)
-	t.Logf("restarted daemon: %s", strings.Join(step[resets:], " | "))
 	st := b.console.waitStatWhere(t, "can0 listen-only after the restart", checkGiveUp, func(st map[string]string) bool { return st["can0_mode"] == "listen-only" })
 	sent, _ := strconv.Atoi(st["can0_tx"])
 	later := b.console.nextStats(t, statsToWait)

@@ -104,8 +104,10 @@ func (t *confirmations) sweep(now time.Time) {
 }
 
 // IssueConfirmation asks for a person's agreement to run the plan named by
-// sub: it returns the question (the plan byte for byte) and the state its
-// answer must come back with. The plan must be the owner's and runnable.
+// sub, for the call sub.Tool with arguments sub.ArgsDigest: it returns the
+// question (the plan byte for byte) and the state its answer must come
+// back with. The owner is always c's (sub.Owner is set from it); the plan
+// must be that owner's and runnable.
 // An earlier unanswered question about the same plan is replaced. Beyond
 // MaxConfirmPerOwner, MaxConfirmPerToken or MaxConfirm unanswered
 // questions it refuses (gate confirmation, CodeConfirmLimit). Execute
@@ -184,8 +186,9 @@ func (s *Service) issue(ctx context.Context, c Caller, p *Plan, sub Subject, now
 // other owner, replayed, expired, declined, cancelled, no answer. A
 // decline, cancel or missing answer ends the plan, and so does a genuine
 // state presented on another call or by another caller (the question it
-// answered is void). Each question is answered at most once. Execute
-// calls it when the call carries a state.
+// answered is void). Each question is answered at most once. The owner
+// is c's, as for IssueConfirmation. Execute calls it when the call
+// carries a state.
 func (s *Service) RedeemConfirmation(ctx context.Context, c Caller, sub Subject, st string, reply Reply) (string, error) {
 	sub.Owner = c.Owner()
 	id, ref := s.redeem(sub, st, reply, s.o.Now())
