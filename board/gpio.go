@@ -16,6 +16,7 @@ type Chip interface {
 type Lines struct {
 	Status, Activity, Armed *LED
 	Arm                     *ArmSwitch
+	Confirm                 *Button
 }
 
 // OpenLines opens every line the profile names on chips.
@@ -46,14 +47,25 @@ func OpenLines(g GPIO, chips Chip) (Lines, error) {
 			return ls, fmt.Errorf("led %s: %w", led.spec, err)
 		}
 	}
-	p, err := open(g.ArmInput)
+	if p, err := open(g.ArmInput); err != nil {
+		return ls, err
+	} else if p != nil {
+		pull, err := pullOf(g.ArmPull)
+		if err != nil {
+			return ls, err
+		}
+		if ls.Arm, err = NewArmSwitch(p, ArmOptions{ActiveHigh: g.ArmActiveHigh, Pull: pull}); err != nil {
+			return ls, err
+		}
+	}
+	p, err := open(g.ConfirmInput)
 	if err != nil || p == nil {
 		return ls, err
 	}
-	pull, err := pullOf(g.ArmPull)
+	pull, err := pullOf(g.ConfirmPull)
 	if err != nil {
 		return ls, err
 	}
-	ls.Arm, err = NewArmSwitch(p, ArmOptions{ActiveHigh: g.ArmActiveHigh, Pull: pull})
+	ls.Confirm, err = NewButton(p, ButtonOptions{ActiveHigh: g.ConfirmActiveHigh, Pull: pull})
 	return ls, err
 }

@@ -9,6 +9,10 @@ type Port struct {
 	Device string `toml:"device"` // tty path or network interface
 	// GapMicros is the idle time that ends a J1708 message (0 = driver default).
 	GapMicros int `toml:"gap_us"`
+	// EchoSlackMillis is how long past a J1708 message's wire time its
+	// read-back may take before a send counts as no echo (0 = driver
+	// default, 50 ms); a USB adapter with a long latency timer needs more.
+	EchoSlackMillis int `toml:"echo_slack_ms"`
 	// Bitrate of a CAN port in bit/s (0 = 250000, J1939). CAN ports
 	// always open listen-only.
 	Bitrate int `toml:"bitrate"`

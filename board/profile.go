@@ -53,6 +53,12 @@ type GPIO struct {
 	// switch pulls the line to ground, so a broken wire reads disarmed.
 	ArmActiveHigh bool   `toml:"arm_active_high"`
 	ArmPull       string `toml:"arm_pull"` // up (default), down or none
+	// ConfirmInput is the confirm button beside the key switch, a
+	// momentary push button (transmit.require_button waits for it).
+	// Active low with a pull-up by default, like the arm input.
+	ConfirmInput      string `toml:"confirm_input"`
+	ConfirmActiveHigh bool   `toml:"confirm_active_high"`
+	ConfirmPull       string `toml:"confirm_pull"` // up (default), down or none
 }
 
 // Names lists the embedded profiles, sorted.
@@ -95,7 +101,7 @@ func Parse(name string, b []byte) (Profile, error) {
 func (p Profile) check() error {
 	for _, s := range []struct{ role, spec string }{
 		{"status_led", p.GPIO.StatusLED}, {"activity_led", p.GPIO.ActivityLED},
-		{"armed_led", p.GPIO.ArmedLED}, {"arm_input", p.GPIO.ArmInput},
+		{"armed_led", p.GPIO.ArmedLED}, {"arm_input", p.GPIO.ArmInput}, {"confirm_input", p.GPIO.ConfirmInput},
 	} {
 		if s.spec == "" {
 			continue
@@ -106,6 +112,12 @@ func (p Profile) check() error {
 	}
 	if _, err := pullOf(p.GPIO.ArmPull); err != nil {
 		return fmt.Errorf("board %s: gpio.arm_pull: %w", p.Name, err)
+	}
+	if _, err := pullOf(p.GPIO.ConfirmPull); err != nil {
+		return fmt.Errorf("board %s: gpio.confirm_pull: %w", p.Name, err)
+	}
+	if l := p.GPIO.ConfirmInput; l != "" && l == p.GPIO.ArmInput {
+		return fmt.Errorf("board %s: gpio.confirm_input %s is also the arm input: the button and the key switch need a line each", p.Name, l)
 	}
 	switch p.Gadget.Function {
 	case "", "ncm", "ecm":

@@ -250,13 +250,16 @@ func TestServiceFiles(t *testing.T) {
 		t.Errorf("%s: not executable (%v)", init, err)
 	}
 	s := read(t, init)
-	for _, want := range []string{"#!/bin/sh", `DAEMON="fieldtapd"`, "start-stop-daemon -S", "start-stop-daemon -K", "start|stop|restart)", "--user fieldtap"} {
+	for _, want := range []string{"#!/bin/sh", `DAEMON="fieldtapd"`, "start-stop-daemon -S", "start-stop-daemon -K", "start|stop|restart)", "--user fieldtap", `"$0" respawn`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("%s lacks %q", init, want)
 		}
 	}
 	u := read(t, "package/fieldtap/fieldtapd.service")
-	for _, want := range []string{"User=fieldtap\n", "AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN\n", "CapabilityBoundingSet=CAP_NET_RAW CAP_NET_ADMIN\n", "NoNewPrivileges=yes\n", "--prepare-only"} {
+	// Restart=always with no delay: a daemon killed mid-plan comes back at
+	// once and puts every CAN port back in listen-only first.
+	for _, want := range []string{"User=fieldtap\n", "AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN\n", "CapabilityBoundingSet=CAP_NET_RAW CAP_NET_ADMIN\n", "NoNewPrivileges=yes\n", "--prepare-only",
+		"\nRestart=always\n", "\nRestartSec=0\n", "\nStartLimitBurst="} {
 		if !strings.Contains(u, want) {
 			t.Errorf("fieldtapd.service lacks %q", want)
 		}

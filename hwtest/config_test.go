@@ -1,7 +1,9 @@
 package hwtest
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -24,5 +26,22 @@ func TestGuestConfigLoads(t *testing.T) {
 	}
 	if len(cfg.Ports) != 1 || cfg.Ports[0].Name != "can0" || !cfg.Ports[0].Transmit || cfg.Transmit.AuditFile == "" {
 		t.Errorf("config %+v: want can0 with transmit and an audit file", cfg)
+	}
+}
+
+// TestGuestScriptsParse: the guest's /init and the image's init script are
+// shell that busybox runs; a syntax error would show only as a boot that
+// never gets Ready, so /bin/sh -n checks them here.
+func TestGuestScriptsParse(t *testing.T) {
+	files, err := FirmwareFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string][]byte{"init": []byte(InitScript()), InitDPath: files[InitDPath].Data, "etc/default/fieldtapd": files["etc/default/fieldtapd"].Data} {
+		cmd := exec.Command("/bin/sh", "-n")
+		cmd.Stdin = bytes.NewReader(body)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, out)
+		}
 	}
 }

@@ -51,7 +51,11 @@ func TestEmulatedBoard(t *testing.T) {
 	dir := t.TempDir()
 	bins := buildGuest(t, dir)
 	initrd := filepath.Join(dir, "initrd.cpio")
-	if err := (Image{Root: root, Kernel: kver, Binaries: bins, Init: InitScript}).Build(initrd); err != nil {
+	files, err := FirmwareFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Image{Root: root, Kernel: kver, Binaries: bins, Init: InitScript(), Files: files}).Build(initrd); err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(initrd)
@@ -87,11 +91,13 @@ func TestEmulatedBoard(t *testing.T) {
 	}
 	defer cs.Close()
 
-	t.Run("gpio contract on PL061 via gpioioctl", func(t *testing.T) {
-		if !b.console.has("--- PASS: TestArmSwitchOnChip") {
-			t.Fatalf("contract test did not pass in the guest:\n%s", strings.Join(b.console.grep("ArmSwitch"), "\n"))
+	t.Run("gpio contracts on PL061 via gpioioctl", func(t *testing.T) {
+		for _, test := range []string{"TestArmSwitchOnChip", "TestConfirmButtonOnChip"} {
+			if !b.console.has("--- PASS: " + test) {
+				t.Errorf("%s did not pass in the guest:\n%s", test, strings.Join(b.console.grep(strings.TrimPrefix(test, "Test")), "\n"))
+			}
+			t.Logf("guest: %s", strings.Join(b.console.grep(test), " | "))
 		}
-		t.Logf("guest: %s", strings.Join(b.console.grep("TestArmSwitchOnChip"), " | "))
 	})
 	t.Run("board bring-up and arm input in capture_status", func(t *testing.T) {
 		boardUp(t, ctx, cs, "gpio")
@@ -99,16 +105,22 @@ func TestEmulatedBoard(t *testing.T) {
 		for _, p := range st.board {
 			t.Logf("board part %s: %s (%s)", p.Part, p.Outcome, p.Detail)
 		}
-		if st.arm.Input != "gpio" || st.arm.Where != "gpiochip0:3" || st.arm.On {
-			t.Errorf("transmit_arm %+v, want off, input gpio at gpiochip0:3", st.arm)
+		if st.arm.Input != "gpio" || st.arm.Where != ArmLine || st.arm.On {
+			t.Errorf("transmit_arm %+v, want off, input gpio at %s", st.arm, ArmLine)
+		}
+		if p := st.part("gpio"); p == nil || !strings.Contains(p.Detail, "confirm input "+ConfirmLine) {
+			t.Errorf("gpio bring-up %+v, want the confirm input %s named", p, ConfirmLine)
 		}
 	})
-	t.Run("arm switch pulsed over QMP", func(t *testing.T) {
+	t.Run("arm switch held over qtest", func(t *testing.T) {
 		before := len(b.console.grep("transmit arm switch"))
-		if err := b.qmp("system_powerdown"); err != nil {
-			t.Fatal(err)
-		}
+		b.setArm(t, true)
+		on := b.console.waitCount(t, "transmit arm switch", before+1, checkGiveUp)
+		b.setArm(t, false)
 		lines := b.console.waitCount(t, "transmit arm switch", before+2, checkGiveUp)
+		if !strings.Contains(on[before], "armed=true") || !strings.Contains(lines[before+1], "armed=false") {
+			t.Errorf("transitions %q, want armed then disarmed", lines[before:])
+		}
 		t.Logf("%s", strings.Join(lines[before:], " | "))
 	})
 	t.Run("span eth1 prepared, frames reach the kernel", func(t *testing.T) {
@@ -138,7 +150,7 @@ func TestEmulatedBoard(t *testing.T) {
 		decoded(t, ctx, cs, "can_frames", map[string]any{"port": "can0", "id": "CF00400"})
 		decoded(t, ctx, cs, "j1939_inventory", map[string]any{})
 	})
-	t.Run("socketcan transmit on can0, armed by the GPIO line", func(t *testing.T) {
+	t.Run("socketcan transmit on can0, armed by the key, confirmed by the button", func(t *testing.T) {
 		transmitCheck(t, ctx, b, endpoint)
 	})
 	t.Run("slcan adapter played by the host", func(t *testing.T) {
@@ -164,6 +176,10 @@ func TestEmulatedBoard(t *testing.T) {
 		t.Logf("%v; capture_status: %s", st["usb0"], p.Detail)
 	})
 	t.Logf("capture_status:\n%s", captureStatus(t, ctx, cs).raw)
+	// Last: it kills the daemon, and every session with it.
+	t.Run("killed mid-plan: can0 listen-only again after the restart", func(t *testing.T) {
+		killCheck(t, ctx, b, endpoint)
+	})
 }
 
 // Interface flags from linux/if.h, as /sys/class/net/IF/flags shows them.
@@ -211,7 +227,10 @@ func buildGuest(t *testing.T, dir string) map[string]string {
 type board struct {
 	cmd                          *exec.Cmd
 	console                      *console
-	qmpPath                      string
+	qmpPath, qtestPath           string
+	qtOnce                       sync.Once
+	qtConn                       *qtest
+	qtErr                        error
 	mcpAddr, spanAddr, j1708Addr string
 	slcanAddr                    string
 	slcan                        *slcanAdapter
@@ -242,7 +261,7 @@ func port(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
 func boot(t *testing.T, qemu, kernel, initrd, dir string) *board {
 	t.Helper()
 	b := &board{
-		qmpPath: filepath.Join(dir, "qmp.sock"),
+		qmpPath: filepath.Join(dir, "qmp.sock"), qtestPath: filepath.Join(dir, "qtest.sock"),
 		mcpAddr: freePort(t, "tcp"), spanAddr: freePort(t, "udp"), j1708Addr: freePort(t, "tcp"),
 	}
 	spanOut := freePort(t, "udp") // where QEMU sends what eth1 transmits; nothing should arrive
@@ -253,6 +272,7 @@ func boot(t *testing.T, qemu, kernel, initrd, dir string) *board {
 		"-kernel", kernel, "-initrd", initrd,
 		"-append", "console=ttyAMA0 panic=-1 loglevel=4",
 		"-qmp", "unix:" + b.qmpPath + ",server=on,wait=off",
+		"-qtest", "unix:" + b.qtestPath + ",server=on,wait=off",
 		"-object", "can-bus,id=canbus0",
 		"-device", "kvaser_pci,canbus=canbus0",
 		"-device", "kvaser_pci,canbus=canbus0",
@@ -284,6 +304,9 @@ func boot(t *testing.T, qemu, kernel, initrd, dir string) *board {
 	// what a chardev sends while nobody is connected.
 	b.slcan = playSlcan(t, b.slcanAddr)
 	t.Cleanup(func() {
+		if b.qtConn != nil {
+			b.qtConn.close()
+		}
 		_ = b.cmd.Process.Kill()
 		_ = b.cmd.Wait()
 		if t.Failed() {
@@ -304,7 +327,8 @@ func (b *board) qmp(command string) error {
 		return err
 	}
 	defer q.close()
-	return q.run(command)
+	_, err = q.call(command, nil)
+	return err
 }
 
 // console collects the guest's serial output line by line.
@@ -347,6 +371,29 @@ func (c *console) grep(sub string) []string {
 }
 
 func (c *console) has(sub string) bool { return len(c.grep(sub)) > 0 }
+
+// size is how many lines the console holds now: a mark for since.
+func (c *console) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.lines)
+}
+
+// since returns the lines from mark on that contain any of subs.
+func (c *console) since(mark int, subs ...string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, l := range c.lines[min(mark, len(c.lines)):] {
+		for _, s := range subs {
+			if strings.Contains(l, s) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
 
 func (c *console) tail(n int) string {
 	c.mu.Lock()

@@ -16,6 +16,30 @@ type Image struct {
 	Kernel   string            // ABI, e.g. 6.1.0-57-arm64
 	Binaries map[string]string // name in /bin -> host path of an arm64 binary
 	Init     string            // the /init script
+	// Files are added as they are, by path in the image (the init script
+	// of the firmware image, its /etc/default file).
+	Files map[string]File
+}
+
+// InitDScript is where the firmware image's init script lives in this
+// tree, and where Build puts it in the guest.
+const (
+	InitDScript = "../buildroot/package/fieldtap/S90fieldtapd"
+	InitDPath   = "etc/init.d/S90fieldtapd"
+)
+
+// FirmwareFiles are the firmware image's own start-up files for the
+// guest: S90fieldtapd (so the emulated board runs the init script and
+// respawn loop a real image does) and its /etc/default/fieldtapd.
+func FirmwareFiles() (map[string]File, error) {
+	s90, err := os.ReadFile(InitDScript)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]File{
+		InitDPath:               {Mode: ModeFile | 0o755, Data: s90},
+		"etc/default/fieldtapd": {Mode: ModeFile | 0o644, Data: []byte(DefaultFile)},
+	}, nil
 }
 
 // FindKernel returns the single kernel version under root/lib/modules.
@@ -75,12 +99,16 @@ func (im Image) Build(out string) error {
 	}
 	add("lib/modules/order", ModeFile|0o644, list.Bytes())
 	add("etc/passwd", ModeFile|0o644, []byte("root:x:0:0:root:/:/bin/sh\nfieldtap:x:1000:1000:fieldtap:/:/bin/false\n"))
-	add("etc/group", ModeFile|0o644, []byte("root:x:0:\nfieldtap:x:1000:\n"))
+	add("etc/group", ModeFile|0o644, []byte("root:x:0:\nfieldtap:x:1000:\ngpio:x:1001:fieldtap\ndialout:x:1002:fieldtap\n"))
 	sum, txSum := sha256.Sum256([]byte(Token)), sha256.Sum256([]byte(TxToken))
 	add("etc/fieldtap/tokens", ModeFile|0o600, []byte("hwtest:sha256:"+hex.EncodeToString(sum[:])+"\n"+
 		"hwtest-tx:sha256:"+hex.EncodeToString(txSum[:])+":read,transmit\n"))
 	add("etc/fieldtap/fieldtapd.toml", ModeFile|0o644, []byte(GuestConfig))
 	add("init", ModeFile|0o755, []byte(im.Init))
+	for name, f := range im.Files {
+		dir(path.Dir(name))
+		files[name] = f
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err

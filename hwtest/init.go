@@ -1,5 +1,7 @@
 package hwtest
 
+import "strconv"
+
 // Marker lines the guest prints on its console. The host test waits for
 // Ready before it talks MCP.
 const (
@@ -8,6 +10,11 @@ const (
 	// RxLine starts each frame `guest candump` saw on can1 that can1
 	// did not send itself.
 	RxLine = "FIELDTAP-HWTEST RX"
+	// KilledLine is `guest killon` killing every fieldtapd mid-plan, with
+	// the controller's mode at that moment; ListenOnlyLine is the
+	// controller reading listen-only again, with the time since the kill.
+	KilledLine     = "FIELDTAP-HWTEST KILLED"
+	ListenOnlyLine = "FIELDTAP-HWTEST LISTENONLY"
 )
 
 // MCPPort is fieldtapd's HTTP port inside the guest; QEMU forwards a host
@@ -26,13 +33,32 @@ const TxToken = "hwtest-transmit-token-not-secret"
 // which is never loaded unless named.
 const Bundles = "server,can,j1939,sip,media,j1708,transmit"
 
+// Lines of the qemu-virt profile's PL061 the checks drive and read.
+const (
+	ArmLine     = "gpiochip0:4" // held by the host over qtest (set_irq_in)
+	ConfirmLine = "gpiochip0:3" // pulsed by QMP system_powerdown
+)
+
+// The frames the transmit checks send on can0: proprietary-B PGNs (0xFF00,
+// 0xFF01) from the off-board tool address 0xF9, which no analyser acts on.
+// KillID is the long plan `guest killon` interrupts after KillAfter frames.
+const (
+	KillID    = "18FF01F9"
+	KillAfter = 5
+)
+
 // GuestConfig is /etc/fieldtap/fieldtapd.toml: the profile's can0 with
 // transmit enabled (a [[port]] replaces the profile's port of that name),
-// and the audit file the gatekeeper needs before it sends anything.
+// the audit file the gatekeeper needs before it sends anything, and the
+// confirm button required: every send waits for a press of PL061 line 3.
+// button_wait covers reading the blink code from the host (up to two
+// cycles of about 10 s under TCG) before pressing.
 const GuestConfig = `board = "qemu-virt"
 
 [transmit]
 audit_file = "/var/lib/fieldtap/transmit.jsonl"
+require_button = true
+button_wait = "60s"
 
 [[port]]
 name = "can0"
@@ -42,14 +68,18 @@ bitrate = 250000
 transmit = true
 `
 
-// InitScript is the guest's /init: mount, load modules in order, bring up
+// InitScript returns the guest's /init: mount, load modules in order, bring up
 // eth0 for QEMU's user network, set both CAN controllers to 250 kbit/s,
-// run the GPIO contract test on the real PL061 line, start a frame reader
-// on can1 and fieldtapd on the qemu-virt profile with GuestConfig
-// (dropping to user fieldtap), print Ready once it listens, then keep
-// J1939 frames flowing from can1 and print kernel counters once a second.
-const InitScript = `#!/bin/sh
+// run the GPIO contract tests on the real PL061 lines, start a frame
+// reader on can1 and the mid-plan killer, start fieldtapd through the
+// image's own init script (buildroot's S90fieldtapd, whose respawn loop
+// restarts it) on the qemu-virt profile with GuestConfig (dropping to user
+// fieldtap), print Ready once it listens, then keep J1939 frames flowing
+// from can1 and print kernel counters once a second.
+func InitScript() string {
+	return `#!/bin/sh
 /bin/busybox --install -s /bin
+export PATH=/sbin:/usr/sbin:/bin:/usr/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
@@ -66,7 +96,7 @@ ip route add default via 10.0.2.2
 echo "hwtest: net $(ls /sys/class/net | tr '\n' ' ')"
 echo "hwtest: tty $(ls /dev | grep -E '^tty(S|AMA)[0-9]' | tr '\n' ' ')"
 echo "hwtest: gpio $(ls /dev | grep gpiochip | tr '\n' ' ')"
-FIELDTAP_ARM_LINE=gpiochip0:3 /bin/board.test -test.run 'TestArmSwitchOnChip' -test.v 2>&1
+FIELDTAP_ARM_LINE=` + ArmLine + ` FIELDTAP_CONFIRM_LINE=` + ConfirmLine + ` /bin/board.test -test.run 'TestArmSwitchOnChip|TestConfirmButtonOnChip' -test.v 2>&1
 auth=
 if /bin/fieldtapd -h 2>&1 | grep -q mcp-tokens-file; then
 	auth="--mcp-tokens-file /etc/fieldtap/tokens"
@@ -76,14 +106,25 @@ else
 fi
 # What an mdev or udev rule does on a real image: the unprivileged
 # daemon's user may open the serial ports, the GPIO chip and the tokens.
-mkdir -p /var/lib/fieldtap
+mkdir -p /var/lib/fieldtap /var/run /var/log
 chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/lib/fieldtap
 /bin/guest candump can1 &
-/bin/fieldtapd --config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth 2>&1 &
+/bin/guest killon can1 ` + KillID + ` ` + strconv.Itoa(KillAfter) + ` can0 &
+echo "FIELDTAPD_ARGS=\"--config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth\"" >>/etc/default/fieldtapd
+/etc/init.d/S90fieldtapd start
 until netstat -ltn | grep -q ':8731 '; do sleep 0.2; done
 echo "` + Ready + `"
 while true; do
 	/bin/guest cansend can1 20 || sleep 1
 	echo "` + StatLine + ` can0_rx=$(cat /sys/class/net/can0/statistics/rx_packets) can1_tx=$(cat /sys/class/net/can1/statistics/tx_packets) can0_tx=$(cat /sys/class/net/can0/statistics/tx_packets) can0_mode=$(/bin/guest canmode can0) eth1_rx=$(cat /sys/class/net/eth1/statistics/rx_packets) eth1_flags=$(cat /sys/class/net/eth1/flags) eth1_addrs=$(ip addr show eth1 | grep -c inet) eth1_noipv6=$(cat /proc/sys/net/ipv6/conf/eth1/disable_ipv6) ids=$(for p in $(pidof fieldtapd); do awk '/^Uid/{u=$2} /^CapEff/{c=$2} /^VmRSS/{r=$2} END{printf "%s/%s/%skB,", u, c, r}' /proc/$p/status; done) usb0=$(ip -4 addr show usb0 2>/dev/null | grep -o 'inet [0-9./]*')"
 done
+`
+}
+
+// DefaultFile is the guest's /etc/default/fieldtapd, which S90fieldtapd
+// sources: fieldtapd's log goes to the console the host reads, and the
+// program is where the initramfs keeps it. InitScript
+// appends FIELDTAPD_ARGS once it knows whether auth is on.
+const DefaultFile = `FIELDTAPD_LOG=/dev/console
+FIELDTAPD_BIN=/bin/fieldtapd
 `

@@ -4,22 +4,33 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	fb "fieldtap/board"
+	"fieldtap/services/transmit"
 )
 
-// The frame the box sends on can0: a proprietary-B PGN (0xFF00) from the
-// off-board tool address 0xF9, which no analyser acts on.
+// The one-frame send of the transmit check: PGN 0xFF00 from 0xF9.
 const (
 	txID   = "18FF00F9"
 	txData = "4857544553540102" // "HWTEST" 01 02
 	// statsToWait is how many STAT lines (about one a second) a
-	// refused send is watched for: nothing may reach can1 or leave can0.
+	// refused or unpressed send is watched for: nothing may reach can1
+	// or leave can0.
 	statsToWait = 2
+	// ledSample is how often the host reads the status LED: a blink
+	// lasts board.BlinkOn, many samples.
+	ledSample = 10 * time.Millisecond
+	// killFrames, 20 ms apart, make the plan the kill check interrupts:
+	// the most a plan holds, about five seconds on the wire.
+	killFrames = 256
 )
 
 // txResult is the part of a transmitting tool's envelope the check reads.
@@ -32,13 +43,16 @@ type txResult struct {
 	Errors []struct{ Code, Message string } `json:"errors"`
 }
 
-// transmitCheck proves the socketcan write path end to end (docs/can-drivers.md):
-// can0 listen-only at rest; a send while the arm input is off is refused
-// by the arm gate and nothing reaches can1; with the key held on over QMP,
-// can_send (dry_run false, ack_active true, confirmed through elicitation)
-// puts exactly one frame on the bus, can1 receives it, and can0 is back in
-// listen-only afterwards.
-func transmitCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
+// buttonWaiting is transmit_status's confirm_button.waiting.
+type buttonWaiting struct {
+	PlanID string `json:"plan_id"`
+	Code   string `json:"code"`
+}
+
+// txClient connects with the transmit token as a client that accepts
+// every elicitation, recording what the person was asked.
+func txClient(t *testing.T, ctx context.Context, endpoint string) (*sdk.ClientSession, func() []string) {
+	t.Helper()
 	var mu sync.Mutex
 	var asked []string
 	client := sdk.NewClient(&sdk.Implementation{Name: "fieldtap-hwtest-transmit", Version: "1"}, &sdk.ClientOptions{
@@ -50,10 +64,31 @@ func transmitCheck(t *testing.T, ctx context.Context, b *board, endpoint string)
 		},
 	})
 	hc := &http.Client{Transport: bearer{TxToken, http.DefaultTransport}}
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("MCP connect with the transmit token: %v", err)
+	var cs *sdk.ClientSession
+	var err error
+	for deadline := time.Now().Add(checkGiveUp); ; time.Sleep(250 * time.Millisecond) {
+		if cs, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("MCP connect with the transmit token: %v", err)
+		}
 	}
+	return cs, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), asked...)
+	}
+}
+
+// transmitCheck proves the socketcan write path and the confirm button
+// end to end (docs/hardware-test.md): can0 listen-only at rest; a send
+// while the key is off is refused by gate arm; with the key held on over
+// qtest, can_send waits for the button with the plan's code blinking on
+// the status LED, sends nothing until QMP presses it, then puts exactly
+// one frame on the bus, and can0 is listen-only again afterwards.
+func transmitCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
+	cs, asked := txClient(t, ctx, endpoint)
 	defer cs.Close()
 	send := map[string]any{"port": "can0", "frames": []any{map[string]any{"id": txID, "data": txData}}, "dry_run": false, "ack_active": true}
 	want := RxLine + " can1 " + txID + "#" + txData
@@ -80,35 +115,128 @@ func transmitCheck(t *testing.T, ctx context.Context, b *board, endpoint string)
 		}
 	})
 
-	t.Run("armed over QMP: one frame reaches can1, can0 back to listen-only", func(t *testing.T) {
+	t.Run("armed over qtest, confirm pressed over QMP: one frame reaches can1, can0 back to listen-only", func(t *testing.T) {
 		rx := len(b.console.grep(RxLine))
-		release := b.holdArm(t)
-		arm := waitArm(t, ctx, cs, true)
-		t.Logf("capture_status transmit_arm while held: %+v", arm)
-		res := callTx(t, ctx, cs, send)
-		presses, qerr := release()
-		if qerr != nil {
-			t.Errorf("holding the key: %v", qerr)
+		b.setArm(t, true)
+		defer b.setArm(t, false)
+		t.Logf("capture_status transmit_arm while on: %+v", waitArm(t, ctx, cs, true))
+		done := callTxAsync(ctx, cs, send)
+		w := waitButton(t, ctx, cs)
+		code := b.readBlinks(t)
+		t.Logf("waiting for the button: plan %s, code %s; the status LED blinks %v", w.PlanID, w.Code, code)
+		if transmit.ButtonCodeText(code) != w.Code {
+			t.Errorf("the status LED blinks %v, transmit_status says %s", code, w.Code)
 		}
-		t.Logf("can_send: ok %v status %s frames_sent %d errors %+v (key pressed %d times)", res.OK, res.Data.Status, res.Data.Sent, res.Errors, presses)
+		// While it waits, with every other gate open, nothing goes out.
+		st := b.console.nextStats(t, statsToWait)
+		if got := b.console.grep(RxLine); len(got) != rx || st["can0_tx"] != "0" {
+			t.Fatalf("before the press: can1 saw %v, can0 tx_packets %s; want nothing", got[rx:], st["can0_tx"])
+		}
+		b.pressConfirm(t)
+		res := <-done
+		t.Logf("can_send: ok %v status %s frames_sent %d errors %+v", res.OK, res.Data.Status, res.Data.Sent, res.Errors)
 		if !res.OK || res.Data.Status != "sent" || res.Data.Sent != 1 {
-			t.Fatalf("armed can_send = %+v, want sent, 1 frame", res)
+			t.Fatalf("pressed can_send = %+v, want sent, 1 frame", res)
 		}
-		mu.Lock()
-		if len(asked) != 1 || !strings.Contains(asked[0], txID) {
-			t.Errorf("the person was asked %q, want one question showing %s", asked, txID)
+		if q := asked(); len(q) != 1 || !strings.Contains(q[0], txID) || !strings.Contains(q[0], "blinks "+w.Code) {
+			t.Errorf("the person was asked %q, want one question showing %s and the blink code %s", q, txID, w.Code)
 		}
-		mu.Unlock()
 		got := b.console.waitCount(t, RxLine, rx+1, checkGiveUp)[rx:]
 		if len(got) != 1 || !strings.HasSuffix(got[0], want) {
 			t.Errorf("can1 received %q, want exactly %q", got, want)
 		}
-		st := b.console.waitStatWhere(t, "can0 tx_packets 1 and listen-only", checkGiveUp, func(st map[string]string) bool {
+		st = b.console.waitStatWhere(t, "can0 tx_packets 1 and listen-only", checkGiveUp, func(st map[string]string) bool {
 			return st["can0_tx"] == "1" && st["can0_mode"] == "listen-only"
 		})
 		t.Logf("can1: %s; kernel: can0 %s, tx_packets %s", strings.Join(got, " | "), st["can0_mode"], st["can0_tx"])
-		t.Logf("capture_status transmit_arm after release: %+v", waitArm(t, ctx, cs, false))
 	})
+	t.Logf("capture_status transmit_arm after the key is off: %+v", waitArm(t, ctx, cs, false))
+}
+
+var (
+	killedField = regexp.MustCompile(`(\w+)=(\S+)`)
+	slogTime    = regexp.MustCompile(`time=(\S+)`)
+)
+
+// killCheck is the crash: with the key on, a 256-frame can_send confirmed
+// by button is under way when `guest killon` SIGKILLs every fieldtapd at
+// its 5th frame on the bus, with can0 in normal mode. The init script's
+// respawn loop starts fieldtapd again; its first act puts can0 back in
+// listen-only, no more frames leave can0, and transmit_status on the new
+// daemon says which plan the previous run left mid-send.
+func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
+	cs, _ := txClient(t, ctx, endpoint)
+	defer cs.Close()
+	frames := make([]any, killFrames)
+	for i := range frames {
+		frames[i] = map[string]any{"id": KillID, "data": "4B494C4C", "delay_ms": 20}
+	}
+	b.setArm(t, true)
+	defer b.setArm(t, false)
+	waitArm(t, ctx, cs, true)
+	starts := len(b.console.grep("fieldtapd starting"))
+	mark := b.console.size()
+	resets := len(b.console.grep("put back in listen-only at start-up"))
+	callTxAsync(ctx, cs, map[string]any{"port": "can0", "frames": frames, "dry_run": false, "ack_active": true})
+	w := waitButton(t, ctx, cs)
+	b.pressConfirm(t)
+	killed := b.console.waitCount(t, KilledLine, 1, checkGiveUp)[0]
+	at := map[string]string{}
+	for _, m := range killedField.FindAllStringSubmatch(killed, -1) {
+		at[m[1]] = m[2]
+	}
+	t.Logf("plan %s: %s", w.PlanID, killed)
+	if at["can0_mode"] != "normal" {
+		t.Errorf("at the kill can0 was %s; the check wants the plan under way (normal)", at["can0_mode"])
+	}
+	back := b.console.waitCount(t, ListenOnlyLine, 1, checkGiveUp)[0]
+	t.Logf("%s", back)
+	b.console.waitCount(t, "fieldtapd starting", starts+1, checkGiveUp)
+	step := b.console.waitCount(t, "put back in listen-only at start-up", resets+1, checkGiveUp)
+	t.Logf("restarted daemon: %s", strings.Join(step[resets:], " | "))
+	// The guest's clock on both sides: the kill, the restarted
+	// processes' first log line, the listen-only step.
+	killedAt, _ := time.Parse(time.RFC3339Nano, at["at"])
+	for _, l := range b.console.since(mark, "fieldtapd starting", "listen-only at start-up", "ended (status") {
+		if m := slogTime.FindStringSubmatch(l); m != nil && !killedAt.IsZero() {
+			if ts, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+				t.Logf("after the kill +%v: %s", ts.Sub(killedAt).Round(time.Millisecond), l)
+				continue
+			}
+		}
+		t.Logf("after the kill: %s", l)
+	}
+	st := b.console.waitStatWhere(t, "can0 listen-only after the restart", checkGiveUp, func(st map[string]string) bool { return st["can0_mode"] == "listen-only" })
+	sent, _ := strconv.Atoi(st["can0_tx"])
+	later := b.console.nextStats(t, statsToWait)
+	if later["can0_tx"] != st["can0_tx"] || later["can0_mode"] != "listen-only" || sent >= 1+killFrames {
+		t.Errorf("after the restart can0 tx_packets %s then %s, mode %s; want no more frames, listen-only", st["can0_tx"], later["can0_tx"], later["can0_mode"])
+	}
+	t.Logf("can0 sent %d frames of the 256-frame plan (and 1 earlier) before the kill; listen-only since", sent-1)
+
+	cs2, _ := txClient(t, ctx, endpoint)
+	defer cs2.Close()
+	res, err := cs2.CallTool(ctx, &sdk.CallToolParams{Name: "transmit_status", Arguments: map[string]any{}})
+	if err != nil || len(res.Content) == 0 {
+		t.Fatalf("transmit_status after the restart: %v", err)
+	}
+	var ts struct {
+		Data struct {
+			PreviousRun *struct {
+				Interrupted []struct {
+					PlanID string `json:"plan_id"`
+					Port   string `json:"port"`
+				} `json:"interrupted"`
+				PortsReset []struct{ Port, Mode, Error string } `json:"ports_reset"`
+			} `json:"previous_run"`
+		} `json:"data"`
+	}
+	json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &ts)
+	pr := ts.Data.PreviousRun
+	if pr == nil || len(pr.Interrupted) != 1 || pr.Interrupted[0].PlanID != w.PlanID || pr.Interrupted[0].Port != "can0" {
+		t.Fatalf("transmit_status previous_run %+v, want plan %s on can0 interrupted", pr, w.PlanID)
+	}
+	t.Logf("transmit_status previous_run: %+v", *pr)
 }
 
 func callTx(t *testing.T, ctx context.Context, cs *sdk.ClientSession, args map[string]any) txResult {
@@ -122,6 +250,77 @@ func callTx(t *testing.T, ctx context.Context, cs *sdk.ClientSession, args map[s
 		t.Fatal(err)
 	}
 	return r
+}
+
+// callTxAsync runs can_send in the background; a failed call (the daemon
+// killed under it) reads as not ok.
+func callTxAsync(ctx context.Context, cs *sdk.ClientSession, args map[string]any) chan txResult {
+	done := make(chan txResult, 1)
+	go func() {
+		var r txResult
+		if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "can_send", Arguments: args}); err == nil && len(res.Content) > 0 {
+			json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &r)
+		}
+		done <- r
+	}()
+	return done
+}
+
+// waitButton polls transmit_status until a plan waits for the button.
+func waitButton(t *testing.T, ctx context.Context, cs *sdk.ClientSession) buttonWaiting {
+	t.Helper()
+	for deadline := time.Now().Add(checkGiveUp); ; time.Sleep(50 * time.Millisecond) {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "transmit_status", Arguments: map[string]any{}})
+		if err != nil || len(res.Content) == 0 {
+			t.Fatalf("transmit_status: %v", err)
+		}
+		var st struct {
+			Data struct {
+				Button struct {
+					Waiting *buttonWaiting `json:"waiting"`
+				} `json:"confirm_button"`
+			} `json:"data"`
+		}
+		json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &st)
+		if w := st.Data.Button.Waiting; w != nil && w.PlanID != "" {
+			return *w
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("transmit_status never showed a plan waiting for the button")
+		}
+	}
+}
+
+// readBlinks samples the status LED over qtest until it has seen one
+// whole code (fb.BlinkSteps), and decodes it.
+func (b *board) readBlinks(t *testing.T) []int {
+	t.Helper()
+	statusLED := fb.Line{}
+	if prof, err := fb.Load("qemu-virt"); err != nil {
+		t.Fatal(err)
+	} else if statusLED, err = fb.ParseLine(prof.GPIO.StatusLED); err != nil {
+		t.Fatal(err)
+	}
+	var runs []ledRun
+	last := time.Now()
+	for deadline := last.Add(checkGiveUp); time.Now().Before(deadline); time.Sleep(ledSample) {
+		on, err := b.qt(t).readLine(statusLED.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		if n := len(runs); n > 0 && runs[n-1].on == on {
+			runs[n-1].d += now.Sub(last)
+		} else {
+			runs = append(runs, ledRun{on: on, d: now.Sub(last)})
+		}
+		last = now
+		if code, ok := decodeBlinks(runs); ok {
+			return code
+		}
+	}
+	t.Fatalf("no whole blink code on the status LED within %v: %d runs", checkGiveUp, len(runs))
+	return nil
 }
 
 // waitArm polls capture_status until transmit_arm.on is on.

@@ -227,19 +227,18 @@ var transmitExecute = tool[transmitExecuteIn, txOut]{
 		if err != nil {
 			return txOut{}, err
 		}
-		planID, tok, isRetry := parseState(c.req.Params.RequestState)
-		if !isRetry {
-			planID = in.PlanID
-		}
+		owner := caller(c.ctx).Owner()
 		if in.Port != "" {
-			if _, err := transmitPorts(svc.Status(), in.PortSelector); err != nil {
+			if _, err := transmitPorts(svc.Status(owner), in.PortSelector); err != nil {
 				return txOut{}, err
 			}
-			if p := svc.Get(planID); p != nil && p.Port != string(in.Port) {
+			if p := svc.Get(owner, in.PlanID); p != nil && p.Port != string(in.Port) {
 				return txOut{}, argErr("port", "omit port, or make the plan for that port", "plan %s is for port %s, not %s", p.ID, p.Port, in.Port)
 			}
 		}
-		return execute(c, planID, in.AckActive, tok)
+		// On a retry the state names the plan too; the service refuses
+		// one that names another (a moved confirmation).
+		return execute(c, in.PlanID, in.AckActive, c.req.Params.RequestState)
 	},
 }
 
@@ -266,7 +265,7 @@ var transmitStatus = tool[transmitStatusIn, transmit.Status]{
 		if err != nil {
 			return transmit.Status{}, err
 		}
-		st := svc.Status()
+		st := svc.Status(caller(c.ctx).Owner())
 		chosen, err := transmitPorts(st, in.PortSelector)
 		if err != nil {
 			return transmit.Status{}, err
@@ -304,7 +303,8 @@ var transmitPlans = tool[transmitPlansIn, page[planRow]]{
 		if err != nil {
 			return page[planRow]{}, err
 		}
-		chosen, err := transmitPorts(svc.Status(), in.PortSelector)
+		owner := caller(c.ctx).Owner()
+		chosen, err := transmitPorts(svc.Status(owner), in.PortSelector)
 		if err != nil {
 			return page[planRow]{}, err
 		}
@@ -312,7 +312,7 @@ var transmitPlans = tool[transmitPlansIn, page[planRow]]{
 		if err != nil {
 			return page[planRow]{}, err
 		}
-		plans := svc.Plans()
+		plans := svc.Plans(owner)
 		slices.SortFunc(plans, func(a, b transmit.Plan) int {
 			ka, kb := planKey(&a), planKey(&b)
 			switch {

@@ -15,12 +15,12 @@ import (
 // The confirmation round trip: a run that needs a person's answer ends
 // with an input request (askInput over mcp-go's input-request builder:
 // 2026-07-28 clients get it natively, older ones through mcp-go's bridge,
-// which re-invokes the tool with the answer). The request state names the
-// plan and the service's one-time token; the service, not this layer,
-// decides whether an answer is valid.
+// which re-invokes the tool with the answer). The request state is the
+// service's own, HMAC-bound to the plan, this tool, these arguments and
+// this token and session, answerable once (services/transmit/state.go);
+// the service, not this layer, decides whether an answer is valid.
 const (
 	elicitKey      = "confirm_transmit"
-	stateVersion   = "ftx1"
 	elicitSendProp = "send"
 )
 
@@ -33,12 +33,25 @@ func transmitter(c *call) (*transmit.Service, error) {
 	return c.d.Transmit, nil
 }
 
-// caller is who calls, as the auth layer proved it (auth.go). The
-// service applies its own rule: over HTTP only a token carrying the
-// transmit scope may send.
+// caller is who calls, as the auth layer proved it (auth.go), with the
+// MCP session over HTTP: a plan and a confirmation belong to the token
+// and the session that made them. The service applies its own rule: over
+// HTTP only a token carrying the transmit scope may send.
 func caller(ctx context.Context) transmit.Caller {
 	c := callerOf(ctx)
-	return transmit.Caller{Via: transmit.ViaMCP, Transport: c.Transport, TokenID: c.TokenID, Scopes: c.Scopes}
+	tc := transmit.Caller{Via: transmit.ViaMCP, Transport: c.Transport, TokenID: c.TokenID, Scopes: c.Scopes}
+	if s := server.ClientSessionFromContext(ctx); s != nil && c.Transport == "http" {
+		tc.Session = s.SessionID()
+	}
+	return tc
+}
+
+// binding is what a confirmation is bound to besides the plan: this
+// tool and a digest of its arguments, the same on the call that asks and
+// on the retry that carries the answer.
+func binding(c *call) (tool, digest string, err error) {
+	digest, err = transmit.ArgsDigest(c.req.GetRawArguments())
+	return c.req.Params.Name, digest, err
 }
 
 // canElicit reports whether this request's client declared elicitation:
@@ -74,8 +87,9 @@ func planAndMaybeRun(c *call, g txGate, spec func() (transmit.Spec, error)) (txO
 	if err != nil {
 		return txOut{}, err
 	}
-	if planID, tok, isRetry := parseState(c.req.Params.RequestState); isRetry {
-		return execute(c, planID, g.AckActive, tok)
+	if state := c.req.Params.RequestState; state != "" {
+		// A retry carrying an answer: the state names the plan.
+		return execute(c, "", g.AckActive, state)
 	}
 	sp, err := spec()
 	if err != nil {
@@ -86,54 +100,63 @@ func planAndMaybeRun(c *call, g txGate, spec func() (transmit.Spec, error)) (txO
 		return txOut{}, planInvalid(err)
 	}
 	if g.dry() {
-		return planned(svc, p), nil
+		c.note(transmit.PlannedNote(p))
+		return planned(c, svc, p), nil
 	}
 	return execute(c, p.ID, g.AckActive, "")
 }
 
 // planned is a dry run's answer: the plan, and the call that sends it
-// when the port can send at all.
-func planned(svc *transmit.Service, p *transmit.Plan) txOut {
+// only when no gate known now would refuse it (the service decides, from
+// the same checks an execution runs).
+func planned(c *call, svc *transmit.Service, p *transmit.Plan) txOut {
 	row := planRowOf(p)
 	out := txOut{Status: "planned", Plan: &row, Answers: []answerRow{}}
-	for _, ps := range svc.Status().Ports {
-		switch {
-		case ps.Port != p.Port:
-		case !ps.Enabled:
-			out.NextReason = "port " + p.Port + " is not enabled for transmit in the configuration ([[port]] transmit = true): this plan can be read, not sent"
-		case !ps.Writer:
-			out.NextReason = "port " + p.Port + " has no writer on this board: this plan can be read, not sent"
-		default:
-			out.Next = &nextCall{Tool: transmitExecute.name, Arguments: nextArgs{PlanID: p.ID, AckActive: true}, Before: p.Expires}
-		}
+	n := svc.Next(caller(c.ctx), canElicit(c.ctx), p)
+	if n.CanSend {
+		out.Next = &nextCall{Tool: transmitExecute.name, Arguments: nextArgs{PlanID: p.ID, AckActive: true}, Before: p.Expires}
 	}
+	out.NextReason = n.Text
+	out.Blockers = n.Blockers
 	return out
 }
 
 // execute runs a stored plan through the service's gates, asking a person
-// through elicitation when the service wants a confirmation.
-func execute(c *call, planID string, ack bool, token string) (txOut, error) {
+// through elicitation when the service wants a confirmation. state is the
+// request state a retry carries back, empty on a first call.
+func execute(c *call, planID string, ack bool, state string) (txOut, error) {
 	svc, err := transmitter(c)
 	if err != nil {
 		return txOut{}, err
 	}
-	conf := transmit.Confirmation{CanAsk: canElicit(c.ctx), Token: token}
-	if token != "" {
+	tool, digest, err := binding(c)
+	if err != nil {
+		return txOut{}, err
+	}
+	conf := transmit.Confirmation{CanAsk: canElicit(c.ctx), Token: state, Tool: tool, ArgsDigest: digest}
+	if state != "" {
 		conf.Reply = replyOf(server.ElicitationResponse(c.req.Params.InputResponses, elicitKey))
 	}
 	out, err := svc.Execute(c.ctx, caller(c.ctx), planID, ack, conf)
+	c.note(transmit.NoteOf(out, err))
 	var ref *transmit.Refusal
+	var terr *transmit.Error
 	switch {
 	case errors.As(err, &ref):
 		msg := fmt.Sprintf("refused by gate %s: %s", ref.Gate, ref.Message)
 		if ref.Sent > 0 {
 			msg += fmt.Sprintf(" (%d frames were sent before it)", ref.Sent)
 		}
-		return txOut{}, failErr(CodeTransmitRefused, msg, ref.Hint)
+		return txOut{}, &toolError{ErrorInfo{Code: CodeTransmitRefused, Message: msg, Hint: ref.Hint, Gate: ref.Gate, Reason: ref.Code}}
+	case errors.As(err, &terr):
+		return txOut{}, &toolError{ErrorInfo{Code: CodeTransmitRefused, Message: terr.Error(), Hint: "nothing was sent", Reason: terr.Code}}
 	case err != nil:
 		return txOut{}, fmt.Errorf("transmit plan %s: %w", planID, err)
 	case out.Status == transmit.StatusNeedsConfirmation:
-		return txOut{}, askInput(server.NewInputRequestBuilder(stateVersion+":"+out.PlanID+":"+out.Token).
+		// The client answers, or not, without this call holding one of
+		// the box's concurrency slots (limits.go).
+		releaseSlot(c.ctx)
+		return txOut{}, askInput(server.NewInputRequestBuilder(out.Token).
 			Elicit(elicitKey, mcpgo.ElicitationParams{
 				Mode:    mcpgo.ElicitationModeForm,
 				Message: out.Question,
@@ -149,8 +172,9 @@ func execute(c *call, planID string, ack bool, token string) (txOut, error) {
 	for _, w := range out.Warnings {
 		c.warnf("%s", w)
 	}
-	res := txOut{Status: out.Status, Sent: out.Sent, Answers: answerRows(out.Answers), NextReason: "sent: a plan runs once; make a new dry run to send again"}
-	if p := svc.Get(out.PlanID); p != nil {
+	res := txOut{Status: out.Status, Sent: out.Sent, Answers: answerRows(out.Answers), Blockers: []transmit.Blocker{},
+		NextReason: "sent: a plan runs once; make a new dry run to send again"}
+	if p := svc.Get(caller(c.ctx).Owner(), out.PlanID); p != nil {
 		row := planRowOf(p)
 		res.Plan = &row
 	}
@@ -175,13 +199,4 @@ func replyOf(r *mcpgo.ElicitationResult) transmit.Reply {
 		return transmit.ReplyCancel
 	}
 	return transmit.ReplyNone
-}
-
-// parseState reads the request state this bundle wrote.
-func parseState(s string) (planID, token string, isRetry bool) {
-	parts := strings.Split(s, ":")
-	if len(parts) != 3 || parts[0] != stateVersion {
-		return "", "", false
-	}
-	return parts[1], parts[2], true
 }

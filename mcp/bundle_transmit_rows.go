@@ -63,14 +63,19 @@ type planRow struct {
 	Created       time.Time      `json:"created"`
 	Expires       time.Time      `json:"expires"`
 	Executed      bool           `json:"executed"`
-	Text          string         `json:"text" jsonschema:"the plan for a person, byte for byte, as the confirmation question shows it"`
+	// Ended says why a plan will never run although it did not expire.
+	Ended string `json:"ended,omitempty" jsonschema:"declined, cancelled, no_answer or voided: why the plan will never run"`
+	// ButtonCode is the status LED's blink pattern while this plan waits
+	// for the board's confirm button.
+	ButtonCode string `json:"button_code,omitempty" jsonschema:"the blink pattern the status LED shows while the plan waits for the confirm button"`
+	Text       string `json:"text" jsonschema:"the plan for a person, byte for byte, as the confirmation question shows it"`
 }
 
 func planRowOf(p *transmit.Plan) planRow {
 	r := planRow{PlanID: p.ID, Port: p.Port, Medium: string(p.Medium), Tool: p.Tool, Summary: p.Summary, Risk: string(p.Risk),
 		Frames: make([]planFrameRow, len(p.Frames)), Count: p.Count, Duration: p.DurationMicro, AddedLoad: p.AddedLoad, LoadBasis: p.LoadBasis,
 		Preconditions: nonNil(p.Preconditions), CannotKnow: nonNil(p.Unknowns), SHA256: p.Hash, Created: p.Created, Expires: p.Expires,
-		Executed: p.Executed, Text: p.Text()}
+		Executed: p.Executed, Ended: p.Ended, ButtonCode: p.ButtonCode, Text: p.Text()}
 	var at time.Duration
 	known := true
 	for i, f := range p.Frames {
@@ -186,8 +191,10 @@ type txOut struct {
 	Plan   *planRow `json:"plan" jsonschema:"the plan; null only if it expired while it ran"`
 	// Next is how to send this plan; null once sent, or when the port
 	// cannot send (next_reason says why).
-	Next       *nextCall   `json:"next"`
-	NextReason string      `json:"next_reason,omitempty"`
-	Sent       int         `json:"frames_sent"`
-	Answers    []answerRow `json:"answers"`
+	Next       *nextCall `json:"next"`
+	NextReason string    `json:"next_reason,omitempty"`
+	// Blockers are the gates that would refuse this plan now.
+	Blockers []transmit.Blocker `json:"blockers"`
+	Sent     int                `json:"frames_sent"`
+	Answers  []answerRow        `json:"answers"`
 }

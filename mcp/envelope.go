@@ -32,6 +32,11 @@ type ErrorInfo struct {
 	// size its next request.
 	SizeBytes int `json:"size_bytes,omitempty"`
 	MaxBytes  int `json:"max_bytes,omitempty"`
+	// Gate and Reason come with TRANSMIT_REFUSED: the gate that refused
+	// and, where a gate has several reasons, which (CONFIRMATION_FORGED,
+	// BUTTON_TIMEOUT, PLANS_TOKEN_FULL…), stable for a client to branch on.
+	Gate   string `json:"gate,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Envelope is the answer of an object tool (DESIGN.md §4). Data, Items and

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +89,11 @@ func (g *gate) wrap(next http.Handler) http.Handler {
 				g.refuse(w, call, c, refusal)
 				return
 			}
+			// The run may give the slot back early (a confirmation that
+			// waits on a person, slot.go).
+			var ctx context.Context
+			ctx, release = withSlot(r.Context(), release)
+			r = r.WithContext(ctx)
 			defer release()
 		}
 		next.ServeHTTP(w, r)

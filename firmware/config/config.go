@@ -207,6 +207,9 @@ func (c Config) Validate() error {
 		if p.GapMicros < 0 {
 			errs = append(errs, fmt.Errorf("port %q: gap_us %d is negative", p.Name, p.GapMicros))
 		}
+		if p.EchoSlackMillis < 0 {
+			errs = append(errs, fmt.Errorf("port %q: echo_slack_ms %d is negative", p.Name, p.EchoSlackMillis))
+		}
 		if err := checkBitrate(p); err != nil {
 			errs = append(errs, fmt.Errorf("port %q: %w", p.Name, err))
 		}

@@ -57,6 +57,9 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"negative cap", func(c *Config) { n := -1; c.MCP.MaxConcurrent = &n }, "mcp.max_concurrent -1"},
 		{"negative rate", func(c *Config) { n := -3; c.MCP.RateLimitPerPeer = &n }, "mcp.rate_limit_per_peer -3"},
 		{"negative budget", func(c *Config) { c.MCP.MaxResponseBytes = -1 }, "mcp.max_response_bytes"},
+		{"button wait too short", func(c *Config) { c.Transmit.ButtonWait = "10ms" }, "transmit.button_wait"},
+		{"button wait not a duration", func(c *Config) { c.Transmit.ButtonWait = "soon" }, "transmit.button_wait"},
+		{"confirm file off the sim board", func(c *Config) { c.Board = "qemu-virt"; c.Transmit.ConfirmFile = "/run/x" }, "transmit.confirm_file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
@@ -65,6 +68,22 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 				t.Errorf("err = %v, want it to mention %s", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestTransmitButtonKeys(t *testing.T) {
+	c, err := Load(write(t, "[transmit]\nrequire_button = true\nbutton_wait = \"45s\"\nconfirm_file = \"/run/fieldtap/confirm\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Transmit.RequireButton || c.Transmit.Wait().Seconds() != 45 || c.Transmit.ConfirmFile != "/run/fieldtap/confirm" {
+		t.Errorf("transmit %+v", c.Transmit)
+	}
+	if d := Default().Transmit; d.RequireButton || d.ButtonWait != "30s" {
+		t.Errorf("defaults %+v: want the button off, 30s", d)
 	}
 }
 

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"time"
+
+	"fieldtap/services/transmit"
 )
 
 // Transmit limit defaults (services/transmit explains each).
@@ -12,6 +14,9 @@ const (
 	DefaultTransmitLoadCeil   = 0.7
 	DefaultTransmitPlanTTL    = "10m"
 )
+
+// DefaultTransmitButtonWait is services/transmit's.
+var DefaultTransmitButtonWait = transmit.DefaultButtonWait.String()
 
 // Transmit is the [transmit] table: limits of the gatekeeper. Which ports
 // may transmit is per [[port]] (transmit = true).
@@ -29,12 +34,21 @@ type Transmit struct {
 	// ArmFile is the sim board's transmit-arm input: armed while the file
 	// says "armed". Only the sim board reads it.
 	ArmFile string `toml:"arm_file"`
+	// RequireButton makes every execution wait for a press of the board's
+	// confirm button (its profile's confirm_input; on the sim board,
+	// ConfirmFile), up to ButtonWait; without a press nothing is sent.
+	RequireButton bool   `toml:"require_button"`
+	ButtonWait    string `toml:"button_wait"`
+	// ConfirmFile is the sim board's confirm button: a change of the
+	// file's content is a press (`fieldtap button press`). Only the sim
+	// board reads it.
+	ConfirmFile string `toml:"confirm_file"`
 }
 
 // DefaultTransmit returns the [transmit] defaults.
 func DefaultTransmit() Transmit {
 	return Transmit{RatePlans: DefaultTransmitRatePlans, RateWindow: DefaultTransmitRateWindow,
-		BusLoadCeiling: DefaultTransmitLoadCeil, PlanTTL: DefaultTransmitPlanTTL}
+		BusLoadCeiling: DefaultTransmitLoadCeil, PlanTTL: DefaultTransmitPlanTTL, ButtonWait: DefaultTransmitButtonWait}
 }
 
 // Window and TTL parse the durations; Validate has checked them.
@@ -42,6 +56,9 @@ func (t Transmit) Window() time.Duration { d, _ := time.ParseDuration(t.RateWind
 
 // TTL is the plan lifetime.
 func (t Transmit) TTL() time.Duration { d, _ := time.ParseDuration(t.PlanTTL); return d }
+
+// Wait is how long an execution waits for the confirm button.
+func (t Transmit) Wait() time.Duration { d, _ := time.ParseDuration(t.ButtonWait); return d }
 
 func (t Transmit) validate(board string) []error {
 	var errs []error
@@ -58,6 +75,12 @@ func (t Transmit) validate(board string) []error {
 	}
 	if t.ArmFile != "" && board != "sim" {
 		errs = append(errs, fmt.Errorf("transmit.arm_file is for the sim board; board %s reads its key switch", board))
+	}
+	if d, err := time.ParseDuration(t.ButtonWait); err != nil || d < transmit.MinButtonWait || d > transmit.MaxButtonWait {
+		errs = append(errs, fmt.Errorf("transmit.button_wait %q: want a duration from %v to %v", t.ButtonWait, transmit.MinButtonWait, transmit.MaxButtonWait))
+	}
+	if t.ConfirmFile != "" && board != "sim" {
+		errs = append(errs, fmt.Errorf("transmit.confirm_file is for the sim board; board %s reads its confirm button", board))
 	}
 	return errs
 }

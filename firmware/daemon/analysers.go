@@ -21,6 +21,7 @@ import (
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/transmit"
 )
 
 // analysers holds the stores that analysers fill, one set per daemon.
@@ -43,6 +44,10 @@ type analysers struct {
 	// sipExport writes the frames behind SIP messages (export_capture).
 	sipExport *sip.Exporter
 	dbc       *dbc.Registry // databases dbc_load reads from store.data_dir
+	// j1708Load measures each J1708 port's load from its own frames
+	// (the J1587 store merges ports). Filled by attach before the
+	// ports run, read-only after.
+	j1708Load map[string]*transmit.LoadMeter
 }
 
 // exportDirName is where export_capture writes when store.export_dir is empty.
@@ -89,6 +94,7 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt r
 		mediaInterval: mediaInterval,
 		sipExport:     sip.NewExporter(exportDir),
 		dbc:           dbc.NewRegistry(dataDir),
+		j1708Load:     map[string]*transmit.LoadMeter{},
 	}
 	// An operator's J1939 DBC extends the SPN catalogue of every J1939
 	// view from the moment dbc_load reads it.
@@ -114,7 +120,10 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 		}
 		return func(f capture.Frame) error { return a.feedCAN(name, p, f) }, p.FrameStats, nil
 	case capture.KindJ1708:
+		load := transmit.NewLoadMeter(transmit.J1708Bitrate)
+		a.j1708Load[name] = load
 		return func(f capture.Frame) error {
+			load.Add(f.Time, len(f.Data)*transmit.J1708BitsPerByte)
 			a.j1587.Add(f.Time, f.Data, f.Link == wire.LinkJ2497)
 			return nil
 		}, a.j1587.MessageStats, nil

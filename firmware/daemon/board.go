@@ -11,11 +11,14 @@ import (
 	"fieldtap/services/transmit"
 )
 
-// hardware is what bring-up left running: the ports to open and the arm
-// switch the transmit gatekeeper will read (nil when the board has none).
+// hardware is what bring-up left running: the ports to open, and the arm
+// switch, confirm button and status LED the transmit gatekeeper will use
+// (nil when the board has none).
 type hardware struct {
-	ports []board.Port
-	arm   *board.ArmSwitch
+	ports   []board.Port
+	arm     *board.ArmSwitch
+	confirm *board.Button
+	status  *board.LED
 }
 
 // startBoard brings up the board named in cfg, in order: its profile's
@@ -95,7 +98,7 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 			log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
 		})
 	}
-	return hardware{ports: open, arm: lines.Arm}, nil
+	return hardware{ports: open, arm: lines.Arm, confirm: lines.Confirm, status: lines.Status}, nil
 }
 
 // prepare readies the SPAN interface and the USB gadget. Both steps are
@@ -109,7 +112,13 @@ func prepare(prof board.Profile) []board.Outcome {
 // for the board in cfg and logs each outcome; it reports whether none
 // failed. fieldtapd calls it before a privilege drop and for
 // --prepare-only (a systemd ExecStartPre=+).
+//
+// Its first step is the listen-only step Run also begins with: as root,
+// before the unprivileged daemon even starts, a CAN port a killed run left
+// able to transmit is listen-only again one process start sooner. Run
+// repeats it (a no-op on a port already listen-only) and records it.
 func PrepareBoard(ctx context.Context, cfg config.Config, log *slog.Logger) (bool, error) {
+	listenOnlyFirst(ctx, cfg, log)
 	if cfg.Board == "none" || cfg.Board == "sim" {
 		return true, nil
 	}
@@ -139,27 +148,29 @@ func boardPart(o board.Outcome) ports.BoardPart {
 	return ports.BoardPart{Part: o.Part, Outcome: string(o.State), Detail: o.Reason}
 }
 
-// gpioDetail names the lines the profile opened.
+// gpioDetail names the lines the profile opened, inputs with their sense.
 func gpioDetail(g board.GPIO) string {
-	var b strings.Builder
-	for _, l := range []struct{ role, spec string }{
-		{"status LED", g.StatusLED}, {"activity LED", g.ActivityLED}, {"armed LED", g.ArmedLED}, {"arm input", g.ArmInput},
+	var parts []string
+	for _, l := range []struct {
+		role, spec string
+		high       bool
+	}{
+		{"status LED", g.StatusLED, false}, {"activity LED", g.ActivityLED, false}, {"armed LED", g.ArmedLED, false},
+		{"arm input", g.ArmInput, g.ArmActiveHigh}, {"confirm input", g.ConfirmInput, g.ConfirmActiveHigh},
 	} {
 		if l.spec == "" {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
+		part := l.role + " " + l.spec
+		if l.high {
+			part += " (active high)"
 		}
-		b.WriteString(l.role + " " + l.spec)
+		parts = append(parts, part)
 	}
-	if g.ArmInput != "" && g.ArmActiveHigh {
-		b.WriteString(" (active high)")
-	}
-	if b.Len() == 0 {
+	if len(parts) == 0 {
 		return "the profile names no lines"
 	}
-	return b.String()
+	return strings.Join(parts, ", ")
 }
 
 // armLine reports a GPIO arm input; Armed reads the line at each call.

@@ -41,6 +41,9 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// Before anything else: no CAN port stays able to transmit after a
+	// run that was killed mid-plan.
+	resets := listenOnlyFirst(ctx, cfg, log)
 	speed, _ := cfg.Speed()
 	// Tokens and the audit file are opened before any port starts: a path
 	// that cannot be opened stops startup, not the first call.
@@ -131,7 +134,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.MCP.Transport == "http" {
 		deps.Info.Listen = cfg.MCP.Listen
 	}
-	tx, closeTx, err := newTransmitter(portCtx, cfg, hw.arm, sources, deps.Info.Bundles, deps.CAN, log)
+	tx, closeTx, err := newTransmitter(portCtx, cfg, hw, sources, deps.Info.Bundles, an, resets, log)
 	if err != nil {
 		return err
 	}

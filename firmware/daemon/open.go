@@ -17,7 +17,8 @@ import (
 func openPort(p board.Port) (capture.Source, error) {
 	switch p.Driver {
 	case "j1708":
-		return j1708.New(j1708.Options{Name: p.Name, Device: p.Device, Gap: time.Duration(p.GapMicros) * time.Microsecond})
+		return j1708.New(j1708.Options{Name: p.Name, Device: p.Device, Gap: time.Duration(p.GapMicros) * time.Microsecond,
+			EchoSlack: time.Duration(p.EchoSlackMillis) * time.Millisecond})
 	case "slcan":
 		return slcan.New(slcan.Options{Name: p.Name, Device: p.Device, Bitrate: p.Bitrate})
 	case "socketcan":

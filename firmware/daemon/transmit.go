@@ -14,10 +14,6 @@ import (
 	"fieldtap/services/transmit"
 )
 
-// loadFresh is how recent the last bus-load second must be to count as
-// measured: older means the bus is quiet or the port stopped.
-const loadFresh = 2 * time.Second
-
 // newTransmitter builds the gatekeeper over every CAN and J1708 port.
 // Plans (dry runs) work on every port. A port with transmit = true whose
 // driver has a transmit side (slcan, socketcan, j1708) gets its Writer, Mode and
@@ -25,7 +21,12 @@ const loadFresh = 2 * time.Second
 // port keeps a nil Writer, and sends on it are refused by the port_config
 // gate, naming the missing writer. A port without transmit = true is
 // never given a writer at all, so no code path can reach its bus.
-func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch, sources []capture.Source, bundles []string, can *canbus.Store, log *slog.Logger) (*transmit.Service, func(), error) {
+//
+// The confirm button is the board's confirm input with the status LED
+// (on the sim board, transmit.confirm_file). Once built, the service
+// records what start-up found: the plans the previous run left mid-send
+// (the audit file's tail) and the listen-only step's resets.
+func newTransmitter(ctx context.Context, cfg config.Config, hw hardware, sources []capture.Source, bundles []string, an *analysers, resets []transmit.PortReset, log *slog.Logger) (*transmit.Service, func(), error) {
 	enabled := map[string]board.Port{}
 	for _, p := range cfg.Ports {
 		enabled[p.Name] = p
@@ -53,44 +54,67 @@ func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch
 		ports = append(ports, tp)
 	}
 	o := transmit.Options{
-		Ports:        ports,
-		BundleLoaded: slices.Contains(bundles, "transmit"),
-		Rate:         transmit.RateLimit{Plans: cfg.Transmit.RatePlans, Window: cfg.Transmit.Window()},
-		LoadCeiling:  cfg.Transmit.BusLoadCeiling,
-		PlanTTL:      cfg.Transmit.TTL(),
-		BusLoad:      busLoad(can),
+		Ports:         ports,
+		BundleLoaded:  slices.Contains(bundles, "transmit"),
+		Rate:          transmit.RateLimit{Plans: cfg.Transmit.RatePlans, Window: cfg.Transmit.Window()},
+		LoadCeiling:   cfg.Transmit.BusLoadCeiling,
+		PlanTTL:       cfg.Transmit.TTL(),
+		BusLoad:       busLoad(an.can, an.j1708Load),
+		RequireButton: cfg.Transmit.RequireButton,
+		ButtonWait:    cfg.Transmit.Wait(),
 	}
 	// The sim board's arm file, when configured, is its arm input: the
 	// sim GPIO line has no key a test or a person can turn. A nil
 	// *board.ArmSwitch in the interface would not be nil: only set it
-	// when present.
+	// when present. The same goes for the confirm button.
 	switch {
 	case cfg.Board == "sim" && cfg.Transmit.ArmFile != "":
 		o.Arm = transmit.FileArm{Path: cfg.Transmit.ArmFile}
-	case arm != nil:
-		o.Arm = arm
+	case hw.arm != nil:
+		o.Arm = hw.arm
+	}
+	switch {
+	case cfg.Board == "sim" && cfg.Transmit.ConfirmFile != "":
+		o.Button = board.NewFileConfirm(cfg.Transmit.ConfirmFile, hw.status)
+	case hw.confirm != nil:
+		o.Button = board.NewConfirmButton(hw.confirm, hw.status)
+	}
+	if o.RequireButton && o.Button == nil {
+		log.Warn("transmit.require_button is set and this board has no confirm button: every send will be refused by gate button")
 	}
 	closeAudit := func() {}
+	var tail transmit.Tail
 	if cfg.Transmit.AuditFile != "" {
 		fa, err := transmit.OpenFileAuditor(cfg.Transmit.AuditFile)
 		if err != nil {
 			return nil, nil, err
 		}
-		o.Audit, closeAudit = fa, func() { fa.Close() }
+		o.Audit, closeAudit, tail = fa, func() { fa.Close() }, fa.Tail()
 	}
 	svc, err := transmit.New(o)
 	if err != nil {
 		closeAudit()
 		return nil, nil, fmt.Errorf("transmit: %w", err)
 	}
+	for _, in := range tail.Interrupted {
+		log.Warn("the previous run ended mid-plan", "plan", in.PlanID, "port", in.Port, "tool", in.Tool, "began", in.Began)
+	}
+	if err := svc.RecordStart(ctx, tail, resets); err != nil {
+		log.Error("start-up not recorded in the transmit audit", "err", err)
+	}
 	go svc.Run(ctx)
-	log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", cfg.Transmit.AuditFile != "", "arm", o.Arm != nil)
+	log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", cfg.Transmit.AuditFile != "",
+		"arm", o.Arm != nil, "confirm_button", o.Button != nil, "require_button", o.RequireButton)
 	return svc, closeAudit, nil
 }
 
-// busLoad reads the last measured second of a CAN port.
-func busLoad(can *canbus.Store) func(string) (float64, bool) {
+// busLoad reads the last measured second of a CAN port from its store, or
+// of a J1708 port from its meter (the J1587 store merges ports).
+func busLoad(can *canbus.Store, j1708 map[string]*transmit.LoadMeter) func(string) (float64, bool) {
 	return func(name string) (float64, bool) {
+		if m := j1708[name]; m != nil {
+			return m.Load(time.Now())
+		}
 		if can == nil {
 			return 0, false
 		}
@@ -99,7 +123,7 @@ func busLoad(can *canbus.Store) func(string) (float64, bool) {
 			return 0, false
 		}
 		secs := p.Seconds()
-		if len(secs) == 0 || time.Since(secs[len(secs)-1].Start) > loadFresh {
+		if len(secs) == 0 || time.Since(secs[len(secs)-1].Start) > transmit.LoadFresh {
 			return 0, false
 		}
 		return secs[len(secs)-1].Load, true

@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
 	"fieldtap/drivers/wire"
+	"fieldtap/services/ring"
+	"fieldtap/services/rtp"
 	"fieldtap/services/transmit"
 )
 
@@ -89,5 +92,31 @@ func TestTransmitSideSocketCAN(t *testing.T) {
 	}
 	if err := p.Writer.WriteFrame(context.Background(), 0x7E0, []byte{1}); err == nil {
 		t.Error("a listen-only port accepted a write")
+	}
+}
+
+// TestJ1708LoadIsMeasured: a J1708 port's frames feed its load meter, and
+// the gatekeeper's bus load reads it (22 messages a second show load).
+func TestJ1708LoadIsMeasured(t *testing.T) {
+	an, err := newAnalysers(ring.Limits{}, t.TempDir(), t.TempDir(), rtp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	consume, _, err := an.attach("j1708", capture.KindJ1708)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte{128, 190, 0x80, 0x0C, 0x66} // MID 128, engine speed, checksum
+	now := time.Now()
+	for i := range 44 {
+		consume(capture.Frame{Time: now.Add(-2*time.Second + time.Duration(i)*time.Second/22), Link: wire.LinkJ1708, Data: msg})
+	}
+	load, known := busLoad(an.can, an.j1708Load)("j1708")
+	want := 22.0 * float64(len(msg)*transmit.J1708BitsPerByte) / transmit.J1708Bitrate
+	if !known || load < 0.85*want || load > 1.15*want {
+		t.Fatalf("J1708 load %v (known %v), want about %.3f", load, known, want)
+	}
+	if _, known := busLoad(an.can, an.j1708Load)("can0"); known {
+		t.Error("an unknown port measures load")
 	}
 }

@@ -7,13 +7,21 @@
 //	guest cansend IF N       send N J1939 frames, 10 ms apart
 //	guest candump IF         print every frame but our own EEC1 as an RxLine
 //	guest canmode IF         print listen-only or normal
+//	guest killon IF ID N CTRL
+//	                         on the Nth frame with 29-bit ID on IF, SIGKILL
+//	                         every fieldtapd, print a KilledLine with CTRL's
+//	                         mode, then a ListenOnlyLine once CTRL reads
+//	                         listen-only again
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.einride.tech/can"
@@ -42,6 +50,17 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) == 5 && args[0] == "killon" {
+		id, err := strconv.ParseUint(args[2], 16, 32)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(args[3])
+		if err != nil {
+			return err
+		}
+		return killOn(args[1], uint32(id), n, args[4])
+	}
 	if len(args) == 2 {
 		switch args[0] {
 		case "candump":
@@ -71,6 +90,66 @@ func run(args []string) error {
 		return send(args[1], n)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// Bounds of killOn's watch after the kill: it polls the controller this
+// often, and gives up after this long (the test then fails on the missing
+// line).
+const (
+	modePoll    = 10 * time.Millisecond
+	modeGiveUp  = 2 * time.Minute
+	killCommand = "fieldtapd"
+)
+
+// killOn is a crash at a chosen moment: the Nth frame of a plan seen on
+// the bus. It SIGKILLs every fieldtapd (the root parent and the
+// unprivileged daemon), reports the controller's mode then, and how long
+// until it is listen-only again (the restarted daemon's first act).
+func killOn(ifname string, id uint32, n int, ctrl string) error {
+	conn, err := socketcan.DialContext(context.Background(), "can", ifname)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rx := socketcan.NewReceiver(conn)
+	seen := 0
+	for seen < n && rx.Receive() {
+		if f := rx.Frame(); f.IsExtended && f.ID == id {
+			seen++
+		}
+	}
+	if seen < n {
+		return fmt.Errorf("%s closed after %d frames of %08X: %v", ifname, seen, id, rx.Err())
+	}
+	killed := time.Now()
+	pids := killAll(killCommand)
+	modeAt, _ := modeOf(ctrl)
+	fmt.Printf("%s frames=%d pids=%v %s_mode=%s at=%s\n", hwtest.KilledLine, seen, pids, ctrl, modeAt, killed.UTC().Format(time.RFC3339Nano))
+	for time.Since(killed) < modeGiveUp {
+		if m, err := modeOf(ctrl); err == nil && m == "listen-only" {
+			fmt.Printf("%s %s after_ms=%d\n", hwtest.ListenOnlyLine, ctrl, time.Since(killed).Milliseconds())
+			return nil
+		}
+		time.Sleep(modePoll)
+	}
+	return fmt.Errorf("%s not listen-only %v after the kill", ctrl, modeGiveUp)
+}
+
+// killAll sends SIGKILL to every process named name and returns the pids.
+func killAll(name string) []int {
+	var pids []int
+	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, c := range comms {
+		b, err := os.ReadFile(c)
+		if err != nil || strings.TrimSpace(string(b)) != name {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(c)))
+		if err == nil && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // send puts EEC1 (PGN 61444, engine speed) from source address 0 on the
@@ -124,18 +203,26 @@ func dump(ifname string) error {
 
 // mode prints the controller mode as netlink reports it.
 func mode(ifname string) error {
-	d, err := candevice.New(ifname)
+	m, err := modeOf(ifname)
 	if err != nil {
 		return err
+	}
+	fmt.Println(m)
+	return nil
+}
+
+// modeOf reads the controller mode: "listen-only" or "normal".
+func modeOf(ifname string) (string, error) {
+	d, err := candevice.New(ifname)
+	if err != nil {
+		return "", err
 	}
 	info, err := d.Info()
 	if err != nil {
-		return err
+		return "", err
 	}
 	if info.CtrlMode.Flags&ctrlModeListenOnly != 0 {
-		fmt.Println("listen-only")
-	} else {
-		fmt.Println("normal")
+		return "listen-only", nil
 	}
-	return nil
+	return "normal", nil
 }

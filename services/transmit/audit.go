@@ -18,23 +18,44 @@ const (
 	EventSent      = "sent"
 	EventStopped   = "stopped" // writer failure or disarm mid-plan
 	EventModeError = "mode_error"
+	// EventConfirmCancelled: a question withdrawn before its answer.
+	EventConfirmCancelled = "confirmation_cancelled"
+	// EventButtonWait and EventButtonPressed bracket the wait for the
+	// board's confirm button.
+	EventButtonWait    = "button_waiting"
+	EventButtonPressed = "button_pressed"
+	// EventStarted opens each run of the daemon: what the start-up step
+	// did to the CAN ports, and what the previous run left unfinished.
+	EventStarted = "started"
+	// EventInterrupted: the previous run wrote "sending" for this plan and
+	// never its result (a crash, kill or power loss mid-plan).
+	EventInterrupted = "interrupted"
 )
 
 // Record is one audit line.
 type Record struct {
-	Time    time.Time `json:"ts"`
-	Event   string    `json:"event"`
-	PlanID  string    `json:"plan_id,omitempty"`
-	Port    string    `json:"port,omitempty"`
-	Tool    string    `json:"tool,omitempty"`
-	Risk    Risk      `json:"risk,omitempty"`
-	Hash    string    `json:"sha256,omitempty"`
-	Caller  Caller    `json:"caller"`
-	Gate    string    `json:"gate,omitempty"`
-	Message string    `json:"message,omitempty"`
-	Frames  []Frame   `json:"frames,omitempty"`
-	Sent    int       `json:"frames_sent,omitempty"`
-	Confirm string    `json:"confirmation,omitempty"`
+	Time   time.Time `json:"ts"`
+	Event  string    `json:"event"`
+	PlanID string    `json:"plan_id,omitempty"`
+	Port   string    `json:"port,omitempty"`
+	Tool   string    `json:"tool,omitempty"`
+	Risk   Risk      `json:"risk,omitempty"`
+	Hash   string    `json:"sha256,omitempty"`
+	Caller Caller    `json:"caller"`
+	// Session is a digest of the caller's MCP session id.
+	Session string `json:"session,omitempty"`
+	// CallTool is the MCP tool of the call, when it is not the plan's
+	// own (transmit_execute), so both audits name the same call.
+	CallTool string       `json:"call_tool,omitempty"`
+	Gate     string       `json:"gate,omitempty"`
+	Code     string       `json:"code,omitempty"`
+	Message  string       `json:"message,omitempty"`
+	Frames   []Frame      `json:"frames,omitempty"`
+	Sent     int          `json:"frames_sent,omitempty"`
+	Confirm  string       `json:"confirmation,omitempty"`
+	Button   *ButtonPress `json:"button,omitempty"`
+	// Ports is what the start-up step did (EventStarted).
+	Ports []PortReset `json:"ports,omitempty"`
 }
 
 // Auditor keeps the transmit record. A Record error before a write refuses
@@ -46,21 +67,36 @@ type Auditor interface {
 // FileAuditor appends one JSON line per record to a file opened O_APPEND
 // and created 0600; one write per record under a lock.
 type FileAuditor struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	f    *os.File
+	tail Tail
 }
 
 // auditFileMode keeps the record private: it names callers and plans.
 const auditFileMode = 0o600
 
-// OpenFileAuditor opens (or creates) path for appending.
+// OpenFileAuditor opens (or creates) path for appending. It first reads
+// the file's tail (Tail): what the previous run left unfinished. A last
+// line torn by a crash mid-write is closed with a newline, so the next
+// record starts a line of its own.
 func OpenFileAuditor(path string) (*FileAuditor, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, auditFileMode)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, auditFileMode)
 	if err != nil {
 		return nil, fmt.Errorf("transmit audit %s: %w", path, err)
 	}
-	return &FileAuditor{f: f}, nil
+	tail, err := readTail(f)
+	if err == nil && tail.Torn {
+		_, err = f.Write([]byte{'\n'})
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("transmit audit %s: %w", path, err)
+	}
+	return &FileAuditor{f: f, tail: tail}, nil
 }
+
+// Tail is what the end of the file said when it was opened.
+func (a *FileAuditor) Tail() Tail { return a.tail }
 
 // Record writes r as one line and syncs it, so a record said to be
 // written survives a power cut.

@@ -148,3 +148,25 @@ func (b *bus) emit(id uint32, data []byte) {
 
 // ecuPending holds the udsECU's frames waiting for flow control.
 var ecuPending atomic.Pointer[[][]byte]
+
+// fakeButton is a confirm button a test presses: AwaitPress announces
+// each wait on waits (with the blinks it was asked to show) and returns
+// at the next press, or with ctx's error.
+type fakeButton struct {
+	waits chan []int
+	press chan time.Time
+}
+
+func newFakeButton() *fakeButton {
+	return &fakeButton{waits: make(chan []int, 4), press: make(chan time.Time, 1)}
+}
+
+func (b *fakeButton) AwaitPress(ctx context.Context, blinks []int) (time.Time, error) {
+	b.waits <- append([]int(nil), blinks...)
+	select {
+	case at := <-b.press:
+		return at, nil
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}

@@ -12,7 +12,8 @@ const (
 	GatePlan         = "plan"         // no such plan, expired, or already run
 	GateRate         = "rate"         // the port's rate limit is spent
 	GateBusLoad      = "bus_load"     // measured plus added load is above the ceiling
-	GateConfirmation = "confirmation" // a person declined, cancelled, did not answer, or cannot be asked
+	GateConfirmation = "confirmation" // a person declined, cancelled, did not answer, or cannot be asked; or the answer is not valid for this call
+	GateButton       = "button"       // transmit.require_button and nobody pressed the board's confirm button in time
 	GateAudit        = "audit"        // the audit record could not be written
 	GateWriter       = "writer"       // the writer failed mid-plan (frames before it were sent)
 	GateDisarmed     = "arm_mid_plan" // the arm input went off mid-plan; the rest was not sent
@@ -24,11 +25,18 @@ const ScopeTransmit = "transmit"
 // Refusal is why nothing (or, for GateWriter and GateDisarmed, nothing
 // more) was sent.
 type Refusal struct {
-	Gate    string `json:"gate"`
+	Gate string `json:"gate"`
+	// Code says which reason, where a gate has several (the
+	// confirmation and button gates); empty otherwise.
+	Code    string `json:"code,omitempty"`
 	Message string `json:"message"`
 	Hint    string `json:"hint"`
 	// Sent counts frames that reached the writer before the refusal.
 	Sent int `json:"frames_sent"`
+	// PlanID and FramesSHA256 name the plan refused, when there is one,
+	// as the transmit audit records it (Note).
+	PlanID       string `json:"plan_id,omitempty"`
+	FramesSHA256 string `json:"frames_sha256,omitempty"`
 }
 
 func (r *Refusal) Error() string {
@@ -37,4 +45,10 @@ func (r *Refusal) Error() string {
 
 func refuse(gate, hint, format string, args ...any) *Refusal {
 	return &Refusal{Gate: gate, Message: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+func refuseCode(gate, code, hint, format string, args ...any) *Refusal {
+	r := refuse(gate, hint, format, args...)
+	r.Code = code
+	return r
 }

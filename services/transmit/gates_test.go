@@ -22,7 +22,7 @@ type rig struct {
 	spec   Spec
 }
 
-func openRig(t *testing.T) *rig {
+func openRig(t testing.TB) *rig {
 	r := &rig{w: &recWriter{}, arm: armed(), audit: &memAudit{}, ack: true,
 		caller: Caller{Via: ViaMCP, Transport: "stdio"}}
 	r.o = Options{
@@ -92,7 +92,7 @@ func TestEachGateAlone(t *testing.T) {
 			if tc.gate != GateAudit && !slices.Contains(r.audit.events(), EventRefused+":"+tc.gate) {
 				t.Errorf("audit = %v, want the refusal recorded", r.audit.events())
 			}
-			if st := s.Status(); len(st.Recent) == 0 || st.Recent[len(st.Recent)-1].Gate != tc.gate {
+			if st := s.Status(r.caller.Owner()); len(st.Recent) == 0 || st.Recent[len(st.Recent)-1].Gate != tc.gate {
 				t.Errorf("transmit_status history = %+v", st.Recent)
 			}
 		})
@@ -164,52 +164,6 @@ func TestNoWriterIsPortConfig(t *testing.T) {
 	}
 }
 
-// TestConfirmation covers accept, decline, cancel, no answer, a forged
-// token and a reused token.
-func TestConfirmation(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		reply Reply
-		token func(real string) string
-		gate  string // "" means sent
-	}{
-		{name: "accept", reply: ReplyAccept, token: same},
-		{name: "decline", reply: ReplyDecline, token: same, gate: GateConfirmation},
-		{name: "cancel", reply: ReplyCancel, token: same, gate: GateConfirmation},
-		{name: "no answer", reply: ReplyNone, token: same, gate: GateConfirmation},
-		{name: "forged token", reply: ReplyAccept, token: func(string) string { return "q-forged" }, gate: GateConfirmation},
-		{name: "accept without being asked", reply: ReplyAccept, token: func(string) string { return "" }, gate: GateConfirmation},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := openRig(t)
-			s, _ := New(r.o)
-			ctx := context.Background()
-			p, _ := s.Plan(ctx, r.caller, r.spec)
-			out, err := s.Execute(ctx, r.caller, p.ID, true, Confirmation{CanAsk: true})
-			if err != nil || out.Status != StatusNeedsConfirmation || out.Token == "" {
-				t.Fatalf("first call: %+v, %v", out, err)
-			}
-			if r.w.count() != 0 {
-				t.Fatal("a frame was sent before the answer")
-			}
-			_, err = s.Execute(ctx, r.caller, p.ID, true, Confirmation{CanAsk: true, Reply: tc.reply, Token: tc.token(out.Token)})
-			if tc.gate == "" {
-				if err != nil || r.w.count() != 1 {
-					t.Fatalf("accept: err %v, %d frames", err, r.w.count())
-				}
-				// The token is single use.
-				if _, err := s.Execute(ctx, r.caller, p.ID, true, Confirmation{CanAsk: true, Reply: ReplyAccept, Token: out.Token}); err == nil {
-					t.Error("a reused token sent again")
-				}
-				return
-			}
-			if !isGate(err, tc.gate) || r.w.count() != 0 {
-				t.Fatalf("err = %v, %d frames", err, r.w.count())
-			}
-		})
-	}
-}
-
 // TestConfirmationRechecksGates: the key turned off while a person reads
 // the question still refuses.
 func TestConfirmationRechecksGates(t *testing.T) {
@@ -244,8 +198,6 @@ func TestEraseNeedsConfirmation(t *testing.T) {
 		t.Fatal("sent")
 	}
 }
-
-func same(s string) string { return s }
 
 func isGate(err error, gate string) bool {
 	var ref *Refusal

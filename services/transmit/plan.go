@@ -70,8 +70,12 @@ type Frame struct {
 	// ID carries wire.CANEFF for a 29-bit CAN id; it is IDJ1708 for J1708.
 	ID   uint32 `json:"-"`
 	Data []byte `json:"-"`
-	// Delay is the wait after the previous frame (or the start) before this one.
+	// Delay is the gap: the wait after the previous frame (or the start)
+	// before this one.
 	Delay time.Duration `json:"-"`
+	// Offset is when the frame is due, counted from the plan's start: the
+	// sum of the gaps up to it. Plan sets it; it is not part of the hash.
+	Offset time.Duration `json:"-"`
 	// OnFlowControl marks an ISO-TP consecutive frame: it is sent only
 	// after the ECU's flow control allows it, never blindly.
 	OnFlowControl bool `json:"-"`
@@ -84,13 +88,15 @@ type frameJSON struct {
 	DLC           int    `json:"dlc"`
 	Data          string `json:"data"`
 	DelayMicros   int64  `json:"delay_us"`
+	OffsetMicros  int64  `json:"offset_us"`
 	OnFlowControl bool   `json:"on_flow_control,omitempty"`
 }
 
 // MarshalJSON writes the frame as hex, ids as on a candump line.
 func (f Frame) MarshalJSON() ([]byte, error) {
 	return json.Marshal(frameJSON{ID: f.IDHex(), Extended: f.ID&wire.CANEFF != 0, DLC: len(f.Data),
-		Data: strings.ToUpper(hex.EncodeToString(f.Data)), DelayMicros: f.Delay.Microseconds(), OnFlowControl: f.OnFlowControl})
+		Data: strings.ToUpper(hex.EncodeToString(f.Data)), DelayMicros: f.Delay.Microseconds(), OffsetMicros: f.Offset.Microseconds(),
+		OnFlowControl: f.OnFlowControl})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote (plan files for the CLI).
@@ -117,6 +123,7 @@ func (f *Frame) UnmarshalJSON(b []byte) error {
 	if j.DLC != len(data) {
 		return fmt.Errorf("frame %s: dlc %d but %d data bytes", j.ID, j.DLC, len(data))
 	}
+	// offset_us is derived from the gaps; Plan recomputes it.
 	*f = Frame{ID: id, Data: data, Delay: time.Duration(j.DelayMicros) * time.Microsecond, OnFlowControl: j.OnFlowControl}
 	return nil
 }
@@ -180,8 +187,16 @@ type Plan struct {
 	Created       time.Time   `json:"created"`
 	Expires       time.Time   `json:"expires"`
 	Executed      bool        `json:"executed"`
-	expect        *Expect
-	duration      time.Duration
+	// Ended says why the plan will never run although it did not expire:
+	// declined, cancelled, no_answer or voided (Ended… constants).
+	Ended string `json:"ended,omitempty"`
+	// ButtonCode is the blink pattern the status LED shows while this
+	// plan waits for the confirm button ("2-4-1"); set when the box
+	// requires the button.
+	ButtonCode string `json:"button_code,omitempty"`
+	owner      Owner
+	expect     *Expect
+	duration   time.Duration
 }
 
 type listenJSON struct {
@@ -270,7 +285,8 @@ func (p *Plan) ListensFor() *Expect { return p.expect }
 func (p *Plan) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plan %s on port %s (%s): %s\n", p.ID, p.Port, p.Medium, p.Summary)
-	fmt.Fprintf(&b, "risk: %s; %d frame(s) over %v\n", p.Risk, p.Count, time.Duration(p.DurationMicro)*time.Microsecond)
+	fmt.Fprintf(&b, "risk: %s; %d frame(s) over %s\n", p.Risk, p.Count, millis(time.Duration(p.DurationMicro)*time.Microsecond))
+	b.WriteString("  (+ offset from the plan's start, Δ gap after the previous frame)\n")
 	for i, f := range p.Frames {
 		cond := ""
 		if f.OnFlowControl {
@@ -280,7 +296,7 @@ func (p *Plan) Text() string {
 		if id == "" {
 			id = "J1708"
 		}
-		fmt.Fprintf(&b, "  %2d. +%v %s [%d] % X%s\n", i+1, f.Delay, id, len(f.Data), f.Data, cond)
+		fmt.Fprintf(&b, "  %2d. %s %s %s [%d] % X%s\n", i+1, Offset(f.Offset), Gap(f.Delay), id, len(f.Data), f.Data, cond)
 	}
 	if p.Listen != nil && p.Listen.FlowControl != "" {
 		fmt.Fprintf(&b, "  reactive: after a First Frame on %s, send flow control %s\n", p.Listen.ResponseID, p.Listen.FlowControl)
@@ -291,6 +307,21 @@ func (p *Plan) Text() string {
 	for _, s := range p.Unknowns {
 		fmt.Fprintf(&b, "  cannot know: %s\n", s)
 	}
+	if p.ButtonCode != "" {
+		fmt.Fprintf(&b, "  confirm button: the status LED blinks %s while this plan waits for the press\n", p.ButtonCode)
+	}
 	fmt.Fprintf(&b, "sha256 %s\n", p.Hash)
 	return b.String()
+}
+
+// Offset spells when a frame is due, from the plan's start: "+12.000ms".
+func Offset(d time.Duration) string { return "+" + millis(d) }
+
+// Gap spells the wait after the previous frame: "Δ99.948ms". Offsets and
+// gaps have distinct notations so a person never reads one as the other.
+func Gap(d time.Duration) string { return "Δ" + millis(d) }
+
+// millis is d in milliseconds to the microsecond, the resolution of a plan.
+func millis(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1e3, 'f', 3, 64) + "ms"
 }

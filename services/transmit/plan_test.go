@@ -59,7 +59,7 @@ func TestDryRunNeverTouchesWriter(t *testing.T) {
 			t.Errorf("%s: %v", sp.Tool, err)
 		}
 	}
-	if got := len(s.Plans()); got != 5 {
+	if got := len(s.Plans(Owner{})); got != 5 {
 		t.Errorf("%d plans stored", got)
 	}
 }
@@ -71,17 +71,17 @@ func TestPlanExpiresAndStoreIsBounded(t *testing.T) {
 	s, _ := New(r.o)
 	p, _ := s.Plan(context.Background(), r.caller, r.spec)
 	now = now.Add(DefaultPlanTTL)
-	if s.Get(p.ID) != nil {
+	if s.Get(r.caller.Owner(), p.ID) != nil {
 		t.Error("plan outlived its TTL")
 	}
 	if _, err := s.Execute(context.Background(), r.caller, p.ID, true, Confirmation{}); !isGate(err, GatePlan) || r.w.count() != 0 {
 		t.Errorf("expired plan: %v", err)
 	}
-	for range MaxPlans + 5 {
+	for range MaxPlansPerOwner + 5 {
 		now = now.Add(time.Millisecond)
 		s.Plan(context.Background(), r.caller, r.spec)
 	}
-	if st := s.Status(); st.Plans != MaxPlans || st.PlansEvicted != 5 || st.PlansExpired != 1 {
+	if st := s.Status(r.caller.Owner()); st.Plans != MaxPlansPerOwner || st.PlansEvicted != 5 || st.PlansExpired != 1 {
 		t.Errorf("store: %d plans, %d evicted, %d expired", st.Plans, st.PlansEvicted, st.PlansExpired)
 	}
 }

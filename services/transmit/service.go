@@ -2,6 +2,7 @@ package transmit
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,7 +57,16 @@ type Options struct {
 	// and whether it is known.
 	BusLoad func(port string) (float64, bool)
 	PlanTTL time.Duration
-	Now     func() time.Time
+	// Button is the board's confirm button; nil when it has none.
+	Button Button
+	// RequireButton (transmit.require_button) makes every execution wait
+	// for a press of Button, up to ButtonWait (0: DefaultButtonWait).
+	RequireButton bool
+	ButtonWait    time.Duration
+	// Secret authenticates confirmation states (SecretBytes long); nil
+	// draws a fresh one, so states die with the process, as plans do.
+	Secret []byte
+	Now    func() time.Time
 }
 
 // Defaults.
@@ -64,12 +74,9 @@ const (
 	// DefaultLoadCeiling: J1939 buses are designed for well under 50 %
 	// load; above 70 % added frames start delaying real traffic.
 	DefaultLoadCeiling = 0.7
-	// confirmTTL bounds the wait for a person's answer.
-	confirmTTL = 5 * time.Minute
-	// maxPending bounds unanswered confirmations.
-	maxPending = 64
-	// recentLen is how many outcomes transmit_status shows.
-	recentLen = 32
+	// recentLen is how many outcomes the service remembers for
+	// transmit_status, across owners (each owner sees its own).
+	recentLen = 64
 	// armPoll is how often Run reads the arm input to drop ports back
 	// to listen-only on disarm.
 	armPoll = 100 * time.Millisecond
@@ -82,6 +89,9 @@ type Caller struct {
 	Transport string   `json:"transport"` // "stdio", "http", "terminal"
 	TokenID   string   `json:"token_id,omitempty"`
 	Scopes    []string `json:"scopes,omitempty"`
+	// Session is the MCP session id over HTTP; with TokenID it is the
+	// Owner of what the caller makes. The audit records a digest of it.
+	Session string `json:"-"`
 }
 
 // Caller kinds.
@@ -107,8 +117,14 @@ type Confirmation struct {
 	// CanAsk: the client supports elicitation, or a terminal is attached.
 	CanAsk bool
 	Reply  Reply
-	// Token is the one Execute handed out with the question.
+	// Token is the request state Execute handed out with the question
+	// (Outcome.Token), as the client sent it back; empty on a first call.
 	Token string
+	// Tool and ArgsDigest are the call the confirmation is bound to: the
+	// MCP tool name and ArgsDigest of its arguments, the same on the
+	// first call and on the one carrying the answer.
+	Tool       string
+	ArgsDigest string
 }
 
 // Outcome is what Execute did.
@@ -116,12 +132,19 @@ type Outcome struct {
 	PlanID string `json:"plan_id"`
 	Status string `json:"status"` // StatusNeedsConfirmation or StatusSent
 	// Question and Token are set with StatusNeedsConfirmation: ask the
-	// question, then call Execute again with the reply and the token.
-	Question string   `json:"question,omitempty"`
-	Token    string   `json:"-"`
-	Sent     int      `json:"frames_sent"`
-	Answers  []Answer `json:"answers"`
-	Warnings []string `json:"warnings"`
+	// question, hand Token to the client as the request state, then call
+	// Execute again with the reply and the state. Token answers once,
+	// before ConfirmExpires.
+	Question       string    `json:"question,omitempty"`
+	Token          string    `json:"-"`
+	ConfirmExpires time.Time `json:"confirmation_expires,omitzero"`
+	// FramesSHA256 is the plan's digest of port and frames, as the
+	// transmit audit records it.
+	FramesSHA256 string       `json:"frames_sha256"`
+	Button       *ButtonPress `json:"button,omitempty"`
+	Sent         int          `json:"frames_sent"`
+	Answers      []Answer     `json:"answers"`
+	Warnings     []string     `json:"warnings"`
 }
 
 // Outcome statuses.
@@ -138,7 +161,9 @@ type Recent struct {
 	Tool   string    `json:"tool"`
 	Event  string    `json:"event"`
 	Gate   string    `json:"gate,omitempty"`
+	Code   string    `json:"code,omitempty"`
 	Sent   int       `json:"frames_sent"`
+	owner  Owner
 }
 
 type portState struct {
@@ -148,21 +173,21 @@ type portState struct {
 	mode Mode
 }
 
-type pendingQ struct {
-	planID  string
-	expires time.Time
-}
-
 // Service is the transmit gatekeeper.
 type Service struct {
 	o       Options
+	secret  []byte
 	ports   map[string]*portState
 	order   []string
 	plans   *plans
+	confirm *confirmations
 	rate    *limiter
-	mu      sync.Mutex
-	pending map[string]pendingQ
-	recent  []Recent
+	// buttonMu: one plan at a time waits for the confirm button.
+	buttonMu sync.Mutex
+	mu       sync.Mutex
+	recent   []Recent
+	waiting  *ButtonWaiting
+	previous *PreviousRun
 	// auditFailures counts refusal records the auditor could not write.
 	auditFailures uint64
 }
@@ -187,7 +212,21 @@ func New(o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Service{o: o, ports: map[string]*portState{}, plans: newPlans(), rate: newLimiter(o.Rate), pending: map[string]pendingQ{}}
+	if o.ButtonWait == 0 {
+		o.ButtonWait = DefaultButtonWait
+	}
+	if o.ButtonWait < MinButtonWait || o.ButtonWait > MaxButtonWait {
+		return nil, fmt.Errorf("transmit: button wait %v outside %v..%v", o.ButtonWait, MinButtonWait, MaxButtonWait)
+	}
+	secret := o.Secret
+	switch {
+	case secret == nil:
+		secret = make([]byte, SecretBytes)
+		rand.Read(secret)
+	case len(secret) != SecretBytes:
+		return nil, fmt.Errorf("transmit: confirmation secret is %d bytes, want %d", len(secret), SecretBytes)
+	}
+	s := &Service{o: o, secret: secret, ports: map[string]*portState{}, plans: newPlans(), confirm: newConfirmations(), rate: newLimiter(o.Rate)}
 	for _, p := range o.Ports {
 		if s.ports[p.Name] != nil {
 			return nil, fmt.Errorf("transmit: port %q listed twice", p.Name)
@@ -224,11 +263,11 @@ func (s *Service) Plan(ctx context.Context, c Caller, sp Spec) (*Plan, error) {
 	frames := make([]Frame, len(sp.Frames))
 	var d time.Duration
 	for i, f := range sp.Frames {
-		frames[i] = Frame{ID: f.ID, Data: slices.Clone(f.Data), Delay: f.Delay, OnFlowControl: f.OnFlowControl}
 		d += f.Delay
+		frames[i] = Frame{ID: f.ID, Data: slices.Clone(f.Data), Delay: f.Delay, Offset: d, OnFlowControl: f.OnFlowControl}
 	}
 	p := &Plan{
-		ID: newID("tx-"), Port: sp.Port, Medium: sp.Medium, Tool: sp.Tool, Summary: sp.Summary,
+		ID: newID(planPrefix), Port: sp.Port, owner: c.Owner(), Medium: sp.Medium, Tool: sp.Tool, Summary: sp.Summary,
 		Frames: frames, Count: len(frames), DurationMicro: d.Microseconds(), Risk: sp.Risk,
 		Preconditions: nonNil(sp.Preconditions), Unknowns: nonNil(sp.Unknowns),
 		Hash: hashFrames(sp.Port, frames), Created: now, Expires: now.Add(s.o.PlanTTL),
@@ -249,16 +288,24 @@ func (s *Service) Plan(ctx context.Context, c Caller, sp Spec) (*Plan, error) {
 			p.Listen.FlowControl = fmt.Sprintf("% X", e.FlowControl)
 		}
 	}
-	s.plans.put(p, now)
+	if s.o.RequireButton {
+		p.ButtonCode = ButtonCodeText(ButtonCode(p.ID))
+	}
+	if err := s.plans.put(p, now); err != nil {
+		return nil, err
+	}
 	s.audit(ctx, Record{Event: EventPlanned}, c, p)
-	return p, nil
+	c2 := *p
+	return &c2, nil
 }
 
-// Get returns a stored plan, or nil when it never existed or expired.
-func (s *Service) Get(id string) *Plan { return s.plans.get(id, s.o.Now()) }
+// Get returns o's stored plan id, or nil when o never made it, it
+// expired, or it was evicted: another owner's plan is never returned.
+func (s *Service) Get(o Owner, id string) *Plan { return s.plans.get(o, id, s.o.Now()) }
 
-// Plans lists the live plans, newest first.
-func (s *Service) Plans() []Plan { return s.plans.list(s.o.Now()) }
+// Plans lists o's live plans, newest first (run and closed ones included,
+// marked executed or ended, until they expire).
+func (s *Service) Plans(o Owner) []Plan { return s.plans.list(o, s.o.Now()) }
 
 func nonNil(s []string) []string {
 	if s == nil {
@@ -271,6 +318,7 @@ func nonNil(s []string) []string {
 func (s *Service) audit(ctx context.Context, r Record, c Caller, p *Plan) error {
 	r.Time = s.o.Now()
 	r.Caller = c
+	r.Session = sessionDigest(c.Session)
 	if p != nil {
 		r.PlanID, r.Port, r.Tool, r.Risk, r.Hash = p.ID, p.Port, p.Tool, p.Risk, p.Hash
 	}

@@ -2,8 +2,12 @@ package transmit
 
 import (
 	"context"
+	"math"
 	"time"
 )
+
+// loadDecimals rounds a shown load to 0.1 % of the bus.
+const loadDecimals = 1000
 
 // PortStatus is one port as transmit_status shows it.
 type PortStatus struct {
@@ -17,59 +21,109 @@ type PortStatus struct {
 	Rate     RateLimit `json:"rate_limit"`
 	Load     *float64  `json:"measured_bus_load"`
 	LoadNote string    `json:"measured_bus_load_note,omitempty"`
-	// CanSend is true when the configuration gates would let a plan
-	// through right now (the caller's own gates still apply).
-	CanSend bool `json:"can_send_now"`
+	// CanSend is true when no gate of the box or the port would refuse a
+	// plan that adds no load right now; CannotSend lists the ones that
+	// would, in Execute's order. The caller's own gates (scope, ack, a
+	// person's answer) still apply.
+	CanSend    bool      `json:"can_send_now"`
+	CannotSend []Blocker `json:"cannot_send"`
 }
 
-// Status is the whole transmitter.
+// ButtonStatus is the board's confirm button as transmit_status shows it.
+type ButtonStatus struct {
+	Required bool    `json:"required"`
+	Present  bool    `json:"present"`
+	WaitSecs float64 `json:"wait_s"`
+	// Waiting is the plan waiting for a press now, or null.
+	Waiting *ButtonWaiting `json:"waiting"`
+}
+
+// ConfirmStatus counts confirmations: waiting in all, the caller's own,
+// expired unanswered, and refused by a bound.
+type ConfirmStatus struct {
+	Waiting  int       `json:"waiting"`
+	Yours    []Pending `json:"yours"`
+	Expired  uint64    `json:"expired"`
+	Refused  uint64    `json:"refused_by_bound"`
+	TTLSecs  float64   `json:"ttl_s"`
+	PerOwner int       `json:"max_per_session"`
+}
+
+// Status is the whole transmitter, as one caller sees it.
 type Status struct {
-	Armed         bool         `json:"armed"`
-	BundleLoaded  bool         `json:"bundle_loaded"`
-	LoadCeiling   float64      `json:"bus_load_ceiling"`
-	PlanTTLSecs   float64      `json:"plan_ttl_s"`
-	Plans         int          `json:"plans_stored"`
-	PlansEvicted  uint64       `json:"plans_evicted"`
-	PlansExpired  uint64       `json:"plans_expired"`
-	AuditFailures uint64       `json:"audit_failures"`
-	Ports         []PortStatus `json:"ports"`
-	Recent        []Recent     `json:"recent"`
+	Armed         bool          `json:"armed"`
+	BundleLoaded  bool          `json:"bundle_loaded"`
+	LoadCeiling   float64       `json:"bus_load_ceiling"`
+	PlanTTLSecs   float64       `json:"plan_ttl_s"`
+	Plans         int           `json:"plans_stored"`
+	YourPlans     int           `json:"plans_yours"`
+	PlansEvicted  uint64        `json:"plans_evicted"`
+	PlansExpired  uint64        `json:"plans_expired"`
+	PlansRefused  uint64        `json:"plans_refused_by_bound"`
+	AuditFailures uint64        `json:"audit_failures"`
+	Button        ButtonStatus  `json:"confirm_button"`
+	Confirmations ConfirmStatus `json:"confirmations"`
+	// PreviousRun is what start-up found and did; null before RecordStart.
+	PreviousRun *PreviousRun `json:"previous_run"`
+	Ports       []PortStatus `json:"ports"`
+	// Recent is the caller's own recent transmissions and refusals.
+	Recent []Recent `json:"recent"`
 }
 
-// Status reports every port and the recent history.
-func (s *Service) Status() Status {
+// Status reports every port, the caller o's plans and history, and the
+// box-wide counters. Another owner's plan ids are not shown.
+func (s *Service) Status(o Owner) Status {
 	armed := s.o.Arm.Armed()
 	now := s.o.Now()
-	n := len(s.plans.list(now))
-	s.plans.mu.Lock()
-	ev, ex := s.plans.evicted, s.plans.expired
-	s.plans.mu.Unlock()
+	n, ev, ex, rf := s.plans.counts(now)
+	waiting, cex, crf := s.confirm.counts(now)
 	st := Status{Armed: armed, BundleLoaded: s.o.BundleLoaded, LoadCeiling: s.o.LoadCeiling,
-		PlanTTLSecs: s.o.PlanTTL.Seconds(), Plans: n, PlansEvicted: ev, PlansExpired: ex, Ports: []PortStatus{}}
+		PlanTTLSecs: s.o.PlanTTL.Seconds(), Plans: n, YourPlans: len(s.plans.list(o, now)), PlansEvicted: ev, PlansExpired: ex, PlansRefused: rf,
+		Button:        ButtonStatus{Required: s.o.RequireButton, Present: s.o.Button != nil, WaitSecs: s.o.ButtonWait.Seconds()},
+		Confirmations: ConfirmStatus{Waiting: waiting, Yours: s.Confirmations(o), Expired: cex, Refused: crf, TTLSecs: ConfirmTTL.Seconds(), PerOwner: MaxConfirmPerOwner},
+		Ports:         []PortStatus{}, Recent: []Recent{}}
 	for _, name := range s.order {
 		ps := s.ports[name]
 		ps.mu.Lock()
 		mode := ps.mode
 		ps.mu.Unlock()
 		p := PortStatus{Port: name, Medium: ps.Medium, Enabled: ps.Transmit, Writer: ps.Writer != nil,
-			Armed: armed, Mode: mode, Bitrate: ps.Bitrate, Rate: s.rate.limit}
+			Armed: armed, Mode: mode, Bitrate: ps.Bitrate, Rate: s.rate.limit, CannotSend: []Blocker{}}
 		if ps.Mode == nil {
 			p.Mode = "none"
 		}
-		if s.o.BusLoad != nil {
-			if v, ok := s.o.BusLoad(name); ok {
-				p.Load = &v
-			} else {
-				p.LoadNote = "no frames in the last second"
-			}
-		} else {
+		switch v, ok := s.busLoad(name); {
+		case s.o.BusLoad == nil:
 			p.LoadNote = "this port does not measure load"
+		case ok:
+			v = math.Round(v*loadDecimals) / loadDecimals
+			p.Load = &v
+		default:
+			p.LoadNote = "no frames in the last " + LoadFresh.String()
 		}
-		p.CanSend = p.Enabled && p.Writer && armed
+		for _, r := range s.portBlockers(name, 0, now) {
+			p.CannotSend = append(p.CannotSend, blockerOf(r))
+		}
+		p.CanSend = len(p.CannotSend) == 0
 		st.Ports = append(st.Ports, p)
 	}
 	s.mu.Lock()
-	st.Recent = append([]Recent{}, s.recent...)
+	for _, r := range s.recent {
+		if r.owner == o {
+			st.Recent = append(st.Recent, r)
+		}
+	}
+	if w := s.waiting; w != nil {
+		c := *w
+		if c.owner != o {
+			c.PlanID = ""
+		}
+		st.Button.Waiting = &c
+	}
+	if s.previous != nil {
+		c := *s.previous
+		st.PreviousRun = &c
+	}
 	st.AuditFailures = s.auditFailures
 	s.mu.Unlock()
 	return st

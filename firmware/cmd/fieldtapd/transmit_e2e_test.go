@@ -104,10 +104,15 @@ transmit = true
 	defer cancel()
 	s, stderr, asked := connectConfirming(t, ctx, cfg, "server,can,j1939,transmit")
 	defer s.Close()
-	select {
-	case <-ad.Opened():
-	case <-time.After(giveUp):
-		t.Fatalf("adapter never opened; commands %q\n%s", ad.Commands(), stderr.String())
+	// The first L is the start-up listen-only step; the second opens
+	// the capture session a plan switches to O.
+	for deadline := time.Now().Add(giveUp); countCmd(ad.Commands(), "L") < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("adapter never opened twice (start-up step, capture session); commands %q\n%s", ad.Commands(), stderr.String())
+		}
+	}
+	if cmds := ad.Commands(); len(cmds) < 3 || cmds[0] != "C" || cmds[2] != "L" {
+		t.Errorf("the adapter's first commands %q, want the start-up C, S, L before anything else", cmds)
 	}
 
 	// 1. J1939 Request for the VIN, answered by BAM.
@@ -179,8 +184,8 @@ transmit = true
 		}
 	}
 	wmu.Unlock()
-	if os_ != 2 || ls != 3 {
-		t.Errorf("%d O and %d L, want 2 plans (O each) and 3 L (open + after each plan)", os_, ls)
+	if os_ != 2 || ls != 4 {
+		t.Errorf("%d O and %d L, want 2 plans (O each) and 4 L (the start-up listen-only step, the capture session's open, after each plan)", os_, ls)
 	}
 	if ad.Mode() != "listen" {
 		t.Errorf("adapter left in %q", ad.Mode())
@@ -189,10 +194,20 @@ transmit = true
 	// The audit file holds every attempt, the refused one included.
 	events := auditEvents(t, auditFile)
 	t.Logf("audit: %v", events)
-	want := []string{"planned", "confirmation_asked", "sending", "sent", "planned", "confirmation_asked", "sending", "sent", "planned", "refused:arm"}
+	want := []string{"started", "planned", "confirmation_asked", "sending", "sent", "planned", "confirmation_asked", "sending", "sent", "planned", "refused:arm"}
 	if strings.Join(events, " ") != strings.Join(want, " ") {
 		t.Errorf("audit events %v\nwant %v", events, want)
 	}
+}
+
+func countCmd(cmds []string, cmd string) int {
+	n := 0
+	for _, c := range cmds {
+		if c == cmd {
+			n++
+		}
+	}
+	return n
 }
 
 func callTx(t *testing.T, ctx context.Context, s *sdk.ClientSession, name string, args map[string]any) txResult {

@@ -15,6 +15,14 @@ import (
 // the person was asked.
 func connectConfirming(t *testing.T, ctx context.Context, cfg, bundles string) (*sdk.ClientSession, *lockedBuffer, *[]string) {
 	t.Helper()
+	s, _, stderr, asked := startConfirming(t, ctx, cfg, bundles)
+	return s, stderr, asked
+}
+
+// startConfirming is connectConfirming that also returns the process, for
+// a test that kills it.
+func startConfirming(t *testing.T, ctx context.Context, cfg, bundles string) (*sdk.ClientSession, *exec.Cmd, *lockedBuffer, *[]string) {
+	t.Helper()
 	cmd := exec.Command(binary, "--config", cfg, "--mcp-transport", "stdio", "--mcp-bundles", bundles)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -29,5 +37,5 @@ func connectConfirming(t *testing.T, ctx context.Context, cfg, bundles string) (
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
-	return s, stderr, asked
+	return s, cmd, stderr, asked
 }

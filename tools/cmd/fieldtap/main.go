@@ -1,14 +1,17 @@
-// Command fieldtap is the operator's tool beside the fieldtap box. For now
-// it has one subcommand, which writes deterministic demo and test traffic:
+// Command fieldtap is the operator's tool beside the fieldtap box:
 //
 //	fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
 //	                    [-workshop] [-claim-conflict]
+//	fieldtap plan show|run FILE [--port P] [--config FILE]
+//	fieldtap button press [--file PATH | --config FILE]
 //
-// sip writes pcapng, j1939 a candump -l log, j1708 one "(seconds) j1708 HEX"
-// line per message, seconds counted from -start. FILE "-" is stdout. The
-// same flags always give the same bytes. -workshop and -claim-conflict add
-// the J1939 truck's scenarios (a service tool's session, an address-claim
-// conflict).
+// gen writes deterministic demo and test traffic: sip writes pcapng, j1939
+// a candump -l log, j1708 one "(seconds) j1708 HEX" line per message,
+// seconds counted from -start. FILE "-" is stdout. The same flags always
+// give the same bytes; -workshop and -claim-conflict add the J1939 truck's
+// scenarios (a service tool's session, an address-claim conflict). plan
+// shows or runs a transmit plan (plan.go); button presses the sim board's
+// confirm button (button.go).
 package main
 
 import (
@@ -40,6 +43,7 @@ const (
 const usage = `usage: fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
                     [-workshop] [-claim-conflict]   (j1939 scenarios)
        fieldtap plan show|run FILE [--port P] [--config FILE]   (transmit plans)
+       fieldtap button press [--file PATH | --config FILE]      (sim board's confirm button)
 
   sip    SIP calls with RTP over Ethernet, as pcapng
   j1939  a J1939 truck on CAN, as a candump -l log
@@ -52,6 +56,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "plan" {
 		return plan(args[1:], os.Stdin, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "button" {
+		return button(args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "gen" {
 		fmt.Fprint(stderr, usage+"\nrun \"fieldtap gen -h\" for the flags\n")

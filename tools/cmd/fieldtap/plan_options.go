@@ -31,6 +31,10 @@ func cliOptions(cfg config.Config, pf planFile) (transmit.Options, func(), error
 		Rate:        transmit.RateLimit{Plans: cfg.Transmit.RatePlans, Window: cfg.Transmit.Window()},
 		LoadCeiling: cfg.Transmit.BusLoadCeiling,
 		PlanTTL:     cfg.Transmit.TTL(),
+		// The button belongs to the daemon, like the key switch's line;
+		// the gate is the box's, so it applies here too.
+		RequireButton: cfg.Transmit.RequireButton,
+		ButtonWait:    cfg.Transmit.Wait(),
 	}
 	if cfg.Board == "sim" && cfg.Transmit.ArmFile != "" {
 		o.Arm = transmit.FileArm{Path: cfg.Transmit.ArmFile}
