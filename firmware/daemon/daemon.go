@@ -32,6 +32,9 @@ type IO struct {
 	Stdout io.Writer
 	// Listening, if set, is called with the HTTP address once it accepts.
 	Listening func(addr string)
+	// StatusListening, if set, is called with the status page's
+	// addresses once they accept.
+	StatusListening func(addrs []string)
 }
 
 // Run runs the box until ctx ends (or, over stdio, until the client closes
@@ -91,6 +94,16 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	portCtx, stopPorts := context.WithCancel(ctx)
 	defer stopPorts()
 	var wg sync.WaitGroup
+	// The exporters and the status page stop after the ports, so the
+	// last frames still reach them; fleetWG waits for their goodbyes.
+	fleetCtx, stopFleet := context.WithCancel(context.WithoutCancel(ctx))
+	var fleetWG sync.WaitGroup
+	defer fleetWG.Wait()
+	defer stopFleet()
+	hepExp, err := startHEP(fleetCtx, cfg.HEP, an, &fleetWG, log)
+	if err != nil {
+		return err
+	}
 	var running []*port
 	for _, src := range sources {
 		p, err := newPort(src, cfg.Store.HandoffDepth, an)
@@ -128,12 +141,15 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.MCP.Transport == "http" {
 		deps.Info.Listen = cfg.MCP.Listen
 	}
-	tx, closeTx, err := newTransmitter(portCtx, cfg, hw.arm, sources, deps.Info.Bundles, deps.CAN, log)
+	tx, outcomes, closeTx, err := newTransmitter(portCtx, cfg, hw.arm, sources, deps.Info.Bundles, deps.CAN, log)
 	if err != nil {
 		return err
 	}
 	defer closeTx()
 	deps.Transmit = tx
+	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log, stdio.StatusListening); err != nil {
+		return err
+	}
 	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, Audit: access.audit})
 	if err != nil {
 		return err
@@ -148,6 +164,8 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	}
 	stopPorts()
 	wg.Wait()
+	stopFleet()
+	fleetWG.Wait()
 	log.Info("stopped", "ports", len(running))
 	return err
 }

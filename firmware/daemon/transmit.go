@@ -11,6 +11,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/firmware/config"
 	"fieldtap/services/canbus"
+	"fieldtap/services/metrics"
 	"fieldtap/services/transmit"
 )
 
@@ -25,7 +26,10 @@ const loadFresh = 2 * time.Second
 // port keeps a nil Writer, and sends on it are refused by the port_config
 // gate, naming the missing writer. A port without transmit = true is
 // never given a writer at all, so no code path can reach its bus.
-func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch, sources []capture.Source, bundles []string, can *canbus.Store, log *slog.Logger) (*transmit.Service, func(), error) {
+//
+// Every audit record also passes a counter for the metrics endpoint,
+// which keeps the auditor's answer (no file: every record refused).
+func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch, sources []capture.Source, bundles []string, can *canbus.Store, log *slog.Logger) (*transmit.Service, *metrics.TransmitCounter, func(), error) {
 	enabled := map[string]board.Port{}
 	for _, p := range cfg.Ports {
 		enabled[p.Name] = p
@@ -71,21 +75,24 @@ func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch
 		o.Arm = arm
 	}
 	closeAudit := func() {}
+	var file transmit.Auditor // a nil *FileAuditor must not become a non-nil Auditor
 	if cfg.Transmit.AuditFile != "" {
 		fa, err := transmit.OpenFileAuditor(cfg.Transmit.AuditFile)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		o.Audit, closeAudit = fa, func() { fa.Close() }
+		file, closeAudit = fa, func() { fa.Close() }
 	}
+	counter := metrics.CountTransmit(file)
+	o.Audit = counter
 	svc, err := transmit.New(o)
 	if err != nil {
 		closeAudit()
-		return nil, nil, fmt.Errorf("transmit: %w", err)
+		return nil, nil, nil, fmt.Errorf("transmit: %w", err)
 	}
 	go svc.Run(ctx)
 	log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", cfg.Transmit.AuditFile != "", "arm", o.Arm != nil)
-	return svc, closeAudit, nil
+	return svc, counter, closeAudit, nil
 }
 
 // busLoad reads the last measured second of a CAN port.

@@ -55,11 +55,16 @@ func LoadChart(ls LoadSeries) template.HTML {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="9" text-anchor="%s" fill="#555">%s</text>`,
 			chartLeft+plotW*float64(l.at)/float64(max(n, 1)), chartH-6, anchor, html.EscapeString(l.label))
 	}
-	line := func(pick func(LoadBin) *float64, attrs string) {
+	line := func(pick func(LoadBin) *float64, attrs, color string) {
 		var pts []string
 		flush := func() {
-			if len(pts) > 0 {
-				fmt.Fprintf(&b, `<polyline fill="none" %s points="%s"/>`, attrs, strings.Join(pts, " "))
+			switch len(pts) {
+			case 0:
+			case 1: // a lone minute is a dot, not an invisible line
+				xy := strings.Split(pts[0], ",")
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="1.5" fill="%s"/>`, xy[0], xy[1], color)
+			default:
+				fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" %s points="%s"/>`, color, attrs, strings.Join(pts, " "))
 			}
 			pts = pts[:0]
 		}
@@ -73,8 +78,8 @@ func LoadChart(ls LoadSeries) template.HTML {
 		}
 		flush()
 	}
-	line(func(b LoadBin) *float64 { return b.Peak }, `stroke="#e8a33d" stroke-width="1" stroke-dasharray="3 2"`)
-	line(func(b LoadBin) *float64 { return b.Mean }, `stroke="#1f5fa8" stroke-width="1.5"`)
+	line(func(b LoadBin) *float64 { return b.Peak }, `stroke-width="1" stroke-dasharray="3 2"`, "#e8a33d")
+	line(func(b LoadBin) *float64 { return b.Mean }, `stroke-width="1.5"`, "#1f5fa8")
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // built from numbers and escaped text only
 }

@@ -170,7 +170,7 @@ func TestLoadSeries(t *testing.T) {
 
 func TestLoadChart(t *testing.T) {
 	v := 0.4
-	ls := LoadSeries{Port: `<can&0>`, End: t0, Bins: []LoadBin{{}, {Mean: &v, Peak: &v}, {Mean: &v, Peak: &v}, {}}, PeakMax: v}
+	ls := LoadSeries{Port: `<can&0>`, End: t0, Bins: []LoadBin{{}, {Mean: &v, Peak: &v}, {Mean: &v, Peak: &v}, {}, {Mean: &v, Peak: &v}}, PeakMax: v}
 	svg := string(LoadChart(ls))
 	for _, want := range []string{`<svg `, `&lt;can&amp;0&gt;`, `50%`, `<polyline`} {
 		if !strings.Contains(svg, want) {
@@ -182,6 +182,9 @@ func TestLoadChart(t *testing.T) {
 	}
 	if n := strings.Count(svg, "<polyline"); n != 2 {
 		t.Errorf("%d polylines, want mean and peak", n)
+	}
+	if n := strings.Count(svg, "<circle"); n != 2 {
+		t.Errorf("%d dots, want the lone last bin drawn for mean and peak", n)
 	}
 }
 
