@@ -151,7 +151,7 @@ func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadge
 		}
 		up = append(up, ln.Addr().String())
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-		log.Info("serving the status page", "url", "http://"+ln.Addr().String()+statuspage.PagePath, "metrics", metricsH != nil)
+		log.Info("serving the status page", "page", "http://"+ln.Addr().String()+statuspage.PagePath, "metrics", metricsH != nil)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()

@@ -14,13 +14,14 @@ import (
 )
 
 // statusURLRe finds the status page's address in fieldtapd's log.
-var statusURLRe = regexp.MustCompile(`serving the status page" url=(http://\S+)/status`)
+var statusURLRe = regexp.MustCompile(`serving the status page" page=(http://\S+)/status`)
 
 // box is a running fieldtapd with its log.
 type box struct {
 	cmd    *exec.Cmd
 	stderr *lockedBuffer
-	base   string // http://host:port of the status page
+	base   string        // http://host:port of the status page
+	exited chan struct{} // closed once fieldtapd has exited
 }
 
 // startDaemon runs fieldtapd on the config body (status page on a free
@@ -31,18 +32,24 @@ func startDaemon(t *testing.T, body string, args ...string) *box {
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := &box{stderr: &lockedBuffer{}}
+	d := &box{stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	d.cmd = exec.Command(binary, append([]string{"--config", cfg, "--mcp-transport", "http", "--mcp-listen", "127.0.0.1:0"}, args...)...)
 	d.cmd.Stderr = d.stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() { d.stop(syscall.SIGTERM) })
 	deadline := time.Now().Add(giveUp)
 	for {
 		if m := statusURLRe.FindStringSubmatch(d.stderr.String()); m != nil {
 			d.base = m[1]
 			return d
+		}
+		select {
+		case <-d.exited:
+			t.Fatalf("fieldtapd exited:\n%s", d.stderr)
+		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("fieldtapd never served its status page:\n%s", d.stderr)
@@ -53,11 +60,13 @@ func startDaemon(t *testing.T, body string, args ...string) *box {
 
 // stop signals fieldtapd and waits for it.
 func (d *box) stop(sig syscall.Signal) {
-	if d.cmd.ProcessState != nil || d.cmd.Process == nil {
+	select {
+	case <-d.exited:
 		return
+	default:
 	}
 	_ = d.cmd.Process.Signal(sig)
-	_ = d.cmd.Wait()
+	<-d.exited
 }
 
 // get fetches path from the status server.
@@ -76,12 +85,12 @@ func (d *box) get(t *testing.T, path string) []byte {
 }
 
 // armedConfig is the sim board armed by its arm file, as the transmit
-// end-to-end tests arm it.
-func armedConfig(t *testing.T, extra string) string {
+// end-to-end tests arm it; top goes before the tables, tables after.
+func armedConfig(t *testing.T, top, tables string) string {
 	t.Helper()
 	arm := filepath.Join(t.TempDir(), "arm")
 	if err := os.WriteFile(arm, []byte("armed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return "board = \"sim\"\n[status]\nlisten = [\"127.0.0.1:0\"]\n[transmit]\narm_file = \"" + arm + "\"\n" + strings.TrimSpace(extra) + "\n"
+	return "board = \"sim\"\n" + top + "\n[status]\nlisten = [\"127.0.0.1:0\"]\n[transmit]\narm_file = \"" + arm + "\"\n" + strings.TrimSpace(tables) + "\n"
 }

@@ -32,7 +32,7 @@ func chromium(t *testing.T) string {
 // armed, and leaves a screenshot.
 func TestStatusPageInBrowser(t *testing.T) {
 	exe := chromium(t)
-	d := startDaemon(t, armedConfig(t, ""))
+	d := startDaemon(t, armedConfig(t, "", ""))
 	var st struct {
 		Transmit struct {
 			KeySwitch struct{ On bool } `json:"key_switch"`
@@ -133,7 +133,7 @@ func TestMetricsOfTheDaemonPassPromtool(t *testing.T) {
 	if err != nil {
 		t.Skip("promtool not installed (Debian package prometheus; .ci/run installs it)")
 	}
-	d := startDaemon(t, armedConfig(t, ""))
+	d := startDaemon(t, armedConfig(t, "", ""))
 	var body []byte
 	deadline := time.Now().Add(giveUp)
 	for { // wait until the CAN port has a complete second of load

@@ -110,8 +110,9 @@ type Message struct {
 	Retain  bool
 }
 
-// Subscriber is a QoS 1 subscription on a persistent session: messages
-// published while it is away are delivered when it reconnects.
+// Subscriber is a QoS 1 subscription on a persistent session, with
+// retain flags as published (so a test sees which topics are retained):
+// messages published while it is away arrive when it reconnects.
 type Subscriber struct {
 	t      testing.TB
 	b      *Broker
@@ -159,7 +160,7 @@ func (s *Subscriber) connect(fresh bool) {
 		s.t.Fatalf("subscriber connect: %v", err)
 	}
 	{ // again on a resumed session: the broker may have lost it
-		if _, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: s.filter, QoS: 1}}}); err != nil {
+		if _, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: s.filter, QoS: 1, RetainAsPublished: true}}}); err != nil {
 			s.t.Fatalf("subscribe %s: %v", s.filter, err)
 		}
 	}
