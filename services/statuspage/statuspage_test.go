@@ -42,7 +42,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // truck is a CAN store with 90 s of frames at a steady rate and a J1939
 // store with one DM1 (SPN 110 FMI 0 OC 3, amber lamp) from SA 00.
-func truck(t *testing.T) (*canbus.Store, *j1939.Store) {
+func truck(t testing.TB) (*canbus.Store, *j1939.Store) {
 	t.Helper()
 	cs := canbus.New(ring.Limits{Items: 10_000, Bytes: 1 << 20})
 	p, err := cs.Port("can0", 250_000)
