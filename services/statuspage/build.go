@@ -299,13 +299,24 @@ func voipView(s Sources, snap []ports.Status) (*VoIPView, string) {
 			}
 		}
 	}
-	ids := make([]string, 0, len(sn.Dialogs))
-	for id := range sn.Dialogs {
-		ids = append(ids, id)
+	// Diagnose each call on a snapshot of its own streams: one pass over
+	// the streams, not one per call (thousands of each on a busy port).
+	byCall := map[string][]rtp.StreamView{}
+	for _, st := range sn.Streams {
+		if st.CallID != "" {
+			byCall[st.CallID] = append(byCall[st.CallID], st)
+		}
+	}
+	ids := make([]string, 0, len(byCall))
+	for id := range byCall {
+		if sn.Dialogs[id] != nil {
+			ids = append(ids, id) // a call with no stream cannot be one-way
+		}
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		for _, f := range sn.Diagnose(id).Findings {
+		one := &rtp.Snapshot{Streams: byCall[id], Dialogs: map[string]*rtp.DialogView{id: sn.Dialogs[id]}}
+		for _, f := range one.Diagnose(id).Findings {
 			if f.Code == rtp.FindingOneWay && f.Severity == "error" {
 				v.OneWayCount++
 				if len(v.OneWay) < maxOneWay {
