@@ -32,9 +32,6 @@ type IO struct {
 	Stdout io.Writer
 	// Listening, if set, is called with the HTTP address once it accepts.
 	Listening func(addr string)
-	// StatusListening, if set, is called with the status page's
-	// addresses once they accept.
-	StatusListening func(addrs []string)
 }
 
 // Run runs the box until ctx ends (or, over stdio, until the client closes
@@ -147,7 +144,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	}
 	defer closeTx()
 	deps.Transmit = tx
-	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log, stdio.StatusListening); err != nil {
+	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log); err != nil {
 		return err
 	}
 	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, Audit: access.audit})

@@ -116,9 +116,9 @@ func (a auditRecords) AuditRecords() uint64 { return a.a.Records() }
 // status.listen address until ctx ends, behind the MCP front door. An
 // address that cannot be opened is logged and skipped: the page is for
 // people, and the box keeps capturing without it.
-func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadget string, page http.Handler, metricsH http.Handler, wg *sync.WaitGroup, log *slog.Logger) []string {
+func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadget string, page http.Handler, metricsH http.Handler, wg *sync.WaitGroup, log *slog.Logger) {
 	if len(c.Status.Listen) == 0 {
-		return nil
+		return
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", page)
@@ -142,14 +142,12 @@ func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadge
 		addrs = append(addrs, a)
 	}
 	h := mcp.Protect(mcp.HTTPOptions{Tokens: tokens, AllowedHosts: hosts, Log: log}, mux)
-	var up []string
 	for _, a := range addrs {
 		ln, err := net.Listen("tcp", a)
 		if err != nil {
 			log.Error("status page not served", "listen", a, "err", err)
 			continue
 		}
-		up = append(up, ln.Addr().String())
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		log.Info("serving the status page", "page", "http://"+ln.Addr().String()+statuspage.PagePath, "metrics", metricsH != nil)
 		wg.Add(2)
@@ -167,13 +165,12 @@ func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadge
 			_ = hs.Shutdown(sctx)
 		}()
 	}
-	return up
 }
 
 // startPage wires the status page, /metrics and the MQTT exporter to
 // the stores; started is when the box came up.
 func startPage(ctx context.Context, cfg config.Config, version string, access mcpAccess, hw hardware, reg *ports.Registry, an *analysers,
-	tx *transmit.Service, outcomes *metrics.TransmitCounter, hepExp *hep.Exporter, wg *sync.WaitGroup, log *slog.Logger, listening func([]string)) error {
+	tx *transmit.Service, outcomes *metrics.TransmitCounter, hepExp *hep.Exporter, wg *sync.WaitGroup, log *slog.Logger) error {
 	src := statuspage.Sources{Version: version, Board: cfg.Board, Started: time.Now(), Ports: reg, ArmedLED: hw.led.state,
 		Transmit: tx, CAN: an.can, J1939: an.j1939, J1587: an.j1587, Calls: an.sip, Media: an.media}
 	pub, err := startMQTT(ctx, cfg.MQTT, cfg.Board, version, src, an, wg, log)
@@ -200,9 +197,6 @@ func startPage(ctx context.Context, cfg config.Config, version string, access mc
 			return fmt.Errorf("metrics: %w", err)
 		}
 	}
-	up := serveStatus(ctx, cfg, access.tokens, hw.gadget, statuspage.Handler(src, page, time.Now), metricsH, wg, log)
-	if listening != nil {
-		listening(up)
-	}
+	serveStatus(ctx, cfg, access.tokens, hw.gadget, statuspage.Handler(src, page, time.Now), metricsH, wg, log)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/transmit"
 )
 
 // Page bounds: the page is for a phone, so every list is short and says
@@ -66,7 +67,7 @@ func Build(s Sources, now time.Time) Status {
 }
 
 func transmitView(s Sources, now time.Time) TransmitView {
-	tv := TransmitView{EnabledPorts: []string{}, CanSendNow: []string{}, Recent: nil}
+	tv := TransmitView{EnabledPorts: []string{}, CanSendNow: []string{}, Recent: []transmit.Recent{}}
 	if s.Ports != nil {
 		tv.KeySwitch = s.Ports.Arm()
 	} else {
