@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"fieldtap/mcp"
 )
 
 // chromium finds Debian's chromium, or skips.
@@ -152,5 +155,51 @@ func TestMetricsOfTheDaemonPassPromtool(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+}
+
+// TestStatusPageTakesTheMCPTokens: with a tokens file, the page and
+// /metrics answer only a read token, as a bearer header or as the
+// password a browser sends for its Basic prompt.
+func TestStatusPageTakesTheMCPTokens(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(mcp.HashToken("tech", "phone-secret")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, armedConfig(t, "", "[mcp]\ntokens_file = \""+tokens+"\"\n"))
+	tests := []struct {
+		name, path string
+		auth       func(r *http.Request)
+		code       int
+		challenge  string
+	}{
+		{name: "no credential: the browser is asked", path: "/status", code: 401, challenge: "Basic"},
+		{name: "wrong password", path: "/status", auth: func(r *http.Request) { r.SetBasicAuth("tech", "guess") }, code: 401},
+		{name: "the token as Basic password", path: "/status", auth: func(r *http.Request) { r.SetBasicAuth("tech", "phone-secret") }, code: 200},
+		{name: "metrics with a bearer token", path: "/metrics", auth: func(r *http.Request) { r.Header.Set("Authorization", "Bearer phone-secret") }, code: 200},
+		{name: "json without one", path: "/status.json", code: 401},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := http.NewRequest("GET", d.base+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.auth != nil {
+				tc.auth(r)
+			}
+			res, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.code {
+				t.Errorf("GET %s = %d, want %d", tc.path, res.StatusCode, tc.code)
+			}
+			if got := strings.Join(res.Header.Values("WWW-Authenticate"), " | "); !strings.Contains(got, tc.challenge) {
+				t.Errorf("challenges %q lack %q", got, tc.challenge)
+			}
+		})
 	}
 }
