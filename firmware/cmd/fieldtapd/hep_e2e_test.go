@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"fieldtap/services/hep"
+	"fieldtap/tools/gen/sipgen"
 	"fieldtap/tools/refdata"
 )
 
@@ -231,32 +232,42 @@ func probeKamailio(t *testing.T, pg *postgres, port int, log *bytes.Buffer) {
 	pg.psql(t, "homer", "DELETE FROM sip_capture")
 }
 
-// callIDs are the distinct Call-IDs of a capture, by tshark when it is
-// installed; want is PROVENANCE.md's count, checked either way.
-func callIDs(t *testing.T, path string, want int) []string {
+// tsharkSIP is what tshark finds in a capture: its SIP messages (one
+// per frame in these captures) and distinct Call-IDs, sorted; ok is
+// false when tshark is not installed.
+func tsharkSIP(t *testing.T, path string) (messages int, ids []string, ok bool) {
 	t.Helper()
 	if _, err := exec.LookPath("tshark"); err != nil {
-		return nil
+		return 0, nil, false
 	}
 	out, err := exec.Command("tshark", "-r", path, "-Y", "sip", "-T", "fields", "-e", "sip.Call-ID").Output()
 	if err != nil {
 		t.Fatalf("tshark: %v", err)
 	}
-	var ids []string
 	for _, l := range strings.Fields(string(out)) {
+		messages++
 		if !slices.Contains(ids, l) {
 			ids = append(ids, l)
 		}
 	}
-	if len(ids) != want {
+	slices.Sort(ids)
+	return messages, ids, true
+}
+
+// callIDs are a reference capture's Call-IDs by tshark (nil without
+// it); want is PROVENANCE.md's count, checked against tshark's.
+func callIDs(t *testing.T, path string, want int) []string {
+	t.Helper()
+	_, ids, ok := tsharkSIP(t, path)
+	if ok && len(ids) != want {
 		t.Fatalf("tshark finds %d Call-IDs in %s, PROVENANCE.md says %d", len(ids), path, want)
 	}
-	slices.Sort(ids)
 	return ids
 }
 
 // TestHEPToKamailioSipcapture exports two reference captures (the ground
-// truth is PROVENANCE.md's) from the real fieldtapd to Kamailio's
+// truth is PROVENANCE.md's) and a minute of the demo's generated calls
+// (tshark's) from the real fieldtapd to Kamailio's
 // sipcapture writing PostgreSQL, both started here: every SIP message
 // arrives, with the captures' Call-IDs, and the RTCP reports arrive
 // filed under their call's Call-ID.
@@ -265,12 +276,31 @@ func TestHEPToKamailioSipcapture(t *testing.T) {
 	rejected := refdata.File(t, "sip", "sip-488-Not-Acceptable-Here-codec-null.pcapng")
 	pg := startPostgres(t)
 	kport := startKamailio(t, pg)
-	const wantMessages, wantCalls, wantRTCP = 9 + 13, 1 + 4, 2 // PROVENANCE.md
+	wantMessages, wantCalls, wantRTCP := 9+13, 1+4, 2 // PROVENANCE.md
 	want := append(callIDs(t, rtpProto, 1), callIDs(t, rejected, 4)...)
+	sources := fmt.Sprintf("%q, %q", rtpProto, rejected)
+	// The demo's generated minute is the third input, with tshark's count
+	// of its messages and Call-IDs as the ground truth.
+	demo := filepath.Join(t.TempDir(), "demo.pcapng")
+	f, err := os.Create(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sipgen.WritePcapng(f, sipgen.Options{Seed: 1, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Duration: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if n, ids, ok := tsharkSIP(t, demo); ok {
+		wantMessages, wantCalls = wantMessages+n, wantCalls+len(ids)
+		want = append(want, ids...)
+		sources += fmt.Sprintf(", %q", demo)
+	} else {
+		t.Log("tshark not installed: the generated demo minute is left out (its ground truth is tshark's)")
+	}
 	slices.Sort(want)
 
-	body := fmt.Sprintf("board = \"none\"\nsources = [%q, %q]\n[status]\nlisten = [\"127.0.0.1:0\"]\n[hep]\nenabled = true\ncollector = \"127.0.0.1:%d\"\ncapture_id = 2001\nrtcp = true\n",
-		rtpProto, rejected, kport)
+	body := fmt.Sprintf("board = \"none\"\nsources = [%s]\n[status]\nlisten = [\"127.0.0.1:0\"]\n[hep]\nenabled = true\ncollector = \"127.0.0.1:%d\"\ncapture_id = 2001\nrtcp = true\n",
+		sources, kport)
 	d := startDaemon(t, body)
 	deadline := time.Now().Add(giveUp)
 	var rows int
