@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,8 +142,8 @@ func (m MQTT) validate() []error {
 		return nil
 	}
 	var errs []error
-	if u, err := url.Parse(m.Broker); err != nil || u.Host == "" || u.Port() == "" {
-		errs = append(errs, fmt.Errorf("mqtt.broker %q: want mqtt://host:port", m.Broker))
+	if u, err := url.Parse(m.Broker); err != nil || u.Host == "" || u.Port() == "" || !slices.Contains(mqttpub.Schemes, u.Scheme) {
+		errs = append(errs, fmt.Errorf("mqtt.broker %q: want mqtt://host:port (or %s)", m.Broker, strings.Join(mqttpub.Schemes[1:], ", ")))
 	}
 	if strings.ContainsAny(m.TopicPrefix+m.Box, "#+") || strings.HasSuffix(m.TopicPrefix, "/") || m.TopicPrefix == "" || strings.Contains(m.Box, "/") {
 		errs = append(errs, fmt.Errorf("mqtt.topic_prefix %q and mqtt.box %q: want topic levels without wildcards", m.TopicPrefix, m.Box))

@@ -33,6 +33,7 @@ func TestFleetValidateNamesTheBadValue(t *testing.T) {
 		{name: "hep queue too small", edit: func(c *Config) { c.HEP.Enabled, c.HEP.Collector, c.HEP.QueueBytes = true, "h:1", 10 }, want: "hep.queue_bytes"},
 		{name: "hep capture id", edit: func(c *Config) { c.HEP.Enabled, c.HEP.Collector, c.HEP.CaptureID = true, "h:1", -1 }, want: "hep.capture_id"},
 		{name: "mqtt without broker", edit: func(c *Config) { c.MQTT.Enabled = true }, want: "mqtt.broker"},
+		{name: "mqtt unknown scheme", edit: func(c *Config) { c.MQTT.Enabled, c.MQTT.Broker = true, "http://b:1883" }, want: "mqtt.broker"},
 		{name: "mqtt wildcard box", edit: func(c *Config) { c.MQTT.Enabled, c.MQTT.Broker, c.MQTT.Box = true, "mqtt://b:1883", "a/#" }, want: "mqtt.topic_prefix"},
 		{name: "mqtt interval", edit: func(c *Config) { c.MQTT.Enabled, c.MQTT.Broker, c.MQTT.Interval = true, "mqtt://b:1883", "10ms" }, want: "mqtt.interval"},
 		{name: "mqtt queue", edit: func(c *Config) { c.MQTT.Enabled, c.MQTT.Broker, c.MQTT.QueueMessages = true, "mqtt://b:1883", 0 }, want: "mqtt.queue_messages"},

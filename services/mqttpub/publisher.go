@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,10 @@ const (
 	// qos is at-least-once: the queue resends what got no PUBACK.
 	qos = 1
 )
+
+// Schemes are the broker URL schemes accepted: plain TCP, and TLS with
+// the system's CA roots (autopaho's names for each).
+var Schemes = []string{"mqtt", "tcp", "tls", "mqtts"}
 
 // Topic suffixes under the prefix.
 const (
@@ -83,8 +88,8 @@ func (o *Options) check() (*url.URL, error) {
 	}
 	var errs []error
 	u, err := url.Parse(o.Broker)
-	if err != nil || u.Host == "" || u.Port() == "" {
-		errs = append(errs, fmt.Errorf("mqtt: broker %q: want mqtt://host:port", o.Broker))
+	if err != nil || u.Host == "" || u.Port() == "" || !slices.Contains(Schemes, u.Scheme) {
+		errs = append(errs, fmt.Errorf("mqtt: broker %q: want mqtt://host:port (or tls://, with the system's CA roots)", o.Broker))
 	}
 	switch {
 	case o.ClientID == "":
