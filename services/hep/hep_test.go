@@ -286,3 +286,30 @@ func TestOptions(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReport feeds sender-written RTCP datagrams to the exporter: every
+// packet it queues decodes, carries the correlation id and valid JSON.
+func FuzzReport(f *testing.F) {
+	// An RR with one report block, as RTP-Protocol.pcap's endpoints send.
+	f.Add([]byte{0x81, 0xC9, 0x00, 0x07, 0x06, 0xC1, 0x56, 0xFD, 0x44, 0xC6, 0x1A, 0xFB, 0x00, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00})
+	f.Add([]byte{0x80, 0xC8, 0x00, 0x06, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		exp, err := New(Options{Collector: "127.0.0.1:9", RTCP: true, QueuePackets: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := netdecode.Datagram{Time: t0, Src: netip.MustParseAddrPort("192.0.2.1:6001"), Dst: netip.MustParseAddrPort("192.0.2.2:7001"), Payload: b}
+		exp.report(d, "call@host")
+		for len(exp.q) > 0 {
+			p, err := decode(<-exp.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.corr != "call@host" || p.typ != TypeRTCP || !json.Valid(p.payload) {
+				t.Fatalf("packet %+v", p)
+			}
+		}
+	})
+}
