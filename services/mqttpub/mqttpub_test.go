@@ -10,6 +10,7 @@ import (
 
 	"fieldtap/services/j1939"
 	"fieldtap/services/mqttpub/mqtttest"
+	"fieldtap/services/sip"
 )
 
 func newPublisher(t *testing.T, url string, queue int) (*Publisher, func()) {
@@ -208,5 +209,58 @@ func TestOptions(t *testing.T) {
 				t.Errorf("New = %v, want ok %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+type fakeCalls struct{ sn *sip.Snapshot }
+
+func (f *fakeCalls) Snapshot() *sip.Snapshot { return f.sn }
+
+// TestFeederCallsOncePerFinishedCall: a finished INVITE dialog is
+// summarised once; one still ringing waits for its end; non-INVITE
+// dialogs are not calls.
+func TestFeederCallsOncePerFinishedCall(t *testing.T) {
+	d := func(id uint64, method, state string) *sip.Dialog {
+		return &sip.Dialog{ID: id, CallID: fmt.Sprintf("c%d", id), FirstMethod: method, State: state, FromUser: "alice\u202e"}
+	}
+	calls := &fakeCalls{sn: &sip.Snapshot{Dialogs: []*sip.Dialog{
+		d(1, "INVITE", sip.StateEnded), d(2, "INVITE", sip.StateEarly), d(3, "REGISTER", sip.StateCompleted), d(4, "INVITE", sip.StateFailed),
+	}}}
+	sink := &recordSink{}
+	f := NewFeeder(sink, Sources{Calls: calls})
+	ids := func() []string {
+		var out []string
+		for _, m := range sink.msgs {
+			var c CallSummary
+			if err := json.Unmarshal(m.payload, &c); err != nil {
+				t.Fatal(err)
+			}
+			if m.topic != TopicCalls || m.retain {
+				t.Errorf("call summary on %s retained=%v", m.topic, m.retain)
+			}
+			out = append(out, c.CallID)
+		}
+		return out
+	}
+	f.Tick()
+	f.Tick()
+	if got := strings.Join(ids(), " "); got != "c1 c4" {
+		t.Fatalf("after two ticks: %q, want c1 c4 once each", got)
+	}
+	if !strings.HasPrefix(string(sink.msgs[0].payload), `{"call_id":"c1"`) || strings.Contains(string(sink.msgs[0].payload), "\u202e") {
+		t.Errorf("summary %s: the caller should arrive fenced, bidi control removed", sink.msgs[0].payload)
+	}
+	calls.sn = &sip.Snapshot{Dialogs: []*sip.Dialog{d(1, "INVITE", sip.StateEnded), d(2, "INVITE", sip.StateEnded), d(4, "INVITE", sip.StateFailed), d(5, "INVITE", sip.StateCancelled), d(6, "INVITE", sip.StateEarly)}}
+	f.Tick()
+	if got := strings.Join(ids(), " "); got != "c1 c4 c2 c5" {
+		t.Errorf("after c2 ended and c5 came: %q", got)
+	}
+	if !f.pending[6] || len(f.pending) != 1 {
+		t.Errorf("pending %v, want the ringing c6 only", f.pending)
+	}
+	calls.sn = &sip.Snapshot{}
+	f.Tick()
+	if len(f.pending) != 0 {
+		t.Errorf("pending %v after the store evicted every dialog", f.pending)
 	}
 }
