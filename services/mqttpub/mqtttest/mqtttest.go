@@ -46,8 +46,14 @@ func Start(t testing.TB) *Broker {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o777); err != nil { // mosquitto drops root to its own user
+	// Not t.TempDir: its parent is private to root, and mosquitto drops
+	// root for its own user, which must reach the folder to save sessions.
+	dir, err := os.MkdirTemp("", "mqtttest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	conf := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nautosave_interval 0\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n", port, dir)
