@@ -13,5 +13,8 @@ Connect a client:
   Any client:      POST JSON-RPC to http://127.0.0.1:8731/mcp (streamable HTTP)
   Over stdio:      bin/fieldtapd --mcp-transport stdio
 
+Without an agent: http://127.0.0.1:8732/status in a browser (arm state,
+ports, bus load, faults, calls; read-only), /status.json, /metrics.
+
 Try capture_status first. Ctrl-C stops the box.
 MSG

@@ -61,6 +61,10 @@ type Config struct {
 	Media          Media        `toml:"media"` // media.go
 	// Transmit holds the transmit limits (transmit.go).
 	Transmit Transmit `toml:"transmit"`
+	// Status, HEP and MQTT are the page and the fleet exporters (fleet.go).
+	Status Status `toml:"status"`
+	HEP    HEP    `toml:"hep"`
+	MQTT   MQTT   `toml:"mqtt"`
 }
 
 // Drivers lists the port drivers this build can open from configuration.
@@ -122,6 +126,9 @@ func Default() Config {
 		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir},
 		Transmit:       DefaultTransmit(),
 		Media:          Media{Interval: DefaultMediaInterval},
+		Status:         DefaultStatus(),
+		HEP:            DefaultHEP(),
+		MQTT:           DefaultMQTT(),
 	}
 }
 
@@ -216,6 +223,9 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.Transmit.validate(c.Board)...)
 	errs = append(errs, c.Media.validate()...)
+	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
+	errs = append(errs, c.HEP.validate()...)
+	errs = append(errs, c.MQTT.validate()...)
 	if c.MemoryLimitMiB < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
 	}

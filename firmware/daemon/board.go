@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"net"
 	"strings"
+	"sync/atomic"
 
 	"fieldtap/board"
 	"fieldtap/firmware/config"
@@ -11,15 +13,28 @@ import (
 	"fieldtap/services/transmit"
 )
 
-// hardware is what bring-up left running: the ports to open, and the arm
+// hardware is what bring-up left running: the ports to open, the arm
 // switch, confirm button and status LED the transmit gatekeeper will use
-// (nil when the board has none).
+// (nil when the board has none), the armed LED as last driven, and the
+// gadget's address for the status page (empty without a gadget).
 type hardware struct {
 	ports   []board.Port
 	arm     *board.ArmSwitch
 	confirm *board.Button
 	status  *board.LED
+	led     *armedLED
+	gadget  string
 }
+
+// armedLED remembers what the daemon last drove the armed LED to, for
+// the status page; why says what drives it, or why nothing does.
+type armedLED struct {
+	on     atomic.Bool
+	driven bool
+	why    string
+}
+
+func (l *armedLED) state() (on, driven bool, why string) { return l.on.Load(), l.driven, l.why }
 
 // startBoard brings up the board named in cfg, in order: its profile's
 // ports merged with the configured [[port]] tables (ports whose driver is
@@ -32,7 +47,7 @@ type hardware struct {
 func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log *slog.Logger) (hardware, error) {
 	if cfg.Board == "none" {
 		reg.SetArm(noArm("board none: no arm input"))
-		return hardware{ports: cfg.Ports}, nil
+		return hardware{ports: cfg.Ports, led: &armedLED{why: "board none has no LEDs"}}, nil
 	}
 	prof, err := board.Load(cfg.Board)
 	if err != nil {
@@ -68,12 +83,19 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 		reg.SetArm(noArm("profile " + prof.Name + " names no arm_input"))
 	}
 
+	hw := hardware{ports: open, led: &armedLED{why: "the profile names no armed LED"}}
+	if cfg.Board != "sim" && prof.Gadget.Function != "" {
+		if ip, _, err := net.ParseCIDR(prof.Gadget.Address); err == nil {
+			hw.gadget = ip.String()
+		}
+	}
 	var chips board.Chip = &board.SimChip{}
 	if cfg.Board != "sim" {
 		if chips, err = board.OpenChips(); err != nil {
 			report(board.Outcome{Part: "gpio", State: board.Failed, Reason: err.Error()})
 			reg.SetArm(noArm("GPIO failed: " + err.Error()))
-			return hardware{ports: open}, nil
+			hw.led.why = "GPIO failed: " + err.Error()
+			return hw, nil
 		}
 	}
 	lines, err := board.OpenLines(prof.GPIO, chips)
@@ -83,22 +105,36 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 		if !fileArm {
 			reg.SetArm(noArm("GPIO failed: " + err.Error()))
 		}
-		return hardware{ports: open}, nil
+		hw.led.why = "GPIO failed: " + err.Error()
+		return hw, nil
 	}
 	report(board.Outcome{Part: "gpio", State: board.Up, Reason: gpioDetail(prof.GPIO)})
 	_ = lines.Status.Set(true)
 	go func() { <-ctx.Done(); _ = lines.Status.Set(false) }()
 	go lines.Activity.Blink(ctx, func() uint64 { return totalFrames(reg) })
+	switch {
+	case prof.GPIO.ArmedLED == "":
+	case lines.Arm == nil:
+		hw.led.why = "the armed LED follows a GPIO arm input, and this profile names none"
+		if fileArm {
+			hw.led.why = "the armed LED follows a GPIO arm input; this board is armed by its arm file"
+		}
+	default:
+		hw.led.driven, hw.led.why = true, ""
+	}
 	if lines.Arm != nil {
 		if !fileArm {
 			reg.SetArm(armLine(lines.Arm, prof.GPIO.ArmInput))
 		}
 		go lines.Arm.Watch(ctx, func(armed bool) {
-			_ = lines.Armed.Set(armed)
+			if lines.Armed.Set(armed) == nil {
+				hw.led.on.Store(armed)
+			}
 			log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
 		})
 	}
-	return hardware{ports: open, arm: lines.Arm, confirm: lines.Confirm, status: lines.Status}, nil
+	hw.arm, hw.confirm, hw.status = lines.Arm, lines.Confirm, lines.Status
+	return hw, nil
 }
 
 // prepare readies the SPAN interface and the USB gadget. Both steps are

@@ -96,6 +96,16 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	portCtx, stopPorts := context.WithCancel(ctx)
 	defer stopPorts()
 	var wg sync.WaitGroup
+	// The exporters and the status page stop after the ports, so the
+	// last frames still reach them; fleetWG waits for their goodbyes.
+	fleetCtx, stopFleet := context.WithCancel(context.WithoutCancel(ctx))
+	var fleetWG sync.WaitGroup
+	defer fleetWG.Wait()
+	defer stopFleet()
+	hepExp, err := startHEP(fleetCtx, cfg.HEP, an, &fleetWG, log)
+	if err != nil {
+		return err
+	}
 	var running []*port
 	for _, src := range sources {
 		p, err := newPort(src, cfg.Store.HandoffDepth, an)
@@ -134,12 +144,15 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.MCP.Transport == "http" {
 		deps.Info.Listen = cfg.MCP.Listen
 	}
-	tx, closeTx, err := newTransmitter(portCtx, cfg, hw, sources, deps.Info.Bundles, an, resets, log)
+	tx, outcomes, closeTx, err := newTransmitter(portCtx, cfg, hw, sources, deps.Info.Bundles, an, resets, log)
 	if err != nil {
 		return err
 	}
 	defer closeTx()
 	deps.Transmit = tx
+	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log); err != nil {
+		return err
+	}
 	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit})
 	if err != nil {
 		return err
@@ -154,6 +167,8 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	}
 	stopPorts()
 	wg.Wait()
+	stopFleet()
+	fleetWG.Wait()
 	log.Info("stopped", "ports", len(running))
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/firmware/config"
 	"fieldtap/services/canbus"
+	"fieldtap/services/metrics"
 	"fieldtap/services/transmit"
 )
 
@@ -25,8 +26,10 @@ import (
 // The confirm button is the board's confirm input with the status LED
 // (on the sim board, transmit.confirm_file). Once built, the service
 // records what start-up found: the plans the previous run left mid-send
-// (the audit file's tail) and the listen-only step's resets.
-func newTransmitter(ctx context.Context, cfg config.Config, hw hardware, sources []capture.Source, bundles []string, an *analysers, resets []transmit.PortReset, log *slog.Logger) (*transmit.Service, func(), error) {
+// (the audit file's tail) and the listen-only step's resets. Every audit
+// record also passes a counter for the metrics endpoint, which keeps the
+// auditor's answer (no file: every record refused).
+func newTransmitter(ctx context.Context, cfg config.Config, hw hardware, sources []capture.Source, bundles []string, an *analysers, resets []transmit.PortReset, log *slog.Logger) (*transmit.Service, *metrics.TransmitCounter, func(), error) {
 	enabled := map[string]board.Port{}
 	for _, p := range cfg.Ports {
 		enabled[p.Name] = p
@@ -84,17 +87,20 @@ func newTransmitter(ctx context.Context, cfg config.Config, hw hardware, sources
 	}
 	closeAudit := func() {}
 	var tail transmit.Tail
+	var file transmit.Auditor // a nil *FileAuditor must not become a non-nil Auditor
 	if cfg.Transmit.AuditFile != "" {
 		fa, err := transmit.OpenFileAuditor(cfg.Transmit.AuditFile)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		o.Audit, closeAudit, tail = fa, func() { fa.Close() }, fa.Tail()
+		file, closeAudit, tail = fa, func() { fa.Close() }, fa.Tail()
 	}
+	counter := metrics.CountTransmit(file)
+	o.Audit = counter
 	svc, err := transmit.New(o)
 	if err != nil {
 		closeAudit()
-		return nil, nil, fmt.Errorf("transmit: %w", err)
+		return nil, nil, nil, fmt.Errorf("transmit: %w", err)
 	}
 	for _, in := range tail.Interrupted {
 		log.Warn("the previous run ended mid-plan", "plan", in.PlanID, "port", in.Port, "tool", in.Tool, "began", in.Began)
@@ -105,7 +111,7 @@ func newTransmitter(ctx context.Context, cfg config.Config, hw hardware, sources
 	go svc.Run(ctx)
 	log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", cfg.Transmit.AuditFile != "",
 		"arm", o.Arm != nil, "confirm_button", o.Button != nil, "require_button", o.RequireButton)
-	return svc, closeAudit, nil
+	return svc, counter, closeAudit, nil
 }
 
 // busLoad reads the last measured second of a CAN port from its store, or

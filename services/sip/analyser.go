@@ -43,6 +43,7 @@ type Analyser struct {
 	mu    sync.Mutex
 	st    StreamStats
 	media MediaHook // mediahook.go; nil when no media analyser is attached
+	tap   Tap       // tap.go; nil unless an exporter is on
 	frame FrameRef  // the frame being fed (frameref.go)
 }
 
@@ -106,6 +107,9 @@ func (a *Analyser) message(meta Meta, b []byte) {
 		return
 	}
 	a.store.Add(meta, &a.msg, b[:a.msg.Size])
+	if a.tap != nil {
+		a.tap.Message(meta, b[:a.msg.Size])
+	}
 	a.mediaMessage(meta)
 }
 

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"fieldtap/mcp"
+)
+
+// chromium finds Debian's chromium, or skips.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium not installed (Debian package chromium; .ci/run installs it)")
+	return ""
+}
+
+// TestStatusPageInBrowser opens the real daemon's page in headless
+// Chromium at a phone's size: it loads without a console error (a CSP
+// violation or a missing resource would be one), shows the sim board
+// armed, and leaves a screenshot.
+func TestStatusPageInBrowser(t *testing.T) {
+	exe := chromium(t)
+	d := startDaemon(t, armedConfig(t, "", ""))
+	var st struct {
+		Transmit struct {
+			KeySwitch struct{ On bool } `json:"key_switch"`
+		} `json:"transmit"`
+	}
+	if err := json.Unmarshal(d.get(t, "/status.json"), &st); err != nil || !st.Transmit.KeySwitch.On {
+		t.Fatalf("status.json: %+v %v, want the arm file's armed state", st, err)
+	}
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, giveUp)
+	defer cancelT()
+
+	// Subscribe before navigating: console calls, uncaught exceptions and
+	// browser log entries (a blocked or missing resource) all arrive here.
+	msgs := chromedp.Console(ctx)
+	var problems []string
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning || m.IsException() {
+				mu.Lock()
+				problems = append(problems, string(m.Type)+": "+m.String()+" "+m.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(d.base+"/status"),
+		chromedp.WaitVisible(chromedp.ID("arm-state")),
+	); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, d.stderr)
+	}
+	arm, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("arm-state")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keySwitch, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("key-switch")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Late entries (the favicon, a CSP report) arrive after load.
+	if err := chromedp.Do(ctx, chromedp.Sleep(500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	path := filepath.Join(t.TempDir(), "status-page.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot (%d bytes): %s", len(shot), path)
+	if keep := os.Getenv("FIELDTAP_SCREENSHOT"); keep != "" {
+		if err := os.WriteFile(keep, shot, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if arm != "TRANSMIT ARMED" || !strings.HasPrefix(keySwitch, "on") || !strings.Contains(title, "ARMED") {
+		t.Errorf("page shows %q, key switch %q, title %q; want the sim board armed", arm, keySwitch, title)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("console problems: %v", problems)
+	}
+	if len(shot) < 1000 || string(shot[1:4]) != "PNG" {
+		t.Errorf("screenshot is not a PNG (%d bytes)", len(shot))
+	}
+}
+
+// TestMetricsOfTheDaemonPassPromtool pipes the real daemon's /metrics
+// through Prometheus's checker.
+func TestMetricsOfTheDaemonPassPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus; .ci/run installs it)")
+	}
+	d := startDaemon(t, armedConfig(t, "", ""))
+	var body []byte
+	deadline := time.Now().Add(giveUp)
+	for { // wait until the CAN port has a complete second of load
+		body = d.get(t, "/metrics")
+		if strings.Contains(string(body), `fieldtap_can_bus_load_ratio{port="can0"}`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(string(body))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+	for _, want := range []string{"fieldtap_port_frames_total", "fieldtap_transmit_armed 1", "fieldtap_can_bus_load_ratio", `fieldtap_transmit_attempts_total{outcome="sent"} 0`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestStatusPageTakesTheMCPTokens: with a tokens file, the page and
+// /metrics answer only a read token, as a bearer header or as the
+// password a browser sends for its Basic prompt.
+func TestStatusPageTakesTheMCPTokens(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(mcp.HashToken("tech", "phone-secret")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, armedConfig(t, "", "[mcp]\ntokens_file = \""+tokens+"\"\n"))
+	tests := []struct {
+		name, path string
+		auth       func(r *http.Request)
+		code       int
+		challenge  string
+	}{
+		{name: "no credential: the browser is asked", path: "/status", code: 401, challenge: "Basic"},
+		{name: "wrong password", path: "/status", auth: func(r *http.Request) { r.SetBasicAuth("tech", "guess") }, code: 401},
+		{name: "the token as Basic password", path: "/status", auth: func(r *http.Request) { r.SetBasicAuth("tech", "phone-secret") }, code: 200},
+		{name: "metrics with a bearer token", path: "/metrics", auth: func(r *http.Request) { r.Header.Set("Authorization", "Bearer phone-secret") }, code: 200},
+		{name: "json without one", path: "/status.json", code: 401},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := http.NewRequest("GET", d.base+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.auth != nil {
+				tc.auth(r)
+			}
+			res, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.code {
+				t.Errorf("GET %s = %d, want %d", tc.path, res.StatusCode, tc.code)
+			}
+			if got := strings.Join(res.Header.Values("WWW-Authenticate"), " | "); !strings.Contains(got, tc.challenge) {
+				t.Errorf("challenges %q lack %q", got, tc.challenge)
+			}
+		})
+	}
+}

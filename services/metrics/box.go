@@ -1,0 +1,185 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"fieldtap/services/canbus"
+	"fieldtap/services/transmit"
+)
+
+// collector reads Sources at every scrape.
+type collector struct {
+	s Sources
+	d descs
+}
+
+type descs struct {
+	portFrames, portBytes, portDrops, portErrors, portRestarts, portLive     *prometheus.Desc
+	storeItems, storeBytes, storeLimitItems, storeLimitBytes                 *prometheus.Desc
+	storeEvictions, storeOversize                                            *prometheus.Desc
+	busLoad                                                                  *prometheus.Desc
+	sipDialogs, sipDialogsEvicted, sipMessages, sipMessagesEvicted           *prometheus.Desc
+	armed, plansStored, attempts, refusals, plans, modeErrors, auditFailures *prometheus.Desc
+	mcpAudit                                                                 *prometheus.Desc
+	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *prometheus.Desc
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("fieldtap_"+name, help, labels, nil)
+}
+
+func newCollector(s Sources) *collector {
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	return &collector{s: s, d: descs{
+		portFrames:   desc("port_frames_total", "Frames delivered by a capture port.", "port", "kind"),
+		portBytes:    desc("port_bytes_total", "Bytes of the frames delivered by a capture port.", "port", "kind"),
+		portDrops:    desc("port_drops_total", "Frames lost before any analyser saw them, by cause.", "port", "cause"),
+		portErrors:   desc("port_errors_total", "Errors a capture port counted, by reason.", "port", "reason"),
+		portRestarts: desc("port_restarts_total", "Driver reopens and CAN controller restarts of a port.", "port"),
+		portLive:     desc("port_live", "1 while a port captures live traffic, 0 for a file or a finished source.", "port"),
+
+		storeItems:      desc("store_items", "Items (frames, messages) a port's store keeps now.", "port"),
+		storeBytes:      desc("store_bytes", "Bytes a port's store keeps now.", "port"),
+		storeLimitItems: desc("store_limit_items", "Items a port's store may keep.", "port"),
+		storeLimitBytes: desc("store_limit_bytes", "Bytes a port's store may keep.", "port"),
+		storeEvictions:  desc("store_evictions_total", "Items a port's store evicted to stay within its limits.", "port"),
+		storeOversize:   desc("store_oversize_total", "Items a port's store refused as larger than its byte limit.", "port"),
+
+		busLoad: desc("can_bus_load_ratio", "Bus load of the last complete measured second, bits over bitrate.", "port"),
+
+		sipDialogs:         desc("sip_dialogs", "SIP dialogs the store keeps now."),
+		sipDialogsEvicted:  desc("sip_dialogs_evicted_total", "SIP dialogs evicted to stay within the store's limits."),
+		sipMessages:        desc("sip_messages_total", "SIP messages stored."),
+		sipMessagesEvicted: desc("sip_messages_evicted_total", "Raw SIP messages evicted by the message ring."),
+
+		armed:         desc("transmit_armed", "1 while the transmit-arm input is on."),
+		plansStored:   desc("transmit_plans_stored", "Dry-run plans the transmitter keeps now."),
+		attempts:      desc("transmit_attempts_total", "Transmit executions by how they ended.", "outcome"),
+		refusals:      desc("transmit_refusals_total", "Refused transmit executions by the gate that refused.", "gate"),
+		plans:         desc("transmit_plans_total", "Dry-run plans made."),
+		modeErrors:    desc("transmit_mode_errors_total", "Failures to switch a port's controller mode."),
+		auditFailures: desc("transmit_audit_failures_total", "Refusal records the transmit audit file could not take."),
+
+		mcpAudit: desc("mcp_audit_records_total", "Records written to the MCP audit file, refused calls included."),
+
+		expSent:        desc("exporter_sent_total", "Messages an exporter delivered.", "exporter"),
+		expSentBytes:   desc("exporter_sent_bytes_total", "Bytes an exporter delivered.", "exporter"),
+		expDropped:     desc("exporter_dropped_total", "Messages an exporter dropped, by cause.", "exporter", "cause"),
+		expQueued:      desc("exporter_queue_items", "Messages waiting in an exporter's queue.", "exporter"),
+		expQueuedBytes: desc("exporter_queue_bytes", "Bytes waiting in an exporter's queue.", "exporter"),
+		expUp:          desc("exporter_connected", "1 while an exporter has its collector or broker.", "exporter"),
+	}}
+}
+
+// Describe implements prometheus.Collector.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	prometheus.DescribeByCollect(c, ch)
+}
+
+// Collect implements prometheus.Collector.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	restarts := map[string]uint64{}
+	if c.s.CAN != nil {
+		now := c.s.Now()
+		for _, p := range c.s.CAN.Ports() {
+			if l := p.Status().Link; l != nil {
+				n := uint64(l.Reopens)
+				if l.Restarts != nil {
+					n += *l.Restarts
+				}
+				restarts[p.Name()] = n
+			}
+			if v, ok := lastSecond(p.Seconds(), now); ok {
+				gauge(c.d.busLoad, v, p.Name())
+			}
+		}
+	}
+	if c.s.Ports != nil {
+		for _, p := range c.s.Ports.Snapshot() {
+			counter(c.d.portFrames, p.Frames, p.Name, p.Kind)
+			counter(c.d.portBytes, p.Bytes, p.Name, p.Kind)
+			for cause, n := range p.Drops {
+				counter(c.d.portDrops, n, p.Name, cause)
+			}
+			for reason, n := range p.Errors {
+				counter(c.d.portErrors, n, p.Name, reason)
+			}
+			if n, ok := restarts[p.Name]; ok {
+				counter(c.d.portRestarts, n, p.Name)
+			}
+			gauge(c.d.portLive, bool01(p.Live), p.Name)
+			gauge(c.d.storeItems, float64(p.Store.Frames), p.Name)
+			gauge(c.d.storeBytes, float64(p.Store.Bytes), p.Name)
+			gauge(c.d.storeLimitItems, float64(p.Store.MaxFrames), p.Name)
+			gauge(c.d.storeLimitBytes, float64(p.Store.MaxBytes), p.Name)
+			counter(c.d.storeEvictions, p.Store.Evicted, p.Name)
+			counter(c.d.storeOversize, p.Store.Oversize, p.Name)
+		}
+		gauge(c.d.armed, bool01(c.s.Ports.Arm().On))
+	}
+	if c.s.SIP != nil {
+		st := c.s.SIP.Snapshot().Stats
+		gauge(c.d.sipDialogs, float64(st.Dialogs))
+		counter(c.d.sipDialogsEvicted, st.DialogsEvicted)
+		counter(c.d.sipMessages, st.Messages)
+		counter(c.d.sipMessagesEvicted, st.MessagesEvicted)
+	}
+	if c.s.Transmit != nil {
+		st := c.s.Transmit.Status(transmit.Owner{})
+		gauge(c.d.plansStored, float64(st.Plans))
+		counter(c.d.auditFailures, st.AuditFailures)
+	}
+	if c.s.Outcomes != nil {
+		events, gates := c.s.Outcomes.counts()
+		for _, o := range attemptOutcomes {
+			counter(c.d.attempts, events[o], o)
+		}
+		for g, n := range gates {
+			counter(c.d.refusals, n, g)
+		}
+		counter(c.d.plans, events[transmit.EventPlanned])
+		counter(c.d.modeErrors, events[transmit.EventModeError])
+	}
+	if c.s.MCP != nil {
+		counter(c.d.mcpAudit, c.s.MCP.AuditRecords())
+	}
+	for _, e := range c.s.Exporters {
+		st := e.ExporterStats()
+		counter(c.d.expSent, st.Sent, st.Name)
+		counter(c.d.expSentBytes, st.SentBytes, st.Name)
+		for cause, n := range st.Dropped {
+			counter(c.d.expDropped, n, st.Name, cause)
+		}
+		gauge(c.d.expQueued, float64(st.Queued), st.Name)
+		gauge(c.d.expQueuedBytes, float64(st.QueuedBytes), st.Name)
+		gauge(c.d.expUp, bool01(st.Connected), st.Name)
+	}
+}
+
+// lastSecond is the load of the newest second that has ended by now; the
+// second still filling would read low.
+func lastSecond(secs []canbus.Second, now time.Time) (float64, bool) {
+	for i := len(secs) - 1; i >= 0 && i >= len(secs)-2; i-- {
+		if !secs[i].Start.Add(time.Second).After(now) {
+			return secs[i].Load, true
+		}
+	}
+	return 0, false
+}
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,89 @@
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"fieldtap/services/canbus"
+	"fieldtap/services/ports"
+	"fieldtap/services/sip"
+	"fieldtap/services/transmit"
+)
+
+// Ports lists the capture ports and the arm input (*ports.Registry).
+type Ports interface {
+	Snapshot() []ports.Status
+	Arm() ports.Arm
+}
+
+// CANPorts lists the CAN ports (*canbus.Store).
+type CANPorts interface {
+	Ports() []*canbus.Port
+}
+
+// SIPStore is the SIP store (*sip.Store).
+type SIPStore interface {
+	Snapshot() *sip.Snapshot
+}
+
+// TransmitStatus is the gatekeeper (*transmit.Service).
+type TransmitStatus interface {
+	// Status as the box's own (tokenless) owner sees it: counts are
+	// box-wide.
+	Status(transmit.Owner) transmit.Status
+}
+
+// MCPCounters is what the MCP layer counts. Only the audit records are
+// reported today; calls and refusals by tool need a hook the MCP server
+// does not offer yet.
+type MCPCounters interface {
+	AuditRecords() uint64
+}
+
+// Exporter is one fleet exporter (HEP, MQTT) as the endpoint reports it.
+type Exporter interface {
+	ExporterStats() ExporterStats
+}
+
+// ExporterStats are an exporter's counters.
+type ExporterStats struct {
+	Name        string            // hep, mqtt
+	Sent        uint64            // messages delivered to the socket or broker
+	SentBytes   uint64            // their bytes on the wire
+	Dropped     map[string]uint64 // by cause
+	Queued      int               // waiting now
+	QueuedBytes int64
+	Connected   bool
+}
+
+// Sources are what the collector reads; nil fields are left out.
+type Sources struct {
+	Ports     Ports
+	CAN       CANPorts
+	SIP       SIPStore
+	Transmit  TransmitStatus
+	Outcomes  *TransmitCounter
+	MCP       MCPCounters
+	Exporters []Exporter
+	Now       func() time.Time
+}
+
+// Handler serves s on its own registry with the Go runtime and process
+// collectors.
+func Handler(s Sources) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	for _, c := range []prometheus.Collector{
+		newCollector(s),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
+}

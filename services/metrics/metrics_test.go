@@ -1,0 +1,185 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+
+	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus"
+	"fieldtap/services/ports"
+	"fieldtap/services/ring"
+	"fieldtap/services/transmit"
+)
+
+type fakePorts struct{ st []ports.Status }
+
+func (f fakePorts) Snapshot() []ports.Status { return f.st }
+func (f fakePorts) Arm() ports.Arm           { return ports.Arm{On: true, Input: ports.ArmInputFile} }
+
+type fakeExporter struct{ st ExporterStats }
+
+func (f fakeExporter) ExporterStats() ExporterStats { return f.st }
+
+type fakeMCP uint64
+
+func (f fakeMCP) AuditRecords() uint64 { return uint64(f) }
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// sources is a box with one CAN port at a known load, a transmitter
+// that refused one execution, and one exporter.
+func sources(t *testing.T) Sources {
+	t.Helper()
+	cs := canbus.New(ring.Limits{Items: 1000, Bytes: 1 << 20})
+	p, err := cs.Port("can0", 250_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 { // two seconds of 10 frames
+		p.Add(t0.Add(time.Duration(i)*100*time.Millisecond), 0x18FEF100|wire.CANEFF, make([]byte, 8))
+	}
+	oc := CountTransmit(nil)
+	tx, err := transmit.New(transmit.Options{Ports: []transmit.Port{{Name: "can0", Medium: transmit.MediumCAN, Bitrate: 250_000}}, Audit: oc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := transmit.Caller{Via: transmit.ViaCLI, Transport: "terminal"}
+	plan, err := tx.Plan(ctx, c, transmit.Spec{Port: "can0", Tool: "test", Summary: "one frame", Risk: transmit.RiskRead,
+		Frames: []transmit.Frame{{ID: 0x18EA00F9 | wire.CANEFF, Data: []byte{0xEC, 0xFE, 0x00}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Execute(ctx, c, plan.ID, true, transmit.Confirmation{}); err == nil {
+		t.Fatal("a port without transmit = true sent")
+	}
+	return Sources{
+		Ports: fakePorts{st: []ports.Status{{Name: "can0", Kind: "can", Frames: 20, Bytes: 320,
+			Drops:  map[string]uint64{"handoff_full": 2},
+			Errors: map[string]uint64{},
+			Store:  ports.StoreStatus{Frames: 20, Bytes: 960, MaxFrames: 1000, MaxBytes: 48000, Evicted: 0}}}},
+		CAN: cs, Transmit: tx, Outcomes: oc, MCP: fakeMCP(7),
+		Exporters: []Exporter{fakeExporter{ExporterStats{Name: "hep", Sent: 5, SentBytes: 900, Dropped: map[string]uint64{"queue_full": 1}, Connected: true}}},
+		Now:       func() time.Time { return t0.Add(10 * time.Second) },
+	}
+}
+
+func TestCollector(t *testing.T) {
+	s := sources(t)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(s))
+	load := float64(10*canbus.FrameBits(true, 8)) / 250_000
+	tests := []struct {
+		name, want string
+		metric     string
+	}{
+		{name: "frames", metric: "fieldtap_port_frames_total", want: `fieldtap_port_frames_total{kind="can",port="can0"} 20`},
+		{name: "drops by cause", metric: "fieldtap_port_drops_total", want: `fieldtap_port_drops_total{cause="handoff_full",port="can0"} 2`},
+		{name: "store", metric: "fieldtap_store_limit_bytes", want: `fieldtap_store_limit_bytes{port="can0"} 48000`},
+		{name: "bus load", metric: "fieldtap_can_bus_load_ratio", want: `fieldtap_can_bus_load_ratio{port="can0"} ` + prometheusFloat(load)},
+		{name: "refused at the port gate", metric: "fieldtap_transmit_refusals_total", want: `fieldtap_transmit_refusals_total{gate="port_config"} 1`},
+		{name: "attempt outcome", metric: "fieldtap_transmit_attempts_total", want: `fieldtap_transmit_attempts_total{outcome="refused"} 1`},
+		{name: "no send counted", metric: "fieldtap_transmit_attempts_total", want: `fieldtap_transmit_attempts_total{outcome="sent"} 0`},
+		{name: "plans", metric: "fieldtap_transmit_plans_total", want: `fieldtap_transmit_plans_total 1`},
+		{name: "armed", metric: "fieldtap_transmit_armed", want: `fieldtap_transmit_armed 1`},
+		{name: "audit records", metric: "fieldtap_mcp_audit_records_total", want: `fieldtap_mcp_audit_records_total 7`},
+		{name: "exporter drops", metric: "fieldtap_exporter_dropped_total", want: `fieldtap_exporter_dropped_total{cause="queue_full",exporter="hep"} 1`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			exp, err := testutil.CollectAndFormat(newCollector(s), expfmt.TypeTextPlain, tc.metric)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(exp), tc.want+"\n") {
+				t.Errorf("%s lacks %q:\n%s", tc.metric, tc.want, exp)
+			}
+		})
+	}
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// prometheusFloat prints v as the text format does.
+func prometheusFloat(v float64) string {
+	exp, _ := testutil.CollectAndFormat(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "x"}, func() float64 { return v }), expfmt.TypeTextPlain, "x")
+	line := strings.TrimSpace(string(exp))
+	return line[strings.LastIndexByte(line, ' ')+1:]
+}
+
+// TestPromtool pipes the whole endpoint, Go and process collectors
+// included, through Prometheus's own checker.
+func TestPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus; .ci/run installs it)")
+	}
+	h, err := Handler(sources(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(string(body))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(body), "fieldtap_port_frames_total") || !strings.Contains(string(body), "go_goroutines") {
+		t.Errorf("endpoint lacks the box or runtime metrics:\n%s", body)
+	}
+	t.Logf("promtool: %d bytes checked, %s", len(body), strings.TrimSpace(string(out)))
+}
+
+func TestTransmitCounterKeepsTheAuditGate(t *testing.T) {
+	failing := errors.New("disk full")
+	tests := []struct {
+		name string
+		next transmit.Auditor
+		want error
+	}{
+		{name: "no audit file refuses every record", next: nil, want: errNoAudit},
+		{name: "the auditor's error is returned as is", next: auditorFunc(func(transmit.Record) error { return failing }), want: failing},
+		{name: "a written record passes", next: auditorFunc(func(transmit.Record) error { return nil }), want: nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := CountTransmit(tc.next)
+			if err := c.Record(context.Background(), transmit.Record{Event: transmit.EventSending}); !errors.Is(err, tc.want) {
+				t.Errorf("Record = %v, want %v", err, tc.want)
+			}
+			if ev, _ := c.counts(); ev[transmit.EventSending] != 1 {
+				t.Errorf("events %v, want sending counted once", ev)
+			}
+		})
+	}
+}
+
+type auditorFunc func(transmit.Record) error
+
+func (f auditorFunc) Record(_ context.Context, r transmit.Record) error { return f(r) }

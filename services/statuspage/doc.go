@@ -1,0 +1,6 @@
+// Package statuspage is the page a tech reads at the box: one embedded
+// HTML page, the JSON it is rendered from, and the bus-load charts drawn
+// here as SVG (no script, no CDN). Build reads the stores through small
+// interfaces and returns a Status; Handler serves it read-only. Nothing
+// here can transmit, arm or change anything.
+package statuspage
