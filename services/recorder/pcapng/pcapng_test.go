@@ -240,3 +240,22 @@ func BenchmarkAppendEPB(b *testing.B) {
 		buf = AppendEPB(buf, Packet{Interface: 0, Time: t0, Data: data})
 	}
 }
+
+// TestResumeMidSection continues a scan at a packet's offset with the
+// interfaces declared before it, as the recorder does from its index.
+func TestResumeMidSection(t *testing.T) {
+	b, ends := sample()
+	all, _, err := scanAll(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifaces := []Interface{all[1].Interface, all[2].Interface}
+	s := NewScannerAt(bytes.NewReader(b[ends[3]:]), int64(ends[3]), ifaces)
+	r, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Offset != int64(ends[3]) || r.Interface.Name != "can0" || !r.Packet.Time.Equal(t0.Add(time.Millisecond)) {
+		t.Errorf("resumed record %+v", r)
+	}
+}

@@ -78,6 +78,21 @@ func NewScanner(r io.Reader) *Scanner {
 	return &Scanner{r: bufio.NewReaderSize(r, readBuffer)}
 }
 
+// NewScannerAt returns a scanner that continues a little-endian section
+// at off, where r is positioned, with the interfaces the section declared
+// before off: the recorder seeks into a segment it indexed. Interfaces
+// with zero Units take nanoseconds, as this package writes them.
+func NewScannerAt(r io.Reader, off int64, ifaces []Interface) *Scanner {
+	s := &Scanner{r: bufio.NewReaderSize(r, readBuffer), off: off, order: binary.LittleEndian}
+	for _, f := range ifaces {
+		if f.Units == 0 {
+			f.Units = 1e9
+		}
+		s.ifaces = append(s.ifaces, ifState{Interface: f, units: f.Units})
+	}
+	return s
+}
+
 // Offset is the end of the last valid block: where a torn file is cut.
 func (s *Scanner) Offset() int64 { return s.off }
 
@@ -194,7 +209,7 @@ func (s *Scanner) interfaceBlock(body []byte) (ifState, error) {
 	if len(s.ifaces) >= MaxInterfaces {
 		return ifState{}, s.corrupt(fmt.Sprintf("more than %d interfaces in one section", MaxInterfaces))
 	}
-	ifc := ifState{Interface: Interface{Link: s.order.Uint16(body), SnapLen: s.order.Uint32(body[4:])}, units: 1e6}
+	ifc := ifState{Interface: Interface{Link: s.order.Uint16(body), SnapLen: s.order.Uint32(body[4:]), Units: 1e6}, units: 1e6}
 	err := s.options(body[idbFixed:], func(code uint16, v []byte) error {
 		switch code {
 		case optIfName:
@@ -209,7 +224,7 @@ func (s *Scanner) interfaceBlock(body []byte) (ifState, error) {
 			if !ok {
 				return fmt.Errorf("if_tsresol %#x is finer than this reader keeps", v[0])
 			}
-			ifc.units = u
+			ifc.units, ifc.Units = u, u
 		}
 		return nil
 	})

@@ -49,6 +49,9 @@ type Interface struct {
 	SnapLen     uint32 // 0: no limit
 	Name        string // if_name: the port name
 	Description string // if_description; empty writes none
+	// Units is timestamp units per second as the block declared it when
+	// read (if_tsresol); a written block always declares nanoseconds.
+	Units uint64
 }
 
 // Packet is one enhanced packet block.
