@@ -82,7 +82,9 @@ func TestLocateAgreesWithGopacket(t *testing.T) {
 	}
 }
 
-func itoa(p uint16) string { return gopacket.NewEndpoint(layers.EndpointUDPPort, []byte{byte(p >> 8), byte(p)}).String() }
+func itoa(p uint16) string {
+	return gopacket.NewEndpoint(layers.EndpointUDPPort, []byte{byte(p >> 8), byte(p)}).String()
+}
 
 func TestLocateFragments(t *testing.T) {
 	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IP{192, 0, 2, 1}, DstIP: net.IP{192, 0, 2, 2}, Flags: layers.IPv4MoreFragments}

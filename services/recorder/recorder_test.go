@@ -467,3 +467,37 @@ func TestInterfacesSurviveRotation(t *testing.T) {
 	got, _ := readAll(t, r, Query{})
 	sameFrames(t, got, append(append([]frame(nil), all...), frame{"late", 1, t0.Add(time.Second), ethFrame(9)}))
 }
+
+func TestFind(t *testing.T) {
+	r := open(t, Options{Dir: t.TempDir()})
+	defer r.Close()
+	all := traffic(300)
+	record(r, all)
+	r.Flush()
+	q := Query{From: t0, To: t0.Add(time.Hour)}
+	cases := []struct {
+		name  string
+		m     Match
+		limit int
+		want  int
+		trunc bool
+	}{
+		{name: "CAN id", m: Match{HasCAN: true, CANID: 0x18FEF100 | wire.CANEFF}, want: 100},
+		{name: "CAN id under a mask", m: Match{HasCAN: true, CANID: 0x00FEF100, CANMask: 0x00FFFF00}, want: 100},
+		{name: "other CAN id", m: Match{HasCAN: true, CANID: 0x18FEF200 | wire.CANEFF}, want: 0},
+		{name: "J1708 MID", m: Match{HasMID: true, MID: 128}, want: 100},
+		{name: "bytes", m: Match{Contains: []byte{0, 42}}, limit: 5, want: 1}, // span0 frame 42's counter
+		{name: "limit", m: Match{HasMID: true, MID: 128}, limit: 10, want: 10, trunc: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := r.Find(context.Background(), q, tc.m, tc.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Hits) != tc.want || f.Truncated != tc.trunc {
+				t.Errorf("%d hits (truncated %v), want %d (%v)", len(f.Hits), f.Truncated, tc.want, tc.trunc)
+			}
+		})
+	}
+}
