@@ -61,6 +61,8 @@ type Config struct {
 	Media          Media        `toml:"media"` // media.go
 	// Transmit holds the transmit limits (transmit.go).
 	Transmit Transmit `toml:"transmit"`
+	// Recorder is the on-disk recorder and evidence (recorder.go).
+	Recorder Recorder `toml:"recorder"`
 }
 
 // Drivers lists the port drivers this build can open from configuration.
@@ -105,6 +107,9 @@ type Store struct {
 	// DataDir holds the files dbc_load may read (DBC databases); a name
 	// that leaves it, by `..`, an absolute path or a symlink, is refused.
 	DataDir string `toml:"data_dir"`
+	// CaptureDir holds capture files an operator copies onto the box for
+	// open_capture; names are resolved inside it, symlinks refused.
+	CaptureDir string `toml:"capture_dir"`
 }
 
 // Default returns the configuration used when no file is given.
@@ -115,9 +120,10 @@ func Default() Config {
 		MemoryLimitMiB: DefaultMemoryLimitMiB,
 		Log:            Log{Level: "info", Format: "text"},
 		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen},
-		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir},
+		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir, CaptureDir: DefaultCaptureDir},
 		Transmit:       DefaultTransmit(),
 		Media:          Media{Interval: DefaultMediaInterval},
+		Recorder:       DefaultRecorder(),
 	}
 }
 
@@ -209,6 +215,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.Transmit.validate(c.Board)...)
 	errs = append(errs, c.Media.validate()...)
+	errs = append(errs, c.Recorder.validate()...)
 	if c.MemoryLimitMiB < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
 	}

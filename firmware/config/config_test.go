@@ -57,6 +57,20 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"negative cap", func(c *Config) { n := -1; c.MCP.MaxConcurrent = &n }, "mcp.max_concurrent -1"},
 		{"negative rate", func(c *Config) { n := -3; c.MCP.RateLimitPerPeer = &n }, "mcp.rate_limit_per_peer -3"},
 		{"negative budget", func(c *Config) { c.MCP.MaxResponseBytes = -1 }, "mcp.max_response_bytes"},
+		{"recorder segment", func(c *Config) { c.Recorder.Enabled, c.Recorder.SegmentBytes = true, 1000 }, "recorder.segment bytes 1000"},
+		{"recorder age", func(c *Config) { c.Recorder.Enabled, c.Recorder.SegmentAge = true, "soon" }, "recorder.segment_age"},
+		{"recorder quota", func(c *Config) { c.Recorder.Enabled, c.Recorder.QuotaBytes = true, 1<<20 }, "recorder.quota"},
+		{"recorder dir", func(c *Config) { c.Recorder.Enabled, c.Recorder.Dir = true, "" }, "recorder.dir"},
+		{"trigger kind", func(c *Config) {
+			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: "dm2"}}
+		}, `recorder.trigger 1: kind "dm2"`},
+		{"trigger filter", func(c *Config) {
+			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: TriggerSIPFilter, Filter: "final_code >>"}}
+		}, "kind sip_filter needs a filter"},
+		{"trigger window", func(c *Config) {
+			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: TriggerDM1, After: "1h"}}
+		}, "recorder.trigger 1: after"},
+		{"trigger without recorder", func(c *Config) { c.Recorder.Triggers = []Trigger{{Kind: TriggerDM1}} }, "set recorder.enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
