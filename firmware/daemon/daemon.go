@@ -88,6 +88,9 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		return err
 	}
 	an.linkCAN(sources, hw.ports)
+	// The recorder recovers its directory before any port opens, and the
+	// analysers are refilled from it before any port delivers a frame.
+	rec := openRecording(cfg.Recorder, "fieldtapd "+version, log)
 	portCtx, stopPorts := context.WithCancel(ctx)
 	defer stopPorts()
 	var wg sync.WaitGroup
@@ -95,10 +98,27 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	for _, src := range sources {
 		p, err := newPort(src, cfg.Store.HandoffDepth, an)
 		if err != nil {
+			rec.close(log)
 			return fmt.Errorf("port %s: %w", src.Name(), err)
 		}
+		rec.attach(p, an)
 		reg.Add(p.status)
 		running = append(running, p)
+	}
+	rec.refill(ctx, refillBudget(cfg, running), running, log)
+	recCtx, stopRecorder := context.WithCancel(context.Background())
+	var recWG sync.WaitGroup
+	rec.run(recCtx, &recWG)
+	// Deferred in this order: ports stop and their consumers drain, then
+	// the recorder writes what they delivered and closes.
+	defer func() {
+		stopPorts()
+		wg.Wait()
+		stopRecorder()
+		recWG.Wait()
+		rec.close(log)
+	}()
+	for _, p := range running {
 		p.run(portCtx, &wg, log)
 	}
 

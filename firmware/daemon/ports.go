@@ -7,8 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"fieldtap/drivers/capture"
 	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 )
 
@@ -20,6 +23,12 @@ type port struct {
 	counters capture.Counters          // deliveries and hand-off drops
 	consume  func(capture.Frame) error // an error counts the frame DropUndecodable
 	stored   func() ring.Stats
+	// rec records every delivered frame (recording.attach); nil with
+	// recWhy when the port is not recorded. trim, when set, says how many
+	// bytes of a frame to keep (RTP headers only).
+	rec    *recorder.Port
+	recWhy string
+	trim   func(capture.Frame) int
 }
 
 func newPort(src capture.Source, depth int, an *analysers) (*port, error) {
@@ -54,9 +63,28 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 			if p.consume(f) != nil {
 				p.counters.Drop(capture.DropUndecodable, 1)
 			}
+			p.record(f)
 		}
 	}()
 }
+
+// record tees a delivered frame to the recorder, after the analysers saw
+// it (so the media analyser knows whether it is RTP).
+func (p *port) record(f capture.Frame) {
+	if p.rec == nil {
+		return
+	}
+	if p.trim != nil {
+		if keep := p.trim(f); keep < len(f.Data) {
+			p.rec.WriteHeaders(f.Time, uint16(f.Link), f.Data, f.OrigLen, keep)
+			return
+		}
+	}
+	p.rec.Write(f.Time, uint16(f.Link), f.Data, f.OrigLen)
+}
+
+// linkType is a recorded link type as gopacket names it.
+func linkType(l uint16) layers.LinkType { return layers.LinkType(l) }
 
 func (p *port) status() ports.Status {
 	s := p.src.Stats()
@@ -69,7 +97,14 @@ func (p *port) status() ports.Status {
 	for k, v := range h.Drops {
 		drops[k] += v
 	}
+	var rec *recorder.PortStatus
+	if p.rec != nil {
+		st := p.rec.Status()
+		rec = &st
+	}
 	return ports.Status{
+		Recorder:        rec,
+		RecorderReason:  p.recWhy,
 		Name:            p.src.Name(),
 		Kind:            string(p.src.Kind()),
 		Source:          p.src.Origin(),
