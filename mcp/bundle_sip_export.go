@@ -125,7 +125,7 @@ func sipExportTools(d Deps) []server.ServerTool {
 					}
 				}
 				media := mediaFlows(d, ds)
-				res, err := d.SIPExport.Export(sn, ds, media, time.Now())
+				res, err := d.SIPExport.Export(ctx, sn, ds, media, time.Now())
 				if err != nil {
 					return fail(src, CodeInternal, "export: "+err.Error(), "check store.export_dir is writable and has space")
 				}
@@ -134,8 +134,8 @@ func sipExportTools(d Deps) []server.ServerTool {
 				if matched > len(ds) {
 					warn = append(warn, fmt.Sprintf("%d dialogs matched; the file holds the oldest %d (max_dialogs)", matched, len(ds)))
 				}
-				if res.FramesEvicted > 0 || res.MessagesEvicted > 0 || res.MessagesShed > 0 || res.NoFrame > 0 {
-					warn = append(warn, fmt.Sprintf("not in the file: %d frames evicted from the frame ring, %d messages evicted, %d past the per-dialog cap, %d without a frame", res.FramesEvicted, res.MessagesEvicted, res.MessagesShed, res.NoFrame))
+				if res.MessagesMissing > 0 || res.MessagesEvicted > 0 || res.MessagesShed > 0 {
+					warn = append(warn, fmt.Sprintf("not in the file: %d messages whose frames neither the frame ring nor the recorder holds, %d messages evicted, %d past the per-dialog cap", res.MessagesMissing, res.MessagesEvicted, res.MessagesShed))
 				}
 				for _, dl := range ds {
 					if dl.Transport != sip.TransportUDP {
@@ -176,8 +176,8 @@ func mediaExportWarnings(d Deps, res sip.ExportResult) []string {
 	if res.MediaFramesMissing > 0 {
 		w = append(w, fmt.Sprintf("%d RTP/RTCP datagrams counted on these calls are not in the file: their frames left the frame ring (store.frames_per_port, store.bytes_per_port) or were not kept whole", res.MediaFramesMissing))
 	}
-	if res.MediaScanCut {
-		w = append(w, fmt.Sprintf("media scan stopped at %d frames; %d frames inside the calls' media windows were not examined: narrow the filter", sip.MaxMediaScanFrames, res.MediaFramesUnscanned))
+	if res.ScanCut {
+		w = append(w, fmt.Sprintf("scan stopped at %d frames; frames from %v on were not examined: narrow the filter", sip.MaxExportScanFrames, res.ScanCutAt))
 	}
 	return w
 }

@@ -91,6 +91,9 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	// The recorder recovers its directory before any port opens, and the
 	// analysers are refilled from it before any port delivers a frame.
 	rec := openRecording(cfg.Recorder, "fieldtapd "+version, log)
+	if rec.rec != nil {
+		an.sipExport.UseRecorder(rec.rec) // an old call exports whole from disk
+	}
 	portCtx, stopPorts := context.WithCancel(ctx)
 	defer stopPorts()
 	var wg sync.WaitGroup

@@ -323,3 +323,56 @@ func (r *Recorder) Refill(ctx context.Context, budget int64, fn func(*Frame) err
 	r.wmu.Unlock()
 	return rs, err
 }
+
+// ReadFrames reads the frames whose blocks start at offsets (ascending)
+// in one segment, as Scan reported them, and returns how many it could
+// not read (the segment deleted by the quota since, or an offset that
+// is not a frame).
+func (r *Recorder) ReadFrames(ctx context.Context, segment string, offsets []int64, fn func(*Frame) error) (missing int, err error) {
+	var v *view
+	for _, x := range r.views() {
+		if x.idx.Name == segment {
+			v = &x
+			break
+		}
+	}
+	if v == nil {
+		return len(offsets), nil
+	}
+	f, err := os.Open(v.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return len(offsets), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	for i, off := range offsets {
+		if err := ctx.Err(); err != nil {
+			return missing + len(offsets) - i, err
+		}
+		if off <= 0 || off >= v.size {
+			missing++
+			continue
+		}
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
+			return missing + len(offsets) - i, err
+		}
+		ifs := v.idx.ifacesBefore(off)
+		pifs := make([]pcapng.Interface, len(ifs))
+		for j, x := range ifs {
+			pifs[j] = pcapng.Interface{Name: x.Port, Link: x.Link}
+		}
+		rec, err := pcapng.NewScannerAt(io.LimitReader(f, v.size-off), off, pifs).Next()
+		if err != nil || rec.Kind != pcapng.KindPacket {
+			missing++
+			continue
+		}
+		fr := Frame{Port: rec.Interface.Name, Link: rec.Interface.Link, Time: rec.Packet.Time, Data: rec.Packet.Data,
+			OrigLen: rec.Packet.OrigLen, Segment: segment, Offset: off}
+		if err := fn(&fr); err != nil {
+			return missing, err
+		}
+	}
+	return missing, nil
+}

@@ -501,3 +501,36 @@ func TestFind(t *testing.T) {
 		})
 	}
 }
+
+// TestReadFramesAtScannedOffsets reads back frames by the offsets a scan
+// reported, in a segment whose interfaces were declared at its start and
+// later.
+func TestReadFramesAtScannedOffsets(t *testing.T) {
+	r := open(t, Options{Dir: t.TempDir()})
+	defer r.Close()
+	all := traffic(90)
+	record(r, all[:30])
+	r.Flush()
+	r.Port("late").Write(t0.Add(time.Hour), 1, ethFrame(7), 0)
+	record(r, all[30:])
+	r.Flush()
+	var offs []int64
+	var seg string
+	var want []frame
+	r.Scan(context.Background(), Query{From: t0, To: t0.Add(2 * time.Hour)}, func(f *Frame) error {
+		if f.Port == "late" || f.Port == "can0" {
+			offs, seg = append(offs, f.Offset), f.Segment
+			want = append(want, frame{f.Port, f.Link, f.Time, bytes.Clone(f.Data)})
+		}
+		return nil
+	})
+	var got []frame
+	missing, err := r.ReadFrames(context.Background(), seg, append(offs, 3), func(f *Frame) error {
+		got = append(got, frame{f.Port, f.Link, f.Time, bytes.Clone(f.Data)})
+		return nil
+	})
+	if err != nil || missing != 1 {
+		t.Fatalf("missing %d (want 1: offset 3 is not a frame), err %v", missing, err)
+	}
+	sameFrames(t, got, want)
+}
