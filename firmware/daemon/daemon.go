@@ -109,9 +109,21 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		running = append(running, p)
 	}
 	rec.refill(ctx, refillBudget(cfg, running), running, log)
+	seal := openSealing(cfg.Recorder, rec, an, version, log)
+	files, err := fileSandbox(cfg, an, seal)
+	if err != nil {
+		rec.close(log)
+		return err
+	}
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	var recWG sync.WaitGroup
 	rec.run(recCtx, &recWG)
+	seal.run(recCtx, &recWG, log)
+	// The MCP layer reaches these through Deps once its tools exist
+	// (docs/recorder.md, "For the MCP layer"): rec.rec (list_captures,
+	// find_in_captures), seal.builder (build_evidence_package), files
+	// (resources and the HTTP GET), captures (open_capture).
+	captures := newCaptureOpener(files, an, &reg, rec, cfg.Store.HandoffDepth, len(cfg.Sources), log)
 	// Deferred in this order: ports stop and their consumers drain, then
 	// the recorder writes what they delivered and closes.
 	defer func() {
@@ -124,6 +136,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	for _, p := range running {
 		p.run(portCtx, &wg, log)
 	}
+	captures.start(portCtx, &wg)
 
 	identity := fmt.Sprintf("%s-%x", cfg.Board, time.Now().UnixNano())
 	deps := mcp.Deps{
