@@ -14,6 +14,14 @@ const (
 // port to it.
 const MCPPort = 8731
 
+// RecorderMount is where the guest mounts the virtio disk (ext4, made on
+// the host) that the recorder writes to; the host reads it back after
+// killing QEMU (the power-cut check).
+const RecorderMount = "/var/lib/fieldtap/rec"
+
+// DiskMounted is printed once the recorder's disk is mounted.
+const DiskMounted = "hwtest: recorder disk mounted"
+
 // Token is the bearer token the host presents; the guest's tokens file
 // holds its SHA-256 (TokensFile), written by Image.Build.
 const Token = "hwtest-bearer-token-not-secret"
@@ -30,6 +38,10 @@ const Bundles = "server,can,j1939,sip,media,j1708,transmit"
 // transmit enabled (a [[port]] replaces the profile's port of that name),
 // and the audit file the gatekeeper needs before it sends anything.
 const GuestConfig = `board = "qemu-virt"
+
+[recorder]
+enabled = true
+dir = "` + RecorderMount + `/recorder"
 
 [transmit]
 audit_file = "/var/lib/fieldtap/transmit.jsonl"
@@ -76,8 +88,13 @@ else
 fi
 # What an mdev or udev rule does on a real image: the unprivileged
 # daemon's user may open the serial ports, the GPIO chip and the tokens.
-mkdir -p /var/lib/fieldtap
-chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/lib/fieldtap
+mkdir -p /var/lib/fieldtap ` + RecorderMount + `
+if [ -b /dev/vda ] && mount -t ext4 /dev/vda ` + RecorderMount + `; then
+	echo "` + DiskMounted + `"
+else
+	echo "hwtest: no recorder disk: recording to the initramfs"
+fi
+chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/lib/fieldtap ` + RecorderMount + `
 /bin/guest candump can1 &
 /bin/fieldtapd --config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth 2>&1 &
 until netstat -ltn | grep -q ':8731 '; do sleep 0.2; done
