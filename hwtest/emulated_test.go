@@ -432,10 +432,11 @@ type armStatus struct {
 }
 
 type portStatus struct {
-	Name         string `json:"name"`
-	Frames       uint64 `json:"frames"`
-	Live         bool   `json:"live"`
-	StoppedEarly string `json:"stopped_early"`
+	Name         string            `json:"name"`
+	Frames       uint64            `json:"frames"`
+	Live         bool              `json:"live"`
+	StoppedEarly string            `json:"stopped_early"`
+	Errors       map[string]uint64 `json:"errors"`
 }
 
 type status struct {
