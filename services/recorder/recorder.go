@@ -46,6 +46,11 @@ type portRec struct {
 	written    time.Time // newest frame time written to the segment
 	synced     time.Time // newest frame time made durable
 	lastGap    *Gap
+	// The interface of the last link type written: interface numbers
+	// never change once given, so most frames skip the map.
+	link   uint16
+	linkID uint32
+	linkOK bool
 }
 
 // openSeg is the segment being written, guarded by Recorder.wmu.
@@ -153,10 +158,14 @@ func (r *Recorder) write(st *portRec, t time.Time, link uint16, data []byte, ori
 		r.diskGap.NotRecorded[st.name]++
 		return
 	}
-	id, ok := r.iface(st.name, link)
-	if !ok {
-		st.notRecorded++
-		return
+	id := st.linkID
+	if !st.linkOK || st.link != link {
+		var ok bool
+		if id, ok = r.iface(st.name, link); !ok {
+			st.notRecorded++
+			return
+		}
+		st.link, st.linkID, st.linkOK = link, id, true
 	}
 	pkt := pcapng.Packet{Interface: id, Time: t, Data: data[:keep], OrigLen: max(origLen, len(data))}
 	if st.dropRun > 0 {
