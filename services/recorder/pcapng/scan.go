@@ -263,8 +263,10 @@ func (s *Scanner) packetBlock(body []byte, rec *Record) error {
 	ifc := s.ifaces[id]
 	ts := uint64(s.order.Uint32(body[4:]))<<32 | uint64(s.order.Uint32(body[8:]))
 	sec := ts / ifc.units
-	if sec > math.MaxInt64/2 {
-		return s.corrupt("timestamp beyond the year 2^62")
+	if sec >= math.MaxInt64/uint64(time.Second) {
+		// Past 2262 a time no longer fits Unix nanoseconds, which every
+		// reader of the recording compares.
+		return s.corrupt("timestamp after the year 2262")
 	}
 	hi, lo := bits.Mul64(ts%ifc.units, 1e9)
 	nsec, _ := bits.Div64(hi, lo, ifc.units)
