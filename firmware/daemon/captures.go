@@ -54,6 +54,14 @@ func (o *captureOpener) start(ctx context.Context, wg *sync.WaitGroup) {
 	o.mu.Unlock()
 }
 
+// stop refuses further opens; the daemon calls it before waiting for
+// the ports, so no port starts while they drain.
+func (o *captureOpener) stop() {
+	o.mu.Lock()
+	o.ctx = nil
+	o.mu.Unlock()
+}
+
 // Captures lists the files in store.capture_dir open_capture can load.
 func (o *captureOpener) Captures() ([]sandbox.Entry, bool, error) { return o.files.List(capturesRoot) }
 

@@ -127,6 +127,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	// Deferred in this order: ports stop and their consumers drain, then
 	// the recorder writes what they delivered and closes.
 	defer func() {
+		captures.stop()
 		stopPorts()
 		wg.Wait()
 		stopRecorder()

@@ -8,7 +8,11 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/firmware/config"
+	"fieldtap/services/canbus"
+	"fieldtap/services/evidence"
+	"fieldtap/services/j1939"
 	"fieldtap/services/recorder"
+	"fieldtap/services/sip"
 )
 
 // recording is the daemon's recorder, or why there is none.
@@ -131,3 +135,12 @@ func refillBudget(cfg config.Config, ps []*port) int64 {
 	}
 	return n
 }
+
+// The recorder is the read side exports and evidence declare they need.
+var (
+	_ sip.Recorded          = (*recorder.Recorder)(nil)
+	_ canbus.Recorded       = (*recorder.Recorder)(nil)
+	_ evidence.Source       = (*recorder.Recorder)(nil)
+	_ evidence.DialogSource = (*sip.Store)(nil)
+	_ evidence.FaultSource  = (*j1939.Store)(nil)
+)
