@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -29,6 +30,10 @@ type port struct {
 	rec    *recorder.Port
 	recWhy string
 	trim   func(capture.Frame) int
+	// drained is set once the consumer has handed the analysers the last
+	// frame the source delivered: only then is a finite port exhausted,
+	// so no answer says "whole" while frames still wait in the hand-off.
+	drained atomic.Bool
 }
 
 func newPort(src capture.Source, depth int, an *analysers) (*port, error) {
@@ -65,6 +70,7 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 			}
 			p.record(f)
 		}
+		p.drained.Store(true)
 	}()
 }
 
@@ -115,7 +121,7 @@ func (p *port) status() ports.Status {
 		Errors:          s.Errors,
 		FirstTime:       timePtr(h.First),
 		LastTime:        timePtr(h.Last),
-		SourceExhausted: s.Exhausted,
+		SourceExhausted: s.Exhausted && p.drained.Load(),
 		StoppedEarly:    s.StoppedEarly,
 		Store: ports.StoreStatus{
 			Frames: st.Items, Bytes: st.Bytes,

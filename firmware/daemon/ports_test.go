@@ -62,3 +62,37 @@ func TestUndecodableCANFrameIsCounted(t *testing.T) {
 		t.Errorf("drops %v, stored %d; want one undecodable frame counted and one stored", st.Drops, st.Store.Frames)
 	}
 }
+
+// TestExhaustedOnlyOnceConsumed: a finite port is not exhausted while
+// frames it delivered still wait for the analysers, so no answer is
+// labelled whole while the stores are still filling.
+func TestExhaustedOnlyOnceConsumed(t *testing.T) {
+	frame, _ := wire.EncodeCAN(wire.CANEFF|0x18FECA00, []byte{1})
+	src := &frameSource{}
+	for i := range 5 {
+		src.frames = append(src.frames, capture.Frame{Time: time.Unix(int64(i), 0), Link: wire.LinkCANSocketCAN, Data: frame})
+	}
+	release := make(chan struct{})
+	consumed := 0
+	p := &port{src: src, stored: func() ring.Stats { return ring.Stats{} }, consume: func(capture.Frame) error {
+		<-release
+		consumed++
+		return nil
+	}}
+	p.handoff = capture.NewHandoff(8, &p.counters)
+	var wg sync.WaitGroup
+	p.run(context.Background(), &wg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for deadline := time.Now().Add(10 * time.Second); !src.Stats().Exhausted; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the source never finished")
+		}
+	}
+	if p.status().SourceExhausted {
+		t.Fatal("exhausted while every frame still waits in the hand-off")
+	}
+	close(release)
+	wg.Wait()
+	if st := p.status(); !st.SourceExhausted || consumed != 5 {
+		t.Errorf("exhausted %v after %d of 5 frames consumed", st.SourceExhausted, consumed)
+	}
+}

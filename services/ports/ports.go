@@ -28,7 +28,9 @@ type Status struct {
 	LastTime  *time.Time `json:"last_time"`
 
 	// SourceExhausted is true once a finite source has delivered all it
-	// will. StoppedEarly says why it ended before its natural end.
+	// will and the analysers have consumed every frame it delivered (none
+	// still waits in the hand-off). StoppedEarly says why it ended before
+	// its natural end.
 	SourceExhausted bool   `json:"source_exhausted"`
 	StoppedEarly    string `json:"stopped_early,omitempty"`
 
