@@ -27,6 +27,9 @@ func TestGuestConfigLoads(t *testing.T) {
 	if len(cfg.Ports) != 1 || cfg.Ports[0].Name != "can0" || !cfg.Ports[0].Transmit || cfg.Transmit.AuditFile == "" {
 		t.Errorf("config %+v: want can0 with transmit and an audit file", cfg)
 	}
+	if !cfg.Recorder.Enabled || cfg.Recorder.Dir != RecorderMount+"/recorder" {
+		t.Errorf("recorder %+v: want it on, on the virtio disk", cfg.Recorder)
+	}
 }
 
 // TestGuestScriptsParse: the guest's /init and the image's init script are

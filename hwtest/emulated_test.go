@@ -62,7 +62,8 @@ func TestEmulatedBoard(t *testing.T) {
 	fd, _ := os.Stat(bins["fieldtapd"])
 	t.Logf("initramfs %d KiB, kernel %s, fieldtapd linux/arm64 %d bytes (-s -w)", fi.Size()>>10, kver, fd.Size())
 
-	b := boot(t, qemu, filepath.Join(root, "boot", "vmlinuz-"+kver), initrd, dir)
+	disk := recorderDisk(t, dir)
+	b := boot(t, qemu, filepath.Join(root, "boot", "vmlinuz-"+kver), initrd, dir, disk)
 	t.Logf("boot to %q: %.1f s", Ready, b.bootTime.Seconds())
 	t.Logf("guest: %s", strings.Join(b.console.grep("hwtest: "), " | "))
 
@@ -176,9 +177,17 @@ func TestEmulatedBoard(t *testing.T) {
 		t.Logf("%v; capture_status: %s", st["usb0"], p.Detail)
 	})
 	t.Logf("capture_status:\n%s", captureStatus(t, ctx, cs).raw)
-	// Last: it kills the daemon, and every session with it.
+	// Near the end: it kills the daemon, and every session with it; the
+	// init script's respawn loop starts it again.
 	t.Run("killed mid-plan: can0 listen-only again after the restart", func(t *testing.T) {
 		killCheck(t, ctx, b, endpoint)
+	})
+	// Last: it ends the board. The daemon restarted above, so it reads
+	// the board through a session of its own.
+	t.Run("power cut (QEMU killed) loses at most 1 s per port", func(t *testing.T) {
+		pc, _ := txClient(t, ctx, endpoint)
+		defer pc.Close()
+		powerCut(t, ctx, pc, b, disk, dir)
 	})
 }
 
@@ -257,8 +266,9 @@ func freePort(t *testing.T, network string) string {
 
 func port(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
 
-// boot starts QEMU with the ports of DESIGN.md §7 and waits for Ready.
-func boot(t *testing.T, qemu, kernel, initrd, dir string) *board {
+// boot starts QEMU with the ports of DESIGN.md §7, and the recorder's
+// disk when disk is set, and waits for Ready.
+func boot(t *testing.T, qemu, kernel, initrd, dir, disk string) *board {
 	t.Helper()
 	b := &board{
 		qmpPath: filepath.Join(dir, "qmp.sock"), qtestPath: filepath.Join(dir, "qtest.sock"),
@@ -284,6 +294,13 @@ func boot(t *testing.T, qemu, kernel, initrd, dir string) *board {
 		"-device", "virtio-net-pci,netdev=net0,romfile=",
 		"-netdev", "socket,id=span,udp=" + spanOut + ",localaddr=" + b.spanAddr,
 		"-device", "virtio-net-pci,netdev=span,romfile=",
+	}
+	if disk != "" {
+		// cache=writeback: what the guest wrote reaches the image file
+		// (the host's page cache) at once, as a disk's own cache would
+		// keep it through a kill of QEMU; what the guest kept in its page
+		// cache without fdatasync is lost with QEMU, as with a power cut.
+		args = append(args, "-drive", "file="+disk+",if=none,format=raw,cache=writeback,id=rec", "-device", "virtio-blk-pci,drive=rec")
 	}
 	b.cmd = exec.Command(qemu, args...)
 	out, err := b.cmd.StdoutPipe()
@@ -466,10 +483,11 @@ type armStatus struct {
 }
 
 type portStatus struct {
-	Name         string `json:"name"`
-	Frames       uint64 `json:"frames"`
-	Live         bool   `json:"live"`
-	StoppedEarly string `json:"stopped_early"`
+	Name         string            `json:"name"`
+	Frames       uint64            `json:"frames"`
+	Live         bool              `json:"live"`
+	StoppedEarly string            `json:"stopped_early"`
+	Errors       map[string]uint64 `json:"errors"`
 }
 
 type status struct {

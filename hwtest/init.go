@@ -21,6 +21,14 @@ const (
 // port to it.
 const MCPPort = 8731
 
+// RecorderMount is where the guest mounts the virtio disk (ext4, made on
+// the host) that the recorder writes to; the host reads it back after
+// killing QEMU (the power-cut check).
+const RecorderMount = "/var/lib/fieldtap/rec"
+
+// DiskMounted is printed once the recorder's disk is mounted.
+const DiskMounted = "hwtest: recorder disk mounted"
+
 // Token is the bearer token the host presents; the guest's tokens file
 // holds its SHA-256 (TokensFile), written by Image.Build.
 const Token = "hwtest-bearer-token-not-secret"
@@ -54,6 +62,10 @@ const (
 // button_wait covers reading the blink code from the host (up to two
 // cycles of about 10 s under TCG) before pressing.
 const GuestConfig = `board = "qemu-virt"
+
+[recorder]
+enabled = true
+dir = "` + RecorderMount + `/recorder"
 
 [transmit]
 audit_file = "/var/lib/fieldtap/transmit.jsonl"
@@ -106,8 +118,13 @@ else
 fi
 # What an mdev or udev rule does on a real image: the unprivileged
 # daemon's user may open the serial ports, the GPIO chip and the tokens.
-mkdir -p /var/lib/fieldtap /var/run /var/log
-chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/lib/fieldtap
+mkdir -p /var/lib/fieldtap /var/run /var/log ` + RecorderMount + `
+if [ -b /dev/vda ] && mount -t ext4 /dev/vda ` + RecorderMount + `; then
+	echo "` + DiskMounted + `"
+else
+	echo "hwtest: no recorder disk: recording to the initramfs"
+fi
+chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/lib/fieldtap ` + RecorderMount + `
 /bin/guest candump can1 &
 /bin/guest killon can1 ` + KillID + ` ` + strconv.Itoa(KillAfter) + ` can0 &
 echo "FIELDTAPD_ARGS=\"--config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth\"" >>/etc/default/fieldtapd

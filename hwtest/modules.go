@@ -16,6 +16,9 @@ var Modules = []string{
 	"virtio_pci", "virtio_net", // eth0 (MCP via user net), eth1 (SPAN)
 	"can_raw", "vcan", "kvaser_pci", "slcan", // can0/can1 on one emulated bus
 	"configfs", "dummy_hcd", "usb_f_ncm", "usb_f_ecm", // the USB gadget
+	// The recorder's disk: ext4 on virtio-blk; ext4 asks the crypto API
+	// for crc32c by name, which modprobe would load and insmod does not.
+	"virtio_blk", "crc32c_generic", "ext4",
 }
 
 // modName is the kernel's name for a module file: hyphens become

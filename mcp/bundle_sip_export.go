@@ -126,7 +126,10 @@ var exportCapture = tool[exportIn, exportOut]{
 		if c.d.Media != nil {
 			media = c.d.Media.Snapshot(false).CallFlows(sel.Dialogs)
 		}
-		res, err := c.d.SIPExport.Export(sn, sel.Dialogs, media, time.Now())
+		res, err := c.d.SIPExport.Export(c.ctx, sn, sel.Dialogs, media, time.Now())
+		if errors.Is(err, sip.ErrNothingToExport) {
+			return exportOut{}, notFound("the frames of these dialogs are gone from the frame rings and the recorder; nothing was written", "%v", err)
+		}
 		if err != nil {
 			return exportOut{}, fmt.Errorf("export to %s (is store.export_dir writable, with space?): %w", c.d.SIPExport.Dir(), err)
 		}

@@ -65,6 +65,9 @@ type Config struct {
 	Status Status `toml:"status"`
 	HEP    HEP    `toml:"hep"`
 	MQTT   MQTT   `toml:"mqtt"`
+
+	// Recorder is the on-disk recorder and evidence (recorder.go).
+	Recorder Recorder `toml:"recorder"`
 }
 
 // Drivers lists the port drivers this build can open from configuration.
@@ -113,6 +116,9 @@ type Store struct {
 	// DataDir holds the files dbc_load may read (DBC databases); a name
 	// that leaves it, by `..`, an absolute path or a symlink, is refused.
 	DataDir string `toml:"data_dir"`
+	// CaptureDir holds capture files an operator copies onto the box for
+	// open_capture; names are resolved inside it, symlinks refused.
+	CaptureDir string `toml:"capture_dir"`
 }
 
 // Default returns the configuration used when no file is given.
@@ -123,12 +129,14 @@ func Default() Config {
 		MemoryLimitMiB: DefaultMemoryLimitMiB,
 		Log:            Log{Level: "info", Format: "text"},
 		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen},
-		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir},
+		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir, CaptureDir: DefaultCaptureDir},
 		Transmit:       DefaultTransmit(),
 		Media:          Media{Interval: DefaultMediaInterval},
 		Status:         DefaultStatus(),
 		HEP:            DefaultHEP(),
 		MQTT:           DefaultMQTT(),
+
+		Recorder:       DefaultRecorder(),
 	}
 }
 
@@ -226,6 +234,8 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)
+
+	errs = append(errs, c.Recorder.validate()...)
 	if c.MemoryLimitMiB < 0 {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
 	}

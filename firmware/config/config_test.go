@@ -60,6 +60,21 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"button wait too short", func(c *Config) { c.Transmit.ButtonWait = "10ms" }, "transmit.button_wait"},
 		{"button wait not a duration", func(c *Config) { c.Transmit.ButtonWait = "soon" }, "transmit.button_wait"},
 		{"confirm file off the sim board", func(c *Config) { c.Board = "qemu-virt"; c.Transmit.ConfirmFile = "/run/x" }, "transmit.confirm_file"},
+
+		{"recorder segment", func(c *Config) { c.Recorder.Enabled, c.Recorder.SegmentBytes = true, 1000 }, "recorder.segment bytes 1000"},
+		{"recorder age", func(c *Config) { c.Recorder.Enabled, c.Recorder.SegmentAge = true, "soon" }, "recorder.segment_age"},
+		{"recorder quota", func(c *Config) { c.Recorder.Enabled, c.Recorder.QuotaBytes = true, 1<<20 }, "recorder.quota"},
+		{"recorder dir", func(c *Config) { c.Recorder.Enabled, c.Recorder.Dir = true, "" }, "recorder.dir"},
+		{"trigger kind", func(c *Config) {
+			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: "dm2"}}
+		}, `recorder.trigger 1: kind "dm2"`},
+		{"trigger filter", func(c *Config) {
+			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: TriggerSIPFilter, Filter: "final_code >>"}}
+		}, "kind sip_filter needs a filter"},
+		{"trigger window", func(c *Config) {
+			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: TriggerDM1, After: "1h"}}
+		}, "recorder.trigger 1: after"},
+		{"trigger without recorder", func(c *Config) { c.Recorder.Triggers = []Trigger{{Kind: TriggerDM1}} }, "set recorder.enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()

@@ -137,13 +137,9 @@ func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture
 	a.sipExport.AddPort(name, fs)
 	return func(f capture.Frame) error {
 		// An oversize frame is refused and counted by the store.
-		seq, err := fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+		_, _ = fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
 		a.spanMu.Lock()
-		if err == nil { // messages remember their frame for export_capture
-			a.sipFeed.FeedFrame(sip.FrameRef{Port: name, Seq: seq}, f.Time, f.Link, f.Data)
-		} else {
-			a.sipFeed.Feed(f.Time, f.Link, f.Data)
-		}
+		a.sipFeed.Feed(f.Time, f.Link, f.Data)
 		a.spanMu.Unlock()
 		return nil
 	}, fs.Stats, nil

@@ -93,6 +93,12 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		return err
 	}
 	an.linkCAN(sources, hw.ports)
+	// The recorder recovers its directory before any port opens, and the
+	// analysers are refilled from it before any port delivers a frame.
+	rec := openRecording(cfg.Recorder, "fieldtapd "+version, log)
+	if rec.rec != nil {
+		an.sipExport.UseRecorder(rec.rec) // an old call exports whole from disk
+	}
 	portCtx, stopPorts := context.WithCancel(ctx)
 	defer stopPorts()
 	var wg sync.WaitGroup
@@ -110,12 +116,43 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	for _, src := range sources {
 		p, err := newPort(src, cfg.Store.HandoffDepth, an)
 		if err != nil {
+			rec.close(log)
 			return fmt.Errorf("port %s: %w", src.Name(), err)
 		}
+		rec.attach(p, an)
 		reg.Add(p.status)
 		running = append(running, p)
+	}
+	rec.refill(ctx, refillBudget(cfg, running), running, log)
+	seal := openSealing(cfg.Recorder, rec, an, version, log)
+	files, err := fileSandbox(cfg, an, seal)
+	if err != nil {
+		rec.close(log)
+		return err
+	}
+	recCtx, stopRecorder := context.WithCancel(context.Background())
+	var recWG sync.WaitGroup
+	rec.run(recCtx, &recWG)
+	seal.run(recCtx, &recWG, log)
+	// The MCP layer reaches these through Deps once its tools exist
+	// (docs/recorder.md, "For the MCP layer"): rec.rec (list_captures,
+	// find_in_captures), seal.builder (build_evidence_package), files
+	// (resources and the HTTP GET), captures (open_capture).
+	captures := newCaptureOpener(files, an, &reg, rec, cfg.Store.HandoffDepth, len(cfg.Sources), log)
+	// Deferred in this order: ports stop and their consumers drain, then
+	// the recorder writes what they delivered and closes.
+	defer func() {
+		captures.stop()
+		stopPorts()
+		wg.Wait()
+		stopRecorder()
+		recWG.Wait()
+		rec.close(log)
+	}()
+	for _, p := range running {
 		p.run(portCtx, &wg, log)
 	}
+	captures.start(portCtx, &wg)
 
 	identity := fmt.Sprintf("%s-%x", cfg.Board, time.Now().UnixNano())
 	deps := mcp.Deps{

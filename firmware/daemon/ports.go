@@ -8,8 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"fieldtap/drivers/capture"
 	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 )
 
@@ -21,6 +24,12 @@ type port struct {
 	counters capture.Counters          // deliveries and hand-off drops
 	consume  func(capture.Frame) error // an error counts the frame DropUndecodable
 	stored   func() ring.Stats
+	// rec records every delivered frame (recording.attach); nil with
+	// recWhy when the port is not recorded. trim, when set, says how many
+	// bytes of a frame to keep (RTP headers only).
+	rec    *recorder.Port
+	recWhy string
+	trim   func(capture.Frame) int
 	// drained is set once the consumer has handed the analysers the last
 	// frame the source delivered: only then is a finite port exhausted,
 	// so no answer says "whole" while frames still wait in the hand-off.
@@ -59,10 +68,29 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 			if p.consume(f) != nil {
 				p.counters.Drop(capture.DropUndecodable, 1)
 			}
+			p.record(f)
 		}
 		p.drained.Store(true)
 	}()
 }
+
+// record tees a delivered frame to the recorder, after the analysers saw
+// it (so the media analyser knows whether it is RTP).
+func (p *port) record(f capture.Frame) {
+	if p.rec == nil {
+		return
+	}
+	if p.trim != nil {
+		if keep := p.trim(f); keep < len(f.Data) {
+			p.rec.WriteHeaders(f.Time, uint16(f.Link), f.Data, f.OrigLen, keep)
+			return
+		}
+	}
+	p.rec.Write(f.Time, uint16(f.Link), f.Data, f.OrigLen)
+}
+
+// linkType is a recorded link type as gopacket names it.
+func linkType(l uint16) layers.LinkType { return layers.LinkType(l) }
 
 func (p *port) status() ports.Status {
 	s := p.src.Stats()
@@ -75,7 +103,14 @@ func (p *port) status() ports.Status {
 	for k, v := range h.Drops {
 		drops[k] += v
 	}
+	var rec *recorder.PortStatus
+	if p.rec != nil {
+		st := p.rec.Status()
+		rec = &st
+	}
 	return ports.Status{
+		Recorder:        rec,
+		RecorderReason:  p.recWhy,
 		Name:            p.src.Name(),
 		Kind:            string(p.src.Kind()),
 		Source:          p.src.Origin(),

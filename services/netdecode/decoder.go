@@ -42,6 +42,11 @@ type Options struct {
 	MaxStreamBuffer  int
 	MaxOutOfOrder    int
 	StreamIdle       time.Duration
+	// TrackFrames keeps, for every fragment and buffered TCP byte, the
+	// tag of the frame that carried it (DecodeTagged), so a handler can
+	// tell which frames made a datagram or a message (Datagram.Frames,
+	// Stream.Frames). Export turns it on; live analysis does not pay.
+	TrackFrames bool
 }
 
 func (o *Options) fill() {
@@ -70,6 +75,10 @@ type Datagram struct {
 	Src, Dst   netip.AddrPort
 	Payload    []byte
 	Fragmented bool // the IP datagram was reassembled from fragments
+	// Frames are the tags of the frames that carried the datagram, every
+	// fragment in offset order; set only with Options.TrackFrames, and
+	// borrowed like Payload.
+	Frames []uint64
 }
 
 // Handler receives what a Decoder extracts. Both methods run on the
@@ -91,6 +100,8 @@ type Decoder struct {
 	frag    *defragger
 	streams *streams
 	now     time.Time
+	tag     uint64   // the frame being decoded (DecodeTagged)
+	tags    []uint64 // scratch for an unfragmented datagram's Frames
 }
 
 // New returns a decoder that passes payloads to h.
@@ -107,7 +118,14 @@ func (d *Decoder) Stats() Stats { return d.c.snapshot() }
 
 // Decode handles one frame captured at t. data is borrowed for the call.
 func (d *Decoder) Decode(t time.Time, link layers.LinkType, data []byte) {
-	d.now = t
+	d.DecodeTagged(0, t, link, data)
+}
+
+// DecodeTagged is Decode for a frame the caller names by tag; with
+// Options.TrackFrames the tag comes back in Datagram.Frames and
+// Stream.Frames for the payloads the frame carried.
+func (d *Decoder) DecodeTagged(tag uint64, t time.Time, link layers.LinkType, data []byte) {
+	d.now, d.tag = t, tag
 	d.c.update(func(s *Stats) {
 		s.Frames++
 		if s.LinkSeen == nil {

@@ -342,6 +342,18 @@ func FuzzDecode(f *testing.F) {
 		d := New(Options{MaxStreams: 4, MaxFragDatagrams: 4}, &sink{})
 		d.Decode(time.Unix(1, 0), layers.LinkType(link), b)
 		d.Decode(time.Unix(2, 0), layers.LinkType(link), b)
+		// With frame tracking (export), every named frame is one that was fed.
+		l := &lineSink{}
+		tracked := New(Options{MaxStreams: 4, MaxFragDatagrams: 4, TrackFrames: true}, l)
+		tracked.DecodeTagged(1, time.Unix(1, 0), layers.LinkType(link), b)
+		tracked.DecodeTagged(2, time.Unix(2, 0), layers.LinkType(link), b)
+		for _, fs := range append(l.udp, l.frames...) {
+			for _, tag := range fs {
+				if tag != 1 && tag != 2 {
+					t.Fatalf("a payload names frame %d, never fed", tag)
+				}
+			}
+		}
 	})
 }
 

@@ -24,6 +24,7 @@ type fragKey struct {
 type frag struct {
 	off  int
 	data []byte // owned copy
+	tag  uint64 // the frame that carried it (Options.TrackFrames)
 }
 
 type pendingDatagram struct {
@@ -41,6 +42,7 @@ type defragger struct {
 	m     map[fragKey]*pendingDatagram
 	bytes int
 	swept time.Time // capture time of the last expiry sweep
+	tags  []uint64  // scratch: the completed datagram's fragment tags
 }
 
 func newDefragger(o Options, c *counters) *defragger {
@@ -72,9 +74,11 @@ func (f *defragger) drop(k fragKey, p *pendingDatagram) {
 	delete(f.m, k)
 }
 
-// add stores one fragment; when it completes its datagram, add returns the
-// reassembled payload (owned by the caller) and true.
-func (f *defragger) add(now time.Time, k fragKey, off int, more bool, data []byte) ([]byte, bool) {
+// add stores one fragment carried by the frame tagged tag; when it
+// completes its datagram, add returns the reassembled payload (owned by
+// the caller), the tags of its fragments in offset order (valid until the
+// next add; nil without Options.TrackFrames) and true.
+func (f *defragger) add(now time.Time, k fragKey, off int, more bool, data []byte, tag uint64) ([]byte, []uint64, bool) {
 	f.c.update(func(s *Stats) { s.Frag.Fragments++ })
 	end := off + len(data)
 	p := f.m[k]
@@ -83,7 +87,7 @@ func (f *defragger) add(now time.Time, k fragKey, off int, more bool, data []byt
 			f.drop(k, p)
 		}
 		f.c.update(func(s *Stats) { s.Frag.Oversize++ })
-		return nil, false
+		return nil, nil, false
 	}
 	if p == nil {
 		if len(f.m) >= f.opt.MaxFragDatagrams {
@@ -99,41 +103,48 @@ func (f *defragger) add(now time.Time, k fragKey, off int, more bool, data []byt
 		if p.total >= 0 && p.total != end {
 			f.drop(k, p)
 			f.c.update(func(s *Stats) { s.Frag.Overlapping++ })
-			return nil, false
+			return nil, nil, false
 		}
 		p.total = end
 	}
 	for _, q := range p.frags {
 		if q.off == off && len(q.data) == len(data) {
-			return nil, false // a duplicate fragment
+			return nil, nil, false // a duplicate fragment
 		}
 	}
-	p.frags = append(p.frags, frag{off: off, data: slices.Clone(data)})
+	p.frags = append(p.frags, frag{off: off, data: slices.Clone(data), tag: tag})
 	p.bytes += len(data)
 	f.bytes += len(data)
 	if p.total < 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	slices.SortFunc(p.frags, func(a, b frag) int { return a.off - b.off })
 	covered := 0
 	for _, q := range p.frags {
 		if q.off > covered {
-			return nil, false // a hole remains
+			return nil, nil, false // a hole remains
 		}
 		covered = max(covered, q.off+len(q.data))
 	}
 	if covered < p.total {
-		return nil, false
+		return nil, nil, false
 	}
 	out := make([]byte, p.total)
+	f.tags = f.tags[:0]
 	for _, q := range p.frags {
 		if q.off < p.total {
 			copy(out[q.off:], q.data)
 		}
+		if f.opt.TrackFrames {
+			f.tags = append(f.tags, q.tag)
+		}
 	}
 	f.drop(k, p)
 	f.c.update(func(s *Stats) { s.Frag.Reassembled++ })
-	return out, true
+	if !f.opt.TrackFrames {
+		return out, nil, true
+	}
+	return out, f.tags, true
 }
 
 func (f *defragger) evictOldest() { f.evictOldestExcept(fragKey{}) }

@@ -30,6 +30,7 @@ type ipPacket struct {
 	proto      uint8
 	payload    []byte
 	fragmented bool
+	frames     []uint64 // fragment tags of a reassembled datagram (TrackFrames)
 }
 
 func (d *Decoder) ip(b []byte, depth int) {
@@ -73,11 +74,11 @@ func (d *Decoder) ipv4(b []byte, depth int) {
 	more, off := flags&0x2000 != 0, int(flags&0x1FFF)*8
 	if more || off != 0 {
 		id := uint32(binary.BigEndian.Uint16(b[4:]))
-		whole, done := d.frag.add(d.now, fragKey{src: p.src, dst: p.dst, id: id, proto: p.proto}, off, more, p.payload)
+		whole, tags, done := d.frag.add(d.now, fragKey{src: p.src, dst: p.dst, id: id, proto: p.proto}, off, more, p.payload, d.tag)
 		if !done {
 			return
 		}
-		p.payload, p.fragmented = whole, true
+		p.payload, p.fragmented, p.frames = whole, true, tags
 	}
 	d.transport(p, depth)
 }
@@ -128,11 +129,11 @@ func (d *Decoder) ipv6(b []byte, depth int) {
 			off, more := int(fo&0xFFF8), fo&1 != 0
 			id := binary.BigEndian.Uint32(rest[4:])
 			p.proto = rest[0]
-			whole, done := d.frag.add(d.now, fragKey{src: p.src, dst: p.dst, id: id, proto: p.proto, v6: true}, off, more, rest[ipv6FragHdr:])
+			whole, tags, done := d.frag.add(d.now, fragKey{src: p.src, dst: p.dst, id: id, proto: p.proto, v6: true}, off, more, rest[ipv6FragHdr:], d.tag)
 			if !done {
 				return
 			}
-			p.payload, p.fragmented = whole, true
+			p.payload, p.fragmented, p.frames = whole, true, tags
 			d.transport(p, depth)
 			return
 		default:
@@ -180,7 +181,13 @@ func (d *Decoder) udp(p ipPacket) {
 		return
 	}
 	d.c.update(func(s *Stats) { s.UDP++ })
+	frames := p.frames
+	if d.opt.TrackFrames && frames == nil {
+		d.tags = append(d.tags[:0], d.tag)
+		frames = d.tags
+	}
 	d.h.UDP(Datagram{
+		Frames:     frames,
 		Time:       d.now,
 		Src:        netip.AddrPortFrom(p.src, binary.BigEndian.Uint16(b[0:])),
 		Dst:        netip.AddrPortFrom(p.dst, binary.BigEndian.Uint16(b[2:])),

@@ -40,6 +40,9 @@ type TCPStats struct {
 	OutOfOrder    uint64 `json:"out_of_order"`  // segments held for a gap to fill
 	Gaps          uint64 `json:"gaps"`          // gaps given up on (data lost to the analyser)
 	BufferFull    uint64 `json:"buffer_full"`   // unconsumed bytes discarded at MaxStreamBuffer
+	// TagsDropped counts frame tags dropped past maxTagSpans on one
+	// direction (Options.TrackFrames only): a message then lacks a frame.
+	TagsDropped uint64 `json:"tags_dropped,omitempty"`
 }
 
 // Stats describes what a Decoder has seen.

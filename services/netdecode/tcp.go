@@ -33,11 +33,71 @@ type Stream struct {
 	ooo     []segment
 	last    time.Time
 	created uint64
+
+	// With Options.TrackFrames: which frame carried which bytes of buf
+	// (spans) and of the data being offered (offer), and Frames' scratch.
+	spans []tagSpan
+	offer []tagSpan
+	out   []uint64
 }
 
 type segment struct {
 	seq  uint32
 	data []byte
+	tag  uint64
+}
+
+// tagSpan says the frame tag carried bytes [start, end) of a buffer.
+type tagSpan struct {
+	tag        uint64
+	start, end int
+}
+
+// maxTagSpans bounds one direction's span list: a message of
+// MaxStreamBuffer bytes in 64-byte segments. Past it the oldest span is
+// dropped (TCPStats.TagsDropped) and its frame is missing from Frames.
+const maxTagSpans = 4096
+
+// Frames returns the tags of the frames that carried bytes [from, to) of
+// the data offered in the current TCP call, oldest first; valid until
+// the handler returns. It is empty without Options.TrackFrames.
+func (s *Stream) Frames(from, to int) []uint64 {
+	s.out = s.out[:0]
+	for _, sp := range s.offer {
+		if sp.end <= from || sp.start >= to {
+			continue
+		}
+		if n := len(s.out); n == 0 || s.out[n-1] != sp.tag {
+			s.out = append(s.out, sp.tag)
+		}
+	}
+	return s.out
+}
+
+// addSpan notes that tag carried buf[start:end].
+func (d *Decoder) addSpan(s *Stream, tag uint64, start, end int) {
+	if n := len(s.spans); n > 0 && s.spans[n-1].tag == tag && s.spans[n-1].end == start {
+		s.spans[n-1].end = end
+		return
+	}
+	if len(s.spans) >= maxTagSpans {
+		s.spans = s.spans[:copy(s.spans, s.spans[1:])]
+		d.c.update(func(st *Stats) { st.TCP.TagsDropped++ })
+	}
+	s.spans = append(s.spans, tagSpan{tag: tag, start: start, end: end})
+}
+
+// consumeSpans drops n consumed bytes from the front of the spans.
+func consumeSpans(s *Stream, n int) {
+	j := 0
+	for _, sp := range s.spans {
+		sp.start, sp.end = max(sp.start-n, 0), sp.end-n
+		if sp.end > 0 {
+			s.spans[j] = sp
+			j++
+		}
+	}
+	s.spans = s.spans[:j]
 }
 
 type streamKey struct{ src, dst netip.AddrPort }
@@ -124,7 +184,7 @@ func (d *Decoder) tcp(p ipPacket) {
 	s.last = d.now
 	if flags&tcpSYN != 0 {
 		s.next, s.synced = seq+1, true
-		s.buf, s.ooo = s.buf[:0], nil
+		s.buf, s.ooo, s.spans = s.buf[:0], nil, s.spans[:0]
 		return
 	}
 	if len(data) > 0 {
@@ -152,7 +212,7 @@ func (d *Decoder) segment(s *Stream, seq uint32, data []byte) {
 	if seq != s.next {
 		if len(s.ooo) < d.opt.MaxOutOfOrder {
 			d.c.update(func(st *Stats) { st.TCP.OutOfOrder++ })
-			s.ooo = append(s.ooo, segment{seq: seq, data: slices.Clone(data)})
+			s.ooo = append(s.ooo, segment{seq: seq, data: slices.Clone(data), tag: d.tag})
 			return
 		}
 		// Give up on the gap: jump to the earliest held segment, deliver
@@ -160,7 +220,7 @@ func (d *Decoder) segment(s *Stream, seq uint32, data []byte) {
 		// is now shorter, so this recursion ends).
 		d.c.update(func(st *Stats) { st.TCP.Gaps++ })
 		s.Gaps++
-		s.buf = s.buf[:0]
+		s.buf, s.spans = s.buf[:0], s.spans[:0]
 		slices.SortFunc(s.ooo, func(a, b segment) int { return int(int32(a.seq - b.seq)) })
 		if seqLess(seq, s.ooo[0].seq) {
 			s.next = seq
@@ -172,7 +232,7 @@ func (d *Decoder) segment(s *Stream, seq uint32, data []byte) {
 		}
 	}
 	s.next = seq + uint32(len(data))
-	d.deliver(s, data)
+	d.deliver(s, data, d.tag)
 	d.drain(s)
 }
 
@@ -188,7 +248,7 @@ func (d *Decoder) drain(s *Stream) {
 			case !seqLess(s.next, g.seq): // starts at or before next
 				part := g.data[s.next-g.seq:]
 				s.next = end
-				d.deliver(s, part)
+				d.deliver(s, part, g.tag)
 			default:
 				continue
 			}
@@ -199,28 +259,43 @@ func (d *Decoder) drain(s *Stream) {
 	}
 }
 
-// deliver offers in-order bytes to the handler, keeping what it does not
-// consume, bounded by MaxStreamBuffer.
-func (d *Decoder) deliver(s *Stream, data []byte) {
+// deliver offers in-order bytes carried by the frame tagged tag to the
+// handler, keeping what it does not consume, bounded by MaxStreamBuffer.
+func (d *Decoder) deliver(s *Stream, data []byte, tag uint64) {
+	track := d.opt.TrackFrames
 	if len(s.buf) == 0 {
+		if track {
+			s.offer = append(s.offer[:0], tagSpan{tag: tag, start: 0, end: len(data)})
+		}
 		n := d.h.TCP(s, d.now, data)
 		if n >= len(data) {
 			return
 		}
 		data = data[max(n, 0):]
 	} else {
+		start := len(s.buf)
 		s.buf = append(s.buf, data...)
+		if track {
+			d.addSpan(s, tag, start, len(s.buf))
+			s.offer = s.spans
+		}
 		n := d.h.TCP(s, d.now, s.buf)
 		n = min(max(n, 0), len(s.buf))
 		s.buf = s.buf[:copy(s.buf, s.buf[n:])]
+		if track {
+			consumeSpans(s, n)
+		}
 		data = nil
 	}
 	if len(data) > 0 {
 		s.buf = append(s.buf, data...)
+		if track {
+			s.spans = append(s.spans[:0], tagSpan{tag: tag, start: 0, end: len(s.buf)})
+		}
 	}
 	if len(s.buf) > d.opt.MaxStreamBuffer {
 		d.c.update(func(st *Stats) { st.TCP.BufferFull++ })
 		s.Gaps++
-		s.buf = s.buf[:0]
+		s.buf, s.spans = s.buf[:0], s.spans[:0]
 	}
 }

@@ -8,6 +8,8 @@ package ports
 import (
 	"sync"
 	"time"
+
+	"fieldtap/services/recorder"
 )
 
 // Status is one port's state as capture_status reports it.
@@ -33,6 +35,13 @@ type Status struct {
 	StoppedEarly    string `json:"stopped_early,omitempty"`
 
 	Store StoreStatus `json:"store"`
+
+	// Recorder is the port's recording on disk: state (recording or
+	// ram_only), frames written and made durable, frames not recorded,
+	// what the start-up refill gave back, the last gap. Null with
+	// RecorderReason when the port is not recorded.
+	Recorder       *recorder.PortStatus `json:"recorder"`
+	RecorderReason string               `json:"recorder_reason,omitempty"`
 }
 
 // StoreStatus is the raw-frame ring behind a port.

@@ -33,23 +33,34 @@ type StreamStats struct {
 	DecodePanics uint64 `json:"decode_panics"`
 }
 
+// sink is where an analyser puts what it decodes: the Store, or an
+// export's selection (export_scan.go).
+type sink interface {
+	Add(meta Meta, m *Parsed, raw []byte)
+	Undecodable(reason string)
+}
+
 // Analyser decodes frames of one port into the store. Feed runs on the
 // port's consumer goroutine; Stats may be read from any.
 type Analyser struct {
-	store *Store
+	store sink
 	dec   *netdecode.Decoder
 	msg   Parsed
 	ws    []byte // reassembly buffer for WebSocket payloads
 	mu    sync.Mutex
 	st    StreamStats
 	media MediaHook // mediahook.go; nil when no media analyser is attached
-	tap   Tap       // tap.go; nil unless an exporter is on
-	frame FrameRef  // the frame being fed (frameref.go)
+	tap Tap // tap.go; nil unless an exporter is on
+	// msgFrames are the tags of the frames that carried the message being
+	// added, with netdecode.Options.TrackFrames (export_scan.go).
+	msgFrames []uint64
 }
 
 // NewAnalyser returns an analyser feeding store.
-func NewAnalyser(store *Store, o netdecode.Options) *Analyser {
-	a := &Analyser{store: store}
+func NewAnalyser(store *Store, o netdecode.Options) *Analyser { return newAnalyser(store, o) }
+
+func newAnalyser(s sink, o netdecode.Options) *Analyser {
+	a := &Analyser{store: s}
 	a.dec = netdecode.New(o, a)
 	return a
 }
@@ -57,13 +68,18 @@ func NewAnalyser(store *Store, o netdecode.Options) *Analyser {
 // Feed decodes one captured frame. data is borrowed for the call. A
 // decoder panic is counted, never propagated to the port.
 func (a *Analyser) Feed(t time.Time, link layers.LinkType, data []byte) {
+	a.feedTagged(0, t, link, data)
+}
+
+// feedTagged is Feed for a frame an export names by tag.
+func (a *Analyser) feedTagged(tag uint64, t time.Time, link layers.LinkType, data []byte) {
 	defer func() {
 		if p := recover(); p != nil {
 			a.count(func(s *StreamStats) { s.DecodePanics++ })
 			a.store.Undecodable(ReasonPanic)
 		}
 	}()
-	a.dec.Decode(t, link, data)
+	a.dec.DecodeTagged(tag, t, link, data)
 }
 
 // Stats returns the analyser's stream counters and the decoder's.
@@ -92,12 +108,12 @@ func (a *Analyser) UDP(d netdecode.Datagram) {
 		a.count(func(s *StreamStats) { s.UDPNotSIP++ })
 		return
 	}
+	a.msgFrames = d.Frames
 	a.message(Meta{Time: d.Time, Src: d.Src, Dst: d.Dst, Transport: TransportUDP}, p)
 }
 
 // message parses and stores one complete message.
 func (a *Analyser) message(meta Meta, b []byte) {
-	meta.Frame = a.frame
 	if err := a.msg.Parse(b); err != nil {
 		a.refuse(err)
 		return

@@ -105,6 +105,5 @@ type Message struct {
 	StatusCode     int
 	CSeq           uint32
 	Retransmission bool
-	Frame          FrameRef // the frame that completed it, for export
-	Raw            []byte   // the whole message as captured (owned)
+	Raw            []byte // the whole message as captured (owned)
 }

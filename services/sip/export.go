@@ -2,6 +2,8 @@ package sip
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"fieldtap/services/framestore"
+	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 )
 
@@ -27,13 +30,26 @@ const (
 	exportSnapLen   = 262144 // tcpdump's default snap length
 )
 
-// Exporter writes the frames behind SIP messages to pcapng files. Ports
-// register their frame rings as they start.
+// ErrNothingToExport is returned when no frame of the dialogs or their
+// media was found in the frame rings or the recorder: no file is written.
+var ErrNothingToExport = errors.New("sip: nothing to export: no frame of these dialogs is in the frame rings or the recorder")
+
+// Recorded is the recorder's read side an export needs: frames of a time
+// window, and frames again by where a scan found them.
+type Recorded interface {
+	Scan(ctx context.Context, q recorder.Query, fn func(*recorder.Frame) error) (recorder.ScanStats, error)
+	ReadFrames(ctx context.Context, segment string, offsets []int64, fn func(*recorder.Frame) error) (int, error)
+}
+
+// Exporter writes the frames behind SIP dialogs to pcapng files, reading
+// the ports' frame rings and, for what the rings no longer hold, the
+// recorder. Ports register their frame rings as they start.
 type Exporter struct {
 	dir   string
 	mu    sync.Mutex
 	ports map[string]*framestore.Store
-	n     int // files written, for unique names
+	rec   Recorded // nil: the frame rings only
+	n     int      // files written, for unique names
 }
 
 // NewExporter returns an exporter writing into dir (created on first use).
@@ -51,71 +67,103 @@ func (e *Exporter) AddPort(name string, s *framestore.Store) {
 	e.mu.Unlock()
 }
 
+// UseRecorder makes exports read what the frame rings evicted from rec;
+// call it before the first Export.
+func (e *Exporter) UseRecorder(rec Recorded) {
+	e.mu.Lock()
+	e.rec = rec
+	e.mu.Unlock()
+}
+
 // ExportResult says what a file holds and what could not be put in it.
 type ExportResult struct {
-	Path     string `json:"path"`
+	Path     string `json:"path"` // empty when nothing was found (and no file written)
 	Dialogs  int    `json:"dialogs"`
-	Messages int    `json:"messages"` // messages whose frame was written
-	Frames   int    `json:"frames"`
-	Bytes    int64  `json:"bytes"` // file size
-	// MessagesEvicted lost their bytes (and so their frame reference) to
-	// the SIP store's byte bound; MessagesShed were past the per-dialog cap.
+	Messages int    `json:"messages"` // messages of the dialogs whose frames were found
+	Frames   int    `json:"frames"`   // in the file: every fragment and segment of each message, and media
+	Bytes    int64  `json:"bytes"`    // file size
+	// FromRecorder of the frames were read from the recorder: the frame
+	// rings had evicted them.
+	FromRecorder int `json:"from_recorder"`
+	// MessagesEvicted lost their bytes to the SIP store's byte bound;
+	// MessagesShed were past the per-dialog cap.
 	MessagesEvicted int `json:"messages_evicted"`
 	MessagesShed    int `json:"messages_shed"`
-	// FramesEvicted were referenced but already gone from the port's
-	// frame ring (store.frames_per_port, store.bytes_per_port).
-	FramesEvicted int `json:"frames_evicted"`
-	// NoFrame messages came without a frame reference.
-	NoFrame   int  `json:"no_frame"`
-	Truncated bool `json:"truncated"` // MaxExportFrames or MaxExportBytes reached
+	// MessagesMissing are kept messages whose frames neither the frame
+	// rings nor the recorder hold any more (or never held: the recorder
+	// off, or a gap).
+	MessagesMissing int  `json:"messages_missing"`
+	Truncated       bool `json:"truncated"` // MaxExportFrames or MaxExportBytes reached
 
-	// Media (export_media.go): the dialogs' RTP and RTCP flows and the
-	// frames found for them by address pair and time window.
+	// Media: the dialogs' RTP and RTCP flows and the frames found for
+	// them by address pair and time window.
 	MediaFlows int `json:"media_flows"`
 	RTPFrames  int `json:"rtp_frames"`
 	RTCPFrames int `json:"rtcp_frames"`
 	// MediaFramesMissing are datagrams the media analyser counted on the
-	// flows whose frames the rings no longer hold (evicted, refused as
-	// oversize, or fragments of which only the last is matched).
+	// flows that neither the rings nor the recorder hold.
 	MediaFramesMissing int `json:"media_frames_missing"`
-	// MediaScanCut says MaxMediaScanFrames was reached;
-	// MediaFramesUnscanned frames inside the flows' windows were not
-	// examined.
-	MediaScanCut         bool `json:"media_scan_cut"`
-	MediaFramesUnscanned int  `json:"media_frames_unscanned"`
+	// ScanCut says MaxExportScanFrames (or the recorder's read bound) was
+	// reached; frames captured from ScanCutAt on were not examined.
+	ScanCut   bool       `json:"scan_cut"`
+	ScanCutAt *time.Time `json:"scan_cut_at"`
 }
 
+// exportFrame is one frame chosen for the file.
 type exportFrame struct {
-	port string
-	seq  uint64
-	rec  framestore.Record
+	port    string
+	tag     uint64
+	time    time.Time
+	link    layers.LinkType
+	data    []byte
+	origLen int
 }
 
-// Export writes every frame that completed a kept message of ds, and
-// every frame carrying one of the media flows (rtp.Snapshot.Flows of the
-// same dialogs; nil for none), in capture order, one pcapng interface per
-// port and link type.
-func (e *Exporter) Export(sn *Snapshot, ds []*Dialog, media []MediaFlow, now time.Time) (ExportResult, error) {
-	res := ExportResult{Dialogs: len(ds)}
-	refs := map[FrameRef]bool{}
+// Export writes every frame that carried a kept message of ds (every IP
+// fragment and TCP segment of it) and every frame of the media flows
+// (rtp.Snapshot.Flows of the same dialogs; nil for none), in capture
+// order, one pcapng interface per port and link type. Frames the rings
+// evicted are read from the recorder. When nothing is found it writes
+// nothing and returns ErrNothingToExport with the result's counts.
+func (e *Exporter) Export(ctx context.Context, sn *Snapshot, ds []*Dialog, media []MediaFlow, now time.Time) (ExportResult, error) {
+	res := ExportResult{Dialogs: len(ds), MediaFlows: len(media)}
+	kept := map[string]int{}
+	var ws []window
 	for _, d := range ds {
 		res.MessagesShed += d.MessagesShed
 		for _, seq := range d.Messages() {
-			m, ok := sn.Message(seq)
-			switch {
-			case !ok:
+			if _, ok := sn.Message(seq); ok {
+				kept[d.CallID]++
+			} else {
 				res.MessagesEvicted++
-			case !m.Frame.Set:
-				res.NoFrame++
-			default:
-				refs[m.Frame] = true
-				res.Messages++
 			}
 		}
+		ws = append(ws, window{d.Created.Add(-exportLead), d.Updated})
 	}
-	snaps := e.snapshots()
-	scanMedia(snaps, media, refs, &res)
-	frames := collect(snaps, refs, &res)
+	for _, f := range media {
+		ws = append(ws, window{f.First, f.Last})
+	}
+	e.mu.Lock()
+	rec := e.rec
+	e.mu.Unlock()
+	sc := newExportScan(kept, media, e.snapshots(), rec, &res)
+	if err := sc.run(ctx, mergeWindows(ws)); err != nil {
+		return res, err
+	}
+	for id, n := range kept {
+		res.MessagesMissing += max(0, n-sc.found[id])
+		res.Messages += min(n, sc.found[id])
+	}
+	for i, f := range media {
+		res.MediaFramesMissing += int(max(f.Packets, sc.flowFound[i]) - sc.flowFound[i])
+	}
+	frames, err := sc.fetch(ctx)
+	if err != nil {
+		return res, err
+	}
+	if len(frames) == 0 {
+		return res, ErrNothingToExport
+	}
 	path, err := e.write(frames, now, &res)
 	if err != nil {
 		return res, err
@@ -124,8 +172,8 @@ func (e *Exporter) Export(sn *Snapshot, ds []*Dialog, media []MediaFlow, now tim
 	return res, nil
 }
 
-// snapshots takes one view of every port's frame ring, so the media scan
-// and the read of the referenced frames see the same frames.
+// snapshots takes one view of every port's frame ring, so the scan and
+// the read of the chosen frames see the same frames.
 func (e *Exporter) snapshots() map[string]ring.Snapshot[framestore.Record] {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -136,33 +184,18 @@ func (e *Exporter) snapshots() map[string]ring.Snapshot[framestore.Record] {
 	return snaps
 }
 
-// collect reads the referenced frames from the ports' ring views, in
-// capture order: time, then port, then each port's arrival order.
-func collect(snaps map[string]ring.Snapshot[framestore.Record], refs map[FrameRef]bool, res *ExportResult) []exportFrame {
-	var out []exportFrame
-	for ref := range refs {
-		snap, ok := snaps[ref.Port]
-		if !ok {
-			res.FramesEvicted++
-			continue
-		}
-		r, ok := snap.Get(ref.Seq)
-		if !ok {
-			res.FramesEvicted++
-			continue
-		}
-		out = append(out, exportFrame{port: ref.Port, seq: ref.Seq, rec: r})
-	}
-	slices.SortFunc(out, func(a, b exportFrame) int {
-		if c := a.rec.Time.Compare(b.rec.Time); c != 0 {
+// sortFrames puts frames in capture order: time, then port, then each
+// port's arrival order.
+func sortFrames(fs []exportFrame) {
+	slices.SortFunc(fs, func(a, b exportFrame) int {
+		if c := a.time.Compare(b.time); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.port, b.port); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.seq, b.seq)
+		return cmp.Compare(a.tag, b.tag)
 	})
-	return out
 }
 
 func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult) (path string, err error) {
@@ -190,11 +223,7 @@ func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult)
 			res.Bytes = st.Size()
 		}
 	}()
-	link := layers.LinkTypeEthernet
-	if len(frames) > 0 {
-		link = frames[0].rec.Link
-	}
-	first := pcapgo.NgInterface{Name: portName(frames), LinkType: link, SnapLength: exportSnapLen}
+	first := pcapgo.NgInterface{Name: frames[0].port, LinkType: frames[0].link, SnapLength: exportSnapLen}
 	w, err := pcapgo.NewNgWriterInterface(f, first, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "fieldtap export_capture"}})
 	if err != nil {
 		return "", err
@@ -203,41 +232,34 @@ func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult)
 		port string
 		link layers.LinkType
 	}
-	ifaces := map[ifKey]int{}
-	if len(frames) > 0 {
-		ifaces[ifKey{frames[0].port, link}] = 0
-	}
+	ifaces := map[ifKey]int{{frames[0].port, frames[0].link}: 0}
 	var written int64
 	for _, fr := range frames {
-		if res.Frames >= MaxExportFrames || written+int64(len(fr.rec.Data)) > MaxExportBytes {
+		if res.Frames >= MaxExportFrames || written+int64(len(fr.data)) > MaxExportBytes {
 			res.Truncated = true
 			break
 		}
-		k := ifKey{fr.port, fr.rec.Link}
+		k := ifKey{fr.port, fr.link}
 		id, ok := ifaces[k]
 		if !ok {
-			if id, err = w.AddInterface(pcapgo.NgInterface{Name: fr.port, LinkType: fr.rec.Link, SnapLength: exportSnapLen}); err != nil {
+			if id, err = w.AddInterface(pcapgo.NgInterface{Name: fr.port, LinkType: fr.link, SnapLength: exportSnapLen}); err != nil {
 				return "", err
 			}
 			ifaces[k] = id
 		}
-		ci := gopacket.CaptureInfo{Timestamp: fr.rec.Time, CaptureLength: len(fr.rec.Data), Length: max(fr.rec.OrigLen, len(fr.rec.Data)), InterfaceIndex: id}
-		if err := w.WritePacket(ci, fr.rec.Data); err != nil {
+		ci := gopacket.CaptureInfo{Timestamp: fr.time, CaptureLength: len(fr.data), Length: max(fr.origLen, len(fr.data)), InterfaceIndex: id}
+		if err := w.WritePacket(ci, fr.data); err != nil {
 			return "", err
 		}
-		written += int64(len(fr.rec.Data))
+		written += int64(len(fr.data))
 		res.Frames++
+		if fr.tag&recordedTag != 0 {
+			res.FromRecorder++
+		}
 	}
 	// NgWriter buffers internally.
 	if err := w.Flush(); err != nil {
 		return "", err
 	}
 	return path, nil
-}
-
-func portName(frames []exportFrame) string {
-	if len(frames) == 0 {
-		return "none"
-	}
-	return frames[0].port
 }

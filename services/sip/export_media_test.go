@@ -7,6 +7,7 @@ package sip_test
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/framestore"
 	"fieldtap/services/netdecode"
+	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
@@ -36,6 +38,7 @@ type box struct {
 	media *rtp.Analyser
 	fs    *framestore.Store
 	ex    *sip.Exporter
+	rec   *recorder.Port // nil: no recorder
 }
 
 func newBox(t *testing.T, dir string) *box {
@@ -57,11 +60,13 @@ func newBox(t *testing.T, dir string) *box {
 func (b *box) feed(t *testing.T, at time.Time, link layers.LinkType, data []byte) {
 	t.Helper()
 	data = bytes.Clone(data)
-	seq, err := b.fs.Append(framestore.Record{Time: at, Link: link, Data: data, OrigLen: len(data)})
-	if err != nil {
+	if _, err := b.fs.Append(framestore.Record{Time: at, Link: link, Data: data, OrigLen: len(data)}); err != nil {
 		t.Fatal(err)
 	}
-	b.sipA.FeedFrame(sip.FrameRef{Port: testPort, Seq: seq}, at, link, data)
+	b.sipA.Feed(at, link, data)
+	if b.rec != nil {
+		b.rec.Write(at, uint16(link), data, len(data))
+	}
 }
 
 func (b *box) feedFile(t *testing.T, path string) {
@@ -78,7 +83,7 @@ func (b *box) export(t *testing.T, callID string) sip.ExportResult {
 		t.Fatalf("no dialog %q", callID)
 	}
 	flows := b.media.Snapshot(false).Flows(callID)
-	res, err := b.ex.Export(sn, []*sip.Dialog{dl}, flows, time.Unix(0, 0))
+	res, err := b.ex.Export(context.Background(), sn, []*sip.Dialog{dl}, flows, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +176,7 @@ func TestExportIncludesMedia(t *testing.T) {
 					t.Fatalf("%s: %d streams, want at least %d", id, len(want.streams), tc.minStreams)
 				}
 				res := b.export(t, id)
-				if res.RTPFrames != int(want.rtpPackets()) || res.RTCPFrames != int(want.rtcp) || res.MediaFramesMissing != 0 || res.MediaScanCut {
+				if res.RTPFrames != int(want.rtpPackets()) || res.RTCPFrames != int(want.rtcp) || res.MediaFramesMissing != 0 || res.ScanCut {
 					t.Errorf("%s: export %+v, want %d RTP and %d RTCP frames, none missing", id, res, want.rtpPackets(), want.rtcp)
 				}
 				if res.Frames != res.Messages+res.RTPFrames+res.RTCPFrames {

@@ -3,6 +3,7 @@ package sip
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrNoDialog is SelectExport's answer for a Call-ID the snapshot does not
@@ -14,10 +15,6 @@ var ErrNoDialog = errors.New("no dialog with this Call-ID in the store")
 type ExportSelection struct {
 	Dialogs []*Dialog
 	Matched int
-	// Streamed is set when a dialog ran over TCP or WebSocket, where the
-	// file holds the segment that completed each message, not every
-	// segment of the stream.
-	Streamed bool
 }
 
 // SelectExport picks the dialogs of one export: the dialog of callID, or
@@ -41,11 +38,6 @@ func SelectExport(sn *Snapshot, callID string, match func(*Dialog) bool, maxDial
 			}
 		}
 	}
-	for _, d := range sel.Dialogs {
-		if d.Transport != TransportUDP {
-			sel.Streamed = true
-		}
-	}
 	return sel, nil
 }
 
@@ -57,21 +49,18 @@ func (sel ExportSelection) Shortfalls(res ExportResult, media bool) []string {
 	if sel.Matched > len(sel.Dialogs) {
 		w = append(w, fmt.Sprintf("%d dialogs matched; the file holds the oldest %d (max_dialogs)", sel.Matched, len(sel.Dialogs)))
 	}
-	if res.FramesEvicted > 0 || res.MessagesEvicted > 0 || res.MessagesShed > 0 || res.NoFrame > 0 {
-		w = append(w, fmt.Sprintf("not in the file: %d frames evicted from the frame ring, %d messages evicted, %d past the per-dialog cap, %d without a frame",
-			res.FramesEvicted, res.MessagesEvicted, res.MessagesShed, res.NoFrame))
-	}
-	if sel.Streamed {
-		w = append(w, "SIP over TCP/WebSocket: the file holds the segment that completed each message, not every segment of the stream")
+	if res.MessagesMissing > 0 || res.MessagesEvicted > 0 || res.MessagesShed > 0 {
+		w = append(w, fmt.Sprintf("not in the file: %d messages whose frames neither the frame rings nor the recorder hold, %d messages evicted, %d past the per-dialog cap",
+			res.MessagesMissing, res.MessagesEvicted, res.MessagesShed))
 	}
 	if !media {
 		w = append(w, "no media analyser: the file holds SIP only")
 	}
 	if res.MediaFramesMissing > 0 {
-		w = append(w, fmt.Sprintf("%d RTP/RTCP datagrams counted on these calls are not in the file: their frames left the frame ring (store.frames_per_port, store.bytes_per_port) or were not kept whole", res.MediaFramesMissing))
+		w = append(w, fmt.Sprintf("%d RTP/RTCP datagrams counted on these calls are not in the file: their frames left the frame ring and the recorder no longer hold them, or they were not kept whole", res.MediaFramesMissing))
 	}
-	if res.MediaScanCut {
-		w = append(w, fmt.Sprintf("media scan stopped at %d frames; %d frames inside the calls' media windows were not examined: narrow the filter", MaxMediaScanFrames, res.MediaFramesUnscanned))
+	if res.ScanCut && res.ScanCutAt != nil {
+		w = append(w, fmt.Sprintf("scan stopped at %d frames; frames captured from %s on were not examined: narrow the filter", MaxExportScanFrames, res.ScanCutAt.UTC().Format(time.RFC3339Nano)))
 	}
 	if res.Truncated {
 		w = append(w, fmt.Sprintf("cut at %d frames or %d MiB; narrow the filter", MaxExportFrames, MaxExportBytes>>20))

@@ -42,9 +42,6 @@ type Meta struct {
 	Time      time.Time
 	Src, Dst  netip.AddrPort
 	Transport string // udp, tcp, ws
-	// Frame is the captured frame that completed the message; zero when
-	// the feeder did not say (FeedFrame).
-	Frame FrameRef
 }
 
 // Stats are the store's counters.
@@ -156,7 +153,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	msg := &Message{
 		DialogID: d.ID, CallID: d.CallID, Index: d.MessagesKept,
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
-		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum, Frame: meta.Frame,
+		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
 	update(&d, meta, m, msg)
 	if d.MessagesKept < s.lim.MessagesPerDialog {

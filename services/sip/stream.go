@@ -19,10 +19,11 @@ const (
 )
 
 type streamState struct {
-	mode streamMode
-	gaps int
-	ws   []byte // WebSocket message being reassembled (unmasked)
-	wsOp byte
+	mode     streamMode
+	gaps     int
+	ws       []byte   // WebSocket message being reassembled (unmasked)
+	wsFrames []uint64 // the frames that carried it (TrackFrames)
+	wsOp     byte
 }
 
 // tls record constants (RFC 8446 §5.1).
@@ -65,12 +66,12 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		case modeIgnore:
 			return len(data)
 		case modeSIP:
-			n = a.frameSIP(st, meta, b)
+			n = a.frameSIP(st, meta, b, s, done)
 		case modeHandshake:
 			n = a.handshake(st, b)
 		case modeWS:
 			meta.Transport = TransportWS
-			n = a.frameWS(st, meta, b)
+			n = a.frameWS(st, meta, b, s, done)
 		}
 		if n == 0 {
 			return done
@@ -104,7 +105,9 @@ func (a *Analyser) classify(st *streamState, b []byte) int {
 	return 0
 }
 
-func (a *Analyser) frameSIP(st *streamState, meta Meta, b []byte) int {
+// frameSIP frames one message at b, which starts at base in the data the
+// stream s offered.
+func (a *Analyser) frameSIP(st *streamState, meta Meta, b []byte, s *netdecode.Stream, base int) int {
 	n, err := FrameLen(b)
 	if err != nil {
 		a.refuse(err)
@@ -116,6 +119,7 @@ func (a *Analyser) frameSIP(st *streamState, meta Meta, b []byte) int {
 		return 0
 	}
 	if !isKeepAlive(b[:n]) {
+		a.msgFrames = s.Frames(base, base+n)
 		a.message(meta, bytes.TrimLeft(b[:n], "\r\n"))
 	}
 	return n
@@ -143,6 +147,10 @@ func (a *Analyser) handshake(st *streamState, b []byte) int {
 	return end + 4
 }
 
+// maxWSFrames bounds the frames one WebSocket message remembers for
+// export: a MaxMessage message in 64-byte segments.
+const maxWSFrames = MaxMessage / 64
+
 // WebSocket opcodes (RFC 6455 §5.2).
 const (
 	wsContinuation = 0x0
@@ -151,9 +159,9 @@ const (
 	wsClose        = 0x8
 )
 
-// frameWS consumes one WebSocket frame; a complete text or binary message
-// is one SIP message (RFC 7118 §5.2).
-func (a *Analyser) frameWS(st *streamState, meta Meta, b []byte) int {
+// frameWS consumes one WebSocket frame at b (base in the data s offered);
+// a complete text or binary message is one SIP message (RFC 7118 §5.2).
+func (a *Analyser) frameWS(st *streamState, meta Meta, b []byte, s *netdecode.Stream, base int) int {
 	if len(b) < 2 {
 		return 0
 	}
@@ -195,7 +203,12 @@ func (a *Analyser) frameWS(st *streamState, meta Meta, b []byte) int {
 		return len(b)
 	case wsText, wsBinary, wsContinuation:
 		if op != wsContinuation {
-			st.ws = st.ws[:0]
+			st.ws, st.wsFrames = st.ws[:0], st.wsFrames[:0]
+		}
+		for _, f := range s.Frames(base, base+total) {
+			if n := len(st.wsFrames); (n == 0 || st.wsFrames[n-1] != f) && n < maxWSFrames {
+				st.wsFrames = append(st.wsFrames, f)
+			}
 		}
 		if len(st.ws)+len(payload) > MaxMessage {
 			a.refuse(perr(ReasonTooLarge, 0))
@@ -211,6 +224,7 @@ func (a *Analyser) frameWS(st *streamState, meta Meta, b []byte) int {
 		}
 		if fin {
 			if LooksLikeSIP(st.ws) {
+				a.msgFrames = st.wsFrames
 				a.message(meta, st.ws)
 			} else if !isKeepAlive(st.ws) {
 				a.count(func(c *StreamStats) { c.Other++ })

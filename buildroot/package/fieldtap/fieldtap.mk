@@ -29,8 +29,10 @@ FIELDTAP_POST_RSYNC_HOOKS += FIELDTAP_GO_MOD_VENDOR
 
 FIELDTAP_BOARD = $(call qstrip,$(BR2_PACKAGE_FIELDTAP_BOARD))
 
+# The home directory, /var/lib/fieldtap, is created owned by fieldtap: the
+# recorder, evidence bundles, captures and DBC files live under it.
 define FIELDTAP_USERS
-	fieldtap -1 fieldtap -1 * - - dialout,gpio fieldtap capture daemon
+	fieldtap -1 fieldtap -1 * /var/lib/fieldtap - dialout,gpio fieldtap capture daemon
 endef
 
 define FIELDTAP_INSTALL_CONFIG

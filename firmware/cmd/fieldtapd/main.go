@@ -51,6 +51,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		showVer   = fs.Bool("version", false, "print the version and exit")
 		runAs     = fs.String("user", "", "as root: bring up the board, then run as this user with only CAP_NET_RAW and CAP_NET_ADMIN")
 		prepOnly  = fs.Bool("prepare-only", false, "bring up the board's SPAN port and USB gadget, log each outcome, and exit (systemd ExecStartPre=+)")
+		recDir    = fs.String("recorder-dir", "", "record every live port into this directory (turns the recorder on; docs/recorder.md)")
 		sources   repeated
 		// MCP surface (docs/mcp-protocol.md).
 		bundles      = fs.String("mcp-bundles", "", "comma-separated tool bundles to load (default: every bundle except transmit)")
@@ -119,6 +120,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			cfg.MCP.AuditFile = *auditFile
 		case "mcp-output-schemas":
 			cfg.MCP.OutputSchemas = *outSchemas
+
+		case "recorder-dir":
+			cfg.Recorder.Enabled, cfg.Recorder.Dir = true, *recDir
 		}
 	})
 	cfg.Sources = append(cfg.Sources, sources...)

@@ -1,30 +1,6 @@
 package sip
 
-import (
-	"sort"
-	"time"
-
-	"github.com/gopacket/gopacket/layers"
-)
-
-// FrameRef names the captured frame that completed a message: the port's
-// name and the frame's sequence number in that port's frame ring
-// (services/framestore). It is the narrowest link from a message back to
-// its bytes on the wire: export reads the frame by number, no scan.
-type FrameRef struct {
-	Port string
-	Seq  uint64
-	Set  bool // false when the feeder gave no frame (tests, direct Add)
-}
-
-// FeedFrame is Feed for a frame the caller stored as ref; messages the
-// frame completes remember it.
-func (a *Analyser) FeedFrame(ref FrameRef, t time.Time, link layers.LinkType, data []byte) {
-	ref.Set = true
-	a.frame = ref
-	a.Feed(t, link, data)
-	a.frame = FrameRef{}
-}
+import "sort"
 
 // DialogByID returns the dialog with id in this view (Dialogs are in id
 // order), or nil.

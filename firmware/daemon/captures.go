@@ -1,0 +1,102 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"fieldtap/drivers/filesource"
+	"fieldtap/services/ports"
+	"fieldtap/services/sandbox"
+)
+
+// MaxOpenedCaptures bounds the ports open_capture may add in one run:
+// each costs a frame store (store.bytes_per_port) and analyser state.
+const MaxOpenedCaptures = 8
+
+// capturesRoot is the sandbox root of store.capture_dir.
+const capturesRoot = "captures"
+
+// ErrCaptureRefused wraps every capture the opener will not load.
+var ErrCaptureRefused = errors.New("open_capture refused")
+
+// captureOpener loads a capture file an operator placed in
+// store.capture_dir as a new read-only port while the box runs
+// (open_capture's engine): the name is resolved inside the resolved
+// directory, symbolic links refused (services/sandbox), the kind read
+// from the content (drivers/filesource).
+type captureOpener struct {
+	files *sandbox.Sandbox
+	an    *analysers
+	reg   *ports.Registry
+	rec   *recording
+	depth int
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	ctx    context.Context // the ports' context: nil until running, done at shutdown
+	wg     *sync.WaitGroup
+	next   int // the next fileN number
+	opened int
+}
+
+func newCaptureOpener(files *sandbox.Sandbox, an *analysers, reg *ports.Registry, rec *recording, depth, sources int, log *slog.Logger) *captureOpener {
+	return &captureOpener{files: files, an: an, reg: reg, rec: rec, depth: depth, next: sources + 1, log: log}
+}
+
+// start lets OpenCapture run ports under ctx, counted in wg.
+func (o *captureOpener) start(ctx context.Context, wg *sync.WaitGroup) {
+	o.mu.Lock()
+	o.ctx, o.wg = ctx, wg
+	o.mu.Unlock()
+}
+
+// stop refuses further opens; the daemon calls it before waiting for
+// the ports, so no port starts while they drain.
+func (o *captureOpener) stop() {
+	o.mu.Lock()
+	o.ctx = nil
+	o.mu.Unlock()
+}
+
+// Captures lists the files in store.capture_dir open_capture can load.
+func (o *captureOpener) Captures() ([]sandbox.Entry, bool, error) { return o.files.List(capturesRoot) }
+
+// OpenCapture loads the file name (relative to store.capture_dir) as a
+// new port, file1, file2 … after the --source files, and returns its
+// first status. It refuses names outside the directory, symbolic links,
+// files that are no capture fieldtap reads, and more than
+// MaxOpenedCaptures opens in one run.
+func (o *captureOpener) OpenCapture(ctx context.Context, name string) (ports.Status, error) {
+	path, err := o.files.Path(capturesRoot + "/" + strings.TrimPrefix(name, "/"))
+	if err != nil {
+		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.ctx == nil || o.ctx.Err() != nil:
+		return ports.Status{}, fmt.Errorf("%w: the box is not running ports", ErrCaptureRefused)
+	case o.opened >= MaxOpenedCaptures:
+		return ports.Status{}, fmt.Errorf("%w: %d captures opened in this run (at most %d)", ErrCaptureRefused, o.opened, MaxOpenedCaptures)
+	}
+	portName := fileName(o.next - 1)
+	src, err := filesource.Open(portName, path, o.log)
+	if err != nil {
+		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
+	}
+	p, err := newPort(src, o.depth, o.an)
+	if err != nil {
+		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
+	}
+	o.rec.attach(p, o.an)
+	o.next++
+	o.opened++
+	o.reg.Add(p.status)
+	p.run(o.ctx, o.wg, o.log)
+	o.log.Info("capture opened", "port", portName, "file", path)
+	return p.status(), nil
+}

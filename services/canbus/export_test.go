@@ -1,0 +1,95 @@
+package canbus
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"fieldtap/drivers/wire"
+	"fieldtap/services/recorder"
+	"fieldtap/services/ring"
+)
+
+// TestExportReadsWhatTheStoreEvicted: a port whose ring kept the newest
+// 100 of 1000 frames exports all 1000, the older 900 from the recorder,
+// oldest first, filtered as can_frames filters.
+func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	s := New(ring.Limits{Items: 100, Bytes: 100 * recordSize})
+	p, err := s.Port("can0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := recorder.Open(recorder.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	rp := rec.Port("can0")
+	type fr struct {
+		at   time.Time
+		id   uint32
+		data []byte
+	}
+	var all []fr
+	for i := range 1000 {
+		id := uint32(0x18FEF100 | wire.CANEFF)
+		if i%2 == 1 {
+			id = 0x0CF00400 | wire.CANEFF
+		}
+		f := fr{t0.Add(time.Duration(i) * 10 * time.Millisecond), id, []byte{byte(i >> 8), byte(i)}}
+		all = append(all, f)
+		p.Add(f.at, f.id, f.data)
+		b, _ := wire.EncodeCAN(f.id, f.data)
+		rp.Write(f.at, wire.LinkCANSocketCAN, b, 0)
+	}
+	rec.Flush()
+	want := func(keep func(fr) bool) string {
+		var b []byte
+		for _, f := range all {
+			if keep(f) {
+				b = wire.AppendCandump(b, f.at, "can0", f.id, f.data)
+			}
+		}
+		return string(b)
+	}
+	cases := []struct {
+		name      string
+		port      string
+		store     *Store
+		sel       Selection
+		keep      func(fr) bool
+		fromRec   int
+		truncated bool
+	}{
+		{name: "everything", port: "can0", store: s, keep: func(fr) bool { return true }, fromRec: 900},
+		{name: "one id", port: "can0", store: s, sel: Selection{HasID: true, ID: 0x0CF00400 | wire.CANEFF, Mask: wire.CANEFFMask | wire.CANEFF},
+			keep: func(f fr) bool { return f.id == 0x0CF00400|wire.CANEFF }, fromRec: 450},
+		{name: "a window inside the recorder", port: "can0", store: s, sel: Selection{Since: t0.Add(time.Second), Until: t0.Add(2 * time.Second)},
+			keep: func(f fr) bool { return !f.at.Before(t0.Add(time.Second)) && f.at.Before(t0.Add(2*time.Second)) }, fromRec: 100},
+		{name: "cut at max lines", port: "can0", store: s, sel: Selection{MaxLines: 50}, keep: func(f fr) bool { return f.at.Before(t0.Add(500 * time.Millisecond)) }, fromRec: 50, truncated: true},
+		{name: "a port this run lacks", port: "can0", store: New(ring.Limits{}), keep: func(fr) bool { return true }, fromRec: 1000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.store.ExportCandump(context.Background(), rec, tc.port, tc.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := want(tc.keep); got.Candump != w {
+				t.Errorf("candump differs: %d lines, want %d", got.Lines, strings.Count(w, "\n"))
+			}
+			if got.FromRecorder != tc.fromRec || got.Truncated != tc.truncated {
+				t.Errorf("from recorder %d truncated %v, want %d %v", got.FromRecorder, got.Truncated, tc.fromRec, tc.truncated)
+			}
+		})
+	}
+	if _, err := s.ExportCandump(context.Background(), rec, "can0", Selection{HasID: true, ID: 0x123, Mask: wire.CANSFFMask}); !errors.Is(err, ErrNothingToExport) {
+		t.Errorf("an export matching nothing: %v", err)
+	}
+	if _, err := s.ExportCandump(context.Background(), nil, "can9", Selection{}); err == nil {
+		t.Error("an unknown port without a recorder exported")
+	}
+}
