@@ -136,7 +136,7 @@ func Default() Config {
 		HEP:            DefaultHEP(),
 		MQTT:           DefaultMQTT(),
 
-		Recorder:       DefaultRecorder(),
+		Recorder: DefaultRecorder(),
 	}
 }
 

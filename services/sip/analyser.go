@@ -50,7 +50,7 @@ type Analyser struct {
 	mu    sync.Mutex
 	st    StreamStats
 	media MediaHook // mediahook.go; nil when no media analyser is attached
-	tap Tap // tap.go; nil unless an exporter is on
+	tap   Tap       // tap.go; nil unless an exporter is on
 	// msgFrames are the tags of the frames that carried the message being
 	// added, with netdecode.Options.TrackFrames (export_scan.go).
 	msgFrames []uint64
