@@ -17,6 +17,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/config"
+	"fieldtap/firmware/supervise"
 	"fieldtap/mcp"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
@@ -93,7 +94,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	var wg sync.WaitGroup
 	var running []*port
 	for _, src := range sources {
-		p, err := newPort(src, cfg.Store.HandoffDepth, an)
+		p, err := newPort(src, cfg.Store.HandoffDepth, an, supervise.Options{})
 		if err != nil {
 			return fmt.Errorf("port %s: %w", src.Name(), err)
 		}
