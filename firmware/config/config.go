@@ -92,6 +92,10 @@ type MCP struct {
 	MaxConcurrent    *int   `toml:"max_concurrent"`
 	RateLimitPerPeer *int   `toml:"rate_limit_per_peer"`
 	AuditFile        string `toml:"audit_file"`
+	// AuditMaxBytes is the size at which the audit file is rotated to
+	// AUDIT_FILE.1; 0 takes the MCP server's default. The server owns the
+	// default and the minimum (mcp.DefaultAuditMaxBytes).
+	AuditMaxBytes int64 `toml:"audit_max_bytes"`
 }
 
 // Store bounds each port's raw frame ring and its hand-off queue.
@@ -228,6 +232,9 @@ func (m MCP) validate() []error {
 		errs = append(errs, fmt.Errorf("mcp.listen %q: %w", m.Listen, err))
 	} else if m.Transport == "http" && m.TokensFile == "" && !isLoopback(host) {
 		errs = append(errs, fmt.Errorf("mcp.listen %q is not loopback: set mcp.tokens_file (--mcp-tokens-file) first", m.Listen))
+	}
+	if m.AuditMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("mcp.audit_max_bytes %d: want 0 (the server's default) or a size in bytes", m.AuditMaxBytes))
 	}
 	if m.MaxResponseBytes < 0 {
 		errs = append(errs, fmt.Errorf("mcp.max_response_bytes %d: want 0 (the server's default) or a size in bytes", m.MaxResponseBytes))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"fieldtap/board"
 	"fieldtap/firmware/config"
@@ -25,8 +26,9 @@ type hardware struct {
 // LED following frame counts, armed LED following the arm switch). Each
 // part is logged up, skipped or failed and added to reg for
 // capture_status, with the transmit-arm input; only a bad profile stops
-// the box.
-func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log *slog.Logger) (hardware, error) {
+// the box. The LED and arm watchers run in wg until ctx ends; the LEDs
+// are off once wg is done.
+func startBoard(ctx context.Context, wg *sync.WaitGroup, cfg config.Config, reg *ports.Registry, log *slog.Logger) (hardware, error) {
 	if cfg.Board == "none" {
 		reg.SetArm(noArm("board none: no arm input"))
 		return hardware{ports: cfg.Ports}, nil
@@ -84,15 +86,18 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 	}
 	report(board.Outcome{Part: "gpio", State: board.Up, Reason: gpioDetail(prof.GPIO)})
 	_ = lines.Status.Set(true)
-	go func() { <-ctx.Done(); _ = lines.Status.Set(false) }()
-	go lines.Activity.Blink(ctx, func() uint64 { return totalFrames(reg) })
+	wg.Go(func() { <-ctx.Done(); _ = lines.Status.Set(false) })
+	wg.Go(func() { lines.Activity.Blink(ctx, func() uint64 { return totalFrames(reg) }) })
 	if lines.Arm != nil {
 		if !fileArm {
 			reg.SetArm(armLine(lines.Arm, prof.GPIO.ArmInput))
 		}
-		go lines.Arm.Watch(ctx, func(armed bool) {
-			_ = lines.Armed.Set(armed)
-			log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
+		wg.Go(func() {
+			lines.Arm.Watch(ctx, func(armed bool) {
+				_ = lines.Armed.Set(armed)
+				log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
+			})
+			_ = lines.Armed.Set(false)
 		})
 	}
 	return hardware{ports: open, arm: lines.Arm}, nil

@@ -2,12 +2,9 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -23,9 +20,6 @@ import (
 	"fieldtap/services/ring"
 )
 
-// shutdownGrace is how long HTTP clients get to finish on SIGTERM.
-const shutdownGrace = 5 * time.Second
-
 // IO is where the stdio transport talks and where the HTTP transport
 // reports its address once listening.
 type IO struct {
@@ -37,7 +31,12 @@ type IO struct {
 
 // Run runs the box until ctx ends (or, over stdio, until the client closes
 // stdin). Ports are started before the MCP endpoint, so the first call
-// already sees them.
+// already sees them. When ctx ends, the parts stop in the reverse order
+// they started, each joined before the next stops: the MCP endpoint
+// drains its calls in flight (mcp.ShutdownDrain, then cancels and records
+// the rest), the transmit service stops and its audit file closes, the
+// ports stop, the board's LED and arm watchers stop, and the MCP audit
+// file closes last. Run returns nil after a shutdown, drained or not.
 func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logger, stdio IO) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -56,9 +55,13 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed})...)
 	}
 	var reg ports.Registry
-	boardCtx, stopBoard := context.WithCancel(ctx)
-	defer stopBoard()
-	hw, err := startBoard(boardCtx, cfg, &reg, log)
+	// Capture, the board and the transmit service outlive ctx: calls
+	// draining at shutdown still read them. Each stops in its defer.
+	running := context.WithoutCancel(ctx)
+	boardCtx, stopBoard := context.WithCancel(running)
+	var boardWG sync.WaitGroup
+	defer func() { stopBoard(); boardWG.Wait() }()
+	hw, err := startBoard(boardCtx, &boardWG, cfg, &reg, log)
 	if err != nil {
 		return err
 	}
@@ -89,17 +92,15 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		return err
 	}
 	an.linkCAN(sources, hw.ports)
-	portCtx, stopPorts := context.WithCancel(ctx)
-	defer stopPorts()
+	portCtx, stopPorts := context.WithCancel(running)
 	var wg sync.WaitGroup
-	var running []*port
+	defer func() { stopPorts(); wg.Wait(); log.Info("ports stopped", "ports", len(sources)) }()
 	for _, src := range sources {
 		p, err := newPort(src, cfg.Store.HandoffDepth, an, supervise.Options{})
 		if err != nil {
 			return fmt.Errorf("port %s: %w", src.Name(), err)
 		}
 		reg.Add(p.status)
-		running = append(running, p)
 		p.run(portCtx, &wg, log)
 	}
 
@@ -129,11 +130,16 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.MCP.Transport == "http" {
 		deps.Info.Listen = cfg.MCP.Listen
 	}
-	tx, closeTx, err := newTransmitter(portCtx, cfg, hw.arm, sources, deps.Info.Bundles, deps.CAN, log)
+	txCtx, stopTx := context.WithCancel(running)
+	var txWG sync.WaitGroup
+	tx, closeTx, err := newTransmitter(txCtx, &txWG, cfg, hw.arm, sources, deps.Info.Bundles, deps.CAN, log)
 	if err != nil {
+		stopTx()
 		return err
 	}
-	defer closeTx()
+	// The service's goroutine is joined before its audit file closes, so
+	// no record is written to a closed file.
+	defer func() { stopTx(); txWG.Wait(); closeTx() }()
 	deps.Transmit = tx
 	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, Audit: access.audit})
 	if err != nil {
@@ -145,41 +151,10 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		log.Info("serving MCP on stdio")
 		err = mcp.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
 	default:
-		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.HTTPHandler(srv, access.httpOptions(cfg.MCP, log)), log, stdio.Listening)
+		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.NewHTTPEndpoint(srv, access.httpOptions(cfg.MCP, log)), log, stdio.Listening)
 	}
-	stopPorts()
-	wg.Wait()
-	log.Info("stopped", "ports", len(running))
+	log.Info("MCP endpoint stopped; stopping the rest")
 	return err
-}
-
-func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, listening func(string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("mcp listen %s: %w", addr, err)
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	url := "http://" + ln.Addr().String() + mcp.Path
-	log.Info("serving MCP over HTTP", "url", url)
-	if listening != nil {
-		listening(ln.Addr().String())
-	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 // sourceInfo summarises the ports for every envelope: live while any port

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"fieldtap/board"
@@ -24,8 +25,10 @@ const loadFresh = 2 * time.Second
 // Listener from the driver through the adapters in txports.go; any other
 // port keeps a nil Writer, and sends on it are refused by the port_config
 // gate, naming the missing writer. A port without transmit = true is
-// never given a writer at all, so no code path can reach its bus.
-func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch, sources []capture.Source, bundles []string, can *canbus.Store, log *slog.Logger) (*transmit.Service, func(), error) {
+// never given a writer at all, so no code path can reach its bus. The
+// service's arm watcher runs in wg until ctx ends; join it before calling
+// the returned close, which closes the transmit audit file.
+func newTransmitter(ctx context.Context, wg *sync.WaitGroup, cfg config.Config, arm *board.ArmSwitch, sources []capture.Source, bundles []string, can *canbus.Store, log *slog.Logger) (*transmit.Service, func(), error) {
 	enabled := map[string]board.Port{}
 	for _, p := range cfg.Ports {
 		enabled[p.Name] = p
@@ -83,7 +86,7 @@ func newTransmitter(ctx context.Context, cfg config.Config, arm *board.ArmSwitch
 		closeAudit()
 		return nil, nil, fmt.Errorf("transmit: %w", err)
 	}
-	go svc.Run(ctx)
+	wg.Go(func() { svc.Run(ctx) })
 	log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", cfg.Transmit.AuditFile != "", "arm", o.Arm != nil)
 	return svc, closeAudit, nil
 }
