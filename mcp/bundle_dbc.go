@@ -104,7 +104,7 @@ func dbcFail(src SourceInfo, err error) *mcpgo.CallToolResult {
 		return fail(src, codeDBCRefused, de.Error(), "fix the file at that line, or ask for a DBC export from the tool that made it")
 	case errors.Is(err, os.ErrNotExist):
 		return fail(src, codeCANNotFound, err.Error(), "the file must be in the box's data directory (store.data_dir)")
-	case errors.Is(err, dbc.ErrTooMany):
+	case errors.Is(err, dbc.ErrTooMany), errors.Is(err, dbc.ErrTooBig):
 		return fail(src, CodeInvalidArgument, err.Error(), "load under the name of a database you no longer need")
 	case errors.Is(err, dbc.ErrNoDataDir):
 		return fail(src, codeCANNotFound, err.Error(), "set store.data_dir in the configuration")
@@ -220,7 +220,7 @@ func dbcTools(d Deps) []server.ServerTool {
 				if d.DBC == nil {
 					return fail(src, codeCANNotFound, "this box has no DBC registry", "check the can bundle is built with CAN support")
 				}
-				db, err := d.DBC.Load(in.Name, in.File)
+				db, err := d.DBC.Load(ctx, in.Name, in.File)
 				if err != nil {
 					return dbcFail(src, err)
 				}
