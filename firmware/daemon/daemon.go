@@ -91,6 +91,11 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err != nil {
 		return err
 	}
+	// The export directory is made (0700) or checked now, so a planted
+	// one is reported at start-up; capture does not depend on it.
+	if err := an.sipExport.Prepare(); err != nil {
+		log.Error("export directory not usable; export_capture will refuse until it is fixed", "err", err)
+	}
 	an.linkCAN(sources, hw.ports)
 	portCtx, stopPorts := context.WithCancel(running)
 	var wg sync.WaitGroup
