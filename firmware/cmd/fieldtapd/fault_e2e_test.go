@@ -167,14 +167,6 @@ func TestSerialAdaptersUnpluggedMidCaptureAreFoundAgain(t *testing.T) {
 	}
 }
 
-func byName(env envelope) map[string]portStatus {
-	m := map[string]portStatus{}
-	for _, p := range env.Data.Ports {
-		m[p.Name] = p
-	}
-	return m
-}
-
 // waitPorts polls capture_status until ok holds for every named port.
 func waitPorts(t *testing.T, ctx context.Context, s *sdk.ClientSession, ok func(portStatus) bool, names ...string) map[string]portStatus {
 	t.Helper()

@@ -14,13 +14,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -304,24 +302,5 @@ func TestRefusedCallFloodIsCounted(t *testing.T) {
 	}
 	if after > before+rssSlack {
 		t.Errorf("RSS rose from %d to %d MiB under the flood", before>>20, after>>20)
-	}
-}
-
-// stopDaemon sends SIGTERM and waits for a clean exit, so the audit's
-// last coalesced records are written.
-func stopDaemon(t *testing.T, cmd *exec.Cmd, stderr *lockedBuffer) {
-	t.Helper()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(giveUp):
-		t.Fatalf("fieldtapd did not stop after SIGTERM:\n%s", stderr.String())
 	}
 }
