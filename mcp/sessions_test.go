@@ -68,12 +68,12 @@ func TestSessionBoundReachesMCPGo(t *testing.T) {
 		}
 		last = id
 	}
-	open, evicted := e.SessionStats()
-	if open != maxSessionsPerToken || evicted != n-maxSessionsPerToken {
-		t.Errorf("table holds %d sessions, evicted %d; want %d and %d", open, evicted, maxSessionsPerToken, n-maxSessionsPerToken)
+	st := e.Stats()
+	if st.SessionsOpen != maxSessionsPerToken || st.SessionsEvicted != n-maxSessionsPerToken {
+		t.Errorf("table holds %d sessions, evicted %d; want %d and %d", st.SessionsOpen, st.SessionsEvicted, maxSessionsPerToken, n-maxSessionsPerToken)
 	}
 	if got := held(); got != maxSessionsPerToken {
-		t.Errorf("mcp-go holds %d sessions, the table %d: evictions did not reach it", got, open)
+		t.Errorf("mcp-go holds %d sessions, the table %d: evictions did not reach it", got, st.SessionsOpen)
 	}
 	if got := post(t, ts, withSession(nil, last), listBody).StatusCode; got != http.StatusOK {
 		t.Errorf("newest session: status %d", got)
@@ -107,7 +107,7 @@ func TestCloseForgetsEverySession(t *testing.T) {
 	if err := e.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if open, _ := e.SessionStats(); open != 0 || held() != 0 {
+	if open := e.Stats().SessionsOpen; open != 0 || held() != 0 {
 		t.Errorf("after Close: table %d, mcp-go %d; want both empty", open, held())
 	}
 	if got := e.sess.ResolveSessionIdManager(nil).Generate(); got != "" {

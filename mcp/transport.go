@@ -68,8 +68,15 @@ type HTTPEndpoint struct {
 // fieldtap's table and in mcp-go's together; Close stops mcp-go's idle
 // sweeper.
 func NewHTTPEndpoint(s *server.MCPServer, o HTTPOptions) *HTTPEndpoint {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	e := &HTTPEndpoint{}
-	e.sess = newSessions(func(id string) { tellMCPGo(e.h)(id) })
+	e.sess = newSessions(func(id string) {
+		tellMCPGo(e.h)(id)
+		st := e.Stats()
+		o.Log.Warn("MCP session evicted: over the session bound", "max", maxSessions, "per_token", maxSessionsPerToken, "open", st.SessionsOpen, "evicted_since_start", st.SessionsEvicted)
+	})
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(Path),
 		server.WithStreamableHTTPLogger(o.Log),
@@ -109,9 +116,23 @@ func (e *HTTPEndpoint) Close(ctx context.Context) error {
 	return e.h.Shutdown(ctx)
 }
 
-// SessionStats is how many sessions are open and how many were forgotten
-// for a bound since start.
-func (e *HTTPEndpoint) SessionStats() (open int, evicted uint64) { return e.sess.Stats() }
+// FrontDoorStats is what the HTTP front door holds and has turned away
+// since start, for a status answer: bounds hit are counted, not silent.
+type FrontDoorStats struct {
+	SessionsOpen int `json:"sessions_open"`
+	// SessionsEvicted were forgotten for a bound (maxSessions or a
+	// token's share), in both tables; idle ones swept are not counted.
+	SessionsEvicted uint64 `json:"sessions_evicted"`
+	// CallsRefused is tools/call refused by the rate limit or the
+	// concurrency cap (each also answered -32000 and audited).
+	CallsRefused uint64 `json:"calls_refused"`
+}
+
+// Stats returns the front door's counters.
+func (e *HTTPEndpoint) Stats() FrontDoorStats {
+	open, evicted := e.sess.Stats()
+	return FrontDoorStats{SessionsOpen: open, SessionsEvicted: evicted, CallsRefused: e.gate.lim.refused.Load()}
+}
 
 var _ http.Handler = (*HTTPEndpoint)(nil)
 

@@ -52,6 +52,22 @@ func rss(t *testing.T, pid int) int64 {
 	return 0
 }
 
+// cpu is a process's user+system CPU time so far, from /proc/PID/stat
+// (clock ticks of 1/100 s, USER_HZ on Linux): for the benchmarks page,
+// never asserted.
+func cpu(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 // rawClient posts JSON-RPC messages to one endpoint over a pool of
 // keep-alive connections (fewer than the per-address cap).
 type rawClient struct {
@@ -133,7 +149,7 @@ func TestInitializeFloodLeavesRSSFlat(t *testing.T) {
 	if status, _, _, err := c.post("", rawInit); err != nil || status != http.StatusOK {
 		t.Fatalf("first initialize: %d %v\n%s", status, err, stderr.String())
 	}
-	before := rss(t, cmd.Process.Pid)
+	before, cpu0 := rss(t, cmd.Process.Pid), cpu(t, cmd.Process.Pid)
 	var next, failed atomic.Int64
 	deadline := time.Now().Add(giveUp)
 	var wg sync.WaitGroup
@@ -153,7 +169,7 @@ func TestInitializeFloodLeavesRSSFlat(t *testing.T) {
 		t.Fatalf("%d initializes not done within %s", inits, giveUp)
 	}
 	after := rss(t, cmd.Process.Pid)
-	t.Logf("%d initializes: RSS %d → %d MiB", inits, before>>20, after>>20)
+	t.Logf("%d initializes: RSS %d → %d MiB, daemon CPU %s", inits, before>>20, after>>20, cpu(t, cmd.Process.Pid)-cpu0)
 	if after > before+rssSlack {
 		t.Errorf("RSS rose from %d to %d MiB over %d initializes: sessions are kept past their bound", before>>20, after>>20, inits)
 	}
@@ -245,20 +261,20 @@ func TestLoadAtTenTimesTheRateLimit(t *testing.T) {
 	if err != nil || session == "" {
 		t.Fatalf("initialize: %v\n%s", err, stderr.String())
 	}
-	before := rss(t, cmd.Process.Pid)
+	before, cpu0 := rss(t, cmd.Process.Pid), cpu(t, cmd.Process.Pid)
 	end := time.Now().Add(duration)
 	// Each worker paces itself so that together they send 10 × rate a second.
 	every := time.Duration(loadWorkers) * time.Second / (10 * rate)
 	sent, refused := loadRun(t, c, session, func(i int64) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"capture_status","arguments":{}}}`, i)
 	}, func(int64) bool { return time.Now().After(end) }, every)
-	after := rss(t, cmd.Process.Pid)
+	after, cpu1 := rss(t, cmd.Process.Pid), cpu(t, cmd.Process.Pid)
 	if refused == 0 || refused == sent {
 		t.Errorf("%d calls, %d refused: the rate limit did not both admit and refuse", sent, refused)
 	}
 	stopDaemon(t, cmd, stderr)
 	size := checkAudit(t, audit, sent)
-	t.Logf("%d calls in %s (%d refused): audit %d bytes, RSS %d → %d MiB", sent, duration, refused, size, before>>20, after>>20)
+	t.Logf("%d calls in %s (%d refused): audit %d bytes, RSS %d → %d MiB, daemon CPU %s", sent, duration, refused, size, before>>20, after>>20, cpu1-cpu0)
 	if after > before+rssSlack {
 		t.Errorf("RSS rose from %d to %d MiB under load", before>>20, after>>20)
 	}
@@ -287,16 +303,16 @@ func TestRefusedCallFloodIsCounted(t *testing.T) {
 	if err != nil || session == "" {
 		t.Fatalf("initialize: %v\n%s", err, stderr.String())
 	}
-	before := rss(t, cmd.Process.Pid)
+	before, cpu0 := rss(t, cmd.Process.Pid), cpu(t, cmd.Process.Pid)
 	args := strings.Repeat("a", 1000)
 	end := time.Now().Add(duration)
 	sent, refused := loadRun(t, c, session, func(i int64) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"no_such_tool","arguments":{"x":"%s"}}}`, i, args)
 	}, func(int64) bool { return time.Now().After(end) }, 0)
-	after := rss(t, cmd.Process.Pid)
+	after, cpu1 := rss(t, cmd.Process.Pid), cpu(t, cmd.Process.Pid)
 	stopDaemon(t, cmd, stderr)
 	size := checkAudit(t, audit, sent)
-	t.Logf("%d calls in %s (%d refused by the rate limit): audit %d bytes, RSS %d → %d MiB", sent, duration, refused, size, before>>20, after>>20)
+	t.Logf("%d calls in %s (%d refused by the rate limit): audit %d bytes, RSS %d → %d MiB, daemon CPU %s", sent, duration, refused, size, before>>20, after>>20, cpu1-cpu0)
 	if size >= maxFloodAudit {
 		t.Errorf("a %s flood wrote %d bytes of audit, over %d", duration, size, maxFloodAudit)
 	}
