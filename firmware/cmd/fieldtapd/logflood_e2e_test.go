@@ -57,6 +57,7 @@ func TestBadLinesAreCountedNotLogged(t *testing.T) {
 		n, _ := strconv.Atoi(m[1])
 		suppressed += n
 	}
+	t.Logf("%d bad lines: %d logged, %d counted as suppressed, %d bytes of stderr", bad, written, suppressed, len(log))
 	if written > loglimit.DefaultBurst*2 || written+suppressed != bad {
 		t.Errorf("%d bad lines logged and %d counted as suppressed, want a burst and the rest counted (%d in all)", written, suppressed, bad)
 	}
