@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"sync"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/services/transmit"
 )
 
 // Audit bounds. The args string is bounded so one call cannot grow the
@@ -22,11 +23,35 @@ const (
 	auditFileMode   = 0o600 // the record carries tool arguments
 )
 
+// Defaults of AuditLimits.
+const (
+	// DefaultAuditMaxBytes is the size at which the file is rotated; with
+	// the one previous file kept the disk holds at most twice this, a
+	// bound a 10 s flood of refused calls stays far under.
+	DefaultAuditMaxBytes = 8 << 20
+	// minAuditMaxBytes fits many maximal records (maxAuditArgs and the
+	// rest) in one file, so rotation never happens record by record.
+	minAuditMaxBytes = 64 << 10
+	// DefaultAuditRefusalsPerWindow is how many refused calls of one
+	// caller a second are recorded one by one: enough to show what a
+	// prober tried, while a flood is counted, not copied.
+	DefaultAuditRefusalsPerWindow = 10
+)
+
 // Outcomes of a call in the audit file.
 const (
 	OutcomeOK        = "ok"
 	OutcomeToolError = "tool_error"
 	OutcomeRefused   = "refused"
+	// OutcomeCancelled: the call was still running when its client left
+	// or the server shut down; its answer, if any, was not delivered.
+	OutcomeCancelled = "cancelled"
+	// OutcomeAuditGap is not a call: it says how many records before it
+	// could not be written (their seq numbers are missing), and why.
+	OutcomeAuditGap = "audit_gap"
+	// OutcomeAuditRecovered is not a call: at start the file ended in a
+	// torn record, which was cut off.
+	OutcomeAuditRecovered = "audit_recovered"
 )
 
 // rpcIDHeader carries the JSON-RPC id from the before-call hook to the
@@ -34,15 +59,58 @@ const (
 // overwrites it, so a client cannot forge it.
 const rpcIDHeader = "X-Fieldtap-Rpc-Id"
 
+// AuditLimits bound the audit file. Zero fields take the defaults.
+type AuditLimits struct {
+	// MaxBytes is the size at which the file is renamed to PATH.1
+	// (replacing the previous one) and a new file begun.
+	MaxBytes int64
+	// RefusalsPerWindow is how many refused calls of one caller (address,
+	// token, transport) a second are recorded one by one; the rest of
+	// that second's are one record with their count.
+	RefusalsPerWindow int
+}
+
+func (l *AuditLimits) check() error {
+	if l.MaxBytes == 0 {
+		l.MaxBytes = DefaultAuditMaxBytes
+	}
+	if l.RefusalsPerWindow == 0 {
+		l.RefusalsPerWindow = DefaultAuditRefusalsPerWindow
+	}
+	if l.MaxBytes < minAuditMaxBytes {
+		return fmt.Errorf("mcp audit: max bytes %d: want at least %d", l.MaxBytes, minAuditMaxBytes)
+	}
+	if l.RefusalsPerWindow < 1 {
+		return fmt.Errorf("mcp audit: refusals per window %d: want at least 1", l.RefusalsPerWindow)
+	}
+	return nil
+}
+
 // Audit writes one JSON line per tools/call to a file, refused calls
-// included. Records are written whole, one write each, under a lock, to
-// an unbuffered O_APPEND file, so concurrent calls never interleave
-// halves; no fsync (a record survives the process, not a power cut).
+// included, numbered by seq. A flood cannot make it a denial of service:
+// past RefusalsPerWindow a caller's refusals are counted into one record
+// a second; the file rotates at MaxBytes. Each record is one write under
+// a lock to an O_APPEND file and is whole or absent (auditfile.go). A
+// record that could not be written still used its seq, so the gap shows,
+// and the next record written is preceded by an audit_gap record with
+// the count and the reason. No fsync: a record survives the process, not
+// a power cut (the transmit audit syncs).
+//
+// What a lost record means depends on the call (docs/mcp-protocol.md): a
+// refused call is answered anyway (its answer carries nothing), a call
+// that did work is not (audited answers AUDIT_FAILED).
 type Audit struct {
-	mu  sync.Mutex
-	f   *os.File
-	seq uint64
-	now func() time.Time
+	limits AuditLimits
+	now    func() time.Time
+
+	mu       sync.Mutex
+	file     *auditFile
+	seq      uint64
+	lost     uint64 // records not written since the last one that was
+	lostWhy  string
+	refused  map[string]*refusals
+	failures uint64 // records not written, since start
+	written  uint64 // records written, since start
 }
 
 // AuditRecord is one line of the audit file. Error is always present
@@ -57,6 +125,16 @@ type AuditRecord struct {
 	ElapsedMS int64       `json:"elapsed_ms"`
 	Args      string      `json:"args"`
 	Error     *string     `json:"error"`
+	// Count is how many calls a coalesced refusal record stands for, or
+	// how many records an audit_gap lost; absent on a record of one call.
+	Count uint64 `json:"count,omitempty"`
+	// Since is the time of the first refusal a coalesced record counts
+	// (TS is the last's); Tools names the tools they asked for.
+	Since string   `json:"since,omitempty"`
+	Tools []string `json:"tools,omitempty"`
+	// Transmit is, for a call that reached the transmitter, the plan, its
+	// frames' digest and the outcome as the transmit audit records them.
+	Transmit *transmit.Note `json:"transmit,omitempty"`
 }
 
 // AuditCaller is the caller as recorded; Token is absent, not blank, when
@@ -69,40 +147,114 @@ type AuditCaller struct {
 
 // OpenAudit opens (creating 0600) the audit file for appending. A path
 // that cannot be opened is an error at startup, not at the first call.
-func OpenAudit(path string) (*Audit, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, auditFileMode)
-	if err != nil {
-		return nil, fmt.Errorf("mcp audit file: %w", err)
+// Numbering continues from the last record in the file (or in PATH.1).
+func OpenAudit(path string, l AuditLimits) (*Audit, error) {
+	if err := l.check(); err != nil {
+		return nil, err
 	}
-	return &Audit{f: f, now: time.Now}, nil
+	f, seq, cut, err := openAuditFile(path, l.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	a := &Audit{limits: l, now: time.Now, file: f, seq: seq, refused: map[string]*refusals{}}
+	if cut > 0 {
+		why := fmt.Sprintf("the file ended in a torn record of %d bytes, cut off at start", cut)
+		a.mu.Lock()
+		_ = a.writeLocked(&AuditRecord{Outcome: OutcomeAuditRecovered, TS: a.stamp(), Error: &why})
+		a.mu.Unlock()
+	}
+	return a, nil
 }
 
-// Close closes the file.
-func (a *Audit) Close() error { return a.f.Close() }
+// Close writes the refusals still being counted and closes the file;
+// every Record after it fails, so nothing is written to a closed file.
+func (a *Audit) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for key := range a.refused {
+		a.flushLocked(key)
+	}
+	return a.file.close()
+}
+
+// Records is how many records were written since start (refused calls
+// included, a coalesced record once), for the metrics endpoint; 0 without
+// a file.
+func (a *Audit) Records() uint64 {
+	if a == nil {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.written
+}
+
+// Failures is how many records could not be written since start.
+func (a *Audit) Failures() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failures
+}
 
 // Record appends one record, numbering it. An error means the record is
-// not on disk, and the caller must not answer.
+// not on disk. A refused call past its caller's allowance is counted into
+// that caller's coalesced record instead, and Record returns nil.
 func (a *Audit) Record(tool, id string, c Caller, outcome string, elapsed time.Duration, args []byte, errText string) error {
+	return a.recordNoted(tool, id, c, outcome, elapsed, args, errText, nil)
+}
+
+// recordNoted is Record with what the call reached the transmitter with.
+func (a *Audit) recordNoted(tool, id string, c Caller, outcome string, elapsed time.Duration, args []byte, errText string, tx *transmit.Note) error {
 	if a == nil {
 		return nil
 	}
 	r := AuditRecord{Tool: tool, ID: id, Outcome: outcome, ElapsedMS: elapsed.Milliseconds(), Args: boundArgs(args),
-		Caller: AuditCaller{Transport: c.Transport, Peer: c.Peer, Token: auditTokenID(c.TokenID)}}
+		Caller: AuditCaller{Transport: c.Transport, Peer: c.Peer, Token: auditTokenID(c.TokenID)}, Transmit: tx}
 	if errText != "" {
 		r.Error = &errText
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.file.f == nil {
+		return errAuditClosed
+	}
+	now := a.now()
+	r.TS = now.UTC().Format(auditTimeFormat)
+	if outcome == OutcomeRefused && !a.coalesce(&r, now) {
+		return nil
+	}
+	return a.writeLocked(&r)
+}
+
+// auditTimeFormat is UTC with milliseconds.
+const auditTimeFormat = "2006-01-02T15:04:05.000Z"
+
+func (a *Audit) stamp() string { return a.now().UTC().Format(auditTimeFormat) }
+
+// writeLocked numbers r and writes it, preceded, when records were lost
+// since the last write, by an audit_gap record that counts them: one
+// write, so both are in the file or neither is. A record that fails still
+// used its number (the gap); the gap record's own number is only taken
+// when it is written.
+func (a *Audit) writeLocked(r *AuditRecord) error {
+	var buf []byte
 	r.Seq = a.seq + 1
-	r.TS = a.now().UTC().Format("2006-01-02T15:04:05.000Z")
-	b, err := json.Marshal(r) // escapes every value: crafted args cannot end the line
-	if err != nil {
+	if a.lost > 0 {
+		why := fmt.Sprintf("%d audit records before this one could not be written (their seq numbers are missing): %s", a.lost, a.lostWhy)
+		gap, _ := json.Marshal(AuditRecord{Seq: a.seq + 1, TS: a.stamp(), Outcome: OutcomeAuditGap, Count: a.lost, Error: &why}) // plain values cannot fail to marshal
+		buf = append(gap, '\n')
+		r.Seq++
+	}
+	b, _ := json.Marshal(r) // escapes every value: crafted args cannot end the line
+	if err := a.file.write(append(append(buf, b...), '\n')); err != nil {
+		a.seq++
+		a.lost++
+		a.failures++
+		a.lostWhy = err.Error()
 		return err
 	}
-	if _, err := a.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("audit record: %w", err)
-	}
-	a.seq = r.Seq
+	a.seq, a.lost = r.Seq, 0
+	a.written++
 	return nil
 }
 
@@ -123,9 +275,13 @@ func boundArgs(b []byte) string {
 	return string(b)
 }
 
-// audited records every call that reaches a handler. A call whose record
-// cannot be written answers AUDIT_FAILED instead of its result: no answer
-// leaves the server that the file does not hold.
+// audited records every call that reaches a handler. A call that did
+// work and whose record cannot be written answers AUDIT_FAILED instead of
+// its result: no answer leaves the server that the file does not hold. A
+// refusal is answered anyway (it carries no data, and a full disk must
+// not turn every refusal into a different error); its record's loss
+// shows as a gap. A call whose context ended before it returned (its
+// client left, or the server shut down) is recorded as cancelled.
 func audited(d Deps, a *Audit) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		if a == nil {
@@ -133,10 +289,18 @@ func audited(d Deps, a *Audit) server.ToolHandlerMiddleware {
 		}
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 			start := time.Now()
+			ctx, note := withAuditNote(ctx)
 			res, err := next(ctx, req)
 			outcome, errText := outcomeOf(res, err)
+			if ctx.Err() != nil {
+				outcome, errText = OutcomeCancelled, context.Cause(ctx).Error()
+			}
 			args, _ := json.Marshal(req.GetRawArguments())
-			if werr := a.Record(req.Params.Name, req.Header.Get(rpcIDHeader), callerOf(ctx), outcome, time.Since(start), args, errText); werr != nil {
+			if werr := a.recordNoted(req.Params.Name, req.Header.Get(rpcIDHeader), callerOf(ctx), outcome, time.Since(start), args, errText, note.transmitNote()); werr != nil {
+				if outcome == OutcomeRefused {
+					d.Log.Warn("audit record of a refused call not written; refusal answered", "tool", req.Params.Name, "err", werr)
+					return res, err
+				}
 				d.Log.Error("audit record not written; call refused", "tool", req.Params.Name, "err", werr)
 				return fail(d.Source(), CodeAuditFailed, "the audit record of this call could not be written, so its answer is withheld", "tell the operator: the audit file is not writable"), nil
 			}

@@ -13,7 +13,7 @@ import (
 
 func TestAuditRecordsEveryCall(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := OpenAudit(path)
+	a, err := OpenAudit(path, AuditLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAuditRecordsEveryCall(t *testing.T) {
 }
 
 func TestAuditFailureWithholdsTheAnswer(t *testing.T) {
-	a, err := OpenAudit(filepath.Join(t.TempDir(), "audit.jsonl"))
+	a, err := OpenAudit(filepath.Join(t.TempDir(), "audit.jsonl"), AuditLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestAuditFailureWithholdsTheAnswer(t *testing.T) {
 }
 
 func TestOpenAuditFailsOnABadPath(t *testing.T) {
-	if _, err := OpenAudit(filepath.Join(t.TempDir(), "no", "such", "dir", "a.jsonl")); err == nil {
+	if _, err := OpenAudit(filepath.Join(t.TempDir(), "no", "such", "dir", "a.jsonl"), AuditLimits{}); err == nil {
 		t.Error("an unopenable audit path was accepted")
 	}
 }

@@ -65,7 +65,7 @@ func dbcErr(err error) error {
 		return failErr(CodeDBCRefused, de.Error(), "fix the file at that line, or ask for a DBC export from the tool that made it")
 	case errors.Is(err, os.ErrNotExist):
 		return notFound("the file must be in the box's data directory (store.data_dir)", "%v", err)
-	case errors.Is(err, dbc.ErrTooMany):
+	case errors.Is(err, dbc.ErrTooMany), errors.Is(err, dbc.ErrTooBig):
 		return argErr("name", "load under the name of a database you no longer need", "%v", err)
 	case errors.Is(err, dbc.ErrNoDataDir):
 		return unavailable("data directory for DBC files", "set store.data_dir in the configuration")
@@ -90,7 +90,7 @@ var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 		if c.d.DBC == nil {
 			return dbcLoadOut{}, unavailable("DBC registry", "the can bundle needs a CAN store")
 		}
-		db, err := c.d.DBC.Load(string(in.Name), in.File)
+		db, err := c.d.DBC.Load(c.ctx, string(in.Name), in.File)
 		if err != nil {
 			return dbcLoadOut{}, dbcErr(err)
 		}

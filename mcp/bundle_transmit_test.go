@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -140,7 +142,15 @@ func transmitDeps(t *testing.T, b *fakeBus) Deps {
 // client; elicit nil means a client without the elicitation capability.
 func connect(t *testing.T, d Deps, version string, elicit func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error)) *sdk.ClientSession {
 	t.Helper()
-	srv, err := NewServer(d, Options{Bundles: []string{"server", "transmit"}, OutputSchemas: true})
+	return connectWith(t, d, Options{}, version, elicit)
+}
+
+// connectWith is connect with server options (the transmit bundle and
+// output schemas always on).
+func connectWith(t *testing.T, d Deps, o Options, version string, elicit func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error)) *sdk.ClientSession {
+	t.Helper()
+	o.Bundles, o.OutputSchemas = []string{"server", "transmit"}, true
+	srv, err := NewServer(d, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,6 +303,55 @@ func TestTransmitDryRunByDefault(t *testing.T) {
 	st, _ := txCall(t, s, "transmit_status", map[string]any{})
 	if recent := st["data"].(map[string]any)["recent"].([]any); len(recent) != 3 {
 		t.Errorf("transmit_status recent %v, want the refusal, the send and the second refusal", recent)
+	}
+}
+
+// TestAuditRecordsTheTransmitOutcome: the MCP audit record of a call
+// that reached the transmitter carries the plan, its frames' digest and
+// the outcome, so it and the transmit audit tell one story.
+func TestAuditRecordsTheTransmitOutcome(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenAudit(path, AuditLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b := newFakeBus("1FUJGLDR5CLBP8834")
+	s := connectWith(t, transmitDeps(t, b), Options{Audit: a}, "", nil)
+	m, isErr := txCall(t, s, "j1939_request", map[string]any{"port": "can0", "pgn": 65260, "da": 0, "sa": 0xF9})
+	if isErr {
+		t.Fatal(m)
+	}
+	planID := m["data"].(map[string]any)["plan"].(map[string]any)["plan_id"]
+	if m, isErr = txCall(t, s, "transmit_execute", map[string]any{"plan_id": planID, "ack_active": true}); isErr || len(b.sent()) != 1 {
+		t.Fatalf("execute: %v, wire %v", m, b.sent())
+	}
+	txCall(t, s, "transmit_status", map[string]any{})
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"j1939_request": transmit.OutcomePlanned, "transmit_execute": transmit.OutcomeSent, "transmit_status": ""}
+	for line := range strings.Lines(string(raw)) {
+		var r AuditRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		outcome, listed := want[r.Tool]
+		if !listed {
+			continue
+		}
+		delete(want, r.Tool)
+		switch {
+		case outcome == "" && r.Transmit != nil:
+			t.Errorf("%s reached no transmitter and its record says %+v", r.Tool, r.Transmit)
+		case outcome == "":
+		case r.Transmit == nil || r.Transmit.Outcome != outcome || r.Transmit.PlanID != planID || len(r.Transmit.FramesSHA256) != 64:
+			t.Errorf("%s record transmit %+v, want outcome %s of plan %v with its digest", r.Tool, r.Transmit, outcome, planID)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("no audit record of %v in\n%s", want, raw)
 	}
 }
 

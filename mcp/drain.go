@@ -11,30 +11,162 @@ import (
 	"time"
 )
 
-// stdioDrain bounds how long EOF on stdin waits for answers still owed:
-// longer than the longest tool (await_condition's 60 s) so none is cut.
-const stdioDrain = 90 * time.Second
+// Drain bounds.
+const (
+	// stdioDrain bounds how long EOF on stdin waits for answers still
+	// owed: longer than the longest tool (await_condition's 60 s) so none
+	// is cut.
+	stdioDrain = 90 * time.Second
+	// ShutdownDrain bounds how long a shutdown (SIGTERM) lets calls in
+	// flight finish on their own, on either transport; calls still
+	// running then are cancelled, and the audit records them so.
+	ShutdownDrain = 10 * time.Second
+)
 
 // drain passes stdin through line by line, counting the requests read
 // (messages with an id and a method) and the answers written (an id and no
-// method); at EOF it waits until every request has its answer.
+// method); at EOF it waits until every request has its answer. When ctx
+// ends (a shutdown) it stops reading new requests and ends the input the
+// same way, waiting at most ShutdownDrain.
 type drain struct {
-	ctx   context.Context
-	r     *bufio.Reader
-	w     io.Writer
-	limit time.Duration
+	ctx      context.Context
+	w        io.Writer
+	limit    time.Duration
+	shutdown time.Duration
+	lines    chan lineRead // from readLines
+	quit     chan struct{} // closed once Read has ended the input
 
 	mu       sync.Mutex
 	answered *sync.Cond
 	requests int
 	answers  int
-	pending  []byte // the rest of a line not yet handed to the reader
+	deadline time.Time // of the wait in progress
+	pending  []byte    // the rest of a line not yet handed to the reader
+	ended    error     // what Read returns once the input has ended
+}
+
+// lineRead is one line of the input, or why there are no more.
+type lineRead struct {
+	line []byte
+	err  error
 }
 
 func newDrain(ctx context.Context, in io.Reader, out io.Writer, limit time.Duration) *drain {
-	d := &drain{ctx: ctx, r: bufio.NewReader(in), w: out, limit: limit}
+	d := &drain{ctx: ctx, w: out, limit: limit, shutdown: ShutdownDrain, lines: make(chan lineRead), quit: make(chan struct{})}
 	d.answered = sync.NewCond(&d.mu)
+	go d.readLines(bufio.NewReader(in))
 	return d
+}
+
+// readLines reads the input in its own goroutine, so a shutdown does not
+// wait on a client that sends nothing. It ends with the input (a read
+// from a terminal or pipe cannot be interrupted; the process's exit ends
+// that one).
+func (d *drain) readLines(r *bufio.Reader) {
+	for {
+		line, err := readLine(r)
+		if len(line) > 0 && !d.send(lineRead{line: line}) {
+			return
+		}
+		if err != nil {
+			d.send(lineRead{err: err})
+			return
+		}
+	}
+}
+
+// send hands l to Read, or reports that the input was ended meanwhile.
+func (d *drain) send(l lineRead) bool {
+	select {
+	case d.lines <- l:
+		return true
+	case <-d.quit:
+		return false
+	}
+}
+
+// end makes every later Read return err.
+func (d *drain) end(err error) (int, error) {
+	d.ended = err
+	close(d.quit)
+	return 0, err
+}
+
+func (d *drain) Read(p []byte) (int, error) {
+	if d.ended != nil {
+		return 0, d.ended
+	}
+	if len(d.pending) == 0 {
+		select {
+		case l := <-d.lines:
+			if l.err != nil {
+				if l.err == io.EOF {
+					d.wait(d.limit)
+				}
+				return d.end(l.err)
+			}
+			if id, method := shapeOf(l.line); id && method {
+				d.mu.Lock()
+				d.requests++
+				d.mu.Unlock()
+			}
+			d.pending = l.line
+		case <-d.ctx.Done():
+			// A shutdown: no new request is read; those read are owed.
+			d.wait(d.shutdown)
+			return d.end(io.EOF)
+		}
+	}
+	n := copy(p, d.pending)
+	d.pending = d.pending[n:]
+	return n, nil
+}
+
+// readLine reads one message line, refusing one longer than the HTTP
+// body limit: the same bound on both transports.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxRequestBody {
+			return nil, fmt.Errorf("stdio message longer than %d bytes", maxRequestBody)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+// wait blocks until every request read has been answered or limit
+// passes; a shutdown during the wait shortens it to d.shutdown from then.
+func (d *drain) wait(limit time.Duration) {
+	d.mu.Lock()
+	d.deadline = time.Now().Add(limit)
+	d.mu.Unlock()
+	t := time.AfterFunc(limit, d.wake)
+	defer t.Stop()
+	stop := context.AfterFunc(d.ctx, func() {
+		d.mu.Lock()
+		if soon := time.Now().Add(d.shutdown); soon.Before(d.deadline) {
+			d.deadline = soon
+		}
+		d.mu.Unlock()
+		t.Reset(d.shutdown)
+		d.wake()
+	})
+	defer stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.answers < d.requests && time.Now().Before(d.deadline) {
+		d.answered.Wait()
+	}
+}
+
+func (d *drain) wake() {
+	d.mu.Lock()
+	d.answered.Broadcast()
+	d.mu.Unlock()
 }
 
 // rpcShape is the part of a JSON-RPC message that tells requests from answers.
@@ -49,66 +181,6 @@ func shapeOf(line []byte) (hasID, hasMethod bool) {
 		return false, false
 	}
 	return len(m.ID) > 0 && string(m.ID) != "null", m.Method != ""
-}
-
-func (d *drain) Read(p []byte) (int, error) {
-	if len(d.pending) == 0 {
-		line, err := d.readLine()
-		if len(line) > 0 {
-			if id, method := shapeOf(line); id && method {
-				d.mu.Lock()
-				d.requests++
-				d.mu.Unlock()
-			}
-			d.pending = line
-		}
-		if len(line) == 0 && err != nil {
-			if err == io.EOF {
-				d.wait()
-			}
-			return 0, err
-		}
-	}
-	n := copy(p, d.pending)
-	d.pending = d.pending[n:]
-	return n, nil
-}
-
-// readLine reads one message line, refusing one longer than the HTTP
-// body limit: the same bound on both transports.
-func (d *drain) readLine() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := d.r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxRequestBody {
-			return nil, fmt.Errorf("stdio message longer than %d bytes", maxRequestBody)
-		}
-		if err != bufio.ErrBufferFull {
-			return line, err
-		}
-	}
-}
-
-// wait blocks until every request has been answered, the limit passes or
-// ctx ends.
-func (d *drain) wait() {
-	stop := context.AfterFunc(d.ctx, d.wake)
-	defer stop()
-	t := time.AfterFunc(d.limit, d.wake)
-	defer t.Stop()
-	deadline := time.Now().Add(d.limit)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for d.answers < d.requests && d.ctx.Err() == nil && time.Now().Before(deadline) {
-		d.answered.Wait()
-	}
-}
-
-func (d *drain) wake() {
-	d.mu.Lock()
-	d.answered.Broadcast()
-	d.mu.Unlock()
 }
 
 // out counts answers as mcp-go writes them: one message per Write.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStdioAnswersEverythingReadBeforeEOF writes many calls and closes
@@ -65,5 +67,43 @@ func TestDrainRefusesAnOverlongLine(t *testing.T) {
 	d := newDrain(context.Background(), strings.NewReader(strings.Repeat("x", maxRequestBody+10)+"\n"), &bytes.Buffer{}, stdioDrain)
 	if _, err := d.Read(make([]byte, 64)); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("err = %v, want the line refused", err)
+	}
+}
+
+// TestDrainEndsTheInputOnShutdown: once ctx ends, no new request is read
+// and Read ends the input as soon as the requests already read are
+// answered (a client that keeps stdin open cannot hold the shutdown).
+func TestDrainEndsTheInputOnShutdown(t *testing.T) {
+	for _, answered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("answered=%v", answered), func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			var out bytes.Buffer
+			d := newDrain(ctx, pr, &out, stdioDrain)
+			d.shutdown = time.Hour // only the answer can end the wait early
+			if !answered {
+				d.shutdown = 10 * time.Millisecond
+			}
+			go io.WriteString(pw, `{"jsonrpc":"2.0","id":5,"method":"tools/call"}`+"\n")
+			if _, err := d.Read(make([]byte, 4096)); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			go io.WriteString(pw, `{"jsonrpc":"2.0","id":6,"method":"tools/call"}`+"\n") // read after the shutdown began: never handed on
+			if answered {
+				d.out().Write([]byte(`{"jsonrpc":"2.0","id":5,"result":{}}` + "\n"))
+			}
+			done := make(chan error, 1)
+			go func() { _, err := d.Read(make([]byte, 4096)); done <- err }()
+			select {
+			case err := <-done:
+				if err != io.EOF {
+					t.Errorf("Read after shutdown = %v, want EOF", err)
+				}
+			case <-time.After(giveUpTest):
+				t.Fatal("the input did not end after the shutdown")
+			}
+		})
 	}
 }

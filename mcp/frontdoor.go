@@ -16,7 +16,7 @@ const basicRealm = `Basic realm="fieldtap status", charset="UTF-8"`
 // is also taken as the password of HTTP Basic credentials (any user
 // name), and a refused request is challenged for both.
 func Protect(o HTTPOptions, next http.Handler) http.Handler {
-	g := newGate(o)
+	g := newGate(o, nil) // no sessions: a page and /metrics have none
 	return g.hostsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.Tokens != nil {
 			why := authMissing
@@ -50,15 +50,4 @@ type withBasic struct{ http.ResponseWriter }
 func (w withBasic) WriteHeader(code int) {
 	w.Header().Add("WWW-Authenticate", basicRealm)
 	w.ResponseWriter.WriteHeader(code)
-}
-
-// Records is how many records the audit file has been given since start
-// (refused calls included), for the metrics endpoint; 0 without a file.
-func (a *Audit) Records() uint64 {
-	if a == nil {
-		return 0
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.seq
 }

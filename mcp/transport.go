@@ -23,12 +23,15 @@ const maxRequestBody = 4 << 20
 // A client may write its requests and close stdin at once (a script piping
 // a file). mcp-go cancels every queued call when its input ends, so the
 // input is wrapped to hold back EOF until each request read has been
-// answered, or stdioDrain has passed.
+// answered, or stdioDrain has passed. When ctx ends (a shutdown) no new
+// request is read and the calls in flight get ShutdownDrain to answer;
+// then mcp-go cancels the rest, waits for them, and ServeStdio returns.
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, logger *slog.Logger) error {
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(&slogWriter{logger}, "", 0))
 	d := newDrain(ctx, in, out, stdioDrain)
-	return stdio.Listen(ctx, d, d.out())
+	// The drain ends the input; mcp-go must not cancel the calls before.
+	return stdio.Listen(context.WithoutCancel(ctx), d, d.out())
 }
 
 // HTTPOptions are the access rules of the HTTP endpoint (docs/mcp-protocol.md).
@@ -50,14 +53,36 @@ type HTTPOptions struct {
 	Log   *slog.Logger
 }
 
-// HTTPHandler returns the streamable-HTTP handler mounted at Path behind
-// the access checks: Host, Origin, bearer token, body size, call caps.
-func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
-	sess := newSessions()
+// HTTPEndpoint is the streamable-HTTP endpoint mounted at Path behind
+// the access checks (Host, Origin, bearer token, session, body size and
+// time, call caps), with the session table that bounds mcp-go's.
+type HTTPEndpoint struct {
+	mux  *http.ServeMux
+	gate *gate
+	sess *sessions
+	h    *server.StreamableHTTPServer
+}
+
+// NewHTTPEndpoint builds the endpoint. Its sessions are bounded in number
+// (maxSessions, maxSessionsPerToken) and idle time (SessionIdleTTL) in
+// fieldtap's table and in mcp-go's together; Close stops mcp-go's idle
+// sweeper.
+func NewHTTPEndpoint(s *server.MCPServer, o HTTPOptions) *HTTPEndpoint {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	e := &HTTPEndpoint{}
+	e.sess = newSessions(func(id string) {
+		tellMCPGo(e.h)(id)
+		st := e.Stats()
+		o.Log.Warn("MCP session evicted: over the session bound", "max", maxSessions, "per_token", maxSessionsPerToken, "open", st.SessionsOpen, "evicted_since_start", st.SessionsEvicted)
+	})
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(Path),
 		server.WithStreamableHTTPLogger(o.Log),
-		server.WithSessionIdManagerResolver(sess),
+		server.WithSessionIdManagerResolver(e.sess),
+		server.WithSessionIdleTTL(SessionIdleTTL),
+		server.WithHeartbeatInterval(streamHeartbeat),
 		// The gate checks Host on every interface against a list that
 		// starts with the loopback names; mcp-go's check would refuse an
 		// operator's --mcp-allowed-host on a loopback connection.
@@ -66,17 +91,50 @@ func HTTPHandler(s *server.MCPServer, o HTTPOptions) http.Handler {
 	if o.ResourceURL != "" {
 		opts = append(opts, server.WithProtectedResourceMetadata(resourceMetadata(o.ResourceURL)))
 	}
-	h := server.NewStreamableHTTPServer(s, opts...)
-	g := newGate(o)
-	mux := http.NewServeMux()
-	mux.Handle(Path, g.wrap(http.MaxBytesHandler(h, maxRequestBody)))
+	e.h = server.NewStreamableHTTPServer(s, opts...)
+	e.gate = newGate(o, e.sess)
+	e.mux = http.NewServeMux()
+	e.mux.Handle(Path, e.gate.wrap(http.MaxBytesHandler(e.h, maxRequestBody)))
 	if o.ResourceURL != "" {
 		// Discovery is unauthenticated by design: it names the resource,
 		// its scopes and its docs, and nothing else.
-		mux.Handle(server.ProtectedResourceMetadataPath(o.ResourceURL), g.hostsOnly(h))
+		e.mux.Handle(server.ProtectedResourceMetadataPath(o.ResourceURL), e.gate.hostsOnly(e.h))
 	}
-	return mux
+	return e
 }
+
+func (e *HTTPEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.ServeHTTP(w, r) }
+
+// StopStreams ends every open event stream and refuses new ones: the
+// first step of a shutdown, so that only calls hold the drain.
+func (e *HTTPEndpoint) StopStreams() { e.gate.stopStreams() }
+
+// Close stops mcp-go's idle sweeper and forgets every session; call it
+// once the HTTP server has stopped.
+func (e *HTTPEndpoint) Close(ctx context.Context) error {
+	e.gate.stopStreams()
+	return e.h.Shutdown(ctx)
+}
+
+// FrontDoorStats is what the HTTP front door holds and has turned away
+// since start, for a status answer: bounds hit are counted, not silent.
+type FrontDoorStats struct {
+	SessionsOpen int `json:"sessions_open"`
+	// SessionsEvicted were forgotten for a bound (maxSessions or a
+	// token's share), in both tables; idle ones swept are not counted.
+	SessionsEvicted uint64 `json:"sessions_evicted"`
+	// CallsRefused is tools/call refused by the rate limit or the
+	// concurrency cap (each also answered -32000 and audited).
+	CallsRefused uint64 `json:"calls_refused"`
+}
+
+// Stats returns the front door's counters.
+func (e *HTTPEndpoint) Stats() FrontDoorStats {
+	open, evicted := e.sess.Stats()
+	return FrontDoorStats{SessionsOpen: open, SessionsEvicted: evicted, CallsRefused: e.gate.lim.refused.Load()}
+}
+
+var _ http.Handler = (*HTTPEndpoint)(nil)
 
 // resourceMetadata names no authorization server: fieldtap issues no
 // OAuth tokens, and a client sent to fetch one would return holding a

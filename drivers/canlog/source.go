@@ -1,7 +1,6 @@
 package canlog
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -56,49 +55,53 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, maxLine)
-	for n := 1; ; n++ {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// An overlong line is skipped, not fatal: drain it to its newline.
-			s.counters.Error("overlong_line")
-			s.log.Warn("skipping overlong candump line", "file", s.path, "line", n, "max_bytes", maxLine)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err == nil {
-				continue
-			}
-			line = nil
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			s.counters.Error("read")
-			return fmt.Errorf("%s: line %d: %w", s.path, n, err)
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			if ferr := s.emit(ctx, out, line, n); ferr != nil {
-				return ferr
-			}
-		}
-		if err != nil { // io.EOF
+	err = ReadFile(f, func(_ int, r *wire.CandumpRecord) error {
+		frame, err := wire.EncodeCAN(r.ID, r.Payload())
+		if err != nil { // cannot happen: DecodeCandump bounds the length
+			s.counters.Error("malformed_line")
 			return nil
 		}
+		return out.Put(ctx, capture.Frame{Time: r.Time, Link: wire.LinkCANSocketCAN, Data: frame})
+	}, func(n int, reason string, err error) {
+		s.counters.Error(reason)
+		if reason == ReasonOverlong {
+			s.log.Warn("skipping overlong candump line", "file", s.path, "line", n, "max_bytes", maxLine)
+			return
+		}
+		s.log.Warn("skipping malformed candump line", "file", s.path, "line", n, "err", err)
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.counters.Error("read")
+		return fmt.Errorf("%s: %w", s.path, err)
 	}
+	return err
 }
 
-// emit parses one line and hands its frame on; a malformed line is counted
-// and logged with its number.
-func (s *Source) emit(ctx context.Context, out *capture.Handoff, line []byte, n int) error {
-	var r wire.CandumpRecord
-	if err := wire.DecodeCandump(line, &r); err != nil {
-		s.counters.Error("malformed_line")
-		s.log.Warn("skipping malformed candump line", "file", s.path, "line", n, "err", err)
-		return nil
-	}
-	frame, err := wire.EncodeCAN(r.ID, r.Payload())
-	if err != nil {
-		s.counters.Error("malformed_line")
-		return nil
-	}
-	return out.Put(ctx, capture.Frame{Time: r.Time, Link: wire.LinkCANSocketCAN, Data: frame})
+// Reasons ReadFile gives a skipped line.
+const (
+	ReasonMalformed = "malformed_line"
+	ReasonOverlong  = "overlong_line"
+)
+
+// ReadFile reads a candump file (-l or pretty lines, blank lines
+// skipped) from r, handing each frame to frame with its line number (the
+// record is reused: copy what you keep). A malformed or overlong line is
+// given to bad with its reason and skipped: one bad line never ends the
+// file. It returns frame's first error, or a read error.
+func ReadFile(r io.Reader, frame func(n int, rec *wire.CandumpRecord) error, bad func(n int, reason string, err error)) error {
+	var rec wire.CandumpRecord
+	return capture.ReadLines(r, maxLine, func(n int, line []byte, overlong bool) error {
+		if overlong {
+			bad(n, ReasonOverlong, nil)
+			return nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		if err := wire.DecodeCandump(line, &rec); err != nil {
+			bad(n, ReasonMalformed, err)
+			return nil
+		}
+		return frame(n, &rec)
+	})
 }

@@ -3,6 +3,8 @@ package capture
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,5 +60,38 @@ func TestOrigLenCountsWireBytes(t *testing.T) {
 	h.Offer(Frame{Data: make([]byte, 64), OrigLen: 1500})
 	if s := c.Snapshot(); s.Bytes != 1500 {
 		t.Errorf("bytes = %d, want the wire length 1500", s.Bytes)
+	}
+}
+
+func TestReadLines(t *testing.T) {
+	type got struct {
+		n        int
+		line     string
+		overlong bool
+	}
+	cases := []struct {
+		name string
+		in   string
+		want []got
+	}{
+		{name: "lines", in: "a\nbb\n", want: []got{{1, "a", false}, {2, "bb", false}}},
+		{name: "no final newline", in: "a\nbb", want: []got{{1, "a", false}, {2, "bb", false}}},
+		{name: "blank lines are numbered, not delivered", in: "\na\n\n", want: []got{{2, "a", false}}},
+		{name: "a line of exactly max", in: "12345678\nx\n", want: []got{{1, "12345678", false}, {2, "x", false}}},
+		{name: "an overlong line is skipped whole", in: "123456789abcdefghijkl\nx\n", want: []got{{1, "", true}, {2, "x", false}}},
+		{name: "an overlong last line", in: "x\n123456789abcdefghijkl", want: []got{{1, "x", false}, {2, "", true}}},
+		{name: "overlong within bufio's smallest buffer", in: "123456789\nx\n", want: []got{{1, "", true}, {2, "x", false}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out []got
+			err := ReadLines(strings.NewReader(tc.in), 8, func(n int, line []byte, overlong bool) error {
+				out = append(out, got{n, string(line), overlong})
+				return nil
+			})
+			if err != nil || !slices.Equal(out, tc.want) {
+				t.Errorf("got %v, %v; want %v", out, err, tc.want)
+			}
+		})
 	}
 }

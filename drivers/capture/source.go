@@ -1,6 +1,9 @@
 package capture
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Kind names the medium a port captures.
 type Kind string
@@ -23,10 +26,19 @@ type Source interface {
 	Origin() string
 	// Live is false for sources that end by themselves (files).
 	Live() bool
-	// Run captures until ctx is cancelled or a finite source ends, handing
-	// each frame to out. It returns nil on cancellation or a normal end and
-	// an error naming what failed otherwise; either way Stats stays readable.
+	// Run is one attempt: it captures until ctx is cancelled, a finite
+	// source ends, or a live one fails, handing each frame to out. It
+	// returns nil on cancellation or a normal end and an error naming what
+	// failed otherwise; either way Stats stays readable. A live source
+	// keeps no restart loop of its own: the daemon's supervisor calls Run
+	// again, with backoff, after it returns (an error wrapping
+	// ErrUnsupported is not retried).
 	Run(ctx context.Context, out *Handoff) error
 	// Stats returns the port's counters, including the hand-off's drops.
 	Stats() Stats
 }
+
+// ErrUnsupported is wrapped by a Run error that no retry can fix: the
+// facility does not exist on this system (AF_PACKET or SocketCAN off
+// Linux).
+var ErrUnsupported = errors.New("not supported on this system")

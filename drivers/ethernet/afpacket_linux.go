@@ -14,16 +14,18 @@ import (
 	"fieldtap/drivers/capture"
 )
 
-// Run opens the interface and captures until ctx ends. The kernel
-// statistics are read a last time before the socket closes.
+// Run is one attempt: open the interface and capture until ctx ends or a
+// read fails (the daemon's supervisor opens a new socket after a
+// failure). The kernel statistics are read a last time before the socket
+// closes and carried over to the next socket's, so the drops shown never
+// go backwards.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 	tp, err := s.open()
 	if err != nil {
 		s.counters.Error("open")
 		return err
 	}
-	defer tp.Close()
-	defer s.readKernelStats(tp)
+	defer s.closeSocket(tp)
 	err = s.read(ctx, tp, out)
 	if ctx.Err() != nil {
 		return nil
@@ -59,10 +61,9 @@ func (s *Source) open() (*afpacket.TPacket, error) {
 		tp.Close()
 		return nil, fmt.Errorf("ethernet: promiscuous %s: %w", o.Device, err)
 	}
-	// Start the kernel counters at zero for this capture, and make both
-	// causes visible in capture_status before the first loss.
-	s.counters.SetDrop(capture.DropKernel, 0)
-	s.counters.SetDrop(DropKernelFreeze, 0)
+	// Make both causes visible in capture_status before the first loss;
+	// this socket's counts start at zero on top of the earlier sockets'.
+	s.publishKernel(kernelStats{})
 	return tp, nil
 }
 
@@ -87,13 +88,35 @@ func (s *Source) read(ctx context.Context, tp *afpacket.TPacket, out *capture.Ha
 }
 
 // readKernelStats publishes PACKET_STATISTICS. afpacket sums the kernel's
-// clear-on-read counters, so the values set are cumulative.
+// clear-on-read counters, so the values read are this socket's totals.
 func (s *Source) readKernelStats(tp *afpacket.TPacket) {
 	_, v3, err := tp.SocketStats()
 	if err != nil {
 		s.counters.Error("kernel_stats")
 		return
 	}
-	s.counters.SetDrop(capture.DropKernel, uint64(v3.Drops()))
-	s.counters.SetDrop(DropKernelFreeze, uint64(v3.QueueFreezes()))
+	s.publishKernel(kernelStats{drops: uint64(v3.Drops()), freezes: uint64(v3.QueueFreezes())})
+}
+
+// closeSocket reads the statistics a last time, folds them into the
+// totals of closed sockets and closes tp.
+func (s *Source) closeSocket(tp *afpacket.TPacket) {
+	s.readKernelStats(tp)
+	s.kmu.Lock()
+	s.closed.drops += s.cur.drops
+	s.closed.freezes += s.cur.freezes
+	s.cur = kernelStats{}
+	s.kmu.Unlock()
+	tp.Close()
+}
+
+// publishKernel sets the open socket's counts and shows them added to the
+// closed sockets'.
+func (s *Source) publishKernel(cur kernelStats) {
+	s.kmu.Lock()
+	s.cur = cur
+	total := kernelStats{drops: s.closed.drops + cur.drops, freezes: s.closed.freezes + cur.freezes}
+	s.kmu.Unlock()
+	s.counters.SetDrop(capture.DropKernel, total.drops)
+	s.counters.SetDrop(DropKernelFreeze, total.freezes)
 }

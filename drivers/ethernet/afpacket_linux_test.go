@@ -73,20 +73,22 @@ func sinkAndDial(port string) (sink net.PacketConn, conn net.Conn, err error) {
 }
 
 // TestKernelDropsCounted fills a one-block ring nobody reads and checks
-// the loss shows as kernel drops and a queue freeze.
+// the loss shows as kernel drops and a queue freeze, and that a second
+// socket (the supervisor's restart) adds to them instead of starting the
+// shown counts again at zero.
 func TestKernelDropsCounted(t *testing.T) {
 	ns := testNetns(t)
 	s, err := New(Options{Name: "t", Device: "lo", BlockSize: pageSize, NumBlocks: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var first capture.Stats
 	err = inNetns(ns, func() {
 		tp, err := s.open()
 		if err != nil {
 			t.Error(err)
 			return
 		}
-		defer tp.Close()
 		sink, conn, err := sinkAndDial("5060")
 		if err != nil {
 			t.Error(err)
@@ -98,14 +100,26 @@ func TestKernelDropsCounted(t *testing.T) {
 		for range 200 {
 			conn.Write(b)
 		}
-		s.readKernelStats(tp)
+		s.closeSocket(tp)
+		first = s.Stats()
+		tp, err = s.open()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for range 200 {
+			conn.Write(b)
+		}
+		s.closeSocket(tp)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := s.Stats()
-	if st.Drops[capture.DropKernel] == 0 || st.Drops[DropKernelFreeze] == 0 {
-		t.Errorf("drops = %v, want kernel drops and a freeze after flooding a 4 KiB ring", st.Drops)
+	if first.Drops[capture.DropKernel] == 0 || first.Drops[DropKernelFreeze] == 0 {
+		t.Errorf("drops = %v, want kernel drops and a freeze after flooding a 4 KiB ring", first.Drops)
+	}
+	if st := s.Stats(); st.Drops[capture.DropKernel] <= first.Drops[capture.DropKernel] || st.Drops[DropKernelFreeze] <= first.Drops[DropKernelFreeze] {
+		t.Errorf("drops after a second socket %v, after the first %v: want the second's added", st.Drops, first.Drops)
 	}
 }
 

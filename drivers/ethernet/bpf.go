@@ -93,6 +93,9 @@ func parseInsn(s, sep string) (bpf.RawInstruction, error) {
 // checkProgram rejects what the kernel would (length, jumps past the end,
 // no final return) with a message naming the instruction.
 func checkProgram(p []bpf.RawInstruction) error {
+	if len(p) == 0 { // "0" alone, as tcpdump -ddd would print an empty program
+		return fmt.Errorf("no instructions: a filter must end in a return")
+	}
 	if len(p) > maxInsns {
 		return fmt.Errorf("%d instructions: the kernel takes at most %d", len(p), maxInsns)
 	}

@@ -1,6 +1,8 @@
 package ethernet
 
 import (
+	"sync"
+
 	"golang.org/x/net/bpf"
 
 	"fieldtap/drivers/capture"
@@ -12,7 +14,14 @@ type Source struct {
 	opts     Options
 	filter   []bpf.RawInstruction
 	counters capture.Counters
+
+	kmu    sync.Mutex
+	closed kernelStats // summed over the sockets already closed
+	cur    kernelStats // the open socket's
 }
+
+// kernelStats are the PACKET_STATISTICS counts of one socket, or a sum.
+type kernelStats struct{ drops, freezes uint64 }
 
 var _ capture.Source = (*Source)(nil)
 

@@ -87,14 +87,21 @@ func (f *Framer) Feed(b []byte, at time.Time, emit Emit) {
 	if f.n > 0 && at.Sub(f.last)-time.Duration(len(b))*f.byteTime >= f.gap {
 		f.flush(emit)
 	}
+	fed := false
 	for len(b) > 0 {
 		if f.n == maxRun {
 			f.Stats.Overlong++
+			if fed {
+				// The run ends inside this chunk: its last byte arrived a
+				// byte time before each of the len(b) still to come.
+				f.last = at.Add(-time.Duration(len(b)) * f.byteTime)
+			}
 			f.flush(emit)
 		}
 		c := copy(f.buf[f.n:], b)
 		f.n += c
 		b = b[c:]
+		fed = true
 	}
 	f.last = at
 }

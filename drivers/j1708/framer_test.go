@@ -106,6 +106,36 @@ func TestFramerOverlongRun(t *testing.T) {
 	}
 }
 
+// TestFramerOverlongFirstChunk: a read that returns more than maxRun
+// bytes at once (a port opened on a line already talking) frames the run
+// at the times its bytes arrived, not at the zero time of an empty
+// framer.
+func TestFramerOverlongFirstChunk(t *testing.T) {
+	f := NewFramer(time.Millisecond, byteTime9600)
+	m := unhex(t, "80C200BE")
+	var chunk []byte
+	for range 60 {
+		chunk = append(chunk, m...)
+	}
+	at := time.Unix(1000, 0)
+	var times []time.Time
+	emit := func(_ []byte, end time.Time) { times = append(times, end) }
+	f.Feed(chunk, at, emit)
+	f.Flush(emit)
+	if len(times) != 60 {
+		t.Fatalf("%d messages, want 60", len(times))
+	}
+	first := at.Add(-time.Duration(len(chunk)-len(m)) * byteTime9600)
+	if !times[0].Equal(first) || !times[59].Equal(at) {
+		t.Errorf("first message ends %v, last %v; want %v and %v", times[0], times[59], first, at)
+	}
+	for i := 1; i < len(times); i++ {
+		if times[i].Before(times[i-1]) {
+			t.Fatalf("message %d ends %v, before message %d at %v", i, times[i], i-1, times[i-1])
+		}
+	}
+}
+
 func TestFramerDoesNotAllocate(t *testing.T) {
 	f := NewFramer(time.Millisecond, byteTime9600)
 	glued := unhex(t, "1380540056005B075C05BB0000BEF70A9980460047005300590047")

@@ -15,7 +15,8 @@ import (
 )
 
 // Source captures J1708 from a serial port at 8N1, framing messages on idle
-// gaps and checksums. It is a live source: a full hand-off drops and counts.
+// gaps and checksums. It is a live source: a full hand-off drops and
+// counts, and a failed read ends the attempt for the supervisor to retry.
 type Source struct {
 	opts     Options
 	counters capture.Counters
@@ -76,8 +77,9 @@ func (s *Source) FramerStats() FramerStats {
 	return s.framer
 }
 
-// Run opens the port and captures until ctx ends. Closing the port
-// unblocks a pending read.
+// Run is one attempt: open the port and capture until ctx ends or a read
+// fails (an unplugged adapter); the daemon's supervisor opens it again.
+// Closing the port unblocks a pending read.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 	p, err := serial.Open(s.opts.Device, &serial.Mode{BaudRate: s.opts.Baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
 	if err != nil {

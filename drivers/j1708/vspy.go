@@ -39,6 +39,7 @@ func ReadVSpy(r io.Reader, fn func(wire.J1708Line) error) (VSpyStats, error) {
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	var col map[string]int
+	var need int // the highest column col names
 	var pending *wire.J1708Line
 	for {
 		rec, err := cr.Read()
@@ -49,12 +50,12 @@ func ReadVSpy(r io.Reader, fn func(wire.J1708Line) error) (VSpyStats, error) {
 			return st, fmt.Errorf("vspy: %w", err)
 		}
 		if len(rec) > 0 && rec[0] == "Line" {
-			if h := vspyHeader(rec); h != nil {
-				col = h
+			if h, last := vspyHeader(rec); h != nil {
+				col, need = h, last
 			}
 			continue
 		}
-		if col == nil || len(rec) <= col["B8"] || rec[col["Network"]] != "J1708" {
+		if col == nil || len(rec) <= need || rec[col["Network"]] != "J1708" {
 			st.Skipped++
 			continue
 		}
@@ -80,18 +81,21 @@ func ReadVSpy(r io.Reader, fn func(wire.J1708Line) error) (VSpyStats, error) {
 }
 
 // vspyHeader maps the J1708 header's column names, or returns nil for the
-// other networks' headers.
-func vspyHeader(rec []string) map[string]int {
-	col := map[string]int{}
+// other networks' headers. last is the highest column a row must have:
+// the header may name its columns in any order.
+func vspyHeader(rec []string) (col map[string]int, last int) {
+	col = map[string]int{}
 	for i, name := range rec {
 		col[name] = i
 	}
 	for _, need := range []string{"Abs Time(Sec)", "Network", "PT", "Trgt", "Src", "B1", "B8"} {
-		if _, ok := col[need]; !ok {
-			return nil
+		i, ok := col[need]
+		if !ok {
+			return nil, 0
 		}
+		last = max(last, i)
 	}
-	return col
+	return col, last
 }
 
 // vspyRow returns the row's two leading tail bytes, its own message bytes
@@ -116,7 +120,9 @@ func vspyRow(rec []string, col map[string]int) (head, body []byte, t time.Time, 
 		}
 		b = append(b, v[0])
 	}
-	if len(b) < 2 || len(b) > wire.MaxJ1708Message+2 { // a row may hold only the previous tail
+	// A row holds the previous message's last two bytes and up to all but
+	// the last two of its own (a row may hold only the previous tail).
+	if len(b) < 2 || len(b) > wire.MaxJ1708Message {
 		return nil, nil, t, errors.New("row length")
 	}
 	us := math.Round(secs * 1e6)

@@ -5,16 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"fieldtap/drivers/capture"
-)
-
-// Restart pacing: an unplugged USB adapter fails every open until it is
-// plugged back, so retries back off instead of spinning.
-const (
-	minBackoff = 500 * time.Millisecond
-	maxBackoff = 30 * time.Second
 )
 
 // DropBeforeOpen counts frame lines the adapter sent before our L took
@@ -22,8 +14,8 @@ const (
 const DropBeforeOpen = "before_open"
 
 // Source captures one slcan adapter. It is a live source: a full hand-off
-// drops and counts; a failed session is counted and retried with backoff
-// until ctx ends.
+// drops and counts; a failed session is counted, and the daemon's
+// supervisor starts the next one.
 type Source struct {
 	opts     Options
 	bitrateC string // "S5", from opts.Bitrate
@@ -80,27 +72,16 @@ func (s *Source) Status() Status {
 	return st
 }
 
-// Run captures until ctx ends, reopening the adapter with backoff after a
-// failure. It returns nil: failures are in Stats and Status.
+// Run is one session: open the adapter and capture until ctx ends or the
+// session fails. It returns nil when ctx ends and the session's error
+// otherwise, also kept in Status.LastError.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
-	backoff := minBackoff
-	for {
-		start := time.Now()
-		err := s.run1(ctx, out)
-		if ctx.Err() != nil {
-			return nil
-		}
-		s.update(func(st *Status) { st.Open = false; st.LastError = fmt.Sprint(err) })
-		if time.Since(start) > maxBackoff {
-			backoff = minBackoff // the session ran a while: this is a new fault
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxBackoff)
+	err := s.run1(ctx, out)
+	if ctx.Err() != nil {
+		return nil
 	}
+	s.update(func(st *Status) { st.Open = false; st.LastError = fmt.Sprint(err) })
+	return err
 }
 
 func (s *Source) update(f func(*Status)) {

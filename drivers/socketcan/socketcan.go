@@ -12,13 +12,6 @@ import (
 	"fieldtap/drivers/wire"
 )
 
-// Restart pacing: a link that keeps failing (unplugged adapter, missing
-// module) is retried with backoff instead of spinning.
-const (
-	minBackoff = 500 * time.Millisecond
-	maxBackoff = 30 * time.Second
-)
-
 // Error reasons in Stats().Errors besides the err_… error-frame classes.
 const (
 	ReasonConfigure = "configure"  // bitrate, mode or link state could not be set
@@ -28,12 +21,13 @@ const (
 	ReasonLength    = "length_over_8"
 )
 
-// ErrNotLinux is returned by Run on systems without SocketCAN.
-var ErrNotLinux = errors.New("socketcan: SocketCAN needs Linux")
+// ErrNotLinux is returned by Run on systems without SocketCAN; it wraps
+// capture.ErrUnsupported, so the supervisor does not retry it.
+var ErrNotLinux = fmt.Errorf("socketcan: SocketCAN needs Linux: %w", capture.ErrUnsupported)
 
 // Source captures one SocketCAN interface. It is a live source: a full
-// hand-off drops and counts; a failed session is counted and retried with
-// backoff until ctx ends.
+// hand-off drops and counts; a failed session is counted, and the
+// daemon's supervisor starts the next one.
 type Source struct {
 	opts     Options
 	counters capture.Counters
@@ -93,34 +87,19 @@ func (s *Source) Status() Status {
 	return s.status
 }
 
-// Run configures the link and captures until ctx ends, reopening with
-// backoff after a failure. It returns ErrNotLinux off Linux and nil
-// otherwise: failures are in Stats and Status.
+// Run is one session: configure the link and capture until ctx ends or
+// the session fails. It returns nil when ctx ends, ErrNotLinux off Linux
+// and the session's error otherwise, also kept in Status.LastError.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
-	backoff := minBackoff
-	for {
-		start := time.Now()
-		s.update(func(st *Status) { st.Sessions++ })
-		err := s.run1(ctx, out)
-		if errors.Is(err, ErrNotLinux) {
-			return err
-		}
-		if ctx.Err() != nil {
-			s.closeTx()
-			return nil
-		}
-		s.update(func(st *Status) { st.Open = false; st.LastError = fmt.Sprint(err) })
-		if time.Since(start) > maxBackoff {
-			backoff = minBackoff // it ran a while: this is a new fault
-		}
-		select {
-		case <-ctx.Done():
-			s.closeTx()
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, maxBackoff)
+	s.update(func(st *Status) { st.Sessions++ })
+	err := s.run1(ctx, out)
+	if ctx.Err() != nil {
+		// Capture is over for good: the transmit socket goes with it.
+		s.closeTx()
+		return nil
 	}
+	s.update(func(st *Status) { st.Open = false; st.LastError = fmt.Sprint(err) })
+	return err
 }
 
 func (s *Source) update(f func(*Status)) {

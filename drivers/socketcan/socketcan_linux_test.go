@@ -5,33 +5,32 @@ package socketcan
 import (
 	"context"
 	"testing"
-	"time"
 
 	"fieldtap/drivers/capture"
 )
 
-// TestRunRetriesAnInterfaceThatIsNotCAN runs the Linux path against the
-// loopback interface (no AF_CAN needed): configure must refuse it, count
-// the failure, retry, and stop cleanly on cancel.
-func TestRunRetriesAnInterfaceThatIsNotCAN(t *testing.T) {
+// TestRunFailsAnInterfaceThatIsNotCAN runs the Linux path against the
+// loopback interface (no AF_CAN needed): configure must refuse it, and
+// the session must end with that error, counted, for the supervisor to
+// retry; a second Run is a second session.
+func TestRunFailsAnInterfaceThatIsNotCAN(t *testing.T) {
 	src, err := New(Options{Interface: "lo"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var c capture.Counters
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- src.Run(ctx, capture.NewHandoff(4, &c)) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for src.Status().Sessions < 2 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Run = %v", err)
+	for range 2 {
+		if err := src.Run(context.Background(), capture.NewHandoff(4, &c)); err == nil {
+			t.Fatal("Run on lo succeeded")
+		}
 	}
 	st := src.Status()
-	if st.Sessions < 2 || st.Open || st.LastError == "" || src.Stats().Errors[ReasonConfigure] < 1 {
-		t.Errorf("status %+v errors %v: want a counted, retried configure failure", st, src.Stats().Errors)
+	if st.Sessions != 2 || st.Open || st.LastError == "" || src.Stats().Errors[ReasonConfigure] != 2 {
+		t.Errorf("status %+v errors %v: want two counted configure failures", st, src.Stats().Errors)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := src.Run(ctx, capture.NewHandoff(4, &c)); err != nil {
+		t.Errorf("Run after cancel = %v, want nil", err)
 	}
 }

@@ -6,7 +6,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,6 +105,10 @@ type MCP struct {
 	MaxConcurrent    *int   `toml:"max_concurrent"`
 	RateLimitPerPeer *int   `toml:"rate_limit_per_peer"`
 	AuditFile        string `toml:"audit_file"`
+	// AuditMaxBytes is the size at which the audit file is rotated to
+	// AUDIT_FILE.1; 0 takes the MCP server's default. The server owns the
+	// default and the minimum (mcp.DefaultAuditMaxBytes).
+	AuditMaxBytes int64 `toml:"audit_max_bytes"`
 }
 
 // Store bounds each port's raw frame ring and its hand-off queue.
@@ -140,19 +146,41 @@ func Default() Config {
 	}
 }
 
+// maxFileBytes bounds the configuration file: the documented example with
+// every port table is a few KiB; a file past this is a wrong file.
+const maxFileBytes = 1 << 20
+
 // Load reads a TOML file over the defaults.
 func Load(path string) (Config, error) {
-	c := Default()
-	md, err := toml.DecodeFile(path, &c)
+	f, err := os.Open(path)
 	if err != nil {
-		return c, fmt.Errorf("config %s: %w", path, err)
+		return Default(), fmt.Errorf("config %s: %w", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return Default(), fmt.Errorf("config %s: %w", path, err)
+	}
+	if len(b) > maxFileBytes {
+		return Default(), fmt.Errorf("config %s: over %d bytes: is it the configuration?", path, maxFileBytes)
+	}
+	return Parse(path, b)
+}
+
+// Parse reads TOML text over the defaults; name labels errors. A key the
+// program does not know is an error naming it.
+func Parse(name string, text []byte) (Config, error) {
+	c := Default()
+	md, err := toml.Decode(string(text), &c)
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return c, fmt.Errorf("config %s: unknown key %s", path, strings.Join(keys, ", "))
+		return c, fmt.Errorf("config %s: unknown key %s", name, strings.Join(keys, ", "))
 	}
 	return c, nil
 }
@@ -255,6 +283,9 @@ func (m MCP) validate() []error {
 		errs = append(errs, fmt.Errorf("mcp.listen %q: %w", m.Listen, err))
 	} else if m.Transport == "http" && m.TokensFile == "" && !isLoopback(host) {
 		errs = append(errs, fmt.Errorf("mcp.listen %q is not loopback: set mcp.tokens_file (--mcp-tokens-file) first", m.Listen))
+	}
+	if m.AuditMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("mcp.audit_max_bytes %d: want 0 (the server's default) or a size in bytes", m.AuditMaxBytes))
 	}
 	if m.MaxResponseBytes < 0 {
 		errs = append(errs, fmt.Errorf("mcp.max_response_bytes %d: want 0 (the server's default) or a size in bytes", m.MaxResponseBytes))

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"fieldtap/board"
@@ -43,8 +44,9 @@ func (l *armedLED) state() (on, driven bool, why string) { return l.on.Load(), l
 // LED following frame counts, armed LED following the arm switch). Each
 // part is logged up, skipped or failed and added to reg for
 // capture_status, with the transmit-arm input; only a bad profile stops
-// the box.
-func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log *slog.Logger) (hardware, error) {
+// the box. The LED and arm watchers run in wg until ctx ends; the LEDs
+// are off once wg is done.
+func startBoard(ctx context.Context, wg *sync.WaitGroup, cfg config.Config, reg *ports.Registry, log *slog.Logger) (hardware, error) {
 	if cfg.Board == "none" {
 		reg.SetArm(noArm("board none: no arm input"))
 		return hardware{ports: cfg.Ports, led: &armedLED{why: "board none has no LEDs"}}, nil
@@ -110,8 +112,8 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 	}
 	report(board.Outcome{Part: "gpio", State: board.Up, Reason: gpioDetail(prof.GPIO)})
 	_ = lines.Status.Set(true)
-	go func() { <-ctx.Done(); _ = lines.Status.Set(false) }()
-	go lines.Activity.Blink(ctx, func() uint64 { return totalFrames(reg) })
+	wg.Go(func() { <-ctx.Done(); _ = lines.Status.Set(false) })
+	wg.Go(func() { lines.Activity.Blink(ctx, func() uint64 { return totalFrames(reg) }) })
 	switch {
 	case prof.GPIO.ArmedLED == "":
 	case lines.Arm == nil:
@@ -126,11 +128,16 @@ func startBoard(ctx context.Context, cfg config.Config, reg *ports.Registry, log
 		if !fileArm {
 			reg.SetArm(armLine(lines.Arm, prof.GPIO.ArmInput))
 		}
-		go lines.Arm.Watch(ctx, func(armed bool) {
-			if lines.Armed.Set(armed) == nil {
-				hw.led.on.Store(armed)
+		wg.Go(func() {
+			lines.Arm.Watch(ctx, func(armed bool) {
+				if lines.Armed.Set(armed) == nil {
+					hw.led.on.Store(armed)
+				}
+				log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
+			})
+			if lines.Armed.Set(false) == nil {
+				hw.led.on.Store(false)
 			}
-			log.Info("transmit arm switch", "armed", armed, "changes", lines.Arm.Changes())
 		})
 	}
 	hw.arm, hw.confirm, hw.status = lines.Arm, lines.Confirm, lines.Status

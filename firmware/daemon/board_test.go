@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"sync"
 	"testing"
+	"time"
 
 	"fieldtap/board"
 	"fieldtap/firmware/config"
@@ -47,7 +50,9 @@ func TestStartBoardReportsParts(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var reg ports.Registry
-			if _, err := startBoard(ctx, cfg, &reg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+			var wg sync.WaitGroup
+			defer func() { cancel(); wg.Wait() }()
+			if _, err := startBoard(ctx, &wg, cfg, &reg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 				t.Fatal(err)
 			}
 			if got := reg.BoardParts(); !reflect.DeepEqual(got, tc.wantParts) {
@@ -66,5 +71,32 @@ func TestBoardPartOutcomes(t *testing.T) {
 		if got := boardPart(board.Outcome{State: state}).Outcome; got != want {
 			t.Errorf("%s → %q, want %q", state, got, want)
 		}
+	}
+}
+
+// TestBoardWatchersAreJoined: the sim board's LED goroutines run in the
+// wait group startBoard is given, so once its context ends and the group
+// is done, none is left running.
+func TestBoardWatchersAreJoined(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var reg ports.Registry
+	cfg := config.Default()
+	if _, err := startBoard(ctx, &wg, cfg, &reg, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if started := runtime.NumGoroutine(); started <= before {
+		t.Fatalf("%d goroutines before bring-up, %d after: the sim board's LED watchers did not start", before, started)
+	}
+	cancel()
+	wg.Wait()
+	// A goroutine that called Done may take a moment to be gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines before bring-up, %d after its group is done: a watcher is not in the group", before, after)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"fieldtap/drivers/filesource"
+	"fieldtap/firmware/supervise"
 	"fieldtap/services/ports"
 	"fieldtap/services/sandbox"
 )
@@ -88,7 +89,7 @@ func (o *captureOpener) OpenCapture(ctx context.Context, name string) (ports.Sta
 	if err != nil {
 		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
 	}
-	p, err := newPort(src, o.depth, o.an)
+	p, err := newPort(src, o.depth, o.an, supervise.Options{})
 	if err != nil {
 		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
 	}

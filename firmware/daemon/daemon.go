@@ -2,12 +2,9 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -17,13 +14,11 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/config"
+	"fieldtap/firmware/supervise"
 	"fieldtap/mcp"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
 )
-
-// shutdownGrace is how long HTTP clients get to finish on SIGTERM.
-const shutdownGrace = 5 * time.Second
 
 // IO is where the stdio transport talks and where the HTTP transport
 // reports its address once listening.
@@ -36,7 +31,13 @@ type IO struct {
 
 // Run runs the box until ctx ends (or, over stdio, until the client closes
 // stdin). Ports are started before the MCP endpoint, so the first call
-// already sees them.
+// already sees them. When ctx ends, the parts stop in the reverse order
+// they started, each joined before the next stops: the MCP endpoint
+// drains its calls in flight (mcp.ShutdownDrain, then cancels and records
+// the rest), the transmit service stops and its audit file closes, the
+// ports stop and the recorder writes what they delivered, the exporters
+// and the status page say goodbye, the board's LED and arm watchers stop,
+// and the MCP audit file closes last. Run returns nil after a shutdown, drained or not.
 func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logger, stdio IO) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -60,9 +61,13 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed, Workshop: true})...)
 	}
 	var reg ports.Registry
-	boardCtx, stopBoard := context.WithCancel(ctx)
-	defer stopBoard()
-	hw, err := startBoard(boardCtx, cfg, &reg, log)
+	// Capture, the board and the transmit service outlive ctx: calls
+	// draining at shutdown still read them. Each stops in its defer.
+	running := context.WithoutCancel(ctx)
+	boardCtx, stopBoard := context.WithCancel(running)
+	var boardWG sync.WaitGroup
+	defer func() { stopBoard(); boardWG.Wait() }()
+	hw, err := startBoard(boardCtx, &boardWG, cfg, &reg, log)
 	if err != nil {
 		return err
 	}
@@ -92,6 +97,11 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err != nil {
 		return err
 	}
+	// The export directory is made (0700) or checked now, so a planted
+	// one is reported at start-up; capture does not depend on it.
+	if err := an.sipExport.Prepare(); err != nil {
+		log.Error("export directory not usable; export_capture will refuse until it is fixed", "err", err)
+	}
 	an.linkCAN(sources, hw.ports)
 	// The recorder recovers its directory before any port opens, and the
 	// analysers are refilled from it before any port delivers a frame.
@@ -99,31 +109,31 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if rec.rec != nil {
 		an.sipExport.UseRecorder(rec.rec) // an old call exports whole from disk
 	}
-	portCtx, stopPorts := context.WithCancel(ctx)
-	defer stopPorts()
-	var wg sync.WaitGroup
 	// The exporters and the status page stop after the ports, so the
 	// last frames still reach them; fleetWG waits for their goodbyes.
-	fleetCtx, stopFleet := context.WithCancel(context.WithoutCancel(ctx))
+	fleetCtx, stopFleet := context.WithCancel(running)
 	var fleetWG sync.WaitGroup
-	defer fleetWG.Wait()
-	defer stopFleet()
+	defer func() { stopFleet(); fleetWG.Wait() }()
 	hepExp, err := startHEP(fleetCtx, cfg.HEP, an, &fleetWG, log)
 	if err != nil {
+		rec.close(log)
 		return err
 	}
-	var running []*port
+	portCtx, stopPorts := context.WithCancel(running)
+	defer stopPorts()
+	var wg sync.WaitGroup
+	var started []*port
 	for _, src := range sources {
-		p, err := newPort(src, cfg.Store.HandoffDepth, an)
+		p, err := newPort(src, cfg.Store.HandoffDepth, an, supervise.Options{})
 		if err != nil {
 			rec.close(log)
 			return fmt.Errorf("port %s: %w", src.Name(), err)
 		}
 		rec.attach(p, an)
 		reg.Add(p.status)
-		running = append(running, p)
+		started = append(started, p)
 	}
-	rec.refill(ctx, refillBudget(cfg, running), running, log)
+	rec.refill(ctx, refillBudget(cfg, started), started, log)
 	seal := openSealing(cfg.Recorder, rec, an, version, log)
 	files, err := fileSandbox(cfg, an, seal)
 	if err != nil {
@@ -145,11 +155,12 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		captures.stop()
 		stopPorts()
 		wg.Wait()
+		log.Info("ports stopped", "ports", len(started))
 		stopRecorder()
 		recWG.Wait()
 		rec.close(log)
 	}()
-	for _, p := range running {
+	for _, p := range started {
 		p.run(portCtx, &wg, log)
 	}
 	captures.start(portCtx, &wg)
@@ -181,11 +192,16 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.MCP.Transport == "http" {
 		deps.Info.Listen = cfg.MCP.Listen
 	}
-	tx, outcomes, closeTx, err := newTransmitter(portCtx, cfg, hw, sources, deps.Info.Bundles, an, resets, log)
+	txCtx, stopTx := context.WithCancel(running)
+	var txWG sync.WaitGroup
+	tx, outcomes, closeTx, err := newTransmitter(txCtx, &txWG, cfg, hw, sources, deps.Info.Bundles, an, resets, log)
 	if err != nil {
+		stopTx()
 		return err
 	}
-	defer closeTx()
+	// The service's goroutine is joined before its audit file closes, so
+	// no record is written to a closed file.
+	defer func() { stopTx(); txWG.Wait(); closeTx() }()
 	deps.Transmit = tx
 	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log); err != nil {
 		return err
@@ -200,43 +216,10 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		log.Info("serving MCP on stdio")
 		err = mcp.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
 	default:
-		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.HTTPHandler(srv, access.httpOptions(cfg.MCP, log)), log, stdio.Listening)
+		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.NewHTTPEndpoint(srv, access.httpOptions(cfg.MCP, log)), log, stdio.Listening)
 	}
-	stopPorts()
-	wg.Wait()
-	stopFleet()
-	fleetWG.Wait()
-	log.Info("stopped", "ports", len(running))
+	log.Info("MCP endpoint stopped; stopping the rest")
 	return err
-}
-
-func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, listening func(string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("mcp listen %s: %w", addr, err)
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	url := "http://" + ln.Addr().String() + mcp.Path
-	log.Info("serving MCP over HTTP", "url", url)
-	if listening != nil {
-		listening(ln.Addr().String())
-	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return err
-	}
-	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 // sourceInfo summarises the ports for every envelope: live while any port

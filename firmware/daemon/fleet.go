@@ -148,21 +148,22 @@ func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadge
 			log.Error("status page not served", "listen", a, "err", err)
 			continue
 		}
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		// The MCP endpoint's bounds (httpserve.go): a page client holds a
+		// connection no longer than an MCP one.
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		log.Info("serving the status page", "page", "http://"+ln.Addr().String()+statuspage.PagePath, "metrics", metricsH != nil)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(mcp.LimitConns(ln, mcp.DefaultConnsPerAddr, log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("status page stopped", "listen", a, "err", err)
 			}
 		}()
 		go func() {
 			defer wg.Done()
 			<-ctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-			defer cancel()
-			_ = hs.Shutdown(sctx)
+			_ = shutdownWithin(hs, cancelGrace)
 		}()
 	}
 }

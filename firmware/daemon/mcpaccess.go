@@ -25,7 +25,7 @@ func openMCPAccess(c config.MCP) (mcpAccess, error) {
 		}
 	}
 	if c.AuditFile != "" {
-		if a.audit, err = mcp.OpenAudit(c.AuditFile); err != nil {
+		if a.audit, err = mcp.OpenAudit(c.AuditFile, mcp.AuditLimits{MaxBytes: c.AuditMaxBytes}); err != nil {
 			return a, err
 		}
 	}

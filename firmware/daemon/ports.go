@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -11,15 +12,18 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/firmware/supervise"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 )
 
-// port is one running capture port: its source, its hand-off counters,
-// what consumes its frames and the store that keeps them.
+// port is one running capture port: its source and the supervisor that
+// restarts it, its hand-off counters, what consumes its frames and the
+// store that keeps them.
 type port struct {
 	src      capture.Source
+	sup      *supervise.Supervisor
 	handoff  *capture.Handoff
 	counters capture.Counters          // deliveries and hand-off drops
 	consume  func(capture.Frame) error // an error counts the frame DropUndecodable
@@ -36,29 +40,35 @@ type port struct {
 	drained atomic.Bool
 }
 
-func newPort(src capture.Source, depth int, an *analysers) (*port, error) {
+func newPort(src capture.Source, depth int, an *analysers, so supervise.Options) (*port, error) {
+	sup, err := supervise.New(so)
+	if err != nil {
+		return nil, err
+	}
 	consume, stored, err := an.attach(src.Name(), src.Kind())
 	if err != nil {
 		return nil, err
 	}
-	p := &port{src: src, consume: consume, stored: stored}
+	p := &port{src: src, sup: sup, consume: consume, stored: stored}
 	p.handoff = capture.NewHandoff(depth, &p.counters)
 	return p, nil
 }
 
-// run starts the source and the consumer that stores its frames; both end
-// when ctx does or the source is exhausted.
+// run starts the source under its supervisor, and the consumer that
+// stores its frames. A live source that fails is started again with
+// backoff, the same hand-off carrying on; both goroutines end when ctx
+// does or a finite source is exhausted.
 func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		defer p.handoff.Close()
 		log.Info("port started", "port", p.src.Name(), "kind", p.src.Kind(), "source", p.src.Origin())
-		if err := p.src.Run(ctx, p.handoff); err != nil {
+		err := p.sup.Run(ctx, p.src.Live(), func(ctx context.Context) error { return p.attempt(ctx, log) })
+		switch {
+		case err != nil:
 			log.Error("port stopped early", "port", p.src.Name(), "err", err)
-			return
-		}
-		if !p.src.Live() {
+		case !p.src.Live():
 			log.Info("port exhausted", "port", p.src.Name())
 		}
 	}()
@@ -92,10 +102,25 @@ func (p *port) record(f capture.Frame) {
 // linkType is a recorded link type as gopacket names it.
 func linkType(l uint16) layers.LinkType { return layers.LinkType(l) }
 
+// attempt is one run of the source (run1). An error no restart can fix
+// stops the supervisor; any other failure of a live port is logged and
+// retried.
+func (p *port) attempt(ctx context.Context, log *slog.Logger) error {
+	err := p.src.Run(ctx, p.handoff)
+	if errors.Is(err, capture.ErrUnsupported) {
+		return fmt.Errorf("%w (%w)", err, supervise.ErrPermanent)
+	}
+	if ctx.Err() == nil && p.src.Live() {
+		log.Warn("port failed; restarting", "port", p.src.Name(), "err", err, "restarts", p.sup.Status().Restarts)
+	}
+	return err
+}
+
 func (p *port) status() ports.Status {
 	s := p.src.Stats()
 	h := p.counters.Snapshot()
 	st := p.stored()
+	sup := p.sup.Status()
 	drops := map[string]uint64{}
 	for k, v := range s.Drops {
 		drops[k] += v
@@ -107,6 +132,10 @@ func (p *port) status() ports.Status {
 	if p.rec != nil {
 		st := p.rec.Status()
 		rec = &st
+	}
+	stopped := s.StoppedEarly
+	if stopped == "" {
+		stopped = sup.Stopped
 	}
 	return ports.Status{
 		Recorder:        rec,
@@ -122,7 +151,10 @@ func (p *port) status() ports.Status {
 		FirstTime:       timePtr(h.First),
 		LastTime:        timePtr(h.Last),
 		SourceExhausted: s.Exhausted && p.drained.Load(),
-		StoppedEarly:    s.StoppedEarly,
+		StoppedEarly:    stopped,
+		Restarts:        sup.Restarts,
+		LastError:       sup.LastError,
+		LastErrorTime:   timePtr(sup.LastAt),
 		Store: ports.StoreStatus{
 			Frames: st.Items, Bytes: st.Bytes,
 			MaxFrames: st.Limits.Items, MaxBytes: st.Limits.Bytes,

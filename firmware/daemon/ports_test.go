@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
+	"fieldtap/firmware/supervise"
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 )
@@ -50,7 +52,7 @@ func TestUndecodableCANFrameIsCounted(t *testing.T) {
 		{Time: time.Unix(1, 0), Link: wire.LinkCANSocketCAN, Data: good},
 		{Time: time.Unix(2, 0), Link: wire.LinkCANSocketCAN, Data: bad},
 	}}
-	p, err := newPort(src, 8, an)
+	p, err := newPort(src, 8, an, supervise.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,11 @@ func TestExhaustedOnlyOnceConsumed(t *testing.T) {
 	}
 	release := make(chan struct{})
 	consumed := 0
-	p := &port{src: src, stored: func() ring.Stats { return ring.Stats{} }, consume: func(capture.Frame) error {
+	sup, err := supervise.New(supervise.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &port{src: src, sup: sup, stored: func() ring.Stats { return ring.Stats{} }, consume: func(capture.Frame) error {
 		<-release
 		consumed++
 		return nil
@@ -94,5 +100,64 @@ func TestExhaustedOnlyOnceConsumed(t *testing.T) {
 	wg.Wait()
 	if st := p.status(); !st.SourceExhausted || consumed != 5 {
 		t.Errorf("exhausted %v after %d of 5 frames consumed", st.SourceExhausted, consumed)
+	}
+}
+
+// flakySource is a live CAN source whose first attempts deliver one frame
+// and then fail, as a USB adapter that glitches; the last attempt
+// delivers one frame and runs until cancelled.
+type flakySource struct {
+	fails    int // attempts that fail
+	attempts int
+	counters capture.Counters
+	running  chan struct{} // closed when the last attempt runs
+}
+
+func (s *flakySource) Name() string         { return "can7" }
+func (s *flakySource) Kind() capture.Kind   { return capture.KindCAN }
+func (s *flakySource) Origin() string       { return "test" }
+func (s *flakySource) Live() bool           { return true }
+func (s *flakySource) Stats() capture.Stats { return s.counters.Snapshot() }
+func (s *flakySource) Run(ctx context.Context, out *capture.Handoff) error {
+	s.attempts++
+	b, _ := wire.EncodeCAN(wire.CANEFF|0x18FEF100, []byte{byte(s.attempts)})
+	out.Offer(capture.Frame{Time: time.Unix(int64(s.attempts), 0), Link: wire.LinkCANSocketCAN, Data: b})
+	if s.attempts <= s.fails {
+		return errors.New("read /dev/ttyACM0: input/output error")
+	}
+	close(s.running)
+	<-ctx.Done()
+	return nil
+}
+
+// TestFailedLivePortIsRestartedAndCounted: a live port whose reads fail is
+// started again by its supervisor, capture goes on into the same store,
+// and capture_status shows the restarts and the last error.
+func TestFailedLivePortIsRestartedAndCounted(t *testing.T) {
+	an, err := newAnalysers(ring.Limits{Items: 16, Bytes: 1 << 16}, t.TempDir(), t.TempDir(), rtp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &flakySource{fails: 2, running: make(chan struct{})}
+	p, err := newPort(src, 8, an, supervise.Options{MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	p.run(ctx, &wg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	select {
+	case <-src.running:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the source was not restarted: %+v", p.status())
+	}
+	cancel()
+	wg.Wait()
+	st := p.status()
+	if st.Restarts != 2 || st.LastError != "read /dev/ttyACM0: input/output error" || st.LastErrorTime == nil || st.StoppedEarly != "" {
+		t.Errorf("status restarts %d last error %q at %v, stopped %q; want 2 restarts and the read error", st.Restarts, st.LastError, st.LastErrorTime, st.StoppedEarly)
+	}
+	if st.Frames != 3 || st.Store.Frames != 3 {
+		t.Errorf("frames %d, stored %d; want one from each of the 3 attempts", st.Frames, st.Store.Frames)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"fieldtap/board"
@@ -21,7 +22,9 @@ import (
 // Listener from the driver through the adapters in txports.go; any other
 // port keeps a nil Writer, and sends on it are refused by the port_config
 // gate, naming the missing writer. A port without transmit = true is
-// never given a writer at all, so no code path can reach its bus.
+// never given a writer at all, so no code path can reach its bus. The
+// service's arm watcher runs in wg until ctx ends; join it before calling
+// the returned close, which closes the transmit audit file.
 //
 // The confirm button is the board's confirm input with the status LED
 // (on the sim board, transmit.confirm_file). Once built, the service
@@ -29,7 +32,7 @@ import (
 // (the audit file's tail) and the listen-only step's resets. Every audit
 // record also passes a counter for the metrics endpoint, which keeps the
 // auditor's answer (no file: every record refused).
-func newTransmitter(ctx context.Context, cfg config.Config, hw hardware, sources []capture.Source, bundles []string, an *analysers, resets []transmit.PortReset, log *slog.Logger) (*transmit.Service, *metrics.TransmitCounter, func(), error) {
+func newTransmitter(ctx context.Context, wg *sync.WaitGroup, cfg config.Config, hw hardware, sources []capture.Source, bundles []string, an *analysers, resets []transmit.PortReset, log *slog.Logger) (*transmit.Service, *metrics.TransmitCounter, func(), error) {
 	enabled := map[string]board.Port{}
 	for _, p := range cfg.Ports {
 		enabled[p.Name] = p
@@ -108,7 +111,7 @@ func newTransmitter(ctx context.Context, cfg config.Config, hw hardware, sources
 	if err := svc.RecordStart(ctx, tail, resets); err != nil {
 		log.Error("start-up not recorded in the transmit audit", "err", err)
 	}
-	go svc.Run(ctx)
+	wg.Go(func() { svc.Run(ctx) })
 	log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", cfg.Transmit.AuditFile != "",
 		"arm", o.Arm != nil, "confirm_button", o.Button != nil, "require_button", o.RequireButton)
 	return svc, counter, closeAudit, nil

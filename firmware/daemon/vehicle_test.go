@@ -75,7 +75,7 @@ func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
 	if _, ok := an.j1939.Catalogue().Lookup(9999); ok {
 		t.Fatal("SPN 9999 known before the file was loaded")
 	}
-	if _, err := an.dbc.Load("", "oem.dbc"); err != nil {
+	if _, err := an.dbc.Load(context.Background(), "", "oem.dbc"); err != nil {
 		t.Fatal(err)
 	}
 	p, ok := an.j1939.Catalogue().Lookup(9999)

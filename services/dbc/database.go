@@ -15,6 +15,9 @@ type Database struct {
 	Notes    []string
 	Messages []Message // by file order
 	Signals  int       // over every message
+	// Bytes estimates the heap the parsed database holds (footprint.go);
+	// Parse refuses one over MaxDatabaseBytes.
+	Bytes int64
 	// J1939 is true when the file declares J1939 (ProtocolType or
 	// VFrameFormat J1939PG): its extended messages then also match a frame
 	// by PGN whatever its source address and priority.

@@ -9,7 +9,8 @@ import (
 )
 
 // Parse reads one DBC file. name labels errors and the result. It refuses
-// (with an *Error) a file over the bounds, one einride cannot parse after
+// (with an *Error) a file over the bounds (MaxDatabaseBytes included,
+// checked once the database is built), one einride cannot parse after
 // the rewrites in prepare, one that defines no message, and one whose
 // definitions are inconsistent (a signal outside its message, a duplicate
 // id, an unresolvable multiplexer).
@@ -25,7 +26,14 @@ func Parse(name string, data []byte) (*Database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(name, pp, defs)
+	db, err := build(name, pp, defs)
+	if err != nil {
+		return nil, err
+	}
+	if db.Bytes = db.footprint(); db.Bytes > MaxDatabaseBytes {
+		return nil, errorf(name, 0, "the parsed database would hold about %d MiB, over the %d MiB limit (%d messages, %d signals): split it, or load only the messages you need", db.Bytes>>20, MaxDatabaseBytes>>20, len(db.Messages), db.Signals)
+	}
+	return db, nil
 }
 
 // parseDefs runs einride's parser, turning a panic it does not recover

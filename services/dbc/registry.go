@@ -1,6 +1,7 @@
 package dbc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,22 +23,35 @@ const MaxNameBytes = 64
 var (
 	ErrUnsafePath   = errors.New("dbc: file must be a plain relative name inside the data directory")
 	ErrTooMany      = errors.New("dbc: too many databases loaded")
+	ErrTooBig       = errors.New("dbc: the loaded databases would hold too much memory")
 	ErrBadName      = errors.New("dbc: name must be 1-64 letters, digits, '_', '-' or '.'")
 	ErrNotRegular   = errors.New("dbc: not a regular file")
 	ErrNoDataDir    = errors.New("dbc: no data directory configured")
 	ErrNotLoaded    = errors.New("dbc: no database by that name")
 	errFileTooLarge = errors.New("dbc: file too large")
+	errFileChanged  = errors.New("dbc: the file changed while it was opened")
 )
 
 // Registry holds the named databases an operator loaded from one data
 // directory. Files are opened through os.Root, so neither `..` nor a
 // symlink can reach outside the directory.
+//
+// A load is checked before anything is parsed: the name, the path, that
+// the registry has room (MaxDatabases), that the file is a regular file
+// (a FIFO or a device is refused without blocking) of at most
+// MaxFileBytes. Loads run one at a time (parsing a large file allocates
+// several times its size for a moment); a load waits for the one before
+// it for as long as its context allows. The parsed database must hold at
+// most MaxDatabaseBytes, and all of them together MaxRegistryBytes.
 type Registry struct {
-	dir   string
-	now   func() time.Time
+	dir     string
+	now     func() time.Time
+	loading chan struct{} // one slot: the load in progress
+
 	mu    sync.Mutex
 	dbs   map[string]*Database
 	order []string
+	bytes int64 // Bytes of every loaded database
 	// onLoad hears of every successful Load (Watch).
 	onLoad func(loaded []*Database)
 }
@@ -45,7 +59,7 @@ type Registry struct {
 // NewRegistry returns a registry reading from dir; an empty dir refuses
 // every load with ErrNoDataDir.
 func NewRegistry(dir string) *Registry {
-	return &Registry{dir: dir, now: time.Now, dbs: map[string]*Database{}}
+	return &Registry{dir: dir, now: time.Now, dbs: map[string]*Database{}, loading: make(chan struct{}, 1)}
 }
 
 // Dir is the data directory.
@@ -53,13 +67,29 @@ func (r *Registry) Dir() string { return r.dir }
 
 // Load reads file from the data directory and keeps it as name (the file's
 // base name without .dbc when name is empty). Loading an existing name
-// replaces it; a new name beyond MaxDatabases is refused.
-func (r *Registry) Load(name, file string) (*Database, error) {
+// replaces it; a new name beyond MaxDatabases is refused. It returns
+// ctx's error if ctx ends while it waits for another load.
+func (r *Registry) Load(ctx context.Context, name, file string) (*Database, error) {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	}
 	if !validName(name) {
 		return nil, fmt.Errorf("%w: %q", ErrBadName, name)
+	}
+	if r.dir == "" {
+		return nil, ErrNoDataDir
+	}
+	if !filepath.IsLocal(file) || strings.ContainsRune(file, '\\') {
+		return nil, fmt.Errorf("%w: %q", ErrUnsafePath, file)
+	}
+	select {
+	case r.loading <- struct{}{}:
+		defer func() { <-r.loading }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("dbc: waiting for another load: %w", ctx.Err())
+	}
+	if err := r.room(name, 0); err != nil {
+		return nil, err
 	}
 	data, err := r.read(file)
 	if err != nil {
@@ -72,13 +102,16 @@ func (r *Registry) Load(name, file string) (*Database, error) {
 	db.Name, db.LoadedAt = name, r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, exists := r.dbs[name]; !exists {
-		if len(r.dbs) >= MaxDatabases {
-			return nil, fmt.Errorf("%w (%d): reuse a loaded name to replace it", ErrTooMany, MaxDatabases)
-		}
+	if err := r.roomLocked(name, db.Bytes); err != nil {
+		return nil, err
+	}
+	if old, exists := r.dbs[name]; exists {
+		r.bytes -= old.Bytes
+	} else {
 		r.order = append(r.order, name)
 	}
 	r.dbs[name] = db
+	r.bytes += db.Bytes
 	if fn := r.onLoad; fn != nil {
 		all := make([]*Database, 0, len(r.order))
 		for _, n := range r.order {
@@ -100,40 +133,91 @@ func (r *Registry) Watch(fn func(loaded []*Database)) {
 	r.onLoad = fn
 }
 
-// read returns the file's bytes, refusing paths that leave the directory,
-// anything but a regular file, and more than MaxFileBytes.
+// room reports whether a database of size bytes may be kept as name.
+func (r *Registry) room(name string, size int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.roomLocked(name, size)
+}
+
+func (r *Registry) roomLocked(name string, size int64) error {
+	old, exists := r.dbs[name]
+	if !exists && len(r.dbs) >= MaxDatabases {
+		return fmt.Errorf("%w (%d): reuse a loaded name to replace it", ErrTooMany, MaxDatabases)
+	}
+	total := r.bytes + size
+	if exists {
+		total -= old.Bytes
+	}
+	if total > MaxRegistryBytes {
+		return fmt.Errorf("%w: %s needs about %d MiB and the others hold %d MiB, over %d MiB: load it under the name of a database you no longer need", ErrTooBig, name, size>>20, (total-size)>>20, MaxRegistryBytes>>20)
+	}
+	return nil
+}
+
+// read returns the file's bytes, refusing anything but a regular file of
+// at most MaxFileBytes. The file is looked at before it is opened and
+// opened non-blocking, so a FIFO (whose open would wait for a writer) or
+// a device is refused at once; what was opened is checked to be what was
+// looked at.
 func (r *Registry) read(file string) ([]byte, error) {
-	if r.dir == "" {
-		return nil, ErrNoDataDir
-	}
-	if !filepath.IsLocal(file) || strings.ContainsRune(file, '\\') {
-		return nil, fmt.Errorf("%w: %q", ErrUnsafePath, file)
-	}
 	root, err := os.OpenRoot(r.dir)
 	if err != nil {
 		return nil, fmt.Errorf("dbc: data directory: %w", err)
 	}
 	defer root.Close()
-	f, err := root.Open(file)
+	st, err := root.Stat(file)
 	if err != nil {
 		return nil, fmt.Errorf("dbc: %w", err) // os.Root names an escaping symlink
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	if err := regularAndSmall(file, st); err != nil {
+		return nil, err
+	}
+	f, err := root.OpenFile(file, os.O_RDONLY|openNonBlock, 0)
 	if err != nil {
 		return nil, fmt.Errorf("dbc: %w", err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s", ErrNotRegular, file)
+	defer f.Close()
+	opened, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("dbc: %w", err)
 	}
-	if st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%w: %s is %d bytes, over %d", errFileTooLarge, file, st.Size(), MaxFileBytes)
+	if !os.SameFile(st, opened) {
+		return nil, fmt.Errorf("%w: %s", errFileChanged, file)
+	}
+	if err := regularAndSmall(file, opened); err != nil {
+		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("dbc: read %s: %w", file, err)
 	}
 	return data, nil // Parse refuses a file that grew past the limit
+}
+
+func regularAndSmall(file string, st os.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is a %s", ErrNotRegular, file, fileKind(st.Mode()))
+	}
+	if st.Size() > MaxFileBytes {
+		return fmt.Errorf("%w: %s is %d bytes, over %d", errFileTooLarge, file, st.Size(), MaxFileBytes)
+	}
+	return nil
+}
+
+// fileKind names what a non-regular file is, for the refusal.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 func validName(s string) bool {

@@ -1,6 +1,7 @@
 package dbc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -52,7 +53,7 @@ func TestRegistryLoadPaths(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := r.Load(tc.as, tc.file)
+			db, err := r.Load(context.Background(), tc.as, tc.file)
 			switch {
 			case tc.wantErr != nil || tc.errText != "":
 				if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || !strings.Contains(err.Error(), tc.errText) {
@@ -79,20 +80,20 @@ func TestRegistryBounded(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.dbc"), good, 0o644)
 	r := NewRegistry(dir)
 	for i := range MaxDatabases {
-		if _, err := r.Load("db"+strconv.Itoa(i), "a.dbc"); err != nil {
+		if _, err := r.Load(context.Background(), "db"+strconv.Itoa(i), "a.dbc"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := r.Load("one-more", "a.dbc"); !errors.Is(err, ErrTooMany) {
+	if _, err := r.Load(context.Background(), "one-more", "a.dbc"); !errors.Is(err, ErrTooMany) {
 		t.Fatalf("err = %v, want ErrTooMany", err)
 	}
-	if _, err := r.Load("db0", "a.dbc"); err != nil {
+	if _, err := r.Load(context.Background(), "db0", "a.dbc"); err != nil {
 		t.Errorf("replacing a loaded name must work: %v", err)
 	}
 	if n := len(r.List()); n != MaxDatabases {
 		t.Errorf("%d loaded", n)
 	}
-	if _, err := NewRegistry("").Load("", "a.dbc"); !errors.Is(err, ErrNoDataDir) {
+	if _, err := NewRegistry("").Load(context.Background(), "", "a.dbc"); !errors.Is(err, ErrNoDataDir) {
 		t.Errorf("no dir: %v", err)
 	}
 }
@@ -101,7 +102,7 @@ func TestRegistryRefusesProse(t *testing.T) {
 	dir := t.TempDir()
 	b, _ := os.ReadFile(filepath.Join("testdata", "prose.dbc"))
 	os.WriteFile(filepath.Join(dir, "letter.dbc"), b, 0o644)
-	_, err := NewRegistry(dir).Load("", "letter.dbc")
+	_, err := NewRegistry(dir).Load(context.Background(), "", "letter.dbc")
 	var e *Error
 	if !errors.As(err, &e) || e.File != "letter.dbc" || e.Line == 0 {
 		t.Fatalf("err = %v, want a located *Error", err)
@@ -124,10 +125,10 @@ func TestRegistryWatch(t *testing.T) {
 		}
 		seen = append(seen, names)
 	})
-	r.Load("", "a.dbc")
-	r.Load("", "missing.dbc")
-	r.Load("", "b.dbc")
-	r.Load("", "a.dbc")
+	r.Load(context.Background(), "", "a.dbc")
+	r.Load(context.Background(), "", "missing.dbc")
+	r.Load(context.Background(), "", "b.dbc")
+	r.Load(context.Background(), "", "a.dbc")
 	if fmt.Sprint(seen) != "[[a] [a b] [a b]]" {
 		t.Errorf("watcher saw %v", seen)
 	}

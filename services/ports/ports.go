@@ -34,6 +34,14 @@ type Status struct {
 	SourceExhausted bool   `json:"source_exhausted"`
 	StoppedEarly    string `json:"stopped_early,omitempty"`
 
+	// Restarts counts how often a live port was started again after it
+	// failed (an unplugged adapter, a read error); LastError is why it
+	// last failed, at LastErrorTime. A port that never failed has 0 and
+	// neither of the others.
+	Restarts      uint64     `json:"restarts"`
+	LastError     string     `json:"last_error,omitempty"`
+	LastErrorTime *time.Time `json:"last_error_time,omitempty"`
+
 	Store StoreStatus `json:"store"`
 
 	// Recorder is the port's recording on disk: state (recording or

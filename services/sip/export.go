@@ -3,12 +3,16 @@ package sip
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -26,13 +30,19 @@ const (
 	MaxExportFrames = 200_000
 	MaxExportBytes  = 256 << 20
 	exportFileMode  = 0o640
-	exportDirMode   = 0o750
 	exportSnapLen   = 262144 // tcpdump's default snap length
+	// exportNameTries bounds the attempts at a fresh name: with 64
+	// random bits a second collision means something else is wrong.
+	exportNameTries = 4
 )
 
 // ErrNothingToExport is returned when no frame of the dialogs or their
 // media was found in the frame rings or the recorder: no file is written.
 var ErrNothingToExport = errors.New("sip: nothing to export: no frame of these dialogs is in the frame rings or the recorder")
+
+// ErrDiskFull is wrapped by an export that ran out of space; nothing of
+// it is left behind.
+var ErrDiskFull = errors.New("no space left on the disk")
 
 // Recorded is the recorder's read side an export needs: frames of a time
 // window, and frames again by where a scan found them.
@@ -49,12 +59,25 @@ type Exporter struct {
 	mu    sync.Mutex
 	ports map[string]*framestore.Store
 	rec   Recorded // nil: the frame rings only
-	n     int      // files written, for unique names
 }
 
-// NewExporter returns an exporter writing into dir (created on first use).
+// NewExporter returns an exporter writing into dir, which Prepare (or the
+// first export) creates 0700; see openExportDir for what an existing one
+// must be.
 func NewExporter(dir string) *Exporter {
 	return &Exporter{dir: dir, ports: map[string]*framestore.Store{}}
+}
+
+// Prepare creates the export directory (0700, parents 0755) or checks the
+// one there: a real directory, not a symlink, owned by this process's
+// user and writable by nobody else. The daemon calls it at start-up so a
+// planted directory is reported then, not at the first export.
+func (e *Exporter) Prepare() error {
+	root, err := openExportDir(e.dir)
+	if err != nil {
+		return err
+	}
+	return root.Close()
 }
 
 // Dir is the export directory.
@@ -198,35 +221,72 @@ func sortFrames(fs []exportFrame) {
 	})
 }
 
-func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult) (path string, err error) {
-	if err := os.MkdirAll(e.dir, exportDirMode); err != nil {
-		return "", fmt.Errorf("export directory %s: %w", e.dir, err)
-	}
-	e.mu.Lock()
-	e.n++
-	name := fmt.Sprintf("sip-%s-%d.pcapng", now.UTC().Format("20060102T150405Z"), e.n)
-	e.mu.Unlock()
-	path = filepath.Join(e.dir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, exportFileMode)
+// write puts frames in a new file of the export directory. Every failure
+// removes what it wrote, and a full disk says so (ErrDiskFull).
+func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult) (string, error) {
+	root, err := openExportDir(e.dir)
 	if err != nil {
-		return "", fmt.Errorf("export: %w", err)
+		return "", err
 	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
+	defer root.Close()
+	f, name, err := createExport(root, now)
+	if err != nil {
+		return "", fmt.Errorf("export: %w", diskFull(e.dir, err))
+	}
+	werr := writeFrames(f, frames, res)
+	if werr == nil {
+		werr = f.Sync() // a delayed ENOSPC shows here, not after the answer
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		root.Remove(name)
+		res.Frames, res.Truncated = 0, false
+		return "", fmt.Errorf("export %s (nothing was kept): %w", filepath.Join(e.dir, name), diskFull(e.dir, werr))
+	}
+	if st, err := root.Stat(name); err == nil {
+		res.Bytes = st.Size()
+	}
+	return filepath.Join(e.dir, name), nil
+}
+
+// createExport makes a new file whose name is the capture time (to the
+// second) and 64 random bits, with O_EXCL: two daemons, or a restart,
+// exporting in the same second never write to one file.
+func createExport(root *os.Root, now time.Time) (*os.File, string, error) {
+	var err error
+	for range exportNameTries {
+		var rnd [8]byte
+		_, _ = rand.Read(rnd[:]) // crypto/rand.Read never fails (Go 1.24+)
+		name := fmt.Sprintf("sip-%s-%s.pcapng", now.UTC().Format("20060102T150405Z"), hex.EncodeToString(rnd[:]))
+		var f *os.File
+		f, err = root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, exportFileMode)
+		if err == nil {
+			return f, name, nil
 		}
-		if err != nil {
-			os.Remove(path)
-			return
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, "", err
 		}
-		if st, serr := os.Stat(path); serr == nil {
-			res.Bytes = st.Size()
-		}
-	}()
+	}
+	return nil, "", fmt.Errorf("%d fresh names were all taken: %w", exportNameTries, err)
+}
+
+// diskFull marks an out-of-space error with ErrDiskFull, naming dir.
+func diskFull(dir string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("%w holding %s: %w", ErrDiskFull, dir, err)
+	}
+	return err
+}
+
+// writeFrames writes frames (at least one, in capture order) as pcapng,
+// one interface per port and link type.
+func writeFrames(f *os.File, frames []exportFrame, res *ExportResult) error {
 	first := pcapgo.NgInterface{Name: frames[0].port, LinkType: frames[0].link, SnapLength: exportSnapLen}
 	w, err := pcapgo.NewNgWriterInterface(f, first, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "fieldtap export_capture"}})
 	if err != nil {
-		return "", err
+		return err
 	}
 	type ifKey struct {
 		port string
@@ -243,13 +303,13 @@ func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult)
 		id, ok := ifaces[k]
 		if !ok {
 			if id, err = w.AddInterface(pcapgo.NgInterface{Name: fr.port, LinkType: fr.link, SnapLength: exportSnapLen}); err != nil {
-				return "", err
+				return err
 			}
 			ifaces[k] = id
 		}
 		ci := gopacket.CaptureInfo{Timestamp: fr.time, CaptureLength: len(fr.data), Length: max(fr.origLen, len(fr.data)), InterfaceIndex: id}
 		if err := w.WritePacket(ci, fr.data); err != nil {
-			return "", err
+			return err
 		}
 		written += int64(len(fr.data))
 		res.Frames++
@@ -258,8 +318,5 @@ func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult)
 		}
 	}
 	// NgWriter buffers internally.
-	if err := w.Flush(); err != nil {
-		return "", err
-	}
-	return path, nil
+	return w.Flush()
 }

@@ -107,14 +107,24 @@ func (a *FileAuditor) Record(_ context.Context, r Record) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.f == nil {
+		return fmt.Errorf("transmit audit: the file is closed")
+	}
 	if _, err := a.f.Write(append(b, '\n')); err != nil {
 		return err
 	}
 	return a.f.Sync()
 }
 
-// Close closes the file.
-func (a *FileAuditor) Close() error { return a.f.Close() }
+// Close closes the file; a Record after it fails (and so refuses its
+// write) instead of writing to a closed file.
+func (a *FileAuditor) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
 
 // noAuditor refuses every record: with no audit file configured nothing
 // may be sent, but dry runs still work.

@@ -38,7 +38,8 @@ func NewLoadMeter(bitrate int) *LoadMeter { return &LoadMeter{bitrate: bitrate} 
 // Add counts a frame of bits bits that ended at t.
 func (m *LoadMeter) Add(t time.Time, bits int) {
 	k := t.UnixNano() / int64(loadBucket)
-	i := int(k % int64(loadBuckets))
+	// Euclidean: a time before 1970 (a capture file's) has k < 0.
+	i := int((k%int64(loadBuckets) + int64(loadBuckets)) % int64(loadBuckets))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.slot[i] != k {

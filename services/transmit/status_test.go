@@ -97,6 +97,21 @@ func TestLoadMeterWindow(t *testing.T) {
 	}
 }
 
+// TestLoadMeterTakesAnyTime: a frame stamped before 1970 (a capture
+// file's) is measured; one at the zero time, outside what UnixNano can
+// hold, is taken without a panic (the load is then not known).
+func TestLoadMeterTakesAnyTime(t *testing.T) {
+	at := time.Unix(-86_400, 0)
+	m := NewLoadMeter(1000)
+	m.Add(at.Add(-500*time.Millisecond), 100)
+	if v, ok := m.Load(at); !ok || v != 0.1 {
+		t.Errorf("at %v: load %v %v, want 0.1", at, v, ok)
+	}
+	for _, at := range []time.Time{{}, time.Time{}.Add(-158 * time.Millisecond)} {
+		NewLoadMeter(1000).Add(at, 100)
+	}
+}
+
 // TestNextNeverOffersWhatCannotSend: the `next` suggestion offers the
 // execute call only when no known gate would refuse it.
 func TestNextNeverOffersWhatCannotSend(t *testing.T) {

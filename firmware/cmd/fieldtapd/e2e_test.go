@@ -58,6 +58,8 @@ type portStatus struct {
 	Errors          map[string]uint64 `json:"errors"`
 	SourceExhausted bool              `json:"source_exhausted"`
 	StoppedEarly    string            `json:"stopped_early"`
+	Restarts        uint64            `json:"restarts"`
+	LastError       string            `json:"last_error"`
 }
 
 type envelope struct {

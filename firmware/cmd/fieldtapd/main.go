@@ -19,6 +19,7 @@ import (
 
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/daemon"
+	"fieldtap/firmware/loglimit"
 	"fieldtap/mcp"
 )
 
@@ -132,7 +133,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 
-	log := newLogger(stderr, cfg.Log)
+	log, limited := newLogger(stderr, cfg.Log)
+	defer limited.Flush() // the counts of lines still being suppressed
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && cfg.MemoryLimitMiB > 0 {
 		debug.SetMemoryLimit(int64(cfg.MemoryLimitMiB) << 20)
 	}
@@ -159,12 +161,17 @@ func splitList(s string) []string {
 	return out
 }
 
-func newLogger(w io.Writer, c config.Log) *slog.Logger {
+// newLogger writes to w in the configured format, with like lines past a
+// burst counted instead of written (firmware/loglimit): a file of bad
+// lines or a client hammering a cap must not fill stderr.
+func newLogger(w io.Writer, c config.Log) (*slog.Logger, *loglimit.Handler) {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(c.Level))
 	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	limited, _ := loglimit.New(h, loglimit.Options{}) // the defaults pass their own check
+	return slog.New(limited), limited
 }
