@@ -15,8 +15,8 @@ import (
 
 func canTestDeps(t *testing.T) Deps {
 	d := testDeps()
-	d.CAN = canbus.New(ring.Limits{})
-	d.J1939 = j1939.NewStore()
+	d.CAN, _ = canbus.New(ring.Limits{})
+	d.J1939, _ = j1939.New(j1939.Limits{})
 	p, err := d.CAN.Port("can", 0)
 	if err != nil {
 		t.Fatal(err)

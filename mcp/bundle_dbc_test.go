@@ -30,7 +30,7 @@ func dbcTestDeps(t *testing.T) Deps {
 	}
 	d := testDeps()
 	d.DBC = dbc.NewRegistry(dir)
-	d.CAN = canbus.New(ring.Limits{})
+	d.CAN, _ = canbus.New(ring.Limits{})
 	p, err := d.CAN.Port("can0", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -18,12 +18,13 @@ func j1708Deps(t *testing.T) Deps {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p, _ := s.Port("j1708")
 	t0 := time.Unix(1000, 0)
 	for i := range 30 {
-		s.Add(t0.Add(time.Duration(i)*100*time.Millisecond), []byte{0x80, 0x54, 0x38, 0xF4}, false) // road speed 28 mph
+		p.Add(t0.Add(time.Duration(i)*100*time.Millisecond), []byte{0x80, 0x54, 0x38, 0xF4}, false) // road speed 28 mph
 	}
-	s.Add(t0.Add(5*time.Second), []byte{0x80, 0xC2, 0x00, 0xBE}, false) // empty fault table
-	s.Add(t0.Add(6*time.Second), []byte{0x80, 0x54, 0x38, 0xF5}, false) // bad checksum
+	p.Add(t0.Add(5*time.Second), []byte{0x80, 0xC2, 0x00, 0xBE}, false) // empty fault table
+	p.Add(t0.Add(6*time.Second), []byte{0x80, 0x54, 0x38, 0xF5}, false) // bad checksum
 	d := testDeps()
 	d.J1587 = s
 	return d

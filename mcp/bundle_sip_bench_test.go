@@ -17,7 +17,7 @@ const benchDialogs = sip.DefaultDialogs
 
 func benchStore(b *testing.B) *sip.Store {
 	b.Helper()
-	st := sip.NewStore(sip.Limits{})
+	st, _ := sip.New(sip.Limits{DialogBytes: 1 << 30, MessageBytes: 1 << 30})
 	var m sip.Parsed
 	for i := range benchDialogs {
 		code := []string{"200 OK", "486 Busy Here", "404 Not Found"}[i%3]

@@ -160,7 +160,7 @@ func TestTailCursorSeesEachUpdateOnce(t *testing.T) {
 // TestExportCaptureOpensInTshark feeds frames through the analyser with
 // frame references, exports one dialog and has tshark read the file back.
 func TestExportCaptureOpensInTshark(t *testing.T) {
-	st := sip.NewStore(sip.Limits{})
+	st, _ := sip.New(sip.Limits{})
 	fs, err := framestore.New(ring.Limits{Items: 1000, Bytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 func sipTestDeps(t *testing.T) Deps {
 	t.Helper()
-	st := sip.NewStore(sip.Limits{})
+	st, _ := sip.New(sip.Limits{})
 	add := func(at int, raw string) {
 		var m sip.Parsed
 		if err := m.Parse([]byte(raw)); err != nil {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
+	"unsafe"
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
@@ -49,6 +51,25 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 	return err
 }
 
+// Batching: a file's frames are handed off batchFrames at a time, their
+// bytes laid out in one buffer per batch, and batchesInFlight buffers are
+// recycled, so reading a log allocates nothing per frame.
+const (
+	batchFrames     = 1024
+	batchesInFlight = 4
+	// readBuffer is what one read(2) takes; lines longer than maxLine
+	// are still refused.
+	readBuffer = 64 << 10
+)
+
+// Footprint is what a candump file port holds in flight: its batch
+// buffers and their frame lists.
+func (s *Source) Footprint() capture.Footprint {
+	return capture.Footprint{Heap: batchesInFlight * batchFrames * int64(wire.CANFrameBytes+unsafe.Sizeof(capture.Frame{}))}
+}
+
+var _ capture.Sizer = (*Source)(nil)
+
 func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 	f, err := os.Open(s.path)
 	if err != nil {
@@ -56,49 +77,109 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, maxLine)
+	b := newBatcher(ctx, out)
+	br := bufio.NewReaderSize(f, readBuffer)
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
+		if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxLine {
 			// An overlong line is skipped, not fatal: drain it to its newline.
 			s.counters.Error("overlong_line")
 			s.log.Warn("skipping overlong candump line", "file", s.path, "line", n, "max_bytes", maxLine)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
-			if err == nil {
-				continue
-			}
 			line = nil
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			s.counters.Error("read")
+			if ferr := b.flush(); ferr != nil {
+				return ferr
+			}
 			return fmt.Errorf("%s: line %d: %w", s.path, n, err)
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			if ferr := s.emit(ctx, out, line, n); ferr != nil {
+		if len(line) > 0 && len(bytes.TrimSpace(line)) > 0 {
+			if ferr := s.emit(b, line, n); ferr != nil {
 				return ferr
 			}
 		}
 		if err != nil { // io.EOF
-			return nil
+			return b.flush()
 		}
 	}
 }
 
-// emit parses one line and hands its frame on; a malformed line is counted
-// and logged with its number.
-func (s *Source) emit(ctx context.Context, out *capture.Handoff, line []byte, n int) error {
+// emit parses one line and adds its frame to the batch; a malformed line
+// is counted and logged with its number.
+func (s *Source) emit(b *batcher, line []byte, n int) error {
 	var r wire.CandumpRecord
 	if err := wire.DecodeCandump(line, &r); err != nil {
 		s.counters.Error("malformed_line")
 		s.log.Warn("skipping malformed candump line", "file", s.path, "line", n, "err", err)
 		return nil
 	}
-	frame, err := wire.EncodeCAN(r.ID, r.Payload())
+	return b.add(r.Time, r.ID, r.Payload(), func() { s.counters.Error("malformed_line") })
+}
+
+// batcher lays frames out in recycled buffers and hands them off a batch
+// at a time.
+type batcher struct {
+	ctx  context.Context
+	out  *capture.Handoff
+	free chan *batchBuf
+	made int
+	cur  *batchBuf
+}
+
+type batchBuf struct {
+	data   []byte
+	frames []capture.Frame
+}
+
+func newBatcher(ctx context.Context, out *capture.Handoff) *batcher {
+	return &batcher{ctx: ctx, out: out, free: make(chan *batchBuf, batchesInFlight)}
+}
+
+func (b *batcher) add(t time.Time, id uint32, payload []byte, bad func()) error {
+	if b.cur == nil {
+		select {
+		case b.cur = <-b.free:
+		default:
+			if b.made < batchesInFlight {
+				b.made++
+				b.cur = &batchBuf{data: make([]byte, 0, batchFrames*wire.CANFrameBytes), frames: make([]capture.Frame, 0, batchFrames)}
+				break
+			}
+			select {
+			case b.cur = <-b.free:
+			case <-b.ctx.Done():
+				return b.ctx.Err()
+			}
+		}
+	}
+	c := b.cur
+	start := len(c.data)
+	data, err := wire.AppendCAN(c.data, id, payload)
 	if err != nil {
-		s.counters.Error("malformed_line")
+		bad()
 		return nil
 	}
-	return out.Put(ctx, capture.Frame{Time: r.Time, Link: wire.LinkCANSocketCAN, Data: frame})
+	c.data = data
+	c.frames = append(c.frames, capture.Frame{Time: t, Link: wire.LinkCANSocketCAN, Data: data[start:len(data):len(data)]})
+	if len(c.frames) == batchFrames {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush hands the current batch off; its buffer comes back on release.
+func (b *batcher) flush() error {
+	c := b.cur
+	b.cur = nil
+	if c == nil || len(c.frames) == 0 {
+		return nil
+	}
+	return b.out.PutBatch(b.ctx, capture.NewBatch(c.frames, func() {
+		c.data, c.frames = c.data[:0], c.frames[:0]
+		b.free <- c
+	}))
 }

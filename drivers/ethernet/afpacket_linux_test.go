@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 )
 
 // testNetns creates a network namespace with lo up, removed at cleanup.
@@ -142,6 +143,7 @@ func TestRunDeliversCopies(t *testing.T) {
 	defer conn.Close()
 	defer other.Close()
 	var got []capture.Frame
+	frames := capturetest.Frames(h)
 	sent := map[string]bool{}
 	deadline := time.After(10 * time.Second)
 	for i := 0; len(got) < 6; i++ {
@@ -150,7 +152,7 @@ func TestRunDeliversCopies(t *testing.T) {
 		conn.Write([]byte(msg))
 		other.Write([]byte("not captured"))
 		select {
-		case f := <-h.Frames():
+		case f := <-frames:
 			got = append(got, f)
 		case <-time.After(100 * time.Millisecond):
 		case <-deadline:

@@ -11,6 +11,7 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
+	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
 	"fieldtap/services/framestore"
@@ -22,23 +23,26 @@ import (
 	"fieldtap/services/sip"
 )
 
-// analysers holds the stores that analysers fill, one set per daemon.
+// analysers holds the stores that analysers fill, one set per daemon,
+// each bounded by its share of the memory budget.
 type analysers struct {
-	frameLimits ring.Limits
-	can         *canbus.Store
-	j1939       *j1939.Store
-	j1587       *j1587.Store
-	sip         *sip.Store
-	// spanMu serialises Ethernet ports through one SIP analyser: its
-	// fragment and TCP tables are keyed by addresses, not ports.
-	spanMu  sync.Mutex
-	sipFeed *sip.Analyser
-	media   *rtp.Analyser // fed by sipFeed's media hook
+	plan       budget.Plan
+	frameItems int // store.frames_per_port; 0 lets the byte share decide
+	can        *canbus.Store
+	j1939      *j1939.Store
+	j1587      *j1587.Store
+	sip        *sip.Store
+	spanMu     sync.Mutex // serialises Ethernet ports through one SIP analyser: its fragment and TCP tables are keyed by addresses, not ports
+	sipFeed    *sip.Analyser
+	media      *rtp.Analyser // fed by sipFeed's media hook
+	frames     map[string]*framestore.Store
+	framesMu   sync.Mutex
+	handoffs   map[string]*capture.Handoff // for the budget view's hand-off use
+	handoffsMu sync.Mutex
+	sipExport  *sip.Exporter
+	dbc        *dbc.Registry // databases dbc_load reads from store.data_dir
 	// mediaInterval is the per-interval figures' length (media.interval).
 	mediaInterval time.Duration
-	// sipExport writes the frames behind SIP messages (export_capture).
-	sipExport *sip.Exporter
-	dbc       *dbc.Registry // databases dbc_load reads from store.data_dir
 }
 
 // exportDirName is where export_capture writes when store.export_dir is empty.
@@ -53,16 +57,44 @@ func mediaOptions(m config.Media) (rtp.Options, error) {
 	return rtp.Options{Heuristic: m.HeuristicRTP, Interval: iv}, nil
 }
 
-func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt rtp.Options) (*analysers, error) {
+// newAnalysers builds every store with the bound plan gives it.
+func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options) (*analysers, error) {
+	exportDir := st.ExportDir
 	if exportDir == "" {
 		exportDir = filepath.Join(os.TempDir(), exportDirName)
 	}
-	j1587s, err := j1587.New(ring.Limits{Items: j1587.DefaultMaxMessages, Bytes: j1587.DefaultMaxBytes})
+	// Every CAN or J1708 port has the same weight, so the first port's
+	// share is each port's; the store applies it per port.
+	perPort := func(store string, each int64) ring.Limits {
+		for _, s := range plan.Shares {
+			if s.Store == store {
+				return ring.Limits{Items: int(max(s.Bytes/each, 1)), Bytes: s.Bytes}
+			}
+		}
+		return ring.Limits{}
+	}
+	can, err := canbus.New(perPort(budget.CANFrames, canbus.FrameBytes()))
 	if err != nil {
 		return nil, err
 	}
-	sipStore := sip.NewStore(sip.Limits{})
+	j1587s, err := j1587.New(perPort(budget.J1708Messages, j1587.MessageBytes()))
+	if err != nil {
+		return nil, err
+	}
+	samples, sessions := shareOf(plan, budget.J1939Samples, ""), shareOf(plan, budget.J1939Sessions, "")
+	j1939s, err := j1939.New(j1939.Limits{
+		Samples:  ring.Limits{Items: int(max(samples/j1939.SampleBytes(), 1)), Bytes: samples},
+		Sessions: ring.Limits{Items: int(max(sessions/j1939.SessionBytes(), 1)), Bytes: sessions},
+	})
+	if err != nil {
+		return nil, err
+	}
+	sipStore, err := sip.New(sip.Limits{DialogBytes: shareOf(plan, budget.SIPDialogs, ""), MessageBytes: shareOf(plan, budget.SIPMessages, "")})
+	if err != nil {
+		return nil, err
+	}
 	sipFeed := sip.NewAnalyser(sipStore, netdecode.Options{})
+	mediaOpt.MaxBytes = shareOf(plan, budget.RTP, "")
 	media := rtp.NewAnalyser(mediaOpt) // heuristic RTP off unless media.heuristic_rtp (issue #4)
 	mediaInterval := mediaOpt.Interval
 	if mediaInterval <= 0 {
@@ -70,58 +102,101 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt r
 	}
 	sipFeed.SetMediaHook(media)
 	return &analysers{
-		frameLimits:   frameLimits,
-		can:           canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
-		j1939:         j1939.NewStore(),
+		plan:          plan,
+		frameItems:    st.FramesPerPort,
+		can:           can,
+		j1939:         j1939s,
 		j1587:         j1587s,
 		sip:           sipStore,
 		sipFeed:       sipFeed,
 		media:         media,
 		mediaInterval: mediaInterval,
+		frames:        map[string]*framestore.Store{},
+		handoffs:      map[string]*capture.Handoff{},
 		sipExport:     sip.NewExporter(exportDir),
-		dbc:           dbc.NewRegistry(dataDir),
+		dbc:           dbc.NewRegistry(st.DataDir),
 	}, nil
 }
 
-// attach returns what a port's consumer does with each frame and where its
-// frames are kept. Each frame is stored once: by the analyser that owns
-// the medium (CAN, J1708) or, for Ethernet, in a raw frame ring.
-//
-// consume returns an error for a frame it could not read, which the port
-// counts; a frame a store refuses (oversize) is counted by the store.
-func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture.Frame) error, stored func() ring.Stats, err error) {
+// consumer is what a port's consumer does with each batch: it returns how
+// many frames it could not read, which the port counts; a frame a store
+// refuses (oversize) is counted by the store.
+type consumer func(frames []capture.Frame) (undecodable int)
+
+// attach returns what a port's consumer does with its frames and where
+// they are kept. Each frame is stored once: by the analyser that owns the
+// medium (CAN, J1708) or, for Ethernet, in a raw frame ring.
+func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() budget.Use, error) {
 	switch kind {
 	case capture.KindCAN:
 		p, err := a.can.Port(name, 0)
 		if err != nil {
 			return nil, nil, fmt.Errorf("port %s: %w", name, err)
 		}
-		return func(f capture.Frame) error { return a.feedCAN(name, p, f) }, p.FrameStats, nil
+		return func(frames []capture.Frame) int { return a.feedCAN(name, p, frames) },
+			func() budget.Use { return a.use(budget.CANFrames, name, p.FrameStats()) }, nil
 	case capture.KindJ1708:
-		return func(f capture.Frame) error {
-			a.j1587.Add(f.Time, f.Data, f.Link == wire.LinkJ2497)
-			return nil
-		}, a.j1587.MessageStats, nil
+		p, err := a.j1587.Port(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %s: %w", name, err)
+		}
+		return func(frames []capture.Frame) int {
+				for i := range frames {
+					f := &frames[i]
+					p.Add(f.Time, f.Data, f.Link == wire.LinkJ2497)
+				}
+				return 0
+			},
+			func() budget.Use { return a.use(budget.J1708Messages, name, p.MessageStats()) }, nil
 	}
 	// Ethernet: raw frames for export, and the SIP analyser. Ports share
 	// one analyser because its fragment and TCP tables are keyed by address.
-	fs, err := framestore.New(a.frameLimits)
-	if err != nil {
-		return nil, nil, err
+	share := shareOf(a.plan, budget.Frames, name)
+	items := a.frameItems
+	if items <= 0 {
+		items = int(max(share/int64(ring.SlotBytes[framestore.Record]()), 1))
 	}
+	fs, err := framestore.New(framestore.Limits{Items: items, Bytes: share})
+	if err != nil {
+		return nil, nil, fmt.Errorf("port %s: %w", name, err)
+	}
+	a.framesMu.Lock()
+	a.frames[name] = fs
+	a.framesMu.Unlock()
 	a.sipExport.AddPort(name, fs)
-	return func(f capture.Frame) error {
-		// An oversize frame is refused and counted by the store.
-		seq, err := fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+	return func(frames []capture.Frame) int {
 		a.spanMu.Lock()
-		if err == nil { // messages remember their frame for export_capture
-			a.sipFeed.FeedFrame(sip.FrameRef{Port: name, Seq: seq}, f.Time, f.Link, f.Data)
-		} else {
-			a.sipFeed.Feed(f.Time, f.Link, f.Data)
+		defer a.spanMu.Unlock()
+		for i := range frames {
+			f := &frames[i]
+			// An oversize frame is refused and counted by the store.
+			seq, err := fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+			if err == nil { // messages remember their frame for export_capture
+				a.sipFeed.FeedFrame(sip.FrameRef{Port: name, Seq: seq}, f.Time, f.Link, f.Data)
+			} else {
+				a.sipFeed.Feed(f.Time, f.Link, f.Data)
+			}
 		}
-		a.spanMu.Unlock()
-		return nil
-	}, fs.Stats, nil
+		return 0
+	}, func() budget.Use { return a.use(budget.Frames, name, fs.Stats()) }, nil
+}
+
+// feedCAN decodes SocketCAN bytes once and hands plain values to the CAN
+// and J1939 stores; services/ never sees a driver type.
+func (a *analysers) feedCAN(name string, p *canbus.Port, frames []capture.Frame) (bad int) {
+	for i := range frames {
+		f := &frames[i]
+		id, data, err := wire.DecodeCAN(f.Data)
+		if err != nil {
+			bad++
+			continue
+		}
+		p.Add(f.Time, id, data)
+		if id&(wire.CANRTR|wire.CANERR) == 0 {
+			a.j1939.Feed(name, f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
+		}
+	}
+	return bad
 }
 
 // deps adds the stores tools read to d.
@@ -134,20 +209,6 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.SIPExport = a.sipExport
 	d.DBC = a.dbc
 	d.Media, d.MediaInterval = a.media, a.mediaInterval
-}
-
-// feedCAN decodes SocketCAN bytes once and hands plain values to the CAN
-// and J1939 stores; services/ never sees a driver type.
-func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) error {
-	id, data, err := wire.DecodeCAN(f.Data)
-	if err != nil {
-		return err
-	}
-	p.Add(f.Time, id, data)
-	if id&(wire.CANRTR|wire.CANERR) == 0 {
-		a.j1939.Feed(name, f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
-	}
-	return nil
 }
 
 // sipStats reads the SPAN analyser's counters for get_capture_report.

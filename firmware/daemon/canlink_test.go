@@ -46,7 +46,11 @@ func TestLinkCANSetsBitrateAndView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &analysers{can: canbus.New(ring.Limits{})}
+	can, err := canbus.New(ring.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &analysers{can: can}
 	a.linkCAN([]capture.Source{src}, []board.Port{{Name: "can1", Driver: "slcan", Bitrate: 500_000}})
 	// attach then finds the port linkCAN made.
 	if _, _, err := a.attach("can1", capture.KindCAN); err != nil {

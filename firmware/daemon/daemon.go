@@ -18,8 +18,8 @@ import (
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
+	"fieldtap/services/budget"
 	"fieldtap/services/ports"
-	"fieldtap/services/ring"
 )
 
 // shutdownGrace is how long HTTP clients get to finish on SIGTERM.
@@ -83,10 +83,18 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err != nil {
 		return err
 	}
-	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}, cfg.Store.ExportDir, cfg.Store.DataDir, mediaOpt)
+	// Every store's bound comes from one budget; a configuration whose
+	// bounds do not fit is refused before any port starts.
+	plan, err := planBudget(cfg, sources)
 	if err != nil {
 		return err
 	}
+	logPlan(log, plan)
+	an, err := newAnalysers(plan, cfg.Store, mediaOpt)
+	if err != nil {
+		return err
+	}
+	reg.SetBudget(an.budgetStatus)
 	an.linkCAN(sources, hw.ports)
 	portCtx, stopPorts := context.WithCancel(ctx)
 	defer stopPorts()
@@ -150,6 +158,14 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	wg.Wait()
 	log.Info("stopped", "ports", len(running))
 	return err
+}
+
+// logPlan logs the budget and each store's share once at start-up.
+func logPlan(log *slog.Logger, p budget.Plan) {
+	log.Info("memory budget", "budget", budget.MiB(p.Budget), "from", p.From, "stores", budget.MiB(p.Pool), "shares", budget.MiB(p.Sum()))
+	for _, s := range p.Shares {
+		log.Debug("memory share", "store", s.Store, "port", s.Port, "bytes", s.Bytes, "fixed", s.Fixed, "why", s.Why)
+	}
 }
 
 func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, listening func(string)) error {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/services/budget"
 	"fieldtap/services/ports"
-	"fieldtap/services/ring"
 )
 
 // port is one running capture port: its source, its hand-off counters,
@@ -17,9 +18,13 @@ import (
 type port struct {
 	src      capture.Source
 	handoff  *capture.Handoff
-	counters capture.Counters          // deliveries and hand-off drops
-	consume  func(capture.Frame) error // an error counts the frame DropUndecodable
-	stored   func() ring.Stats
+	counters capture.Counters // deliveries and hand-off drops
+	consume  consumer
+	stored   func() budget.Use
+	shared   func() []budget.Use
+	// drained is set once the consumer has taken and released every
+	// frame the source handed off: only then is a finite port exhausted.
+	drained atomic.Bool
 }
 
 func newPort(src capture.Source, depth int, an *analysers) (*port, error) {
@@ -27,8 +32,12 @@ func newPort(src capture.Source, depth int, an *analysers) (*port, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &port{src: src, consume: consume, stored: stored}
+	kind := src.Kind()
+	p := &port{src: src, consume: consume, stored: stored, shared: func() []budget.Use { return an.shared(kind) }}
 	p.handoff = capture.NewHandoff(depth, &p.counters)
+	an.handoffsMu.Lock()
+	an.handoffs[src.Name()] = p.handoff
+	an.handoffsMu.Unlock()
 	return p, nil
 }
 
@@ -50,10 +59,24 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 	}()
 	go func() {
 		defer wg.Done()
-		for f := range p.handoff.Frames() {
-			if p.consume(f) != nil {
-				p.counters.Drop(capture.DropUndecodable, 1)
+		start := time.Now()
+		var frames uint64
+		for {
+			b, ok := p.handoff.Receive()
+			if !ok {
+				break
 			}
+			if bad := p.consume(b.Frames); bad > 0 {
+				p.counters.Drop(capture.DropUndecodable, uint64(bad))
+			}
+			frames += uint64(len(b.Frames))
+			p.handoff.Release(b)
+		}
+		p.drained.Store(true)
+		if !p.src.Live() {
+			// Every frame the file held is in the stores: what a batch
+			// run or a benchmark waits for.
+			log.Info("port drained", "port", p.src.Name(), "frames", frames, "seconds", time.Since(start).Seconds())
 		}
 	}()
 }
@@ -61,7 +84,6 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 func (p *port) status() ports.Status {
 	s := p.src.Stats()
 	h := p.counters.Snapshot()
-	st := p.stored()
 	drops := map[string]uint64{}
 	for k, v := range s.Drops {
 		drops[k] += v
@@ -70,23 +92,22 @@ func (p *port) status() ports.Status {
 		drops[k] += v
 	}
 	return ports.Status{
-		Name:            p.src.Name(),
-		Kind:            string(p.src.Kind()),
-		Source:          p.src.Origin(),
-		Live:            p.src.Live(),
-		Frames:          h.Frames,
-		Bytes:           h.Bytes,
-		Drops:           drops,
-		Errors:          s.Errors,
-		FirstTime:       timePtr(h.First),
-		LastTime:        timePtr(h.Last),
-		SourceExhausted: s.Exhausted,
+		Name:      p.src.Name(),
+		Kind:      string(p.src.Kind()),
+		Source:    p.src.Origin(),
+		Live:      p.src.Live(),
+		Frames:    h.Frames,
+		Bytes:     h.Bytes,
+		Drops:     drops,
+		Errors:    s.Errors,
+		FirstTime: timePtr(h.First),
+		LastTime:  timePtr(h.Last),
+		// A finite source is exhausted once it delivered all it will and
+		// the analysers consumed all of it (DESIGN.md §4).
+		SourceExhausted: s.Exhausted && p.drained.Load(),
 		StoppedEarly:    s.StoppedEarly,
-		Store: ports.StoreStatus{
-			Frames: st.Items, Bytes: st.Bytes,
-			MaxFrames: st.Limits.Items, MaxBytes: st.Limits.Bytes,
-			Evicted: st.Evicted, Oversize: st.Oversize, Revision: st.Revision,
-		},
+		Store:           p.stored(),
+		Shared:          p.shared(),
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
-	"fieldtap/services/ring"
+	"fieldtap/firmware/config"
 	"fieldtap/services/rtp"
 )
 
@@ -40,10 +40,7 @@ var _ capture.Source = (*frameSource)(nil)
 // TestUndecodableCANFrameIsCounted: a CAN frame whose bytes are not a
 // struct can_frame is counted in the port's drops, not silently lost.
 func TestUndecodableCANFrameIsCounted(t *testing.T) {
-	an, err := newAnalysers(ring.Limits{Items: 16, Bytes: 1 << 16}, t.TempDir(), t.TempDir(), rtp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	an := testAnalysers(t, rtp.Options{}, testSource{name: "can9", kind: capture.KindCAN})
 	good, _ := wire.EncodeCAN(wire.CANEFF|0x18FECA00, []byte{1, 2})
 	bad := []byte{0, 0, 0, 1, 9} // a length byte of 9 and no data
 	src := &frameSource{frames: []capture.Frame{
@@ -58,7 +55,37 @@ func TestUndecodableCANFrameIsCounted(t *testing.T) {
 	p.run(context.Background(), &wg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	wg.Wait()
 	st := p.status()
-	if st.Drops[capture.DropUndecodable] != 1 || st.Store.Frames != 1 {
-		t.Errorf("drops %v, stored %d; want one undecodable frame counted and one stored", st.Drops, st.Store.Frames)
+	if st.Drops[capture.DropUndecodable] != 1 || st.Store.Items != 1 || !st.SourceExhausted {
+		t.Errorf("drops %v, stored %d, exhausted %v; want one undecodable frame counted, one stored, and the port exhausted", st.Drops, st.Store.Items, st.SourceExhausted)
 	}
+}
+
+// testSource is a port with a name and a kind, for planning a budget.
+type testSource struct {
+	name string
+	kind capture.Kind
+}
+
+func (s testSource) Name() string                                { return s.name }
+func (s testSource) Kind() capture.Kind                          { return s.kind }
+func (s testSource) Origin() string                              { return "test" }
+func (s testSource) Live() bool                                  { return false }
+func (s testSource) Stats() capture.Stats                        { return capture.Stats{} }
+func (s testSource) Run(context.Context, *capture.Handoff) error { return nil }
+
+// testAnalysers builds the stores a box with srcs would have, on the
+// default budget of board none.
+func testAnalysers(t *testing.T, opt rtp.Options, srcs ...capture.Source) *analysers {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), t.TempDir()
+	plan, err := planBudget(cfg, srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalysers(plan, cfg.Store, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return an
 }

@@ -1,12 +1,10 @@
 package j1587
 
 import (
-	"cmp"
 	"encoding/hex"
-	"slices"
+	"sort"
 	"time"
 
-	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -50,37 +48,37 @@ type MessagePage struct {
 	Revision     uint64
 }
 
-// Messages returns one page of matching messages, newest first, from one
-// consistent snapshot. TotalMatched counts every match in the snapshot.
-func (s *Store) Messages(q MessageQuery) MessagePage {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultPageSize
-	}
-	limit = min(limit, MaxPageSize)
+// Messages returns one page of this port's matching messages, newest
+// first, from one consistent snapshot. TotalMatched counts every match in
+// the snapshot; Before and item sequence numbers are Record.Seq.
+func (s *Port) Messages(q MessageQuery) MessagePage {
+	limit := pageLimit(q.Limit)
 	snap := s.msgs.Snapshot()
 	page := MessagePage{Revision: snap.Revision()}
 	var dec Decoder
-	before := snap.EndSeq()
-	if q.HasBefore {
-		before = min(before, q.Before)
-	}
-	snap.RangeReverse(snap.EndSeq(), func(seq uint64, r Record) bool {
+	snap.RangeReverse(snap.EndSeq(), func(_ uint64, r Record) bool {
 		if !match(&dec, &r, q) {
 			return true
 		}
 		page.TotalMatched++
-		if seq >= before {
+		if q.HasBefore && r.Seq >= q.Before {
 			return true
 		}
 		if len(page.Items) == limit {
 			page.More = true
 			return true
 		}
-		page.Items = append(page.Items, item(&dec, seq, &r))
+		page.Items = append(page.Items, item(&dec, r.Seq, &r))
 		return true
 	})
 	return page
+}
+
+func pageLimit(l int) int {
+	if l <= 0 {
+		l = DefaultPageSize
+	}
+	return min(l, MaxPageSize)
 }
 
 func match(dec *Decoder, r *Record, q MessageQuery) bool {
@@ -109,8 +107,20 @@ func item(dec *Decoder, seq uint64, r *Record) MessageItem {
 	return it
 }
 
-// Get returns the message with sequence number seq, if still stored.
-func (s *Store) Get(seq uint64) (Record, bool) { return s.msgs.Snapshot().Get(seq) }
+// Get returns the message whose Record.Seq is seq, if this port still
+// stores it. A port's ring is sorted by Seq, so this is a binary search.
+func (s *Port) Get(seq uint64) (Record, bool) {
+	snap := s.msgs.Snapshot()
+	first := snap.FirstSeq()
+	i := sort.Search(snap.Len(), func(i int) bool {
+		r, _ := snap.Get(first + uint64(i))
+		return r.Seq >= seq
+	})
+	if r, ok := snap.Get(first + uint64(i)); ok && r.Seq == seq {
+		return r, true
+	}
+	return Record{}, false
+}
 
 // MIDSummary is one sender.
 type MIDSummary struct {
@@ -144,40 +154,8 @@ type Summary struct {
 	Overflow    Overflow          `json:"overflow"`
 }
 
-// Summary counts messages, checksum errors and per-MID rates.
-func (s *Store) Summary() Summary {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sum := Summary{ByStatus: map[string]uint64{}, J2497: s.j2497, Overflow: s.overflow, MIDs: []MIDSummary{}}
-	for st, n := range s.byStatus {
-		sum.Messages += n
-		sum.ByStatus[msgStatusNames[st]] = n
-	}
-	sum.ChecksumBad = s.byStatus[MsgChecksum] + s.byStatus[MsgLength]
-	sum.ChecksumOK = sum.Messages - sum.ChecksumBad
-	active := map[byte]int{}
-	for k, e := range s.faults {
-		if e.inLatest && e.Active {
-			active[k.mid]++
-		}
-	}
-	for mid := range s.mids {
-		m := &s.mids[mid]
-		if m.messages == 0 {
-			continue
-		}
-		ms := MIDSummary{MID: mid, Name: MIDName(byte(mid)), Messages: m.messages, ChecksumBad: m.checksumBad,
-			DecodeErrors: m.decodeErrors, J2497: m.j2497, First: m.first, Last: m.last, PIDs: m.pids, ActiveFaults: active[byte(mid)]}
-		if !m.faultTable.IsZero() {
-			ft := m.faultTable
-			ms.FaultTable = &ft
-		}
-		ms.RatePerSecond, ms.RateBasis, ms.RateNullReason = rate(m.messages, m.first, m.last)
-		sum.MIDs = append(sum.MIDs, ms)
-	}
-	sum.Stored = s.msgs.Stats()
-	return sum
-}
+// Summary counts this port's messages, checksum errors and per-MID rates.
+func (s *Port) Summary() Summary { return aggregateOf(s).summary() }
 
 func rate(n uint64, first, last time.Time) (*float64, string, string) {
 	span := last.Sub(first).Seconds()
@@ -211,36 +189,9 @@ type ParamValue struct {
 	TextUntrusted bool   `json:"text_untrusted,omitempty"`
 }
 
-// Parameters returns the latest value per (MID, PID), ordered by MID then
-// PID; mid is Any or one MID.
-func (s *Store) Parameters(mid int) []ParamValue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []ParamValue{}
-	for k, l := range s.latest {
-		m, pid := int(k>>16), uint16(k&0xFFFF)
-		if mid != Any && m != mid {
-			continue
-		}
-		v := Interpret(Param{PID: pid, Data: l.data})
-		pv := ParamValue{MID: m, PID: int(pid), Name: v.Def.Name, Kind: v.Def.Kind.String(), Unit: v.Def.Unit,
-			Status: v.Status.String(), Raw: hex.EncodeToString(l.data), Time: l.time, Count: l.count, J2497: l.j2497, NumberCount: l.numbers}
-		if v.Status == StatusOK {
-			x := v.Number
-			pv.Value = &x
-		}
-		if l.numbers > 0 {
-			lo, hi := l.min, l.max
-			pv.Min, pv.Max = &lo, &hi
-		}
-		if v.UntrustedText() {
-			pv.Text, pv.TextUntrusted = string(v.Text), true
-		}
-		out = append(out, pv)
-	}
-	slices.SortFunc(out, func(a, b ParamValue) int { return cmp.Or(cmp.Compare(a.MID, b.MID), cmp.Compare(a.PID, b.PID)) })
-	return out
-}
+// Parameters returns this port's latest value per (MID, PID), ordered by
+// MID then PID; mid is Any or one MID.
+func (s *Port) Parameters(mid int) []ParamValue { return aggregateOf(s).parameters(mid) }
 
 // FaultEntry is one diagnostic code seen in a PID 194 table.
 type FaultEntry struct {
@@ -261,71 +212,20 @@ type FaultEntry struct {
 	Reports uint64    `json:"reports"`
 }
 
-// Faults returns every fault entry, listed ones first, then by MID and code.
-func (s *Store) Faults() []FaultEntry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []FaultEntry{}
-	for k, e := range s.faults {
-		fe := FaultEntry{MID: int(k.mid), MIDName: MIDName(k.mid), Code: int(k.code), IsSID: k.isSID, FMI: int(k.fmi),
-			Active: e.inLatest && e.Active, Listed: e.inLatest, First: e.first, Last: e.last, Reports: e.reports}
-		if !k.isSID {
-			if d, ok := Lookup(k.code); ok {
-				fe.CodeName = d.Name
-			}
-		}
-		if e.HasCount {
-			c := int(e.Count)
-			fe.Count = &c
-		}
-		out = append(out, fe)
-	}
-	slices.SortFunc(out, func(a, b FaultEntry) int {
-		if a.Listed != b.Listed {
-			if a.Listed {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(a.MID, b.MID), cmp.Compare(a.Code, b.Code), cmp.Compare(a.FMI, b.FMI))
-	})
-	return out
-}
+// Faults returns this port's fault entries, listed ones first, then by
+// MID and code.
+func (s *Port) Faults() []FaultEntry { return aggregateOf(s).faultList() }
 
 // FaultTables reports, per MID that sent PID 194, when it last did: an
 // empty fault list with tables seen means "no codes", not "no data".
-func (s *Store) FaultTables() map[int]time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[int]time.Time{}
-	for mid := range s.mids {
-		if t := s.mids[mid].faultTable; !t.IsZero() {
-			out[mid] = t
-		}
-	}
-	return out
-}
+func (s *Port) FaultTables() map[int]time.Time { return aggregateOf(s).faultTables() }
 
 // Export appends the newest at most max stored messages, oldest first, as
 // J1708 log lines, stopping before dst would exceed maxBytes. It returns
 // the text, the messages written, and how many stored messages it left out.
-func (s *Store) Export(dst []byte, max, maxBytes int) ([]byte, int, int) {
-	snap := s.msgs.Snapshot()
-	n := min(max, snap.Len())
-	from := snap.EndSeq() - uint64(n)
-	written := 0
-	var line []byte
-	snap.Range(from, func(_ uint64, r Record) bool {
-		line = wire.AppendJ1708Line(line[:0], r.Time, r.J2497, r.Msg())
-		if len(dst)+len(line) > maxBytes {
-			return false
-		}
-		dst = append(dst, line...)
-		written++
-		return true
-	})
-	return dst, written, snap.Len() - written
+func (s *Port) Export(dst []byte, max, maxBytes int) ([]byte, int, int) {
+	return export(dst, []ring.Snapshot[Record]{s.msgs.Snapshot()}, max, maxBytes)
 }
 
 // MessageStats reports the message ring: kept, evicted, limits.
-func (s *Store) MessageStats() ring.Stats { return s.msgs.Stats() }
+func (s *Port) MessageStats() ring.Stats { return s.msgs.Stats() }

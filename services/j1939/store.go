@@ -6,7 +6,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
+	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
 
@@ -19,6 +21,11 @@ const (
 	MaxPGNs = 1024
 	// MaxLatest bounds (SA, PGN) pairs whose last payload is kept.
 	MaxLatest = 4096
+	// MaxLatestBytes bounds the payload bytes of the latest table per
+	// port: single frames carry 8 bytes, but a transfer can carry 1785,
+	// and 4096 of those would be 7 MB; 256 KiB keeps every PGN of a real
+	// bus (a few dozen transfers at most) with room to spare.
+	MaxLatestBytes = 256 << 10
 	// MaxRequested bounds the distinct requested PGNs counted per port.
 	MaxRequested = 512
 	// MaxClaimEvents bounds the claim history per port (conflicts show here).
@@ -35,6 +42,38 @@ type Sample struct {
 	Time  time.Time
 	SA    uint8
 	Value Value
+}
+
+// Limits bound the store's two rings, the SPN time series and the ended
+// TP sessions, in items and heap bytes (each item a fixed-size value:
+// its ring slot is all it costs). Zero fields take DefaultSamples and
+// DefaultSessions and room for that many.
+type Limits struct {
+	Samples  ring.Limits
+	Sessions ring.Limits
+}
+
+// SampleBytes and SessionBytes are what one sample and one session
+// record cost in the heap.
+func SampleBytes() int64  { return int64(ring.SlotBytes[Sample]()) }
+func SessionBytes() int64 { return int64(ring.SlotBytes[SessionRecord]()) }
+
+// TableBytes is the most one port's fixed-bound tables hold: ECUs and
+// their NAMEs, DM1/DM2 states with a full DTC list each, the PGN,
+// request and latest maps (latest payloads up to MaxLatestBytes), the
+// claim history and MaxOpenSessions open transfers. The memory budget
+// takes it as a fixed cost per CAN port.
+func TableBytes() int64 {
+	ptr := int(unsafe.Sizeof(uintptr(0)))
+	ecu := heapsize.Pointers(int(unsafe.Sizeof(ECU{}))) + heapsize.Pointers(int(unsafe.Sizeof(Name{}))) + heapsize.Bytes(16)
+	dm := heapsize.Pointers(int(unsafe.Sizeof(DMState{}))) + heapsize.Bytes(MaxDTCs*int(unsafe.Sizeof(DTC{})))
+	latest := heapsize.MapEntry(int(unsafe.Sizeof(latestKey{}))+ptr) + heapsize.Pointers(int(unsafe.Sizeof(Latest{})))
+	counted := heapsize.MapEntry(4 + 8) // PGN → count
+	claims := heapsize.Pointers(MaxClaimEvents*int(unsafe.Sizeof(ClaimEvent{}))) + MaxClaimEvents*heapsize.Bytes(16)
+	open := heapsize.MapEntry(int(unsafe.Sizeof(tpKey{}))+ptr) + heapsize.Pointers(int(unsafe.Sizeof(tpSession{})))
+	n := 256*ecu + 2*256*dm + MaxLatest*latest + MaxLatestBytes + (MaxPGNs+MaxRequested)*counted +
+		claims + MaxOpenSessions*open + heapsize.Pointers(int(unsafe.Sizeof(portState{})))
+	return int64(n)
 }
 
 // SessionRecord is one ended (or still open) TP session of a port.
@@ -96,6 +135,7 @@ type portState struct {
 	pgnOv  uint64
 	latest map[latestKey]*Latest
 	latOv  uint64
+	latB   int // payload bytes held by latest, bounded by MaxLatestBytes
 
 	requests  uint64
 	requested map[uint32]uint64
@@ -119,11 +159,38 @@ type Store struct {
 	dm       DM // scratch for Feed
 }
 
-// NewStore returns an empty store with default bounds.
-func NewStore() *Store {
-	samples, _ := ring.New[Sample](ring.Limits{Items: DefaultSamples, Bytes: DefaultSamples}, nil)
-	sessions, _ := ring.New[SessionRecord](ring.Limits{Items: DefaultSessions, Bytes: DefaultSessions}, nil)
-	return &Store{ports: map[string]*portState{}, samples: samples, sessions: sessions}
+// New returns an empty store bounded by l.
+func New(l Limits) (*Store, error) {
+	samples, err := newRing[Sample]("samples", l.Samples, DefaultSamples, SampleBytes())
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := newRing[SessionRecord]("sessions", l.Sessions, DefaultSessions, SessionBytes())
+	if err != nil {
+		return nil, err
+	}
+	return &Store{ports: map[string]*portState{}, samples: samples, sessions: sessions}, nil
+}
+
+// newRing applies the defaults to l and builds one of the store's rings.
+func newRing[T any](what string, l ring.Limits, items int, itemBytes int64) (*ring.Ring[T], error) {
+	if l.Items < 0 || l.Bytes < 0 {
+		return nil, fmt.Errorf("j1939: %s limits %d items, %d bytes: want positive values, or 0 for the defaults", what, l.Items, l.Bytes)
+	}
+	if l.Items == 0 {
+		l.Items = items
+	}
+	if l.Bytes == 0 {
+		l.Bytes = int64(l.Items) * itemBytes
+	}
+	if l.Bytes < itemBytes {
+		return nil, fmt.Errorf("j1939: %s byte limit %d holds no item (one costs %d bytes)", what, l.Bytes, itemBytes)
+	}
+	r, err := ring.New[T](l, ring.Fixed[T])
+	if err != nil {
+		return nil, fmt.Errorf("j1939: %s: %w", what, err)
+	}
+	return r, nil
 }
 
 // ErrTooManyPorts is returned by Feed once MaxPorts ports exist.
@@ -210,12 +277,20 @@ func (s *Store) message(p *portState, m *Message) {
 	k := latestKey{sa, m.ID.PGN}
 	l := p.latest[k]
 	if l == nil {
-		if len(p.latest) >= MaxLatest {
+		if len(p.latest) >= MaxLatest || p.latB+len(m.Data) > MaxLatestBytes {
 			p.latOv++
 			return
 		}
 		l = &Latest{SA: sa, PGN: m.ID.PGN}
 		p.latest[k] = l
+	}
+	if grow := len(m.Data) - cap(l.Data); grow > 0 {
+		if p.latB+grow > MaxLatestBytes {
+			p.latOv++ // the payload outgrew the table: the older value stays
+			return
+		}
+		l.Data = make([]byte, 0, len(m.Data))
+		p.latB += grow
 	}
 	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
 	l.Data = append(l.Data[:0], m.Data...)
@@ -260,6 +335,11 @@ func (s *Store) Ports() []string {
 
 // Samples returns a consistent view of the SPN time series.
 func (s *Store) Samples() ring.Snapshot[Sample] { return s.samples.Snapshot() }
+
+// SampleStats and SessionStats report the two rings: items and heap
+// bytes kept, bounds, evictions.
+func (s *Store) SampleStats() ring.Stats  { return s.samples.Stats() }
+func (s *Store) SessionStats() ring.Stats { return s.sessions.Stats() }
 
 // Sessions returns a consistent view of the ended TP sessions.
 func (s *Store) Sessions() ring.Snapshot[SessionRecord] { return s.sessions.Snapshot() }

@@ -47,7 +47,8 @@ type Analyser struct {
 	lastEvent map[Key]*Event // bounded with streams: deleted on eviction
 }
 
-// NewAnalyser returns an empty analyser bounded by o.
+// NewAnalyser returns an empty analyser bounded by o; a bound at 0 or
+// below takes its default, or its share of MaxBytes.
 func NewAnalyser(o Options) *Analyser {
 	o.fill()
 	a := &Analyser{
