@@ -133,7 +133,11 @@ func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() bud
 		if err != nil {
 			return nil, nil, fmt.Errorf("port %s: %w", name, err)
 		}
-		return func(frames []capture.Frame) int { return a.feedCAN(name, p, frames) },
+		j, err := a.j1939.Feeder(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %s: %w", name, err)
+		}
+		return func(frames []capture.Frame) int { return feedCAN(p, j, frames) },
 			func() budget.Use { return a.use(budget.CANFrames, name, p.FrameStats()) }, nil
 	case capture.KindJ1708:
 		p, err := a.j1587.Port(name)
@@ -183,7 +187,7 @@ func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() bud
 
 // feedCAN decodes SocketCAN bytes once and hands plain values to the CAN
 // and J1939 stores; services/ never sees a driver type.
-func (a *analysers) feedCAN(name string, p *canbus.Port, frames []capture.Frame) (bad int) {
+func feedCAN(p *canbus.Port, j *j1939.Feeder, frames []capture.Frame) (bad int) {
 	for i := range frames {
 		f := &frames[i]
 		id, data, err := wire.DecodeCAN(f.Data)
@@ -193,7 +197,7 @@ func (a *analysers) feedCAN(name string, p *canbus.Port, frames []capture.Frame)
 		}
 		p.Add(f.Time, id, data)
 		if id&(wire.CANRTR|wire.CANERR) == 0 {
-			a.j1939.Feed(name, f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
+			j.Feed(f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
 		}
 	}
 	return bad

@@ -8,6 +8,7 @@ import (
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
 	"fieldtap/services/canbus"
+	"fieldtap/services/j1939"
 	"fieldtap/services/ring"
 )
 
@@ -50,7 +51,11 @@ func TestLinkCANSetsBitrateAndView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &analysers{can: can}
+	j, err := j1939.New(j1939.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &analysers{can: can, j1939: j}
 	a.linkCAN([]capture.Source{src}, []board.Port{{Name: "can1", Driver: "slcan", Bitrate: 500_000}})
 	// attach then finds the port linkCAN made.
 	if _, _, err := a.attach("can1", capture.KindCAN); err != nil {

@@ -154,7 +154,7 @@ func (s *Store) Port(name string, bitrate int) (*Port, error) {
 	if bitrate <= 0 {
 		bitrate = DefaultBitrate
 	}
-	r, err := ring.New[Record](s.limits, ring.Fixed[Record])
+	r, err := ring.NewFixed[Record](s.limits)
 	if err != nil {
 		return nil, err
 	}

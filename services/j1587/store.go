@@ -197,7 +197,7 @@ func (st *Store) Port(name string) (*Port, error) {
 		st.portOver++
 		return nil, ErrTooManyPorts
 	}
-	r, err := ring.New[Record](st.limits, ring.Fixed[Record])
+	r, err := ring.NewFixed[Record](st.limits)
 	if err != nil {
 		return nil, fmt.Errorf("j1587 port %s: %w", name, err)
 	}

@@ -131,7 +131,7 @@ type portState struct {
 	ecus   [256]*ECU
 	dm1    [256]*DMState
 	dm2    [256]*DMState
-	pgns   map[uint32]uint64
+	pgns   map[uint32]*uint64
 	pgnOv  uint64
 	latest map[latestKey]*Latest
 	latOv  uint64
@@ -145,7 +145,26 @@ type portState struct {
 	claimsDrop uint64
 	badClaims  uint64
 	badDM      uint64
+
+	// hot caches the table entries of recently seen (SA, PGN) pairs: a
+	// bus repeats a few dozen of them at 10–100 Hz, and the cache saves
+	// three map lookups per message (issue #14).
+	hot [hotEntries]hotEntry
 }
+
+// hotEntries is the cache's size: a power of two above the (SA, PGN)
+// pairs of a busy truck bus (~70 in the reference logs).
+const hotEntries = 256
+
+type hotEntry struct {
+	key    latestKey
+	set    bool
+	count  *uint64 // the PGN's count in pgns; nil when the table was full
+	latest *Latest // nil when the latest table was full
+	spns   []SPNDef
+}
+
+func (k latestKey) slot() int { return int((k.pgn*31 + uint32(k.sa)*2654435761) >> 8 % hotEntries) }
 
 // Store is the J1939 view of every CAN port. It is safe for concurrent
 // use: one writer per port and any number of readers.
@@ -156,7 +175,8 @@ type Store struct {
 	portOver uint64
 	samples  *ring.Ring[Sample]
 	sessions *ring.Ring[SessionRecord]
-	dm       DM // scratch for Feed
+	dm       DM       // scratch for Feed
+	decoded  []Sample // scratch: one message's SPN samples, appended at once
 }
 
 // New returns an empty store bounded by l.
@@ -186,7 +206,7 @@ func newRing[T any](what string, l ring.Limits, items int, itemBytes int64) (*ri
 	if l.Bytes < itemBytes {
 		return nil, fmt.Errorf("j1939: %s byte limit %d holds no item (one costs %d bytes)", what, l.Bytes, itemBytes)
 	}
-	r, err := ring.New[T](l, ring.Fixed[T])
+	r, err := ring.NewFixed[T](l)
 	if err != nil {
 		return nil, fmt.Errorf("j1939: %s: %w", what, err)
 	}
@@ -204,7 +224,7 @@ func (s *Store) port(name string) *portState {
 		s.portOver++
 		return nil
 	}
-	p := &portState{name: name, dec: NewDecoder(), pgns: map[uint32]uint64{},
+	p := &portState{name: name, dec: NewDecoder(), pgns: map[uint32]*uint64{},
 		latest: map[latestKey]*Latest{}, requested: map[uint32]uint64{}}
 	p.dec.OnMessage = func(m *Message) { s.message(p, m) }
 	p.dec.OnSession = func(ss Session) { s.sessions.Append(SessionRecord{Port: name, Session: ss}) }
@@ -226,9 +246,47 @@ func (s *Store) Feed(port string, t time.Time, id uint32, ext bool, data []byte)
 	return nil
 }
 
+// Feeder feeds one port without looking it up per frame.
+type Feeder struct {
+	s *Store
+	p *portState
+}
+
+// Feeder returns the feeder of port, creating the port; ErrTooManyPorts
+// once MaxPorts ports exist.
+func (s *Store) Feeder(port string) (*Feeder, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.port(port)
+	if p == nil {
+		return nil, ErrTooManyPorts
+	}
+	return &Feeder{s: s, p: p}, nil
+}
+
+// Feed is Store.Feed for the feeder's port.
+func (f *Feeder) Feed(t time.Time, id uint32, ext bool, data []byte) {
+	f.s.mu.Lock()
+	f.p.dec.Feed(t, id, ext, data)
+	f.s.mu.Unlock()
+}
+
+// entry returns the cached table entries of k, filling the cache slot on
+// a miss; an entry the bounds refused stays nil and is looked up again.
+func (p *portState) entry(k latestKey) *hotEntry {
+	h := &p.hot[k.slot()]
+	if h.set && h.key == k && h.count != nil && h.latest != nil {
+		return h
+	}
+	*h = hotEntry{key: k, set: true, count: p.pgns[k.pgn], latest: p.latest[k], spns: SPNsOf(k.pgn)}
+	return h
+}
+
 // message is called under s.mu for every decoded message.
 func (s *Store) message(p *portState, m *Message) {
 	sa := m.ID.SA
+	k := latestKey{sa, m.ID.PGN}
+	h := p.entry(k)
 	if m.Via == ViaDirect {
 		e := p.ecus[sa]
 		if e == nil {
@@ -237,8 +295,12 @@ func (s *Store) message(p *portState, m *Message) {
 		}
 		e.Frames++
 		e.Last = m.Time
-		if _, ok := p.pgns[m.ID.PGN]; ok || len(p.pgns) < MaxPGNs {
-			p.pgns[m.ID.PGN]++
+		if h.count == nil && len(p.pgns) < MaxPGNs {
+			h.count = new(uint64)
+			p.pgns[m.ID.PGN] = h.count
+		}
+		if h.count != nil {
+			*h.count++
 		} else {
 			p.pgnOv++
 		}
@@ -274,8 +336,7 @@ func (s *Store) message(p *portState, m *Message) {
 		st.DM = DM{Lamps: s.dm.Lamps, DTCs: slices.Clone(s.dm.DTCs), NoActive: s.dm.NoActive}
 		st.Messages++
 	}
-	k := latestKey{sa, m.ID.PGN}
-	l := p.latest[k]
+	l := h.latest
 	if l == nil {
 		if len(p.latest) >= MaxLatest || p.latB+len(m.Data) > MaxLatestBytes {
 			p.latOv++
@@ -283,6 +344,7 @@ func (s *Store) message(p *portState, m *Message) {
 		}
 		l = &Latest{SA: sa, PGN: m.ID.PGN}
 		p.latest[k] = l
+		h.latest = l
 	}
 	if grow := len(m.Data) - cap(l.Data); grow > 0 {
 		if p.latB+grow > MaxLatestBytes {
@@ -294,8 +356,12 @@ func (s *Store) message(p *portState, m *Message) {
 	}
 	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
 	l.Data = append(l.Data[:0], m.Data...)
-	for _, d := range SPNsOf(m.ID.PGN) {
-		s.samples.Append(Sample{Port: p.name, Time: m.Time, SA: sa, Value: d.Decode(m.Data)})
+	if defs := h.spns; len(defs) > 0 {
+		s.decoded = s.decoded[:0]
+		for _, d := range defs {
+			s.decoded = append(s.decoded, Sample{Port: p.name, Time: m.Time, SA: sa, Value: d.Decode(m.Data)})
+		}
+		s.samples.AppendAll(s.decoded) // one lock for the message's samples
 	}
 }
 

@@ -52,6 +52,7 @@ type Ring[T any] struct {
 	mu      sync.Mutex
 	limits  Limits
 	size    func(T) int
+	fixed   bool // size is Fixed: skip the call
 	slot    int
 	onEvict func(T)
 
@@ -80,16 +81,24 @@ func New[T any](l Limits, size func(T) int) (*Ring[T], error) {
 	if l.Items < 1 || l.Bytes < 1 {
 		return nil, fmt.Errorf("ring: limits %d items, %d bytes: both must be positive", l.Items, l.Bytes)
 	}
-	slot := SlotBytes[T]()
+	r := &Ring[T]{limits: l, size: size, slot: SlotBytes[T]()}
 	if size == nil {
-		size, slot = func(T) int { return 1 }, 0
+		r.size, r.slot = func(T) int { return 1 }, 0
 	}
-	return &Ring[T]{limits: l, size: size, slot: slot}, nil
+	return r, nil
 }
 
-// Fixed is the size function of an item that holds nothing outside its
-// slot (no slice or string payload): its slot is all it costs.
-func Fixed[T any](T) int { return 0 }
+// NewFixed returns an empty ring of items that hold nothing outside their
+// slot (no slice or string payload of their own): each costs
+// SlotBytes[T]().
+func NewFixed[T any](l Limits) (*Ring[T], error) {
+	r, err := New(l, func(T) int { return 0 })
+	if err != nil {
+		return nil, err
+	}
+	r.fixed = true
+	return r, nil
+}
 
 // OnEvict sets a function called with each item the limits push out, in
 // the goroutine that appended or resized, under the ring's lock: it must
@@ -99,9 +108,31 @@ func (r *Ring[T]) OnEvict(fn func(T)) { r.onEvict = fn }
 // Append stores v, evicting the oldest items as the limits require, and
 // returns v's sequence number. Sequence numbers start at 0 and never repeat.
 func (r *Ring[T]) Append(v T) (uint64, error) {
-	n := r.slot + r.size(v)
+	n := r.slot
+	if !r.fixed {
+		n += r.size(v)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.appendLocked(v, n)
+}
+
+// AppendAll stores every item of vs, in order, under one lock; items too
+// large alone are refused and counted as Append refuses them.
+func (r *Ring[T]) AppendAll(vs []T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range vs {
+		n := r.slot
+		if !r.fixed {
+			n += r.size(vs[i])
+		}
+		r.appendLocked(vs[i], n)
+	}
+}
+
+// appendLocked stores v of weight n; the caller holds mu.
+func (r *Ring[T]) appendLocked(v T, n int) (uint64, error) {
 	if int64(n) > r.limits.Bytes {
 		r.oversize++
 		r.rev++

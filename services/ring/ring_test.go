@@ -59,7 +59,7 @@ func TestSlotBytesIsTheChunkShare(t *testing.T) {
 func TestResizeReaccountsAndEvicts(t *testing.T) {
 	slot := int64(SlotBytes[int]())
 	var evicted []int
-	r, _ := New[int](Limits{Items: 10, Bytes: 3*slot + 100}, Fixed[int])
+	r, _ := NewFixed[int](Limits{Items: 10, Bytes: 3*slot + 100})
 	r.OnEvict(func(v int) { evicted = append(evicted, v) })
 	for i := range 3 {
 		r.Append(i)
@@ -199,7 +199,7 @@ func TestSlotBytesMatchesTheHeap(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	r, _ := New[[4]int64](Limits{Items: n, Bytes: 1 << 30}, Fixed[[4]int64])
+	r, _ := NewFixed[[4]int64](Limits{Items: n, Bytes: 1 << 30})
 	for i := range n {
 		r.Append([4]int64{int64(i)})
 	}
