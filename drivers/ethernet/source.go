@@ -1,6 +1,8 @@
 package ethernet
 
 import (
+	"unsafe"
+
 	"golang.org/x/net/bpf"
 
 	"fieldtap/drivers/capture"
@@ -30,6 +32,20 @@ func (s *Source) Name() string       { return s.opts.Name }
 func (s *Source) Kind() capture.Kind { return capture.KindEthernet }
 func (s *Source) Origin() string     { return "afpacket:" + s.opts.Device }
 func (s *Source) Live() bool         { return true }
+
+// Footprint is the ring in kernel memory and, in the heap, the frame
+// lists and VLAN rewrite buffers of the blocks the analysers may hold.
+func (s *Source) Footprint() capture.Footprint {
+	perBlock := s.opts.BlockSize / minSlot
+	frames := perBlock * int(unsafe.Sizeof(capture.Frame{}))
+	vlan := s.opts.BlockSize + 4*perBlock
+	return capture.Footprint{
+		Kernel: int64(s.opts.BlockSize) * int64(s.opts.NumBlocks),
+		Heap:   int64(maxInflightBlocks) * int64(frames+vlan),
+	}
+}
+
+var _ capture.Sizer = (*Source)(nil)
 
 // Stats returns the port's kernel drops, ring freezes and errors.
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
