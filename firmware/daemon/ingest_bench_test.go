@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -50,10 +51,16 @@ func benchFile(b *testing.B, name string, write func(io.Writer) error) string {
 }
 
 // ingest runs one source to the end through a fresh set of stores and
-// returns the frames consumed.
+// returns the frames consumed. The runtime's soft limit is the budget, as
+// fieldtapd sets it, so the collector works as it does in the daemon.
 func ingest(b *testing.B, src capture.Source) uint64 {
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, b.TempDir(), b.TempDir()
+	total, _, err := cfg.Budget()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(total))
 	plan, err := planBudget(cfg, []capture.Source{src})
 	if err != nil {
 		b.Fatal(err)
@@ -157,4 +164,19 @@ func BenchmarkConsumeCAN(b *testing.B) {
 		return j1939gen.WriteCandump(w, j1939gen.Options{Seed: 1, Start: benchStart, Duration: *benchSpan})
 	})
 	consumeAll(b, capture.KindCAN, loadFrames(b, canlog.New("file1", path, slog.New(slog.NewTextHandler(io.Discard, nil)))))
+}
+
+// BenchmarkIngestSIPSignalling is the dialog-heavy case: calls back to
+// back without media, every frame a SIP message (issue #14's 100 000
+// dialogs came from such traffic).
+func BenchmarkIngestSIPSignalling(b *testing.B) {
+	calls := int(*benchSpan / sipgen.MinCallSlot)
+	path := benchFile(b, "signalling.pcapng", func(w io.Writer) error {
+		return sipgen.WritePcapng(w, sipgen.Options{Seed: 1, Start: benchStart, Duration: *benchSpan, Calls: calls, SignallingOnly: true})
+	})
+	var frames uint64
+	for b.Loop() {
+		frames += ingest(b, pcapfile.New("file1", path))
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
 }

@@ -28,10 +28,12 @@ const (
 // Budget bounds.
 const (
 	// StoreFraction of the budget goes to stores; the rest is the
-	// runtime's, the MCP answers' and the collector's. At one half, a full
-	// store pool leaves the collector as much room to allocate into as
-	// the stores hold, so it runs about once per pool-size of allocation.
-	StoreFraction = 0.5
+	// runtime's (~10 MiB idle), the MCP answers' and the collector's. The
+	// collector runs about once per (budget − live heap) of allocation,
+	// each time marking the live heap: on the 800 000-message capture of
+	// docs/benchmarks.md, a half made it run back to back (63 cycles, a
+	// quarter of the CPU), 0.4 halves the cycles at a fifth less store.
+	StoreFraction = 0.4
 	// MinShare is the least a weighted store may get: below it a store
 	// keeps too little to answer anything useful (64 KiB is ~1 300 CAN
 	// frames or ~60 SIP messages).
@@ -131,7 +133,7 @@ func overBudget(p Plan, reqs []Request, fixed int64, weighted int) error {
 	slices.Sort(parts)
 	need := fixed + int64(weighted)*MinShare
 	return fmt.Errorf("%w: fixed bounds %s sum to %s, and %d derived stores need at least %s each, %s in all, "+
-		"but the stores' half of the %s budget (%s) is %s: lower those bounds or raise memory_limit_mib",
+		"but the stores' part of the %s budget (%s) is %s: lower those bounds or raise memory_limit_mib",
 		ErrOverBudget, strings.Join(parts, " + "), MiB(fixed), weighted, MiB(MinShare), MiB(need),
 		MiB(p.Budget), p.From, MiB(p.Pool))
 }

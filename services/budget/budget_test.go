@@ -8,6 +8,8 @@ import (
 
 func TestDivide(t *testing.T) {
 	const mib = 1 << 20
+	budget := int64(128 * mib)
+	left := int64(float64(budget)*StoreFraction) - 16*mib // the pool after the kernel ring
 	for _, tc := range []struct {
 		name   string
 		budget int64
@@ -23,7 +25,7 @@ func TestDivide(t *testing.T) {
 				{Store: Frames, Port: "span0", Weight: 1},
 				{Store: SIPMessages, Weight: 3},
 			},
-			want: map[string]int64{"kernel_ring[span0]": 16 * mib, "frames[span0]": 12 * mib, "sip_messages": 36 * mib},
+			want: map[string]int64{"kernel_ring[span0]": 16 * mib, "frames[span0]": left / 4, "sip_messages": left * 3 / 4},
 		},
 		{
 			name:   "fixed bounds past the pool are refused with every figure",

@@ -91,7 +91,11 @@ type Decoder struct {
 	frag    *defragger
 	streams *streams
 	now     time.Time
+	pub     published // the table sizes last published in c
 }
+
+// published is what the counters last showed of the decoder's tables.
+type published struct{ pending, pendingB, open int }
 
 // New returns a decoder that passes payloads to h.
 func New(o Options, h Handler) *Decoder {
@@ -108,20 +112,24 @@ func (d *Decoder) Stats() Stats { return d.c.snapshot() }
 // Decode handles one frame captured at t. data is borrowed for the call.
 func (d *Decoder) Decode(t time.Time, link layers.LinkType, data []byte) {
 	d.now = t
-	d.c.update(func(s *Stats) {
-		s.Frames++
-		if s.LinkSeen == nil {
-			s.LinkSeen = map[string]uint64{}
-		}
-		s.LinkSeen[linkName(link)]++
-	})
+	c := &d.c
+	c.mu.Lock()
+	c.s.Frames++
+	if c.links == nil {
+		c.links = map[layers.LinkType]uint64{}
+	}
+	c.links[link]++
+	c.mu.Unlock()
 	d.frag.expire(t)
 	d.streams.expire(t)
 	d.link(link, data)
 	// Table sizes are published through the counters so Stats never reads
-	// the decoder's maps from another goroutine.
-	d.c.update(func(s *Stats) {
-		s.Frag.Pending, s.Frag.PendingB = d.frag.pending()
-		s.TCP.Open = d.streams.open()
-	})
+	// the decoder's maps from another goroutine; only a change takes the lock.
+	p, pb := d.frag.pending()
+	if o := d.streams.open(); p != d.pub.pending || pb != d.pub.pendingB || o != d.pub.open {
+		d.pub = published{p, pb, o}
+		c.mu.Lock()
+		c.s.Frag.Pending, c.s.Frag.PendingB, c.s.TCP.Open = p, pb, o
+		c.mu.Unlock()
+	}
 }

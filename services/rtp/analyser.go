@@ -182,30 +182,40 @@ func (a *Analyser) publishDTMF(s *stream) {
 	s.dtmf.emitted = s.dtmf.emitted[:0]
 }
 
+// sdpType is the Content-Type of an SDP body (RFC 4566 §8.1).
+const sdpType = "application/sdp"
+
 // SIPMessage implements sip.MediaHook: SDP bodies and INFO digits.
 func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
-	callID := string(m.Get(sip.HCallID))
-	if callID == "" {
+	id := m.Get(sip.HCallID)
+	if len(id) == 0 {
 		return
 	}
-	method := string(m.Method)
+	// Decide on the borrowed bytes first: most messages carry nothing
+	// for media, and strings for them would be garbage per message.
+	mb := m.Method
 	if !m.Request {
-		method = string(m.CSeqMethod)
+		mb = m.CSeqMethod
 	}
-	ct := m.Get(sip.HContentType)
-	isSDP := len(m.Body) > 0 && bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(ct)), []byte("application/sdp"))
-	isInfo := m.Request && method == "INFO" && len(m.Body) > 0
-	final := !m.Request && method == "INVITE" && m.StatusCode >= 200
-	if !isSDP && !isInfo && !final && method != "BYE" {
+	ct := bytes.TrimSpace(m.Get(sip.HContentType))
+	isSDP := len(m.Body) > 0 && len(ct) >= len(sdpType) && bytes.EqualFold(ct[:len(sdpType)], []byte(sdpType))
+	isInfo := m.Request && string(mb) == "INFO" && len(m.Body) > 0
+	final := !m.Request && string(mb) == "INVITE" && m.StatusCode >= 200
+	if !isSDP && !isInfo && !final && string(mb) != "BYE" {
 		return
 	}
+	method := string(mb)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	d, ok := a.dialogs.get(callID)
-	if !ok {
+	d, ok := a.dialogs.get(string(id))
+	var callID string
+	if ok {
+		callID = d.callID
+	} else {
 		if !isSDP && !isInfo {
 			return
 		}
+		callID = string(id)
 		d = &dialogMedia{callID: callID, created: meta.Time}
 		before := a.dialogs.evicted
 		a.dialogs.put(callID, d)

@@ -35,6 +35,7 @@ const (
 )
 
 const usage = `usage: fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
+       fieldtap gen sip ... [-calls N] [-no-media]
        fieldtap plan show|run FILE [--port P] [--config FILE]   (transmit plans)
 
   sip    SIP calls with RTP over Ethernet, as pcapng
@@ -57,20 +58,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // genFunc writes one kind of traffic to w.
-type genFunc func(w io.Writer, seed int64, start time.Time, d time.Duration) error
+type genFunc func(w io.Writer, seed int64, start time.Time, d time.Duration, sip sipFlags) error
+
+// sipFlags are gen sip's own flags.
+type sipFlags struct {
+	calls   int  // 0: sipgen's default rate
+	noMedia bool // SIP only, no RTP
+}
 
 func generator(kind string) (genFunc, bool) {
 	switch kind {
 	case "sip":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
-			return sipgen.WritePcapng(w, sipgen.Options{Seed: seed, Start: start, Duration: d})
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, sf sipFlags) error {
+			return sipgen.WritePcapng(w, sipgen.Options{Seed: seed, Start: start, Duration: d, Calls: sf.calls, SignallingOnly: sf.noMedia})
 		}, true
 	case "j1939":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, _ sipFlags) error {
 			return j1939gen.WriteCandump(w, j1939gen.Options{Seed: seed, Start: start, Duration: d})
 		}, true
 	case "j1708":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration) error {
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, _ sipFlags) error {
 			return j1708gen.WriteLog(w, j1708gen.Options{Seed: seed, Start: start, Duration: d}, start)
 		}, true
 	}
@@ -86,6 +93,11 @@ func gen(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", defaultSeed, "seed: the same seed gives the same bytes")
 	dur := fs.Duration("duration", defaultDuration, "span of the traffic")
 	startText := fs.String("start", defaultStart, "time of the first packet or frame, RFC 3339")
+	var sf sipFlags
+	if len(args) > 0 && args[0] == "sip" {
+		fs.IntVar(&sf.calls, "calls", 0, "sip: calls in the span (0: "+fmt.Sprint(sipgen.DefaultCallsPerMinute)+" a minute; each needs "+sipgen.MinCallSlot.String()+")")
+		fs.BoolVar(&sf.noMedia, "no-media", false, "sip: SIP only, no RTP (dialog-heavy captures for the memory benchmarks)")
+	}
 
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		// Only -h may come before the kind.
@@ -118,6 +130,8 @@ func gen(args []string, stdout, stderr io.Writer) int {
 		problem = "-o is required"
 	case *dur <= 0:
 		problem = fmt.Sprintf("-duration %v must be positive", *dur)
+	case sf.calls < 0:
+		problem = fmt.Sprintf("-calls %d must not be negative", sf.calls)
 	case err != nil:
 		problem = fmt.Sprintf("-start: %v", err)
 	}
@@ -126,7 +140,7 @@ func gen(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if err := writeOut(*out, stdout, func(w io.Writer) error { return write(w, *seed, start, *dur) }); err != nil {
+	if err := writeOut(*out, stdout, func(w io.Writer) error { return write(w, *seed, start, *dur, sf) }); err != nil {
 		fmt.Fprintf(stderr, "fieldtap gen %s: %v\n", kind, err)
 		return exitFail
 	}
