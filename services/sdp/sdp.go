@@ -357,7 +357,9 @@ func fields(dst [][]byte, b []byte) [][]byte {
 	return dst
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
 
 // origin is "user id version": the text the three fields span when
 // single spaces separate them, as they do, in one allocation; else the
