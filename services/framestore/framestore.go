@@ -13,7 +13,7 @@ import (
 // pages (8 KiB), large enough that a slab's unused tail (less than one
 // frame) stays a small fraction, small enough that a slab held alive by
 // one last record costs little.
-const slabSize = 64 << 10
+const slabSize = 32 << 10
 
 // Limits bound a store: frames and heap bytes (slots and frame bytes).
 type Limits = ring.Limits

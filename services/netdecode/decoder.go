@@ -91,11 +91,13 @@ type Decoder struct {
 	frag    *defragger
 	streams *streams
 	now     time.Time
-	pub     published // the table sizes last published in c
+	n       perFrame  // this frame's counts, added to c once it is decoded
 }
 
-// published is what the counters last showed of the decoder's tables.
-type published struct{ pending, pendingB, open int }
+// perFrame is what one frame adds to the counters.
+type perFrame struct{ ipv4, ipv6, udp uint64 }
+
+
 
 // New returns a decoder that passes payloads to h.
 func New(o Options, h Handler) *Decoder {
@@ -112,24 +114,30 @@ func (d *Decoder) Stats() Stats { return d.c.snapshot() }
 // Decode handles one frame captured at t. data is borrowed for the call.
 func (d *Decoder) Decode(t time.Time, link layers.LinkType, data []byte) {
 	d.now = t
+	d.n = perFrame{}
+	// Counted even if a handler panics (the SIP analyser recovers).
+	defer d.publish(link)
+	d.frag.expire(t)
+	d.streams.expire(t)
+	d.link(link, data)
+}
+
+// publish adds the frame's counts under one lock; table sizes go through
+// the counters too, so Stats never reads the decoder's maps from another
+// goroutine.
+func (d *Decoder) publish(link layers.LinkType) {
 	c := &d.c
+	p, pb := d.frag.pending()
+	o := d.streams.open()
 	c.mu.Lock()
 	c.s.Frames++
 	if c.links == nil {
 		c.links = map[layers.LinkType]uint64{}
 	}
 	c.links[link]++
+	c.s.IPv4 += d.n.ipv4
+	c.s.IPv6 += d.n.ipv6
+	c.s.UDP += d.n.udp
+	c.s.Frag.Pending, c.s.Frag.PendingB, c.s.TCP.Open = p, pb, o
 	c.mu.Unlock()
-	d.frag.expire(t)
-	d.streams.expire(t)
-	d.link(link, data)
-	// Table sizes are published through the counters so Stats never reads
-	// the decoder's maps from another goroutine; only a change takes the lock.
-	p, pb := d.frag.pending()
-	if o := d.streams.open(); p != d.pub.pending || pb != d.pub.pendingB || o != d.pub.open {
-		d.pub = published{p, pb, o}
-		c.mu.Lock()
-		c.s.Frag.Pending, c.s.Frag.PendingB, c.s.TCP.Open = p, pb, o
-		c.mu.Unlock()
-	}
 }

@@ -45,6 +45,23 @@ type Analyser struct {
 	reports   ring[Report]
 	events    ring[*Event]
 	lastEvent map[Key]*Event // bounded with streams: deleted on eviction
+	// hot caches recently seen streams by key: a packet finds its stream
+	// without hashing two addresses and an SSRC (issue #14). An evicted
+	// stream leaves the cache with it.
+	hot [hotStreams]hotStream
+}
+
+// hotStreams is the stream cache's size: a power of two above the streams
+// a few dozen concurrent calls carry.
+const hotStreams = 256
+
+type hotStream struct {
+	k Key
+	s *stream
+}
+
+func (k Key) slot() int {
+	return int((k.SSRC ^ uint32(k.Src.Port())<<16 ^ uint32(k.Dst.Port())) * 2654435761 >> 24 % hotStreams)
 }
 
 // NewAnalyser returns an empty analyser bounded by o; a bound at 0 or
@@ -61,7 +78,12 @@ func NewAnalyser(o Options) *Analyser {
 		lastEvent: map[Key]*Event{},
 	}
 	a.st.Heuristic = o.Heuristic
-	a.streams.onEvict = func(k Key, _ *stream) { delete(a.lastEvent, k) }
+	a.streams.onEvict = func(k Key, _ *stream) {
+		delete(a.lastEvent, k)
+		if h := &a.hot[k.slot()]; h.s != nil && h.k == k {
+			*h = hotStream{}
+		}
+	}
 	return a
 }
 
@@ -85,11 +107,16 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 		return
 	}
 	k := Key{Src: d.Src, Dst: d.Dst, SSRC: a.hdr.SSRC}
-	s, ok := a.streams.get(k)
-	if !ok {
-		if s = a.newStream(k, d.Time); s == nil {
-			return
+	h := &a.hot[k.slot()]
+	s := h.s
+	if s == nil || h.k != k {
+		var ok bool
+		if s, ok = a.streams.get(k); !ok {
+			if s = a.newStream(k, d.Time); s == nil {
+				return
+			}
 		}
+		*h = hotStream{k: k, s: s}
 	}
 	a.st.RTPPackets++
 	t := d.Time.UnixNano()

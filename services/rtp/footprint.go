@@ -67,10 +67,13 @@ func eventBytes() int {
 	return ptr + heapsize.Pointers(int(unsafe.Sizeof(Event{}))) + heapsize.Bytes(8) + heapsize.Bytes(typicalCallID)
 }
 
+// analyserBytes is the analyser itself, its stream cache included.
+func analyserBytes() int { return heapsize.Pointers(int(unsafe.Sizeof(Analyser{}))) }
+
 // Footprint is what an analyser with options o holds at its bounds.
 func (o Options) Footprint() int64 {
 	o.fill()
-	return int64(o.MaxStreams)*int64(streamBytes(o)) + int64(o.MaxEndpoints)*int64(endpointBytes()) +
+	return int64(analyserBytes()) + int64(o.MaxStreams)*int64(streamBytes(o)) + int64(o.MaxEndpoints)*int64(endpointBytes()) +
 		int64(o.MaxDialogs)*int64(dialogBytes()) + int64(o.MaxReports)*int64(reportBytes()) + int64(o.MaxEvents)*int64(eventBytes())
 }
 
@@ -83,9 +86,10 @@ func (o *Options) fromBytes() {
 	if o.MaxIntervals <= 0 {
 		o.MaxIntervals = DefaultMaxIntervals
 	}
+	tables := max(o.MaxBytes-int64(analyserBytes()), 0)
 	derive := func(v *int, pct int, each int) {
 		if *v <= 0 {
-			*v = max(int(o.MaxBytes*int64(pct)/100/int64(each)), 1)
+			*v = max(int(tables*int64(pct)/100/int64(each)), 1)
 		}
 	}
 	derive(&o.MaxStreams, streamsPct, streamBytes(*o))
@@ -118,7 +122,7 @@ func (a *Analyser) Usage() Usage {
 		MaxBytes: o.Footprint(),
 		Evicted:  a.streams.evicted + a.endpoints.evicted + a.dialogs.evicted,
 	}
-	u.Bytes = int64(u.Streams)*int64(streamBytes(o)) + int64(u.Endpoints)*int64(endpointBytes()) +
+	u.Bytes = int64(analyserBytes()) + int64(u.Streams)*int64(streamBytes(o)) + int64(u.Endpoints)*int64(endpointBytes()) +
 		int64(u.Dialogs)*int64(dialogBytes()) + int64(len(a.reports.items))*int64(reportBytes()) + int64(len(a.events.items))*int64(eventBytes())
 	return u
 }

@@ -33,7 +33,7 @@ const (
 	// evicted oldest first, so a slab is freed soon after its last
 	// message; at 64 KiB it holds ~90 messages of 700 bytes, one
 	// pointer-free allocation instead of 90.
-	rawSlab = 64 << 10
+	rawSlab = 32 << 10
 )
 
 // Limits bound a Store; zero fields take the defaults. Bytes are heap
