@@ -79,7 +79,7 @@ name = "span0"
 driver = "afpacket"
 device = "vc"
 EOF
-ip netns exec "$cap" bin/fieldtapd --config "$tmp/fieldtapd.toml" 2>"$tmp/fieldtapd.log" &
+ip netns exec "$cap" env GODEBUG=gctrace=1 bin/fieldtapd --config "$tmp/fieldtapd.toml" 2>"$tmp/fieldtapd.log" &
 daemon=$!
 pids+=("$daemon")
 url=http://127.0.0.1:$port/mcp
@@ -117,14 +117,16 @@ cat "$tmp"/tcpreplay.*.out >"$tmp/tcpreplay.out"
 sleep 2 # the ring's last blocks retire (20 ms) and are consumed
 
 status >"$tmp/status.json"
+# fieldtapd's CPU seconds (utime+stime of /proc/PID/stat, in clock ticks).
+cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' /proc/"$daemon"/stat)
 sent=$(awk '/Successful packets:/ {n += $3} END {print n}' "$tmp/tcpreplay.out")
 rated=$(awk '/Rated:/ {n += $(NF-1)} END {printf "%.0f", n}' "$tmp/tcpreplay.out")
 failed=$(awk '/Failed packets:/ {n += $3} END {print n}' "$tmp/tcpreplay.out")
 delivered=$(( $(rx rx_packets) - rx0 ))
 vethdrop=$(( $(rx rx_dropped) - rxd0 ))
-python3 - "$tmp/status.json" "$sent" "$failed" "$delivered" "$vethdrop" "$tmp/rss" "$pps" "$secs" "$busy" "$rated" "$jobs" <<'PY'
+python3 - "$tmp/status.json" "$sent" "$failed" "$delivered" "$vethdrop" "$tmp/rss" "$pps" "$secs" "$busy" "$rated" "$jobs" "$cpu" "$tmp/fieldtapd.log" <<'PY'
 import json, sys
-st, sent, failed, delivered, vethdrop, rssf, pps, secs, busy, rated, jobs = sys.argv[1:]
+st, sent, failed, delivered, vethdrop, rssf, pps, secs, busy, rated, jobs, cpu, logf = sys.argv[1:]
 sent, failed, delivered, vethdrop = int(sent or 0), int(failed or 0), int(delivered), int(vethdrop)
 p = next(p for p in json.load(open(st))["data"]["ports"] if p["name"] == "span0")
 d = p["drops"]
@@ -145,5 +147,14 @@ print(f"sent = delivered + veth drops:               {'yes' if ok1 else 'NO'}")
 print(f"delivered = captured + kernel + hand-off:    {'yes' if ok2 else 'NO'}")
 if rss:
     print(f"RSS (KiB, every 5 s):   min {min(rss)} max {max(rss)} last {rss[-1]}  {' '.join(map(str, rss))}")
+import re
+gc, cycles, pause = 0.0, 0, 0.0
+for line in open(logf):
+    m = re.search(r"([0-9.]+)\+([0-9.]+)\+([0-9.]+) ms clock, ([0-9.+/]+) ms cpu", line)
+    if m:
+        cycles += 1
+        pause = max(pause, float(m.group(1)), float(m.group(3)))
+        gc += sum(float(x) for x in re.split(r"[+/]", m.group(4)))
+print(f"fieldtapd CPU           {cpu} s, of which GC {gc / 1000:.2f} s in {cycles} cycles (longest stop-the-world {pause:.1f} ms)")
 sys.exit(0 if ok1 and ok2 else 1)
 PY

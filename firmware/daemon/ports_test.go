@@ -58,6 +58,14 @@ func TestUndecodableCANFrameIsCounted(t *testing.T) {
 	if st.Drops[capture.DropUndecodable] != 1 || st.Store.Items != 1 || !st.SourceExhausted {
 		t.Errorf("drops %v, stored %d, exhausted %v; want one undecodable frame counted, one stored, and the port exhausted", st.Drops, st.Store.Items, st.SourceExhausted)
 	}
+	// capture_status shows the port's store and the J1939 stores it feeds,
+	// each with its share of the budget.
+	if st.Store.Store != "can_frames" || st.Store.MaxBytes <= 0 || st.Store.ShareOfBudget <= 0 || st.Store.Bytes <= 0 {
+		t.Errorf("store = %+v, want can_frames with its share and use", st.Store)
+	}
+	if len(st.Shared) != 2 || st.Shared[0].Store != "j1939_samples" || !st.Shared[0].Shared || st.Shared[0].MaxBytes <= 0 {
+		t.Errorf("shared stores = %+v, want the J1939 samples and sessions", st.Shared)
+	}
 }
 
 // testSource is a port with a name and a kind, for planning a budget.
