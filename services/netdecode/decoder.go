@@ -91,13 +91,11 @@ type Decoder struct {
 	frag    *defragger
 	streams *streams
 	now     time.Time
-	n       perFrame  // this frame's counts, added to c once it is decoded
+	n       perFrame // this frame's counts, added to c once it is decoded
 }
 
 // perFrame is what one frame adds to the counters.
 type perFrame struct{ ipv4, ipv6, udp uint64 }
-
-
 
 // New returns a decoder that passes payloads to h.
 func New(o Options, h Handler) *Decoder {
