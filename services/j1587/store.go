@@ -418,6 +418,3 @@ func (s *Port) section(t time.Time, mid byte, data []byte, j2497 bool) {
 
 // Revision changes whenever a message is added.
 func (s *Port) Revision() uint64 { return s.msgs.Revision() }
-
-// Revision changes whenever any port adds a message.
-func (st *Store) Revision() uint64 { return st.seq.Load() }

@@ -36,7 +36,7 @@ const (
 	eventsPct    = 5
 )
 
-var ptr = int(unsafe.Sizeof(uintptr(0)))
+const ptr = int(unsafe.Sizeof(uintptr(0)))
 
 // streamBytes is one stream at its fullest: its state, its table and
 // order entries, an interval ring of MaxIntervals grown by append, and
