@@ -42,14 +42,14 @@ type Limits = ring.Limits
 func FrameBytes() int64 { return int64(ring.SlotBytes[Record]()) }
 
 // TableBytes is the most one port's fixed-bound tables hold: MaxIDs rows
-// of the ID table (map entry, row, its DLC list) and MaxSeconds of load
-// history grown by append. The memory budget takes it as a fixed cost per
-// port.
+// of the ID table (map entry, row, its DLC list), MaxSeconds of load
+// history grown by append, and the Port itself with its row cache. The
+// memory budget takes it as a fixed cost per port.
 func TableBytes() int64 {
 	row := heapsize.Pointers(int(unsafe.Sizeof(IDStats{}))) + heapsize.Appended(maxDLCs, 1, false)
 	entry := heapsize.MapEntry(int(unsafe.Sizeof(uint32(0)) + unsafe.Sizeof(&IDStats{})))
 	history := heapsize.Appended(MaxSeconds, int(unsafe.Sizeof(Second{})), true)
-	return int64(MaxIDs*(row+entry)) + int64(history)
+	return int64(MaxIDs*(row+entry)) + int64(history) + int64(heapsize.Pointers(int(unsafe.Sizeof(Port{}))))
 }
 
 // maxDLCs is how many distinct lengths an id's DLC list can hold (0..8).
@@ -108,7 +108,16 @@ type Port struct {
 	first    time.Time
 	last     time.Time
 	link     func() Link // the driver's link view; nil when none
+	// hot caches ID table rows by id: a bus repeats a few dozen ids at
+	// 10–100 Hz, and the cache saves a map lookup per frame (issue #14).
+	hot [hotIDs]*IDStats
 }
+
+// hotIDs is the row cache's size: a power of two above the ids of a busy
+// J1939 bus (~70 in the reference logs).
+const hotIDs = 256
+
+func hotSlot(key uint32) int { return int(key * 2654435761 >> 24 % hotIDs) }
 
 // Store holds every CAN port.
 type Store struct {
@@ -245,7 +254,14 @@ func (p *Port) addSecond(t time.Time, bits uint64) {
 
 func (p *Port) addID(r *Record) {
 	key := r.ID &^ wire.CANRTR
-	st := p.ids[key]
+	h := &p.hot[hotSlot(key)]
+	st := *h
+	if st == nil || st.ID != key {
+		st = p.ids[key]
+		if st != nil {
+			*h = st
+		}
+	}
 	if st == nil {
 		if len(p.ids) >= MaxIDs {
 			p.idOver++
@@ -253,6 +269,7 @@ func (p *Port) addID(r *Record) {
 		}
 		st = &IDStats{ID: key, First: r.Time, Extended: key&wire.CANEFF != 0}
 		p.ids[key] = st
+		*h = st
 	} else if st.lastLen > 0 || r.Len > 0 {
 		var a, b uint64
 		for i := range 8 {
