@@ -8,7 +8,7 @@ PKGS    := ./...
 # Short fuzz runs in `make test`; longer ones with `make fuzz FUZZTIME=5m`.
 FUZZTIME ?= 10s
 
-.PHONY: build cross demo test unit fuzz bench lint clean hwtest
+.PHONY: build cross demo test unit fuzz bench bench-compare lint clean hwtest
 
 build:
 	go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/fieldtapd ./firmware/cmd/fieldtapd
@@ -47,6 +47,12 @@ hwtest:
 # when they skip.
 bench:
 	@./scripts/bench.sh
+
+# fieldtapd against tshark (SIP) and a python candump reader (CAN) on the
+# same generated inputs, whole processes, interleaved, medians of RUNS
+# (default 5); the table goes into docs/benchmarks.md. Minutes of CPU.
+bench-compare:
+	@./scripts/bench-compare.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -23,10 +23,14 @@ type Profile struct {
 	// run on the hardware; the daemon logs it at start-up.
 	Tested    bool   `toml:"tested_on_hardware"`
 	Reference string `toml:"reference"` // where the pinout came from
-	Span      Span   `toml:"span"`
-	Gadget    Gadget `toml:"gadget"`
-	GPIO      GPIO   `toml:"gpio"`
-	Ports     []Port `toml:"port"`
+	// MemoryBudgetMiB is fieldtapd's share of the board's RAM: every
+	// store's bound is derived from it and the Go runtime's soft limit
+	// is set to it. memory_limit_mib in the configuration overrides it.
+	MemoryBudgetMiB int    `toml:"memory_budget_mib"`
+	Span            Span   `toml:"span"`
+	Gadget          Gadget `toml:"gadget"`
+	GPIO            GPIO   `toml:"gpio"`
+	Ports           []Port `toml:"port"`
 }
 
 // Span is the mirror-port interface prepared at start-up.
@@ -99,6 +103,9 @@ func Parse(name string, b []byte) (Profile, error) {
 }
 
 func (p Profile) check() error {
+	if p.MemoryBudgetMiB < 0 {
+		return fmt.Errorf("board %s: memory_budget_mib %d is negative", p.Name, p.MemoryBudgetMiB)
+	}
 	for _, s := range []struct{ role, spec string }{
 		{"status_led", p.GPIO.StatusLED}, {"activity_led", p.GPIO.ActivityLED},
 		{"armed_led", p.GPIO.ArmedLED}, {"arm_input", p.GPIO.ArmInput}, {"confirm_input", p.GPIO.ConfirmInput},

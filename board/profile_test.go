@@ -67,3 +67,17 @@ func TestMergePorts(t *testing.T) {
 		t.Errorf("SplitCompiled: open %v skipped %v", open, skipped)
 	}
 }
+
+// TestEveryProfileStatesAMemoryBudget: the budget every store's bound is
+// derived from must come from the board, not from a guess.
+func TestEveryProfileStatesAMemoryBudget(t *testing.T) {
+	for _, name := range Names() {
+		p, err := Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.MemoryBudgetMiB < 32 {
+			t.Errorf("profile %s: memory_budget_mib %d: state the board's share for fieldtapd (at least 32)", name, p.MemoryBudgetMiB)
+		}
+	}
+}

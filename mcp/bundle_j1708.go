@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,23 +18,18 @@ var j1708Tools = []toolDef{j1708Messages, j1587Summary, j1587Parameters, j1587Fa
 // portKindJ1708 is the kind capture_status gives a J1708 port.
 const portKindJ1708 = "j1708"
 
-// j1708Source is the traffic of J1708 ports kept in one store, as the
-// j1708 tools read it: the key of its rows (the place of its first port
-// among the box's J1708 ports, stable because ports are only added), the
-// port its rows name, and the store.
+// j1708Source is one J1708 port's traffic as the j1708 tools read it:
+// the key of its rows (its place among the box's J1708 ports, stable
+// because ports are only added), its name, and its store.
 type j1708Source struct {
 	index uint64
 	port  string
-	store *j1587.Store
+	store *j1587.Port
 }
 
-// j1708Sources is the one function that knows how J1708 traffic is
-// stored. It resolves the port argument against the box's J1708 ports
-// (capture_status's ports of kind j1708). Today one j1587.Store merges
-// every J1708 port, so it returns that store as one source named for all
-// of them, and warns when the box has several J1708 ports; once the store
-// keeps ports apart, it returns one source per chosen port and no tool
-// changes.
+// j1708Sources resolves the port argument against the box's J1708 ports
+// (capture_status's ports of kind j1708): one source per chosen port,
+// each its own ring and tables.
 func j1708Sources(c *call, sel PortSelector) ([]j1708Source, error) {
 	var names []string
 	for _, p := range c.d.Ports.Snapshot() {
@@ -44,14 +40,20 @@ func j1708Sources(c *call, sel PortSelector) ([]j1708Source, error) {
 	if c.d.J1587 == nil || len(names) == 0 {
 		return nil, unavailable("J1708 port", "capture_status lists the ports this box has; a J1708 port is a [[port]] with driver j1708 or a J1708 log as --source")
 	}
-	if _, err := choosePorts(sel, "J1708", names, func(n string) string { return n }); err != nil {
+	chosen, err := choosePorts(sel, "J1708", names, func(n string) string { return n })
+	if err != nil {
 		return nil, err
 	}
-	if len(names) > 1 {
-		c.warnf("this box keeps one J1708 store for ports %s: rows name them all as %q and cover every one of them, whichever port was asked for",
-			strings.Join(names, ", "), strings.Join(names, "+"))
+	var out []j1708Source
+	for i, n := range names {
+		if !slices.Contains(chosen, n) {
+			continue
+		}
+		if p := c.d.J1587.Lookup(n); p != nil {
+			out = append(out, j1708Source{index: uint64(i), port: n, store: p})
+		}
 	}
-	return []j1708Source{{index: 0, port: strings.Join(names, "+"), store: c.d.J1587}}, nil
+	return out, nil
 }
 
 // j1708Rings is each source's message ring, for pagePortRings.

@@ -34,9 +34,19 @@ func withJ1708(t *testing.T, d Deps, s *j1587.Store, names ...string) Deps {
 	return d
 }
 
+// j1708Port is s's port name, made on first use.
+func j1708Port(t testing.TB, s *j1587.Store, name string) *j1587.Port {
+	t.Helper()
+	p, err := s.Port(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func newJ1587(t *testing.T, items int) *j1587.Store {
 	t.Helper()
-	s, err := j1587.New(ring.Limits{Items: items, Bytes: 1 << 24})
+	s, err := j1587.New(ring.Limits{Items: items, Bytes: int64(items) * j1587.MessageBytes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +69,12 @@ var t1708 = time.Unix(1000, 0).UTC()
 func j1708Deps(t *testing.T) Deps {
 	t.Helper()
 	s := newJ1587(t, 1000)
+	p := j1708Port(t, s, "j1708")
 	for i := range 30 {
-		s.Add(t1708.Add(time.Duration(i)*100*time.Millisecond), []byte{0x80, 0x54, 0x38, 0xF4}, false) // road speed 28 mph
+		p.Add(t1708.Add(time.Duration(i)*100*time.Millisecond), []byte{0x80, 0x54, 0x38, 0xF4}, false) // road speed 28 mph
 	}
-	s.Add(t1708.Add(5*time.Second), []byte{0x80, 0xC2, 0x00, 0xBE}, false) // empty fault table
-	s.Add(t1708.Add(6*time.Second), []byte{0x80, 0x54, 0x38, 0xF5}, false) // bad checksum
+	p.Add(t1708.Add(5*time.Second), []byte{0x80, 0xC2, 0x00, 0xBE}, false) // empty fault table
+	p.Add(t1708.Add(6*time.Second), []byte{0x80, 0x54, 0x38, 0xF5}, false) // bad checksum
 	return withJ1708(t, testDeps(), s, "j1708")
 }
 
@@ -235,14 +246,15 @@ func TestJ1708MessagesPageWithCursor(t *testing.T) {
 // warning with a count, and the page resumes at the oldest kept.
 func TestJ1708EvictedCursorIsAWarning(t *testing.T) {
 	s := newJ1587(t, 10)
+	p := j1708Port(t, s, "j1708")
 	for i := range 10 {
-		s.Add(t1708.Add(time.Duration(i)*time.Millisecond), sum(0x80, 0x54, byte(i)), false)
+		p.Add(t1708.Add(time.Duration(i)*time.Millisecond), sum(0x80, 0x54, byte(i)), false)
 	}
 	c := newChecker(t, j1708Server(t, withJ1708(t, testDeps(), s, "j1708")))
 	_, env := c.call("j1708_messages", map[string]any{"limit": 3})
 	cursor := pageOf(env)["next_cursor"].(string) // names seq 3
 	for i := range 8 {                            // evicts seqs 0..7
-		s.Add(t1708.Add(time.Second+time.Duration(i)*time.Millisecond), sum(0x80, 0x54, byte(i)), false)
+		p.Add(t1708.Add(time.Second+time.Duration(i)*time.Millisecond), sum(0x80, 0x54, byte(i)), false)
 	}
 	r, env := c.call("j1708_messages", map[string]any{"limit": 3, "cursor": cursor})
 	if r.IsError {
@@ -261,9 +273,10 @@ func TestJ1708EvictedCursorIsAWarning(t *testing.T) {
 // means "any".
 func TestJ1708ZeroIsAValue(t *testing.T) {
 	s := newJ1587(t, 100)
-	s.Add(t1708, sum(0x00, 0x01), false)                // MID 0: a J1708-reserved layout
-	s.Add(t1708, sum(0x80, 0x00, 0x54), false)          // PID 0: a request for PID 84
-	s.Add(t1708, []byte{0x80, 0x54, 0x38, 0xF4}, false) // road speed
+	p := j1708Port(t, s, "j1708")
+	p.Add(t1708, sum(0x00, 0x01), false)                // MID 0: a J1708-reserved layout
+	p.Add(t1708, sum(0x80, 0x00, 0x54), false)          // PID 0: a request for PID 84
+	p.Add(t1708, []byte{0x80, 0x54, 0x38, 0xF4}, false) // road speed
 	c := newChecker(t, j1708Server(t, withJ1708(t, testDeps(), s, "j1708")))
 	for _, tc := range []struct {
 		name string
@@ -403,23 +416,42 @@ func TestJ1708ToolsWithoutAPort(t *testing.T) {
 	}
 }
 
-// TestJ1708PortsShareOneStore: with two J1708 ports the one store's rows
-// name both, a warning says so, and a port is still checked by name.
-func TestJ1708PortsShareOneStore(t *testing.T) {
-	d := j1708Deps(t)
-	d = withJ1708(t, d, d.J1587, "bus1", "bus2")
-	c := newChecker(t, j1708Server(t, d))
-	for _, port := range []string{"", "bus2"} {
-		r, env := c.call("j1708_messages", map[string]any{"port": port, "limit": 2})
+// TestJ1708PortsKeptApart: two J1708 lines keep their own rings and
+// tables; a port argument reads one of them, none reads both, each row
+// naming its port.
+func TestJ1708PortsKeptApart(t *testing.T) {
+	s := newJ1587(t, 100)
+	bus1, bus2 := j1708Port(t, s, "bus1"), j1708Port(t, s, "bus2")
+	for i := range 3 {
+		bus1.Add(t1708.Add(time.Duration(i)*time.Millisecond), sum(0x80, 0x54, byte(i)), false) // MID 128 road speed
+	}
+	bus2.Add(t1708.Add(time.Second), sum(0x88, 0x54, 9), false) // MID 136
+	c := newChecker(t, j1708Server(t, withJ1708(t, testDeps(), s, "bus1", "bus2")))
+	for _, tc := range []struct {
+		port  string
+		ports map[string]int
+	}{{"", map[string]int{"bus1": 3, "bus2": 1}}, {"bus2", map[string]int{"bus2": 1}}, {"bus1", map[string]int{"bus1": 3}}} {
+		r, env := c.call("j1708_messages", map[string]any{"port": tc.port, "limit": 10})
 		if r.IsError {
 			t.Fatal(r.Content[0].Text)
 		}
-		if rows := items(env); rows[0]["port"] != "bus1+bus2" {
-			t.Errorf("port %q: rows %v", port, rows)
+		got := map[string]int{}
+		for _, row := range items(env) {
+			got[row["port"].(string)]++
+			if mid := row["mid"].(float64); (row["port"] == "bus1") != (mid == 128) {
+				t.Errorf("port %q: row %v mixes the lines' traffic", tc.port, row)
+			}
 		}
-		if ws := env["warnings"].([]any); len(ws) != 1 || !strings.Contains(ws[0].(string), "one J1708 store for ports bus1, bus2") {
-			t.Errorf("port %q: warnings %v", port, ws)
+		if fmt.Sprint(got) != fmt.Sprint(tc.ports) {
+			t.Errorf("port %q: rows by port %v, want %v", tc.port, got, tc.ports)
 		}
+		if ws := env["warnings"].([]any); len(ws) != 0 {
+			t.Errorf("port %q: warnings %v", tc.port, ws)
+		}
+	}
+	_, env := c.call("j1587_summary", map[string]any{"port": "bus2"})
+	if ps := env["data"].(map[string]any)["ports"].([]any); len(ps) != 1 || ps[0].(map[string]any)["port"] != "bus2" {
+		t.Errorf("summary of bus2: %v", ps)
 	}
 	if r, env := c.call("j1587_summary", map[string]any{"port": "bus3"}); !r.IsError {
 		t.Error("an unknown port was accepted")
@@ -432,13 +464,14 @@ func TestJ1708PortsShareOneStore(t *testing.T) {
 // projection of the list tools, on generated data.
 func TestJ1708AnswersMatchTheirSchemas(t *testing.T) {
 	s := newJ1587(t, 1000)
+	p := j1708Port(t, s, "j1708")
 	for i := range 20 {
-		s.Add(t1708.Add(time.Duration(i)*time.Millisecond), sum(0x80, 0x54, byte(i), 0xBE, 0x10, 0x27), i%2 == 0) // road speed, engine speed
+		p.Add(t1708.Add(time.Duration(i)*time.Millisecond), sum(0x80, 0x54, byte(i), 0xBE, 0x10, 0x27), i%2 == 0) // road speed, engine speed
 	}
-	s.Add(t1708, sum(0x80, 194, 5, 110, 0x80, 2, 2, 0x60|12), false) // two faults, one with a count
-	s.Add(t1708, sum(0x80, 237, 3, 'A', 'B', 'C'), false)            // a VIN (text)
-	s.Add(t1708, sum(0x80, 100, 0xFF), false)                        // not available
-	s.Add(t1708, []byte{}, false)                                    // empty: no MID
+	p.Add(t1708, sum(0x80, 194, 5, 110, 0x80, 2, 2, 0x60|12), false) // two faults, one with a count
+	p.Add(t1708, sum(0x80, 237, 3, 'A', 'B', 'C'), false)            // a VIN (text)
+	p.Add(t1708, sum(0x80, 100, 0xFF), false)                        // not available
+	p.Add(t1708, []byte{}, false)                                    // empty: no MID
 	c := newChecker(t, j1708Server(t, withJ1708(t, testDeps(), s, "j1708")))
 	for _, td := range j1708Tools {
 		i := td.info()
@@ -453,7 +486,7 @@ func TestJ1708AnswersMatchTheirSchemas(t *testing.T) {
 
 // loadJ1708Log feeds a J1708 text log into s through the wire codec and
 // returns its lines.
-func loadJ1708Log(t *testing.T, s *j1587.Store, path string) []string {
+func loadJ1708Log(t *testing.T, p *j1587.Port, path string) []string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -467,7 +500,7 @@ func loadJ1708Log(t *testing.T, s *j1587.Store, path string) []string {
 		if err != nil {
 			t.Fatalf("%s: %v", sc.Text(), err)
 		}
-		s.Add(l.Time, l.Data, l.J2497)
+		p.Add(l.Time, l.Data, l.J2497)
 		lines = append(lines, sc.Text())
 	}
 	return lines
@@ -510,7 +543,8 @@ func TestJ1708ReferenceCaptures(t *testing.T) {
 	for _, want := range truth.Logs {
 		t.Run(want.File, func(t *testing.T) {
 			s := newJ1587(t, j1587.DefaultMaxMessages)
-			lines := loadJ1708Log(t, s, filepath.Join(dir, want.File))
+			p := j1708Port(t, s, "j1708")
+			lines := loadJ1708Log(t, p, filepath.Join(dir, want.File))
 			c := newChecker(t, j1708Server(t, withJ1708(t, testDeps(), s, "j1708")))
 
 			_, env := c.call("j1587_summary", nil)
@@ -672,6 +706,7 @@ func assertFenced(t *testing.T, tool string, body []byte, senderWords []string) 
 // character anywhere, and the provenance note names the J1708 bus.
 func TestJ1708FencesHostileText(t *testing.T) {
 	s := newJ1587(t, 1000)
+	p := j1708Port(t, s, "j1708")
 	for _, l := range strings.SplitAfter(hostileJ1708Log(t), "\n") {
 		if l == "" {
 			continue
@@ -680,7 +715,7 @@ func TestJ1708FencesHostileText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Add(m.Time, m.Data, m.J2497)
+		p.Add(m.Time, m.Data, m.J2497)
 	}
 	c := newChecker(t, j1708Server(t, withJ1708(t, testDeps(), s, "j1708")))
 	texts := 0
@@ -714,13 +749,14 @@ func TestJ1708FencesHostileText(t *testing.T) {
 // in-process server (argument check, run, envelope, encoding) over a
 // full default ring of 100,000 messages: every call counts every match.
 func BenchmarkJ1708Messages(b *testing.B) {
-	s, err := j1587.New(ring.Limits{Items: j1587.DefaultMaxMessages, Bytes: j1587.DefaultMaxBytes})
+	s, err := j1587.New(ring.Limits{Items: j1587.DefaultMaxMessages, Bytes: j1587.DefaultMaxMessages * j1587.MessageBytes()})
 	if err != nil {
 		b.Fatal(err)
 	}
+	p := j1708Port(b, s, "j1708")
 	msg := []byte{0x80, 0x54, 0x00, 0x56, 0x00, 0x5B, 0x07, 0x5C, 0x05, 0xBB, 0x00, 0x00, 0xBE, 0xF7, 0x0A, 0x99}
 	for i := range j1587.DefaultMaxMessages {
-		s.Add(t1708.Add(time.Duration(i)*time.Millisecond), msg, false)
+		p.Add(t1708.Add(time.Duration(i)*time.Millisecond), msg, false)
 	}
 	d := testDeps()
 	d.Ports = fakePorts{{Name: "j1708", Kind: portKindJ1708}}

@@ -18,7 +18,7 @@ const benchDialogs = sip.DefaultDialogs
 // third each 200, 486 and 404, from 500 distinct users.
 func benchStore(b *testing.B) *sip.Store {
 	b.Helper()
-	st := sip.NewStore(sip.Limits{})
+	st, _ := sip.New(sip.Limits{DialogBytes: 1 << 30, MessageBytes: 1 << 30})
 	for i := range benchDialogs {
 		code := []string{"200 OK", "486 Busy Here", "404 Not Found"}[i%3]
 		addSIP(b, st, i, fmt.Sprintf("SIP/2.0 %s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%d\r\nFrom: <sip:%d@h>;tag=1\r\nTo: <sip:2002@h>;tag=2\r\nCall-ID: bench-%d\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n",

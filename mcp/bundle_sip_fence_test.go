@@ -126,7 +126,7 @@ func rtpBytes(pt uint8, seq uint16, ssrc uint32) []byte {
 // daemon does (netdecode, the SIP parser and store, the media hook).
 func captureDeps(t *testing.T, path string, o rtp.Options) Deps {
 	t.Helper()
-	st := sip.NewStore(sip.Limits{})
+	st, _ := sip.New(sip.Limits{})
 	an := sip.NewAnalyser(st, netdecode.Options{})
 	media := rtp.NewAnalyser(o)
 	an.SetMediaHook(media)

@@ -190,7 +190,7 @@ func TestTailCursorSeesEachUpdateOnce(t *testing.T) {
 // limit at a time, truncated until the last.
 func TestTailPagesWhatIsWaiting(t *testing.T) {
 	d := testDeps()
-	d.SIP = sip.NewStore(sip.Limits{})
+	d.SIP, _ = sip.New(sip.Limits{})
 	h := newHarness(t, d)
 	cursor := pageOf(h.ok("tail_dialogs", nil))["next_cursor"].(string)
 	for i := range 5 {
@@ -215,7 +215,7 @@ func TestTailPagesWhatIsWaiting(t *testing.T) {
 // TestExportCaptureOpensInTshark feeds frames through the analyser with
 // frame references, exports one dialog and has tshark read the file back.
 func TestExportCaptureOpensInTshark(t *testing.T) {
-	st := sip.NewStore(sip.Limits{})
+	st, _ := sip.New(sip.Limits{})
 	fs, err := framestore.New(ring.Limits{Items: 1000, Bytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)

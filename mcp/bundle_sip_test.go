@@ -99,7 +99,7 @@ func addSIP(t testing.TB, st *sip.Store, at int, raw string) {
 // or 486 Busy Here (1, 3), each with a display name and a User-Agent.
 func sipTestDeps(t *testing.T) Deps {
 	t.Helper()
-	st := sip.NewStore(sip.Limits{})
+	st, _ := sip.New(sip.Limits{})
 	msg := func(start, callID string, cseq int, method string) string {
 		return fmt.Sprintf("%s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%s%d\r\nFrom: \"Al\" <sip:1001@h>;tag=1\r\nTo: <sip:2002@h>;tag=2\r\nCall-ID: %s\r\nCSeq: %d %s\r\nUser-Agent: ua-%s\r\nContent-Length: 0\r\n\r\n",
 			start, callID, cseq, callID, cseq, method, callID)
@@ -349,7 +349,7 @@ func TestBoxVocabularyIsBare(t *testing.T) {
 // that matches every dialog does, evicted dialogs included.
 func TestUnfilteredPagingMatchesTheFilteredPath(t *testing.T) {
 	d := testDeps()
-	d.SIP = sip.NewStore(sip.Limits{Dialogs: 7})
+	d.SIP, _ = sip.New(sip.Limits{Dialogs: 7})
 	for i := range 10 { // three evicted
 		addSIP(t, d.SIP, i, fmt.Sprintf("OPTIONS sip:x SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%d\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: o-%d\r\nCSeq: 1 OPTIONS\r\n\r\n", i, i))
 	}

@@ -126,7 +126,7 @@ func transmitDeps(t *testing.T, b *fakeBus) Deps {
 	}
 	d := testDeps()
 	d.Transmit = svc
-	d.CAN = canbus.New(ring.Limits{Items: 1000, Bytes: 1 << 20})
+	d.CAN, _ = canbus.New(ring.Limits{Items: 1000, Bytes: 1 << 20})
 	p, err := d.CAN.Port("can0", 250_000)
 	if err != nil {
 		t.Fatal(err)

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func drain(h *capture.Handoff) (n int, first, last time.Time) {
-	for f := range h.Frames() {
+	for f := range capturetest.Frames(h) {
 		if n == 0 {
 			first = f.Time
 		}
@@ -85,7 +86,7 @@ func TestSameSeedSameTraffic(t *testing.T) {
 		}
 		h.Close()
 		var all []byte
-		for f := range h.Frames() {
+		for f := range capturetest.Frames(h) {
 			all = append(all, f.Data...)
 		}
 		return all

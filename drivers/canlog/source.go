@@ -1,6 +1,7 @@
 package canlog
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
+	"unsafe"
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
@@ -48,6 +51,25 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 	return err
 }
 
+// Batching: a file's frames are handed off batchFrames at a time, their
+// bytes laid out in one buffer per batch, and batchesInFlight buffers are
+// recycled, so reading a log allocates nothing per frame.
+const (
+	batchFrames     = 1024
+	batchesInFlight = 4
+	// readBuffer is what one read(2) takes; lines longer than maxLine
+	// are still refused.
+	readBuffer = 64 << 10
+)
+
+// Footprint is what a candump file port holds in flight: its batch
+// buffers and their frame lists.
+func (s *Source) Footprint() capture.Footprint {
+	return capture.Footprint{Heap: batchesInFlight * batchFrames * int64(wire.CANFrameBytes+unsafe.Sizeof(capture.Frame{}))}
+}
+
+var _ capture.Sizer = (*Source)(nil)
+
 func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 	f, err := os.Open(s.path)
 	if err != nil {
@@ -55,13 +77,11 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 		return err
 	}
 	defer f.Close()
-	err = ReadFile(f, func(_ int, r *wire.CandumpRecord) error {
-		frame, err := wire.EncodeCAN(r.ID, r.Payload())
-		if err != nil { // cannot happen: DecodeCandump bounds the length
-			s.counters.Error("malformed_line")
-			return nil
-		}
-		return out.Put(ctx, capture.Frame{Time: r.Time, Link: wire.LinkCANSocketCAN, Data: frame})
+	b := newBatcher(ctx, out)
+	// A 64 KiB reader: ReadLines reads through it (bufio reuses a reader
+	// that is large enough) and still refuses lines past maxLine.
+	err = ReadFile(bufio.NewReaderSize(f, readBuffer), func(_ int, r *wire.CandumpRecord) error {
+		return b.add(r.Time, r.ID, r.Payload(), func() { s.counters.Error(ReasonMalformed) })
 	}, func(n int, reason string, err error) {
 		s.counters.Error(reason)
 		if reason == ReasonOverlong {
@@ -70,11 +90,18 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 		}
 		s.log.Warn("skipping malformed candump line", "file", s.path, "line", n, "err", err)
 	})
-	if err != nil && !errors.Is(err, context.Canceled) {
-		s.counters.Error("read")
-		return fmt.Errorf("%s: %w", s.path, err)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			s.counters.Error("read")
+			err = fmt.Errorf("%s: %w", s.path, err)
+		}
+		// What was read before the error is still delivered.
+		if ferr := b.flush(); ferr != nil {
+			return ferr
+		}
+		return err
 	}
-	return err
+	return b.flush()
 }
 
 // Reasons ReadFile gives a skipped line.
@@ -104,4 +131,68 @@ func ReadFile(r io.Reader, frame func(n int, rec *wire.CandumpRecord) error, bad
 		}
 		return frame(n, &rec)
 	})
+}
+
+// batcher lays frames out in recycled buffers and hands them off a batch
+// at a time.
+type batcher struct {
+	ctx  context.Context
+	out  *capture.Handoff
+	free chan *batchBuf
+	made int
+	cur  *batchBuf
+}
+
+type batchBuf struct {
+	data   []byte
+	frames []capture.Frame
+}
+
+func newBatcher(ctx context.Context, out *capture.Handoff) *batcher {
+	return &batcher{ctx: ctx, out: out, free: make(chan *batchBuf, batchesInFlight)}
+}
+
+func (b *batcher) add(t time.Time, id uint32, payload []byte, bad func()) error {
+	if b.cur == nil {
+		select {
+		case b.cur = <-b.free:
+		default:
+			if b.made < batchesInFlight {
+				b.made++
+				b.cur = &batchBuf{data: make([]byte, 0, batchFrames*wire.CANFrameBytes), frames: make([]capture.Frame, 0, batchFrames)}
+				break
+			}
+			select {
+			case b.cur = <-b.free:
+			case <-b.ctx.Done():
+				return b.ctx.Err()
+			}
+		}
+	}
+	c := b.cur
+	start := len(c.data)
+	data, err := wire.AppendCAN(c.data, id, payload)
+	if err != nil {
+		bad()
+		return nil
+	}
+	c.data = data
+	c.frames = append(c.frames, capture.Frame{Time: t, Link: wire.LinkCANSocketCAN, Data: data[start:len(data):len(data)]})
+	if len(c.frames) == batchFrames {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush hands the current batch off; its buffer comes back on release.
+func (b *batcher) flush() error {
+	c := b.cur
+	b.cur = nil
+	if c == nil || len(c.frames) == 0 {
+		return nil
+	}
+	return b.out.PutBatch(b.ctx, capture.NewBatch(c.frames, func() {
+		c.data, c.frames = c.data[:0], c.frames[:0]
+		b.free <- c
+	}))
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 	"fieldtap/drivers/wire"
 	"fieldtap/tools/refdata"
 )
@@ -26,7 +27,7 @@ func readAll(t *testing.T, path string) ([]capture.Frame, capture.Stats) {
 	done := make(chan []capture.Frame)
 	go func() {
 		var got []capture.Frame
-		for f := range h.Frames() {
+		for f := range capturetest.Frames(h) {
 			got = append(got, f)
 		}
 		done <- got

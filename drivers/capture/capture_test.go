@@ -95,3 +95,77 @@ func TestReadLines(t *testing.T) {
 		})
 	}
 }
+
+func TestReceiveTakesSingleFramesAsOneBatch(t *testing.T) {
+	var c Counters
+	h := NewHandoff(16, &c)
+	for i := range 5 {
+		h.Offer(Frame{Data: []byte{byte(i)}})
+	}
+	b, ok := h.Receive()
+	if !ok || len(b.Frames) != 5 || b.Frames[4].Data[0] != 4 {
+		t.Fatalf("Receive = %d frames, %v; want the 5 offered, in order", len(b.Frames), ok)
+	}
+	h.Release(b)
+	h.Close()
+	if _, ok := h.Receive(); ok {
+		t.Error("Receive after Close on an empty queue must report the end")
+	}
+}
+
+// TestInFlightIsBoundedUntilRelease: frames the consumer holds still count
+// against the depth, so the queue's memory is bounded by depth frames.
+func TestInFlightIsBoundedUntilRelease(t *testing.T) {
+	var c Counters
+	h := NewHandoff(4, &c)
+	released := 0
+	h.OfferBatch(NewBatch(make([]Frame, 3), func() { released++ }))
+	b, _ := h.Receive()
+	if n := h.OfferBatch(NewBatch(make([]Frame, 3), func() { released++ })); n != 1 {
+		t.Fatalf("queued %d of 3 while the consumer holds 3 of depth 4; want 1", n)
+	}
+	if s := c.Snapshot(); s.Drops[DropHandoffFull] != 2 || s.Frames != 4 {
+		t.Errorf("counters = %+v, want 4 delivered and 2 dropped", s)
+	}
+	h.Release(b)
+	if released != 1 {
+		t.Errorf("release ran %d times, want once for the released batch", released)
+	}
+	b, _ = h.Receive()
+	h.Release(b)
+	if released != 2 || h.OfferBatch(NewBatch(make([]Frame, 4), nil)) != 4 {
+		t.Errorf("after both releases: released %d, and a full batch must fit again", released)
+	}
+}
+
+func TestPutBatchWaitsForRoom(t *testing.T) {
+	var c Counters
+	h := NewHandoff(2, &c)
+	ctx := context.Background()
+	if err := h.PutBatch(ctx, NewBatch(make([]Frame, 2), nil)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.PutBatch(ctx, NewBatch(make([]Frame, 2), nil)) }()
+	b, _ := h.Receive()
+	h.Release(b) // makes room: the waiting PutBatch goes through
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// A batch larger than the queue waits for an empty queue, then fits.
+	b, _ = h.Receive()
+	go func() { done <- h.PutBatch(ctx, NewBatch(make([]Frame, 5), nil)) }()
+	h.Release(b)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := h.Receive(); len(b.Frames) != 5 {
+		t.Errorf("oversized batch arrived with %d frames", len(b.Frames))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	released := false
+	if err := h.PutBatch(cctx, NewBatch(make([]Frame, 1), func() { released = true })); !errors.Is(err, context.Canceled) || !released {
+		t.Errorf("PutBatch on a full queue after cancel = %v (released %v); want context.Canceled and the batch released", err, released)
+	}
+}

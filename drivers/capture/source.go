@@ -42,3 +42,25 @@ type Source interface {
 // facility does not exist on this system (AF_PACKET or SocketCAN off
 // Linux).
 var ErrUnsupported = errors.New("not supported on this system")
+
+// Footprint is the memory a source holds for frames in flight, for the
+// memory budget.
+type Footprint struct {
+	// Heap is Go heap the source owns for frames it hands off (read
+	// buffers and their frame lists); its frames borrow it.
+	Heap int64
+	// Kernel is kernel memory mapped into the process (an AF_PACKET
+	// ring): it counts in RSS, not in the Go heap.
+	Kernel int64
+	// PerFrame is, for a source that allocates each frame's data on its
+	// own, the largest frame it emits: the hand-off may hold its depth of
+	// them. 0 when frames borrow Heap or Kernel.
+	PerFrame int
+}
+
+// Sizer is implemented by sources that know their Footprint. For one that
+// does not, the daemon assumes frames allocated one by one, each as large
+// as its kind allows.
+type Sizer interface {
+	Footprint() Footprint
+}

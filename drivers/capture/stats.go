@@ -52,6 +52,21 @@ func (c *Counters) Frame(t time.Time, n int) {
 	c.mu.Unlock()
 }
 
+// Frames counts n delivered frames of bytes in all, captured between
+// first and last: one lock for a whole batch.
+func (c *Counters) Frames(n, bytes int, first, last time.Time) {
+	c.mu.Lock()
+	c.s.Frames += uint64(n)
+	c.s.Bytes += uint64(bytes)
+	if c.s.First.IsZero() || first.Before(c.s.First) {
+		c.s.First = first
+	}
+	if last.After(c.s.Last) {
+		c.s.Last = last
+	}
+	c.mu.Unlock()
+}
+
 // Drop counts n frames lost for cause.
 func (c *Counters) Drop(cause string, n uint64) {
 	c.mu.Lock()

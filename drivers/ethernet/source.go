@@ -1,7 +1,7 @@
 package ethernet
 
 import (
-	"sync"
+	"unsafe"
 
 	"golang.org/x/net/bpf"
 
@@ -15,9 +15,7 @@ type Source struct {
 	filter   []bpf.RawInstruction
 	counters capture.Counters
 
-	kmu    sync.Mutex
-	closed kernelStats // summed over the sockets already closed
-	cur    kernelStats // the open socket's
+	closed kernelStats // summed over the sockets already closed (Run's goroutine only)
 }
 
 // kernelStats are the PACKET_STATISTICS counts of one socket, or a sum.
@@ -39,6 +37,20 @@ func (s *Source) Name() string       { return s.opts.Name }
 func (s *Source) Kind() capture.Kind { return capture.KindEthernet }
 func (s *Source) Origin() string     { return "afpacket:" + s.opts.Device }
 func (s *Source) Live() bool         { return true }
+
+// Footprint is the ring in kernel memory and, in the heap, the frame
+// lists and VLAN rewrite buffers of the blocks the analysers may hold.
+func (s *Source) Footprint() capture.Footprint {
+	perBlock := s.opts.BlockSize / minSlot
+	frames := perBlock * int(unsafe.Sizeof(capture.Frame{}))
+	vlan := s.opts.BlockSize + 4*perBlock
+	return capture.Footprint{
+		Kernel: int64(s.opts.BlockSize) * int64(s.opts.NumBlocks),
+		Heap:   int64(maxInflightBlocks) * int64(frames+vlan),
+	}
+}
+
+var _ capture.Sizer = (*Source)(nil)
 
 // Stats returns the port's kernel drops, ring freezes and errors.
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }

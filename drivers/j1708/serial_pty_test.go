@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 	"fieldtap/drivers/wire"
 )
 
@@ -126,7 +127,7 @@ func TestSerialOverPty(t *testing.T) {
 	var got [][]byte
 	collected := make(chan struct{})
 	go func() {
-		for f := range out.Frames() {
+		for f := range capturetest.Frames(out) {
 			got = append(got, f.Data)
 		}
 		close(collected)

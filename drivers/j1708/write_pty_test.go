@@ -12,6 +12,7 @@ import (
 	"github.com/creack/pty"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 	"fieldtap/drivers/j1708/j1708test"
 )
 
@@ -41,7 +42,7 @@ func TestWriteOverPty(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- src.Run(ctx, out) }()
 	go func() {
-		for range out.Frames() {
+		for range capturetest.Frames(out) {
 		}
 	}()
 	bus := j1708test.New(master)

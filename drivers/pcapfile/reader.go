@@ -1,7 +1,6 @@
 package pcapfile
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -89,26 +88,57 @@ type iface struct {
 	snaplen uint32
 	// units per second of this interface's timestamps
 	tsUnits uint64
+	// nsPerUnit is 1e9/tsUnits when that divides evenly, else 0.
+	nsPerUnit uint64
 }
 
-// Reader reads records from a pcap or pcapng stream.
+// chunkSize is how much of the file one read(2) takes: large enough that
+// the system call and the hand-off are paid once per few hundred packets.
+const chunkSize = 256 << 10
+
+// Reader reads records from a pcap or pcapng stream. It reads the stream
+// in chunks and returns records as slices of the chunk, copying nothing.
 type Reader struct {
-	r      *bufio.Reader
+	src    io.Reader
+	srcErr error  // the error that ended src, returned once buf is used up
+	buf    []byte // the current chunk; buf[pos:end] is unread
+	pos    int
+	end    int
 	off    int64
 	format Format
 	order  binary.ByteOrder
 	ifaces []iface // pcap has exactly one
-	buf    []byte
+	// next returns an empty chunk of at least n bytes to continue in;
+	// the chunk being left is passed along. The plain Reader reuses one
+	// chunk; Source hands the old one off with the frames that borrow it.
+	next func(old []byte, n int) ([]byte, error)
 }
 
-// NewReader reads the file header from r.
+// The reader asks next for a chunk of at least n bytes; n is a block or
+// record length, bounded by maxBlock.
+
+// NewReader reads the file header from r. A record's Data is valid until
+// the next call to Next.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{r: bufio.NewReaderSize(r, 64<<10)}
-	head, err := rd.r.Peek(4)
-	if err != nil {
+	return newReader(r, func(old []byte, n int) ([]byte, error) {
+		if len(old) >= n {
+			return old, nil
+		}
+		return make([]byte, max(n, chunkSize)), nil
+	})
+}
+
+func newReader(r io.Reader, next func(old []byte, n int) ([]byte, error)) (*Reader, error) {
+	rd := &Reader{src: r, next: next}
+	if err := rd.fill(4); err != nil {
+		return nil, err
+	}
+	if rd.end-rd.pos < 4 {
 		return nil, &FormatError{0, "too short to be a capture file"}
 	}
+	head := rd.buf[rd.pos : rd.pos+4]
 	rd.format = Sniff(head)
+	var err error
 	switch rd.format {
 	case FormatPcap:
 		err = rd.readPcapHeader()
@@ -129,14 +159,59 @@ func (rd *Reader) Format() Format { return rd.format }
 // Offset is how many bytes of the file have been consumed.
 func (rd *Reader) Offset() int64 { return rd.off }
 
+// read returns the next n bytes of the stream, a slice of the current
+// chunk. At the end of the stream it returns io.EOF if nothing was left,
+// io.ErrUnexpectedEOF if fewer than n bytes were.
 func (rd *Reader) read(n int) ([]byte, error) {
-	if cap(rd.buf) < n {
-		rd.buf = make([]byte, n)
+	if rd.end-rd.pos < n {
+		if err := rd.fill(n); err != nil {
+			return nil, err
+		}
+		if left := rd.end - rd.pos; left < n {
+			rd.pos, rd.off = rd.end, rd.off+int64(left)
+			if left == 0 {
+				return nil, io.EOF
+			}
+			return nil, io.ErrUnexpectedEOF
+		}
 	}
-	b := rd.buf[:n]
-	got, err := io.ReadFull(rd.r, b)
-	rd.off += int64(got)
-	return b, err
+	b := rd.buf[rd.pos : rd.pos+n : rd.pos+n]
+	rd.pos += n
+	rd.off += int64(n)
+	return b, nil
+}
+
+// fill makes at least n bytes readable, moving the unread tail into a new
+// chunk when the current one has no room; it returns only read errors
+// other than the stream's end, which read reports as short.
+func (rd *Reader) fill(n int) error {
+	if rd.end-rd.pos >= n || rd.srcErr != nil {
+		return ignoreEOF(rd.srcErr)
+	}
+	if len(rd.buf)-rd.pos < n {
+		old, left := rd.buf, rd.buf[rd.pos:rd.end]
+		nb, err := rd.next(old, n)
+		if err != nil {
+			return err
+		}
+		copy(nb, left) // overlapping when the chunk is reused: copy is memmove
+		rd.buf, rd.pos, rd.end = nb, 0, len(left)
+	}
+	for rd.end-rd.pos < n && rd.srcErr == nil {
+		m, err := rd.src.Read(rd.buf[rd.end:])
+		rd.end += m
+		if err != nil {
+			rd.srcErr = err
+		}
+	}
+	return ignoreEOF(rd.srcErr)
+}
+
+func ignoreEOF(err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return err
 }
 
 func (rd *Reader) truncated(start int64, what string, err error) error {
@@ -322,6 +397,9 @@ func (rd *Reader) addInterface(start int64, body []byte) error {
 		}
 		opts = opts[4+padded:]
 	}
+	if 1e9%ifc.tsUnits == 0 {
+		ifc.nsPerUnit = 1e9 / ifc.tsUnits
+	}
 	rd.ifaces = append(rd.ifaces, ifc)
 	return nil
 }
@@ -363,10 +441,15 @@ func (rd *Reader) packet(start int64, btype uint32, body []byte) (Record, error)
 		data = data[:capLen]
 	}
 	ts := uint64(tsHi)<<32 | uint64(tsLo)
-	sec := ts / ifc.tsUnits
-	// rem*1e9 can pass 2^64 at fine binary resolutions; divide the 128-bit product.
-	hi, lo := bits.Mul64(ts%ifc.tsUnits, 1e9)
-	nsec, _ := bits.Div64(hi, lo, ifc.tsUnits)
+	sec, rem := ts/ifc.tsUnits, ts%ifc.tsUnits
+	var nsec uint64
+	if ifc.nsPerUnit > 0 { // µs or ns, as nearly every file has
+		nsec = rem * ifc.nsPerUnit
+	} else {
+		// rem*1e9 can pass 2^64 at fine binary resolutions; divide the 128-bit product.
+		hi, lo := bits.Mul64(rem, 1e9)
+		nsec, _ = bits.Div64(hi, lo, ifc.tsUnits)
+	}
 	if sec > math.MaxInt64/2 {
 		return Record{}, &FormatError{start, "timestamp out of range"}
 	}

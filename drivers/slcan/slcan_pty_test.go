@@ -13,6 +13,7 @@ import (
 	"github.com/creack/pty"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 	"fieldtap/drivers/slcan/slcantest"
 	"fieldtap/drivers/wire"
 )
@@ -129,11 +130,12 @@ func TestAdapterOverPty(t *testing.T) {
 				time.Sleep(2 * time.Millisecond) // reads split the stream anywhere; this varies where
 			}
 			var got []capture.Frame
+			received := capturetest.Frames(out)
 			deadline := time.After(5 * time.Second)
 		collect:
 			for len(got) < len(frames) {
 				select {
-				case f := <-out.Frames():
+				case f := <-received:
 					got = append(got, f)
 				case <-deadline:
 					break collect

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 	"fieldtap/drivers/wire"
 )
 
@@ -100,7 +101,7 @@ func TestReaderCountsAndForwardsErrorFrames(t *testing.T) {
 	if s := c.Snapshot(); s.Frames != 5 {
 		t.Errorf("handed on %d frames, want 5 (2 data + 3 error)", s.Frames)
 	}
-	f := <-out.Frames()
+	f := <-capturetest.Frames(out)
 	if id, data, err := wire.DecodeCAN(f.Data); err != nil || id != wire.CANEFF|0x18FECA00 || len(data) != 8 || f.Link != wire.LinkCANSocketCAN {
 		t.Errorf("first frame = %#x % x %v", id, data, err)
 	}

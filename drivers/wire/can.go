@@ -42,15 +42,22 @@ func CANID(id uint32) uint32 {
 // EncodeCAN lays a classic CAN frame out as LINKTYPE_CAN_SOCKETCAN bytes
 // (id big-endian, DLC, three pad bytes, data). id carries the flag bits.
 func EncodeCAN(id uint32, data []byte) ([]byte, error) {
-	if len(data) > MaxCANData {
-		return nil, errors.New("wire: classic CAN data longer than 8 bytes")
-	}
-	b := make([]byte, canHeader+len(data))
-	binary.BigEndian.PutUint32(b, id)
-	b[4] = byte(len(data))
-	copy(b[canHeader:], data)
-	return b, nil
+	return AppendCAN(make([]byte, 0, canHeader+len(data)), id, data)
 }
+
+// AppendCAN is EncodeCAN appending to dst, so a reader can lay many
+// frames out in one buffer.
+func AppendCAN(dst []byte, id uint32, data []byte) ([]byte, error) {
+	if len(data) > MaxCANData {
+		return dst, errors.New("wire: classic CAN data longer than 8 bytes")
+	}
+	dst = binary.BigEndian.AppendUint32(dst, id)
+	dst = append(dst, byte(len(data)), 0, 0, 0)
+	return append(dst, data...), nil
+}
+
+// CANFrameBytes is the most bytes one classic frame takes encoded.
+const CANFrameBytes = canHeader + MaxCANData
 
 // DecodeCAN splits LINKTYPE_CAN_SOCKETCAN bytes into id (with flag bits)
 // and data, which aliases b.

@@ -46,13 +46,13 @@ func DecodeCandump(b []byte, r *CandumpRecord) error {
 		return err
 	}
 	r.Time = ts
-	rest := bytes.TrimLeft(b[end+1:], " \t")
-	sp := bytes.IndexAny(rest, " \t")
+	rest := trimBlanks(b[end+1:])
+	sp := indexBlank(rest)
 	if sp <= 0 {
 		return errors.New("want `(time) interface id#data` or `(time) interface id [n] bytes`")
 	}
 	r.Interface = rest[:sp]
-	rest = bytes.TrimLeft(rest[sp:], " \t")
+	rest = trimBlanks(rest[sp:])
 	if i := bytes.IndexByte(rest, '#'); i >= 0 {
 		return decodeLog(rest, i, r)
 	}
@@ -61,7 +61,7 @@ func DecodeCandump(b []byte, r *CandumpRecord) error {
 
 // decodeLog reads `ID#DATA` (also `ID#R` for a remote frame).
 func decodeLog(b []byte, hash int, r *CandumpRecord) error {
-	if bytes.IndexAny(b, " \t") >= 0 {
+	if indexBlank(b) >= 0 {
 		return errors.New("want exactly `(time) interface id#data`")
 	}
 	id, err := parseID(b[:hash])
@@ -96,7 +96,7 @@ func decodeLog(b []byte, hash int, r *CandumpRecord) error {
 
 // decodePretty reads `ID   [n]  B0 B1 …` (or `[n]  remote request`).
 func decodePretty(b []byte, r *CandumpRecord) error {
-	sp := bytes.IndexAny(b, " \t")
+	sp := indexBlank(b)
 	if sp <= 0 {
 		return errors.New("want `id [n] bytes` after the interface")
 	}
@@ -104,7 +104,7 @@ func decodePretty(b []byte, r *CandumpRecord) error {
 	if err != nil {
 		return err
 	}
-	b = bytes.TrimLeft(b[sp:], " \t")
+	b = trimBlanks(b[sp:])
 	if len(b) < 3 || b[0] != '[' {
 		return errors.New("missing [dlc]")
 	}
@@ -130,7 +130,7 @@ func decodePretty(b []byte, r *CandumpRecord) error {
 		}
 		r.Data[got] = v
 		got++
-		b = bytes.TrimLeft(b[2:], " \t")
+		b = trimBlanks(b[2:])
 	}
 	if got != n {
 		return fmt.Errorf("[%d] announced but %d data bytes", n, got)
@@ -138,6 +138,25 @@ func decodePretty(b []byte, r *CandumpRecord) error {
 	r.ID = id
 	r.Len = uint8(n)
 	return nil
+}
+
+// indexBlank is bytes.IndexAny(b, " \t") without building a set per call:
+// this runs several times per line of a multi-million-line log.
+func indexBlank(b []byte) int {
+	for i, c := range b {
+		if c == ' ' || c == '\t' {
+			return i
+		}
+	}
+	return -1
+}
+
+// trimBlanks is bytes.TrimLeft(b, " \t").
+func trimBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
 }
 
 // parseTime reads `seconds[.fraction]` without allocating.

@@ -23,22 +23,19 @@ import (
 
 // Defaults.
 const (
-	DefaultBoard       = "sim"
-	DefaultTransport   = "http"
-	DefaultListen      = "127.0.0.1:8731"
-	DefaultReplaySpeed = "realtime"
-	// Three sim ports at these limits stay within the board's 40 MB
-	// budget; a busy mirror port still keeps minutes of signalling.
-	DefaultFramesPort   = 100_000
-	DefaultBytesPort    = 8 << 20
+	DefaultBoard        = "sim"
+	DefaultTransport    = "http"
+	DefaultListen       = "127.0.0.1:8731"
+	DefaultReplaySpeed  = "realtime"
 	DefaultHandoffDepth = capture.DefaultHandoffDepth
 	// DefaultDataDir is where an operator puts DBC files for dbc_load.
 	DefaultDataDir = "/var/lib/fieldtap/data"
-	// DefaultMemoryLimitMiB is the Go runtime's soft memory limit: the
-	// collector works harder near it instead of letting the heap double
-	// past the stores' live size on a small board. It must stay well above
-	// what the stores hold at their limits, or the collector thrashes.
-	DefaultMemoryLimitMiB = 128
+	// DefaultBudgetMiB is the memory budget without a board profile
+	// (--board none): a 512 MiB board's share, as the sim profile states.
+	DefaultBudgetMiB = 128
+	// maxBudgetMiB refuses a budget no board of this kind has (64 GiB):
+	// a typo in MiB, not a plan.
+	maxBudgetMiB = 64 << 10
 )
 
 // BoardNone runs without a board: only --source files and [[port]] tables.
@@ -53,8 +50,10 @@ type Config struct {
 	Board       string   `toml:"board"`
 	ReplaySpeed string   `toml:"replay_speed"`
 	Sources     []string `toml:"sources"`
-	// MemoryLimitMiB is the runtime's soft memory limit; 0 leaves the
-	// runtime's default (or GOMEMLIMIT from the environment).
+	// MemoryLimitMiB is the memory budget in MiB: every store's bound is
+	// derived from it and the Go runtime's soft limit is set to it. 0
+	// takes the board profile's memory_budget_mib (DefaultBudgetMiB with
+	// board none).
 	MemoryLimitMiB int          `toml:"memory_limit_mib"`
 	Ports          []board.Port `toml:"port"`
 	Log            Log          `toml:"log"`
@@ -113,6 +112,9 @@ type MCP struct {
 
 // Store bounds each port's raw frame ring and its hand-off queue.
 type Store struct {
+	// FramesPerPort and BytesPerPort bound each Ethernet port's raw frame
+	// ring; 0 derives them from the memory budget. A byte bound set here
+	// is taken from the budget first, and refused if it does not fit.
 	FramesPerPort int   `toml:"frames_per_port"`
 	BytesPerPort  int64 `toml:"bytes_per_port"`
 	HandoffDepth  int   `toml:"handoff_depth"`
@@ -130,19 +132,17 @@ type Store struct {
 // Default returns the configuration used when no file is given.
 func Default() Config {
 	return Config{
-		Board:          DefaultBoard,
-		ReplaySpeed:    DefaultReplaySpeed,
-		MemoryLimitMiB: DefaultMemoryLimitMiB,
-		Log:            Log{Level: "info", Format: "text"},
-		MCP:            MCP{Transport: DefaultTransport, Listen: DefaultListen},
-		Store:          Store{FramesPerPort: DefaultFramesPort, BytesPerPort: DefaultBytesPort, HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir, CaptureDir: DefaultCaptureDir},
-		Transmit:       DefaultTransmit(),
-		Media:          Media{Interval: DefaultMediaInterval},
-		Status:         DefaultStatus(),
-		HEP:            DefaultHEP(),
-		MQTT:           DefaultMQTT(),
-
-		Recorder: DefaultRecorder(),
+		Board:       DefaultBoard,
+		ReplaySpeed: DefaultReplaySpeed,
+		Log:         Log{Level: "info", Format: "text"},
+		MCP:         MCP{Transport: DefaultTransport, Listen: DefaultListen},
+		Store:       Store{HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir, CaptureDir: DefaultCaptureDir},
+		Transmit:    DefaultTransmit(),
+		Media:       Media{Interval: DefaultMediaInterval},
+		Status:      DefaultStatus(),
+		HEP:         DefaultHEP(),
+		MQTT:        DefaultMQTT(),
+		Recorder:    DefaultRecorder(),
 	}
 }
 
@@ -226,8 +226,9 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("log.format %q: want text or json", c.Log.Format))
 	}
-	if c.Store.FramesPerPort < 1 || c.Store.BytesPerPort < 1 {
-		errs = append(errs, errors.New("store.frames_per_port and store.bytes_per_port must be positive"))
+	if c.Store.FramesPerPort < 0 || c.Store.BytesPerPort < 0 {
+		errs = append(errs, fmt.Errorf("store.frames_per_port %d, store.bytes_per_port %d: want 0 (a share of the memory budget) or a positive bound",
+			c.Store.FramesPerPort, c.Store.BytesPerPort))
 	}
 	if c.Store.HandoffDepth < 1 || c.Store.HandoffDepth > 1<<20 {
 		errs = append(errs, fmt.Errorf("store.handoff_depth %d: want 1 to %d", c.Store.HandoffDepth, 1<<20))
@@ -262,15 +263,34 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)
-
 	errs = append(errs, c.Recorder.validate()...)
-	if c.MemoryLimitMiB < 0 {
-		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (runtime default) or a positive size", c.MemoryLimitMiB))
+	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > maxBudgetMiB {
+		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (the board profile's budget) or a size up to %d", c.MemoryLimitMiB, maxBudgetMiB))
 	}
 	if c.Board == BoardNone && len(c.Sources) == 0 && len(c.Ports) == 0 {
 		errs = append(errs, errors.New("board none opens no board ports: give at least one source or [[port]]"))
 	}
 	return errors.Join(errs...)
+}
+
+// Budget is the memory budget in bytes and where it comes from:
+// memory_limit_mib when set, else the board profile's memory_budget_mib,
+// else DefaultBudgetMiB.
+func (c Config) Budget() (int64, string, error) {
+	if c.MemoryLimitMiB > 0 {
+		return int64(c.MemoryLimitMiB) << 20, "memory_limit_mib", nil
+	}
+	if c.Board == BoardNone {
+		return DefaultBudgetMiB << 20, "the default for board none", nil
+	}
+	p, err := board.Load(c.Board)
+	if err != nil {
+		return 0, "", err
+	}
+	if p.MemoryBudgetMiB == 0 {
+		return DefaultBudgetMiB << 20, "the default (profile " + p.Name + " states none)", nil
+	}
+	return int64(p.MemoryBudgetMiB) << 20, "board profile " + p.Name, nil
 }
 
 // validate checks the [mcp] section. Binding anything but loopback

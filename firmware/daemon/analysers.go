@@ -11,6 +11,7 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
+	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
 	"fieldtap/services/framestore"
@@ -24,29 +25,32 @@ import (
 	"fieldtap/services/transmit"
 )
 
-// analysers holds the stores that analysers fill, one set per daemon.
+// analysers holds the stores that analysers fill, one set per daemon,
+// each bounded by its share of the memory budget.
 type analysers struct {
-	frameLimits ring.Limits
-	can         *canbus.Store
-	j1939       *j1939.Store
+	plan       budget.Plan
+	frameItems int // store.frames_per_port; 0 lets the byte share decide
+	can        *canbus.Store
+	j1939      *j1939.Store
+	j1587      *j1587.Store
+	sip        *sip.Store
+	spanMu     sync.Mutex // serialises Ethernet ports through one SIP analyser: its fragment and TCP tables are keyed by addresses, not ports
+	sipFeed    *sip.Analyser
+	media      *rtp.Analyser // fed by sipFeed's media hook
+	frames     map[string]*framestore.Store
+	framesMu   sync.Mutex
+	handoffs   map[string]*capture.Handoff // for the budget view's hand-off use
+	handoffsMu sync.Mutex
+	sipExport  *sip.Exporter
+	dbc        *dbc.Registry // databases dbc_load reads from store.data_dir
 	// uds keeps every CAN port's UDS transactions as they happen, beyond
 	// the frame ring's span (isotp.Store); fed by feedCAN.
-	uds   *isotp.Store
-	j1587 *j1587.Store
-	sip   *sip.Store
-	// spanMu serialises Ethernet ports through one SIP analyser: its
-	// fragment and TCP tables are keyed by addresses, not ports.
-	spanMu  sync.Mutex
-	sipFeed *sip.Analyser
-	media   *rtp.Analyser // fed by sipFeed's media hook
+	uds *isotp.Store
 	// mediaInterval is the per-interval figures' length (media.interval).
 	mediaInterval time.Duration
-	// sipExport writes the frames behind SIP messages (export_capture).
-	sipExport *sip.Exporter
-	dbc       *dbc.Registry // databases dbc_load reads from store.data_dir
-	// j1708Load measures each J1708 port's load from its own frames
-	// (the J1587 store merges ports). Filled by attach before the
-	// ports run, read-only after.
+	// j1708Load measures each J1708 port's load from its own frames, for
+	// the transmit gate. Filled by attach before the ports run, read-only
+	// after.
 	j1708Load map[string]*transmit.LoadMeter
 }
 
@@ -62,38 +66,69 @@ func mediaOptions(m config.Media) (rtp.Options, error) {
 	return rtp.Options{Heuristic: m.HeuristicRTP, Interval: iv}, nil
 }
 
-func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt rtp.Options) (*analysers, error) {
+// newAnalysers builds every store with the bound plan gives it.
+func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options) (*analysers, error) {
+	exportDir := st.ExportDir
 	if exportDir == "" {
 		exportDir = filepath.Join(os.TempDir(), exportDirName)
 	}
-	j1587s, err := j1587.New(ring.Limits{Items: j1587.DefaultMaxMessages, Bytes: j1587.DefaultMaxBytes})
+	// Every CAN or J1708 port has the same weight, so the first port's
+	// share is each port's; the store applies it per port.
+	perPort := func(store string, each int64) ring.Limits {
+		for _, s := range plan.Shares {
+			if s.Store == store {
+				return ring.Limits{Items: int(max(s.Bytes/each, 1)), Bytes: s.Bytes}
+			}
+		}
+		return ring.Limits{}
+	}
+	can, err := canbus.New(perPort(budget.CANFrames, canbus.FrameBytes()))
 	if err != nil {
 		return nil, err
 	}
-	sipStore := sip.NewStore(sip.Limits{})
+	j1587s, err := j1587.New(perPort(budget.J1708Messages, j1587.MessageBytes()))
+	if err != nil {
+		return nil, err
+	}
+	samples, sessions := shareOf(plan, budget.J1939Samples, ""), shareOf(plan, budget.J1939Sessions, "")
+	j1939s, err := j1939.New(j1939.Limits{
+		Samples:  ring.Limits{Items: int(max(samples/j1939.SampleBytes(), 1)), Bytes: samples},
+		Sessions: ring.Limits{Items: int(max(sessions/j1939.SessionBytes(), 1)), Bytes: sessions},
+	})
+	if err != nil {
+		return nil, err
+	}
+	sipStore, err := sip.New(sip.Limits{DialogBytes: shareOf(plan, budget.SIPDialogs, ""), MessageBytes: shareOf(plan, budget.SIPMessages, "")})
+	if err != nil {
+		return nil, err
+	}
 	sipFeed := sip.NewAnalyser(sipStore, netdecode.Options{})
+	mediaOpt.MaxBytes = shareOf(plan, budget.RTP, "")
 	media := rtp.NewAnalyser(mediaOpt) // heuristic RTP off unless media.heuristic_rtp (issue #4)
 	mediaInterval := mediaOpt.Interval
 	if mediaInterval <= 0 {
 		mediaInterval = rtp.DefaultInterval
 	}
 	sipFeed.SetMediaHook(media)
-	uds, err := isotp.New(isotp.Limits{})
+	uds, err := isotp.New(isotp.LimitsFor(shareOf(plan, budget.UDS, "")))
 	if err != nil {
 		return nil, err
 	}
 	a := &analysers{
-		frameLimits:   frameLimits,
-		can:           canbus.New(ring.Limits{Items: canbus.DefaultFrames, Bytes: canbus.DefaultBytes}),
-		j1939:         j1939.NewStore(),
-		uds:           uds,
+		plan:          plan,
+		frameItems:    st.FramesPerPort,
+		can:           can,
+		j1939:         j1939s,
 		j1587:         j1587s,
 		sip:           sipStore,
 		sipFeed:       sipFeed,
 		media:         media,
 		mediaInterval: mediaInterval,
+		frames:        map[string]*framestore.Store{},
+		handoffs:      map[string]*capture.Handoff{},
 		sipExport:     sip.NewExporter(exportDir),
-		dbc:           dbc.NewRegistry(dataDir),
+		dbc:           dbc.NewRegistry(st.DataDir),
+		uds:           uds,
 		j1708Load:     map[string]*transmit.LoadMeter{},
 	}
 	// An operator's J1939 DBC extends the SPN catalogue of every J1939
@@ -105,44 +140,112 @@ func newAnalysers(frameLimits ring.Limits, exportDir, dataDir string, mediaOpt r
 	return a, nil
 }
 
-// attach returns what a port's consumer does with each frame and where its
-// frames are kept. Each frame is stored once: by the analyser that owns
-// the medium (CAN, J1708) or, for Ethernet, in a raw frame ring.
-//
-// consume returns an error for a frame it could not read, which the port
-// counts; a frame a store refuses (oversize) is counted by the store.
-func (a *analysers) attach(name string, kind capture.Kind) (consume func(capture.Frame) error, stored func() ring.Stats, err error) {
+// consumer is what a port's consumer does with each batch: it returns how
+// many frames it could not read, which the port counts; a frame a store
+// refuses (oversize) is counted by the store.
+type consumer func(frames []capture.Frame) (undecodable int)
+
+// attach returns what a port's consumer does with its frames and where
+// they are kept. Each frame is stored once: by the analyser that owns the
+// medium (CAN, J1708) or, for Ethernet, in a raw frame ring.
+func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() budget.Use, error) {
+	// Ports are planned at start-up: one the plan has no share for would
+	// hold memory no budget counts.
+	if store := portStore(kind); store != "" {
+		if _, planned := a.plan.Share(store, name); !planned {
+			return nil, nil, fmt.Errorf("port %s: the memory budget was planned at start-up without it (no %s share)", name, store)
+		}
+	}
 	switch kind {
 	case capture.KindCAN:
 		p, err := a.can.Port(name, 0)
 		if err != nil {
 			return nil, nil, fmt.Errorf("port %s: %w", name, err)
 		}
-		return func(f capture.Frame) error { return a.feedCAN(name, p, f) }, p.FrameStats, nil
+		j, err := a.j1939.Feeder(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %s: %w", name, err)
+		}
+		return func(frames []capture.Frame) int { return feedCAN(name, p, j, a.uds, frames) },
+			func() budget.Use { return a.use(budget.CANFrames, name, p.FrameStats()) }, nil
 	case capture.KindJ1708:
+		p, err := a.j1587.Port(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %s: %w", name, err)
+		}
 		load := transmit.NewLoadMeter(transmit.J1708Bitrate)
 		a.j1708Load[name] = load
-		return func(f capture.Frame) error {
-			load.Add(f.Time, len(f.Data)*transmit.J1708BitsPerByte)
-			a.j1587.Add(f.Time, f.Data, f.Link == wire.LinkJ2497)
-			return nil
-		}, a.j1587.MessageStats, nil
+		return func(frames []capture.Frame) int {
+				for i := range frames {
+					f := &frames[i]
+					load.Add(f.Time, len(f.Data)*transmit.J1708BitsPerByte)
+					p.Add(f.Time, f.Data, f.Link == wire.LinkJ2497)
+				}
+				return 0
+			},
+			func() budget.Use { return a.use(budget.J1708Messages, name, p.MessageStats()) }, nil
 	}
 	// Ethernet: raw frames for export, and the SIP analyser. Ports share
 	// one analyser because its fragment and TCP tables are keyed by address.
-	fs, err := framestore.New(a.frameLimits)
-	if err != nil {
-		return nil, nil, err
+	share := shareOf(a.plan, budget.Frames, name)
+	items := a.frameItems
+	if items <= 0 {
+		items = int(max(share/int64(ring.SlotBytes[framestore.Record]()), 1))
 	}
+	fs, err := framestore.New(framestore.Limits{Items: items, Bytes: share})
+	if err != nil {
+		return nil, nil, fmt.Errorf("port %s: %w", name, err)
+	}
+	a.framesMu.Lock()
+	a.frames[name] = fs
+	a.framesMu.Unlock()
 	a.sipExport.AddPort(name, fs)
-	return func(f capture.Frame) error {
-		// An oversize frame is refused and counted by the store.
-		_, _ = fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+	return func(frames []capture.Frame) int {
 		a.spanMu.Lock()
-		a.sipFeed.Feed(f.Time, f.Link, f.Data)
-		a.spanMu.Unlock()
-		return nil
-	}, fs.Stats, nil
+		defer a.spanMu.Unlock()
+		for i := range frames {
+			f := &frames[i]
+			// An oversize frame is refused and counted by the store.
+			_, _ = fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
+			a.sipFeed.Feed(f.Time, f.Link, f.Data)
+		}
+		return 0
+	}, func() budget.Use { return a.use(budget.Frames, name, fs.Stats()) }, nil
+}
+
+// portStore is the store a port of kind keeps its own frames in.
+func portStore(kind capture.Kind) string {
+	switch kind {
+	case capture.KindCAN:
+		return budget.CANFrames
+	case capture.KindJ1708:
+		return budget.J1708Messages
+	case capture.KindEthernet:
+		return budget.Frames
+	}
+	return ""
+}
+
+// feedCAN decodes SocketCAN bytes once and hands plain values to the CAN,
+// J1939 and UDS stores; services/ never sees a driver type. The UDS store
+// sees every frame the port's ring stores, in the same order, so its frame
+// numbers are the ring's sequence numbers.
+func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, frames []capture.Frame) (bad int) {
+	for i := range frames {
+		f := &frames[i]
+		id, data, err := wire.DecodeCAN(f.Data)
+		if err != nil {
+			bad++
+			continue
+		}
+		p.Add(f.Time, id, data)
+		if id&(wire.CANRTR|wire.CANERR) == 0 {
+			j.Feed(f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
+		}
+		// A port beyond the store's bound is counted there (port_overflow).
+		_ = uds.Feed(name, f.Time, id, data)
+	}
+	return bad
 }
 
 // deps adds the stores tools read to d.
@@ -155,24 +258,6 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.SIPExport = a.sipExport
 	d.DBC = a.dbc
 	d.Media, d.MediaInterval = a.media, a.mediaInterval
-}
-
-// feedCAN decodes SocketCAN bytes once and hands plain values to the CAN,
-// J1939 and UDS stores; services/ never sees a driver type. The UDS store
-// sees every frame the port's ring stores, in the same order, so its frame
-// numbers are the ring's sequence numbers.
-func (a *analysers) feedCAN(name string, p *canbus.Port, f capture.Frame) error {
-	id, data, err := wire.DecodeCAN(f.Data)
-	if err != nil {
-		return err
-	}
-	p.Add(f.Time, id, data)
-	if id&(wire.CANRTR|wire.CANERR) == 0 {
-		a.j1939.Feed(name, f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
-	}
-	// A port beyond the store's bound is counted there (port_overflow).
-	_ = a.uds.Feed(name, f.Time, id, data)
-	return nil
 }
 
 // sipStats reads the SPAN analyser's counters for get_capture_report.

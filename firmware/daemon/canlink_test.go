@@ -8,7 +8,7 @@ import (
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
 	"fieldtap/services/canbus"
-	"fieldtap/services/ring"
+	"fieldtap/services/rtp"
 )
 
 func TestLinkAdapters(t *testing.T) {
@@ -46,7 +46,7 @@ func TestLinkCANSetsBitrateAndView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &analysers{can: canbus.New(ring.Limits{})}
+	a := testAnalysers(t, rtp.Options{}, src)
 	a.linkCAN([]capture.Source{src}, []board.Port{{Name: "can1", Driver: "slcan", Bitrate: 500_000}})
 	// attach then finds the port linkCAN made.
 	if _, _, err := a.attach("can1", capture.KindCAN); err != nil {

@@ -14,8 +14,10 @@ import (
 	"fieldtap/services/sandbox"
 )
 
-// MaxOpenedCaptures bounds the ports open_capture may add in one run:
-// each costs a frame store (store.bytes_per_port) and analyser state.
+// MaxOpenedCaptures bounds the ports open_capture may add in one run.
+// Each would need a share of the memory budget, which is planned for the
+// ports present at start-up: until the plan reserves room for opened
+// captures, the analysers refuse them and OpenCapture says so.
 const MaxOpenedCaptures = 8
 
 // capturesRoot is the sandbox root of store.capture_dir.

@@ -16,8 +16,8 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
 	"fieldtap/mcp"
+	"fieldtap/services/budget"
 	"fieldtap/services/ports"
-	"fieldtap/services/ring"
 )
 
 // IO is where the stdio transport talks and where the HTTP transport
@@ -93,10 +93,18 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err != nil {
 		return err
 	}
-	an, err := newAnalysers(ring.Limits{Items: cfg.Store.FramesPerPort, Bytes: cfg.Store.BytesPerPort}, cfg.Store.ExportDir, cfg.Store.DataDir, mediaOpt)
+	// Every store's bound comes from one budget; a configuration whose
+	// bounds do not fit is refused before any port starts.
+	plan, err := planBudget(cfg, sources)
 	if err != nil {
 		return err
 	}
+	logPlan(log, plan)
+	an, err := newAnalysers(plan, cfg.Store, mediaOpt)
+	if err != nil {
+		return err
+	}
+	reg.SetBudget(an.budgetStatus)
 	// The export directory is made (0700) or checked now, so a planted
 	// one is reported at start-up; capture does not depend on it.
 	if err := an.sipExport.Prepare(); err != nil {
@@ -133,7 +141,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		reg.Add(p.status)
 		started = append(started, p)
 	}
-	rec.refill(ctx, refillBudget(cfg, started), started, log)
+	rec.refill(ctx, refillBudget(started), started, log)
 	seal := openSealing(cfg.Recorder, rec, an, version, log)
 	files, err := fileSandbox(cfg, an, seal)
 	if err != nil {
@@ -220,6 +228,14 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	}
 	log.Info("MCP endpoint stopped; stopping the rest")
 	return err
+}
+
+// logPlan logs the budget and each store's share once at start-up.
+func logPlan(log *slog.Logger, p budget.Plan) {
+	log.Info("memory budget", "budget", budget.MiB(p.Budget), "from", p.From, "stores", budget.MiB(p.Pool), "shares", budget.MiB(p.Sum()))
+	for _, s := range p.Shares {
+		log.Debug("memory share", "store", s.Store, "port", s.Port, "bytes", s.Bytes, "fixed", s.Fixed, "why", s.Why)
+	}
 }
 
 // sourceInfo summarises the ports for every envelope: live while any port

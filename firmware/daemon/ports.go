@@ -13,9 +13,9 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/firmware/supervise"
+	"fieldtap/services/budget"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
-	"fieldtap/services/ring"
 )
 
 // port is one running capture port: its source and the supervisor that
@@ -25,17 +25,18 @@ type port struct {
 	src      capture.Source
 	sup      *supervise.Supervisor
 	handoff  *capture.Handoff
-	counters capture.Counters          // deliveries and hand-off drops
-	consume  func(capture.Frame) error // an error counts the frame DropUndecodable
-	stored   func() ring.Stats
+	counters capture.Counters // deliveries and hand-off drops
+	consume  consumer
+	stored   func() budget.Use
+	shared   func() []budget.Use
 	// rec records every delivered frame (recording.attach); nil with
 	// recWhy when the port is not recorded. trim, when set, says how many
 	// bytes of a frame to keep (RTP headers only).
 	rec    *recorder.Port
 	recWhy string
 	trim   func(capture.Frame) int
-	// drained is set once the consumer has handed the analysers the last
-	// frame the source delivered: only then is a finite port exhausted,
+	// drained is set once the consumer has taken and released every
+	// frame the source handed off: only then is a finite port exhausted,
 	// so no answer says "whole" while frames still wait in the hand-off.
 	drained atomic.Bool
 }
@@ -49,8 +50,12 @@ func newPort(src capture.Source, depth int, an *analysers, so supervise.Options)
 	if err != nil {
 		return nil, err
 	}
-	p := &port{src: src, sup: sup, consume: consume, stored: stored}
+	kind := src.Kind()
+	p := &port{src: src, sup: sup, consume: consume, stored: stored, shared: func() []budget.Use { return an.shared(kind) }}
 	p.handoff = capture.NewHandoff(depth, &p.counters)
+	an.handoffsMu.Lock()
+	an.handoffs[src.Name()] = p.handoff
+	an.handoffsMu.Unlock()
 	return p, nil
 }
 
@@ -74,13 +79,30 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 	}()
 	go func() {
 		defer wg.Done()
-		for f := range p.handoff.Frames() {
-			if p.consume(f) != nil {
-				p.counters.Drop(capture.DropUndecodable, 1)
+		start := time.Now()
+		var frames uint64
+		for {
+			b, ok := p.handoff.Receive()
+			if !ok {
+				break
 			}
-			p.record(f)
+			if bad := p.consume(b.Frames); bad > 0 {
+				p.counters.Drop(capture.DropUndecodable, uint64(bad))
+			}
+			// The recorder encodes what it keeps before the batch's
+			// buffers go back to the source.
+			for i := range b.Frames {
+				p.record(b.Frames[i])
+			}
+			frames += uint64(len(b.Frames))
+			p.handoff.Release(b)
 		}
 		p.drained.Store(true)
+		if !p.src.Live() {
+			// Every frame the file held is in the stores: what a batch
+			// run or a benchmark waits for.
+			log.Info("port drained", "port", p.src.Name(), "frames", frames, "seconds", time.Since(start).Seconds())
+		}
 	}()
 }
 
@@ -119,7 +141,6 @@ func (p *port) attempt(ctx context.Context, log *slog.Logger) error {
 func (p *port) status() ports.Status {
 	s := p.src.Stats()
 	h := p.counters.Snapshot()
-	st := p.stored()
 	sup := p.sup.Status()
 	drops := map[string]uint64{}
 	for k, v := range s.Drops {
@@ -138,28 +159,27 @@ func (p *port) status() ports.Status {
 		stopped = sup.Stopped
 	}
 	return ports.Status{
-		Recorder:        rec,
-		RecorderReason:  p.recWhy,
-		Name:            p.src.Name(),
-		Kind:            string(p.src.Kind()),
-		Source:          p.src.Origin(),
-		Live:            p.src.Live(),
-		Frames:          h.Frames,
-		Bytes:           h.Bytes,
-		Drops:           drops,
-		Errors:          s.Errors,
-		FirstTime:       timePtr(h.First),
-		LastTime:        timePtr(h.Last),
+		Recorder:       rec,
+		RecorderReason: p.recWhy,
+		Name:           p.src.Name(),
+		Kind:           string(p.src.Kind()),
+		Source:         p.src.Origin(),
+		Live:           p.src.Live(),
+		Frames:         h.Frames,
+		Bytes:          h.Bytes,
+		Drops:          drops,
+		Errors:         s.Errors,
+		FirstTime:      timePtr(h.First),
+		LastTime:       timePtr(h.Last),
+		// A finite source is exhausted once it delivered all it will and
+		// the analysers consumed all of it (DESIGN.md §4).
 		SourceExhausted: s.Exhausted && p.drained.Load(),
 		StoppedEarly:    stopped,
 		Restarts:        sup.Restarts,
 		LastError:       sup.LastError,
 		LastErrorTime:   timePtr(sup.LastAt),
-		Store: ports.StoreStatus{
-			Frames: st.Items, Bytes: st.Bytes,
-			MaxFrames: st.Limits.Items, MaxBytes: st.Limits.Bytes,
-			Evicted: st.Evicted, Oversize: st.Oversize, Revision: st.Revision,
-		},
+		Store:           p.stored(),
+		Shared:          p.shared(),
 	}
 }
 

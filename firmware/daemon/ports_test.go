@@ -11,8 +11,9 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
+	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
-	"fieldtap/services/ring"
+	"fieldtap/services/budget"
 	"fieldtap/services/rtp"
 )
 
@@ -42,10 +43,7 @@ var _ capture.Source = (*frameSource)(nil)
 // TestUndecodableCANFrameIsCounted: a CAN frame whose bytes are not a
 // struct can_frame is counted in the port's drops, not silently lost.
 func TestUndecodableCANFrameIsCounted(t *testing.T) {
-	an, err := newAnalysers(ring.Limits{Items: 16, Bytes: 1 << 16}, t.TempDir(), t.TempDir(), rtp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	an := testAnalysers(t, rtp.Options{}, testSource{name: "can9", kind: capture.KindCAN})
 	good, _ := wire.EncodeCAN(wire.CANEFF|0x18FECA00, []byte{1, 2})
 	bad := []byte{0, 0, 0, 1, 9} // a length byte of 9 and no data
 	src := &frameSource{frames: []capture.Frame{
@@ -60,9 +58,47 @@ func TestUndecodableCANFrameIsCounted(t *testing.T) {
 	p.run(context.Background(), &wg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	wg.Wait()
 	st := p.status()
-	if st.Drops[capture.DropUndecodable] != 1 || st.Store.Frames != 1 {
-		t.Errorf("drops %v, stored %d; want one undecodable frame counted and one stored", st.Drops, st.Store.Frames)
+	if st.Drops[capture.DropUndecodable] != 1 || st.Store.Items != 1 || !st.SourceExhausted {
+		t.Errorf("drops %v, stored %d, exhausted %v; want one undecodable frame counted, one stored, and the port exhausted", st.Drops, st.Store.Items, st.SourceExhausted)
 	}
+	// capture_status shows the port's store and the J1939 stores it feeds,
+	// each with its share of the budget.
+	if st.Store.Store != "can_frames" || st.Store.MaxBytes <= 0 || st.Store.ShareOfBudget <= 0 || st.Store.Bytes <= 0 {
+		t.Errorf("store = %+v, want can_frames with its share and use", st.Store)
+	}
+	if len(st.Shared) != 2 || st.Shared[0].Store != "j1939_samples" || !st.Shared[0].Shared || st.Shared[0].MaxBytes <= 0 {
+		t.Errorf("shared stores = %+v, want the J1939 samples and sessions", st.Shared)
+	}
+}
+
+// testSource is a port with a name and a kind, for planning a budget.
+type testSource struct {
+	name string
+	kind capture.Kind
+}
+
+func (s testSource) Name() string                                { return s.name }
+func (s testSource) Kind() capture.Kind                          { return s.kind }
+func (s testSource) Origin() string                              { return "test" }
+func (s testSource) Live() bool                                  { return false }
+func (s testSource) Stats() capture.Stats                        { return capture.Stats{} }
+func (s testSource) Run(context.Context, *capture.Handoff) error { return nil }
+
+// testAnalysers builds the stores a box with srcs would have, on the
+// default budget of board none.
+func testAnalysers(t *testing.T, opt rtp.Options, srcs ...capture.Source) *analysers {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), t.TempDir()
+	plan, err := planBudget(cfg, srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalysers(plan, cfg.Store, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return an
 }
 
 // TestExhaustedOnlyOnceConsumed: a finite port is not exhausted while
@@ -80,11 +116,12 @@ func TestExhaustedOnlyOnceConsumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &port{src: src, sup: sup, stored: func() ring.Stats { return ring.Stats{} }, consume: func(capture.Frame) error {
-		<-release
-		consumed++
-		return nil
-	}}
+	p := &port{src: src, sup: sup, stored: func() budget.Use { return budget.Use{} }, shared: func() []budget.Use { return nil },
+		consume: func(frames []capture.Frame) int {
+			<-release
+			consumed += len(frames)
+			return 0
+		}}
 	p.handoff = capture.NewHandoff(8, &p.counters)
 	var wg sync.WaitGroup
 	p.run(context.Background(), &wg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -134,11 +171,8 @@ func (s *flakySource) Run(ctx context.Context, out *capture.Handoff) error {
 // started again by its supervisor, capture goes on into the same store,
 // and capture_status shows the restarts and the last error.
 func TestFailedLivePortIsRestartedAndCounted(t *testing.T) {
-	an, err := newAnalysers(ring.Limits{Items: 16, Bytes: 1 << 16}, t.TempDir(), t.TempDir(), rtp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	src := &flakySource{fails: 2, running: make(chan struct{})}
+	an := testAnalysers(t, rtp.Options{}, src)
 	p, err := newPort(src, 8, an, supervise.Options{MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +191,7 @@ func TestFailedLivePortIsRestartedAndCounted(t *testing.T) {
 	if st.Restarts != 2 || st.LastError != "read /dev/ttyACM0: input/output error" || st.LastErrorTime == nil || st.StoppedEarly != "" {
 		t.Errorf("status restarts %d last error %q at %v, stopped %q; want 2 restarts and the read error", st.Restarts, st.LastError, st.LastErrorTime, st.StoppedEarly)
 	}
-	if st.Frames != 3 || st.Store.Frames != 3 {
-		t.Errorf("frames %d, stored %d; want one from each of the 3 attempts", st.Frames, st.Store.Frames)
+	if st.Frames != 3 || st.Store.Items != 3 {
+		t.Errorf("frames %d, stored %d; want one from each of the 3 attempts", st.Frames, st.Store.Items)
 	}
 }

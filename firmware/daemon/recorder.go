@@ -85,8 +85,8 @@ func (r *recording) refill(ctx context.Context, budget int64, ports []*port, log
 			return nil
 		}
 		// Stores keep what they are given: the reader's buffer is reused.
-		fr := capture.Frame{Time: f.Time, Link: linkType(f.Link), Data: bytes.Clone(f.Data), OrigLen: f.OrigLen}
-		_ = p.consume(fr) // an undecodable frame was counted when it was live
+		one := [1]capture.Frame{{Time: f.Time, Link: linkType(f.Link), Data: bytes.Clone(f.Data), OrigLen: f.OrigLen}}
+		_ = p.consume(one[:]) // an undecodable frame was counted when it was live
 		return nil
 	})
 	if err != nil {
@@ -123,14 +123,13 @@ func (r *recording) close(log *slog.Logger) {
 }
 
 // refillBudget is the recorded bytes the start-up refill may read: what
-// the recorded ports' frame stores can hold (store.bytes_per_port each);
-// reading more would only be evicted again. Issue #14 derives every
-// store bound from one memory budget; this becomes that budget's share.
-func refillBudget(cfg config.Config, ps []*port) int64 {
+// the recorded ports' own stores may hold, their shares of the memory
+// budget; reading more would only be evicted again.
+func refillBudget(ps []*port) int64 {
 	var n int64
 	for _, p := range ps {
 		if p.rec != nil {
-			n += cfg.Store.BytesPerPort
+			n += p.stored().MaxBytes
 		}
 	}
 	return n

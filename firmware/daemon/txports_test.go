@@ -10,7 +10,6 @@ import (
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
 	"fieldtap/drivers/wire"
-	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/transmit"
 )
@@ -98,10 +97,7 @@ func TestTransmitSideSocketCAN(t *testing.T) {
 // TestJ1708LoadIsMeasured: a J1708 port's frames feed its load meter, and
 // the gatekeeper's bus load reads it (22 messages a second show load).
 func TestJ1708LoadIsMeasured(t *testing.T) {
-	an, err := newAnalysers(ring.Limits{}, t.TempDir(), t.TempDir(), rtp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	an := testAnalysers(t, rtp.Options{}, testSource{name: "j1708", kind: capture.KindJ1708})
 	consume, _, err := an.attach("j1708", capture.KindJ1708)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +105,7 @@ func TestJ1708LoadIsMeasured(t *testing.T) {
 	msg := []byte{128, 190, 0x80, 0x0C, 0x66} // MID 128, engine speed, checksum
 	now := time.Now()
 	for i := range 44 {
-		consume(capture.Frame{Time: now.Add(-2*time.Second + time.Duration(i)*time.Second/22), Link: wire.LinkJ1708, Data: msg})
+		consume([]capture.Frame{{Time: now.Add(-2*time.Second + time.Duration(i)*time.Second/22), Link: wire.LinkJ1708, Data: msg}})
 	}
 	load, known := busLoad(an.can, an.j1708Load)("j1708")
 	want := 22.0 * float64(len(msg)*transmit.J1708BitsPerByte) / transmit.J1708Bitrate

@@ -9,9 +9,9 @@ import (
 
 	"fieldtap/board/sim"
 	"fieldtap/drivers/capture"
+	"fieldtap/firmware/config"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
-	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/tools/gen/j1939gen"
 )
@@ -19,10 +19,7 @@ import (
 // The sim truck's workshop session reaches the live UDS store through
 // feedCAN, numbered as the port's frame ring numbers its frames.
 func TestFeedCANFillsUDSStore(t *testing.T) {
-	an, err := newAnalysers(ring.Limits{Items: 1 << 16, Bytes: 64 << 20}, t.TempDir(), t.TempDir(), rtp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	an := testAnalysers(t, rtp.Options{}, testSource{name: "can0", kind: capture.KindCAN})
 	consume, _, err := an.attach("can0", capture.KindCAN)
 	if err != nil {
 		t.Fatal(err)
@@ -36,10 +33,15 @@ func TestFeedCANFillsUDSStore(t *testing.T) {
 	var c capture.Counters
 	h := capture.NewHandoff(1024, &c)
 	go func() { can0.Run(context.Background(), h); h.Close() }()
-	for f := range h.Frames() {
-		if err := consume(f); err != nil {
-			t.Fatal(err)
+	for {
+		b, ok := h.Receive()
+		if !ok {
+			break
 		}
+		if bad := consume(b.Frames); bad != 0 {
+			t.Fatalf("%d undecodable frames", bad)
+		}
+		h.Release(b)
 	}
 	st := an.uds.Status()
 	if len(st.Ports) != 1 || st.Ports[0].UDS.Requests != j1939gen.WorkshopRequests {
@@ -68,7 +70,13 @@ func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "oem.dbc"), []byte(oem), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	an, err := newAnalysers(ring.Limits{Items: 16, Bytes: 1 << 16}, t.TempDir(), data, rtp.Options{})
+	cfg := config.Default()
+	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), data
+	plan, err := planBudget(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

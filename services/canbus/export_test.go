@@ -17,7 +17,10 @@ import (
 // oldest first, filtered as can_frames filters.
 func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	s := New(ring.Limits{Items: 100, Bytes: 100 * recordSize})
+	s, err := New(ring.Limits{Items: 100, Bytes: 100 * FrameBytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, err := s.Port("can0", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +58,10 @@ func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
 		}
 		return string(b)
 	}
+	empty, err := New(ring.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name      string
 		port      string
@@ -70,7 +77,7 @@ func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
 		{name: "a window inside the recorder", port: "can0", store: s, sel: Selection{Since: t0.Add(time.Second), Until: t0.Add(2 * time.Second)},
 			keep: func(f fr) bool { return !f.at.Before(t0.Add(time.Second)) && f.at.Before(t0.Add(2*time.Second)) }, fromRec: 100},
 		{name: "cut at max lines", port: "can0", store: s, sel: Selection{MaxLines: 50}, keep: func(f fr) bool { return f.at.Before(t0.Add(500 * time.Millisecond)) }, fromRec: 50, truncated: true},
-		{name: "a port this run lacks", port: "can0", store: New(ring.Limits{}), keep: func(fr) bool { return true }, fromRec: 1000},
+		{name: "a port this run lacks", port: "can0", store: empty, keep: func(fr) bool { return true }, fromRec: 1000},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

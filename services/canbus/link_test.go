@@ -7,7 +7,10 @@ import (
 )
 
 func TestPortLinkView(t *testing.T) {
-	s := New(ring.Limits{})
+	s, err := New(ring.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, err := s.Port("can0", 500_000)
 	if err != nil {
 		t.Fatal(err)

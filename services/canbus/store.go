@@ -2,11 +2,14 @@ package canbus
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
 
@@ -21,15 +24,36 @@ const (
 	MaxIDs = 2048
 	// MaxSeconds of bus-load history kept per port (one hour).
 	MaxSeconds = 3600
-	// DefaultFrames and DefaultBytes bound one port's frame ring; a frame
-	// costs recordSize bytes.
+	// DefaultFrames bounds one port's frame ring when Limits leave it
+	// unset: minutes of a busy J1939 bus (~2 000 frames/s at 250 kbit/s).
 	DefaultFrames = 100_000
-	DefaultBytes  = DefaultFrames * recordSize
 	// DefaultBitrate is assumed for load when a port's rate is unknown:
 	// J1939-11/-14 buses run at 250 kbit/s (500 k for -14 is set per port).
 	DefaultBitrate = 250_000
-	recordSize     = 48
 )
+
+// Limits bound each port's frame ring: frames and heap bytes. Zero
+// fields take DefaultFrames and room for that many; a frame costs
+// FrameBytes().
+type Limits = ring.Limits
+
+// FrameBytes is what one stored frame costs in the heap: a Record is a
+// fixed-size value with nothing outside it, so its ring slot is all.
+func FrameBytes() int64 { return int64(ring.SlotBytes[Record]()) }
+
+// TableBytes is the most one port's fixed-bound tables hold: MaxIDs rows
+// of the ID table (map entry, row, its DLC list of ints), MaxSeconds of load
+// history grown by append, and the Port itself with its row cache. The
+// memory budget takes it as a fixed cost per port.
+func TableBytes() int64 {
+	row := heapsize.Pointers(int(unsafe.Sizeof(IDStats{}))) + heapsize.Appended(maxDLCs, int(unsafe.Sizeof(int(0))), false)
+	entry := heapsize.MapEntry(int(unsafe.Sizeof(uint32(0)) + unsafe.Sizeof(&IDStats{})))
+	history := heapsize.Appended(MaxSeconds, int(unsafe.Sizeof(Second{})), true)
+	return int64(MaxIDs*(row+entry)) + int64(history) + int64(heapsize.Pointers(int(unsafe.Sizeof(Port{}))))
+}
+
+// maxDLCs is how many distinct lengths an id's DLC list can hold (0..8).
+const maxDLCs = 9
 
 // Record is one stored frame.
 type Record struct {
@@ -84,7 +108,16 @@ type Port struct {
 	first    time.Time
 	last     time.Time
 	link     func() Link // the driver's link view; nil when none
+	// hot caches ID table rows by id: a bus repeats a few dozen ids at
+	// 10–100 Hz, and the cache saves a map lookup per frame (issue #14).
+	hot [hotIDs]*IDStats
 }
+
+// hotIDs is the row cache's size: a power of two above the ids of a busy
+// J1939 bus (~70 in the reference logs).
+const hotIDs = 256
+
+func hotSlot(key uint32) int { return int(key * 2654435761 >> 24 % hotIDs) }
 
 // Store holds every CAN port.
 type Store struct {
@@ -95,12 +128,22 @@ type Store struct {
 	limits   ring.Limits
 }
 
-// New returns a store whose ports each keep l frames (zero means defaults).
-func New(l ring.Limits) *Store {
-	if l.Items < 1 || l.Bytes < 1 {
-		l = ring.Limits{Items: DefaultFrames, Bytes: DefaultBytes}
+// New returns a store whose ports each keep frames within l. Zero fields
+// take the defaults; negative ones are refused.
+func New(l Limits) (*Store, error) {
+	if l.Items < 0 || l.Bytes < 0 {
+		return nil, fmt.Errorf("canbus: limits %d frames, %d bytes: want positive values, or 0 for the defaults", l.Items, l.Bytes)
 	}
-	return &Store{ports: map[string]*Port{}, limits: l}
+	if l.Items == 0 {
+		l.Items = DefaultFrames
+	}
+	if l.Bytes == 0 {
+		l.Bytes = int64(l.Items) * FrameBytes()
+	}
+	if l.Bytes < FrameBytes() {
+		return nil, fmt.Errorf("canbus: byte limit %d holds no frame (a frame costs %d bytes)", l.Bytes, FrameBytes())
+	}
+	return &Store{ports: map[string]*Port{}, limits: l}, nil
 }
 
 // ErrTooManyPorts is returned once MaxPorts ports exist.
@@ -120,7 +163,7 @@ func (s *Store) Port(name string, bitrate int) (*Port, error) {
 	if bitrate <= 0 {
 		bitrate = DefaultBitrate
 	}
-	r, err := ring.New[Record](s.limits, func(Record) int { return recordSize })
+	r, err := ring.NewFixed[Record](s.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +254,14 @@ func (p *Port) addSecond(t time.Time, bits uint64) {
 
 func (p *Port) addID(r *Record) {
 	key := r.ID &^ wire.CANRTR
-	st := p.ids[key]
+	h := &p.hot[hotSlot(key)]
+	st := *h
+	if st == nil || st.ID != key {
+		st = p.ids[key]
+		if st != nil {
+			*h = st
+		}
+	}
 	if st == nil {
 		if len(p.ids) >= MaxIDs {
 			p.idOver++
@@ -219,6 +269,7 @@ func (p *Port) addID(r *Record) {
 		}
 		st = &IDStats{ID: key, First: r.Time, Extended: key&wire.CANEFF != 0}
 		p.ids[key] = st
+		*h = st
 	} else if st.lastLen > 0 || r.Len > 0 {
 		var a, b uint64
 		for i := range 8 {
@@ -230,7 +281,7 @@ func (p *Port) addID(r *Record) {
 	st.Count++
 	st.Last = r.Time
 	st.last, st.lastLen = r.Data, r.Len
-	if !slices.Contains(st.DLCs, int(r.Len)) && len(st.DLCs) < 9 {
+	if !slices.Contains(st.DLCs, int(r.Len)) && len(st.DLCs) < maxDLCs {
 		st.DLCs = append(st.DLCs, int(r.Len))
 	}
 }

@@ -29,7 +29,10 @@ func TestFrameBits(t *testing.T) {
 }
 
 func TestPortTablesAndBounds(t *testing.T) {
-	s := New(ring.Limits{Items: 10, Bytes: 10 * recordSize})
+	s, err := New(ring.Limits{Items: 10, Bytes: 10 * FrameBytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, err := s.Port("can0", 250_000)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +76,10 @@ func TestPortTablesAndBounds(t *testing.T) {
 }
 
 func TestIDTableBounded(t *testing.T) {
-	s := New(ring.Limits{})
+	s, err := New(ring.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, _ := s.Port("can0", 0)
 	for i := range MaxIDs + 5 {
 		p.Add(time.Unix(0, 0), uint32(i)|wire.CANEFF, nil)

@@ -148,7 +148,8 @@ func TestCorrelationReference(t *testing.T) {
 // 12-bit ramp at bits 8..19, a big-endian 16-bit ramp in bytes 4..5 and a
 // CRC-8 (SAE J1850) of bytes 0..6 in byte 7.
 func TestKnownLayout(t *testing.T) {
-	port, _ := canbus.New(ring.Limits{}).Port("can0", 0)
+	cs, _ := canbus.New(ring.Limits{})
+	port, _ := cs.Port("can0", 0)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 400
 	for i := range n {

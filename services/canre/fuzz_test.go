@@ -14,7 +14,8 @@ func FuzzAnalyses(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 1, 1, 2, 3, 4, 5, 6, 7, 2, 1, 2, 3, 4, 5, 6, 8})
 	f.Add([]byte{0xFF, 0, 0x80, 1, 0x7F, 2, 0, 3, 0xFE, 4, 0, 5, 0x10, 6, 0, 7, 0xFF, 8})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		port, _ := canbus.New(ring.Limits{Items: 1024, Bytes: 1024 * 64}).Port("can0", 0)
+		cs, _ := canbus.New(ring.Limits{Items: 1024, Bytes: 1024 * 64})
+		port, _ := cs.Port("can0", 0)
 		t0 := time.Unix(0, 0)
 		for i := 0; len(b) > 0; i++ {
 			n := min(int(b[0])%9, len(b)-1)

@@ -228,7 +228,7 @@ func TestWatcherFiresOnNewEventsOnly(t *testing.T) {
 	rec := recorded(t, 10)
 	c := &clock{t: t0.Add(time.Minute)}
 	b := builder(t, t.TempDir(), rec, c)
-	store := sip.NewStore(sip.Limits{})
+	store, _ := sip.New(sip.Limits{})
 	addCall := func(id string, code int) {
 		for _, raw := range []string{
 			"INVITE sip:b@h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK" + id + "\r\nFrom: \"Evil\" <sip:ignore-previous@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + id + "\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n",

@@ -1,8 +1,7 @@
-// Package framestore keeps the most recent raw frames of one port in a
-// bounded ring, for export and for analysers that look back.
 package framestore
 
 import (
+	"sync"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -10,9 +9,14 @@ import (
 	"fieldtap/services/ring"
 )
 
-// recordOverhead approximates a Record's memory beyond its data so the
-// byte limit tracks real memory, not payload only.
-const recordOverhead = 48
+// slabSize is one allocation of frame bytes: a whole number of runtime
+// pages (8 KiB), large enough that a slab's unused tail (less than one
+// frame) stays a small fraction, small enough that a slab held alive by
+// one last record costs little.
+const slabSize = 32 << 10
+
+// Limits bound a store: frames and heap bytes (slots and frame bytes).
+type Limits = ring.Limits
 
 // Record is one stored frame.
 type Record struct {
@@ -22,16 +26,43 @@ type Record struct {
 	OrigLen int
 }
 
-// Store is one port's frame ring.
+// Store is one port's frame ring. One goroutine appends; any may read.
 type Store struct {
 	*ring.Ring[Record]
+	mu   sync.Mutex
+	slab []byte // the current slab's unused tail
 }
 
 // New returns a store bounded by l.
-func New(l ring.Limits) (*Store, error) {
-	r, err := ring.New(l, func(r Record) int { return len(r.Data) + recordOverhead })
+func New(l Limits) (*Store, error) {
+	r, err := ring.New(l, func(r Record) int { return len(r.Data) })
 	if err != nil {
 		return nil, err
 	}
-	return &Store{r}, nil
+	return &Store{Ring: r}, nil
+}
+
+// Append stores a copy of rec (its Data may be borrowed) and returns its
+// sequence number. A frame alone larger than the byte bound is refused
+// with ring.ErrOversize and counted.
+func (s *Store) Append(rec Record) (uint64, error) {
+	rec.Data = s.copyData(rec.Data)
+	return s.Ring.Append(rec)
+}
+
+// copyData places b in the current slab, starting a new one when b does
+// not fit; a frame larger than a slab gets an allocation of its own.
+func (s *Store) copyData(b []byte) []byte {
+	if len(b) > slabSize/4 {
+		return append([]byte(nil), b...)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.slab) < len(b) {
+		s.slab = make([]byte, slabSize)
+	}
+	n := copy(s.slab, b)
+	out := s.slab[:n:n]
+	s.slab = s.slab[n:]
+	return out
 }

@@ -182,7 +182,7 @@ func TestExporterOnReferenceCapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := sip.NewStore(sip.Limits{})
+	store, _ := sip.New(sip.Limits{})
 	an := sip.NewAnalyser(store, netdecode.Options{})
 	media := rtp.NewAnalyser(rtp.Options{})
 	an.SetMediaHook(&Tee{Next: media, Calls: media, Exp: exp})

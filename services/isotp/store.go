@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
 
@@ -98,12 +100,12 @@ func New(l Limits) (*Store, error) {
 	if l.Transactions < 1 || l.Incomplete < 1 || l.Ports < 1 || l.Channels < 1 || l.Channels > MaxChannels {
 		return nil, fmt.Errorf("isotp: limits %+v: every bound must be positive, channels at most %d", l, MaxChannels)
 	}
-	txs, err := ring.New[Record](ring.Limits{Items: l.Transactions, Bytes: int64(l.Transactions) * transactionBytes},
+	txs, err := ring.New[Record](ring.Limits{Items: l.Transactions, Bytes: int64(l.Transactions) * txCost()},
 		func(Record) int { return transactionBytes })
 	if err != nil {
 		return nil, err
 	}
-	inc, err := ring.New[IncompleteRecord](ring.Limits{Items: l.Incomplete, Bytes: int64(l.Incomplete) * incompleteBytes},
+	inc, err := ring.New[IncompleteRecord](ring.Limits{Items: l.Incomplete, Bytes: int64(l.Incomplete) * incCost()},
 		func(IncompleteRecord) int { return incompleteBytes })
 	if err != nil {
 		return nil, err
@@ -189,4 +191,44 @@ func (s *Store) Ports() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.order)
+}
+
+// StoreBytes is the most a Store with limits l holds in its rings (zero
+// fields take the defaults), for the memory budget: its records are
+// accounted at a fixed worst case each, so the bound is by count.
+func StoreBytes(l Limits) int64 {
+	if l.Transactions == 0 {
+		l.Transactions = DefaultTransactions
+	}
+	if l.Incomplete == 0 {
+		l.Incomplete = DefaultIncomplete
+	}
+	return int64(l.Transactions)*txCost() + int64(l.Incomplete)*incCost()
+}
+
+// txCost and incCost are what the rings account for one record: its
+// worst case and its place in the ring.
+func txCost() int64  { return transactionBytes + int64(ring.SlotBytes[Record]()) }
+func incCost() int64 { return incompleteBytes + int64(ring.SlotBytes[IncompleteRecord]()) }
+
+// PortBytes is the most one port's listener holds: every channel with a
+// transfer of MaxPayload bytes in progress, for the memory budget.
+func PortBytes(channels int) int64 {
+	if channels == 0 {
+		channels = DefaultMaxChannels
+	}
+	per := heapsize.Pointers(int(unsafe.Sizeof(channel{}))) + heapsize.Bytes(MaxPayload) +
+		heapsize.MapEntry(int(unsafe.Sizeof(chanKey(0))+unsafe.Sizeof(&channel{})))
+	return int64(channels) * int64(per)
+}
+
+// LimitsFor divides bytes between transactions (three quarters) and
+// incomplete transfers, for a store bounded by a share of the memory
+// budget; StoreBytes of the result is at most bytes. Each gets at least
+// one.
+func LimitsFor(bytes int64) Limits {
+	return Limits{
+		Transactions: int(max(bytes*3/4/txCost(), 1)),
+		Incomplete:   int(max(bytes/4/incCost(), 1)),
+	}
 }

@@ -16,7 +16,8 @@ func TestStoreSeqIsTheRingSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, _ := canbus.New(ring.Limits{}).Port("can0", 0)
+	cs, _ := canbus.New(ring.Limits{})
+	port, _ := cs.Port("can0", 0)
 	frames := []struct {
 		id   uint32
 		data []byte

@@ -1,9 +1,6 @@
 package j1587
 
 import (
-	"cmp"
-	"encoding/hex"
-	"slices"
 	"time"
 
 	"fieldtap/services/ring"
@@ -44,40 +41,8 @@ type Summary struct {
 	Overflow    Overflow          `json:"overflow"`
 }
 
-// Summary counts messages, checksum errors and per-MID rates.
-func (s *Store) Summary() Summary {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sum := Summary{ByStatus: map[string]uint64{}, J2497: s.j2497, Overflow: s.overflow, MIDs: []MIDSummary{}}
-	for st, n := range s.byStatus {
-		sum.Messages += n
-		sum.ByStatus[msgStatusNames[st]] = n
-	}
-	sum.ChecksumBad = s.byStatus[MsgChecksum] + s.byStatus[MsgLength]
-	sum.ChecksumOK = sum.Messages - sum.ChecksumBad
-	active := map[byte]int{}
-	for k, e := range s.faults {
-		if e.inLatest && e.Active {
-			active[k.mid]++
-		}
-	}
-	for mid := range s.mids {
-		m := &s.mids[mid]
-		if m.messages == 0 {
-			continue
-		}
-		ms := MIDSummary{MID: mid, Name: MIDName(byte(mid)), Messages: m.messages, ChecksumBad: m.checksumBad,
-			DecodeErrors: m.decodeErrors, J2497: m.j2497, First: m.first, Last: m.last, PIDs: m.pids, ActiveFaults: active[byte(mid)]}
-		if !m.faultTable.IsZero() {
-			ft := m.faultTable
-			ms.FaultTable = &ft
-		}
-		ms.RatePerSecond, ms.RateBasis, ms.RateNullReason = rate(m.messages, m.first, m.last)
-		sum.MIDs = append(sum.MIDs, ms)
-	}
-	sum.Stored = s.msgs.Stats()
-	return sum
-}
+// Summary counts this port's messages, checksum errors and per-MID rates.
+func (s *Port) Summary() Summary { return aggregateOf(s).summary() }
 
 func rate(n uint64, first, last time.Time) (*float64, string, string) {
 	span := last.Sub(first).Seconds()
@@ -111,36 +76,9 @@ type ParamValue struct {
 	TextUntrusted bool   `json:"text_untrusted,omitempty"`
 }
 
-// Parameters returns the latest value per (MID, PID), ordered by MID then
-// PID; mid is Any or one MID.
-func (s *Store) Parameters(mid int) []ParamValue {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []ParamValue{}
-	for k, l := range s.latest {
-		m, pid := int(k>>16), uint16(k&0xFFFF)
-		if mid != Any && m != mid {
-			continue
-		}
-		v := Interpret(Param{PID: pid, Data: l.data})
-		pv := ParamValue{MID: m, PID: int(pid), Name: v.Def.Name, Kind: v.Def.Kind.String(), Unit: v.Def.Unit,
-			Status: v.Status.String(), Raw: hex.EncodeToString(l.data), Time: l.time, Count: l.count, J2497: l.j2497, NumberCount: l.numbers}
-		if v.Status == StatusOK {
-			x := v.Number
-			pv.Value = &x
-		}
-		if l.numbers > 0 {
-			lo, hi := l.min, l.max
-			pv.Min, pv.Max = &lo, &hi
-		}
-		if v.UntrustedText() {
-			pv.Text, pv.TextUntrusted = string(v.Text), true
-		}
-		out = append(out, pv)
-	}
-	slices.SortFunc(out, func(a, b ParamValue) int { return cmp.Or(cmp.Compare(a.MID, b.MID), cmp.Compare(a.PID, b.PID)) })
-	return out
-}
+// Parameters returns this port's latest value per (MID, PID), ordered by
+// MID then PID; mid is Any or one MID.
+func (s *Port) Parameters(mid int) []ParamValue { return aggregateOf(s).parameters(mid) }
 
 // FaultEntry is one diagnostic code seen in a PID 194 table.
 type FaultEntry struct {
@@ -161,50 +99,13 @@ type FaultEntry struct {
 	Reports uint64    `json:"reports"`
 }
 
-// Faults returns every fault entry, listed ones first, then by MID and code.
-func (s *Store) Faults() []FaultEntry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []FaultEntry{}
-	for k, e := range s.faults {
-		fe := FaultEntry{MID: int(k.mid), MIDName: MIDName(k.mid), Code: int(k.code), IsSID: k.isSID, FMI: int(k.fmi),
-			Active: e.inLatest && e.Active, Listed: e.inLatest, First: e.first, Last: e.last, Reports: e.reports}
-		if !k.isSID {
-			if d, ok := Lookup(k.code); ok {
-				fe.CodeName = d.Name
-			}
-		}
-		if e.HasCount {
-			c := int(e.Count)
-			fe.Count = &c
-		}
-		out = append(out, fe)
-	}
-	slices.SortFunc(out, func(a, b FaultEntry) int {
-		if a.Listed != b.Listed {
-			if a.Listed {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(a.MID, b.MID), cmp.Compare(a.Code, b.Code), cmp.Compare(a.FMI, b.FMI))
-	})
-	return out
-}
+// Faults returns this port's fault entries, listed ones first, then by
+// MID and code.
+func (s *Port) Faults() []FaultEntry { return aggregateOf(s).faultList() }
 
 // FaultTables reports, per MID that sent PID 194, when it last did: an
 // empty fault list with tables seen means "no codes", not "no data".
-func (s *Store) FaultTables() map[int]time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[int]time.Time{}
-	for mid := range s.mids {
-		if t := s.mids[mid].faultTable; !t.IsZero() {
-			out[mid] = t
-		}
-	}
-	return out
-}
+func (s *Port) FaultTables() map[int]time.Time { return aggregateOf(s).faultTables() }
 
 // MessageStats reports the message ring: kept, evicted, limits.
-func (s *Store) MessageStats() ring.Stats { return s.msgs.Stats() }
+func (s *Port) MessageStats() ring.Stats { return s.msgs.Stats() }

@@ -7,9 +7,9 @@ import (
 	"fieldtap/services/ring"
 )
 
-// Messages is a consistent view of the stored messages, oldest first by
-// sequence number; it stays valid while the store keeps changing.
-func (s *Store) Messages() ring.Snapshot[Record] { return s.msgs.Snapshot() }
+// Messages is a consistent view of the port's stored messages, oldest
+// first by sequence number; it stays valid while the port keeps changing.
+func (s *Port) Messages() ring.Snapshot[Record] { return s.msgs.Snapshot() }
 
 // Selection picks stored messages: what j1708_messages lists and
 // export_j1708log writes. A nil MID or PID, or a zero time, matches

@@ -1,10 +1,15 @@
 package j1587
 
 import (
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
 
@@ -12,8 +17,29 @@ import (
 // second at most) within a small share of the board's memory.
 const (
 	DefaultMaxMessages = 100_000
-	DefaultMaxBytes    = DefaultMaxMessages * recordSize
+	// MaxPorts bounds the ports of one store; a board has one or two
+	// J1708 lines.
+	MaxPorts = 16
 )
+
+// Limits bound each port's message ring, in messages and heap bytes (a
+// Record is a fixed-size value: its ring slot is all it costs). Zero
+// fields take DefaultMaxMessages and room for that many.
+type Limits = ring.Limits
+
+// MessageBytes is what one stored message costs in the heap.
+func MessageBytes() int64 { return int64(ring.SlotBytes[Record]()) }
+
+// TableBytes is the most one port's fixed-bound tables hold: maxLatest
+// (MID, PID) values with up to maxMultiBytes of data each, maxFaults
+// fault entries and maxAssemblies reassembly buffers. The memory budget
+// takes it as a fixed cost per J1708 port.
+func TableBytes() int64 {
+	latest := heapsize.MapEntry(int(unsafe.Sizeof(latestKey(0))+unsafe.Sizeof(latest{}))) + heapsize.Bytes(maxMultiBytes)
+	fault := heapsize.MapEntry(int(unsafe.Sizeof(faultKey{})+unsafe.Sizeof(&faultEntry{}))) + heapsize.Pointers(int(unsafe.Sizeof(faultEntry{})))
+	multi := heapsize.MapEntry(int(unsafe.Sizeof(latestKey(0))+unsafe.Sizeof(&assembly{}))) + heapsize.Bytes(int(unsafe.Sizeof(assembly{})))
+	return int64(maxLatest*latest+maxFaults*fault+maxAssemblies*multi) + int64(heapsize.Pointers(int(unsafe.Sizeof(Port{}))))
+}
 
 // Bounds on tables keyed by what senders put on the bus; an entry beyond a
 // bound is not kept and is counted in Overflow.
@@ -30,11 +56,11 @@ const (
 	maxMultiBytes = 256
 )
 
-// recordSize approximates a Record's memory, for the ring's byte limit.
-const recordSize = 64
-
 // Record is one stored message.
 type Record struct {
+	// Seq numbers the message among every port of its store, so a page
+	// over all ports has one order and one cursor.
+	Seq    uint64
 	Time   time.Time
 	Len    uint8
 	Bytes  [wire.MaxJ1708Message]byte
@@ -128,8 +154,88 @@ type Overflow struct {
 	FaultTableErrs uint64 `json:"fault_table_errors"` // PID 194 tables with a partial entry
 }
 
-// Store holds J1708/J1587 traffic. It is safe for concurrent use.
+// Store holds the J1708/J1587 traffic of every J1708 port, one Port
+// each, as canbus does for CAN. It is safe for concurrent use.
 type Store struct {
+	mu       sync.Mutex
+	limits   Limits
+	ports    map[string]*Port
+	order    []string
+	portOver uint64
+	seq      atomic.Uint64 // the next Record.Seq, shared by the ports
+}
+
+// ErrTooManyPorts is returned once MaxPorts ports exist.
+var ErrTooManyPorts = errors.New("j1587: too many ports")
+
+// New returns an empty store whose ports each keep messages within l.
+// Zero fields take the defaults; negative ones are refused.
+func New(l Limits) (*Store, error) {
+	if l.Items < 0 || l.Bytes < 0 {
+		return nil, fmt.Errorf("j1587: limits %d messages, %d bytes: want positive values, or 0 for the defaults", l.Items, l.Bytes)
+	}
+	if l.Items == 0 {
+		l.Items = DefaultMaxMessages
+	}
+	if l.Bytes == 0 {
+		l.Bytes = int64(l.Items) * MessageBytes()
+	}
+	if l.Bytes < MessageBytes() {
+		return nil, fmt.Errorf("j1587: byte limit %d holds no message (one costs %d bytes)", l.Bytes, MessageBytes())
+	}
+	return &Store{limits: l, ports: map[string]*Port{}}, nil
+}
+
+// Port returns the named port, creating it on first use.
+func (st *Store) Port(name string) (*Port, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if p := st.ports[name]; p != nil {
+		return p, nil
+	}
+	if len(st.ports) >= MaxPorts {
+		st.portOver++
+		return nil, ErrTooManyPorts
+	}
+	r, err := ring.NewFixed[Record](st.limits)
+	if err != nil {
+		return nil, fmt.Errorf("j1587 port %s: %w", name, err)
+	}
+	p := &Port{
+		name:   name,
+		seq:    &st.seq,
+		msgs:   r,
+		latest: make(map[latestKey]latest),
+		faults: make(map[faultKey]*faultEntry),
+		multi:  make(map[latestKey]*assembly),
+	}
+	st.ports[name] = p
+	st.order = append(st.order, name)
+	return p, nil
+}
+
+// Ports returns the ports in creation order.
+func (st *Store) Ports() []*Port {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	out := make([]*Port, 0, len(st.order))
+	for _, n := range st.order {
+		out = append(out, st.ports[n])
+	}
+	return out
+}
+
+// Lookup returns the named port or nil.
+func (st *Store) Lookup(name string) *Port {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ports[name]
+}
+
+// Port is one J1708 line's traffic. One goroutine adds; any may read.
+type Port struct {
+	name string
+	seq  *atomic.Uint64
 	msgs *ring.Ring[Record]
 
 	mu       sync.Mutex
@@ -144,28 +250,20 @@ type Store struct {
 	overflow Overflow
 }
 
-// New returns an empty store whose message ring is bounded by l.
-func New(l ring.Limits) (*Store, error) {
-	r, err := ring.New(l, func(Record) int { return recordSize })
-	if err != nil {
-		return nil, err
-	}
-	return &Store{
-		msgs:   r,
-		latest: make(map[latestKey]latest),
-		faults: make(map[faultKey]*faultEntry),
-		multi:  make(map[latestKey]*assembly),
-	}, nil
-}
+// Name is the port's name.
+func (s *Port) Name() string { return s.name }
 
 // Add stores one message (MID through checksum) seen at t; msg is copied.
 // j2497 marks a trailer power-line message. A message longer than
 // wire.MaxJ1708Message keeps its first wire.MaxJ1708Message bytes and is counted bad_length.
-func (s *Store) Add(t time.Time, msg []byte, j2497 bool) {
+func (s *Port) Add(t time.Time, msg []byte, j2497 bool) {
 	r := Record{Time: t, J2497: j2497}
 	r.Len = uint8(copy(r.Bytes[:], msg))
 
 	s.mu.Lock()
+	// Taken under the port's lock and appended in the same order, so a
+	// port's ring is sorted by Seq.
+	r.Seq = s.seq.Add(1) - 1
 	err := s.dec.Decode(msg)
 	st := statusOf(err)
 	r.Status = st
@@ -198,12 +296,12 @@ func (s *Store) Add(t time.Time, msg []byte, j2497 bool) {
 			s.param(t, s.dec.MID, p, j2497)
 		}
 	}
-	s.mu.Unlock()
 	s.msgs.Append(r)
+	s.mu.Unlock()
 }
 
 // param records one decoded parameter; the caller holds mu.
-func (s *Store) param(t time.Time, mid byte, p Param, j2497 bool) {
+func (s *Port) param(t time.Time, mid byte, p Param, j2497 bool) {
 	s.setLatest(t, mid, p, j2497)
 	switch p.PID {
 	case PIDFaults:
@@ -213,7 +311,7 @@ func (s *Store) param(t time.Time, mid byte, p Param, j2497 bool) {
 	}
 }
 
-func (s *Store) setLatest(t time.Time, mid byte, p Param, j2497 bool) {
+func (s *Port) setLatest(t time.Time, mid byte, p Param, j2497 bool) {
 	k := keyOf(mid, p.PID)
 	l, ok := s.latest[k]
 	if !ok {
@@ -240,7 +338,7 @@ func (s *Store) setLatest(t time.Time, mid byte, p Param, j2497 bool) {
 
 // faultTable applies one PID 194 table: entries listed are updated, every
 // other entry of the MID is marked as no longer listed.
-func (s *Store) faultTable(t time.Time, mid byte, data []byte) {
+func (s *Port) faultTable(t time.Time, mid byte, data []byte) {
 	n, err := ParseFaults(data, &s.faultBuf)
 	if err != nil {
 		s.overflow.FaultTableErrs++
@@ -269,7 +367,7 @@ func (s *Store) faultTable(t time.Time, mid byte, data []byte) {
 
 // section adds one PID 192 section; the completed parameter becomes the
 // latest value of the sectioned PID.
-func (s *Store) section(t time.Time, mid byte, data []byte, j2497 bool) {
+func (s *Port) section(t time.Time, mid byte, data []byte, j2497 bool) {
 	sec, err := ParseSection(data)
 	if err != nil {
 		s.overflow.SectionErrors++
@@ -319,4 +417,4 @@ func (s *Store) section(t time.Time, mid byte, data []byte, j2497 bool) {
 }
 
 // Revision changes whenever a message is added.
-func (s *Store) Revision() uint64 { return s.msgs.Revision() }
+func (s *Port) Revision() uint64 { return s.msgs.Revision() }

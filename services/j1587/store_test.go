@@ -14,18 +14,22 @@ import (
 	"fieldtap/tools/refdata"
 )
 
-func newStore(t testing.TB) *Store {
+func newStore(t testing.TB) *Port {
 	t.Helper()
-	s, err := New(ring.Limits{Items: 50_000, Bytes: 50_000 * recordSize})
+	st, err := New(ring.Limits{Items: 50_000, Bytes: 50_000 * MessageBytes()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	p, err := st.Port("j1708")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // loadLog feeds a J1708 text log into s. services/ may not import the
 // driver that reads the format, so this test has its own small reader.
-func loadLog(t *testing.T, s *Store, path string) int {
+func loadLog(t *testing.T, s *Port, path string) int {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -284,7 +288,11 @@ func BenchmarkStoreAdd(b *testing.B) {
 // BenchmarkSelection matches a full default ring by PID, which decodes
 // every message: the cost of counting one j1708_messages page.
 func BenchmarkSelection(b *testing.B) {
-	s, err := New(ring.Limits{Items: DefaultMaxMessages, Bytes: DefaultMaxBytes})
+	st, err := New(ring.Limits{Items: DefaultMaxMessages, Bytes: DefaultMaxMessages * MessageBytes()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := st.Port("j1708")
 	if err != nil {
 		b.Fatal(err)
 	}

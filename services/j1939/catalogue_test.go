@@ -101,7 +101,7 @@ func TestParamRanges(t *testing.T) {
 
 // A catalogue set on the store decodes the samples it keeps from then on.
 func TestStoreUsesCatalogue(t *testing.T) {
-	s := NewStore()
+	s, _ := New(Limits{})
 	c, _ := NewCatalogue(parseShared(t, "canarchy_j1939_oem_spn.dbc"))
 	feed := func() {
 		s.Feed("can0", d0, 0x0CF00431, true, []byte{0xFF, 0x90, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF})

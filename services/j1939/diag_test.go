@@ -19,7 +19,8 @@ type frame struct {
 
 func portOf(t *testing.T, fs []frame) *canbus.Port {
 	t.Helper()
-	p, err := canbus.New(ring.Limits{}).Port("can0", 0)
+	cs, _ := canbus.New(ring.Limits{})
+	p, err := cs.Port("can0", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
 
@@ -20,6 +22,11 @@ const (
 	MaxPGNs = 1024
 	// MaxLatest bounds (SA, PGN) pairs whose last payload is kept.
 	MaxLatest = 4096
+	// MaxLatestBytes bounds the payload bytes of the latest table per
+	// port: single frames carry 8 bytes, but a transfer can carry 1785,
+	// and 4096 of those would be 7 MB; 256 KiB keeps every PGN of a real
+	// bus (a few dozen transfers at most) with room to spare.
+	MaxLatestBytes = 256 << 10
 	// MaxRequested bounds the distinct requested PGNs counted per port.
 	MaxRequested = 512
 	// MaxClaimEvents bounds the claim history per port (conflicts show here).
@@ -36,6 +43,38 @@ type Sample struct {
 	Time  time.Time
 	SA    uint8
 	Value Value
+}
+
+// Limits bound the store's two rings, the SPN time series and the ended
+// TP sessions, in items and heap bytes (each item a fixed-size value:
+// its ring slot is all it costs). Zero fields take DefaultSamples and
+// DefaultSessions and room for that many.
+type Limits struct {
+	Samples  ring.Limits
+	Sessions ring.Limits
+}
+
+// SampleBytes and SessionBytes are what one sample and one session
+// record cost in the heap.
+func SampleBytes() int64  { return int64(ring.SlotBytes[Sample]()) }
+func SessionBytes() int64 { return int64(ring.SlotBytes[SessionRecord]()) }
+
+// TableBytes is the most one port's fixed-bound tables hold: ECUs and
+// their NAMEs, DM1/DM2 states with a full DTC list each, the PGN,
+// request and latest maps (latest payloads up to MaxLatestBytes), the
+// claim history and MaxOpenSessions open transfers. The memory budget
+// takes it as a fixed cost per CAN port.
+func TableBytes() int64 {
+	ptr := int(unsafe.Sizeof(uintptr(0)))
+	ecu := heapsize.Pointers(int(unsafe.Sizeof(ECU{}))) + heapsize.Pointers(int(unsafe.Sizeof(Name{}))) + heapsize.Bytes(16)
+	dm := heapsize.Pointers(int(unsafe.Sizeof(DMState{}))) + heapsize.Bytes(MaxDTCs*int(unsafe.Sizeof(DTC{})))
+	latest := heapsize.MapEntry(int(unsafe.Sizeof(latestKey{}))+ptr) + heapsize.Pointers(int(unsafe.Sizeof(Latest{})))
+	counted := heapsize.MapEntry(4 + 8) // PGN → count
+	claims := heapsize.Pointers(MaxClaimEvents*int(unsafe.Sizeof(ClaimEvent{}))) + MaxClaimEvents*heapsize.Bytes(16)
+	open := heapsize.MapEntry(int(unsafe.Sizeof(tpKey{}))+ptr) + heapsize.Pointers(int(unsafe.Sizeof(tpSession{})))
+	n := 256*ecu + 2*256*dm + MaxLatest*latest + MaxLatestBytes + (MaxPGNs+MaxRequested)*counted +
+		claims + MaxOpenSessions*open + heapsize.Pointers(int(unsafe.Sizeof(portState{})))
+	return int64(n)
 }
 
 // SessionRecord is one ended (or still open) TP session of a port.
@@ -93,10 +132,11 @@ type portState struct {
 	ecus   [256]*ECU
 	dm1    [256]*DMState
 	dm2    [256]*DMState
-	pgns   map[uint32]uint64
+	pgns   map[uint32]*uint64
 	pgnOv  uint64
 	latest map[latestKey]*Latest
 	latOv  uint64
+	latB   int // payload bytes held by latest, bounded by MaxLatestBytes
 
 	requests  uint64
 	requested map[uint32]uint64
@@ -106,7 +146,25 @@ type portState struct {
 	claimsDrop uint64
 	badClaims  uint64
 	badDM      uint64
+
+	// hot caches the table entries of recently seen (SA, PGN) pairs: a
+	// bus repeats a few dozen of them at 10–100 Hz, and the cache saves
+	// three map lookups per message (issue #14).
+	hot [hotEntries]hotEntry
 }
+
+// hotEntries is the cache's size: a power of two above the (SA, PGN)
+// pairs of a busy truck bus (~70 in the reference logs).
+const hotEntries = 256
+
+type hotEntry struct {
+	key    latestKey
+	set    bool
+	count  *uint64 // the PGN's count in pgns; nil when the table was full
+	latest *Latest // nil when the latest table was full
+}
+
+func (k latestKey) slot() int { return int((k.pgn*31 + uint32(k.sa)*2654435761) >> 8 % hotEntries) }
 
 // Store is the J1939 view of every CAN port. It is safe for concurrent
 // use: one writer per port and any number of readers.
@@ -118,14 +176,42 @@ type Store struct {
 	samples  *ring.Ring[Sample]
 	sessions *ring.Ring[SessionRecord]
 	dm       DM                        // scratch for Feed
+	decoded  []Sample                  // scratch: one message's SPN samples, appended at once
 	cat      atomic.Pointer[Catalogue] // catalogue_store.go
 }
 
-// NewStore returns an empty store with default bounds.
-func NewStore() *Store {
-	samples, _ := ring.New[Sample](ring.Limits{Items: DefaultSamples, Bytes: DefaultSamples}, nil)
-	sessions, _ := ring.New[SessionRecord](ring.Limits{Items: DefaultSessions, Bytes: DefaultSessions}, nil)
-	return &Store{ports: map[string]*portState{}, samples: samples, sessions: sessions}
+// New returns an empty store bounded by l.
+func New(l Limits) (*Store, error) {
+	samples, err := newRing[Sample]("samples", l.Samples, DefaultSamples, SampleBytes())
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := newRing[SessionRecord]("sessions", l.Sessions, DefaultSessions, SessionBytes())
+	if err != nil {
+		return nil, err
+	}
+	return &Store{ports: map[string]*portState{}, samples: samples, sessions: sessions}, nil
+}
+
+// newRing applies the defaults to l and builds one of the store's rings.
+func newRing[T any](what string, l ring.Limits, items int, itemBytes int64) (*ring.Ring[T], error) {
+	if l.Items < 0 || l.Bytes < 0 {
+		return nil, fmt.Errorf("j1939: %s limits %d items, %d bytes: want positive values, or 0 for the defaults", what, l.Items, l.Bytes)
+	}
+	if l.Items == 0 {
+		l.Items = items
+	}
+	if l.Bytes == 0 {
+		l.Bytes = int64(l.Items) * itemBytes
+	}
+	if l.Bytes < itemBytes {
+		return nil, fmt.Errorf("j1939: %s byte limit %d holds no item (one costs %d bytes)", what, l.Bytes, itemBytes)
+	}
+	r, err := ring.NewFixed[T](l)
+	if err != nil {
+		return nil, fmt.Errorf("j1939: %s: %w", what, err)
+	}
+	return r, nil
 }
 
 // ErrTooManyPorts is returned by Feed once MaxPorts ports exist.
@@ -139,7 +225,7 @@ func (s *Store) port(name string) *portState {
 		s.portOver++
 		return nil
 	}
-	p := &portState{name: name, dec: NewDecoder(), pgns: map[uint32]uint64{},
+	p := &portState{name: name, dec: NewDecoder(), pgns: map[uint32]*uint64{},
 		latest: map[latestKey]*Latest{}, requested: map[uint32]uint64{}}
 	p.dec.OnMessage = func(m *Message) { s.message(p, m) }
 	p.dec.OnSession = func(ss Session) { s.sessions.Append(SessionRecord{Port: name, Session: ss}) }
@@ -161,9 +247,47 @@ func (s *Store) Feed(port string, t time.Time, id uint32, ext bool, data []byte)
 	return nil
 }
 
+// Feeder feeds one port without looking it up per frame.
+type Feeder struct {
+	s *Store
+	p *portState
+}
+
+// Feeder returns the feeder of port, creating the port; ErrTooManyPorts
+// once MaxPorts ports exist.
+func (s *Store) Feeder(port string) (*Feeder, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.port(port)
+	if p == nil {
+		return nil, ErrTooManyPorts
+	}
+	return &Feeder{s: s, p: p}, nil
+}
+
+// Feed is Store.Feed for the feeder's port.
+func (f *Feeder) Feed(t time.Time, id uint32, ext bool, data []byte) {
+	f.s.mu.Lock()
+	f.p.dec.Feed(t, id, ext, data)
+	f.s.mu.Unlock()
+}
+
+// entry returns the cached table entries of k, filling the cache slot on
+// a miss; an entry the bounds refused stays nil and is looked up again.
+func (p *portState) entry(k latestKey) *hotEntry {
+	h := &p.hot[k.slot()]
+	if h.set && h.key == k && h.count != nil && h.latest != nil {
+		return h
+	}
+	*h = hotEntry{key: k, set: true, count: p.pgns[k.pgn], latest: p.latest[k]}
+	return h
+}
+
 // message is called under s.mu for every decoded message.
 func (s *Store) message(p *portState, m *Message) {
 	sa := m.ID.SA
+	k := latestKey{sa, m.ID.PGN}
+	h := p.entry(k)
 	if m.Via == ViaDirect {
 		e := p.ecus[sa]
 		if e == nil {
@@ -172,8 +296,12 @@ func (s *Store) message(p *portState, m *Message) {
 		}
 		e.Frames++
 		e.Last = m.Time
-		if _, ok := p.pgns[m.ID.PGN]; ok || len(p.pgns) < MaxPGNs {
-			p.pgns[m.ID.PGN]++
+		if h.count == nil && len(p.pgns) < MaxPGNs {
+			h.count = new(uint64)
+			p.pgns[m.ID.PGN] = h.count
+		}
+		if h.count != nil {
+			*h.count++
 		} else {
 			p.pgnOv++
 		}
@@ -209,21 +337,34 @@ func (s *Store) message(p *portState, m *Message) {
 		st.DM = DM{Lamps: s.dm.Lamps, DTCs: slices.Clone(s.dm.DTCs), NoActive: s.dm.NoActive}
 		st.Messages++
 	}
-	k := latestKey{sa, m.ID.PGN}
-	l := p.latest[k]
+	l := h.latest
 	if l == nil {
-		if len(p.latest) >= MaxLatest {
+		if len(p.latest) >= MaxLatest || p.latB+len(m.Data) > MaxLatestBytes {
 			p.latOv++
 			return
 		}
 		l = &Latest{SA: sa, PGN: m.ID.PGN}
 		p.latest[k] = l
+		h.latest = l
+	}
+	if grow := len(m.Data) - cap(l.Data); grow > 0 {
+		if p.latB+grow > MaxLatestBytes {
+			p.latOv++ // the payload outgrew the table: the older value stays
+			return
+		}
+		l.Data = make([]byte, 0, len(m.Data))
+		p.latB += grow
 	}
 	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
 	l.Data = append(l.Data[:0], m.Data...)
-	params := s.Catalogue().Of(m.ID.PGN)
-	for i := range params {
-		s.samples.Append(Sample{Port: p.name, Time: m.Time, SA: sa, Value: params[i].Decode(m.Data)})
+	// The catalogue, not the hot entry, says what a PGN carries: a DBC
+	// loaded since changes it.
+	if params := s.Catalogue().Of(m.ID.PGN); len(params) > 0 {
+		s.decoded = s.decoded[:0]
+		for i := range params {
+			s.decoded = append(s.decoded, Sample{Port: p.name, Time: m.Time, SA: sa, Value: params[i].Decode(m.Data)})
+		}
+		s.samples.AppendAll(s.decoded) // one lock for the message's samples
 	}
 }
 
@@ -263,6 +404,11 @@ func (s *Store) Ports() []string {
 
 // Samples returns a consistent view of the SPN time series.
 func (s *Store) Samples() ring.Snapshot[Sample] { return s.samples.Snapshot() }
+
+// SampleStats and SessionStats report the two rings: items and heap
+// bytes kept, bounds, evictions.
+func (s *Store) SampleStats() ring.Stats  { return s.samples.Stats() }
+func (s *Store) SessionStats() ring.Stats { return s.sessions.Stats() }
 
 // Sessions returns a consistent view of the ended TP sessions.
 func (s *Store) Sessions() ring.Snapshot[SessionRecord] { return s.sessions.Snapshot() }

@@ -37,7 +37,10 @@ func feedStore(t testing.TB, s *Store, lines [][]byte) {
 }
 
 func TestStoreOnKenworth(t *testing.T) {
-	s := NewStore()
+	s, err := New(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	feedStore(t, s, readLines(t, "cytr_candump_on_a_Kenworth.log"))
 	sum := s.Summary()
 	if len(sum) != 1 || sum[0].Frames != 103 || len(sum[0].SourceAddresses) != 5 || sum[0].Requests != 2 || sum[0].TP.BAM != 1 {
@@ -76,7 +79,10 @@ func TestStoreOnKenworth(t *testing.T) {
 }
 
 func TestStoreVINAndSPNs(t *testing.T) {
-	s := NewStore()
+	s, err := New(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	feedStore(t, s, readLines(t, "cytr_KWTruck.txt"))
 	vin := s.LatestPGN(PGNVIN)
 	if len(vin) != 1 || string(vin[0].Raw) != "2NKHHM6X2EM406412*" || vin[0].Via != "tp-BAM" {
@@ -126,7 +132,10 @@ func BenchmarkStoreFeed(b *testing.B) {
 			recs = append(recs, r)
 		}
 	}
-	s := NewStore()
+	s, err := New(Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	frames := 0

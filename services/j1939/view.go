@@ -61,7 +61,8 @@ func (s *Store) Summary() []PortSummary {
 				}
 			}
 		}
-		for pgn, c := range p.pgns {
+		for pgn, cp := range p.pgns {
+			c := *cp
 			ps.TopPGNs = append(ps.TopPGNs, PGNCount{PGN: pgn, Name: PGNName(pgn), Frames: c})
 		}
 		slices.SortFunc(ps.TopPGNs, func(a, b PGNCount) int {

@@ -24,7 +24,8 @@ func FuzzWindowViews(f *testing.F) {
 	f.Add([]byte{8, 10, 0xD3, 0xFE, 0, 0, 0, 0, 0, 0, 4, 5, 0, 0xFF, 0xFF, 0xFF, 0xF9, 0xD3, 0xFE, 0})
 	f.Add([]byte{10, 1, 32, 20, 0, 3, 0xFF, 0xCA, 0xFE, 0, 11, 1, 1, 2, 3, 4, 5, 6, 7, 8})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, _ := canbus.New(ring.Limits{Items: 4096, Bytes: 4096 * 64}).Port("can0", 0)
+		cs, _ := canbus.New(ring.Limits{Items: 4096, Bytes: 4096 * 64})
+		p, _ := cs.Port("can0", 0)
 		at := d0
 		for len(b) >= 2 {
 			n := min(int(b[1])%9, len(b)-2)

@@ -39,7 +39,7 @@ func newCollector(s Sources) *collector {
 		portBytes:    desc("port_bytes_total", "Bytes of the frames delivered by a capture port.", "port", "kind"),
 		portDrops:    desc("port_drops_total", "Frames lost before any analyser saw them, by cause.", "port", "cause"),
 		portErrors:   desc("port_errors_total", "Errors a capture port counted, by reason.", "port", "reason"),
-		portRestarts: desc("port_restarts_total", "Driver reopens and CAN controller restarts of a port.", "port"),
+		portRestarts: desc("port_restarts_total", "Times a live port was started again after it failed, plus its CAN controller's bus-off restarts.", "port"),
 		portLive:     desc("port_live", "1 while a port captures live traffic, 0 for a file or a finished source.", "port"),
 
 		storeItems:      desc("store_items", "Items (frames, messages) a port's store keeps now.", "port"),
@@ -92,12 +92,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if c.s.CAN != nil {
 		now := c.s.Now()
 		for _, p := range c.s.CAN.Ports() {
-			if l := p.Status().Link; l != nil {
-				n := uint64(l.Reopens)
-				if l.Restarts != nil {
-					n += *l.Restarts
-				}
-				restarts[p.Name()] = n
+			if l := p.Status().Link; l != nil && l.Restarts != nil {
+				restarts[p.Name()] = *l.Restarts
 			}
 			if v, ok := lastSecond(p.Seconds(), now); ok {
 				gauge(c.d.busLoad, v, p.Name())
@@ -114,13 +110,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			for reason, n := range p.Errors {
 				counter(c.d.portErrors, n, p.Name, reason)
 			}
-			if n, ok := restarts[p.Name]; ok {
-				counter(c.d.portRestarts, n, p.Name)
+			if p.Live {
+				// The supervisor's restarts (a driver's reopen is one of
+				// them) and the CAN controller's bus-off restarts.
+				counter(c.d.portRestarts, p.Restarts+restarts[p.Name], p.Name)
 			}
 			gauge(c.d.portLive, bool01(p.Live), p.Name)
-			gauge(c.d.storeItems, float64(p.Store.Frames), p.Name)
+			gauge(c.d.storeItems, float64(p.Store.Items), p.Name)
 			gauge(c.d.storeBytes, float64(p.Store.Bytes), p.Name)
-			gauge(c.d.storeLimitItems, float64(p.Store.MaxFrames), p.Name)
+			gauge(c.d.storeLimitItems, float64(p.Store.MaxItems), p.Name)
 			gauge(c.d.storeLimitBytes, float64(p.Store.MaxBytes), p.Name)
 			counter(c.d.storeEvictions, p.Store.Evicted, p.Name)
 			counter(c.d.storeOversize, p.Store.Oversize, p.Name)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
@@ -40,7 +41,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // that refused one execution, and one exporter.
 func sources(t *testing.T) Sources {
 	t.Helper()
-	cs := canbus.New(ring.Limits{Items: 1000, Bytes: 1 << 20})
+	cs, _ := canbus.New(ring.Limits{Items: 1000, Bytes: 1 << 20})
 	p, err := cs.Port("can0", 250_000)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func sources(t *testing.T) Sources {
 		Ports: fakePorts{st: []ports.Status{{Name: "can0", Kind: "can", Frames: 20, Bytes: 320,
 			Drops:  map[string]uint64{"handoff_full": 2},
 			Errors: map[string]uint64{},
-			Store:  ports.StoreStatus{Frames: 20, Bytes: 960, MaxFrames: 1000, MaxBytes: 48000, Evicted: 0}}}},
+			Store:  budget.Use{Store: "can_frames", Port: "can0", Items: 20, Bytes: 960, MaxItems: 1000, MaxBytes: 48000}}}},
 		CAN: cs, Transmit: tx, Outcomes: oc, MCP: fakeMCP(7),
 		Exporters: []Exporter{fakeExporter{ExporterStats{Name: "hep", Sent: 5, SentBytes: 900, Dropped: map[string]uint64{"queue_full": 1}, Connected: true}}},
 		Now:       func() time.Time { return t0.Add(10 * time.Second) },

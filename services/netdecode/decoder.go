@@ -102,7 +102,11 @@ type Decoder struct {
 	now     time.Time
 	tag     uint64   // the frame being decoded (DecodeTagged)
 	tags    []uint64 // scratch for an unfragmented datagram's Frames
+	n       perFrame // this frame's counts, added to c once it is decoded
 }
+
+// perFrame is what one frame adds to the counters.
+type perFrame struct{ ipv4, ipv6, udp uint64 }
 
 // New returns a decoder that passes payloads to h.
 func New(o Options, h Handler) *Decoder {
@@ -126,20 +130,30 @@ func (d *Decoder) Decode(t time.Time, link layers.LinkType, data []byte) {
 // Stream.Frames for the payloads the frame carried.
 func (d *Decoder) DecodeTagged(tag uint64, t time.Time, link layers.LinkType, data []byte) {
 	d.now, d.tag = t, tag
-	d.c.update(func(s *Stats) {
-		s.Frames++
-		if s.LinkSeen == nil {
-			s.LinkSeen = map[string]uint64{}
-		}
-		s.LinkSeen[linkName(link)]++
-	})
+	d.n = perFrame{}
+	// Counted even if a handler panics (the SIP analyser recovers).
+	defer d.publish(link)
 	d.frag.expire(t)
 	d.streams.expire(t)
 	d.link(link, data)
-	// Table sizes are published through the counters so Stats never reads
-	// the decoder's maps from another goroutine.
-	d.c.update(func(s *Stats) {
-		s.Frag.Pending, s.Frag.PendingB = d.frag.pending()
-		s.TCP.Open = d.streams.open()
-	})
+}
+
+// publish adds the frame's counts under one lock; table sizes go through
+// the counters too, so Stats never reads the decoder's maps from another
+// goroutine.
+func (d *Decoder) publish(link layers.LinkType) {
+	c := &d.c
+	p, pb := d.frag.pending()
+	o := d.streams.open()
+	c.mu.Lock()
+	c.s.Frames++
+	if c.links == nil {
+		c.links = map[layers.LinkType]uint64{}
+	}
+	c.links[link]++
+	c.s.IPv4 += d.n.ipv4
+	c.s.IPv6 += d.n.ipv6
+	c.s.UDP += d.n.udp
+	c.s.Frag.Pending, c.s.Frag.PendingB, c.s.TCP.Open = p, pb, o
+	c.mu.Unlock()
 }

@@ -63,7 +63,7 @@ func (d *Decoder) ipv4(b []byte, depth int) {
 		d.c.skip(SkipTruncated)
 		return
 	}
-	d.c.update(func(s *Stats) { s.IPv4++ })
+	d.n.ipv4++
 	p := ipPacket{
 		src:     netip.AddrFrom4([4]byte(b[12:16])),
 		dst:     netip.AddrFrom4([4]byte(b[16:20])),
@@ -93,7 +93,7 @@ func (d *Decoder) ipv6(b []byte, depth int) {
 		d.c.skip(SkipTruncated)
 		return
 	}
-	d.c.update(func(s *Stats) { s.IPv6++ })
+	d.n.ipv6++
 	p := ipPacket{
 		src: netip.AddrFrom16([16]byte(b[8:24])),
 		dst: netip.AddrFrom16([16]byte(b[24:40])),
@@ -180,7 +180,7 @@ func (d *Decoder) udp(p ipPacket) {
 		d.c.skip(SkipTruncated)
 		return
 	}
-	d.c.update(func(s *Stats) { s.UDP++ })
+	d.n.udp++
 	frames := p.frames
 	if d.opt.TrackFrames && frames == nil {
 		d.tags = append(d.tags[:0], d.tag)

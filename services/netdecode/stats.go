@@ -3,6 +3,8 @@ package netdecode
 import (
 	"maps"
 	"sync"
+
+	"github.com/gopacket/gopacket/layers"
 )
 
 // Reasons a frame or segment yields no payload, as counted in Stats.Skipped.
@@ -60,6 +62,9 @@ type Stats struct {
 type counters struct {
 	mu sync.Mutex
 	s  Stats
+	// links counts frames by link type; snapshot names them. A map keyed
+	// by the type, not its name, costs no string hash per frame.
+	links map[layers.LinkType]uint64
 }
 
 func (c *counters) skip(reason string) {
@@ -82,6 +87,11 @@ func (c *counters) snapshot() Stats {
 	defer c.mu.Unlock()
 	s := c.s
 	s.Skipped = maps.Clone(c.s.Skipped)
-	s.LinkSeen = maps.Clone(c.s.LinkSeen)
+	if len(c.links) > 0 {
+		s.LinkSeen = make(map[string]uint64, len(c.links))
+		for l, n := range c.links {
+			s.LinkSeen[linkName(l)] += n
+		}
+	}
 	return s
 }

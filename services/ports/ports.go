@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"fieldtap/services/budget"
 	"fieldtap/services/recorder"
 )
 
@@ -42,7 +43,13 @@ type Status struct {
 	LastError     string     `json:"last_error,omitempty"`
 	LastErrorTime *time.Time `json:"last_error_time,omitempty"`
 
-	Store StoreStatus `json:"store"`
+	// Store is the port's own store (raw frames, CAN frames, J1708
+	// messages): its share of the memory budget, what it holds, what it
+	// evicted. Shared lists the stores the port feeds with the other ports
+	// of its kind (SIP dialogs and messages, RTP; J1939 samples and
+	// sessions), the same entries under each of those ports.
+	Store  budget.Use   `json:"store"`
+	Shared []budget.Use `json:"shared_stores"`
 
 	// Recorder is the port's recording on disk: state (recording or
 	// ram_only), frames written and made durable, frames not recorded,
@@ -52,23 +59,32 @@ type Status struct {
 	RecorderReason string               `json:"recorder_reason,omitempty"`
 }
 
-// StoreStatus is the raw-frame ring behind a port.
-type StoreStatus struct {
-	Frames    int    `json:"frames"`
-	Bytes     int64  `json:"bytes"`
-	MaxFrames int    `json:"max_frames"`
-	MaxBytes  int64  `json:"max_bytes"`
-	Evicted   uint64 `json:"evicted"`
-	Oversize  uint64 `json:"oversize"`
-	Revision  uint64 `json:"revision"`
+// Registry lists the ports in the order they were added, the board's
+// bring-up outcomes and arm input (board.go), and the memory budget.
+type Registry struct {
+	mu     sync.RWMutex
+	ports  []func() Status
+	board  board
+	budget func() budget.Status
 }
 
-// Registry lists the ports in the order they were added, and the board's
-// bring-up outcomes and arm input (board.go).
-type Registry struct {
-	mu    sync.RWMutex
-	ports []func() Status
-	board board
+// SetBudget registers the function that reports the memory budget.
+func (r *Registry) SetBudget(fn func() budget.Status) {
+	r.mu.Lock()
+	r.budget = fn
+	r.mu.Unlock()
+}
+
+// Budget reports the memory budget and every store's share and use; the
+// zero Status when none was registered.
+func (r *Registry) Budget() budget.Status {
+	r.mu.RLock()
+	fn := r.budget
+	r.mu.RUnlock()
+	if fn == nil {
+		return budget.Status{Stores: []budget.Use{}}
+	}
+	return fn()
 }
 
 // Add registers a port's status function.
@@ -91,6 +107,9 @@ func (r *Registry) Snapshot() []Status {
 		}
 		if out[i].Errors == nil {
 			out[i].Errors = map[string]uint64{}
+		}
+		if out[i].Shared == nil {
+			out[i].Shared = []budget.Use{}
 		}
 	}
 	return out

@@ -627,6 +627,11 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 			p := r.Port(name)
 			for i := range perPort {
 				p.Write(t0.Add(time.Duration(i)*time.Millisecond), uint16(pi+1), ethFrame(i), 0)
+				if i%500 == 499 {
+					// The flusher above may not be scheduled on a busy
+					// machine: these flushes make the segments rotate.
+					r.Flush()
+				}
 			}
 		}()
 	}

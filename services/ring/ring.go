@@ -2,7 +2,11 @@ package ring
 
 import (
 	"errors"
+	"fmt"
 	"sync"
+	"unsafe"
+
+	"fieldtap/services/heapsize"
 )
 
 // chunkSize is how many items share one allocation. An evicted item's
@@ -14,7 +18,7 @@ const chunkSize = 256
 // Limits bound a ring. Both must be positive.
 type Limits struct {
 	Items int   // most items kept
-	Bytes int64 // most bytes kept, as measured by the ring's size function
+	Bytes int64 // most heap bytes kept: each item's slot plus what its size function reports
 }
 
 // Stats describes a ring at one revision.
@@ -34,11 +38,23 @@ type chunk[T any] struct {
 	sizes [chunkSize]int32
 }
 
+// SlotBytes is what the ring itself spends on each item of type T: its
+// place in a chunk (the value and its recorded size) and its share of the
+// chunk list. Every item is accounted at least this much.
+func SlotBytes[T any]() int {
+	var c chunk[T]
+	perChunk := heapsize.Pointers(int(unsafe.Sizeof(c))) + int(unsafe.Sizeof(&c))
+	return (perChunk + chunkSize - 1) / chunkSize
+}
+
 // Ring is a bounded append-only store. The zero value is not usable; call New.
 type Ring[T any] struct {
-	mu     sync.Mutex
-	limits Limits
-	size   func(T) int
+	mu      sync.Mutex
+	limits  Limits
+	size    func(T) int
+	fixed   bool // size is Fixed: skip the call
+	slot    int
+	onEvict func(T)
 
 	chunks []*chunk[T] // chunks[0] holds seq first
 	first  uint64      // seq of the oldest kept item
@@ -52,24 +68,71 @@ type Ring[T any] struct {
 // ErrOversize is returned by Append for an item larger than Limits.Bytes.
 var ErrOversize = errors.New("ring: item larger than the byte limit")
 
-// New returns an empty ring bounded by l. size reports an item's weight in
-// bytes; nil counts every item as one byte.
+// New returns an empty ring bounded by l. size reports the heap bytes an
+// item holds beyond its slot (the payload a slice or string points at,
+// rounded as heapsize rounds it), and the ring adds the slot itself,
+// SlotBytes[T](). A nil size makes a ring bounded by count alone: every
+// item weighs one byte.
+//
+// Real memory stays within the limits plus one chunk: an evicted item's
+// slot, and what it points at, are released with its chunk of chunkSize
+// items, since a snapshot may still read them.
 func New[T any](l Limits, size func(T) int) (*Ring[T], error) {
 	if l.Items < 1 || l.Bytes < 1 {
-		return nil, errors.New("ring: limits must be positive")
+		return nil, fmt.Errorf("ring: limits %d items, %d bytes: both must be positive", l.Items, l.Bytes)
 	}
+	r := &Ring[T]{limits: l, size: size, slot: SlotBytes[T]()}
 	if size == nil {
-		size = func(T) int { return 1 }
+		r.size, r.slot = func(T) int { return 1 }, 0
 	}
-	return &Ring[T]{limits: l, size: size}, nil
+	return r, nil
 }
+
+// NewFixed returns an empty ring of items that hold nothing outside their
+// slot (no slice or string payload of their own): each costs
+// SlotBytes[T]().
+func NewFixed[T any](l Limits) (*Ring[T], error) {
+	r, err := New(l, func(T) int { return 0 })
+	if err != nil {
+		return nil, err
+	}
+	r.fixed = true
+	return r, nil
+}
+
+// OnEvict sets a function called with each item the limits push out, in
+// the goroutine that appended or resized, under the ring's lock: it must
+// not call back into the ring. Set it before the first Append.
+func (r *Ring[T]) OnEvict(fn func(T)) { r.onEvict = fn }
 
 // Append stores v, evicting the oldest items as the limits require, and
 // returns v's sequence number. Sequence numbers start at 0 and never repeat.
 func (r *Ring[T]) Append(v T) (uint64, error) {
-	n := r.size(v)
+	n := r.slot
+	if !r.fixed {
+		n += r.size(v)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.appendLocked(v, n)
+}
+
+// AppendAll stores every item of vs, in order, under one lock; items too
+// large alone are refused and counted as Append refuses them.
+func (r *Ring[T]) AppendAll(vs []T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range vs {
+		n := r.slot
+		if !r.fixed {
+			n += r.size(vs[i])
+		}
+		r.appendLocked(vs[i], n)
+	}
+}
+
+// appendLocked stores v of weight n; the caller holds mu.
+func (r *Ring[T]) appendLocked(v T, n int) (uint64, error) {
 	if int64(n) > r.limits.Bytes {
 		r.oversize++
 		r.rev++
@@ -102,12 +165,38 @@ func (r *Ring[T]) evictOldest() {
 	r.evicted++
 	r.evictedBytes += uint64(n)
 	r.first++
+	if r.onEvict != nil {
+		r.onEvict(c.items[off])
+	}
 	if r.first%chunkSize == 0 {
 		// The chunk is done. It is not cleared: a snapshot may still read
 		// it through the shared backing array, which the next growing
 		// append reallocates without it.
 		r.chunks = r.chunks[1:]
 	}
+}
+
+// Resize changes the accounted weight of a kept item whose heap share grew
+// or shrank after it was appended (a SIP dialog gaining messages): size is
+// what the size function would report now. The oldest items, this one
+// included, are evicted until the limits hold again. It reports whether
+// seq was still kept.
+func (r *Ring[T]) Resize(seq uint64, size int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seq < r.first || seq >= r.next {
+		return false
+	}
+	c := r.chunks[seq/chunkSize-r.first/chunkSize]
+	off := seq % chunkSize
+	n := int32(r.slot + size)
+	r.bytes += int64(n - c.sizes[off])
+	c.sizes[off] = n
+	for r.bytes > r.limits.Bytes && r.next > r.first {
+		r.evictOldest()
+	}
+	r.rev++
+	return true
 }
 
 // Snapshot returns a consistent view of the ring's current contents.
@@ -131,6 +220,13 @@ func (r *Ring[T]) Stats() Stats {
 		Appended:     r.next,
 		Revision:     r.rev,
 	}
+}
+
+// Next is the sequence number the next Append will return.
+func (r *Ring[T]) Next() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.next
 }
 
 // Revision returns a number that changes on every Append, so a reader can

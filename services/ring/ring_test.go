@@ -2,6 +2,7 @@ package ring
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -31,7 +32,8 @@ func TestEvictsByCount(t *testing.T) {
 }
 
 func TestEvictsByBytes(t *testing.T) {
-	r, _ := New[string](Limits{Items: 100, Bytes: 10}, func(s string) int { return len(s) })
+	slot := int64(SlotBytes[string]())
+	r, _ := New[string](Limits{Items: 100, Bytes: 2*slot + 10}, func(s string) int { return len(s) })
 	for _, s := range []string{"aaaa", "bbbb", "cccc"} {
 		r.Append(s)
 	}
@@ -40,13 +42,47 @@ func TestEvictsByBytes(t *testing.T) {
 		t.Errorf("contents = %v, want [bbbb cccc]", got)
 	}
 	st := r.Stats()
-	if st.Bytes != 8 || st.Evicted != 1 || st.EvictedBytes != 4 {
-		t.Errorf("stats = %+v", st)
+	if st.Bytes != 2*slot+8 || st.Evicted != 1 || st.EvictedBytes != uint64(slot)+4 {
+		t.Errorf("stats = %+v, want 2 items of %d+4 bytes kept, one evicted", st, slot)
+	}
+}
+
+func TestSlotBytesIsTheChunkShare(t *testing.T) {
+	// A chunk of 256 ints and their int32 sizes is 3072 bytes; counted as
+	// an object with pointers (8-byte header: the 3200 class) plus its
+	// pointer in the chunk list, that is 12.53 bytes an item, rounded up.
+	if got := SlotBytes[int](); got != 13 {
+		t.Errorf("SlotBytes[int]() = %d, want 13", got)
+	}
+}
+
+func TestResizeReaccountsAndEvicts(t *testing.T) {
+	slot := int64(SlotBytes[int]())
+	var evicted []int
+	r, _ := NewFixed[int](Limits{Items: 10, Bytes: 3*slot + 100})
+	r.OnEvict(func(v int) { evicted = append(evicted, v) })
+	for i := range 3 {
+		r.Append(i)
+	}
+	if !r.Resize(2, 60) {
+		t.Fatal("Resize of a kept item reported it gone")
+	}
+	if st := r.Stats(); st.Bytes != 3*slot+60 || st.Evicted != 0 {
+		t.Errorf("after growing item 2 by 60: %+v", st)
+	}
+	r.Resize(2, 100) // 3 slots + 100 still fit
+	r.Resize(1, 1)   // now over: the oldest goes first
+	if st := r.Stats(); st.Items != 2 || st.Bytes != 2*slot+101 || len(evicted) != 1 || evicted[0] != 0 {
+		t.Errorf("after overflow: %+v, evicted %v; want item 0 evicted", st, evicted)
+	}
+	if r.Resize(0, 5) {
+		t.Error("Resize of an evicted item reported it kept")
 	}
 }
 
 func TestOversizeRefusedAndCounted(t *testing.T) {
-	r, _ := New[string](Limits{Items: 100, Bytes: 4}, func(s string) int { return len(s) })
+	slot := int64(SlotBytes[string]())
+	r, _ := New[string](Limits{Items: 100, Bytes: slot + 4}, func(s string) int { return len(s) })
 	r.Append("ab")
 	if _, err := r.Append("toolong"); !errors.Is(err, ErrOversize) {
 		t.Fatalf("err = %v, want ErrOversize", err)
@@ -58,7 +94,7 @@ func TestOversizeRefusedAndCounted(t *testing.T) {
 }
 
 func TestRevisionBumpsOnEveryChange(t *testing.T) {
-	r, _ := New[int](Limits{Items: 2, Bytes: 100}, nil)
+	r, _ := New[int](Limits{Items: 2, Bytes: 1 << 20}, nil)
 	rev := r.Revision()
 	for i := range 5 {
 		r.Append(i)
@@ -117,7 +153,7 @@ func TestRangeFromAndReverse(t *testing.T) {
 }
 
 func TestEmptyAfterFullEviction(t *testing.T) {
-	r, _ := New[string](Limits{Items: 10, Bytes: 3}, func(s string) int { return len(s) })
+	r, _ := New[string](Limits{Items: 10, Bytes: int64(SlotBytes[string]()) + 3}, func(s string) int { return len(s) })
 	r.Append("abc")
 	r.Append("xyz") // evicts "abc", ring holds one item mid-chunk
 	if got := collect(r.Snapshot()); len(got) != 1 || got[0] != "xyz" {
@@ -153,5 +189,48 @@ func TestConcurrentReadersSeeConsistentViews(t *testing.T) {
 func TestNewRejectsBadLimits(t *testing.T) {
 	if _, err := New[int](Limits{Items: 0, Bytes: 1}, nil); err == nil {
 		t.Error("zero item limit accepted")
+	}
+}
+
+// TestSlotBytesMatchesTheHeap fills a ring and compares the heap's growth
+// with what the ring accounts.
+func TestSlotBytesMatchesTheHeap(t *testing.T) {
+	const n = 100 * chunkSize
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, _ := NewFixed[[4]int64](Limits{Items: n, Bytes: 1 << 30})
+	for i := range n {
+		r.Append([4]int64{int64(i)})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(after.HeapAlloc - before.HeapAlloc)
+	acct := float64(r.Stats().Bytes)
+	if acct < heap*0.95 || acct > heap*1.10 {
+		t.Errorf("ring accounts %.0f bytes for %d items, the heap grew %.0f", acct, n, heap)
+	}
+	runtime.KeepAlive(r)
+}
+
+func TestPtrReadsInPlace(t *testing.T) {
+	r, _ := New[[2]int](Limits{Items: 3, Bytes: 1 << 20}, nil)
+	for i := range 5 {
+		if next := r.Next(); next != uint64(i) {
+			t.Fatalf("Next = %d before append %d", next, i)
+		}
+		r.Append([2]int{i, -i})
+	}
+	s := r.Snapshot()
+	if p := s.Ptr(4); p == nil || p[0] != 4 {
+		t.Errorf("Ptr(4) = %v", p)
+	}
+	if s.Ptr(1) != nil || s.Ptr(5) != nil {
+		t.Error("Ptr outside the view must be nil")
+	}
+	var got []int
+	s.RangePtr(0, func(_ uint64, v *[2]int) bool { got = append(got, v[0]); return true })
+	if len(got) != 3 || got[0] != 2 {
+		t.Errorf("RangePtr = %v, want [2 3 4]", got)
 	}
 }

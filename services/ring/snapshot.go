@@ -31,9 +31,32 @@ func (s Snapshot[T]) Get(seq uint64) (T, bool) {
 	return s.at(seq), true
 }
 
-func (s Snapshot[T]) at(seq uint64) T {
+func (s Snapshot[T]) at(seq uint64) T { return *s.ptr(seq) }
+
+func (s Snapshot[T]) ptr(seq uint64) *T {
 	base := s.first / chunkSize
-	return s.chunks[seq/chunkSize-base].items[seq%chunkSize]
+	return &s.chunks[seq/chunkSize-base].items[seq%chunkSize]
+}
+
+// Ptr returns the item with sequence number seq in place, without copying
+// it, or nil when the view does not hold it. An item is written once, by
+// Append, before any view can see it: the pointer stays valid and its
+// value never changes, but it must not be written through.
+func (s Snapshot[T]) Ptr(seq uint64) *T {
+	if seq < s.first || seq >= s.end {
+		return nil
+	}
+	return s.ptr(seq)
+}
+
+// RangePtr is Range handing each item in place, as Ptr does.
+func (s Snapshot[T]) RangePtr(from uint64, fn func(seq uint64, v *T) bool) {
+	from = max(from, s.first)
+	for seq := from; seq < s.end; seq++ {
+		if !fn(seq, s.ptr(seq)) {
+			return
+		}
+	}
 }
 
 // Range calls fn for each item with sequence number ≥ from, oldest first,

@@ -45,9 +45,27 @@ type Analyser struct {
 	reports   ring[Report]
 	events    ring[*Event]
 	lastEvent map[Key]*Event // bounded with streams: deleted on eviction
+	// hot caches recently seen streams by key: a packet finds its stream
+	// without hashing two addresses and an SSRC (issue #14). An evicted
+	// stream leaves the cache with it.
+	hot [hotStreams]hotStream
 }
 
-// NewAnalyser returns an empty analyser bounded by o.
+// hotStreams is the stream cache's size: a power of two above the streams
+// a few dozen concurrent calls carry.
+const hotStreams = 256
+
+type hotStream struct {
+	k Key
+	s *stream
+}
+
+func (k Key) slot() int {
+	return int((k.SSRC ^ uint32(k.Src.Port())<<16 ^ uint32(k.Dst.Port())) * 2654435761 >> 24 % hotStreams)
+}
+
+// NewAnalyser returns an empty analyser bounded by o; a bound at 0 or
+// below takes its default, or its share of MaxBytes.
 func NewAnalyser(o Options) *Analyser {
 	o.fill()
 	a := &Analyser{
@@ -60,7 +78,12 @@ func NewAnalyser(o Options) *Analyser {
 		lastEvent: map[Key]*Event{},
 	}
 	a.st.Heuristic = o.Heuristic
-	a.streams.onEvict = func(k Key, _ *stream) { delete(a.lastEvent, k) }
+	a.streams.onEvict = func(k Key, _ *stream) {
+		delete(a.lastEvent, k)
+		if h := &a.hot[k.slot()]; h.s != nil && h.k == k {
+			*h = hotStream{}
+		}
+	}
 	return a
 }
 
@@ -84,11 +107,16 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 		return
 	}
 	k := Key{Src: d.Src, Dst: d.Dst, SSRC: a.hdr.SSRC}
-	s, ok := a.streams.get(k)
-	if !ok {
-		if s = a.newStream(k, d.Time); s == nil {
-			return
+	h := &a.hot[k.slot()]
+	s := h.s
+	if s == nil || h.k != k {
+		var ok bool
+		if s, ok = a.streams.get(k); !ok {
+			if s = a.newStream(k, d.Time); s == nil {
+				return
+			}
 		}
+		*h = hotStream{k: k, s: s}
 	}
 	a.st.RTPPackets++
 	t := d.Time.UnixNano()
@@ -181,30 +209,40 @@ func (a *Analyser) publishDTMF(s *stream) {
 	s.dtmf.emitted = s.dtmf.emitted[:0]
 }
 
+// sdpType is the Content-Type of an SDP body (RFC 4566 §8.1).
+const sdpType = "application/sdp"
+
 // SIPMessage implements sip.MediaHook: SDP bodies and INFO digits.
 func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
-	callID := string(m.Get(sip.HCallID))
-	if callID == "" {
+	id := m.Get(sip.HCallID)
+	if len(id) == 0 {
 		return
 	}
-	method := string(m.Method)
+	// Decide on the borrowed bytes first: most messages carry nothing
+	// for media, and strings for them would be garbage per message.
+	mb := m.Method
 	if !m.Request {
-		method = string(m.CSeqMethod)
+		mb = m.CSeqMethod
 	}
-	ct := m.Get(sip.HContentType)
-	isSDP := len(m.Body) > 0 && bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(ct)), []byte("application/sdp"))
-	isInfo := m.Request && method == "INFO" && len(m.Body) > 0
-	final := !m.Request && method == "INVITE" && m.StatusCode >= 200
-	if !isSDP && !isInfo && !final && method != "BYE" {
+	ct := bytes.TrimSpace(m.Get(sip.HContentType))
+	isSDP := len(m.Body) > 0 && len(ct) >= len(sdpType) && bytes.EqualFold(ct[:len(sdpType)], []byte(sdpType))
+	isInfo := m.Request && string(mb) == "INFO" && len(m.Body) > 0
+	final := !m.Request && string(mb) == "INVITE" && m.StatusCode >= 200
+	if !isSDP && !isInfo && !final && string(mb) != "BYE" {
 		return
 	}
+	method := string(mb)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	d, ok := a.dialogs.get(callID)
-	if !ok {
+	d, ok := a.dialogs.get(string(id))
+	var callID string
+	if ok {
+		callID = d.callID
+	} else {
 		if !isSDP && !isInfo {
 			return
 		}
+		callID = string(id)
 		d = &dialogMedia{callID: callID, created: meta.Time}
 		before := a.dialogs.evicted
 		a.dialogs.put(callID, d)

@@ -20,7 +20,11 @@ import (
 func loadCapture(t testing.TB, path string, o Options) *Analyser {
 	t.Helper()
 	a := NewAnalyser(o)
-	sa := sip.NewAnalyser(sip.NewStore(sip.Limits{}), netdecode.Options{})
+	st, err := sip.New(sip.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := sip.NewAnalyser(st, netdecode.Options{})
 	sa.SetMediaHook(a)
 	refdata.EachRecord(t, path, func(rec pcapfile.Record) { sa.Feed(rec.Time, rec.Link, rec.Data) })
 	return a

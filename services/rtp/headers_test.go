@@ -20,7 +20,8 @@ import (
 // header; SIP, RTCP and everything else is kept whole.
 func TestHeadersOnlyCutsSignalledRTPOnly(t *testing.T) {
 	media := rtp.NewAnalyser(rtp.Options{})
-	an := sip.NewAnalyser(sip.NewStore(sip.Limits{}), netdecode.Options{})
+	st, _ := sip.New(sip.Limits{})
+	an := sip.NewAnalyser(st, netdecode.Options{})
 	an.SetMediaHook(media)
 	var cut, whole, sipWhole int
 	err := sipgen.Generate(sipgen.Options{Seed: 3, Start: time.Unix(1_800_000_000, 0), Duration: 60 * time.Second, Calls: 3}, func(p sipgen.Packet) error {

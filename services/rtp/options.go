@@ -30,6 +30,10 @@ const (
 
 // Options bound an Analyser; zero fields take the defaults.
 type Options struct {
+	// MaxBytes is the heap the analyser may hold (its share of the memory
+	// budget); when set, the count bounds left at 0 are derived from it
+	// (footprint.go) instead of taking the defaults.
+	MaxBytes     int64
 	MaxStreams   int
 	MaxEndpoints int
 	MaxDialogs   int
@@ -44,6 +48,7 @@ type Options struct {
 }
 
 func (o *Options) fill() {
+	o.fromBytes()
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d

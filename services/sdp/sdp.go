@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Bounds on sender-chosen lists in one body.
@@ -119,9 +120,9 @@ func Parse(b []byte) (*Session, error) {
 		v := line[2:]
 		switch line[0] {
 		case 'o':
-			f := bytes.Fields(v)
-			if len(f) >= 3 {
-				s.Origin = clip(string(f[0]) + " " + string(f[1]) + " " + string(f[2]))
+			var buf [8][]byte
+			if f := fields(buf[:0], v); len(f) >= 3 {
+				s.Origin = clip(origin(v, f[:3]))
 			}
 		case 'c':
 			a, ok := parseConn(v)
@@ -186,10 +187,11 @@ func (s *Session) attr(m *Media, v []byte) {
 	}
 	switch string(name) {
 	case SendRecv, SendOnly, RecvOnly, Inactive:
+		dir := direction(name)
 		if m != nil {
-			m.Direction = string(name)
+			m.Direction = dir
 		} else {
-			s.Direction = string(name)
+			s.Direction = dir
 		}
 	case "rtcp-mux":
 		if m != nil {
@@ -197,7 +199,8 @@ func (s *Session) attr(m *Media, v []byte) {
 		}
 	case "rtcp":
 		if m != nil {
-			if f := bytes.Fields(val); len(f) > 0 {
+			var buf [4][]byte
+			if f := fields(buf[:0], val); len(f) > 0 {
 				if p, ok := atoi(f[0]); ok && p > 0 && p <= 0xFFFF {
 					m.RTCPPort = p
 				}
@@ -230,16 +233,18 @@ func rtpmap(m *Media, val []byte) {
 	if f == nil {
 		return
 	}
-	parts := bytes.Split(bytes.TrimSpace(rest), []byte("/"))
-	f.Encoding = clip(string(parts[0]))
-	if len(parts) > 1 {
-		if c, ok := atoi(parts[1]); ok {
+	enc, rest, more := bytes.Cut(bytes.TrimSpace(rest), []byte("/"))
+	f.Encoding = encoding(enc)
+	if more {
+		clock, channels, hasChannels := bytes.Cut(rest, []byte("/"))
+		if c, ok := atoi(clock); ok {
 			f.ClockRate = c
 		}
-	}
-	if len(parts) > 2 {
-		if c, ok := atoi(parts[2]); ok {
-			f.Channels = c
+		if hasChannels {
+			channels, _, _ = bytes.Cut(channels, []byte("/"))
+			if c, ok := atoi(channels); ok {
+				f.Channels = c
+			}
 		}
 	}
 }
@@ -267,7 +272,8 @@ func splitPT(v []byte) (int, []byte) {
 
 // parseMediaLine parses "<type> <port>[/<n>] <proto> <fmt> ...".
 func parseMediaLine(v []byte, dropped *int) (Media, bool) {
-	f := bytes.Fields(v)
+	var buf [3 + MaxFormats + 1][]byte
+	f := fields(buf[:0], v)
 	if len(f) < 3 {
 		return Media{}, false
 	}
@@ -279,7 +285,7 @@ func parseMediaLine(v []byte, dropped *int) (Media, bool) {
 	if !ok || port > 0xFFFF {
 		return Media{}, false
 	}
-	m := Media{Type: clip(string(f[0])), Port: port, Proto: clip(string(f[2])), Formats: []Format{}}
+	m := Media{Type: known(f[0], mediaTypes), Port: port, Proto: known(f[2], protos), Formats: make([]Format, 0, min(len(f)-3, MaxFormats))}
 	for _, p := range f[3:] {
 		pt, ok := atoi(p)
 		if !ok || pt > 127 {
@@ -300,7 +306,8 @@ func parseMediaLine(v []byte, dropped *int) (Media, bool) {
 
 // parseConn parses "IN IP4 <addr>[/ttl[/n]]" or "IN IP6 <addr>".
 func parseConn(v []byte) (netip.Addr, bool) {
-	f := bytes.Fields(v)
+	var buf [4][]byte
+	f := fields(buf[:0], v)
 	if len(f) < 3 || string(f[0]) != "IN" {
 		return netip.Addr{}, false
 	}
@@ -321,6 +328,81 @@ func atoi(b []byte) (int, bool) {
 	}
 	n, err := strconv.Atoi(string(b))
 	return n, err == nil && n >= 0
+}
+
+// fields is bytes.Fields appending to dst, which a caller backs with an
+// array on its stack: parsing a body then allocates only what it keeps.
+func fields(dst [][]byte, b []byte) [][]byte {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return append(dst, bytes.Fields(b)...) // Unicode spaces too, as bytes.Fields splits
+		}
+	}
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		b = b[i:]
+		if len(b) == 0 {
+			break
+		}
+		j := 0
+		for j < len(b) && !isSpace(b[j]) {
+			j++
+		}
+		dst = append(dst, b[:j])
+		b = b[j:]
+	}
+	return dst
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+// origin is "user id version": the text the three fields span when
+// single spaces separate them, as they do, in one allocation; else the
+// fields joined.
+func origin(v []byte, f [][]byte) string {
+	start := cap(v) - cap(f[0])
+	end := cap(v) - cap(f[2]) + len(f[2])
+	if end-start == len(f[0])+len(f[1])+len(f[2])+2 && v[start+len(f[0])] == ' ' && v[end-len(f[2])-1] == ' ' {
+		return string(v[start:end])
+	}
+	return string(bytes.Join(f, []byte(" ")))
+}
+
+// The values bodies repeat, kept as the package's own strings so a parse
+// does not allocate them again.
+var (
+	mediaTypes = []string{"audio", "video", "text", "application", "message", "image"}
+	protos     = []string{"RTP/AVP", "RTP/SAVP", "RTP/AVPF", "RTP/SAVPF", "UDP/TLS/RTP/SAVPF", "UDP/TLS/RTP/SAVP", "udp", "TCP/MSRP", "UDPTL"}
+	encodings  = []string{"PCMU", "PCMA", "telephone-event", "G722", "G729", "GSM", "opus", "AMR", "AMR-WB", "iLBC", "speex", "G726-32", "L16", "CN", "H264", "VP8", "VP9"}
+)
+
+// known returns b as one of list's strings when it is one, else a clipped copy.
+func known(b []byte, list []string) string {
+	for _, v := range list {
+		if string(b) == v {
+			return v
+		}
+	}
+	return clip(string(b))
+}
+
+func encoding(b []byte) string { return known(b, encodings) }
+
+func direction(b []byte) string {
+	switch string(b) {
+	case SendRecv:
+		return SendRecv
+	case SendOnly:
+		return SendOnly
+	case RecvOnly:
+		return RecvOnly
+	}
+	return Inactive
 }
 
 func clip(s string) string {

@@ -132,3 +132,21 @@ func TestKnownEncoding(t *testing.T) {
 		})
 	}
 }
+
+// TestOriginFieldsJoined: o= keeps "user id version" single-spaced
+// whatever blanks separate them (found by a differential fuzz against the
+// allocating parser this one replaced).
+func TestOriginFieldsJoined(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{name: "single spaces", body: "v=0\no=- 1 2 IN IP4 h\n", want: "- 1 2"},
+		{name: "form feed", body: "v=\no=0 0\f0", want: "0 0 0"},
+		{name: "tabs and runs", body: "v=0\no=a\t\tb  c d\n", want: "a b c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse([]byte(tc.body))
+			if err != nil || s.Origin != tc.want {
+				t.Errorf("Origin = %q, %v; want %q", s.Origin, err, tc.want)
+			}
+		})
+	}
+}

@@ -138,8 +138,40 @@ func (a *Analyser) refuse(err error) {
 	a.store.Undecodable(reason)
 }
 
+// isKeepAlive reports a CRLF keep-alive: only CR and LF bytes. It runs on
+// every datagram, so it looks at bytes, not at a trimmed copy.
 func isKeepAlive(p []byte) bool {
-	return len(bytes.Trim(p, "\r\n")) == 0 && len(p) > 0
+	for _, c := range p {
+		if c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return len(p) > 0
+}
+
+// equalFoldASCII is bytes.EqualFold for an ASCII pattern: a datagram of
+// RTP is mostly bytes above 0x7F, which send bytes.EqualFold down its
+// Unicode path on every packet.
+func equalFoldASCII(b, pattern []byte) bool {
+	if len(b) != len(pattern) {
+		return false
+	}
+	for i, c := range b {
+		p := pattern[i]
+		if c == p {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if 'A' <= p && p <= 'Z' {
+			p += 'a' - 'A'
+		}
+		if c != p {
+			return false
+		}
+	}
+	return true
 }
 
 // LooksLikeSIP is a cheap test that b starts like a SIP message: "SIP/2.0 "
@@ -150,7 +182,7 @@ func LooksLikeSIP(b []byte) bool {
 	for len(b) > 0 && (b[0] == '\r' || b[0] == '\n') {
 		b = b[1:]
 	}
-	if len(b) >= 8 && bytes.EqualFold(b[:8], []byte("SIP/2.0 ")) {
+	if len(b) >= 8 && equalFoldASCII(b[:8], []byte("SIP/2.0 ")) {
 		return true
 	}
 	line := b
@@ -164,5 +196,5 @@ func LooksLikeSIP(b []byte) bool {
 	if sp <= 0 || !isToken(line[:sp]) {
 		return false
 	}
-	return len(line) > len(sipVersion) && bytes.EqualFold(line[len(line)-len(sipVersion):], sipVersion)
+	return len(line) > len(sipVersion) && equalFoldASCII(line[len(line)-len(sipVersion):], sipVersion)
 }

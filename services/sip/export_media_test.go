@@ -47,7 +47,11 @@ func newBox(t *testing.T, dir string) *box {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &box{store: sip.NewStore(sip.Limits{}), media: rtp.NewAnalyser(rtp.Options{}), fs: fs}
+	st, err := sip.New(sip.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &box{store: st, media: rtp.NewAnalyser(rtp.Options{}), fs: fs}
 	b.sipA = sip.NewAnalyser(b.store, netdecode.Options{})
 	b.sipA.SetMediaHook(b.media)
 	if dir != "" {

@@ -48,7 +48,8 @@ func recordedBox(t *testing.T, ringItems int) (*box, *recorder.Recorder) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rec.Close() })
-	b := &box{store: sip.NewStore(sip.Limits{}), media: rtp.NewAnalyser(rtp.Options{}), fs: fs}
+	store, _ := sip.New(sip.Limits{})
+	b := &box{store: store, media: rtp.NewAnalyser(rtp.Options{}), fs: fs}
 	b.sipA = sip.NewAnalyser(b.store, netdecode.Options{})
 	b.sipA.SetMediaHook(b.media)
 	b.ex = sip.NewExporter(t.TempDir())

@@ -18,7 +18,7 @@ import (
 // loadCapture runs one file through an Analyser into a fresh store.
 func loadCapture(t testing.TB, path string) (*Store, *Analyser) {
 	t.Helper()
-	st := NewStore(Limits{})
+	st := newStore(t, Limits{})
 	a := NewAnalyser(st, netdecode.Options{})
 	refdata.EachRecord(t, path, func(rec pcapfile.Record) { a.Feed(rec.Time, rec.Link, rec.Data) })
 	return st, a

@@ -215,7 +215,7 @@ func FuzzAnalyserTCP(f *testing.F) {
 	f.Add([]byte("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x81\x05hello"))
 	f.Add([]byte{0x16, 0x03, 0x01, 0x00, 0x05, 0x01})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a := NewAnalyser(NewStore(Limits{Dialogs: 4, MessagesPerDialog: 4}), netdecode.Options{})
+		a := NewAnalyser(newStore(t, Limits{Dialogs: 4, MessagesPerDialog: 4}), netdecode.Options{})
 		s := &netdecode.Stream{}
 		for len(b) > 0 {
 			n := a.TCP(s, timeZero, b)

@@ -15,7 +15,7 @@ func (sn *Snapshot) DialogByID(id uint64) *Dialog {
 // RangeMessages calls fn for every kept message from sequence number from
 // on, oldest first, until fn returns false.
 func (sn *Snapshot) RangeMessages(from uint64, fn func(m *Message) bool) {
-	sn.msgs.Range(from, func(_ uint64, m *Message) bool { return fn(m) })
+	sn.msgs.RangePtr(from, func(_ uint64, m *Message) bool { return fn(m) })
 }
 
 // MessageSeqs returns the first and end (one past the last) sequence

@@ -1,8 +1,9 @@
 package sip
 
 import (
+	"encoding/binary"
 	"errors"
-	"hash/fnv"
+	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
@@ -13,28 +14,39 @@ import (
 	"fieldtap/services/ring"
 )
 
-// Store defaults (issue #3).
+// Store defaults, for a store built without a memory budget (tests,
+// tools); the daemon derives every bound from its budget (issue #14).
 const (
 	DefaultDialogs           = 100_000
 	DefaultMessagesPerDialog = 500
-	// DefaultMessageBytes bounds the raw bytes of all kept messages:
-	// 100 000 dialogs × ~10 messages × ~700 bytes.
-	DefaultMessageBytes = 512 << 20
+	// DefaultMessageBytes and DefaultDialogBytes are heap bytes: about
+	// what a 128 MiB budget gives SIP on a box with one SPAN port.
+	DefaultMessageBytes = 24 << 20
+	DefaultDialogBytes  = 16 << 20
 	// maxCountKeys bounds the per-method and per-response tallies, whose
-	// keys are sender-chosen method names; the rest go to "other".
+	// keys are sender-chosen method names; the rest go to "other". It
+	// also bounds the interned method names and response keys.
 	maxCountKeys = 256
 	// OtherKey collects tallies past maxCountKeys.
 	OtherKey = "other"
-	// dialogRingBytes is the dialog ring's byte limit: dialogs are counted
-	// by Limits.Dialogs alone (each weighs one byte).
-	dialogRingBytes = 1 << 62
+	// rawSlab is one allocation of raw message bytes: messages are
+	// evicted oldest first, so a slab is freed soon after its last
+	// message; at 64 KiB it holds ~90 messages of 700 bytes, one
+	// pointer-free allocation instead of 90.
+	rawSlab = 32 << 10
 )
 
-// Limits bound a Store; zero fields take the defaults.
+// Limits bound a Store; zero fields take the defaults. Bytes are heap
+// bytes as the store accounts them: a message's struct, its raw bytes and
+// its ring slot; a dialog's summary, every list and string it holds, and
+// its index entry.
 type Limits struct {
 	Dialogs           int
 	MessagesPerDialog int
 	MessageBytes      int64
+	// DialogBytes is not in the sip tools' answers (their output schema
+	// is pinned); capture_status shows it as sip_dialogs' share.
+	DialogBytes int64 `json:"-"`
 }
 
 // Meta describes where a message was seen.
@@ -50,7 +62,7 @@ type Stats struct {
 	Dialogs         int               `json:"dialogs"`
 	DialogsEvicted  uint64            `json:"dialogs_evicted"`
 	MessagesShed    uint64            `json:"messages_shed"`    // over the per-dialog cap
-	MessagesEvicted uint64            `json:"messages_evicted"` // raw bytes evicted by the message ring
+	MessagesEvicted uint64            `json:"messages_evicted"` // raw messages evicted by the message bound
 	Requests        map[string]uint64 `json:"requests"`         // by method
 	Responses       map[string]uint64 `json:"responses"`        // by "code CSeq-method"
 	Undecodable     map[string]uint64 `json:"undecodable"`      // by reason
@@ -58,52 +70,89 @@ type Stats struct {
 	Revision        uint64            `json:"revision"`
 }
 
-type slot struct{ d *Dialog }
+// slot is one dialog's place in the dialog ring.
+type slot struct {
+	d   *Dialog
+	seq uint64 // its dialog ring sequence number (Dialog.ID)
+	// epoch is the store's snapshot epoch when d was allocated: while it
+	// is still the current one, no snapshot holds d and Add may change d
+	// in place instead of publishing a copy.
+	epoch uint64
+}
+
+// respKey names a response tally without building its string per message.
+type respKey struct {
+	code   int
+	method string
+}
 
 // Store keeps SIP dialogs keyed by Call-ID, bounded in dialogs (oldest
-// created evicted first), messages per dialog, and message bytes.
+// created evicted first), messages per dialog, and the heap bytes of
+// dialogs and of messages. It is safe for concurrent use.
 type Store struct {
 	mu      sync.Mutex
 	lim     Limits
 	order   *ring.Ring[*slot]
 	byID    map[string]*slot
-	msgs    *ring.Ring[*Message]
+	msgs    *ring.Ring[Message]
 	st      Stats
 	cache   *Snapshot
-	dialogs uint64
+	epoch   uint64
+	slab    []byte // the unused tail of the current raw slab
+	methods map[string]string
+	resps   map[respKey]string
 }
 
-// NewStore returns an empty store bounded by l.
-func NewStore(l Limits) *Store {
-	if l.Dialogs <= 0 {
+// New returns an empty store bounded by l.
+func New(l Limits) (*Store, error) {
+	if l.Dialogs < 0 || l.MessagesPerDialog < 0 || l.MessageBytes < 0 || l.DialogBytes < 0 {
+		return nil, fmt.Errorf("sip: limits %+v: want positive values, or 0 for the defaults", l)
+	}
+	if l.Dialogs == 0 {
 		l.Dialogs = DefaultDialogs
 	}
-	if l.MessagesPerDialog <= 0 {
+	if l.MessagesPerDialog == 0 {
 		l.MessagesPerDialog = DefaultMessagesPerDialog
 	}
-	if l.MessageBytes <= 0 {
+	if l.MessageBytes == 0 {
 		l.MessageBytes = DefaultMessageBytes
 	}
-	order, err := ring.New[*slot](ring.Limits{Items: l.Dialogs, Bytes: dialogRingBytes}, nil)
-	if err != nil {
-		panic(err) // limits are positive by construction
+	if l.DialogBytes == 0 {
+		l.DialogBytes = DefaultDialogBytes
 	}
-	msgs, err := ring.New(ring.Limits{Items: l.Dialogs * l.MessagesPerDialog, Bytes: l.MessageBytes},
-		func(m *Message) int { return len(m.Raw) + messageOverhead })
-	if err != nil {
-		panic(err)
+	if minD, minM := minBounds(); l.DialogBytes < minD || l.MessageBytes < minM {
+		return nil, fmt.Errorf("sip: %d dialog bytes and %d message bytes hold no dialog: want at least %d and %d",
+			l.DialogBytes, l.MessageBytes, minD, minM)
 	}
-	return &Store{lim: l, order: order, byID: map[string]*slot{}, msgs: msgs, st: Stats{
+	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, resps: map[respKey]string{}, st: Stats{
 		Requests: map[string]uint64{}, Responses: map[string]uint64{},
 		Undecodable: map[string]uint64{}, Transports: map[string]uint64{},
 	}}
+	var err error
+	s.order, err = ring.New(ring.Limits{Items: l.Dialogs, Bytes: l.DialogBytes}, func(sl *slot) int { return dialogBytes(sl) })
+	if err != nil {
+		return nil, fmt.Errorf("sip: dialogs: %w", err)
+	}
+	s.order.OnEvict(func(sl *slot) {
+		if s.byID[sl.d.CallID] == sl {
+			delete(s.byID, sl.d.CallID)
+		}
+		s.st.DialogsEvicted++
+	})
+	s.msgs, err = ring.New(ring.Limits{Items: l.Dialogs * l.MessagesPerDialog, Bytes: l.MessageBytes}, messageBytes)
+	if err != nil {
+		return nil, fmt.Errorf("sip: messages: %w", err)
+	}
+	return s, nil
 }
-
-// messageOverhead approximates a Message's fixed size in the byte bound.
-const messageOverhead = 160
 
 // Limits returns the store's bounds.
 func (s *Store) Limits() Limits { return s.lim }
+
+// DialogStats and MessageStats report the two rings: items and heap
+// bytes kept, bounds, evictions.
+func (s *Store) DialogStats() ring.Stats  { return s.order.Stats() }
+func (s *Store) MessageStats() ring.Stats { return s.msgs.Stats() }
 
 // Undecodable counts a message that could not be parsed.
 func (s *Store) Undecodable(reason string) {
@@ -121,47 +170,75 @@ func bump(m map[string]uint64, k string) {
 	m[k]++
 }
 
+// intern returns b as a string shared by every message that carries it,
+// for up to maxCountKeys distinct values; past that each gets its own.
+// The caller holds mu.
+func (s *Store) intern(b []byte) string {
+	if v, ok := s.methods[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if len(s.methods) < maxCountKeys {
+		s.methods[v] = v
+	}
+	return v
+}
+
+// responseKey is "code CSeq-method", built once per distinct pair.
+func (s *Store) responseKey(code int, method string) string {
+	k := respKey{code, method}
+	if v, ok := s.resps[k]; ok {
+		return v
+	}
+	v := strconv.Itoa(code) + " " + method
+	if len(s.resps) < maxCountKeys {
+		s.resps[k] = v
+	}
+	return v
+}
+
 // Add stores a parsed, validated message. m's slices are borrowed; raw is
 // the message's bytes and is copied.
 func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
-	callID := string(m.Get(HCallID))
-	method := string(m.Method)
-	if !m.Request {
-		method = string(m.CSeqMethod)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	method := s.intern(m.Method)
+	if !m.Request {
+		method = s.intern(m.CSeqMethod)
+	}
 	s.st.Messages++
 	s.st.Revision++
 	bump(s.st.Transports, meta.Transport)
 	if m.Request {
 		bump(s.st.Requests, method)
 	} else {
-		bump(s.st.Responses, strconv.Itoa(m.StatusCode)+" "+method)
+		bump(s.st.Responses, s.responseKey(m.StatusCode, method))
 	}
-	sl := s.byID[callID]
-	var d Dialog
+	sl := s.byID[string(m.Get(HCallID))]
 	if sl == nil {
-		sl = s.newDialog(callID, meta, m)
-		if sl == nil {
+		if sl = s.newDialog(meta, m, method); sl == nil {
 			return
 		}
-		d = *sl.d
-	} else {
-		d = *sl.d
 	}
-	msg := &Message{
-		DialogID: d.ID, CallID: d.CallID, Index: d.MessagesKept,
+	d := sl.d
+	if sl.epoch != s.epoch {
+		// A snapshot may hold d: publish a copy. Its lists share their
+		// arrays with d, which only ever appends past what d shows.
+		c := *d
+		d = &c
+		sl.d, sl.epoch = d, s.epoch
+	}
+	msg := Message{
+		DialogID: d.ID, CallID: d.CallID, Index: d.MessagesKept, // its place among the kept: get_message's index
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
-	update(&d, meta, m, msg)
+	update(d, meta, m, &msg)
 	if d.MessagesKept < s.lim.MessagesPerDialog {
-		msg.Raw = slices.Clone(raw)
-		seq, err := s.msgs.Append(msg)
-		if err == nil {
-			msg.Seq = seq
-			d.msgs = append(d.msgs, seq)
+		msg.Raw = s.copyRaw(raw)
+		msg.Seq = s.msgs.Next()
+		if _, err := s.msgs.Append(msg); err == nil {
+			d.msgs = append(d.msgs, msg.Seq)
 			d.MessagesKept++
 		} else if errors.Is(err, ring.ErrOversize) {
 			d.MessagesShed++
@@ -172,28 +249,29 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		s.st.MessagesShed++
 	}
 	d.Rev = s.st.Revision
-	sl.d = &d
+	s.order.Resize(sl.seq, dialogBytes(sl))
 	s.cache = nil
 }
 
-func (s *Store) newDialog(callID string, meta Meta, m *Parsed) *slot {
-	snap := s.order.Snapshot()
-	if snap.Len() >= s.lim.Dialogs {
-		if old, ok := snap.Get(snap.FirstSeq()); ok {
-			delete(s.byID, old.d.CallID)
-			s.st.DialogsEvicted++
-		}
+// copyRaw places raw in the current slab; the caller holds mu.
+func (s *Store) copyRaw(raw []byte) []byte {
+	if len(raw) > rawSlab/4 {
+		return slices.Clone(raw)
 	}
-	sl := &slot{}
-	id, err := s.order.Append(sl)
-	if err != nil {
-		return nil
+	if len(s.slab) < len(raw) {
+		s.slab = make([]byte, rawSlab)
 	}
-	d := &Dialog{ID: id, CallID: callID, Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
-	if m.Request {
-		d.FirstMethod = string(m.Method)
-	} else {
-		d.FirstMethod = string(m.CSeqMethod)
+	n := copy(s.slab, raw)
+	out := s.slab[:n:n]
+	s.slab = s.slab[n:]
+	return out
+}
+
+func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
+	sl := &slot{epoch: s.epoch, seq: s.order.Next()}
+	d := &Dialog{ID: sl.seq, CallID: string(m.Get(HCallID)), Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	d.FirstMethod = method
+	if !m.Request {
 		d.Src, d.Dst = meta.Dst, meta.Src // a response travels back to the requester
 	}
 	from, to := m.Get(HFrom), m.Get(HTo)
@@ -204,7 +282,10 @@ func (s *Store) newDialog(callID string, meta Meta, m *Parsed) *slot {
 		d.State = StateCalling
 	}
 	sl.d = d
-	s.byID[callID] = sl
+	if _, err := s.order.Append(sl); err != nil {
+		return nil // alone larger than the dialog bound: counted by the ring
+	}
+	s.byID[d.CallID] = sl
 	return sl
 }
 
@@ -216,7 +297,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 	addUnique(&d.Participants, meta.Src, maxParticipants)
 	addUnique(&d.Participants, meta.Dst, maxParticipants)
 	for _, id := range [...]HeaderID{HUserAgent, HServer} {
-		if v := m.Get(id); len(v) > 0 && !slices.Contains(d.UserAgents, string(v)) && len(d.UserAgents) < maxDialogUAs {
+		if v := m.Get(id); len(v) > 0 && len(d.UserAgents) < maxDialogUAs && !containsBytes(d.UserAgents, v) {
 			d.UserAgents = append(d.UserAgents, string(v))
 		}
 	}
@@ -232,8 +313,13 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 		}
 	}
 	branch := Param(m.Get(HVia), "branch")
-	tx := hash(branch, []byte(method), []byte{byte(m.CSeqNum), byte(m.CSeqNum >> 8), byte(m.CSeqNum >> 16), byte(m.CSeqNum >> 24)})
-	key := hash([]byte(meta.Src.String()), []byte(meta.Dst.String()), []byte(strconv.Itoa(m.StatusCode)), []byte{b2u(m.Request)}, u64b(tx))
+	var buf [64]byte
+	tx := fnv1a(fnv1a(fnv1a(fnvOffset, branch), []byte(method)), binary.LittleEndian.AppendUint32(buf[:0], m.CSeqNum))
+	b := appendAddrPort(buf[:0], meta.Src)
+	b = appendAddrPort(b, meta.Dst)
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.StatusCode))
+	b = append(b, b2u(m.Request))
+	key := fnv1a(fnvOffset, binary.LittleEndian.AppendUint64(b, tx))
 	if slices.Contains(d.txKeys, key) {
 		d.Retransmits++
 		msg.Retransmission = true
@@ -272,7 +358,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 	if code == 401 || code == 407 {
 		d.AuthChallenge++
 	}
-	if tag := Param(m.Get(HTo), "tag"); len(tag) > 0 && !slices.Contains(d.ToTags, string(tag)) && len(d.ToTags) < maxToTags {
+	if tag := Param(m.Get(HTo), "tag"); len(tag) > 0 && len(d.ToTags) < maxToTags && !containsBytes(d.ToTags, tag) {
 		d.ToTags = append(d.ToTags, string(tag))
 	}
 	if method != d.FirstMethod {
@@ -330,13 +416,35 @@ func addUnique[T comparable](s *[]T, v T, limit int) {
 	}
 }
 
-func hash(parts ...[]byte) uint64 {
-	h := fnv.New64a()
-	for _, p := range parts {
-		h.Write(p)
-		h.Write([]byte{0})
+// FNV-1a (64-bit), inline: hash/fnv's Hash64 escapes to the heap.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnv1a folds b and a 0 separator into h.
+func fnv1a(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
 	}
-	return h.Sum64()
+	return h * fnvPrime // ^0
+}
+
+// appendAddrPort appends a's 16-byte address and port: equal endpoints
+// give equal bytes, which is all a retransmission key needs.
+func appendAddrPort(b []byte, a netip.AddrPort) []byte {
+	ip := a.Addr().As16()
+	b = append(b, ip[:]...)
+	return binary.LittleEndian.AppendUint16(b, a.Port())
+}
+
+func containsBytes(list []string, b []byte) bool {
+	for _, v := range list {
+		if v == string(b) {
+			return true
+		}
+	}
+	return false
 }
 
 func b2u(b bool) byte {
@@ -346,20 +454,20 @@ func b2u(b bool) byte {
 	return 0
 }
 
-func u64b(v uint64) []byte {
-	return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24), byte(v >> 32), byte(v >> 40), byte(v >> 48), byte(v >> 56)}
-}
-
 // Snapshot is a consistent view of the store at one revision.
 type Snapshot struct {
 	Dialogs  []*Dialog // oldest first (by ID)
 	Revision uint64
 	Stats    Stats
-	msgs     ring.Snapshot[*Message]
+	msgs     ring.Snapshot[Message]
 }
 
-// Message returns the stored message with sequence number seq, if still kept.
-func (sn *Snapshot) Message(seq uint64) (*Message, bool) { return sn.msgs.Get(seq) }
+// Message returns the stored message with sequence number seq, if still
+// kept. It is the store's own copy, read in place: do not modify it.
+func (sn *Snapshot) Message(seq uint64) (*Message, bool) {
+	m := sn.msgs.Ptr(seq)
+	return m, m != nil
+}
 
 // Lookup returns the dialog with callID in this view.
 func (sn *Snapshot) Lookup(callID string) *Dialog {
@@ -379,6 +487,8 @@ func (s *Store) Snapshot() *Snapshot {
 	if s.cache != nil {
 		return s.cache
 	}
+	// From here on, a dialog Add changes is copied first (slot.epoch).
+	s.epoch++
 	o := s.order.Snapshot()
 	ds := make([]*Dialog, 0, o.Len())
 	o.Range(0, func(_ uint64, sl *slot) bool {

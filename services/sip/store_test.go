@@ -31,7 +31,7 @@ func resp(code int, method, callID string, cseq int) string {
 }
 
 func TestDialogEviction(t *testing.T) {
-	st := NewStore(Limits{Dialogs: 3, MessagesPerDialog: 2})
+	st := newStore(t, Limits{Dialogs: 3, MessagesPerDialog: 2})
 	t0 := time.Unix(100, 0)
 	for i := range 5 {
 		addRaw(t, st, t0.Add(time.Duration(i)*time.Second), req("OPTIONS", fmt.Sprint("c", i), 1))
@@ -86,7 +86,7 @@ func TestDialogStates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := NewStore(Limits{})
+			st := newStore(t, Limits{})
 			for _, s := range tc.steps {
 				addRaw(t, st, ms(s.at), s.raw)
 			}
@@ -137,4 +137,13 @@ func BenchmarkLoadBranchScenario(b *testing.B) {
 	for b.Loop() {
 		loadCapture(b, path)
 	}
+}
+
+func newStore(tb testing.TB, l Limits) *Store {
+	tb.Helper()
+	s, err := New(l)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

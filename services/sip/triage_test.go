@@ -21,7 +21,7 @@ func respText(code int, text, method, callID string, cseq int) string {
 
 func storeOf(t *testing.T, raws ...string) *Snapshot {
 	t.Helper()
-	st := NewStore(Limits{})
+	st, _ := New(Limits{})
 	for i, raw := range raws {
 		addRaw(t, st, time.Unix(100, 0).Add(time.Duration(i)*100*time.Millisecond), raw)
 	}

@@ -120,17 +120,19 @@ func portView(p ports.Status, links map[string]*canbus.Link) PortView {
 	for _, n := range p.Drops {
 		v.DropsTotal += n
 	}
-	if l := links[p.Name]; l != nil {
-		n := uint64(l.Reopens)
-		if l.Restarts != nil {
+	if p.Live {
+		// The supervisor's restarts (a driver's reopen is one of them)
+		// and the CAN controller's bus-off restarts.
+		n := p.Restarts
+		if l := links[p.Name]; l != nil && l.Restarts != nil {
 			n += *l.Restarts
 		}
 		v.Restarts = &n
 	} else {
-		v.RestartsReason = "this source reports no restarts (a file, a simulated port, or a driver without a link view)"
+		v.RestartsReason = "a capture file is read once: it does not restart"
 	}
-	if p.Store.MaxFrames > 0 {
-		v.StoreUse = float64(p.Store.Frames) / float64(p.Store.MaxFrames)
+	if p.Store.MaxItems > 0 {
+		v.StoreUse = float64(p.Store.Items) / float64(p.Store.MaxItems)
 	}
 	if p.Store.MaxBytes > 0 {
 		v.StoreUse = max(v.StoreUse, float64(p.Store.Bytes)/float64(p.Store.MaxBytes))

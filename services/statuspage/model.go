@@ -67,8 +67,8 @@ type PortView struct {
 	Drops      map[string]uint64 `json:"drops"`
 	DropsTotal uint64            `json:"drops_total"`
 	Errors     map[string]uint64 `json:"errors"`
-	// Restarts counts the driver's reopens and controller restarts;
-	// null with RestartsReason when the source reports none.
+	// Restarts counts a live port's restarts after a failure and its CAN
+	// controller's bus-off restarts; null with RestartsReason for a file.
 	Restarts       *uint64 `json:"restarts"`
 	RestartsReason string  `json:"restarts_reason,omitempty"`
 	StoppedEarly   string  `json:"stopped_early,omitempty"`

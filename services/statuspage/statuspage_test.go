@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
@@ -42,12 +43,12 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // store with one DM1 (SPN 110 FMI 0 OC 3, amber lamp) from SA 00.
 func truck(t testing.TB) (*canbus.Store, *j1939.Store) {
 	t.Helper()
-	cs := canbus.New(ring.Limits{Items: 10_000, Bytes: 1 << 20})
+	cs, _ := canbus.New(ring.Limits{Items: 10_000, Bytes: 1 << 20})
 	p, err := cs.Port("can0", 250_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := j1939.NewStore()
+	js, _ := j1939.New(j1939.Limits{})
 	dm1 := []byte{0x04, 0xFF, 0x6E, 0x00, 0x00, 0x03, 0xFF, 0xFF}
 	for i := range 90 * 10 { // 10 frames/s for 90 s
 		at := t0.Add(time.Duration(i) * 100 * time.Millisecond)
@@ -72,7 +73,7 @@ func TestBuild(t *testing.T) {
 		src: Sources{
 			Board: "sim", Started: t0.Add(-time.Minute),
 			Ports: fakePorts{
-				st:  []ports.Status{{Name: "can0", Kind: "can", Frames: 990, Drops: map[string]uint64{"handoff_full": 3}, Store: ports.StoreStatus{Frames: 50, MaxFrames: 100}}},
+				st:  []ports.Status{{Name: "can0", Kind: "can", Frames: 990, Drops: map[string]uint64{"handoff_full": 3}, Store: budget.Use{Store: "can_frames", Port: "can0", Items: 50, MaxItems: 100}}},
 				arm: ports.Arm{On: true, Input: ports.ArmInputFile, Where: "/run/arm"},
 			},
 			ArmedLED: func() (bool, bool, string) { return armed, true, "" },

@@ -41,7 +41,7 @@ func TestVoIPOnReferenceCapture(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			store := sip.NewStore(sip.Limits{})
+			store, _ := sip.New(sip.Limits{})
 			an := sip.NewAnalyser(store, netdecode.Options{})
 			media := rtp.NewAnalyser(rtp.Options{})
 			an.SetMediaHook(media)

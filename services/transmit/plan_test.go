@@ -167,7 +167,10 @@ func TestJ1708Checksum(t *testing.T) {
 }
 
 func TestReplayWindow(t *testing.T) {
-	st := canbus.New(ring.Limits{})
+	st, err := canbus.New(ring.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	port, _ := st.Port("can0", 0)
 	t0 := time.Unix(100, 0)
 	for i := range 5 {

@@ -135,14 +135,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	log, limited := newLogger(stderr, cfg.Log)
 	defer limited.Flush() // the counts of lines still being suppressed
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && cfg.MemoryLimitMiB > 0 {
-		debug.SetMemoryLimit(int64(cfg.MemoryLimitMiB) << 20)
+	// The runtime's soft limit is the memory budget the stores are
+	// derived from (GOMEMLIMIT in the environment wins).
+	budget, _, err := cfg.Budget()
+	if err != nil {
+		fmt.Fprintln(stderr, "fieldtapd: config:", err)
+		return 2
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(budget)
 	}
 	log.Info("fieldtapd starting", "version", version, "board", cfg.Board, "transport", cfg.MCP.Transport)
 	if code, done := dropOrPrepare(ctx, cfg, log, *runAs, *prepOnly, args); done {
 		return code
 	}
-	err := daemon.Run(ctx, cfg, version, log, daemon.IO{Stdin: stdin, Stdout: stdout})
+	err = daemon.Run(ctx, cfg, version, log, daemon.IO{Stdin: stdin, Stdout: stdout})
 	if err != nil {
 		log.Error("fieldtapd failed", "err", err)
 		return 1

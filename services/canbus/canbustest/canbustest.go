@@ -33,7 +33,10 @@ func Load(t testing.TB, path, port string) (*canbus.Port, int) {
 // LoadBytes is Load over a log already in memory.
 func LoadBytes(t testing.TB, log []byte, port string) (*canbus.Port, int) {
 	t.Helper()
-	s := canbus.New(ring.Limits{Items: MaxFrames, Bytes: MaxFrames * 64})
+	s, err := canbus.New(ring.Limits{Items: MaxFrames, Bytes: MaxFrames * canbus.FrameBytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, err := s.Port(port, 0)
 	if err != nil {
 		t.Fatal(err)

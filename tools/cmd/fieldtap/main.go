@@ -42,6 +42,7 @@ const (
 
 const usage = `usage: fieldtap gen sip|j1939|j1708 -o FILE [-seed N] [-duration 60s] [-start RFC3339]
                     [-workshop] [-claim-conflict]   (j1939 scenarios)
+                    [-calls N] [-no-media]          (sip)
        fieldtap plan show|run FILE [--port P] [--config FILE]   (transmit plans)
        fieldtap button press [--file PATH | --config FILE]      (sim board's confirm button)
 
@@ -68,26 +69,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // genFunc writes one kind of traffic to w.
-type genFunc func(w io.Writer, seed int64, start time.Time, d time.Duration, sc scenario) error
+type genFunc func(w io.Writer, seed int64, start time.Time, d time.Duration, g genFlags) error
 
-// scenario holds the flags that add events to the J1939 truck.
-type scenario struct {
+// genFlags are the flags of one generator: the events added to the J1939
+// truck, and gen sip's call rate and media.
+type genFlags struct {
 	workshop, claimConflict bool
+	calls                   int  // sip; 0: sipgen's default rate
+	noMedia                 bool // sip: SIP only, no RTP
 }
 
 func generator(kind string) (genFunc, bool) {
 	switch kind {
 	case "sip":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration, _ scenario) error {
-			return sipgen.WritePcapng(w, sipgen.Options{Seed: seed, Start: start, Duration: d})
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, g genFlags) error {
+			return sipgen.WritePcapng(w, sipgen.Options{Seed: seed, Start: start, Duration: d, Calls: g.calls, SignallingOnly: g.noMedia})
 		}, true
 	case "j1939":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration, sc scenario) error {
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, g genFlags) error {
 			return j1939gen.WriteCandump(w, j1939gen.Options{Seed: seed, Start: start, Duration: d,
-				Workshop: sc.workshop, ClaimConflict: sc.claimConflict})
+				Workshop: g.workshop, ClaimConflict: g.claimConflict})
 		}, true
 	case "j1708":
-		return func(w io.Writer, seed int64, start time.Time, d time.Duration, _ scenario) error {
+		return func(w io.Writer, seed int64, start time.Time, d time.Duration, _ genFlags) error {
 			return j1708gen.WriteLog(w, j1708gen.Options{Seed: seed, Start: start, Duration: d}, start)
 		}, true
 	}
@@ -103,9 +107,11 @@ func gen(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", defaultSeed, "seed: the same seed gives the same bytes")
 	dur := fs.Duration("duration", defaultDuration, "span of the traffic")
 	startText := fs.String("start", defaultStart, "time of the first packet or frame, RFC 3339")
-	var sc scenario
-	fs.BoolVar(&sc.workshop, "workshop", false, "j1939: a service tool runs a UDS session with the engine, reads DM2 and clears DM1 (DM11), 10 s in")
-	fs.BoolVar(&sc.claimConflict, "claim-conflict", false, "j1939: a second device claims the body controller's address 20 s in, and loses")
+	var g genFlags
+	fs.BoolVar(&g.workshop, "workshop", false, "j1939: a service tool runs a UDS session with the engine, reads DM2 and clears DM1 (DM11), 10 s in")
+	fs.BoolVar(&g.claimConflict, "claim-conflict", false, "j1939: a second device claims the body controller's address 20 s in, and loses")
+	fs.IntVar(&g.calls, "calls", 0, "sip: calls in the span (0: "+fmt.Sprint(sipgen.DefaultCallsPerMinute)+" a minute; each needs "+sipgen.MinCallSlot.String()+")")
+	fs.BoolVar(&g.noMedia, "no-media", false, "sip: SIP only, no RTP (dialog-heavy captures for the memory benchmarks)")
 
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		// Only -h may come before the kind.
@@ -138,8 +144,12 @@ func gen(args []string, stdout, stderr io.Writer) int {
 		problem = "-o is required"
 	case *dur <= 0:
 		problem = fmt.Sprintf("-duration %v must be positive", *dur)
-	case kind != "j1939" && (sc.workshop || sc.claimConflict):
+	case kind != "j1939" && (g.workshop || g.claimConflict):
 		problem = "-workshop and -claim-conflict are for j1939"
+	case kind != "sip" && (g.calls != 0 || g.noMedia):
+		problem = "-calls and -no-media are for sip"
+	case g.calls < 0:
+		problem = fmt.Sprintf("-calls %d must not be negative", g.calls)
 	case err != nil:
 		problem = fmt.Sprintf("-start: %v", err)
 	}
@@ -148,7 +158,7 @@ func gen(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if err := writeOut(*out, stdout, func(w io.Writer) error { return write(w, *seed, start, *dur, sc) }); err != nil {
+	if err := writeOut(*out, stdout, func(w io.Writer) error { return write(w, *seed, start, *dur, g) }); err != nil {
 		fmt.Fprintf(stderr, "fieldtap gen %s: %v\n", kind, err)
 		return exitFail
 	}

@@ -15,8 +15,9 @@ import (
 // store and a CAN port.
 func passes(t *testing.T, o Options, n int) (*j1939.Store, *canbus.Port) {
 	t.Helper()
-	st := j1939.NewStore()
-	port, err := canbus.New(ring.Limits{Items: 1 << 20, Bytes: 64 << 20}).Port("can0", 0)
+	st, _ := j1939.New(j1939.Limits{})
+	cs, _ := canbus.New(ring.Limits{Items: 1 << 20, Bytes: 64 << 20})
+	port, err := cs.Port("can0", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,9 @@ func Generate(o Options, emit func(Packet) error) error {
 	var streams []stream
 	for ci, c := range plan(o, r, newNetwork(r)) {
 		streams = append(streams, &sipStream{c: c})
+		if o.SignallingOnly {
+			continue
+		}
 		for mi, m := range c.media {
 			if o.Impair.enabled() {
 				m.impair(o.Impair, o.Seed, uint64(ci)<<1|uint64(mi))

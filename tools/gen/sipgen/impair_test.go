@@ -16,7 +16,11 @@ import (
 func analyse(t *testing.T, o Options) *rtp.Snapshot {
 	t.Helper()
 	media := rtp.NewAnalyser(rtp.Options{})
-	sa := sip.NewAnalyser(sip.NewStore(sip.Limits{}), netdecode.Options{})
+	st, err := sip.New(sip.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := sip.NewAnalyser(st, netdecode.Options{})
 	sa.SetMediaHook(media)
 	if err := Generate(o, func(p Packet) error {
 		sa.Feed(p.Time, layers.LinkTypeEthernet, p.Data)

@@ -14,6 +14,10 @@ type Options struct {
 	// Impair degrades every RTP stream, drawn from the seed; the zero
 	// value leaves the output byte-identical to an unimpaired run.
 	Impair Impairment
+	// SignallingOnly leaves the RTP out: the SIP of many calls in a small
+	// file (the memory benchmarks' dialog-heavy captures). The SDP still
+	// offers media, and every SIP packet is what the full run would send.
+	SignallingOnly bool
 }
 
 // Impairment is network damage applied to RTP at send time.

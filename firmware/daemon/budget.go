@@ -1,0 +1,171 @@
+package daemon
+
+import (
+	"fmt"
+	"unsafe"
+
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
+	"fieldtap/firmware/config"
+	"fieldtap/services/budget"
+	"fieldtap/services/canbus"
+	"fieldtap/services/heapsize"
+	"fieldtap/services/isotp"
+	"fieldtap/services/j1587"
+	"fieldtap/services/j1939"
+	"fieldtap/services/recorder"
+)
+
+// Weights of the stores that share what the memory budget's store pool
+// has left once fixed costs are taken (services/budget). With every kind
+// of port present, Ethernet's stores get 36 of 52 parts: SIP is what an
+// agent asks about most and its messages are the largest items kept.
+const (
+	weightFrames        = 12 // per Ethernet port: raw frames for export_capture
+	weightSIPDialogs    = 8  // dialog summaries: list_dialogs and the SIP statistics
+	weightSIPMessages   = 12 // raw messages: ladders, search, export
+	weightRTP           = 4  // media streams with their interval history
+	weightCANFrames     = 8  // per CAN port
+	weightJ1939Samples  = 3  // SPN time series
+	weightJ1939Sessions = 1  // ended TP sessions (small records)
+	weightJ1708         = 4  // per J1708 port
+)
+
+// Largest frames a driver that allocates frame by frame can hand off, for
+// sources that do not report their footprint (capture.Sizer).
+const (
+	maxEthernetFrame = 1518 + 4 // a full-size frame with an 802.1Q tag
+	maxJ1708Frame    = wire.MaxJ1708Message
+)
+
+// Why strings, as the refusal names them.
+const (
+	whyHandoff  = "store.handoff_depth frames in flight"
+	whyTables   = "tables bounded by the protocol"
+	whyIdle     = "no port of this kind: kept at the minimum"
+	whyBytes    = "store.bytes_per_port"
+	whyKernel   = "AF_PACKET ring"
+	whyUDS      = "UDS transactions and incomplete transfers, bounded by count"
+	whyRecorder = "the recorder's pending and write buffers"
+	frameHeader = int(unsafe.Sizeof(capture.Frame{}))
+)
+
+// planBudget divides the configured memory budget among the stores the
+// sources need. It refuses, naming every figure, a configuration whose
+// fixed bounds do not fit.
+func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error) {
+	total, from, err := cfg.Budget()
+	if err != nil {
+		return budget.Plan{}, err
+	}
+	var reqs []budget.Request
+	kinds := map[capture.Kind]int{}
+	for _, src := range sources {
+		name := src.Name()
+		kinds[src.Kind()]++
+		fp := footprint(src)
+		reqs = append(reqs, budget.Request{Store: budget.Handoff, Port: name, Fixed: handoffBytes(fp, cfg.Store.HandoffDepth), Why: whyHandoff})
+		if fp.Kernel > 0 {
+			reqs = append(reqs, budget.Request{Store: budget.KernelRing, Port: name, Fixed: fp.Kernel, Why: whyKernel})
+		}
+		switch src.Kind() {
+		case capture.KindEthernet:
+			if cfg.Store.BytesPerPort > 0 {
+				reqs = append(reqs, budget.Request{Store: budget.Frames, Port: name, Fixed: cfg.Store.BytesPerPort, Why: whyBytes})
+			} else {
+				reqs = append(reqs, budget.Request{Store: budget.Frames, Port: name, Weight: weightFrames})
+			}
+		case capture.KindCAN:
+			reqs = append(reqs,
+				budget.Request{Store: budget.CANFrames, Port: name, Weight: weightCANFrames},
+				budget.Request{Store: budget.CANTables, Port: name, Fixed: canbus.TableBytes(), Why: whyTables},
+				budget.Request{Store: budget.J1939Tables, Port: name, Fixed: j1939.TableBytes(), Why: whyTables},
+				budget.Request{Store: budget.UDSChannels, Port: name, Fixed: isotp.PortBytes(0), Why: whyTables})
+		case capture.KindJ1708:
+			reqs = append(reqs,
+				budget.Request{Store: budget.J1708Messages, Port: name, Weight: weightJ1708},
+				budget.Request{Store: budget.J1708Tables, Port: name, Fixed: j1587.TableBytes(), Why: whyTables})
+		}
+	}
+	// Stores several ports feed; kept at the minimum when no port does,
+	// so the tools that read them still answer (empty).
+	shared := func(kind capture.Kind, stores ...budget.Request) {
+		for _, r := range stores {
+			if kinds[kind] == 0 {
+				r.Weight, r.Fixed, r.Why = 0, budget.MinShare, whyIdle
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	shared(capture.KindEthernet,
+		budget.Request{Store: budget.SIPDialogs, Weight: weightSIPDialogs},
+		budget.Request{Store: budget.SIPMessages, Weight: weightSIPMessages},
+		budget.Request{Store: budget.RTP, Weight: weightRTP})
+	shared(capture.KindCAN,
+		budget.Request{Store: budget.J1939Samples, Weight: weightJ1939Samples},
+		budget.Request{Store: budget.J1939Sessions, Weight: weightJ1939Sessions})
+	uds := budget.Request{Store: budget.UDS, Fixed: isotp.StoreBytes(isotp.Limits{}), Why: whyUDS}
+	if kinds[capture.KindCAN] == 0 {
+		uds.Fixed, uds.Why = budget.MinShare, whyIdle
+		reqs = append(reqs, budget.Request{Store: budget.CANFrames, Fixed: budget.MinShare, Why: whyIdle})
+	}
+	reqs = append(reqs, uds)
+	if pend := recorderBuffers(cfg.Recorder); pend > 0 {
+		reqs = append(reqs, budget.Request{Store: budget.Recorder, Fixed: pend, Why: whyRecorder})
+	}
+	if kinds[capture.KindJ1708] == 0 {
+		reqs = append(reqs, budget.Request{Store: budget.J1708Messages, Fixed: budget.MinShare, Why: whyIdle})
+	}
+	plan, err := budget.Divide(total, from, reqs)
+	if err != nil {
+		return budget.Plan{}, fmt.Errorf("memory budget: %w", err)
+	}
+	return plan, nil
+}
+
+// footprint is what src holds for frames in flight: its own report, or
+// frames allocated one by one, each as large as its kind allows.
+func footprint(src capture.Source) capture.Footprint {
+	if s, ok := src.(capture.Sizer); ok {
+		return s.Footprint()
+	}
+	switch src.Kind() {
+	case capture.KindCAN:
+		return capture.Footprint{PerFrame: wire.CANFrameBytes}
+	case capture.KindJ1708:
+		return capture.Footprint{PerFrame: maxJ1708Frame}
+	}
+	return capture.Footprint{PerFrame: maxEthernetFrame}
+}
+
+// handoffBytes is a port's hand-off at its fullest: depth frames, each
+// with its data when the source allocates it per frame, plus the source's
+// own heap buffers.
+func handoffBytes(fp capture.Footprint, depth int) int64 {
+	if depth < 1 {
+		depth = capture.DefaultHandoffDepth
+	}
+	per := frameHeader
+	if fp.PerFrame > 0 {
+		per += heapsize.Bytes(fp.PerFrame)
+	}
+	// The queue's frame lists (two recycled tails of up to depth frames).
+	return fp.Heap + int64(depth)*int64(per) + int64(heapsize.Pointers(depth*frameHeader))
+}
+
+// shareOf returns store's bound for port ("" for shared), which the plan
+// always has for the stores planBudget asked for.
+func shareOf(p budget.Plan, store, port string) int64 {
+	n, _ := p.Share(store, port)
+	return n
+}
+
+// recorderBuffers is what the recorder holds in the heap: frames encoded
+// and waiting, and the buffer being written, each up to
+// recorder.DefaultMaxPendingBytes; 0 when the recorder is off.
+func recorderBuffers(c config.Recorder) int64 {
+	if !c.Enabled {
+		return 0
+	}
+	return 2 * recorder.DefaultMaxPendingBytes
+}

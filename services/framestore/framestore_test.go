@@ -1,0 +1,74 @@
+package framestore
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+func TestAppendCopiesBorrowedBytes(t *testing.T) {
+	s, err := New(Limits{Items: 10, Bytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte("first frame")
+	seq, _ := s.Append(Record{Time: time.Unix(1, 0), Link: layers.LinkTypeEthernet, Data: buf, OrigLen: len(buf)})
+	copy(buf, "XXXXX")
+	got, _ := s.Snapshot().Get(seq)
+	if string(got.Data) != "first frame" {
+		t.Errorf("stored %q after the caller reused its buffer; the store must copy", got.Data)
+	}
+	s.Append(Record{Data: []byte("second")})
+	if got, _ := s.Snapshot().Get(seq); string(got.Data) != "first frame" {
+		t.Errorf("the next frame overwrote the first: %q", got.Data)
+	}
+}
+
+func TestLargeFrameGetsItsOwnAllocation(t *testing.T) {
+	s, _ := New(Limits{Items: 10, Bytes: 1 << 20})
+	big := make([]byte, slabSize)
+	seq, err := s.Append(Record{Data: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Snapshot().Get(seq); len(got.Data) != slabSize {
+		t.Errorf("stored %d bytes, want %d", len(got.Data), slabSize)
+	}
+}
+
+// TestAccountedBytesMatchTheHeap fills a store with frames of a SPAN
+// port's typical sizes and compares what it accounts with the heap's
+// growth: the bound is meant in real memory.
+func TestAccountedBytesMatchTheHeap(t *testing.T) {
+	const n = 50_000
+	frame := make([]byte, 1514)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, _ := New(Limits{Items: n, Bytes: 1 << 30})
+	for i := range n {
+		size := []int{60, 214, 700, 1514}[i%4]
+		s.Append(Record{Time: time.Unix(int64(i), 0), Link: layers.LinkTypeEthernet, Data: frame[:size], OrigLen: size})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(after.HeapAlloc - before.HeapAlloc)
+	acct := float64(s.Stats().Bytes)
+	if acct < heap*0.95 || acct > heap*1.10 {
+		t.Errorf("store accounts %.0f bytes for %d frames, the heap grew %.0f (%.1f%%)", acct, n, heap, 100*acct/heap)
+	}
+	runtime.KeepAlive(s)
+}
+
+func BenchmarkAppend(b *testing.B) {
+	s, _ := New(Limits{Items: 100_000, Bytes: 64 << 20})
+	frame := make([]byte, 214)
+	t0 := time.Unix(1, 0)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		s.Append(Record{Time: t0, Link: layers.LinkTypeEthernet, Data: frame, OrigLen: len(frame)})
+	}
+}

@@ -1,0 +1,128 @@
+package rtp
+
+import (
+	"net/netip"
+	"unsafe"
+
+	"fieldtap/services/heapsize"
+)
+
+// What the analyser's tables cost in the heap, per entry, for the memory
+// budget (issue #14). Streams, endpoints, RTCP reports and DTMF events
+// are fixed-size but for their bounded lists, so their figures are worst
+// cases. A dialog's SDP is what its sender wrote, parsed: sdp bounds it
+// (MaxMedia sections of MaxFormats formats with 128-byte values) far
+// above what phones send, so a dialog is accounted at typicalSDPBytes of
+// it, measured on generated and reference calls (footprint_test.go). A
+// capture built to carry maximal SDP bodies on every call could hold more
+// than its share; the count bounds still hold.
+const (
+	// typicalSDPBytes is an offer and an answer parsed: one audio
+	// section of three formats each, about 1 KiB apiece.
+	typicalSDPBytes = 2 << 10
+	// typicalCallID is a Call-ID's bytes (hex and a host: ~50).
+	typicalCallID = 64
+	// typicalSDPEvents is the offer and answer of a call plus a re-INVITE.
+	typicalSDPEvents = 4
+)
+
+// Shares of Options.MaxBytes, in percent: streams carry the interval
+// history and are the most numerous.
+const (
+	streamsPct   = 50
+	endpointsPct = 10
+	dialogsPct   = 30
+	reportsPct   = 5
+	eventsPct    = 5
+)
+
+const ptr = int(unsafe.Sizeof(uintptr(0)))
+
+// streamBytes is one stream at its fullest: its state, its table and
+// order entries, an interval ring of MaxIntervals grown by append, and
+// its last-event entry.
+func streamBytes(o Options) int {
+	key := int(unsafe.Sizeof(Key{}))
+	return heapsize.Pointers(int(unsafe.Sizeof(stream{}))) + heapsize.MapEntry(key+ptr) + key +
+		heapsize.Appended(o.MaxIntervals, int(unsafe.Sizeof(Interval{})), false) + heapsize.MapEntry(key+ptr)
+}
+
+func endpointBytes() int {
+	addr := int(unsafe.Sizeof(netip.AddrPort{}))
+	return heapsize.Pointers(int(unsafe.Sizeof(endpoint{}))) + heapsize.MapEntry(addr+ptr) + addr
+}
+
+func dialogBytes() int {
+	addr := int(unsafe.Sizeof(netip.AddrPort{}))
+	return heapsize.Pointers(int(unsafe.Sizeof(dialogMedia{}))) + heapsize.MapEntry(int(unsafe.Sizeof(""))+ptr) + int(unsafe.Sizeof("")) +
+		heapsize.Bytes(typicalCallID) + typicalSDPBytes + heapsize.Pointers(typicalSDPEvents*int(unsafe.Sizeof(SDPEvent{}))) +
+		heapsize.Pointers(maxEndpointsPerDialog*addr) + heapsize.Pointers(maxRTCPFlowsPerDialog*int(unsafe.Sizeof(flowSpan{})))
+}
+
+func reportBytes() int {
+	return int(unsafe.Sizeof(Report{})) + heapsize.Pointers(maxReportBlocks*int(unsafe.Sizeof(ReportBlock{})))
+}
+
+func eventBytes() int {
+	return ptr + heapsize.Pointers(int(unsafe.Sizeof(Event{}))) + heapsize.Bytes(8) + heapsize.Bytes(typicalCallID)
+}
+
+// analyserBytes is the analyser itself, its stream cache included.
+func analyserBytes() int { return heapsize.Pointers(int(unsafe.Sizeof(Analyser{}))) }
+
+// Footprint is what an analyser with options o holds at its bounds.
+func (o Options) Footprint() int64 {
+	o.fill()
+	return int64(analyserBytes()) + int64(o.MaxStreams)*int64(streamBytes(o)) + int64(o.MaxEndpoints)*int64(endpointBytes()) +
+		int64(o.MaxDialogs)*int64(dialogBytes()) + int64(o.MaxReports)*int64(reportBytes()) + int64(o.MaxEvents)*int64(eventBytes())
+}
+
+// fromBytes derives the count bounds left unset from MaxBytes, each table
+// taking its percentage.
+func (o *Options) fromBytes() {
+	if o.MaxBytes <= 0 {
+		return
+	}
+	if o.MaxIntervals <= 0 {
+		o.MaxIntervals = DefaultMaxIntervals
+	}
+	tables := max(o.MaxBytes-int64(analyserBytes()), 0)
+	derive := func(v *int, pct int, each int) {
+		if *v <= 0 {
+			*v = max(int(tables*int64(pct)/100/int64(each)), 1)
+		}
+	}
+	derive(&o.MaxStreams, streamsPct, streamBytes(*o))
+	derive(&o.MaxEndpoints, endpointsPct, endpointBytes())
+	derive(&o.MaxDialogs, dialogsPct, dialogBytes())
+	derive(&o.MaxReports, reportsPct, reportBytes())
+	derive(&o.MaxEvents, eventsPct, eventBytes())
+}
+
+// Usage is what the analyser holds against its bounds: the tables' entry
+// counts, their accounted bytes (each entry at its footprint), and the
+// entries the bounds evicted.
+type Usage struct {
+	Streams, MaxStreams     int
+	Endpoints, MaxEndpoints int
+	Dialogs, MaxDialogs     int
+	Bytes, MaxBytes         int64
+	Evicted                 uint64
+}
+
+// Usage reports the tables against their bounds.
+func (a *Analyser) Usage() Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	o := a.opt
+	u := Usage{
+		Streams: a.streams.len(), MaxStreams: o.MaxStreams,
+		Endpoints: a.endpoints.len(), MaxEndpoints: o.MaxEndpoints,
+		Dialogs: a.dialogs.len(), MaxDialogs: o.MaxDialogs,
+		MaxBytes: o.Footprint(),
+		Evicted:  a.streams.evicted + a.endpoints.evicted + a.dialogs.evicted,
+	}
+	u.Bytes = int64(analyserBytes()) + int64(u.Streams)*int64(streamBytes(o)) + int64(u.Endpoints)*int64(endpointBytes()) +
+		int64(u.Dialogs)*int64(dialogBytes()) + int64(len(a.reports.items))*int64(reportBytes()) + int64(len(a.events.items))*int64(eventBytes())
+	return u
+}

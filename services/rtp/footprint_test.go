@@ -1,0 +1,60 @@
+package rtp
+
+import (
+	"net/netip"
+	"runtime"
+	"testing"
+	"time"
+
+	"fieldtap/services/netdecode"
+)
+
+// TestMaxBytesDerivesBounds: a byte share gives every table a count bound
+// and the whole stays within it.
+func TestMaxBytesDerivesBounds(t *testing.T) {
+	o := Options{MaxBytes: 8 << 20}
+	o.fill()
+	if o.MaxStreams < 100 || o.MaxEndpoints < 100 || o.MaxDialogs < 100 {
+		t.Errorf("8 MiB derived %d streams, %d endpoints, %d dialogs: too few to be useful", o.MaxStreams, o.MaxEndpoints, o.MaxDialogs)
+	}
+	if fp := o.Footprint(); fp > o.MaxBytes {
+		t.Errorf("footprint %d past MaxBytes %d", fp, o.MaxBytes)
+	}
+	if d := (Options{}); d.Footprint() <= (Options{MaxBytes: 1 << 20}).Footprint() {
+		t.Error("the defaults must not be bounded by a byte share")
+	}
+}
+
+// TestFullStreamsStayWithinFootprint fills every stream the bound allows
+// with a full interval history and checks the heap grew no more than the
+// footprint says a stream costs.
+func TestFullStreamsStayWithinFootprint(t *testing.T) {
+	o := Options{MaxBytes: 4 << 20, Heuristic: true}
+	o.fill()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	a := NewAnalyser(o)
+	t0 := time.Unix(1_700_000_000, 0)
+	payload := make([]byte, 160)
+	dst := netip.MustParseAddrPort("198.51.100.1:20000")
+	for s := range o.MaxStreams {
+		src := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(10000+2*s))
+		for k := range o.MaxIntervals + 2 {
+			at := t0.Add(time.Duration(k) * o.Interval)
+			for j := range 2 { // two in sequence confirm a heuristic stream
+				seq := uint16(2*k + j)
+				a.Datagram(netdecode.Datagram{Time: at, Src: src, Dst: dst, Payload: rtpPacket(0, seq, uint32(seq)*160, uint32(s), payload)})
+			}
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := float64(after.HeapAlloc - before.HeapAlloc)
+	streams := float64(analyserBytes()) + float64(o.MaxStreams)*float64(streamBytes(o))
+	t.Logf("%d streams of %d intervals: heap grew %.0f bytes, accounted %.0f (%d each)", o.MaxStreams, o.MaxIntervals, heap, streams, streamBytes(o))
+	if heap > streams || heap < streams*0.7 {
+		t.Errorf("full streams grew the heap by %.0f bytes; the footprint says %.0f", heap, streams)
+	}
+	runtime.KeepAlive(a)
+}
