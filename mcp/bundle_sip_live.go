@@ -164,6 +164,8 @@ var awaitCondition = tool[awaitIn, awaitOut]{
 				out.Met = true
 				return out, nil
 			}
+			c.progress(float64(time.Since(start).Milliseconds())/1000, float64(secs),
+				fmt.Sprintf("%d of %d dialogs match", out.Matched, want))
 			wait := time.Until(deadline)
 			if wait <= 0 {
 				out.DeadlinePassed, out.WaitedMs = true, time.Since(start).Milliseconds()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -45,6 +46,10 @@ type call struct {
 	// text adds provenance sources known only at run time (the DBC file
 	// an answer quotes).
 	text []textSource
+	// progressAt and progressDone are the last progress notification
+	// sent (progress.go).
+	progressAt   time.Time
+	progressDone float64
 }
 
 // warnf adds one warning to the answer.
