@@ -1,6 +1,9 @@
 package mcp
 
-import "fieldtap/services/ports"
+import (
+	"fieldtap/services/budget"
+	"fieldtap/services/ports"
+)
 
 // Tool names in the server bundle.
 const (
@@ -47,19 +50,29 @@ type BoardReporter interface {
 
 type noArgs struct{}
 
+// BudgetReporter is the memory budget and every store's share and use;
+// the daemon's ports.Registry is one.
+type BudgetReporter interface {
+	Budget() budget.Status
+}
+
 type captureStatus struct {
-	Ports       []ports.Status    `json:"ports"`
-	Board       []ports.BoardPart `json:"board" jsonschema:"bring-up of the SPAN interface, USB gadget and GPIO lines, in order"`
-	TransmitArm ports.Arm         `json:"transmit_arm"`
+	Ports        []ports.Status    `json:"ports"`
+	Board        []ports.BoardPart `json:"board" jsonschema:"bring-up of the SPAN interface, USB gadget and GPIO lines, in order"`
+	TransmitArm  ports.Arm         `json:"transmit_arm"`
+	MemoryBudget budget.Status     `json:"memory_budget" jsonschema:"the one memory budget: where it came from, the stores' pool, and every store's share with what it holds"`
 }
 
 // noBoard is what capture_status says without a BoardReporter.
 var noBoard = ports.Arm{Input: ports.ArmInputNone, Where: "this server has no board view"}
 
 func readCaptureStatus(d Deps) captureStatus {
-	st := captureStatus{Ports: d.Ports.Snapshot(), Board: []ports.BoardPart{}, TransmitArm: noBoard}
+	st := captureStatus{Ports: d.Ports.Snapshot(), Board: []ports.BoardPart{}, TransmitArm: noBoard, MemoryBudget: budget.Status{Stores: []budget.Use{}}}
 	if b, isBoard := d.Ports.(BoardReporter); isBoard {
 		st.Board, st.TransmitArm = b.BoardParts(), b.Arm()
+	}
+	if b, has := d.Ports.(BudgetReporter); has {
+		st.MemoryBudget = b.Budget()
 	}
 	return st
 }
@@ -71,7 +84,7 @@ var serverTools = []toolDef{captureStatusTool, serverCapabilities}
 var captureStatusTool = tool[noArgs, captureStatus]{
 	name: toolCaptureStatus,
 	desc: "Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted (every frame it read consumed by the analysers), and the port's frame store; " +
-		"the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from. Call it first, and again to see counters move.",
+		"the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from; the memory budget with every store's share and use. Call it first, and again to see counters move.",
 	hints: readOnly(),
 	run:   func(c *call, _ noArgs) (captureStatus, error) { return readCaptureStatus(c.d), nil },
 }
