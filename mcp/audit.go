@@ -282,9 +282,9 @@ func boundArgs(b []byte) string {
 // not turn every refusal into a different error); its record's loss
 // shows as a gap. A call whose context ended before it returned (its
 // client left, or the server shut down) is recorded as cancelled.
-func audited(d Deps, a *Audit) server.ToolHandlerMiddleware {
+func audited(d Deps, a *Audit, counts *CallCounts) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-		if a == nil {
+		if a == nil && counts == nil {
 			return next
 		}
 		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
@@ -294,6 +294,10 @@ func audited(d Deps, a *Audit) server.ToolHandlerMiddleware {
 			outcome, errText := outcomeOf(res, err)
 			if ctx.Err() != nil {
 				outcome, errText = OutcomeCancelled, context.Cause(ctx).Error()
+			}
+			counts.add(req.Params.Name, outcome)
+			if a == nil {
+				return res, err
 			}
 			args, _ := json.Marshal(req.GetRawArguments())
 			if werr := a.recordNoted(req.Params.Name, req.Header.Get(rpcIDHeader), callerOf(ctx), outcome, time.Since(start), args, errText, note.transmitNote()); werr != nil {
@@ -333,7 +337,7 @@ func outcomeOf(res *mcpgo.CallToolResult, err error) (string, string) {
 // auditHooks stamp the JSON-RPC id for the audit middleware and record
 // calls mcp-go refuses before any middleware runs (an unknown tool: the
 // probing an audit exists to show).
-func auditHooks(a *Audit, log func(msg string, args ...any)) *server.Hooks {
+func auditHooks(a *Audit, counts *CallCounts, log func(msg string, args ...any)) *server.Hooks {
 	h := &server.Hooks{}
 	h.AddBeforeCallTool(func(ctx context.Context, id any, req *mcpgo.CallToolRequest) {
 		req.Header = req.Header.Clone()
@@ -342,7 +346,7 @@ func auditHooks(a *Audit, log func(msg string, args ...any)) *server.Hooks {
 		}
 		req.Header.Set(rpcIDHeader, fmt.Sprint(id))
 	})
-	if a == nil {
+	if a == nil && counts == nil {
 		return h
 	}
 	h.AddOnError(func(ctx context.Context, id any, method mcpgo.MCPMethod, message any, err error) {
@@ -354,6 +358,10 @@ func auditHooks(a *Audit, log func(msg string, args ...any)) *server.Hooks {
 		if req, isCall := message.(*mcpgo.CallToolRequest); isCall {
 			name = req.Params.Name
 			args, _ = json.Marshal(req.GetRawArguments())
+		}
+		counts.add(name, OutcomeRefused)
+		if a == nil {
+			return
 		}
 		if werr := a.Record(name, fmt.Sprint(id), callerOf(ctx), OutcomeRefused, 0, args, err.Error()); werr != nil {
 			log("audit record not written", "tool", name, "err", werr)

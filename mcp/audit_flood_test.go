@@ -233,7 +233,7 @@ func TestAuditFailurePolicy(t *testing.T) {
 	}
 	a.file.f.Close() // the descriptor fails every write, as a dead disk does; Close was not called
 	d := testDeps()
-	mw := audited(d, a)
+	mw := audited(d, a, nil)
 	refuse := mw(func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return fail(SourceInfo{}, CodeForbidden, "needs the transmit scope", "use another token"), nil
 	})
@@ -267,7 +267,7 @@ func TestAuditRecordsCancelledCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := audited(testDeps(), a)(func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+	h := audited(testDeps(), a, nil)(func(ctx context.Context, _ mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		cancel()
 		<-ctx.Done()
 		return rendered([]byte(`{"ok":true}`), true, ""), nil

@@ -260,6 +260,7 @@ func (g *gate) challenge(w http.ResponseWriter, why authResult) {
 
 // refuse answers a call over a cap with JSON-RPC -32000 and records it.
 func (g *gate) refuse(w http.ResponseWriter, call rpcCall, c Caller, why string) {
+	g.o.Counts.add(call.Params.Name, OutcomeRefused)
 	if g.o.Audit != nil {
 		if err := g.o.Audit.Record(call.Params.Name, string(call.ID), c, OutcomeRefused, 0, call.Params.Arguments, why); err != nil && g.o.Log != nil {
 			g.o.Log.Error("audit record not written", "tool", call.Params.Name, "err", err)

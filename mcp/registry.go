@@ -70,6 +70,9 @@ type Options struct {
 	OutputSchemas bool
 	// Audit, when set, records every tools/call (audit.go).
 	Audit *Audit
+	// Counts, when set, counts every tools/call by tool and outcome
+	// (counts.go), for the metrics endpoint.
+	Counts *CallCounts
 }
 
 // NewServer builds the MCP server with the chosen bundles. An unknown
@@ -115,6 +118,11 @@ func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer 
 		loaded[infos[i].name] = mt
 		tools = append(tools, server.ServerTool{Tool: mt, Handler: t.handler(d, infos[i], o.MaxResponseBytes)})
 	}
+	names := map[string]bool{}
+	for n := range loaded {
+		names[n] = true
+	}
+	o.Counts.know(names)
 	// Outermost first: the audit sees the final outcome, the scope check
 	// runs before any work, and recovery turns a panic into an envelope
 	// the others can read.
@@ -127,10 +135,10 @@ func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer 
 		server.WithPromptCapabilities(false),
 		server.WithLogging(),
 		server.WithCompletions(),
-		server.WithToolHandlerMiddleware(audited(d, o.Audit)),
+		server.WithToolHandlerMiddleware(audited(d, o.Audit, o.Counts)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),
 		server.WithToolHandlerMiddleware(recovery(d)),
-		server.WithHooks(auditHooks(o.Audit, d.Log.Error)),
+		server.WithHooks(auditHooks(o.Audit, o.Counts, d.Log.Error)),
 		server.WithInstructions(instructions),
 	)
 	s.AddTools(tools...)

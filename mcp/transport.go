@@ -50,6 +50,9 @@ type HTTPOptions struct {
 	// Audit records calls the limits refuse (the tool middleware records
 	// the rest).
 	Audit *Audit
+	// Counts counts calls the limits refuse, as Options.Counts counts the
+	// rest.
+	Counts *CallCounts
 	Log   *slog.Logger
 }
 

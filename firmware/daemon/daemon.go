@@ -214,7 +214,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log); err != nil {
 		return err
 	}
-	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit})
+	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit, Counts: access.counts})
 	if err != nil {
 		return err
 	}

@@ -107,10 +107,23 @@ func (m mqttStats) ExporterStats() metrics.ExporterStats {
 		Queued:  s.Queued, QueuedBytes: int64(s.QueuedBytes), Connected: s.Connected}
 }
 
-// auditRecords reports the MCP audit file's records to the metrics.
-type auditRecords struct{ a *mcp.Audit }
+// mcpCounters reports the MCP audit file's records and the calls by tool
+// to the metrics.
+type mcpCounters struct {
+	a *mcp.Audit
+	c *mcp.CallCounts
+}
 
-func (a auditRecords) AuditRecords() uint64 { return a.a.Records() }
+func (m mcpCounters) AuditRecords() uint64 { return m.a.Records() }
+
+func (m mcpCounters) ToolCalls() []metrics.ToolCalls {
+	calls := m.c.Calls()
+	out := make([]metrics.ToolCalls, len(calls))
+	for i, c := range calls {
+		out[i] = metrics.ToolCalls{Tool: c.Tool, Outcome: c.Outcome, Calls: c.Calls}
+	}
+	return out
+}
 
 // serveStatus serves the page, its JSON and /metrics on every
 // status.listen address until ctx ends, behind the MCP front door. An
@@ -186,7 +199,7 @@ func startPage(ctx context.Context, cfg config.Config, version string, access mc
 	if cfg.Status.Metrics {
 		ms := metrics.Sources{Ports: reg, CAN: an.can, SIP: an.sip, Transmit: tx, Outcomes: outcomes}
 		if access.audit != nil {
-			ms.MCP = auditRecords{access.audit}
+			ms.MCP = mcpCounters{access.audit, access.counts}
 		}
 		if hepExp != nil {
 			ms.Exporters = append(ms.Exporters, hepStats{hepExp})

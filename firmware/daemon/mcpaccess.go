@@ -12,12 +12,13 @@ import (
 type mcpAccess struct {
 	tokens *mcp.Tokens
 	audit  *mcp.Audit
+	counts *mcp.CallCounts // tools/call by tool and outcome, for /metrics
 }
 
 // openMCPAccess loads the tokens file and opens the audit file; either
 // failing stops startup.
 func openMCPAccess(c config.MCP) (mcpAccess, error) {
-	var a mcpAccess
+	a := mcpAccess{counts: mcp.NewCallCounts()}
 	var err error
 	if c.TokensFile != "" {
 		if a.tokens, err = mcp.LoadTokens(c.TokensFile); err != nil {
@@ -61,6 +62,7 @@ func (a mcpAccess) httpOptions(c config.MCP, log *slog.Logger) mcp.HTTPOptions {
 		MaxConcurrent: orDefault(c.MaxConcurrent, mcp.DefaultMaxConcurrent),
 		RatePerPeer:   orDefault(c.RateLimitPerPeer, mcp.DefaultRatePerPeer),
 		Audit:         a.audit,
+		Counts:        a.counts,
 		Log:           log,
 	}
 }

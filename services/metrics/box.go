@@ -22,7 +22,7 @@ type descs struct {
 	busLoad                                                                  *prometheus.Desc
 	sipDialogs, sipDialogsEvicted, sipMessages, sipMessagesEvicted           *prometheus.Desc
 	armed, plansStored, attempts, refusals, plans, modeErrors, auditFailures *prometheus.Desc
-	mcpAudit                                                                 *prometheus.Desc
+	mcpAudit, mcpCalls                                                       *prometheus.Desc
 	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *prometheus.Desc
 }
 
@@ -65,6 +65,7 @@ func newCollector(s Sources) *collector {
 		auditFailures: desc("transmit_audit_failures_total", "Refusal records the transmit audit file could not take."),
 
 		mcpAudit: desc("mcp_audit_records_total", "Records written to the MCP audit file, refused calls included."),
+		mcpCalls: desc("mcp_calls_total", "MCP tools/call by tool and how it ended (ok, tool_error, refused, cancelled); tool \"unknown\" for a name no loaded tool has.", "tool", "outcome"),
 
 		expSent:        desc("exporter_sent_total", "Messages an exporter delivered.", "exporter"),
 		expSentBytes:   desc("exporter_sent_bytes_total", "Bytes an exporter delivered.", "exporter"),
@@ -150,6 +151,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.s.MCP != nil {
 		counter(c.d.mcpAudit, c.s.MCP.AuditRecords())
+		for _, tc := range c.s.MCP.ToolCalls() {
+			counter(c.d.mcpCalls, tc.Calls, tc.Tool, tc.Outcome)
+		}
 	}
 	for _, e := range c.s.Exporters {
 		st := e.ExporterStats()

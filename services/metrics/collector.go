@@ -37,11 +37,18 @@ type TransmitStatus interface {
 	Status(transmit.Owner) transmit.Status
 }
 
-// MCPCounters is what the MCP layer counts. Only the audit records are
-// reported today; calls and refusals by tool need a hook the MCP server
-// does not offer yet.
+// MCPCounters is what the MCP layer counts: records of its audit file,
+// and tools/call by tool and outcome (refusals included).
 type MCPCounters interface {
 	AuditRecords() uint64
+	ToolCalls() []ToolCalls
+}
+
+// ToolCalls is one tool's calls that ended one way: ok, tool_error,
+// refused (scope, caps, an unknown tool) or cancelled.
+type ToolCalls struct {
+	Tool, Outcome string
+	Calls         uint64
 }
 
 // Exporter is one fleet exporter (HEP, MQTT) as the endpoint reports it.

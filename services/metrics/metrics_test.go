@@ -34,6 +34,9 @@ func (f fakeExporter) ExporterStats() ExporterStats { return f.st }
 type fakeMCP uint64
 
 func (f fakeMCP) AuditRecords() uint64 { return uint64(f) }
+func (f fakeMCP) ToolCalls() []ToolCalls {
+	return []ToolCalls{{Tool: "can_frames", Outcome: "ok", Calls: 5}, {Tool: "unknown", Outcome: "refused", Calls: 2}}
+}
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -94,6 +97,8 @@ func TestCollector(t *testing.T) {
 		{name: "plans", metric: "fieldtap_transmit_plans_total", want: `fieldtap_transmit_plans_total 1`},
 		{name: "armed", metric: "fieldtap_transmit_armed", want: `fieldtap_transmit_armed 1`},
 		{name: "audit records", metric: "fieldtap_mcp_audit_records_total", want: `fieldtap_mcp_audit_records_total 7`},
+		{name: "calls by tool", metric: "fieldtap_mcp_calls_total", want: `fieldtap_mcp_calls_total{outcome="ok",tool="can_frames"} 5`},
+		{name: "refusals by tool", metric: "fieldtap_mcp_calls_total", want: `fieldtap_mcp_calls_total{outcome="refused",tool="unknown"} 2`},
 		{name: "exporter drops", metric: "fieldtap_exporter_dropped_total", want: `fieldtap_exporter_dropped_total{cause="queue_full",exporter="hep"} 1`},
 	}
 	for _, tc := range tests {

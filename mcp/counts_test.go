@@ -1,0 +1,27 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestCallsCountedByToolAndOutcome: every tools/call is counted under its
+// tool and outcome without an audit file, and names no loaded tool has
+// fall under one "unknown" row, so a scan cannot grow the table.
+func TestCallsCountedByToolAndOutcome(t *testing.T) {
+	counts := NewCallCounts()
+	s := build(testDeps(), Options{MaxResponseBytes: DefaultMaxResponseBytes, Counts: counts}, []toolDef{captureStatusTool, serverCapabilities}, false)
+	callTool(t, s, "capture_status", nil)
+	callTool(t, s, "capture_status", nil)
+	callTool(t, s, "server_capabilities", map[string]any{"bogus": 1}) // refused by the argument check
+	for i := range 50 {
+		req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"probe_%d"}}`, i+2, i)
+		s.HandleMessage(context.Background(), []byte(req)) // -32602: no such tool
+	}
+	got := fmt.Sprint(counts.Calls())
+	want := "[{capture_status ok 2} {server_capabilities tool_error 1} {unknown refused 50}]"
+	if got != want {
+		t.Errorf("counts %s, want %s", got, want)
+	}
+}
