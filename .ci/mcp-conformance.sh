@@ -75,8 +75,10 @@ fi
 # tools/call on every default read-only tool: the Inspector refuses an
 # answer whose structuredContent does not match the tool's output schema
 # (-32602). Required arguments get a schema-valid placeholder: an enum's
-# first value, a number's minimum, "x" for a string (a NOT_FOUND answer
-# is an answer too).
+# first value, a number's minimum, "x" for a string. A placeholder may be
+# refused by the tool: the Inspector then exits non-zero with
+# tool_is_error, and that answer passes when it is the error envelope
+# (ok false, an error code), which it has validated like any other.
 echo "mcp-conformance: inspector tools/call on every read-only tool"
 insp() { mcp-inspector --cli --transport http --server-url "http://127.0.0.1:$PORT/mcp" "$@"; }
 if ! insp --method tools/list >"$log.tools" 2>"$log.insp"; then
@@ -101,11 +103,16 @@ ncalls=0
 while IFS=$'\t' read -r -a call; do
 	tool=${call[0]}
 	ncalls=$((ncalls + 1))
-	if ! insp --method tools/call --tool-name "$tool" "${call[@]:1}" >"$log.call" 2>&1 || grep -q -- '-32602' "$log.call"; then
+	ok=1
+	if ! insp --method tools/call --tool-name "$tool" "${call[@]:1}" >"$log.call" 2>&1; then
+		grep -q '"tool_is_error"' "$log.call" && grep -q '"ok": false' "$log.call" && grep -q '"code": "[A-Z_]*"' "$log.call" || ok=0
+	fi
+	grep -q -- '-32602' "$log.call" && ok=0
+	if [ "$ok" = 0 ]; then
 		tail -20 "$log.call"
 		echo "mcp-conformance: FAILED: inspector tools/call $tool"
 		status=1
 	fi
 done <<<"$calls"
-echo "inspector tools/call: $ncalls read-only tools called"
+echo "inspector tools/call: $ncalls read-only tools called, every answer valid"
 exit $status
