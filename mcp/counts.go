@@ -61,6 +61,8 @@ func (c *CallCounts) Calls() []ToolCalls {
 	for k, n := range c.n {
 		out = append(out, ToolCalls{Tool: k[0], Outcome: k[1], Calls: n})
 	}
-	slices.SortFunc(out, func(a, b ToolCalls) int { return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Outcome, b.Outcome)) })
+	slices.SortFunc(out, func(a, b ToolCalls) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Outcome, b.Outcome))
+	})
 	return out
 }

@@ -53,7 +53,7 @@ type HTTPOptions struct {
 	// Counts counts calls the limits refuse, as Options.Counts counts the
 	// rest.
 	Counts *CallCounts
-	Log   *slog.Logger
+	Log    *slog.Logger
 }
 
 // HTTPEndpoint is the streamable-HTTP endpoint mounted at Path behind

@@ -110,7 +110,7 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 		reqs = append(reqs, budget.Request{Store: budget.CANFrames, Fixed: budget.MinShare, Why: whyIdle})
 	}
 	reqs = append(reqs, uds)
-	if pend := recorderBuffers(cfg.Recorder); pend > 0 {
+	if pend := recorderBuffers(cfg.Recorder, total); pend > 0 {
 		reqs = append(reqs, budget.Request{Store: budget.Recorder, Fixed: pend, Why: whyRecorder})
 	}
 	if kinds[capture.KindJ1708] == 0 {
@@ -161,11 +161,19 @@ func shareOf(p budget.Plan, store, port string) int64 {
 }
 
 // recorderBuffers is what the recorder holds in the heap: frames encoded
-// and waiting, and the buffer being written, each up to
-// recorder.DefaultMaxPendingBytes; 0 when the recorder is off.
-func recorderBuffers(c config.Recorder) int64 {
+// and waiting, and the buffer being written, each up to recorderPending;
+// 0 when the recorder is off.
+func recorderBuffers(c config.Recorder, total int64) int64 {
 	if !c.Enabled {
 		return 0
 	}
-	return 2 * recorder.DefaultMaxPendingBytes
+	return 2 * int64(recorderPending(total))
+}
+
+// recorderPending bounds the recorder's frames waiting for a write: a
+// 64th of the budget, so a 128 MiB board with every kind of port and the
+// AF_PACKET ring still fits, within the recorder's own limits. What a
+// slow disk leaves over that is a counted recording gap.
+func recorderPending(total int64) int {
+	return int(min(max(total/64, recorder.MinPendingBytes), recorder.DefaultMaxPendingBytes))
 }

@@ -2,6 +2,10 @@ package daemon
 
 import (
 	"errors"
+
+	"fieldtap/board"
+	"fieldtap/board/sim"
+	"fieldtap/services/recorder"
 	"strings"
 	"testing"
 
@@ -63,5 +67,45 @@ func TestStartRefusesBoundsPastTheBudget(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q does not name %q", err, want)
 		}
+	}
+}
+
+// TestEveryBoardFitsItsBudget: each shipped board profile, with every port
+// it names and the recorder on, starts within its own memory budget (the
+// qemu-virt board of hwtest is one: its 128 MiB once did not fit the
+// recorder's fixed 16 MiB beside the AF_PACKET ring), and the recorder's
+// share bounds what it keeps pending.
+func TestEveryBoardFitsItsBudget(t *testing.T) {
+	for _, name := range board.Names() {
+		t.Run(name, func(t *testing.T) {
+			prof, err := board.Load(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := config.Default()
+			cfg.Board = name
+			cfg.Recorder.Enabled = true
+			var srcs []capture.Source
+			if name == "sim" {
+				srcs = sim.Ports(sim.Options{Seed: sim.DefaultSeed, Workshop: true})
+			}
+			for _, pc := range prof.Ports {
+				src, err := openPort(pc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				srcs = append(srcs, src)
+			}
+			p, err := planBudget(cfg, srcs)
+			if err != nil {
+				t.Fatalf("%d ports: %v", len(srcs), err)
+			}
+			rec, ok := p.Share(budget.Recorder, "")
+			if !ok || rec < 2*recorder.MinPendingBytes || rec > 2*recorder.DefaultMaxPendingBytes {
+				t.Errorf("recorder share %d (present %v): want within the recorder's own limits", rec, ok)
+			}
+			t.Logf("%s: %d ports, budget %s, shares %s of %s, recorder %s",
+				name, len(srcs), budget.MiB(p.Budget), budget.MiB(p.Sum()), budget.MiB(p.Pool), budget.MiB(rec))
+		})
 	}
 }

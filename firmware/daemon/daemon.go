@@ -113,7 +113,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	an.linkCAN(sources, hw.ports)
 	// The recorder recovers its directory before any port opens, and the
 	// analysers are refilled from it before any port delivers a frame.
-	rec := openRecording(cfg.Recorder, "fieldtapd "+version, log)
+	rec := openRecording(cfg.Recorder, shareOf(plan, budget.Recorder, "")/2, "fieldtapd "+version, log)
 	if rec.rec != nil {
 		an.sipExport.UseRecorder(rec.rec) // an old call exports whole from disk
 	}

@@ -22,15 +22,18 @@ type recording struct {
 	headersOnly bool   // recorder.rtp_headers_only
 }
 
-// openRecording opens and recovers the recorder before any port starts.
+// openRecording opens and recovers the recorder before any port starts,
+// its pending frames bounded by half its share of the budget (the other
+// half is the buffer being written).
 // A recorder that cannot open does not stop the box: it runs RAM-only
 // and capture_status says why on every port.
-func openRecording(c config.Recorder, app string, log *slog.Logger) *recording {
+func openRecording(c config.Recorder, pending int64, app string, log *slog.Logger) *recording {
 	if !c.Enabled {
 		return &recording{why: "recorder off (recorder.enabled is false; see docs/recorder.md)"}
 	}
 	o, err := c.Options(app)
 	if err == nil {
+		o.MaxPendingBytes = int(pending)
 		var rec *recorder.Recorder
 		if rec, err = recorder.Open(o); err == nil {
 			st := rec.Status()
