@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -207,15 +208,16 @@ func (f *Feeder) publishFaults() {
 			now[topic] = sf
 		}
 	}
-	for topic, sf := range now {
-		b, err := json.Marshal(sf)
+	// Topic order: a broker's subscribers see one order tick after tick.
+	for _, topic := range slices.Sorted(maps.Keys(now)) {
+		b, err := json.Marshal(now[topic])
 		if err != nil || f.faults[topic] == string(b) {
 			continue
 		}
 		f.faults[topic] = string(b)
 		f.sink.Publish(topic, b, true)
 	}
-	for topic := range f.faults {
+	for _, topic := range slices.Sorted(maps.Keys(f.faults)) {
 		if _, ok := now[topic]; !ok {
 			delete(f.faults, topic)
 			f.sink.Publish(topic, nil, true) // an empty retained message clears the topic
