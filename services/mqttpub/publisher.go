@@ -235,6 +235,13 @@ func (p *Publisher) drain(ctx context.Context, cm *autopaho.ConnectionManager) {
 		if err := cm.AwaitConnection(ctx); err != nil {
 			return
 		}
+		// While the broker was away the queue may have dropped the head
+		// taken before the wait: send what it holds now.
+		if m.seq != 0 {
+			if m, ok = p.q.head(); !ok {
+				continue
+			}
+		}
 		pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 		res, err := cm.Publish(pctx, &paho.Publish{Topic: m.topic, Payload: m.payload, QoS: qos, Retain: m.retain})
 		cancel()
