@@ -1,0 +1,324 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"fieldtap/drivers/wire"
+	"fieldtap/services/evidence"
+	"fieldtap/services/recorder"
+	"fieldtap/services/sandbox"
+)
+
+// The recorded traffic of every blackbox test: bbCAN frames of
+// 18FEF100 on can0 and bbJ1708 MID 128 messages on j1708, 10 ms apart,
+// an hour ago (so every window is already recorded).
+const (
+	bbCAN   = 120
+	bbJ1708 = 60
+	bbStep  = 10 * time.Millisecond
+)
+
+var bbStart = time.Now().Add(-time.Hour).Truncate(time.Second)
+
+// blackboxDeps records the test traffic on a real recorder in a temp
+// directory and builds the evidence builder and sandbox over it, as the
+// daemon does.
+func blackboxDeps(t *testing.T) Deps {
+	t.Helper()
+	dir := t.TempDir()
+	rec, err := recorder.Open(recorder.Options{Dir: filepath.Join(dir, "rec")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	can, j := rec.Port("can0"), rec.Port("j1708")
+	for i := range bbCAN {
+		b, err := wire.EncodeCAN(0x18FEF100|wire.CANEFF, []byte{byte(i), 2, 3, 4, 5, 6, 7, 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		can.Write(bbStart.Add(time.Duration(i)*bbStep), wire.LinkCANSocketCAN, b, 0)
+		if i < bbJ1708 {
+			msg := []byte{128, 84, byte(i)}
+			msg = append(msg, byte(-int(msg[0]+msg[1]+msg[2])))
+			j.Write(bbStart.Add(time.Duration(i)*bbStep+time.Millisecond), wire.LinkJ1708, msg, 0)
+		}
+	}
+	rec.Flush()
+	b, err := evidence.New(evidence.Options{Dir: filepath.Join(dir, "evidence"), Version: "test"}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := sandbox.New(sandbox.Root{Name: "evidence", Dir: b.Dir(), Verify: func(rel string) error {
+		id, _, _ := strings.Cut(rel, "/")
+		_, err := b.Verify(id)
+		return err
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := bbPortDeps()
+	d.BlackBox = BlackBox{Recorder: rec, Evidence: b, Files: files, Downloads: NewFileServer(files)}
+	return d
+}
+
+// bbPortDeps has the recorded ports as capture_status lists them.
+func bbPortDeps() Deps {
+	d := testDeps()
+	d.Ports = fakePorts{
+		{Name: "can0", Kind: "can", Drops: map[string]uint64{}, Errors: map[string]uint64{}},
+		{Name: "j1708", Kind: "j1708", Drops: map[string]uint64{}, Errors: map[string]uint64{}},
+	}
+	return d
+}
+
+func at(i int) string { return bbStart.Add(time.Duration(i) * bbStep).Format(time.RFC3339Nano) }
+
+func TestListCaptures(t *testing.T) {
+	c := newChecker(t, testServer(t, blackboxDeps(t), blackboxTools...))
+	cases := []struct {
+		name string
+		args map[string]any
+		rows int
+	}{
+		{name: "all", args: map[string]any{}, rows: 1},
+		{name: "a recorded port", args: map[string]any{"port": "j1708"}, rows: 1},
+		{name: "a port never recorded", args: map[string]any{"port": "span0"}, rows: 0},
+		{name: "a window the segment overlaps", args: map[string]any{"since": at(100), "until": at(1000)}, rows: 1},
+		{name: "a window after it", args: map[string]any{"since": at(bbCAN + 1)}, rows: 0},
+		{name: "a window before it", args: map[string]any{"until": at(-1)}, rows: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, env := c.call("list_captures", tc.args)
+			if r.IsError {
+				t.Fatal(r.Content[0].Text)
+			}
+			rows := items(env)
+			if len(rows) != tc.rows {
+				t.Fatalf("%d rows, want %d: %s", len(rows), tc.rows, r.Content[0].Text)
+			}
+			if tc.rows == 0 {
+				return
+			}
+			s := rows[0]
+			if s["frames"] != float64(bbCAN+bbJ1708) || s["open"] != true || !strings.HasSuffix(s["name"].(string), ".pcapng") {
+				t.Errorf("segment %v", s)
+			}
+			if ps := s["ports"].([]any); len(ps) != 2 {
+				t.Errorf("ports %v, want can0 and j1708", ps)
+			}
+		})
+	}
+	if _, env := c.call("list_captures", map[string]any{"fields": []string{"bytes"}}); len(items(env)[0]) != 2 {
+		t.Errorf("fields=bytes: %v, want bytes and seq", items(env)[0])
+	}
+}
+
+func TestBlackboxToolsWithoutRecorder(t *testing.T) {
+	d := bbPortDeps()
+	d.BlackBox.RecorderOff = "recorder off (recorder.enabled is false)"
+	c := newChecker(t, testServer(t, d, append([]toolDef{captureStatusTool}, blackboxTools...)...))
+	for tool, args := range map[string]map[string]any{
+		"list_captures":          {},
+		"find_in_captures":       {"since": at(0), "until": at(10)},
+		"build_evidence_package": {"at": at(0)},
+	} {
+		if _, env := c.call(tool, args); env["ok"] != false {
+			t.Errorf("%s answered without a recorder", tool)
+		} else if code, msg, _ := firstError(t, env); code != CodeUnavailable || !strings.Contains(msg, "recorder.enabled") {
+			t.Errorf("%s: %s %s", tool, code, msg)
+		}
+	}
+	_, env := c.call("capture_status", nil)
+	sec := env["data"].(map[string]any)["recorder"].(map[string]any)
+	if sec["state"] != "off" || sec["status"] != nil || !strings.Contains(sec["why"].(string), "recorder.enabled") {
+		t.Errorf("recorder section %v", sec)
+	}
+}
+
+func TestCaptureStatusRecorderSection(t *testing.T) {
+	c := newChecker(t, testServer(t, blackboxDeps(t), captureStatusTool))
+	_, env := c.call("capture_status", nil)
+	sec := env["data"].(map[string]any)["recorder"].(map[string]any)
+	st := sec["status"].(map[string]any)
+	if sec["state"] != recorder.StateRecording || st["segments"] != 1.0 || st["quota_bytes"] != float64(recorder.DefaultQuotaBytes) || st["segments_deleted"] != 0.0 {
+		t.Errorf("recorder section %v", sec)
+	}
+	if st["bytes"].(float64) <= 0 || st["writes"].(float64) < 1 {
+		t.Errorf("nothing written: %v", st)
+	}
+	ev := sec["evidence"].(map[string]any)
+	if ev["bundles"] != 0.0 || len(ev["pending"].([]any)) != 0 {
+		t.Errorf("evidence %v", ev)
+	}
+	if dl := sec["downloads"].(map[string]any); dl["max_concurrent"] != float64(MaxDownloads) {
+		t.Errorf("downloads %v", dl)
+	}
+}
+
+func TestFindInCaptures(t *testing.T) {
+	c := newChecker(t, testServer(t, blackboxDeps(t), blackboxTools...))
+	whole := map[string]any{"since": at(-1), "until": at(bbCAN + 1)}
+	with := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for k, v := range whole {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	cases := []struct {
+		name  string
+		args  map[string]any
+		hits  int
+		trunc bool
+	}{
+		{name: "CAN id", args: with("can_id", "18FEF100", "max_hits", 1000), hits: bbCAN},
+		{name: "CAN id under a mask", args: with("can_id", "FEF100", "mask", "FFFF00", "max_hits", 1000), hits: bbCAN},
+		{name: "other CAN id", args: with("can_id", "18FEF200"), hits: 0},
+		{name: "MID", args: with("mid", 128, "max_hits", 1000), hits: bbJ1708},
+		{name: "MID on the CAN port only", args: with("mid", 128, "port", "can0"), hits: 0},
+		{name: "max_hits", args: with("mid", 128, "max_hits", 7), hits: 7, trunc: true},
+		{name: "bytes", args: with("contains", "80542A"), hits: 1}, // MID 128, PID 84, counter 42
+		{name: "a narrow window", args: map[string]any{"since": at(10), "until": at(20), "can_id": "18FEF100"}, hits: 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, env := c.call("find_in_captures", tc.args)
+			if r.IsError {
+				t.Fatal(r.Content[0].Text)
+			}
+			d := env["data"].(map[string]any)
+			if hits := d["hits"].([]any); len(hits) != tc.hits || d["truncated"] != tc.trunc {
+				t.Errorf("%d hits (truncated %v), want %d (%v)", len(hits), d["truncated"], tc.hits, tc.trunc)
+			}
+			if tc.trunc && len(env["warnings"].([]any)) == 0 {
+				t.Error("truncated without a warning")
+			}
+		})
+	}
+	for name, args := range map[string]map[string]any{
+		"no arguments":         {},
+		"until before since":   {"since": at(10), "until": at(5)},
+		"l4_port, no host":     with("l4_port", 5060),
+		"not an address":       with("host", "10.0.0"),
+		"odd hex":              with("contains", "805"),
+		"a mask without an id": with("mask", "FF"),
+	} {
+		if _, env := c.call("find_in_captures", args); env["ok"] != false {
+			t.Errorf("%s: answered", name)
+		} else if code, _, _ := firstError(t, env); code != CodeInvalidArgument {
+			t.Errorf("%s: %s", name, code)
+		}
+	}
+}
+
+// TestFindInCapturesHonoursCancellation: a call whose context is done
+// answers that it was cancelled, not a partial list that looks whole.
+func TestFindInCapturesHonoursCancellation(t *testing.T) {
+	s := testServer(t, blackboxDeps(t), blackboxTools...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"name": "find_in_captures", "arguments": map[string]any{"since": at(-1), "until": at(bbCAN + 1), "mid": 128}}})
+	out, _ := json.Marshal(s.HandleMessage(ctx, req))
+	if !bytes.Contains(out, []byte(`"isError":true`)) || !bytes.Contains(out, []byte("cancelled")) {
+		t.Errorf("cancelled search answered %s", out)
+	}
+}
+
+func TestBuildEvidencePackage(t *testing.T) {
+	d := blackboxDeps(t)
+	c := newChecker(t, testServer(t, d, blackboxTools...))
+	r, env := c.call("build_evidence_package", map[string]any{"at": at(40), "before_s": 0, "after_s": 1, "trigger": `{"why":"test"}`})
+	if r.IsError {
+		t.Fatal(r.Content[0].Text)
+	}
+	data := env["data"].(map[string]any)
+	if data["sealed"] != true || !strings.HasPrefix(data["id"].(string), "ev-") {
+		t.Fatalf("answer %v", data)
+	}
+	frames := data["frames"].(map[string]any)
+	if frames["can0"] != 80.0 || frames["j1708"] != 20.0 { // at(40)+1 s reaches past the last frame
+		t.Errorf("frames %v, want can0 80 (40..119) and j1708 20 (40..59)", frames)
+	}
+	var pcap string
+	for _, f := range data["files"].([]any) {
+		f := f.(map[string]any)
+		name := f["name"].(string)
+		path, err := d.BlackBox.Files.Path(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(body)
+		if f["sha256"] != hex.EncodeToString(sum[:]) || f["bytes"] != float64(len(body)) {
+			t.Errorf("%s: answer says %v %v, the file has %d bytes and %x", name, f["bytes"], f["sha256"], len(body), sum)
+		}
+		if strings.HasSuffix(name, "/capture.pcapng") {
+			pcap = path
+		}
+	}
+	if pcap == "" {
+		t.Fatal("no capture.pcapng in the bundle")
+	}
+	var links int
+	for _, ct := range r.Content[1:] {
+		if ct.Type == "resource_link" {
+			links++
+		}
+	}
+	if want := len(data["files"].([]any)); links != want {
+		t.Errorf("%d resource links, want one per file (%d)", links, want)
+	}
+	// Ground truth from outside: capinfos counts the packets.
+	if _, err := exec.LookPath("capinfos"); err != nil {
+		t.Log("capinfos not installed: the pcapng's packet count is not checked independently")
+	} else {
+		out, err := exec.Command("capinfos", "-M", "-c", pcap).CombinedOutput()
+		if err != nil {
+			t.Fatalf("capinfos: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "Number of packets:   "+strconv.Itoa(80+20)) {
+			t.Errorf("capinfos says\n%s\nwant 100 packets", out)
+		}
+	}
+
+	// A window that ends in the future is pending, not sealed.
+	r, env = c.call("build_evidence_package", map[string]any{"at": time.Now().Format(time.RFC3339), "after_s": 30})
+	if r.IsError {
+		t.Fatal(r.Content[0].Text)
+	}
+	if data := env["data"].(map[string]any); data["sealed"] != false || data["pending"] == nil || data["due"] == nil {
+		t.Errorf("future window: %v", data)
+	}
+	for name, args := range map[string]map[string]any{
+		"no moment":          {},
+		"an empty window":    {"at": at(10), "before_s": 0, "after_s": 0},
+		"a window too long":  {"at": at(10), "before_s": 601},
+		"a trigger not JSON": {"at": at(10), "trigger": "{"},
+	} {
+		if _, env := c.call("build_evidence_package", args); env["ok"] != false {
+			t.Errorf("%s: answered", name)
+		} else if code, _, _ := firstError(t, env); code != CodeInvalidArgument {
+			t.Errorf("%s: %s", name, code)
+		}
+	}
+}
