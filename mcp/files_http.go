@@ -102,7 +102,7 @@ func (f *FileServer) serve(w http.ResponseWriter, r *http.Request, name string) 
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		f.notFound.Add(1)
-		http.Error(w, "no such file: list the sandbox with the file tools", http.StatusNotFound)
+		http.Error(w, "no such file in the sandbox", http.StatusNotFound)
 		return
 	case errors.Is(err, sandbox.ErrRefused):
 		f.refusedName.Add(1)
