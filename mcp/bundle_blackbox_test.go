@@ -6,17 +6,21 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus"
 	"fieldtap/services/evidence"
 	"fieldtap/services/recorder"
+	"fieldtap/services/ring"
 	"fieldtap/services/sandbox"
 )
 
@@ -27,6 +31,8 @@ const (
 	bbCAN   = 120
 	bbJ1708 = 60
 	bbStep  = 10 * time.Millisecond
+	// bbStored is what the CAN store keeps: the rest only the recorder has.
+	bbStored = 20
 )
 
 var bbStart = time.Now().Add(-time.Hour).Truncate(time.Second)
@@ -42,13 +48,23 @@ func blackboxDeps(t *testing.T) Deps {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rec.Close() })
+	store, err := canbus.New(ring.Limits{Items: bbStored, Bytes: bbStored * canbus.FrameBytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := store.Port("can0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	can, j := rec.Port("can0"), rec.Port("j1708")
 	for i := range bbCAN {
-		b, err := wire.EncodeCAN(0x18FEF100|wire.CANEFF, []byte{byte(i), 2, 3, 4, 5, 6, 7, 8})
+		data := []byte{byte(i), 2, 3, 4, 5, 6, 7, 8}
+		b, err := wire.EncodeCAN(0x18FEF100|wire.CANEFF, data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		can.Write(bbStart.Add(time.Duration(i)*bbStep), wire.LinkCANSocketCAN, b, 0)
+		sp.Add(bbStart.Add(time.Duration(i)*bbStep), 0x18FEF100|wire.CANEFF, data)
 		if i < bbJ1708 {
 			msg := []byte{128, 84, byte(i)}
 			msg = append(msg, byte(-int(msg[0]+msg[1]+msg[2])))
@@ -69,6 +85,7 @@ func blackboxDeps(t *testing.T) Deps {
 		t.Fatal(err)
 	}
 	d := bbPortDeps()
+	d.CAN = store
 	d.BlackBox = BlackBox{Recorder: rec, Evidence: b, Files: files, Downloads: NewFileServer(files)}
 	return d
 }
@@ -320,5 +337,59 @@ func TestBuildEvidencePackage(t *testing.T) {
 		} else if code, _, _ := firstError(t, env); code != CodeInvalidArgument {
 			t.Errorf("%s: %s", name, code)
 		}
+	}
+}
+
+// TestExportCANLogReadsTheRecorder: the store keeps the newest bbStored
+// frames; export_canlog gives every frame of the window, the older ones
+// from the recorder. The lines are checked with a pattern of the candump
+// -l format, not with the codec that wrote them.
+func TestExportCANLogReadsTheRecorder(t *testing.T) {
+	c := newChecker(t, testServer(t, blackboxDeps(t), exportCANLog))
+	line := regexp.MustCompile(`^\((\d+)\.(\d{6})\) can0 18FEF100#([0-9A-F]{2})02030405060708$`)
+	cases := []struct {
+		name         string
+		args         map[string]any
+		first, lines int
+		fromRecorder int
+		truncated    bool
+	}{
+		{name: "everything", args: map[string]any{}, first: 0, lines: bbCAN, fromRecorder: bbCAN - bbStored},
+		{name: "a window the store holds", args: map[string]any{"since": at(bbCAN - 10)}, first: bbCAN - 10, lines: 10},
+		{name: "a window only the recorder holds", args: map[string]any{"since": at(10), "until": at(30)}, first: 10, lines: 20, fromRecorder: 20},
+		{name: "max_lines", args: map[string]any{"max_lines": 50, "id": "18FEF100"}, first: 0, lines: 50, fromRecorder: 50, truncated: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, env := c.call("export_canlog", tc.args)
+			if r.IsError {
+				t.Fatal(r.Content[0].Text)
+			}
+			x := env["data"].(map[string]any)["exports"].([]any)[0].(map[string]any)
+			if x["lines"] != float64(tc.lines) || x["from_recorder"] != float64(tc.fromRecorder) || x["truncated"] != tc.truncated {
+				t.Errorf("export %v", x)
+			}
+			text := strings.TrimSuffix(x["candump"].(string), "\n")
+			got := strings.Split(text, "\n")
+			if len(got) != tc.lines {
+				t.Fatalf("%d lines, want %d", len(got), tc.lines)
+			}
+			for k, l := range got {
+				m := line.FindStringSubmatch(l)
+				if m == nil {
+					t.Fatalf("line %d %q is not a candump -l line of the test frames", k, l)
+				}
+				i := tc.first + k
+				want := bbStart.Add(time.Duration(i) * bbStep)
+				if m[1] != strconv.FormatInt(want.Unix(), 10) || m[2] != fmt.Sprintf("%06d", want.Nanosecond()/1000) || m[3] != fmt.Sprintf("%02X", i) {
+					t.Fatalf("line %d %q, want frame %d at %s", k, l, i, want)
+				}
+			}
+		})
+	}
+	if _, env := c.call("export_canlog", map[string]any{"id": "123"}); env["ok"] != false {
+		t.Error("an id nothing has answered")
+	} else if code, _, _ := firstError(t, env); code != CodeNotFound {
+		t.Errorf("nothing to export: %s", code)
 	}
 }
