@@ -7,14 +7,20 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
@@ -392,4 +398,86 @@ func TestExportCANLogReadsTheRecorder(t *testing.T) {
 	} else if code, _, _ := firstError(t, env); code != CodeNotFound {
 		t.Errorf("nothing to export: %s", code)
 	}
+}
+
+// TestFindInCapturesReportsProgress: a client that sends a progressToken
+// hears how many of the planned bytes the search has read; the recorder
+// reports at the end of every search, so even this small one sends one.
+func TestFindInCapturesReportsProgress(t *testing.T) {
+	srv := testServer(t, blackboxDeps(t), blackboxTools...)
+	var mu sync.Mutex
+	var got []*sdk.ProgressNotificationParams
+	client := sdk.NewClient(&sdk.Implementation{Name: "progress-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
+		},
+	})
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); ServeStdio(ctx, srv, sr, sw, testDeps().Log) }()
+	s, err := client.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close(); cancel(); cw.Close(); sw.Close(); <-done }()
+	args := map[string]any{"since": at(-1), "until": at(bbCAN + 1), "mid": 128}
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "find_in_captures", Arguments: args, Meta: sdk.Meta{"progressToken": "find-1"}})
+	if err != nil || res.IsError {
+		t.Fatalf("find: %v %v", err, res)
+	}
+	var planned float64
+	if st, ok := res.StructuredContent.(map[string]any); ok {
+		planned = st["data"].(map[string]any)["scan"].(map[string]any)["bytes_planned"].(float64)
+	}
+	// Notifications may still be in flight behind the answer.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 1 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no progress notification")
+	}
+	if p := got[0]; p.ProgressToken != "find-1" || p.Total != planned || p.Progress <= 0 || p.Progress > p.Total || !strings.Contains(p.Message, "segments read") {
+		t.Errorf("notification %+v, want progress of %v planned bytes", p, planned)
+	}
+}
+
+// FuzzFilesName: whatever name a client sends, the download handler
+// answers 200 only with the bytes of the one file inside the sandbox,
+// and never with a byte of the file outside it.
+func FuzzFilesName(f *testing.F) {
+	for _, seed := range []string{"exports/a.pcapng", "exports/../secret", "exports/./a.pcapng", "/etc/passwd", "exports/", "exports//a.pcapng", "exports/.a.pcapng", "exports/a.pcapng/", "exports\\..\\secret", "exports/%2e%2e/secret"} {
+		f.Add(seed)
+	}
+	dir := f.TempDir()
+	exports := filepath.Join(dir, "exports")
+	os.Mkdir(exports, 0o700)
+	os.WriteFile(filepath.Join(exports, "a.pcapng"), []byte("inside"), 0o600)
+	os.WriteFile(filepath.Join(dir, "secret"), []byte("outside"), 0o600)
+	sb, err := sandbox.New(sandbox.Root{Name: "exports", Dir: exports})
+	if err != nil {
+		f.Fatal(err)
+	}
+	fs := NewFileServer(sb)
+	f.Fuzz(func(t *testing.T, name string) {
+		w := httptest.NewRecorder()
+		fs.serve(w, httptest.NewRequest(http.MethodGet, "/files/x", nil), name)
+		body := w.Body.String()
+		if strings.Contains(body, "outside") {
+			t.Fatalf("%q served the file outside the sandbox", name)
+		}
+		if w.Code == http.StatusOK && body != "inside" {
+			t.Fatalf("%q: 200 with %q", name, body)
+		}
+	})
 }
