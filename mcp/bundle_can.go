@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
@@ -237,40 +240,62 @@ var busLoad = tool[busLoadIn, page[busLoadRow]]{
 	},
 }
 
+type exportLinesArg int
+
+func (exportLinesArg) argSchema() *jsonschema.Schema {
+	return sipCount("lines per port, oldest first", 1, canbus.MaxExportLines, canbus.DefaultExportLines)
+}
+
 type exportCANLogIn struct {
 	PortSelector
 	canSelect
-	Paging
-	Projection
+	MaxLines exportLinesArg `json:"max_lines,omitempty"`
 }
 
-type candumpRow struct {
-	Port string `json:"port"`
-	Seq  uint64 `json:"seq"`
-	// Line is one candump -l line (no newline), replayable with canplayer.
-	Line string `json:"line"`
+type exportCANLogOut struct {
+	Exports []canbus.Candump `json:"exports" jsonschema:"one per port: candump -l text (replayable with canplayer), lines, from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
 }
 
-var exportCANLog = tool[exportCANLogIn, page[candumpRow]]{
+var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 	name:  "export_canlog",
-	desc:  "Stored CAN frames as candump -l lines (replayable with canplayer), port by port, each oldest first, filtered by id/mask and time window; paged like can_frames: follow next_cursor for the rest.",
+	desc:  "CAN frames as candump -l text (replayable with canplayer), per port, oldest first, filtered by id/mask and time window: the recorder's frames older than the store, then the store. At most max_lines a port.",
 	hints: readOnly(),
-	ids:   []string{"port", "seq"},
-	run: func(c *call, in exportCANLogIn) (page[candumpRow], error) {
+	run: func(c *call, in exportCANLogIn) (exportCANLogOut, error) {
 		ps, err := canPorts(c.d, in.PortSelector)
 		if err != nil {
-			return page[candumpRow]{}, err
+			return exportCANLogOut{}, err
 		}
 		m, err := in.match()
 		if err != nil {
-			return page[candumpRow]{}, err
+			return exportCANLogOut{}, err
 		}
-		var buf []byte
-		return pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
-			func(_ string, r canbus.Record) bool { return m.frame(r) },
-			func(port string, seq uint64, r canbus.Record) candumpRow {
-				buf = wire.AppendCandump(buf[:0], r.Time, port, r.ID, r.Payload())
-				return candumpRow{Port: port, Seq: seq, Line: string(buf[:len(buf)-1])}
-			})
+		// A nil *recorder.Recorder in the interface would be called.
+		var rec canbus.Recorded
+		if c.d.BlackBox.Recorder != nil {
+			rec = c.d.BlackBox.Recorder
+		}
+		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines)}
+		out := exportCANLogOut{Exports: []canbus.Candump{}}
+		for _, p := range ps {
+			x, err := c.d.CAN.ExportCandump(c.ctx, rec, p.Name(), sel)
+			if errors.Is(err, canbus.ErrNothingToExport) {
+				c.warnf("port %s: no stored or recorded frame matches", p.Name())
+				continue
+			}
+			if err != nil {
+				return exportCANLogOut{}, fmt.Errorf("export %s: %w", p.Name(), err)
+			}
+			if x.Truncated {
+				c.warnf("port %s: max_lines (%d) reached; narrow since/until for the rest", p.Name(), sel.MaxLines)
+			}
+			if x.RecorderCut {
+				c.warnf("port %s: the recorder's read bound ended the older frames early; narrow since/until", p.Name())
+			}
+			out.Exports = append(out.Exports, x)
+		}
+		if len(out.Exports) == 0 {
+			return exportCANLogOut{}, notFound("widen since/until or the id; can_frames shows what the store holds, find_in_captures what the recorder holds", "no stored or recorded CAN frame matches")
+		}
+		return out, nil
 	},
 }

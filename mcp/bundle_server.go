@@ -61,6 +61,7 @@ type captureStatus struct {
 	Board        []ports.BoardPart `json:"board" jsonschema:"bring-up of the SPAN interface, USB gadget and GPIO lines, in order"`
 	TransmitArm  ports.Arm         `json:"transmit_arm"`
 	MemoryBudget budget.Status     `json:"memory_budget" jsonschema:"the one memory budget: where it came from, the stores' pool, and every store's share with what it holds"`
+	Recorder     recorderSection   `json:"recorder" jsonschema:"the recorder on disk: state, segments and bytes against the quota, rotations, gaps and bounds hit, pins, evidence, downloads (bundle_blackbox.go)"`
 }
 
 // noBoard is what capture_status says without a BoardReporter.
@@ -74,6 +75,7 @@ func readCaptureStatus(d Deps) captureStatus {
 	if b, has := d.Ports.(BudgetReporter); has {
 		st.MemoryBudget = b.Budget()
 	}
+	st.Recorder = readRecorderSection(d)
 	return st
 }
 
@@ -84,7 +86,7 @@ var serverTools = []toolDef{captureStatusTool, serverCapabilities}
 var captureStatusTool = tool[noArgs, captureStatus]{
 	name: toolCaptureStatus,
 	desc: "Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted (every frame it read consumed by the analysers), and the port's frame store; " +
-		"the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from; the memory budget with every store's share and use. Call it first, and again to see counters move.",
+		"the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from; the memory budget with every store's share and use; the recorder. Call it first, and again to see counters move.",
 	hints: readOnly(),
 	run:   func(c *call, _ noArgs) (captureStatus, error) { return readCaptureStatus(c.d), nil },
 }

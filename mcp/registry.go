@@ -39,6 +39,7 @@ func allBundles() []bundle {
 		{name: "media", tools: mediaTools},
 		{name: "j1708", tools: j1708Tools},
 		{name: bundleTransmit, tools: transmitTools},
+		{name: "blackbox", tools: blackboxTools},
 	}
 }
 
@@ -216,4 +217,6 @@ type Deps struct {
 	// SIPExport writes export_capture files; nil when the box has no
 	// Ethernet port.
 	SIPExport *sip.Exporter
+
+	BlackBox BlackBox // the recorder, evidence and files (bundle_blackbox.go)
 }

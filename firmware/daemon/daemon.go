@@ -152,10 +152,10 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	var recWG sync.WaitGroup
 	rec.run(recCtx, &recWG)
 	seal.run(recCtx, &recWG, log)
-	// The MCP layer reaches these through Deps once its tools exist
-	// (docs/recorder.md, "For the MCP layer"): rec.rec (list_captures,
-	// find_in_captures), seal.builder (build_evidence_package), files
-	// (resources and the HTTP GET), captures (open_capture).
+	// The MCP layer reaches these through deps.BlackBox: rec.rec
+	// (list_captures, find_in_captures), seal.builder
+	// (build_evidence_package), files (the HTTP GET and, later,
+	// resources), captures (open_capture).
 	captures := newCaptureOpener(files, an, &reg, rec, cfg.Store.HandoffDepth, len(cfg.Sources), log)
 	// Deferred in this order: ports stop and their consumers drain, then
 	// the recorder writes what they delivered and closes.
@@ -189,6 +189,10 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		},
 	}
 	an.deps(&deps)
+	deps.BlackBox = mcp.BlackBox{Recorder: rec.rec, RecorderOff: rec.why, Evidence: seal.builder, Files: files}
+	if cfg.MCP.Transport == "http" {
+		deps.BlackBox.Downloads = mcp.NewFileServer(files)
+	}
 	deps.Info.Compiled = mcp.BundleNames()
 	deps.Info.OutputSchemas = cfg.MCP.OutputSchemas
 	// Every compiled bundle loads except transmit, unless the operator
@@ -224,7 +228,9 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		log.Info("serving MCP on stdio")
 		err = mcp.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
 	default:
-		err = serveHTTP(ctx, cfg.MCP.Listen, mcp.NewHTTPEndpoint(srv, access.httpOptions(cfg.MCP, log)), log, stdio.Listening)
+		ep := mcp.NewHTTPEndpoint(srv, access.httpOptions(cfg.MCP, log))
+		ep.ServeFiles(deps.BlackBox.Downloads)
+		err = serveHTTP(ctx, cfg.MCP.Listen, ep, log, stdio.Listening)
 	}
 	log.Info("MCP endpoint stopped; stopping the rest")
 	return err

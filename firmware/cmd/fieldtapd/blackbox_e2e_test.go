@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"fieldtap/mcp"
+)
+
+// TestBlackboxOnTheSimBoard: the real daemon records the sim board; over
+// HTTP with a token the blackbox tools list the segment, find its CAN
+// frames, seal an evidence bundle, and the bundle's pcapng downloads
+// through GET /files with the digest the tool gave. Every answer is
+// checked against its advertised output schema.
+func TestBlackboxOnTheSimBoard(t *testing.T) {
+	dir := t.TempDir()
+	const secret = "e2e-blackbox-9d2f6a"
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(mcp.HashToken("e2e", secret, mcp.ScopeRead, mcp.ScopeTransmit)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "fieldtapd.toml")
+	body := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
+		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "rec"), filepath.Join(dir, "evidence"))
+	os.Mkdir(filepath.Join(dir, "captures"), 0o700)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
+	defer cancel()
+	_, url, stderr := startHTTP(t, "--config", cfg, "--mcp-tokens-file", tokens, "--mcp-output-schemas")
+	hc := &http.Client{Transport: bearerTransport{secret}}
+	s, err := newClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer s.Close()
+	list, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := &contractClient{t: t, ctx: ctx, s: s, tools: map[string]*sdk.Tool{}, schemas: map[string]*jsonschema.Schema{}, c: jsonschema.NewCompiler(), seen: map[string]any{}}
+	for _, tool := range list.Tools {
+		cc.tools[tool.Name] = tool
+	}
+
+	// Wait (generously) until the recorder has written CAN frames.
+	var newest time.Time
+	for deadline := time.Now().Add(giveUp); ; time.Sleep(200 * time.Millisecond) {
+		env, _ := cc.call("capture_status", nil)
+		rec := env["data"].(map[string]any)["recorder"].(map[string]any)
+		if rec["state"] != "recording" {
+			t.Fatalf("recorder %v\n%s", rec, stderr.String())
+		}
+		if n, _ := rec["status"].(map[string]any)["newest_frame"].(string); n != "" {
+			if newest, err = time.Parse(time.RFC3339Nano, n); err != nil {
+				t.Fatal(err)
+			}
+			if found := cc.find(newest); found > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the recorder never wrote a CAN frame\n%s", stderr.String())
+		}
+	}
+
+	env, _ := cc.call("list_captures", map[string]any{"port": "can0"})
+	rows := env["items"].([]any)
+	if len(rows) == 0 || rows[0].(map[string]any)["frames"].(float64) == 0 {
+		t.Fatalf("list_captures: %v", env)
+	}
+
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "build_evidence_package", Arguments: map[string]any{
+		"at": newest.Add(-2 * time.Second).Format(time.RFC3339Nano), "before_s": 2, "after_s": 1, "trigger": `{"test":"e2e"}`}})
+	if err != nil || res.IsError {
+		t.Fatalf("build_evidence_package: %v %v", err, res)
+	}
+	var links int
+	for _, c := range res.Content {
+		if l, isLink := c.(*sdk.ResourceLink); isLink && strings.HasPrefix(l.URI, mcp.FilesURIPrefix+"evidence/") {
+			links++
+		}
+	}
+	var bundle map[string]any
+	if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &bundle); err != nil {
+		t.Fatal(err)
+	}
+	cc.validate("build_evidence_package", res.Content[0].(*sdk.TextContent).Text)
+	data := bundle["data"].(map[string]any)
+	files := data["files"].([]any)
+	if links != len(files) || len(files) == 0 {
+		t.Errorf("%d resource links for %d files", links, len(files))
+	}
+	for _, f := range files {
+		f := f.(map[string]any)
+		name := f["name"].(string)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, mcp.Path)+mcp.FilesPath+name, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		sum := sha256.Sum256(b)
+		if resp.StatusCode != http.StatusOK || hex.EncodeToString(sum[:]) != f["sha256"] || resp.Header.Get("Content-Length") != strconv.Itoa(len(b)) {
+			t.Errorf("GET %s: %s, %d bytes, sha256 %x; the tool said %v", name, resp.Status, len(b), sum, f["sha256"])
+		}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, mcp.Path)+mcp.FilesPath+files[0].(map[string]any)["name"].(string), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET without a token: %s", resp.Status)
+	}
+}
+
+// find runs find_in_captures for can0's frames in the second before
+// newest and returns the hits.
+func (cc *contractClient) find(newest time.Time) int {
+	env, _ := cc.call("find_in_captures", map[string]any{"since": newest.Add(-time.Second).Format(time.RFC3339Nano),
+		"until": newest.Add(time.Millisecond).Format(time.RFC3339Nano), "port": "can0", "can_id": "00000000", "mask": "0"}) // every 29-bit frame
+	if env["ok"] != true {
+		cc.t.Fatalf("find_in_captures: %v", env)
+	}
+	return len(env["data"].(map[string]any)["hits"].([]any))
+}

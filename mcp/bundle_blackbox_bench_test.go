@@ -1,0 +1,112 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"fieldtap/drivers/wire"
+	"fieldtap/services/recorder"
+	"fieldtap/services/sandbox"
+)
+
+// benchFrames is the recording find_in_captures searches: 200 000 CAN
+// frames (about 10 MB of segment), one match in 1000.
+const benchFrames = 200_000
+
+// BenchmarkFindInCaptures times one whole tools/call: argument checks,
+// the recorder's scan of every block, the envelope. Reported per call,
+// with the segment bytes read per second.
+func BenchmarkFindInCaptures(b *testing.B) {
+	rec, err := recorder.Open(recorder.Options{Dir: b.TempDir(), SegmentBytes: 64 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Close()
+	p := rec.Port("can0")
+	t0 := time.Now().Add(-time.Hour)
+	for i := range benchFrames {
+		id := uint32(0x0CF00400 | wire.CANEFF)
+		if i%1000 == 0 {
+			id = 0x18FEF100 | wire.CANEFF
+		}
+		f, _ := wire.EncodeCAN(id, []byte{byte(i), byte(i >> 8), 3, 4, 5, 6, 7, 8})
+		p.Write(t0.Add(time.Duration(i)*time.Millisecond), wire.LinkCANSocketCAN, f, 0)
+		if i%10_000 == 0 {
+			rec.Flush() // the pending buffer holds one 100 ms batch, not the whole recording
+		}
+	}
+	rec.Flush()
+	d := testDeps()
+	d.BlackBox.Recorder = rec
+	s := build(d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, blackboxTools, false)
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "find_in_captures",
+		"arguments": map[string]any{"since": t0.Add(-time.Second).Format(time.RFC3339Nano), "until": t0.Add(time.Hour).Format(time.RFC3339Nano), "can_id": "18FEF100", "max_hits": 1000}}})
+	var read float64
+	b.ReportAllocs()
+	for b.Loop() {
+		res, ok := s.HandleMessage(context.Background(), req).(mcpgo.JSONRPCResponse)
+		if !ok {
+			b.Fatal("not a response")
+		}
+		var env struct {
+			Data findOut `json:"data"`
+		}
+		if err := json.Unmarshal(res.Result.(*mcpgo.CallToolResult).RawStructuredContent, &env); err != nil {
+			b.Fatal(err)
+		}
+		if n := len(env.Data.Hits); n != benchFrames/1000 {
+			b.Fatalf("%d hits", n)
+		}
+		read = float64(env.Data.Scan.BytesRead)
+	}
+	b.ReportMetric(read*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
+}
+
+// BenchmarkFilesDownload times GET /files of a 32 MiB file through the
+// endpoint's token check on a loopback listener, the client reading
+// every byte.
+func BenchmarkFilesDownload(b *testing.B) {
+	const size = 32 << 20
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "big.pcapng"), make([]byte, size), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Root{Name: "exports", Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := ParseTokens(strings.NewReader(HashToken("bench", "s3cret")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := NewHTTPEndpoint(build(testDeps(), Options{MaxResponseBytes: DefaultMaxResponseBytes}, nil, false), HTTPOptions{Tokens: tok})
+	e.ServeFiles(NewFileServer(sb))
+	ts := httptest.NewServer(e)
+	defer ts.Close()
+	defer e.Close(context.Background())
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+FilesPath+"exports/big.pcapng", nil)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || n != size {
+			b.Fatalf("%s, %d bytes", resp.Status, n)
+		}
+	}
+}
