@@ -45,6 +45,7 @@ func allBundles() []bundle {
 		{name: "j1708", tools: j1708Tools},
 		{name: bundleTransmit, tools: transmitTools},
 		{name: "uds", tools: udsTools, optIn: true},
+		{name: "dbc", tools: dbcTools, optIn: true},
 	}
 }
 
