@@ -9,7 +9,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"fieldtap/services/untrusted"
 	"fieldtap/tools/refdata"
 )
 
@@ -37,8 +36,6 @@ func dbcDeps(t *testing.T, frames []vehicleFrame, files ...string) (Deps, *check
 	return d, c
 }
 
-func fence(s string) string { return untrusted.Open + s + untrusted.Close }
-
 // The layout of CSS Electronics' J1939 demo DBC as ../shared/testdata/can/
 // PROVENANCE.md describes it: EEC1 (0x8CF004FE) EngineSpeed SPN 190 at
 // bit 24, 16 bits × 0.125 rpm; CCVS1 (0x98FEF1FE) WheelBasedVehicleSpeed
@@ -61,7 +58,7 @@ func TestDBCInspectReferenceLayout(t *testing.T) {
 	} {
 		m := d["message_list"].([]any)[i].(map[string]any)
 		s := m["signals"].([]any)[0].(map[string]any)
-		if m["id"] != w.id || m["name"] != fence(w.name) || m["pgn"] != w.pgn || s["name"] != fence(w.signal) || s["spn"] != w.spn ||
+		if m["id"] != w.id || m["name"] != fenced(w.name) || m["pgn"] != w.pgn || s["name"] != fenced(w.signal) || s["spn"] != w.spn ||
 			s["start_bit"] != w.start || s["length"] != w.length || s["factor"] != w.factor || s["byte_order"] != "little_endian" {
 			t.Errorf("message %d: %v", i, m)
 		}
@@ -69,7 +66,7 @@ func TestDBCInspectReferenceLayout(t *testing.T) {
 	if !strings.HasPrefix(r.Content[len(r.Content)-1].Text, "Provenance:") || !strings.Contains(r.Content[len(r.Content)-1].Text, "DBC file") {
 		t.Error("fenced DBC text without the provenance note naming the DBC author")
 	}
-	_, env = c.call("dbc_inspect", map[string]any{"messages": []any{fence("CCVS1")}})
+	_, env = c.call("dbc_inspect", map[string]any{"messages": []any{fenced("CCVS1")}})
 	if l := env["data"].(map[string]any)["message_list"].([]any); len(l) != 1 {
 		t.Errorf("a fenced name copied back selects %d messages", len(l))
 	}
@@ -100,7 +97,7 @@ func TestDBCDecodeWindowOnAReferenceLog(t *testing.T) {
 		m := m.(map[string]any)
 		tally[m["message"].(string)] = m["frames"].(float64)
 	}
-	if tally[fence("EEC1")] != eec1 || tally[fence("CCVS1")] != ccvs1 || p["decoded"] != float64(eec1+ccvs1) {
+	if tally[fenced("EEC1")] != eec1 || tally[fenced("CCVS1")] != ccvs1 || p["decoded"] != float64(eec1+ccvs1) {
 		t.Errorf("tallies %v decoded %v, want EEC1 %d CCVS1 %d", tally, p["decoded"], eec1, ccvs1)
 	}
 	if len(p["rows"].([]any)) != 10 || p["rows_truncated"] != true || len(env["warnings"].([]any)) != 1 {
@@ -127,7 +124,7 @@ func TestDBCDecodeWindowOnAReferenceLog(t *testing.T) {
 // 0xFF (not available); the frame is one can_send takes.
 func TestDBCEncodeFeedsCanSend(t *testing.T) {
 	_, c := dbcDeps(t, nil, "css_CSS-Electronics-SAE-J1939-DEMO.dbc")
-	_, env := c.call("dbc_encode", map[string]any{"message": "EEC1", "values": []any{map[string]any{"signal": fence("EngineSpeed"), "value": 1500}}})
+	_, env := c.call("dbc_encode", map[string]any{"message": "EEC1", "values": []any{map[string]any{"signal": fenced("EngineSpeed"), "value": 1500}}})
 	d := env["data"].(map[string]any)
 	const want = "FFFFFFE02EFFFFFF"
 	f, _ := d["can_send_frame"].(map[string]any)

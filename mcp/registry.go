@@ -46,6 +46,7 @@ func allBundles() []bundle {
 		{name: bundleTransmit, tools: transmitTools},
 		{name: "uds", tools: udsTools, optIn: true},
 		{name: "dbc", tools: dbcTools, optIn: true},
+		{name: "j1939_diag", tools: j1939DiagTools, optIn: true},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"fieldtap/services/dbc"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
+	"fieldtap/services/ports"
 	"fieldtap/services/ring"
 	"fieldtap/tools/gen/j1939gen"
 )
@@ -32,6 +33,19 @@ const vehicleMaxFrames = 1 << 17
 // dataDir, fed frames on port "can0" as feedCAN feeds them.
 func vehicleDeps(t testing.TB, dataDir string, frames []vehicleFrame) Deps {
 	t.Helper()
+	return vehiclePorts(t, dataDir, portFrames{"can0", frames})
+}
+
+// portFrames is one port's frames.
+type portFrames struct {
+	name   string
+	frames []vehicleFrame
+}
+
+// vehiclePorts is vehicleDeps over several ports (two captures are two
+// ports), in order.
+func vehiclePorts(t testing.TB, dataDir string, feeds ...portFrames) Deps {
+	t.Helper()
 	cs, err := canbus.New(ring.Limits{Items: vehicleMaxFrames, Bytes: vehicleMaxFrames * canbus.FrameBytes()})
 	if err != nil {
 		t.Fatal(err)
@@ -44,25 +58,29 @@ func vehicleDeps(t testing.TB, dataDir string, frames []vehicleFrame) Deps {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := cs.Port("can0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jf, err := js.Feeder("can0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range frames {
-		p.Add(f.t, f.id, f.data)
-		if f.id&(wire.CANRTR|wire.CANERR) == 0 {
-			jf.Feed(f.t, f.id&wire.CANEFFMask, f.id&wire.CANEFF != 0, f.data)
-		}
-		if err := us.Feed("can0", f.t, f.id, f.data); err != nil {
+	d := testDeps()
+	var listed fakePorts
+	for _, pf := range feeds {
+		p, err := cs.Port(pf.name, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
+		jf, err := js.Feeder(pf.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range pf.frames {
+			p.Add(f.t, f.id, f.data)
+			if f.id&(wire.CANRTR|wire.CANERR) == 0 {
+				jf.Feed(f.t, f.id&wire.CANEFFMask, f.id&wire.CANEFF != 0, f.data)
+			}
+			if err := us.Feed(pf.name, f.t, f.id, f.data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		listed = append(listed, ports.Status{Name: pf.name, Kind: "can", Live: true})
 	}
-	d := testDeps()
-	d.Ports = fakePorts{{Name: "can0", Kind: "can", Live: true}}
+	d.Ports = listed
 	d.CAN, d.J1939, d.UDS, d.DBC = cs, js, us, dbc.NewRegistry(dataDir)
 	return d
 }
