@@ -47,6 +47,8 @@ func allBundles() []bundle {
 		{name: "uds", tools: udsTools, optIn: true},
 		{name: "dbc", tools: dbcTools, optIn: true},
 		{name: "j1939_diag", tools: j1939DiagTools, optIn: true},
+		{name: "canre", tools: canreTools, optIn: true},
+		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
 	}
 }
 
