@@ -152,7 +152,8 @@ type reFieldArg struct {
 	Signed    bool `json:"signed,omitempty"`
 }
 
-// reFields is can_re_correlate's fields: up to canre.MaxFields.
+// reFields is can_re_correlate's candidates, up to canre.MaxFields (not
+// "fields": that name is every list tool's projection).
 type reFields []reFieldArg
 
 func (reFields) argSchema() *jsonschema.Schema {
@@ -169,7 +170,7 @@ func (reFields) argSchema() *jsonschema.Schema {
 
 type reCorrelateIn struct {
 	ID     canIDArg       `json:"id"`
-	Fields reFields       `json:"fields,omitempty"`
+	Fields reFields       `json:"candidates,omitempty"`
 	SPN    *spnArg        `json:"spn,omitempty" jsonschema:"reference: this J1939 SPN decoded from the same window (the catalogue: built-in and loaded J1939 DBCs); give spn or ref_id"`
 	SA     *sourceAddress `json:"sa,omitempty" jsonschema:"with spn: only this source's values"`
 	RefID  canIDArg       `json:"ref_id,omitempty" jsonschema:"reference: a field of this other hex CAN id (raw values); with ref_start_bit and ref_length"`
@@ -242,7 +243,7 @@ var canRECorrelate = tool[reCorrelateIn, reCorrelateOut]{
 		}
 		cor, err := canre.Correlate(s, fields, ref)
 		if err != nil {
-			return reCorrelateOut{}, argErr("fields", "each field must lie inside the bytes every frame of id has (dlc)", "%v", err)
+			return reCorrelateOut{}, argErr("candidates", "each field must lie inside the bytes every frame of id has (dlc)", "%v", err)
 		}
 		if cor.Truncated {
 			c.warnf("listed the %d strongest of %d fields tested", len(cor.Results), cor.Tested)

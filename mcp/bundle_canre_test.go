@@ -56,7 +56,7 @@ func TestCanREOnAReferenceLog(t *testing.T) {
 		t.Errorf("counter %v", cands[0])
 	}
 
-	_, env = c.call("can_re_correlate", map[string]any{"id": "0CF00203", "fields": []any{map[string]any{"start_bit": 8, "length": 16}},
+	_, env = c.call("can_re_correlate", map[string]any{"id": "0CF00203", "candidates": []any{map[string]any{"start_bit": 8, "length": 16}},
 		"ref_id": "18FEF100", "ref_start_bit": 8, "ref_length": 16})
 	r := data(env)["results"].([]any)[0].(map[string]any)
 	if r["pairs"] != 2999.0 || r["r"] != 0.998459 || math.Abs(r["slope"].(float64)-1.167159) > 5e-7 || math.Abs(r["intercept"].(float64)+172.927673) > 5e-7 {
