@@ -7,11 +7,17 @@ package main
 // INVALID_ARGUMENT, and the sim truck's workshop session reaches uds_trace.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+	"unicode"
 
+	"fieldtap/drivers/wire"
+	"fieldtap/services/untrusted"
 	"fieldtap/tools/gen/j1939gen"
 	"fieldtap/tools/refdata"
 )
@@ -78,5 +84,83 @@ func TestUDSTraceOnTheNissanLeafLog(t *testing.T) {
 	env, _ := cc.call("uds_trace", map[string]any{"limit": 1})
 	if pg := env["page"].(map[string]any); pg["total_matched"] != 26.0 {
 		t.Errorf("uds_trace page %v, want 26 transactions", pg)
+	}
+}
+
+// hostileVehicleCandump is frames of the hostile DBC's Engine message (id
+// 0x100) and a UDS ReadDataByIdentifier F190 on 0x7E0/0x7E8 whose answer
+// is the marker, after the tester's flow control.
+func hostileVehicleCandump() []byte {
+	var out []byte
+	t := hostileStart
+	line := func(id uint32, data ...byte) {
+		out = wire.AppendCandump(out, t, "can0", id, data)
+		t = t.Add(10 * time.Millisecond)
+	}
+	for i := range 10 {
+		line(0x100, byte(i%3), byte(i), 0x10, 0, 0, 0, 0, 0)
+	}
+	answer := append([]byte{0x62, 0xF1, 0x90}, marker...)
+	line(0x7E0, 0x03, 0x22, 0xF1, 0x90, 0, 0, 0, 0)
+	line(0x7E8, append([]byte{0x10, byte(len(answer))}, answer[:6]...)...)
+	line(0x7E0, 0x30, 0, 0, 0, 0, 0, 0, 0)
+	for sn, rest := 1, answer[6:]; len(rest) > 0; sn++ {
+		n := min(7, len(rest))
+		line(0x7E8, append([]byte{0x20 | byte(sn&0xF)}, rest[:n]...)...)
+		rest = rest[n:]
+	}
+	return out
+}
+
+// TestVehicleAnswersFenceSenderText: a hostile DBC's names, units, labels
+// and comments and an ECU's UDS answer, through every read-only tool of
+// the vehicle bundles: the marker appears only inside fences, no control
+// or bidi character survives, and a fenced answer ends with the
+// provenance note.
+func TestVehicleAnswersFenceSenderText(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(data, "hostile.dbc"), hostileDBC())
+	cfg := writeFile(t, filepath.Join(dir, "fieldtapd.toml"), []byte(fmt.Sprintf("board = \"none\"\n[store]\ndata_dir = %q\n", data)))
+	cc := startContract(t, "--config", cfg, "--source", writeFile(t, filepath.Join(dir, "hostile.log"), hostileVehicleCandump()),
+		"--mcp-bundles", "server,can,uds,dbc,j1939_diag,canre,j1587_ref")
+	cc.waitExhausted()
+	if env, _ := cc.call("dbc_load", map[string]any{"file": "hostile.dbc"}); env["ok"] != true {
+		t.Fatalf("dbc_load: %v", env["errors"])
+	}
+	fencedTools := map[string]bool{}
+	fixed := map[string]any{"spn": 190, "file": "hostile.dbc", "message": "Engine", "id": "100",
+		"values": []any{map[string]any{"signal": "Gear", "value": 1}}}
+	cc.everyTool(fixed, func(tool string, blocks []string) {
+		body := blocks[0]
+		for i := strings.Index(body, marker); i >= 0; i = nextIndex(body, marker, i) {
+			open, closed := strings.LastIndex(body[:i], untrusted.Open), strings.LastIndex(body[:i], untrusted.Close)
+			if open < 0 || closed > open || !strings.Contains(body[i:], untrusted.Close) {
+				t.Errorf("%s: sender text outside a fence at byte %d: %.200s", tool, i, body[max(0, i-100):])
+			}
+		}
+		var v any
+		_ = json.Unmarshal([]byte(body), &v)
+		eachString(v, func(s string) {
+			for _, r := range s {
+				if r != '\n' && r != '\t' && (unicode.IsControl(r) || untrusted.IsBidiControl(r)) {
+					t.Errorf("%s: control character %U survived in %q", tool, r, s)
+				}
+			}
+		})
+		if strings.Contains(body, marker) {
+			fencedTools[tool] = true
+			if !strings.HasPrefix(blocks[len(blocks)-1], "Provenance:") {
+				t.Errorf("%s: an answer with fenced text does not end with the provenance note", tool)
+			}
+		}
+	})
+	for _, tool := range []string{"dbc_inspect", "dbc_decode_window", "uds_trace"} {
+		if !fencedTools[tool] {
+			t.Errorf("%s never carried the hostile text (fenced: %v): the crafted input did not reach it", tool, fencedTools)
+		}
 	}
 }
