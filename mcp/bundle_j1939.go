@@ -107,11 +107,45 @@ type j1939PGNIn struct {
 	PortSelector
 }
 
+// j1939SPNValue is one decoded SPN of a payload. A parameter from an
+// operator's DBC has its signal name (the file author's text) fenced in
+// dbc_name; a built-in one has its name in name.
+type j1939SPNValue struct {
+	SPN     uint32         `json:"spn"`
+	Name    string         `json:"name,omitempty"`
+	DBCName untrusted.Text `json:"dbc_name,omitempty"`
+	Value   *float64       `json:"value"` // null unless status is ok
+	Unit    string         `json:"unit"`
+	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
+	Status  string         `json:"status"`
+	Raw     uint32         `json:"raw"`
+	Source  string         `json:"source"` // builtin, or dbc:<database>
+}
+
 type j1939PGNRow struct {
-	j1939.PGNValue
+	Port  string          `json:"port"`
+	SA    int             `json:"sa"`
+	PGN   uint32          `json:"pgn"`
+	Name  string          `json:"name"`
+	Time  time.Time       `json:"time"`
+	Via   string          `json:"via"`
+	Count uint64          `json:"count"`
+	Data  string          `json:"data"` // hex
+	SPNs  []j1939SPNValue `json:"spns"`
 	// Text is the printable view of a VIN, component or software id
 	// payload (non-printable bytes as '.'); null for other PGNs.
 	Text *untrusted.Text `json:"text"`
+}
+
+// j1939SPNValueOf spells one decoded SPN, fencing a DBC-defined name and
+// telling the call a DBC's author wrote part of the answer.
+func j1939SPNValueOf(c *call, cat *j1939.Catalogue, v j1939.SPNOut) j1939SPNValue {
+	out := j1939SPNValue{SPN: v.SPN, Name: v.Name, Value: v.Value, Unit: v.Unit, DBCUnit: v.DBCUnit, Status: v.Status, Raw: v.Raw, Source: j1939.SourceBuiltin}
+	if p, ok := cat.Lookup(v.SPN); ok && p.Source != j1939.SourceBuiltin {
+		out.Name, out.DBCName, out.Source = "", untrusted.Text(v.Name), p.Source
+		c.text = append(c.text, textDBC)
+	}
+	return out
 }
 
 type j1939PGNOut struct {
@@ -122,10 +156,9 @@ type j1939PGNOut struct {
 
 var j1939PGN = tool[j1939PGNIn, j1939PGNOut]{
 	name: "j1939_pgn",
-	desc: "Latest payload of one PGN per source and port, with the curated SPNs decoded (value null unless status is ok, unit, status). " +
+	desc: "Latest payload of one PGN per source and port, with its catalogue SPNs decoded (value null unless status is ok, unit, status; DBC-defined names fenced). " +
 		"VIN, component and software id payloads also get a fenced printable view; the hex is the truth.",
 	hints: readOnly(),
-	text:  []textSource{textJ1939},
 	run: func(c *call, in j1939PGNIn) (j1939PGNOut, error) {
 		chosen, _, err := j1939Ports(c.d, in.PortSelector)
 		if err != nil {
@@ -133,14 +166,20 @@ var j1939PGN = tool[j1939PGNIn, j1939PGNOut]{
 		}
 		pgn := uint32(in.PGN)
 		out := j1939PGNOut{PGN: int(in.PGN), Name: j1939.PGNName(pgn), Sources: []j1939PGNRow{}}
+		cat := c.d.J1939.Catalogue()
 		for _, v := range c.d.J1939.LatestPGN(pgn) {
 			if !slices.Contains(chosen, v.Port) || in.SA != nil && v.SA != int(*in.SA) {
 				continue
 			}
-			row := j1939PGNRow{PGNValue: v}
+			row := j1939PGNRow{Port: v.Port, SA: v.SA, PGN: v.PGN, Name: v.Name, Time: v.Time, Via: v.Via, Count: v.Count, Data: v.Data,
+				SPNs: make([]j1939SPNValue, len(v.Values))}
+			for i, o := range v.Values {
+				row.SPNs[i] = j1939SPNValueOf(c, cat, o)
+			}
 			if j1939IdentPGNs[pgn] {
 				txt := untrusted.PrintableASCII(v.Raw)
 				row.Text = &txt
+				c.text = append(c.text, textJ1939)
 			}
 			out.Sources = append(out.Sources, row)
 		}
@@ -158,29 +197,33 @@ type j1939SPNIn struct {
 }
 
 type j1939SPNRow struct {
-	Seq    uint64    `json:"seq"`
-	Port   string    `json:"port"`
-	Time   time.Time `json:"time"`
-	SA     int       `json:"sa"`
-	Value  *float64  `json:"value"` // null unless status is ok
-	Unit   string    `json:"unit"`
-	Status string    `json:"status"`
-	Raw    uint32    `json:"raw"`
+	Seq   uint64    `json:"seq"`
+	Port  string    `json:"port"`
+	Time  time.Time `json:"time"`
+	SA    int       `json:"sa"`
+	Value *float64  `json:"value"` // null unless status is ok
+	Unit  string    `json:"unit"`
+	// DBCUnit is the unit of an SPN from an operator's DBC (fenced).
+	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
+	Status  string         `json:"status"`
+	Raw     uint32         `json:"raw"`
 }
 
 var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
 	name:  "j1939_spn",
-	desc:  "Time series of one curated SPN (190 engine speed, 84 wheel speed, 110 coolant temperature, …; docs/j1939.md lists them), oldest first, over every port or one; value is null unless status is ok. Paged.",
+	desc:  "Time series of one SPN of the catalogue (the built-in table, docs/j1939.md, and the loaded J1939 DBCs: 190 engine speed, 84 wheel speed, …), oldest first, over every port or one; value is null unless status is ok. Paged.",
 	hints: readOnly(),
 	ids:   []string{"seq"},
+	text:  []textSource{textDBC},
 	run: func(c *call, in j1939SPNIn) (page[j1939SPNRow], error) {
 		chosen, _, err := j1939Ports(c.d, in.PortSelector)
 		if err != nil {
 			return page[j1939SPNRow]{}, err
 		}
 		spn := uint32(in.SPN)
-		if _, known := j1939.LookupSPN(spn); !known {
-			return page[j1939SPNRow]{}, argErr("spn", "docs/j1939.md lists the curated SPNs; j1939_pgn shows raw payloads", "SPN %d is not in the curated set", spn)
+		param, known := c.d.J1939.Catalogue().Lookup(spn)
+		if !known {
+			return page[j1939SPNRow]{}, argErr("spn", "docs/j1939.md lists the built-in SPNs; dbc_load of a J1939 DBC with SPN attributes adds more; j1939_pgn shows raw payloads", "SPN %d is not in the catalogue", spn)
 		}
 		sp, err := in.span()
 		if err != nil {
@@ -191,7 +234,7 @@ var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
 		}
 		return pageRing(c, in.Paging, c.d.J1939.Samples(), "samples", keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
 			o := v.Value.Out("")
-			return j1939SPNRow{Seq: seq, Port: v.Port, Time: v.Time, SA: int(v.SA), Value: o.Value, Unit: o.Unit, Status: o.Status, Raw: o.Raw}
+			return j1939SPNRow{Seq: seq, Port: v.Port, Time: v.Time, SA: int(v.SA), Value: o.Value, Unit: o.Unit, DBCUnit: param.DBCUnit, Status: o.Status, Raw: o.Raw}
 		})
 	},
 }

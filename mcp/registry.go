@@ -13,6 +13,7 @@ import (
 
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
+	"fieldtap/services/isotp"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
 	"fieldtap/services/rtp"
@@ -24,6 +25,10 @@ import (
 type bundle struct {
 	name  string
 	tools []toolDef
+	// optIn keeps a specialist bundle out of the default load, so the
+	// default tools/list stays within its byte ceiling; an operator names
+	// it in --mcp-bundles.
+	optIn bool
 }
 
 // bundleTransmit is the bundle that can put bytes on a bus.
@@ -40,6 +45,11 @@ func allBundles() []bundle {
 		{name: "j1708", tools: j1708Tools},
 		{name: bundleTransmit, tools: transmitTools},
 		{name: "blackbox", tools: blackboxTools},
+		{name: "uds", tools: udsTools, optIn: true},
+		{name: "dbc", tools: dbcTools, optIn: true},
+		{name: "j1939_diag", tools: j1939DiagTools, optIn: true},
+		{name: "canre", tools: canreTools, optIn: true},
+		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
 	}
 }
 
@@ -52,10 +62,16 @@ func BundleNames() []string {
 	return names
 }
 
-// DefaultBundles is every bundle except transmit, which an operator must
-// name to load.
+// DefaultBundles is every bundle except transmit and the opt-in ones,
+// which an operator must name to load.
 func DefaultBundles() []string {
-	return slices.DeleteFunc(BundleNames(), func(n string) bool { return n == bundleTransmit })
+	var names []string
+	for _, b := range allBundles() {
+		if b.name != bundleTransmit && !b.optIn {
+			names = append(names, b.name)
+		}
+	}
+	return names
 }
 
 // Options are the operator's choices for one MCP server.
@@ -207,6 +223,7 @@ type Deps struct {
 	SIP      *sip.Store    // nil when the box has no Ethernet port
 	SIPStats SIPStats      // SPAN decode counters; nil when none
 	J1587    *j1587.Store  // nil when the box has no J1708 port
+	UDS      *isotp.Store  // every CAN port's UDS transactions; nil when no CAN port
 	// Media is the SPAN port's RTP analyser; nil when none.
 	Media         *rtp.Analyser
 	MediaInterval time.Duration // its per-interval figure length

@@ -257,6 +257,7 @@ func (a *analysers) deps(d *mcp.Deps) {
 	d.SIPStats = a.sipStats
 	d.SIPExport = a.sipExport
 	d.DBC = a.dbc
+	d.UDS = a.uds
 	d.Media, d.MediaInterval = a.media, a.mediaInterval
 }
 

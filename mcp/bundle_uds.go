@@ -1,0 +1,373 @@
+package mcp
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus"
+	"fieldtap/services/isotp"
+)
+
+// udsTools is the uds bundle: diagnostic sessions overheard on the CAN
+// ports (services/isotp, docs/uds.md). It sends nothing; uds_request in
+// the transmit bundle is the one that asks.
+var udsTools = []toolDef{udsTraceTool, udsServicesTool}
+
+// Where uds_trace reads from.
+const (
+	udsFromStore  = "store"  // the live store, fed every frame, outliving the frame ring
+	udsFromFrames = "frames" // a fresh trace over the frame ring's window, with any addressing
+)
+
+type udsFromArg string
+
+func (udsFromArg) argSchema() *jsonschema.Schema {
+	return withDefault(enumArg("store: the live transaction store (outlives the frame ring, conventional ids); frames: a fresh trace over the stored frames of the window, with ids/extended", []string{udsFromStore, udsFromFrames}), udsFromStore)
+}
+
+type udsStatusArg string
+
+func (udsStatusArg) argSchema() *jsonschema.Schema {
+	return enumArg("only transactions with this status", []string{isotp.StatusPositive, isotp.StatusNegative, isotp.StatusNoResponse,
+		isotp.StatusSuppressed, isotp.StatusOpen, isotp.StatusUnmatched})
+}
+
+// udsSIDArg is a request service id.
+type udsSIDArg int
+
+func (udsSIDArg) argSchema() *jsonschema.Schema {
+	return intSchema("only this request service id, decimal (34 is ReadDataByIdentifier 0x22); uds_services lists them", 0, 255)
+}
+
+type udsTraceIn struct {
+	From   udsFromArg   `json:"from,omitempty"`
+	Status udsStatusArg `json:"status,omitempty"`
+	SID    *udsSIDArg   `json:"sid,omitempty"`
+	// IDs and Extended apply to from=frames: the live store reads the
+	// conventional ids only.
+	IDs      []canIDArg `json:"ids,omitempty" jsonschema:"only with from frames: hex CAN ids to read as ISO-TP instead of the conventional 0x700-0x7FF and 0x18DA/0x18DB ids"`
+	Extended []canIDArg `json:"extended,omitempty" jsonschema:"only with from frames: hex CAN ids (among those read) that use extended addressing (a target address byte before the PCI)"`
+	PortSelector
+	window
+	Paging
+	Projection
+}
+
+// udsTraceRow is one transaction with its port.
+type udsTraceRow struct {
+	Port string `json:"port"`
+	isotp.Transaction
+}
+
+// udsIDs parses the id arguments the way can_frames spells ids.
+func udsIDs(arg string, ids []canIDArg) ([]uint32, error) {
+	if len(ids) > isotp.MaxSelected {
+		return nil, argErr(arg, "name fewer ids", "%d ids; at most %d", len(ids), isotp.MaxSelected)
+	}
+	out := make([]uint32, 0, len(ids))
+	for _, s := range ids {
+		v := hexValue(string(s))
+		if len(s) > 3 {
+			v |= wire.CANEFF
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// udsKey orders transactions by port, then by request frame.
+func udsKey(index map[string]uint64) func(udsTraceRow) rowKey {
+	return func(r udsTraceRow) rowKey { return rowKey{index[r.Port], r.ID} }
+}
+
+// canPortIndex is each CAN port's place among the CAN store's ports.
+func canPortIndex(d Deps) map[string]uint64 {
+	index := map[string]uint64{}
+	for i, p := range d.CAN.Ports() {
+		index[p.Name()] = uint64(i)
+	}
+	return index
+}
+
+// udsInWindow: a transaction is in a window by its request's time, or
+// its first answer's when the request was not seen.
+func udsInWindow(t *isotp.Transaction, sp span) bool {
+	switch {
+	case t.Request != nil:
+		return sp.holds(t.Request.Time)
+	case len(t.Responses) > 0:
+		return sp.holds(t.Responses[0].Time)
+	}
+	return true
+}
+
+var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
+	name: "uds_trace",
+	desc: "UDS, KWP2000 and OBD-II exchanges overheard on the CAN ports (passive ISO-TP on 11- and 29-bit ids), by port then request frame: service, sub-function, DID and their names, every answer with its time, response_ms, NRC and its name, status. " +
+		"ECU text answers are fenced. from=frames re-traces the stored frames with other ids or extended addressing. Paged.",
+	hints: readOnly(),
+	ids:   []string{"port", "id"},
+	text:  []textSource{textUDS},
+	run: func(c *call, in udsTraceIn) (page[udsTraceRow], error) {
+		ps, err := canPorts(c.d, in.PortSelector)
+		if err != nil {
+			return page[udsTraceRow]{}, err
+		}
+		sp, err := in.span()
+		if err != nil {
+			return page[udsTraceRow]{}, err
+		}
+		keep := func(t *isotp.Transaction) bool {
+			return (in.Status == "" || t.Status == string(in.Status)) && (in.SID == nil || int(t.SID) == int(*in.SID)) && udsInWindow(t, sp)
+		}
+		chosen := map[string]bool{}
+		for _, p := range ps {
+			chosen[p.Name()] = true
+		}
+		var rows []udsTraceRow
+		if in.From == udsFromFrames {
+			if rows, err = udsFramesTrace(c, ps, sp, in, keep); err != nil {
+				return page[udsTraceRow]{}, err
+			}
+		} else {
+			if len(in.IDs) > 0 || len(in.Extended) > 0 {
+				return page[udsTraceRow]{}, argErr("ids", "pass from=frames to choose ids or extended addressing", "ids and extended apply to from=frames only")
+			}
+			if c.d.UDS == nil {
+				return page[udsTraceRow]{}, unavailable("UDS store", "pass from=frames to trace the stored frames")
+			}
+			st := c.d.UDS.Status()
+			if st.Kept.Evicted > 0 {
+				c.warnf("the store evicted its %d oldest transactions; from=frames re-traces what the frame ring still holds", st.Kept.Evicted)
+			}
+			c.d.UDS.Transactions().Range(0, func(_ uint64, r isotp.Record) bool {
+				if chosen[r.Port] && keep(&r.Transaction) {
+					rows = append(rows, udsTraceRow{Port: r.Port, Transaction: r.Transaction})
+				}
+				return true
+			})
+		}
+		return pageSlice(c, in.Paging, rows, udsKey(canPortIndex(c.d)))
+	},
+}
+
+// udsFramesTrace runs a fresh trace over each chosen port's frame ring.
+func udsFramesTrace(c *call, ps []*canbus.Port, sp span, in udsTraceIn, keep func(*isotp.Transaction) bool) ([]udsTraceRow, error) {
+	ids, err := udsIDs("ids", in.IDs)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := udsIDs("extended", in.Extended)
+	if err != nil {
+		return nil, err
+	}
+	var rows []udsTraceRow
+	for i, p := range ps {
+		c.progress(float64(i), float64(len(ps)), "tracing "+p.Name())
+		tr, err := isotp.TraceFrames(p.Name(), p.Frames(), isotp.Window{Since: sp.since, Until: sp.until}, isotp.Options{IDs: ids, Extended: ext})
+		if err != nil {
+			return nil, argErr("extended", "every extended id must also be among ids", "%v", err)
+		}
+		if tr.TransactionsTruncated {
+			c.warnf("%s: the trace kept the first %d transactions of the window; narrow since/until for the rest", p.Name(), isotp.MaxTraceTransactions)
+		}
+		for _, t := range tr.Transactions {
+			if keep(&t) {
+				rows = append(rows, udsTraceRow{Port: p.Name(), Transaction: t})
+			}
+		}
+	}
+	return rows, nil
+}
+
+type udsServicesIn struct {
+	Reference bool `json:"reference,omitempty" jsonschema:"also return the reference tables: every service with its sub-functions, the negative response codes and the standard DIDs (about 12 kB)"`
+	PortSelector
+}
+
+// udsNRCCount is how often an ECU answered one service with one NRC.
+type udsNRCCount struct {
+	NRC   string `json:"nrc"`
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// udsServiceTally is one service's exchanges with one ECU.
+type udsServiceTally struct {
+	SID        int    `json:"sid"`
+	Service    string `json:"service"`
+	Requests   int    `json:"requests"`
+	Positive   int    `json:"positive"`
+	Negative   int    `json:"negative"`
+	NoResponse int    `json:"no_response"`
+	Suppressed int    `json:"suppressed"`
+	Open       int    `json:"open_at_end"`
+	Unmatched  int    `json:"unmatched_responses"`
+	// ResponseMs is min/mean/max over the answered ones; null when none.
+	ResponseMinMs  *float64      `json:"response_min_ms"`
+	ResponseMeanMs *float64      `json:"response_mean_ms"`
+	ResponseMaxMs  *float64      `json:"response_max_ms"`
+	NRCs           []udsNRCCount `json:"nrcs"`
+	timed          int           // answers with a response time, for the mean
+}
+
+// udsECU is one answering node: the CAN id it answers on (the request's
+// id when nothing answered).
+type udsECU struct {
+	Port     string            `json:"port"`
+	CANID    string            `json:"can_id"`
+	Address  *int              `json:"source_address"` // normal fixed addressing only
+	Tester   string            `json:"tester_can_id"`  // the id its requests came from; "" for unmatched answers
+	Services []udsServiceTally `json:"services"`
+}
+
+type udsServicesOut struct {
+	Ports    []isotp.PortStatus  `json:"ports"`
+	ECUs     []udsECU            `json:"ecus"`
+	Kept     int                 `json:"transactions_kept"`
+	Evicted  uint64              `json:"transactions_evicted"`
+	Services []isotp.ServiceInfo `json:"services_reference"`
+	NRCs     []isotp.NRCInfo     `json:"nrcs_reference"`
+	DIDs     []isotp.DIDInfo     `json:"dids_reference"`
+}
+
+// udsPeer is the ECU that answered a tester's id.
+type udsPeer struct {
+	canID string
+	addr  *int
+}
+
+// udsECUOf names the ECU side of a transaction: the id that answered, or
+// for an unanswered request the id that answered its tester before
+// (peers), else the request's own id.
+func udsECUOf(port string, t *isotp.Transaction, peers map[[2]string]udsPeer) (key [3]string, addr *int) {
+	tester := ""
+	if t.Request != nil {
+		tester = t.Request.CANID
+	}
+	if len(t.Responses) > 0 {
+		return [3]string{port, t.Responses[0].CANID, tester}, t.Responses[0].Source
+	}
+	if p, ok := peers[[2]string{port, tester}]; ok {
+		return [3]string{port, p.canID, tester}, p.addr
+	}
+	if t.Request == nil {
+		return [3]string{port, "", ""}, nil
+	}
+	return [3]string{port, tester, tester}, t.Request.Target
+}
+
+func (st *udsServiceTally) add(t *isotp.Transaction) {
+	st.Requests += b2i(t.Request != nil)
+	switch t.Status {
+	case isotp.StatusPositive:
+		st.Positive++
+	case isotp.StatusNegative:
+		st.Negative++
+		i := slices.IndexFunc(st.NRCs, func(n udsNRCCount) bool { return n.NRC == t.NRC })
+		if i < 0 {
+			st.NRCs = append(st.NRCs, udsNRCCount{NRC: t.NRC, Name: t.NRCName})
+			i = len(st.NRCs) - 1
+		}
+		st.NRCs[i].Count++
+	case isotp.StatusNoResponse:
+		st.NoResponse++
+	case isotp.StatusSuppressed:
+		st.Suppressed++
+	case isotp.StatusOpen:
+		st.Open++
+	case isotp.StatusUnmatched:
+		st.Unmatched++
+	}
+	if ms := t.ResponseMs; ms != nil {
+		st.timed++
+		if st.ResponseMinMs == nil {
+			lo, hi, mean := *ms, *ms, *ms
+			st.ResponseMinMs, st.ResponseMaxMs, st.ResponseMeanMs = &lo, &hi, &mean
+			return
+		}
+		*st.ResponseMinMs, *st.ResponseMaxMs = min(*st.ResponseMinMs, *ms), max(*st.ResponseMaxMs, *ms)
+		*st.ResponseMeanMs += (*ms - *st.ResponseMeanMs) / float64(st.timed)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
+	name: "uds_services",
+	desc: "UDS summary of the live store: per port the ISO-TP counters (incomplete transfers by reason) and request outcomes; per ECU and service the requests, positive, negative with each NRC named, no_response, suppressed and response times. " +
+		"reference=true adds the service, NRC and DID name tables.",
+	hints: readOnly(),
+	run: func(c *call, in udsServicesIn) (udsServicesOut, error) {
+		ps, err := canPorts(c.d, in.PortSelector)
+		if err != nil {
+			return udsServicesOut{}, err
+		}
+		if c.d.UDS == nil {
+			return udsServicesOut{}, unavailable("UDS store", "uds_trace from=frames traces the stored frames")
+		}
+		chosen := map[string]bool{}
+		for _, p := range ps {
+			chosen[p.Name()] = true
+		}
+		st := c.d.UDS.Status()
+		out := udsServicesOut{Ports: []isotp.PortStatus{}, ECUs: []udsECU{}, Evicted: st.Kept.Evicted,
+			Services: []isotp.ServiceInfo{}, NRCs: []isotp.NRCInfo{}, DIDs: []isotp.DIDInfo{}}
+		for _, p := range st.Ports {
+			if chosen[p.Port] {
+				out.Ports = append(out.Ports, p)
+			}
+		}
+		snap := c.d.UDS.Transactions()
+		peers := map[[2]string]udsPeer{}
+		snap.Range(0, func(_ uint64, r isotp.Record) bool {
+			if r.Request != nil && len(r.Responses) > 0 && !r.Request.Functional {
+				peers[[2]string{r.Port, r.Request.CANID}] = udsPeer{r.Responses[0].CANID, r.Responses[0].Source}
+			}
+			return true
+		})
+		byECU := map[[3]string]*udsECU{}
+		snap.Range(0, func(_ uint64, r isotp.Record) bool {
+			if !chosen[r.Port] {
+				return true
+			}
+			out.Kept++
+			k, addr := udsECUOf(r.Port, &r.Transaction, peers)
+			e := byECU[k]
+			if e == nil {
+				e = &udsECU{Port: k[0], CANID: k[1], Tester: k[2], Address: addr, Services: []udsServiceTally{}}
+				byECU[k] = e
+			}
+			i := slices.IndexFunc(e.Services, func(s udsServiceTally) bool { return s.SID == int(r.SID) })
+			if i < 0 {
+				e.Services = append(e.Services, udsServiceTally{SID: int(r.SID), Service: r.Service, NRCs: []udsNRCCount{}})
+				i = len(e.Services) - 1
+			}
+			e.Services[i].add(&r.Transaction)
+			return true
+		})
+		index := canPortIndex(c.d)
+		for _, e := range byECU {
+			slices.SortFunc(e.Services, func(a, b udsServiceTally) int { return cmp.Compare(a.SID, b.SID) })
+			out.ECUs = append(out.ECUs, *e)
+		}
+		slices.SortFunc(out.ECUs, func(a, b udsECU) int {
+			return cmp.Or(cmp.Compare(index[a.Port], index[b.Port]), cmp.Compare(a.CANID, b.CANID), cmp.Compare(a.Tester, b.Tester))
+		})
+		if st.Kept.Evicted > 0 {
+			c.warnf("the tallies cover the %d transactions kept; %d older ones were evicted by the store's bound", out.Kept, st.Kept.Evicted)
+		}
+		if in.Reference {
+			out.Services, out.NRCs, out.DIDs = isotp.Services(), isotp.NRCs(), isotp.DIDs()
+		}
+		return out, nil
+	},
+}

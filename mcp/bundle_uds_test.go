@@ -1,0 +1,178 @@
+package mcp
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"fieldtap/services/untrusted"
+	"fieldtap/tools/gen/j1939gen"
+	"fieldtap/tools/refdata"
+)
+
+// The sim truck's workshop session (docs/uds.md): 9 requests over normal
+// fixed addressing from the service tool 0xF9 to the engine, 7 positive,
+// one refused with NRC 0x31, one TesterPresent with the suppress bit; the
+// VIN read back (F190) is ECU text and comes fenced.
+func TestUDSTraceOnTheSimTruck(t *testing.T) {
+	c := newChecker(t, testServer(t, vehicleDeps(t, t.TempDir(), simTruck(t)), udsTools...))
+	rows := walkPages(t, c, "uds_trace", map[string]any{"limit": 4})
+	if len(rows) != j1939gen.WorkshopRequests {
+		t.Fatalf("%d transactions, want %d", len(rows), j1939gen.WorkshopRequests)
+	}
+	status := map[string]int{}
+	seen := map[float64]bool{}
+	vin := false
+	for _, r := range rows {
+		status[r["status"].(string)]++
+		if id := r["id"].(float64); seen[id] {
+			t.Errorf("transaction %v listed twice across pages", id)
+		}
+		seen[r["id"].(float64)] = true
+		if r["identifier"] == "F190" {
+			txt, _ := r["data_text"].(string)
+			vin = txt == untrusted.Open+j1939gen.VIN+untrusted.Close
+			if !vin {
+				t.Errorf("VIN answer data_text = %q, want the fenced VIN", txt)
+			}
+		}
+	}
+	want := map[string]int{"positive": j1939gen.WorkshopRequests - j1939gen.WorkshopNegative - j1939gen.WorkshopSuppressed,
+		"negative": j1939gen.WorkshopNegative, "suppressed": j1939gen.WorkshopSuppressed}
+	for k, n := range want {
+		if status[k] != n {
+			t.Errorf("%s: %d, want %d (all: %v)", k, status[k], n, status)
+		}
+	}
+	if !vin {
+		t.Error("no ReadDataByIdentifier F190 (VIN) in the trace")
+	}
+	r, env := c.call("uds_trace", map[string]any{"status": "negative"})
+	neg := items(env)
+	if len(neg) != 1 || neg[0]["nrc"] != "31" || neg[0]["nrc_name"] != "requestOutOfRange" {
+		t.Fatalf("negative transactions %v", neg)
+	}
+	if strings.Contains(r.Content[len(r.Content)-1].Text, "Provenance") {
+		t.Error("an answer with no ECU text carries a provenance note")
+	}
+
+	_, env = c.call("uds_services", map[string]any{})
+	data := env["data"].(map[string]any)
+	ecus := data["ecus"].([]any)
+	if len(ecus) != 1 {
+		t.Fatalf("ecus %v, want the engine alone", ecus)
+	}
+	e := ecus[0].(map[string]any)
+	if e["source_address"] != float64(j1939gen.EngineAddress) || e["can_id"] != "18DAF900" {
+		t.Errorf("ECU %v, want the engine answering on 18DAF900", e)
+	}
+	var reqs, negs, nrc31 float64
+	for _, s := range e["services"].([]any) {
+		s := s.(map[string]any)
+		reqs += s["requests"].(float64)
+		negs += s["negative"].(float64)
+		for _, n := range s["nrcs"].([]any) {
+			if n := n.(map[string]any); n["nrc"] == "31" && n["name"] == "requestOutOfRange" {
+				nrc31 += n["count"].(float64)
+			}
+		}
+	}
+	if reqs != j1939gen.WorkshopRequests || negs != 1 || nrc31 != 1 {
+		t.Errorf("services tally %v requests, %v negative, %v NRC 0x31", reqs, negs, nrc31)
+	}
+	if n := len(data["services_reference"].([]any)); n != 0 {
+		t.Errorf("reference tables without reference=true: %d services", n)
+	}
+	_, env = c.call("uds_services", map[string]any{"reference": true})
+	ref := env["data"].(map[string]any)
+	// docs/uds.md: 43 services, 40 NRCs, 22 DIDs in the reference tables.
+	if len(ref["services_reference"].([]any)) != 43 || len(ref["nrcs_reference"].([]any)) != 40 || len(ref["dids_reference"].([]any)) != 22 {
+		t.Errorf("reference tables: %d services, %d NRCs, %d DIDs", len(ref["services_reference"].([]any)), len(ref["nrcs_reference"].([]any)), len(ref["dids_reference"].([]any)))
+	}
+}
+
+// The Nissan Leaf log (../shared/testdata/can): the numbers are
+// services/isotp/testdata/uds_count.py's (stdlib python, its own parser,
+// reassembly and pairing), as TestTraceNissanLeaf carries them: 26
+// KWP2000 ReadDataByLocalIdentifier requests on 0x79B, all answered on
+// 0x7BB, 13 for local identifier 01 and 13 for 04, response times
+// 1.600–15.250 ms summing to 192.100 ms.
+func TestUDSOnTheNissanLeaf(t *testing.T) {
+	frames := candumpFrames(t, refdata.File(t, "can", "css_uds_nissan_leaf_2F6913DB.log"))
+	c := newChecker(t, testServer(t, vehicleDeps(t, t.TempDir(), frames), udsTools...))
+	const (
+		requests         = 26
+		lid01, lid04     = 13, 13
+		minMs, maxMs     = 1.600, 15.250
+		sumMs            = 192.100
+		serviceKWP, ecus = 0x21, 1
+	)
+	for _, from := range []string{"store", "frames"} {
+		rows := walkPages(t, c, "uds_trace", map[string]any{"from": from, "limit": 10})
+		if len(rows) != requests {
+			t.Fatalf("from=%s: %d transactions, want %d", from, len(rows), requests)
+		}
+		lids := map[string]int{}
+		for _, r := range rows {
+			lids[r["identifier"].(string)]++
+			if r["status"] != "positive" || r["sid"] != float64(serviceKWP) || r["service"] != "ReadDataByLocalIdentifier" {
+				t.Errorf("from=%s: %v %v %v", from, r["status"], r["sid"], r["service"])
+			}
+		}
+		if lids["01"] != lid01 || lids["04"] != lid04 {
+			t.Errorf("from=%s: local identifiers %v", from, lids)
+		}
+	}
+	_, env := c.call("uds_trace", map[string]any{"limit": 10})
+	if pg := env["page"].(map[string]any); pg["total_matched"] != float64(requests) || pg["returned"] != 10.0 || pg["truncated"] != true {
+		t.Errorf("page %v", pg)
+	}
+	_, env = c.call("uds_services", map[string]any{"port": "can0"})
+	data := env["data"].(map[string]any)
+	es := data["ecus"].([]any)
+	if len(es) != ecus {
+		t.Fatalf("ecus %v", es)
+	}
+	e := es[0].(map[string]any)
+	s := e["services"].([]any)[0].(map[string]any)
+	if e["can_id"] != "7BB" || e["tester_can_id"] != "79B" || s["requests"] != float64(requests) || s["positive"] != float64(requests) {
+		t.Errorf("ECU %v", e)
+	}
+	if s["response_min_ms"] != minMs || s["response_max_ms"] != maxMs || math.Abs(s["response_mean_ms"].(float64)-sumMs/requests) > 1e-9 {
+		t.Errorf("response times %v / %v / %v, want %v / %v / %v", s["response_min_ms"], s["response_mean_ms"], s["response_max_ms"], minMs, sumMs/requests, maxMs)
+	}
+	port := data["ports"].([]any)[0].(map[string]any)
+	if tr := port["transport"].(map[string]any); tr["pdus"] != 52.0 || tr["first_frames"] != 26.0 || tr["consecutive_frames"] != 143.0 {
+		t.Errorf("transport %v: want 52 PDUs, 26 FF, 143 CF", tr)
+	}
+}
+
+// Arguments that cannot apply are refused in plain words.
+func TestUDSTraceRefuses(t *testing.T) {
+	c := newChecker(t, testServer(t, vehicleDeps(t, t.TempDir(), nil), udsTools...))
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		code string
+		in   string
+	}{
+		{name: "ids on the store", args: map[string]any{"ids": []any{"7E0"}}, code: CodeInvalidArgument, in: "from=frames"},
+		{name: "unknown port", args: map[string]any{"port": "can9"}, code: CodeInvalidArgument, in: "can0"},
+		{name: "bad id", args: map[string]any{"from": "frames", "ids": []any{"xyz"}}, code: CodeInvalidArgument, in: "ids"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, env := c.call("uds_trace", tc.args)
+			code, msg, _ := firstError(t, env)
+			if code != tc.code || !strings.Contains(msg, tc.in) {
+				t.Errorf("%s %s, want %s naming %q", code, msg, tc.code, tc.in)
+			}
+		})
+	}
+	c2 := newChecker(t, testServer(t, testDeps(), udsTools...))
+	for _, tool := range []string{"uds_trace", "uds_services"} {
+		_, env := c2.call(tool, map[string]any{})
+		if code, _, _ := firstError(t, env); code != CodeUnavailable {
+			t.Errorf("%s without a CAN port: %s", tool, code)
+		}
+	}
+}
