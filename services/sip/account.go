@@ -28,6 +28,12 @@ func dialogBytes(sl *slot) int {
 	n += heapsize.Pointers(cap(d.Methods) * int(unsafe.Sizeof("")))
 	n += heapsize.Pointers(cap(d.Participants) * int(unsafe.Sizeof(netip.AddrPort{})))
 	n += heapsize.Bytes(8 * (cap(d.msgs) + cap(d.txKeys) + cap(d.txIDs)))
+	n += heapsize.Pointers(cap(d.Txns) * int(unsafe.Sizeof(Transaction{})))
+	for _, tx := range d.Txns {
+		// Methods are interned; a branch and a reason phrase are the
+		// transaction's own.
+		n += heapsize.String(tx.Branch) + heapsize.String(tx.FinalReason)
+	}
 	return n
 }
 
