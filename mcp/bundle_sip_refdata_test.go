@@ -59,6 +59,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		{"rtp_streams", map[string]any{"orphaned": true}},
 		{"media_diagnostics", nil},
 		{"dtmf_events", nil},
+		{"search_by_time", map[string]any{"limit": 5}},
 	}
 	for _, dim := range sip.Dimensions {
 		calls = append(calls, struct {
@@ -70,7 +71,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		}{"group_dialogs", map[string]any{"dimension": dim, "max_groups": 2}})
 	}
 	for _, id := range callIDs {
-		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics"} {
+		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics", "generate_wireshark_filter"} {
 			calls = append(calls, struct {
 				tool string
 				args map[string]any

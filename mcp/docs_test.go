@@ -257,7 +257,9 @@ func TestDefaultToolsListIsSmall(t *testing.T) {
 	if err := json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &res); err != nil {
 		t.Fatal(err)
 	}
-	const ceiling = 40 << 10
+	// 48 KiB: the sip_forensics bundle (issue #19) is loaded by default
+	// so the contract and Inspector runs call its tools.
+	const ceiling = 48 << 10
 	if len(res.Tools) > ceiling {
 		t.Errorf("default tools/list is %d bytes, over %d", len(res.Tools), ceiling)
 	}

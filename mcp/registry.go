@@ -39,6 +39,7 @@ func allBundles() []bundle {
 		{name: "media", tools: mediaTools},
 		{name: "j1708", tools: j1708Tools},
 		{name: bundleTransmit, tools: transmitTools},
+		{name: "sip_forensics", tools: sipForensicsTools},
 	}
 }
 
