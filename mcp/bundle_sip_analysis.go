@@ -16,7 +16,7 @@ import (
 type dimensionArg string
 
 func (dimensionArg) argSchema() *jsonschema.Schema {
-	return enumArg("what to count by (method, user_agent: the first seen)", sip.Dimensions)
+	return enumArg("what to count by (method, user_agent: the first seen; participant_*: each participant)", sip.Dimensions)
 }
 
 // Bucket bounds of the answers that count by a dimension.
@@ -59,12 +59,13 @@ type aggregateOut struct {
 	Buckets      []bucketRow `json:"buckets"`
 	OtherBuckets int         `json:"other_buckets" jsonschema:"buckets past max_buckets"`
 	OtherCount   int         `json:"other_count" jsonschema:"dialogs in them"`
-	TotalMatched int         `json:"total_matched" jsonschema:"the sum of every count and other_count"`
+	TotalMatched int         `json:"total_matched" jsonschema:"dialogs matched: the sum of every count and other_count unless multi_valued"`
+	MultiValued  bool        `json:"multi_valued" jsonschema:"a participant dimension: a dialog counts once per participant, so counts add up to more than total_matched"`
 }
 
 var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 	name:  "aggregate_dialogs",
-	desc:  "Count dialogs by one dimension: buckets largest first (at most max_buckets), the rest in other_count; the counts always add up to total_matched.",
+	desc:  "Count dialogs by one dimension: buckets largest first (at most max_buckets), the rest in other_count; the counts add up to total_matched unless multi_valued (per participant).",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in aggregateIn) (aggregateOut, error) {
@@ -78,7 +79,7 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 		}
 		dim := string(in.Dimension)
 		ag := sip.Aggregate(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxBuckets), defaultBuckets))
-		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched}
+		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched, MultiValued: ag.Multi}
 		for _, b := range ag.Buckets {
 			out.Buckets = append(out.Buckets, newBucketRow(dim, b.Value, b.Count))
 		}

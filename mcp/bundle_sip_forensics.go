@@ -1,15 +1,21 @@
 package mcp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"net/netip"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/services/sip"
+	"fieldtap/services/untrusted"
 )
 
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks
-// after the dialog list — a hand-off to Wireshark, messages by time.
-var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime}
+// after the dialog list — a hand-off to Wireshark, messages by time,
+// endpoints.
+var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers}
 
 type wiresharkFilterIn struct {
 	CallID callIDArg `json:"call_id"`
@@ -119,5 +125,153 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 			return page[timeRow]{}, fmt.Errorf("search_by_time cancelled: %w", err)
 		}
 		return pageSlice(c, in.Paging, rows, func(r timeRow) rowKey { return rowKey{r.at, r.seq} })
+	},
+}
+
+// ipArg is an IPv4 or IPv6 address.
+type ipArg string
+
+func (ipArg) argSchema() *jsonschema.Schema {
+	n := len("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255")
+	return &jsonschema.Schema{Type: "string", MaxLength: &n, Description: "an IPv4 or IPv6 address, e.g. 192.0.2.10"}
+}
+
+// userArg is a SIP URI user part.
+type userArg string
+
+func (userArg) argSchema() *jsonschema.Schema {
+	n := 256
+	return &jsonschema.Schema{Type: "string", MaxLength: &n, Description: "a SIP URI user (From or To), e.g. 1001"}
+}
+
+type describeEndpointIn struct {
+	IP     ipArg     `json:"ip,omitempty"`
+	User   userArg   `json:"user,omitempty"`
+	Filter filterArg `json:"filter,omitempty"`
+}
+
+// countRow is a value and its count; values are the box's vocabulary or
+// identifiers (methods, outcomes, codes, addresses).
+type countRow struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}
+
+func countRows(cs []sip.Count) []countRow {
+	out := make([]countRow, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, countRow{Value: c.Value, Count: c.N})
+	}
+	return out
+}
+
+type describeEndpointOut struct {
+	IP              string           `json:"ip,omitempty"`
+	User            string           `json:"user,omitempty"`
+	Dialogs         int              `json:"dialogs" jsonschema:"dialogs it took part in"`
+	AsCaller        int              `json:"as_caller" jsonschema:"sent the first request (by ip) or was the From user"`
+	AsCallee        int              `json:"as_callee" jsonschema:"received the first request (by ip) or was the To user"`
+	First           *string          `json:"first_seen" jsonschema:"null without a dialog"`
+	Last            *string          `json:"last_seen"`
+	Methods         []countRow       `json:"methods" jsonschema:"dialogs per method, at most 20"`
+	MethodsOther    int              `json:"methods_other"`
+	Outcomes        []countRow       `json:"attempt_outcomes" jsonschema:"call attempts per outcome"`
+	FinalCodes      []countRow       `json:"attempt_final_codes" jsonschema:"call attempts per final code, (none) while none"`
+	Registrations   int              `json:"registrations" jsonschema:"REGISTER transactions it sent (by ip) or for it (by user)"`
+	RegisterResults []countRow       `json:"registration_results" jsonschema:"those per final code, (none) while none"`
+	Peers           []countRow       `json:"peers" jsonschema:"other addresses by dialogs shared, at most 10"`
+	PeersOther      int              `json:"peers_other"`
+	UserAgents      []untrusted.Text `json:"user_agents" jsonschema:"User-Agent and Server values of its dialogs, at most 8"`
+	CallIDs         []string         `json:"call_ids" jsonschema:"its oldest dialogs, at most 10"`
+}
+
+var describeEndpoint = tool[describeEndpointIn, describeEndpointOut]{
+	name:  "describe_endpoint",
+	desc:  "One endpoint by ip or by user (not both): its dialogs as caller and callee, methods, call attempt outcomes, registrations by result, peers, User-Agents.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in describeEndpointIn) (describeEndpointOut, error) {
+		if (in.IP == "") == (in.User == "") {
+			return describeEndpointOut{}, argErr("ip", "give ip (an address) or user (a URI user), not both", "want exactly one of ip and user")
+		}
+		var q sip.EndpointQuery
+		if in.IP != "" {
+			a, err := netip.ParseAddr(string(in.IP))
+			if err != nil {
+				return describeEndpointOut{}, argErr("ip", "an IPv4 or IPv6 address such as 192.0.2.10", "%q is not an address", string(in.IP))
+			}
+			q.IP = a.Unmap()
+		}
+		q.User = string(in.User)
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return describeEndpointOut{}, err
+		}
+		e, err := in.Filter.compile()
+		if err != nil {
+			return describeEndpointOut{}, err
+		}
+		v := sip.DescribeEndpoint(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, q)
+		out := describeEndpointOut{User: q.User, Dialogs: v.Dialogs, AsCaller: v.AsCaller, AsCallee: v.AsCallee,
+			Methods: countRows(v.Methods), MethodsOther: v.MethodsOther, Outcomes: countRows(v.Outcomes), FinalCodes: countRows(v.FinalCodes),
+			Registrations: v.Registrations, RegisterResults: countRows(v.RegisterResults), Peers: countRows(v.Peers), PeersOther: v.PeersOther,
+			UserAgents: nonNil(untrusted.Texts(v.UserAgents)), CallIDs: nonNil(v.CallIDs)}
+		if q.IP.IsValid() {
+			out.IP = q.IP.String()
+		}
+		if v.Dialogs > 0 {
+			f, l := ts(v.First), ts(v.Last)
+			out.First, out.Last = &f, &l
+		}
+		return out, nil
+	},
+}
+
+// talkerDimArg is what top_talkers counts by.
+type talkerDimArg string
+
+func (talkerDimArg) argSchema() *jsonschema.Schema {
+	return enumArg("count participants by address or by URI user", []string{"participant_ip", "participant_user"})
+}
+
+type topTalkersIn struct {
+	By         talkerDimArg  `json:"by,omitempty"`
+	Filter     filterArg     `json:"filter,omitempty"`
+	MaxTalkers maxBucketsArg `json:"max_talkers,omitempty"`
+}
+
+type talkerRow struct {
+	Value   string  `json:"value" jsonschema:"an address or a URI user (an identifier)"`
+	Dialogs int     `json:"dialogs"`
+	Share   float64 `json:"share" jsonschema:"dialogs / total_dialogs; a dialog has several participants, so shares add up to more than 1"`
+}
+
+type topTalkersOut struct {
+	By           string      `json:"by"`
+	Talkers      []talkerRow `json:"talkers" jsonschema:"largest first"`
+	OtherTalkers int         `json:"other_talkers" jsonschema:"participants past max_talkers"`
+	TotalDialogs int         `json:"total_dialogs" jsonschema:"dialogs matched: the population of every share"`
+}
+
+var topTalkers = tool[topTalkersIn, topTalkersOut]{
+	name:  "top_talkers",
+	desc:  "Participants (addresses, or URI users) by the dialogs they took part in, largest first, each with its share of the dialogs matched (shares sum above 1).",
+	hints: readOnly(),
+	run: func(c *call, in topTalkersIn) (topTalkersOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return topTalkersOut{}, err
+		}
+		e, err := in.Filter.compile()
+		if err != nil {
+			return topTalkersOut{}, err
+		}
+		by := cmp.Or(string(in.By), "participant_ip")
+		top, n, others := sip.TopTalkers(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, by, count(int(in.MaxTalkers), defaultBuckets))
+		out := topTalkersOut{By: by, Talkers: make([]talkerRow, 0, len(top)), OtherTalkers: others, TotalDialogs: n}
+		for _, t := range top {
+			out.Talkers = append(out.Talkers, talkerRow{Value: t.Value, Dialogs: t.Dialogs, Share: t.Share})
+		}
+		return out, nil
 	},
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -78,4 +79,71 @@ func TestSearchByTimePages(t *testing.T) {
 		t.Errorf("filter: %d rows, want the 6 messages of the two busy calls", len(rows))
 	}
 	h.fails("search_by_time", map[string]any{"since": "1970-01-01T00:16:42Z", "until": "1970-01-01T00:16:38Z"}, CodeInvalidArgument)
+}
+
+// SIP_CALL_RTP_G711.pcap, as tshark 4.0.17 lists its 14 SIP messages
+// (`-T fields -e ip.src -e ip.dst -e sip.Call-ID -e sip.Method -e
+// sip.Status-Code -e sip.from.user -e sip.to.user`): two INVITEs
+// 200.57.7.195 → .204 to francisco (one answered 200, one ringing at the
+// end), francisco's REGISTER from .204 (200), and Ivan's two REGISTERs
+// from .205 on one Call-ID (200 each), all to .195.
+func TestDescribeEndpointAndTopTalkers(t *testing.T) {
+	h := newHarness(t, captureDeps(t, filepath.Join(refdata.Dir(t, "sip"), "SIP_CALL_RTP_G711.pcap"), rtp.Options{}))
+	counts := func(v any) map[string]float64 {
+		out := map[string]float64{}
+		for _, r := range v.([]any) {
+			out[r.(map[string]any)["value"].(string)] = r.(map[string]any)["count"].(float64)
+		}
+		return out
+	}
+	tests := []struct {
+		name                        string
+		args                        map[string]any
+		dialogs, caller, callee     float64
+		registrations               float64
+		regResults, outcomes, peers map[string]float64
+	}{
+		{name: "ivan's phone", args: map[string]any{"ip": "200.57.7.205"}, dialogs: 1, caller: 1, callee: 0, registrations: 2,
+			regResults: map[string]float64{"200": 2}, outcomes: map[string]float64{}, peers: map[string]float64{"200.57.7.195": 1}},
+		{name: "francisco's phone", args: map[string]any{"ip": "200.57.7.204"}, dialogs: 3, caller: 1, callee: 2, registrations: 1,
+			regResults: map[string]float64{"200": 1}, outcomes: map[string]float64{"answered": 1, "in_progress": 1}, peers: map[string]float64{"200.57.7.195": 3}},
+		{name: "the proxy", args: map[string]any{"ip": "200.57.7.195"}, dialogs: 4, caller: 2, callee: 2, registrations: 0,
+			regResults: map[string]float64{}, outcomes: map[string]float64{"answered": 1, "in_progress": 1},
+			peers: map[string]float64{"200.57.7.204": 3, "200.57.7.205": 1}},
+		{name: "francisco", args: map[string]any{"user": "francisco"}, dialogs: 3, caller: 1, callee: 3, registrations: 1,
+			regResults: map[string]float64{"200": 1}, outcomes: map[string]float64{"answered": 1, "in_progress": 1}, peers: map[string]float64{"200.57.7.195": 3, "200.57.7.204": 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := data(h.ok("describe_endpoint", tc.args))
+			if d["dialogs"] != tc.dialogs || d["as_caller"] != tc.caller || d["as_callee"] != tc.callee || d["registrations"] != tc.registrations {
+				t.Errorf("dialogs %v caller %v callee %v registrations %v, want %v %v %v %v", d["dialogs"], d["as_caller"], d["as_callee"], d["registrations"],
+					tc.dialogs, tc.caller, tc.callee, tc.registrations)
+			}
+			for key, want := range map[string]map[string]float64{"registration_results": tc.regResults, "attempt_outcomes": tc.outcomes, "peers": tc.peers} {
+				if got := counts(d[key]); !maps.Equal(got, want) {
+					t.Errorf("%s %v, want %v", key, got, want)
+				}
+			}
+		})
+	}
+	h.fails("describe_endpoint", map[string]any{}, CodeInvalidArgument)
+	h.fails("describe_endpoint", map[string]any{"ip": "200.57.7.204", "user": "francisco"}, CodeInvalidArgument)
+	h.fails("describe_endpoint", map[string]any{"ip": "not-an-ip"}, CodeInvalidArgument)
+
+	d := data(h.ok("top_talkers", nil))
+	want := map[string]float64{"200.57.7.195": 4, "200.57.7.204": 3, "200.57.7.205": 1}
+	got, sum := map[string]float64{}, 0.0
+	for _, r := range d["talkers"].([]any) {
+		r := r.(map[string]any)
+		got[r["value"].(string)] = r["dialogs"].(float64)
+		sum += r["share"].(float64)
+	}
+	if !maps.Equal(got, want) || d["total_dialogs"] != 4.0 || sum != 2.0 {
+		t.Errorf("top_talkers %v (shares sum %v), want %v over 4 dialogs, shares summing to 2", got, sum, want)
+	}
+	ag := data(h.ok("aggregate_dialogs", map[string]any{"dimension": "participant_user"}))
+	if ag["multi_valued"] != true || ag["total_matched"] != 4.0 {
+		t.Errorf("aggregate by participant_user %v", ag)
+	}
 }

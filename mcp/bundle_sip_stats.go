@@ -40,6 +40,7 @@ type groupOut struct {
 	OtherGroups  int              `json:"other_groups"`
 	Overall      sip.CallMetrics  `json:"overall"`
 	TotalMatched int              `json:"total_matched"`
+	MultiValued  bool             `json:"multi_valued" jsonschema:"a participant dimension: a dialog is measured in each of its participants' groups"`
 }
 
 var groupDialogs = tool[groupIn, groupOut]{
@@ -58,7 +59,7 @@ var groupDialogs = tool[groupIn, groupOut]{
 		}
 		dim := string(in.Dimension)
 		g := sip.GroupMetrics(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxGroups), defaultBuckets))
-		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), Other: g.Other, OtherGroups: g.OtherGroups, Overall: g.Overall, TotalMatched: g.TotalMatched}
+		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), Other: g.Other, OtherGroups: g.OtherGroups, Overall: g.Overall, TotalMatched: g.TotalMatched, MultiValued: g.Multi}
 		for _, gr := range g.Groups {
 			b := newBucketRow(dim, gr.Value, 0)
 			out.Groups = append(out.Groups, groupRow{Value: b.Value, Text: b.Text, Metrics: gr.Metrics})
