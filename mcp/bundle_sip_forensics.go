@@ -15,7 +15,7 @@ import (
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks
 // after the dialog list — a hand-off to Wireshark, messages by time,
 // endpoints.
-var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers}
+var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree}
 
 type wiresharkFilterIn struct {
 	CallID callIDArg `json:"call_id"`
@@ -271,6 +271,120 @@ var topTalkers = tool[topTalkersIn, topTalkersOut]{
 		out := topTalkersOut{By: by, Talkers: make([]talkerRow, 0, len(top)), OtherTalkers: others, TotalDialogs: n}
 		for _, t := range top {
 			out.Talkers = append(out.Talkers, talkerRow{Value: t.Value, Dialogs: t.Dialogs, Share: t.Share})
+		}
+		return out, nil
+	},
+}
+
+type correlateIn struct {
+	CallID callIDArg `json:"call_id"`
+}
+
+// evidenceRow is one reason two legs correlate. A Session-ID UUID is
+// checked hex (an identifier); other values are sender text.
+type evidenceRow struct {
+	By        string          `json:"by" jsonschema:"session_id, charging_vector, x_header or timing_heuristic"`
+	Header    string          `json:"header,omitempty" jsonschema:"the header it was read from"`
+	UUID      string          `json:"uuid,omitempty" jsonschema:"the shared Session-ID UUID"`
+	Value     *untrusted.Text `json:"value,omitempty" jsonschema:"the shared icid-value or X- header value, as written"`
+	Heuristic bool            `json:"heuristic" jsonschema:"true for timing_heuristic: INVITEs within 2 s sharing a From or To user, a guess"`
+}
+
+func evidenceRows(ev []sip.Evidence) []evidenceRow {
+	out := make([]evidenceRow, 0, len(ev))
+	for _, e := range ev {
+		r := evidenceRow{By: e.By, Header: e.Header, Heuristic: e.Heuristic}
+		switch {
+		case e.By == sip.BySessionID:
+			r.UUID = e.Value
+		case e.Value != "":
+			v := untrusted.Text(e.Value)
+			r.Value = &v
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+type legRow struct {
+	CallID    string        `json:"call_id"`
+	Created   string        `json:"created"`
+	FromUser  string        `json:"from_user"`
+	ToUser    string        `json:"to_user"`
+	State     string        `json:"state"`
+	FinalCode *int          `json:"final_code"`
+	Evidence  []evidenceRow `json:"evidence"`
+}
+
+func newLegRow(d *sip.Dialog, ev []sip.Evidence) legRow {
+	return legRow{CallID: d.CallID, Created: ts(d.Created), FromUser: d.FromUser, ToUser: d.ToUser, State: d.State,
+		FinalCode: finalCode(d.FinalCode), Evidence: evidenceRows(ev)}
+}
+
+type correlateOut struct {
+	CallID     string   `json:"call_id"`
+	Correlated []legRow `json:"correlated" jsonschema:"oldest first, each with its evidence"`
+	More       int      `json:"more" jsonschema:"correlated dialogs past 50, not listed"`
+}
+
+var findCorrelated = tool[correlateIn, correlateOut]{
+	name:  "find_correlated",
+	desc:  "Dialogs that are other legs of one call (a B2BUA, a PBX): by Session-ID (RFC 7989), P-Charging-Vector, X- headers, or a timing heuristic labelled as one.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in correlateIn) (correlateOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return correlateOut{}, err
+		}
+		dl, err := lookupDialog(sn, in.CallID)
+		if err != nil {
+			return correlateOut{}, err
+		}
+		cs, more := sip.FindCorrelated(sn.Dialogs, dl)
+		out := correlateOut{CallID: dl.CallID, Correlated: make([]legRow, 0, len(cs)), More: more}
+		for _, cr := range cs {
+			out.Correlated = append(out.Correlated, newLegRow(cr.D, cr.Evidence))
+		}
+		return out, nil
+	},
+}
+
+type treeNodeRow struct {
+	legRow
+	Parent *string `json:"parent" jsonschema:"the Call-ID it was reached from; null for the root"`
+	Depth  int     `json:"depth"`
+}
+
+type callTreeOut struct {
+	Root      string        `json:"root"`
+	Legs      []treeNodeRow `json:"legs" jsonschema:"the root first, then by depth"`
+	Truncated bool          `json:"truncated" jsonschema:"more than 64 legs: the rest are not listed"`
+}
+
+var getCallTree = tool[correlateIn, callTreeOut]{
+	name:  "get_call_tree",
+	desc:  "Every leg of a call from one Call-ID: followed over Session-ID, charging vector and X- header links; timing-heuristic legs of the root only, never expanded.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in correlateIn) (callTreeOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return callTreeOut{}, err
+		}
+		dl, err := lookupDialog(sn, in.CallID)
+		if err != nil {
+			return callTreeOut{}, err
+		}
+		nodes, truncated := sip.CallTree(sn.Dialogs, dl)
+		out := callTreeOut{Root: dl.CallID, Legs: make([]treeNodeRow, 0, len(nodes)), Truncated: truncated}
+		for _, n := range nodes {
+			r := treeNodeRow{legRow: newLegRow(n.D, n.Evidence), Depth: n.Depth}
+			if n.Parent != "" {
+				p := n.Parent
+				r.Parent = &p
+			}
+			out.Legs = append(out.Legs, r)
 		}
 		return out, nil
 	},

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"maps"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"fieldtap/services/rtp"
+	"fieldtap/services/sip"
 	"fieldtap/tools/refdata"
 )
 
@@ -146,4 +148,49 @@ func TestDescribeEndpointAndTopTalkers(t *testing.T) {
 	if ag["multi_valued"] != true || ag["total_matched"] != 4.0 {
 		t.Errorf("aggregate by participant_user %v", ag)
 	}
+}
+
+// Two legs through a B2BUA sharing a Session-ID (RFC 7989 §6: the
+// B2BUA passes the caller's UUID on), a third naming the second's
+// Call-ID in an X- header, and a fourth only started 500 ms after the
+// first to the same callee: the heuristic, labelled, never expanded.
+func TestCallTreeAcrossABackToBackUA(t *testing.T) {
+	st, _ := sip.New(sip.Limits{})
+	leg := func(at int, callID, from, to string, extra string) {
+		raw := fmt.Sprintf("INVITE sip:%s@h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%s\r\nFrom: <sip:%s@h>;tag=1\r\nTo: <sip:%s@h>\r\nCall-ID: %s\r\nCSeq: 1 INVITE\r\n%sContent-Length: 0\r\n\r\n",
+			to, callID, from, to, callID, extra)
+		addSIP(t, st, at, raw)
+	}
+	const uuid = "ab30317f1a784dc48ff824d0d3715d86"
+	leg(0, "in-leg", "alice", "pbx", "Session-ID: "+uuid+";remote=00000000000000000000000000000000\r\n")
+	leg(100, "out-leg", "pbx", "bob", "Session-ID: "+strings.ToUpper(uuid)+"\r\n")
+	leg(20000, "transfer", "pbx", "carol", "X-Orig-Call-ID: out-leg\r\n")
+	leg(500, "near", "dave", "pbx", "")
+	d := testDeps()
+	d.SIP = st
+	h := newHarness(t, d)
+
+	cr := data(h.ok("find_correlated", map[string]any{"call_id": "in-leg"}))["correlated"].([]any)
+	if len(cr) != 2 {
+		t.Fatalf("correlated %v: want out-leg and near", cr)
+	}
+	ev := cr[0].(map[string]any)["evidence"].([]any)[0].(map[string]any)
+	if cr[0].(map[string]any)["call_id"] != "out-leg" || ev["by"] != "session_id" || ev["uuid"] != uuid || ev["heuristic"] != false {
+		t.Errorf("first correlated %v", cr[0])
+	}
+	if ev := cr[1].(map[string]any)["evidence"].([]any)[0].(map[string]any); ev["by"] != "timing_heuristic" || ev["heuristic"] != true {
+		t.Errorf("near leg evidence %v: want the heuristic, labelled", ev)
+	}
+	legs := data(h.ok("get_call_tree", map[string]any{"call_id": "in-leg"}))["legs"].([]any)
+	got := map[string]any{}
+	for _, l := range legs {
+		l := l.(map[string]any)
+		got[l["call_id"].(string)] = l["depth"]
+	}
+	if want := map[string]any{"in-leg": 0.0, "out-leg": 1.0, "near": 1.0, "transfer": 2.0}; !maps.Equal(got, want) {
+		t.Errorf("tree depths %v, want %v", got, want)
+	}
+	h.fails("get_call_tree", map[string]any{"call_id": "nope"}, CodeNotFound)
+	h.fails("find_correlated", map[string]any{"call_id": "nope"}, CodeNotFound)
+	h.fails("find_correlated", map[string]any{}, CodeInvalidArgument)
 }

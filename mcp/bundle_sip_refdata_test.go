@@ -60,6 +60,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		{"media_diagnostics", nil},
 		{"dtmf_events", nil},
 		{"search_by_time", map[string]any{"limit": 5}},
+		{"top_talkers", nil},
 	}
 	for _, dim := range sip.Dimensions {
 		calls = append(calls, struct {
@@ -71,7 +72,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		}{"group_dialogs", map[string]any{"dimension": dim, "max_groups": 2}})
 	}
 	for _, id := range callIDs {
-		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics", "generate_wireshark_filter"} {
+		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics", "generate_wireshark_filter", "find_correlated", "get_call_tree"} {
 			calls = append(calls, struct {
 				tool string
 				args map[string]any

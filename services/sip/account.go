@@ -23,7 +23,11 @@ func dialogBytes(sl *slot) int {
 	for _, s := range [...]string{d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay, d.FinalReason, d.ReasonHeader} {
 		n += heapsize.String(s)
 	}
-	n += stringList(d.UserAgents) + stringList(d.ToTags)
+	n += stringList(d.UserAgents) + stringList(d.ToTags) + stringList(d.SessionIDs) + stringList(d.ICIDs)
+	n += heapsize.Pointers(cap(d.XHeaders) * int(unsafe.Sizeof(XHeader{})))
+	for _, x := range d.XHeaders {
+		n += heapsize.String(x.Name) + heapsize.String(x.Value)
+	}
 	// Methods are interned by the store: the list's array is all they cost.
 	n += heapsize.Pointers(cap(d.Methods) * int(unsafe.Sizeof("")))
 	n += heapsize.Pointers(cap(d.Participants) * int(unsafe.Sizeof(netip.AddrPort{})))

@@ -68,11 +68,17 @@ type Dialog struct {
 	TxnsShed      int           // transactions past the bound: counted, not kept
 	AuthChallenge int           // 401/407 responses
 	ToTags        []string
-	CancelSeen    bool
-	AckSeen       bool // an ACK for a 2xx (or any ACK if none distinguishable)
-	ByeSeen       bool
-	MessagesKept  int // messages in msgs
-	MessagesShed  int // messages past the per-dialog cap, counted not kept
+	// Correlation keys (find_correlated, get_call_tree), each bounded:
+	// Session-ID UUIDs (checked hex, lowercased, nil left out), charging
+	// vector icid-values and X- headers (sender text).
+	SessionIDs   []string
+	ICIDs        []string
+	XHeaders     []XHeader
+	CancelSeen   bool
+	AckSeen      bool // an ACK for a 2xx (or any ACK if none distinguishable)
+	ByeSeen      bool
+	MessagesKept int // messages in msgs
+	MessagesShed int // messages past the per-dialog cap, counted not kept
 
 	InviteAt, RingAt, AnswerAt, ByeAt, FinalAt time.Time
 

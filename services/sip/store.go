@@ -321,6 +321,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 			d.UserAgents = append(d.UserAgents, string(v))
 		}
 	}
+	noteCorrelation(d, m)
 	if r := m.Get(HReason); len(r) > 0 {
 		d.ReasonHeader = string(Unfold(r))
 	}
