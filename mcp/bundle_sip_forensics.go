@@ -9,13 +9,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/services/sip"
+	"fieldtap/services/sipsecurity"
 	"fieldtap/services/untrusted"
 )
 
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks
 // after the dialog list — a hand-off to Wireshark, messages by time,
 // endpoints.
-var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree}
+var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings}
 
 type wiresharkFilterIn struct {
 	CallID callIDArg `json:"call_id"`
@@ -385,6 +386,93 @@ var getCallTree = tool[correlateIn, callTreeOut]{
 				r.Parent = &p
 			}
 			out.Legs = append(out.Legs, r)
+		}
+		return out, nil
+	},
+}
+
+type securityIn struct {
+	Filter filterArg `json:"filter,omitempty"`
+}
+
+// securityEvidence is one transaction behind a finding.
+type securityEvidence struct {
+	CallID    string          `json:"call_id"`
+	Time      string          `json:"time"`
+	Method    string          `json:"method"`
+	Dst       string          `json:"dst"`
+	FinalCode *int            `json:"final_code"`
+	UserAgent *untrusted.Text `json:"user_agent,omitempty" jsonschema:"the scanner's User-Agent, as written"`
+}
+
+type findingRow struct {
+	Kind      string             `json:"kind" jsonschema:"scanner_user_agent, register_flood, digest_bruteforce, invite_flood or options_sweep"`
+	Source    string             `json:"source" jsonschema:"the source address"`
+	Count     int                `json:"count" jsonschema:"the most events in one window (distinct targets for options_sweep; dialogs for scanner_user_agent)"`
+	Threshold int                `json:"threshold"`
+	First     string             `json:"first"`
+	Last      string             `json:"last"`
+	Evidence  []securityEvidence `json:"evidence" jsonschema:"the window's first 10 transactions"`
+	More      int                `json:"more_evidence"`
+}
+
+type securityThresholds struct {
+	WindowSeconds  float64  `json:"window_seconds"`
+	Registers      int      `json:"registers"`
+	AuthChallenges int      `json:"auth_challenges"`
+	Invites        int      `json:"invites"`
+	OptionsTargets int      `json:"options_targets"`
+	ScannerAgents  []string `json:"scanner_agents"`
+}
+
+type securityOut struct {
+	Findings     []findingRow       `json:"findings" jsonschema:"largest count first, at most 100"`
+	FindingsLeft int                `json:"findings_left" jsonschema:"findings past 100"`
+	Dialogs      int                `json:"dialogs" jsonschema:"dialogs looked at"`
+	TxnsShed     int                `json:"transactions_shed" jsonschema:"transactions the store did not keep: rates may be low by that many"`
+	Thresholds   securityThresholds `json:"thresholds" jsonschema:"from the sip_security section of the configuration"`
+}
+
+var securityFindings = tool[securityIn, securityOut]{
+	name:  "sip_security_findings",
+	desc:  "Attacks per source address, each with evidence: scanner User-Agents, REGISTER and INVITE floods, digest brute force (401/407 storms), OPTIONS sweeps; thresholds from config.",
+	hints: readOnly(),
+	text:  []textSource{textSIP},
+	run: func(c *call, in securityIn) (securityOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return securityOut{}, err
+		}
+		e, err := in.Filter.compile()
+		if err != nil {
+			return securityOut{}, err
+		}
+		th := c.d.SIPSecurity
+		if th.Window == 0 {
+			th = sipsecurity.Defaults
+		}
+		ds := make([]*sip.Dialog, 0, len(sn.Dialogs))
+		for _, dl := range sn.Dialogs {
+			if e.Match(dl) {
+				ds = append(ds, dl)
+			}
+		}
+		r := sipsecurity.Analyse(ds, th)
+		out := securityOut{Findings: make([]findingRow, 0, len(r.Findings)), FindingsLeft: r.FindingsLeft, Dialogs: r.Dialogs, TxnsShed: r.TxnsShed,
+			Thresholds: securityThresholds{WindowSeconds: th.Window.Seconds(), Registers: th.Registers, AuthChallenges: th.AuthChallenges,
+				Invites: th.Invites, OptionsTargets: th.OptionsTargets, ScannerAgents: nonNil(th.ScannerAgents)}}
+		for _, f := range r.Findings {
+			row := findingRow{Kind: f.Kind, Source: f.Source.String(), Count: f.Count, Threshold: f.Threshold, First: ts(f.First), Last: ts(f.Last),
+				Evidence: make([]securityEvidence, 0, len(f.Evidence)), More: f.More}
+			for _, ev := range f.Evidence {
+				se := securityEvidence{CallID: ev.CallID, Time: ts(ev.Time), Method: ev.Method, Dst: ev.Dst.String(), FinalCode: finalCode(ev.FinalCode)}
+				if ev.UserAgent != "" {
+					ua := untrusted.Text(ev.UserAgent)
+					se.UserAgent = &ua
+				}
+				row.Evidence = append(row.Evidence, se)
+			}
+			out.Findings = append(out.Findings, row)
 		}
 		return out, nil
 	},

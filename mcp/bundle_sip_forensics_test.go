@@ -12,6 +12,7 @@ import (
 
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/sipsecurity"
 	"fieldtap/tools/refdata"
 )
 
@@ -193,4 +194,30 @@ func TestCallTreeAcrossABackToBackUA(t *testing.T) {
 	h.fails("get_call_tree", map[string]any{"call_id": "nope"}, CodeNotFound)
 	h.fails("find_correlated", map[string]any{"call_id": "nope"}, CodeNotFound)
 	h.fails("find_correlated", map[string]any{}, CodeInvalidArgument)
+}
+
+// branch-scenario-sipp.pcapng: a SIPp load run from 127.0.0.1, at most
+// 601 REGISTER and 601 INVITE transactions in any 60 s window (tshark
+// 4.0.17, by Via branch and frame time). The configured thresholds decide.
+func TestSecurityFindingsOnTheSIPpCapture(t *testing.T) {
+	d := captureDeps(t, filepath.Join(refdata.Dir(t, "sip"), "branch-scenario-sipp.pcapng"), rtp.Options{})
+	kinds := func(h *harness) map[string]any {
+		out := map[string]any{}
+		for _, f := range data(h.ok("sip_security_findings", nil))["findings"].([]any) {
+			f := f.(map[string]any)
+			out[f["kind"].(string)] = f["count"]
+			if f["source"] != "127.0.0.1" || len(f["evidence"].([]any)) != 10 || f["more_evidence"] != 591.0 {
+				t.Errorf("finding %v: want 127.0.0.1 with 10 evidence rows and 591 more", f)
+			}
+		}
+		return out
+	}
+	if got, want := kinds(newHarness(t, d)), map[string]any{"register_flood": 601.0, "invite_flood": 601.0}; !maps.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	d.SIPSecurity = sipsecurity.Defaults
+	d.SIPSecurity.Registers = 602
+	if got, want := kinds(newHarness(t, d)), map[string]any{"invite_flood": 601.0}; !maps.Equal(got, want) {
+		t.Errorf("with registers = 602: findings %v, want %v", got, want)
+	}
 }

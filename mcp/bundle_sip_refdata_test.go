@@ -61,6 +61,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		{"dtmf_events", nil},
 		{"search_by_time", map[string]any{"limit": 5}},
 		{"top_talkers", nil},
+		{"sip_security_findings", nil},
 	}
 	for _, dim := range sip.Dimensions {
 		calls = append(calls, struct {

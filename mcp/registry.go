@@ -17,6 +17,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/sipsecurity"
 	"fieldtap/services/transmit"
 )
 
@@ -210,6 +211,9 @@ type Deps struct {
 	// Media is the SPAN port's RTP analyser; nil when none.
 	Media         *rtp.Analyser
 	MediaInterval time.Duration // its per-interval figure length
+	// SIPSecurity are sip_security_findings' thresholds; the zero value
+	// takes sipsecurity.Defaults.
+	SIPSecurity sipsecurity.Thresholds
 	// Transmit is the gatekeeper every transmit tool goes through; nil
 	// when the box was built without one (the tools then refuse).
 	Transmit *transmit.Service
