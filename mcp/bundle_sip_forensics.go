@@ -9,14 +9,15 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/services/sip"
+	"fieldtap/services/siplint"
 	"fieldtap/services/sipsecurity"
 	"fieldtap/services/untrusted"
 )
 
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks
 // after the dialog list — a hand-off to Wireshark, messages by time,
-// endpoints.
-var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings}
+// endpoints, B2BUA legs, attacks, conformance.
+var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings, lintDialog}
 
 type wiresharkFilterIn struct {
 	CallID callIDArg `json:"call_id"`
@@ -473,6 +474,61 @@ var securityFindings = tool[securityIn, securityOut]{
 				row.Evidence = append(row.Evidence, se)
 			}
 			out.Findings = append(out.Findings, row)
+		}
+		return out, nil
+	},
+}
+
+type ruleRow struct {
+	ID      string `json:"id"`
+	RFC     string `json:"rfc"`
+	Section string `json:"section"`
+	Summary string `json:"summary"`
+}
+
+func newRuleRow(r siplint.Rule) ruleRow {
+	return ruleRow{ID: r.ID, RFC: r.RFC, Section: r.Section, Summary: r.Summary}
+}
+
+type violationRow struct {
+	Rule   ruleRow `json:"rule"`
+	CSeq   uint32  `json:"cseq"`
+	Detail string  `json:"detail" jsonschema:"the box's own words"`
+}
+
+type notEvaluatedRow struct {
+	Rule   ruleRow `json:"rule"`
+	Reason string  `json:"reason"`
+}
+
+type lintOut struct {
+	CallID            string            `json:"call_id"`
+	Evaluated         []string          `json:"rules_evaluated"`
+	Violations        []violationRow    `json:"violations"`
+	RulesNotEvaluated []notEvaluatedRow `json:"rules_not_evaluated"`
+}
+
+var lintDialog = tool[correlateIn, lintOut]{
+	name:  "lint_dialog",
+	desc:  "Check one dialog against field rules (missing ACK, re-INVITE glare, CANCEL before a provisional, SDP answer without offer), each with its RFC section; lists rules not evaluated.",
+	hints: readOnly(),
+	run: func(c *call, in correlateIn) (lintOut, error) {
+		sn, err := sipSnapshot(c.d)
+		if err != nil {
+			return lintOut{}, err
+		}
+		dl, err := lookupDialog(sn, in.CallID)
+		if err != nil {
+			return lintOut{}, err
+		}
+		r := siplint.Lint(sn, dl)
+		out := lintOut{CallID: dl.CallID, Evaluated: nonNil(r.Evaluated), Violations: make([]violationRow, 0, len(r.Violations)),
+			RulesNotEvaluated: make([]notEvaluatedRow, 0, len(r.NotEvaluated))}
+		for _, v := range r.Violations {
+			out.Violations = append(out.Violations, violationRow{Rule: newRuleRow(v.Rule), CSeq: v.CSeq, Detail: v.Detail})
+		}
+		for _, n := range r.NotEvaluated {
+			out.RulesNotEvaluated = append(out.RulesNotEvaluated, notEvaluatedRow{Rule: newRuleRow(n.Rule), Reason: n.Reason})
 		}
 		return out, nil
 	},

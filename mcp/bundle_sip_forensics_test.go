@@ -221,3 +221,23 @@ func TestSecurityFindingsOnTheSIPpCapture(t *testing.T) {
 		t.Errorf("with registers = 602: findings %v, want %v", got, want)
 	}
 }
+
+// DTMFsipinfo.pcap: both CANCELs (CSeq 2 and 3) leave before their
+// INVITE's 100 Trying, as tshark 4.0.17's frame times show.
+func TestLintDialogOnDTMFsipinfo(t *testing.T) {
+	h := newHarness(t, captureDeps(t, filepath.Join(refdata.Dir(t, "sip"), "DTMFsipinfo.pcap"), rtp.Options{}))
+	id := items(h.ok("list_dialogs", nil))[0]["call_id"]
+	d := data(h.ok("lint_dialog", map[string]any{"call_id": id}))
+	vs := d["violations"].([]any)
+	if len(vs) != 2 {
+		t.Fatalf("violations %v, want the two early CANCELs", vs)
+	}
+	rule := vs[0].(map[string]any)["rule"].(map[string]any)
+	if rule["id"] != "cancel_without_provisional" || rule["rfc"] != "RFC 3261" || rule["section"] != "9.1" || vs[1].(map[string]any)["cseq"] != 3.0 {
+		t.Errorf("violations %v", vs)
+	}
+	if ne := d["rules_not_evaluated"].([]any); len(ne) != 1 || ne[0].(map[string]any)["reason"] == "" {
+		t.Errorf("rules_not_evaluated %v", ne)
+	}
+	h.fails("lint_dialog", map[string]any{"call_id": "nope"}, CodeNotFound)
+}

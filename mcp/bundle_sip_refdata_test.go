@@ -73,7 +73,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		}{"group_dialogs", map[string]any{"dimension": dim, "max_groups": 2}})
 	}
 	for _, id := range callIDs {
-		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics", "generate_wireshark_filter", "find_correlated", "get_call_tree"} {
+		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics", "generate_wireshark_filter", "find_correlated", "get_call_tree", "lint_dialog"} {
 			calls = append(calls, struct {
 				tool string
 				args map[string]any

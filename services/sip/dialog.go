@@ -96,6 +96,7 @@ type Transaction struct {
 	InDialog    bool           // the request carried a To tag: a re-INVITE or an in-dialog request
 	Src, Dst    netip.AddrPort // the requester and the request's destination
 	Start       time.Time      // its first message
+	Provisional time.Time      // first 1xx
 	RingAt      time.Time      // first 180/183
 	FinalAt     time.Time
 	FinalCode   int    // first final response, 0 while none

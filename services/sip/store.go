@@ -472,6 +472,9 @@ func (tx *Transaction) note(m *Parsed, t time.Time) {
 		return
 	}
 	tx.Responses++
+	if m.StatusCode < 200 && tx.Provisional.IsZero() {
+		tx.Provisional = t
+	}
 	switch c := m.StatusCode; {
 	case c == 180 || c == 183:
 		if tx.RingAt.IsZero() {
