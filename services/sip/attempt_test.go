@@ -137,3 +137,32 @@ func TestBranchScenarioPerAttempt(t *testing.T) {
 		t.Errorf("timeline invites %d failed %d answered %d, want 1334, 1148, 102", inv, fail, ans)
 	}
 }
+
+// The per-attempt questions over a store of 1,334 dialogs: what
+// find_problems, group_dialogs and get_call_tree pay for each call.
+func BenchmarkPerAttempt(b *testing.B) {
+	st, _ := loadCapture(b, filepath.Join(refdata.Dir(b, "sip"), "branch-scenario-sipp.pcapng"))
+	ds := st.Snapshot().Dialogs
+	problems := CompiledProblems()
+	names := ProblemNames()
+	b.Run("find_problems", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, d := range ds {
+				AnyProblem(d, problems, names)
+			}
+		}
+	})
+	b.Run("group_metrics", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			GroupMetrics(ds, func(*Dialog) bool { return true }, "participant_ip", 20)
+		}
+	})
+	b.Run("call_tree", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			CallTree(ds, ds[0])
+		}
+	})
+}

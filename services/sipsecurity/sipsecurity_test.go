@@ -102,3 +102,14 @@ func TestFloodsOnTheSIPpCapture(t *testing.T) {
 		t.Errorf("findings %v over %d dialogs, want %v over 1334", got, r.Dialogs, want)
 	}
 }
+
+func BenchmarkAnalyseBranchScenario(b *testing.B) {
+	st, _ := sip.New(sip.Limits{})
+	a := sip.NewAnalyser(st, netdecode.Options{})
+	refdata.EachRecord(b, filepath.Join(refdata.Dir(b, "sip"), "branch-scenario-sipp.pcapng"), func(rec pcapfile.Record) { a.Feed(rec.Time, rec.Link, rec.Data) })
+	ds := st.Snapshot().Dialogs
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyse(ds, Defaults)
+	}
+}
