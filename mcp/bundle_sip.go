@@ -89,7 +89,7 @@ type dialogRow struct {
 	FirstMethod     string           `json:"first_method"`
 	Methods         []string         `json:"methods"`
 	State           string           `json:"state"`
-	FinalCode       *int             `json:"final_code" jsonschema:"final status of the first method's transaction; null while none"`
+	FinalCode       *int             `json:"final_code" jsonschema:"final status of the call (its INVITE transactions; a 2xx sticks) or, without an INVITE, of the first request; null while none"`
 	FinalReason     untrusted.Text   `json:"final_reason,omitempty" jsonschema:"its reason phrase as the sender wrote it"`
 	ReasonHeader    untrusted.Text   `json:"reason_header,omitempty" jsonschema:"an RFC 3326 Reason header, as written"`
 	FromUser        string           `json:"from_user"`
@@ -104,6 +104,7 @@ type dialogRow struct {
 	Messages        int              `json:"messages"`
 	Retransmits     int              `json:"retransmits"`
 	Transactions    int              `json:"transactions"`
+	TxnsShed        int              `json:"transactions_shed" jsonschema:"transactions past the per-dialog bound, counted and not kept (get_dialog lists the kept)"`
 	AuthChallenges  int              `json:"auth_challenges"`
 	Forks           int              `json:"forks"`
 	PDDms           *float64         `json:"pdd_ms" jsonschema:"INVITE to first 180/183; null when either is missing"`
@@ -139,7 +140,7 @@ func newDialogRow(d *sip.Dialog) dialogRow {
 		FromUser: d.FromUser, ToUser: d.ToUser, FromDisplay: untrusted.Text(d.FromDisplay), ToDisplay: untrusted.Text(d.ToDisplay),
 		Src: d.Src.String(), Dst: d.Dst.String(), Participants: make([]string, 0, len(d.Participants)),
 		UserAgents: nonNil(untrusted.Texts(d.UserAgents)), Transport: d.Transport,
-		Messages: d.Requests + d.Responses, Retransmits: d.Retransmits, Transactions: d.Transactions,
+		Messages: d.Requests + d.Responses, Retransmits: d.Retransmits, Transactions: d.Transactions, TxnsShed: d.TxnsShed,
 		AuthChallenges: d.AuthChallenge, Forks: len(d.ToTags), MessagesShed: d.MessagesShed, MethodsOverflow: d.MethodsOver,
 		PDDms: ms(d.PDD()), SetupMs: ms(d.Setup()), DurationMs: ms(d.Duration()),
 	}

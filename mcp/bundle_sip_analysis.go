@@ -16,7 +16,7 @@ import (
 type dimensionArg string
 
 func (dimensionArg) argSchema() *jsonschema.Schema {
-	return enumArg("what to count by (method, user_agent: the first seen)", sip.Dimensions)
+	return enumArg("what to count by (method, user_agent: the first seen; participant_*: each participant)", sip.Dimensions)
 }
 
 // Bucket bounds of the answers that count by a dimension.
@@ -59,12 +59,13 @@ type aggregateOut struct {
 	Buckets      []bucketRow `json:"buckets"`
 	OtherBuckets int         `json:"other_buckets" jsonschema:"buckets past max_buckets"`
 	OtherCount   int         `json:"other_count" jsonschema:"dialogs in them"`
-	TotalMatched int         `json:"total_matched" jsonschema:"the sum of every count and other_count"`
+	TotalMatched int         `json:"total_matched" jsonschema:"dialogs matched: the sum of every count and other_count unless multi_valued"`
+	MultiValued  bool        `json:"multi_valued" jsonschema:"a participant dimension: a dialog counts once per participant, so counts add up to more than total_matched"`
 }
 
 var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 	name:  "aggregate_dialogs",
-	desc:  "Count dialogs by one dimension: buckets largest first (at most max_buckets), the rest in other_count; the counts always add up to total_matched.",
+	desc:  "Count dialogs by one dimension: buckets largest first (at most max_buckets), the rest in other_count; the counts add up to total_matched unless multi_valued (per participant).",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in aggregateIn) (aggregateOut, error) {
@@ -78,7 +79,7 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 		}
 		dim := string(in.Dimension)
 		ag := sip.Aggregate(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxBuckets), defaultBuckets))
-		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched}
+		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched, MultiValued: ag.Multi}
 		for _, b := range ag.Buckets {
 			out.Buckets = append(out.Buckets, newBucketRow(dim, b.Value, b.Count))
 		}
@@ -100,15 +101,31 @@ type findProblemsIn struct {
 	Projection
 }
 
-// problemRow is a dialog row with the aliases it matched.
+// problemRow is a dialog row with the aliases it matched, and which of
+// its call attempts matched them.
 type problemRow struct {
-	Problems []string `json:"problems" jsonschema:"the aliases this dialog matched"`
+	Problems []string            `json:"problems" jsonschema:"the aliases one of this dialog's call attempts (or, without an INVITE, the dialog) matched"`
+	Attempts []attemptProblemRow `json:"attempts" jsonschema:"the call attempts that matched, each with its aliases; empty without an INVITE"`
 	dialogRow
+}
+
+type attemptProblemRow struct {
+	Attempt   int      `json:"attempt" jsonschema:"1-based, as triage_call numbers them"`
+	FinalCode *int     `json:"final_code" jsonschema:"the attempt's final code; null while none"`
+	Problems  []string `json:"problems"`
+}
+
+func attemptProblemRows(ps []sip.AttemptProblem) []attemptProblemRow {
+	out := make([]attemptProblemRow, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, attemptProblemRow{Attempt: p.Attempt, FinalCode: finalCode(p.FinalCode), Problems: p.Problems})
+	}
+	return out
 }
 
 var findProblems = tool[findProblemsIn, page[problemRow]]{
 	name:  "find_problems",
-	desc:  "Dialogs matching problem aliases (docs/sip.md: failed, slow-setup, short-calls, retransmits, no-ack, auth-loop), each row naming the aliases it matched. Paged.",
+	desc:  "Dialogs with a call attempt matching problem aliases (docs/sip.md: failed, slow-setup, short-calls, retransmits, no-ack, auth-loop), each row naming the aliases and attempts. Paged.",
 	hints: readOnly(),
 	ids:   []string{"call_id"},
 	text:  []textSource{textSIP},
@@ -132,7 +149,8 @@ var findProblems = tool[findProblemsIn, page[problemRow]]{
 		return pageDialogs(c, in.Paging, sn,
 			func(dl *sip.Dialog) bool { return e.Match(dl) && sip.AnyProblem(dl, problems, names) },
 			func(dl *sip.Dialog) problemRow {
-				return problemRow{Problems: sip.MatchProblems(dl, problems, names), dialogRow: newDialogRow(dl)}
+				return problemRow{Problems: sip.MatchProblems(dl, problems, names),
+					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: newDialogRow(dl)}
 			})
 	},
 }
@@ -155,11 +173,40 @@ type triageOut struct {
 	DurationMs *float64        `json:"duration_ms"`
 	Problems   []string        `json:"problems"`
 	Hints      []string        `json:"hints"`
+	Attempts   []attemptRow    `json:"attempts" jsonschema:"every call attempt on the Call-ID (an INVITE with its auth retries and re-INVITEs), oldest first; the outcome is the last one's; empty without an INVITE"`
+}
+
+// attemptRow is one call attempt of triage_call.
+type attemptRow struct {
+	Attempt        int             `json:"attempt"`
+	Start          string          `json:"start" jsonschema:"RFC 3339 time of its first INVITE"`
+	Outcome        string          `json:"outcome"`
+	FinalCode      *int            `json:"final_code"`
+	StatusText     *string         `json:"status_text"`
+	FinalReason    *untrusted.Text `json:"final_reason" jsonschema:"the reason phrase as the sender wrote it; null while no final response"`
+	Invites        int             `json:"invites" jsonschema:"INVITE transactions in it"`
+	AuthChallenges int             `json:"auth_challenges"`
+	PDDms          *float64        `json:"pdd_ms"`
+	SetupMs        *float64        `json:"setup_ms"`
+	DurationMs     *float64        `json:"duration_ms"`
+}
+
+func newAttemptRow(a *sip.AttemptOutcome) attemptRow {
+	r := attemptRow{Attempt: a.N, Start: ts(a.Start), Outcome: a.Outcome, FinalCode: finalCode(a.FinalCode), Invites: a.Invites,
+		AuthChallenges: a.AuthChallenges, PDDms: ms(a.PDD()), SetupMs: ms(a.Setup()), DurationMs: ms(a.Duration())}
+	if a.StatusText != "" {
+		r.StatusText = &a.StatusText
+	}
+	if a.FinalCode != 0 {
+		reason := untrusted.Text(a.FinalReason)
+		r.FinalReason = &reason
+	}
+	return r
 }
 
 var triageCall = tool[triageIn, triageOut]{
 	name:  "triage_call",
-	desc:  "Why a call ended as it did: outcome, final code and its standard meaning, the cause in the sender's words and its source, timings, problem aliases and hints.",
+	desc:  "Why a call ended as it did, per call attempt: outcome, final code and its standard meaning, the cause in the sender's words and its source, timings, problem aliases and hints.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in triageIn) (triageOut, error) {
@@ -173,7 +220,14 @@ var triageCall = tool[triageIn, triageOut]{
 		}
 		tr := sip.TriageCall(dl, sip.CompiledProblems())
 		out := triageOut{CallID: tr.CallID, Outcome: tr.Outcome, FinalCode: finalCode(tr.FinalCode), CauseFrom: tr.CauseFrom,
-			PDDms: ms(dl.PDD()), SetupMs: ms(dl.Setup()), DurationMs: ms(dl.Duration()), Problems: tr.Problems, Hints: tr.Hints}
+			PDDms: ms(dl.PDD()), SetupMs: ms(dl.Setup()), DurationMs: ms(dl.Duration()), Problems: tr.Problems, Hints: tr.Hints,
+			Attempts: make([]attemptRow, 0, len(tr.Attempts))}
+		if a := tr.Last; a != nil {
+			out.PDDms, out.SetupMs, out.DurationMs = ms(a.PDD()), ms(a.Setup()), ms(a.Duration())
+		}
+		for i := range tr.Attempts {
+			out.Attempts = append(out.Attempts, newAttemptRow(&tr.Attempts[i]))
+		}
 		if tr.StatusText != "" {
 			out.StatusText = &tr.StatusText
 		}
@@ -187,9 +241,10 @@ var triageCall = tool[triageIn, triageOut]{
 
 // reportLimits are the dialog store's bounds, as get_capture_report shows them.
 type reportLimits struct {
-	Dialogs           int   `json:"dialogs"`
-	MessagesPerDialog int   `json:"messages_per_dialog"`
-	MessageBytes      int64 `json:"message_bytes"`
+	Dialogs               int   `json:"dialogs"`
+	MessagesPerDialog     int   `json:"messages_per_dialog"`
+	TransactionsPerDialog int   `json:"transactions_per_dialog"`
+	MessageBytes          int64 `json:"message_bytes"`
 }
 
 type reportOut struct {
@@ -214,7 +269,8 @@ var captureReport = tool[noArgs, reportOut]{
 			return reportOut{}, err
 		}
 		l := c.d.SIP.Limits()
-		out := reportOut{Store: sn.Stats, Limits: reportLimits{Dialogs: l.Dialogs, MessagesPerDialog: l.MessagesPerDialog, MessageBytes: l.MessageBytes},
+		out := reportOut{Store: sn.Stats, Limits: reportLimits{Dialogs: l.Dialogs, MessagesPerDialog: l.MessagesPerDialog,
+			TransactionsPerDialog: l.TransactionsPerDialog, MessageBytes: l.MessageBytes},
 			States: map[string]int{}, Notes: []string{}}
 		for _, dl := range sn.Dialogs {
 			out.States[dl.State]++

@@ -46,6 +46,40 @@ type getDialogOut struct {
 	Dialog   dialogRow    `json:"dialog"`
 	Messages []messageRow `json:"messages" jsonschema:"the dialog's kept messages in capture order, limit per call"`
 	Page     Page         `json:"messages_page" jsonschema:"the page of messages: follow next_cursor for the rest"`
+	// Transactions are all kept (a dialog keeps at most
+	// Limits.TransactionsPerDialog), never paged.
+	Transactions []transactionRow `json:"transaction_list" jsonschema:"the dialog's kept transactions in order of their first message (dialog.transactions_shed counts the rest)"`
+}
+
+// transactionRow is one transaction of a dialog. The branch is an
+// identifier (bare); the reason phrase is sender text.
+type transactionRow struct {
+	Method      string          `json:"method"`
+	Branch      string          `json:"branch" jsonschema:"top Via branch (first 64 bytes)"`
+	CSeq        uint32          `json:"cseq"`
+	InDialog    bool            `json:"in_dialog" jsonschema:"the request carried a To tag (a re-INVITE, an in-dialog request)"`
+	Src         string          `json:"src" jsonschema:"the requester"`
+	Dst         string          `json:"dst"`
+	Start       string          `json:"start"`
+	FinalCode   *int            `json:"final_code" jsonschema:"the first final response; null while none"`
+	FinalReason *untrusted.Text `json:"final_reason"`
+	RingMs      *float64        `json:"ring_ms" jsonschema:"start to the first 180/183; null without one"`
+	FinalMs     *float64        `json:"final_ms" jsonschema:"start to the final response; null without one"`
+	Requests    int             `json:"requests" jsonschema:"the request and its retransmissions"`
+	Responses   int             `json:"responses"`
+}
+
+func newTransactionRow(tx *sip.Transaction) transactionRow {
+	r := transactionRow{Method: tx.Method, Branch: tx.Branch, CSeq: tx.CSeq, InDialog: tx.InDialog, Src: tx.Src.String(), Dst: tx.Dst.String(),
+		Start: ts(tx.Start), FinalCode: finalCode(tx.FinalCode), Requests: tx.Requests, Responses: tx.Responses}
+	if !tx.RingAt.IsZero() {
+		r.RingMs = ms(tx.RingAt.Sub(tx.Start), true)
+	}
+	if tx.FinalCode != 0 {
+		reason := untrusted.Text(tx.FinalReason)
+		r.FinalReason, r.FinalMs = &reason, ms(tx.FinalAt.Sub(tx.Start), true)
+	}
+	return r
 }
 
 // dialogKey binds a get_dialog cursor to its dialog: the key's second
@@ -59,7 +93,7 @@ func dialogKey(callID string) uint64 {
 
 var getDialog = tool[getDialogIn, getDialogOut]{
 	name:  "get_dialog",
-	desc:  "One dialog by Call-ID: its row and its messages in capture order, limit per call (messages_page.next_cursor for more). get_message gives headers and body.",
+	desc:  "One dialog by Call-ID: its row, its transactions, and its messages in capture order, limit per call (messages_page.next_cursor for more). get_message gives headers and body.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in getDialogIn) (getDialogOut, error) {
@@ -79,7 +113,10 @@ var getDialog = tool[getDialogIn, getDialogOut]{
 		if pg.resumed && pg.from[1] != h {
 			return getDialogOut{}, failErr(CodeStaleCursor, "cursor was issued by get_dialog for another Call-ID", "call get_dialog again without a cursor")
 		}
-		out := getDialogOut{Dialog: newDialogRow(dl), Messages: []messageRow{}}
+		out := getDialogOut{Dialog: newDialogRow(dl), Messages: []messageRow{}, Transactions: make([]transactionRow, 0, len(dl.Txns))}
+		for i := range dl.Txns {
+			out.Transactions = append(out.Transactions, newTransactionRow(&dl.Txns[i]))
+		}
 		for i, seq := range dl.Messages() {
 			if !pg.offer(rowKey{uint64(i), h}) {
 				continue

@@ -59,6 +59,9 @@ func answerEveryTool(t *testing.T, h *harness) {
 		{"rtp_streams", map[string]any{"orphaned": true}},
 		{"media_diagnostics", nil},
 		{"dtmf_events", nil},
+		{"search_by_time", map[string]any{"limit": 5}},
+		{"top_talkers", nil},
+		{"sip_security_findings", nil},
 	}
 	for _, dim := range sip.Dimensions {
 		calls = append(calls, struct {
@@ -70,7 +73,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		}{"group_dialogs", map[string]any{"dimension": dim, "max_groups": 2}})
 	}
 	for _, id := range callIDs {
-		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics"} {
+		for _, tool := range []string{"get_dialog", "triage_call", "render_ladder", "check_codec_negotiation", "media_diagnostics", "generate_wireshark_filter", "find_correlated", "get_call_tree", "lint_dialog"} {
 			calls = append(calls, struct {
 				tool string
 				args map[string]any
@@ -135,4 +138,33 @@ func columnsOf(t *testing.T, h *harness, tool string) []string {
 	}
 	t.Fatalf("no tool %s", tool)
 	return nil
+}
+
+// branch-scenario-sipp.pcapng opens each of its 1,334 Call-IDs with a
+// REGISTER → 200 and then sends an INVITE on it. tshark 4.0.17 counts
+// 1,148 INVITE transactions answered 403 (`tshark -r F -Y
+// 'sip.CSeq.method == "INVITE" && sip.Status-Code == 403'`, one per
+// Call-ID, CSeq and branch); the first version judged each dialog by its
+// REGISTER and found no problem at all.
+func TestFindProblemsJudgesEachInvite(t *testing.T) {
+	file := filepath.Join(refdata.Dir(t, "sip"), "branch-scenario-sipp.pcapng")
+	h := newHarness(t, captureDeps(t, file, rtp.Options{}))
+	env := h.ok("find_problems", map[string]any{"problems": []any{"failed"}, "limit": 1})
+	if pg := env["page"].(map[string]any); pg["total_matched"] != 1148.0 {
+		t.Errorf("find_problems failed: total_matched %v, want 1148", pg["total_matched"])
+	}
+	row := items(env)[0]
+	at := row["attempts"].([]any)
+	if len(at) != 1 || at[0].(map[string]any)["final_code"] != 403.0 || row["first_method"] != "REGISTER" {
+		t.Errorf("row %v: want its one INVITE attempt, refused with 403", row)
+	}
+	tr := data(h.ok("triage_call", map[string]any{"call_id": "1-4461@127.0.1.1"}))
+	if tr["outcome"] != "failed" || tr["final_code"] != 403.0 || tr["status_text"] != "Forbidden" || len(tr["attempts"].([]any)) != 1 {
+		t.Errorf("triage %v: want failed with 403, one attempt", tr)
+	}
+	g := data(h.ok("group_dialogs", map[string]any{"dimension": "method"}))["overall"].(map[string]any)
+	// 1,250 INVITEs with a final response (1,148 × 403, 102 × 200).
+	if g["attempts"] != 1250.0 || g["answered"] != 102.0 {
+		t.Errorf("group_dialogs overall %v: want 1250 attempts, 102 answered", g)
+	}
 }

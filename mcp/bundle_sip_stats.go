@@ -40,6 +40,7 @@ type groupOut struct {
 	OtherGroups  int              `json:"other_groups"`
 	Overall      sip.CallMetrics  `json:"overall"`
 	TotalMatched int              `json:"total_matched"`
+	MultiValued  bool             `json:"multi_valued" jsonschema:"a participant dimension: a dialog is measured in each of its participants' groups"`
 }
 
 var groupDialogs = tool[groupIn, groupOut]{
@@ -58,7 +59,7 @@ var groupDialogs = tool[groupIn, groupOut]{
 		}
 		dim := string(in.Dimension)
 		g := sip.GroupMetrics(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxGroups), defaultBuckets))
-		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), Other: g.Other, OtherGroups: g.OtherGroups, Overall: g.Overall, TotalMatched: g.TotalMatched}
+		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), Other: g.Other, OtherGroups: g.OtherGroups, Overall: g.Overall, TotalMatched: g.TotalMatched, MultiValued: g.Multi}
 		for _, gr := range g.Groups {
 			b := newBucketRow(dim, gr.Value, 0)
 			out.Groups = append(out.Groups, groupRow{Value: b.Value, Text: b.Text, Metrics: gr.Metrics})
@@ -92,9 +93,9 @@ type timelineIn struct {
 type timelineBucket struct {
 	Start    string `json:"start"`
 	Dialogs  int    `json:"dialogs"`
-	Invites  int    `json:"invites"`
-	Answered int    `json:"answered"`
-	Failed   int    `json:"failed" jsonschema:"final_code 400 or more"`
+	Invites  int    `json:"invites" jsonschema:"call attempts started in the bucket"`
+	Answered int    `json:"answered" jsonschema:"of those, answered"`
+	Failed   int    `json:"failed" jsonschema:"of those, final_code 400 or more; and dialogs without an INVITE that failed, in their creation bucket"`
 }
 
 type timelineOut struct {
@@ -106,7 +107,7 @@ type timelineOut struct {
 
 var timelineTool = tool[timelineIn, timelineOut]{
 	name:  "timeline",
-	desc:  fmt.Sprintf("Dialogs per time bucket by creation time: dialogs, INVITEs, answered, failed; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
+	desc:  fmt.Sprintf("Dialogs per time bucket by creation time, and call attempts by start: dialogs, INVITEs, answered, failed; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
 	hints: readOnly(),
 	run: func(c *call, in timelineIn) (timelineOut, error) {
 		sn, err := sipSnapshot(c.d)
@@ -126,7 +127,7 @@ var timelineTool = tool[timelineIn, timelineOut]{
 		if err != nil {
 			return timelineOut{}, argErr("bucket_seconds", "use wider buckets or a shorter since/until window", "%v", err)
 		}
-		out := timelineOut{BucketSeconds: secs, Basis: "dialog creation time (first message), capture clock", Buckets: make([]timelineBucket, len(bs))}
+		out := timelineOut{BucketSeconds: secs, Basis: "dialog creation time (first message) and call attempt start (its first INVITE), capture clock", Buckets: make([]timelineBucket, len(bs))}
 		for i, b := range bs {
 			out.Buckets[i] = timelineBucket{Start: ts(b.Start), Dialogs: b.Dialogs, Invites: b.Invites, Answered: b.Answered, Failed: b.Failed}
 			out.TotalMatched += b.Dialogs

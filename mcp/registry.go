@@ -18,6 +18,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/sipsecurity"
 	"fieldtap/services/transmit"
 )
 
@@ -50,6 +51,7 @@ func allBundles() []bundle {
 		{name: "j1939_diag", tools: j1939DiagTools, optIn: true},
 		{name: "canre", tools: canreTools, optIn: true},
 		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
+		{name: "sip_forensics", tools: sipForensicsTools},
 	}
 }
 
@@ -227,6 +229,9 @@ type Deps struct {
 	// Media is the SPAN port's RTP analyser; nil when none.
 	Media         *rtp.Analyser
 	MediaInterval time.Duration // its per-interval figure length
+	// SIPSecurity are sip_security_findings' thresholds; the zero value
+	// takes sipsecurity.Defaults.
+	SIPSecurity sipsecurity.Thresholds
 	// Transmit is the gatekeeper every transmit tool goes through; nil
 	// when the box was built without one (the tools then refuse).
 	Transmit *transmit.Service

@@ -60,6 +60,8 @@ type Config struct {
 	MCP            MCP          `toml:"mcp"`
 	Store          Store        `toml:"store"`
 	Media          Media        `toml:"media"` // media.go
+	// SIPSecurity holds the attack thresholds (sipsecurity.go).
+	SIPSecurity SIPSecurity `toml:"sip_security"`
 	// Transmit holds the transmit limits (transmit.go).
 	Transmit Transmit `toml:"transmit"`
 	// Status, HEP and MQTT are the page and the fleet exporters (fleet.go).
@@ -139,6 +141,7 @@ func Default() Config {
 		Store:       Store{HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir, CaptureDir: DefaultCaptureDir},
 		Transmit:    DefaultTransmit(),
 		Media:       Media{Interval: DefaultMediaInterval},
+		SIPSecurity: DefaultSIPSecurity(),
 		Status:      DefaultStatus(),
 		HEP:         DefaultHEP(),
 		MQTT:        DefaultMQTT(),
@@ -260,6 +263,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.Transmit.validate(c.Board)...)
 	errs = append(errs, c.Media.validate()...)
+	errs = append(errs, c.SIPSecurity.validate()...)
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)

@@ -193,6 +193,8 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.MCP.Transport == "http" {
 		deps.BlackBox.Downloads = mcp.NewFileServer(files)
 	}
+	// Checked when the configuration was validated.
+	deps.SIPSecurity, _ = cfg.SIPSecurity.Thresholds()
 	deps.Info.Compiled = mcp.BundleNames()
 	deps.Info.OutputSchemas = cfg.MCP.OutputSchemas
 	// Every compiled bundle loads except transmit, unless the operator

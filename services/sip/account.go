@@ -23,11 +23,21 @@ func dialogBytes(sl *slot) int {
 	for _, s := range [...]string{d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay, d.FinalReason, d.ReasonHeader} {
 		n += heapsize.String(s)
 	}
-	n += stringList(d.UserAgents) + stringList(d.ToTags)
+	n += stringList(d.UserAgents) + stringList(d.ToTags) + stringList(d.SessionIDs) + stringList(d.ICIDs)
+	n += heapsize.Pointers(cap(d.XHeaders) * int(unsafe.Sizeof(XHeader{})))
+	for _, x := range d.XHeaders {
+		n += heapsize.String(x.Name) + heapsize.String(x.Value)
+	}
 	// Methods are interned by the store: the list's array is all they cost.
 	n += heapsize.Pointers(cap(d.Methods) * int(unsafe.Sizeof("")))
 	n += heapsize.Pointers(cap(d.Participants) * int(unsafe.Sizeof(netip.AddrPort{})))
 	n += heapsize.Bytes(8 * (cap(d.msgs) + cap(d.txKeys) + cap(d.txIDs)))
+	n += heapsize.Pointers(cap(d.Txns) * int(unsafe.Sizeof(Transaction{})))
+	for _, tx := range d.Txns {
+		// Methods are interned; a branch and a reason phrase are the
+		// transaction's own.
+		n += heapsize.String(tx.Branch) + heapsize.String(tx.FinalReason)
+	}
 	return n
 }
 

@@ -18,10 +18,13 @@ type Bucket struct {
 	Count int
 }
 
-// Aggregation counts the dialogs a filter matched by one dimension. Every
-// matched dialog is in exactly one bucket, so the kept buckets' counts
-// plus OtherCount always equal TotalMatched.
+// Aggregation counts the dialogs a filter matched by one dimension. In a
+// single-valued dimension every matched dialog is in exactly one bucket,
+// so the kept buckets' counts plus OtherCount equal TotalMatched; in a
+// MultiDimension (Multi) a dialog counts in each of its participants'
+// buckets and the counts add up to more.
 type Aggregation struct {
+	Multi        bool
 	Buckets      []Bucket // largest first, ties by value; at most the bound asked for
 	OtherBuckets int      // buckets past the bound
 	OtherCount   int      // dialogs in them
@@ -32,11 +35,13 @@ type Aggregation struct {
 // keeping the maxBuckets largest buckets. dim must be one of Dimensions.
 func Aggregate(ds []*Dialog, match func(*Dialog) bool, dim string, maxBuckets int) Aggregation {
 	counts := map[string]int{}
-	var out Aggregation
+	out := Aggregation{Multi: MultiDimension(dim)}
 	for _, d := range ds {
 		if match(d) {
-			v, _ := d.Dimension(dim)
-			counts[v]++
+			vs, _ := d.DimensionValues(dim)
+			for _, v := range vs {
+				counts[v]++
+			}
 			out.TotalMatched++
 		}
 	}
@@ -61,8 +66,11 @@ type Group struct {
 	Metrics CallMetrics
 }
 
-// Grouping is the call figures per value of one dimension.
+// Grouping is the call figures per value of one dimension; in a
+// MultiDimension (Multi) a dialog is measured in each of its
+// participants' groups, and once in Other.
 type Grouping struct {
+	Multi  bool
 	Groups []Group // largest first, ties by value; at most the bound asked for
 	// Other measures the dialogs of the groups past the bound together;
 	// nil when every group is kept.
@@ -79,20 +87,22 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 	accs := map[string]*MetricsAcc{}
 	counts := map[string]int{}
 	var all MetricsAcc
-	var out Grouping
+	out := Grouping{Multi: MultiDimension(dim)}
 	for _, d := range ds {
 		if !match(d) {
 			continue
 		}
-		v, _ := d.Dimension(dim)
-		a := accs[v]
-		if a == nil {
-			a = &MetricsAcc{}
-			accs[v] = a
+		vs, _ := d.DimensionValues(dim)
+		for _, v := range vs {
+			a := accs[v]
+			if a == nil {
+				a = &MetricsAcc{}
+				accs[v] = a
+			}
+			a.Add(d)
+			counts[v]++
 		}
-		a.Add(d)
 		all.Add(d)
-		counts[v]++
 		out.TotalMatched++
 	}
 	keys := make([]string, 0, len(accs))
@@ -107,7 +117,7 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 		}
 		var other MetricsAcc
 		for _, d := range ds {
-			if v, _ := d.Dimension(dim); rest[v] && match(d) {
+			if vs, _ := d.DimensionValues(dim); slices.ContainsFunc(vs, func(v string) bool { return rest[v] }) && match(d) {
 				other.Add(d)
 			}
 		}

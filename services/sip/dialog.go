@@ -25,6 +25,10 @@ const (
 	maxDialogUAs     = 4  // distinct User-Agent/Server values kept
 	maxParticipants  = 8  // distinct IP:port endpoints kept
 	maxToTags        = 16 // distinct To tags (forks) kept
+	// maxBranchBytes caps a kept Via branch: RFC 3261 branches are a
+	// magic cookie and a few dozen characters; a longer one is a
+	// sender's choice, and the first bytes still tell transactions apart.
+	maxBranchBytes = 64
 )
 
 // Dialog is one Call-ID at one store revision. A *Dialog is immutable once
@@ -37,11 +41,15 @@ type Dialog struct {
 	Created time.Time // first message
 	Updated time.Time // last message
 
-	FirstMethod   string // method of the first request seen
+	FirstMethod string // method of the first request seen
+	// HasInvite is set once an INVITE (request or response) was seen: the
+	// dialog's call fields (State, FinalCode, the timings) then follow its
+	// INVITE transactions, even when a REGISTER opened the Call-ID.
+	HasInvite     bool
 	Methods       []string
 	MethodsOver   int // distinct methods beyond maxDialogMethods
 	State         string
-	FinalCode     int    // final response to the INVITE (or first request), 0 if none
+	FinalCode     int    // final response to the INVITE (or, without one, the first request), 0 if none
 	FinalReason   string // its reason phrase (sender text)
 	ReasonHeader  string // a Reason header (RFC 3326) seen on BYE/CANCEL/final (sender text)
 	FromUser      string
@@ -55,20 +63,55 @@ type Dialog struct {
 	Requests      int
 	Responses     int
 	Retransmits   int
-	Transactions  int
-	AuthChallenge int // 401/407 responses
+	Transactions  int           // distinct transactions seen
+	Txns          []Transaction // the first Limits.TransactionsPerDialog of them, in order of their first message
+	TxnsShed      int           // transactions past the bound: counted, not kept
+	AuthChallenge int           // 401/407 responses
 	ToTags        []string
-	CancelSeen    bool
-	AckSeen       bool // an ACK for a 2xx (or any ACK if none distinguishable)
-	ByeSeen       bool
-	MessagesKept  int // messages in msgs
-	MessagesShed  int // messages past the per-dialog cap, counted not kept
+	// Correlation keys (find_correlated, get_call_tree), each bounded:
+	// Session-ID UUIDs (checked hex, lowercased, nil left out), charging
+	// vector icid-values and X- headers (sender text).
+	SessionIDs   []string
+	ICIDs        []string
+	XHeaders     []XHeader
+	CancelSeen   bool
+	AckSeen      bool // an ACK for a 2xx (or any ACK if none distinguishable)
+	ByeSeen      bool
+	MessagesKept int // messages in msgs
+	MessagesShed int // messages past the per-dialog cap, counted not kept
 
 	InviteAt, RingAt, AnswerAt, ByeAt, FinalAt time.Time
 
 	msgs   []uint64 // message ring sequence numbers, append-only
 	txKeys []uint64 // hashes for retransmission detection, append-only
 	txIDs  []uint64 // transaction hashes, append-only
+}
+
+// Transaction is one SIP transaction of a dialog: a request (keyed by
+// its top Via branch, CSeq number and method) and its responses.
+type Transaction struct {
+	Method      string // the request method (the CSeq method of its responses)
+	Branch      string // top Via branch, an identifier (at most maxBranchBytes)
+	CSeq        uint32
+	InDialog    bool           // the request carried a To tag: a re-INVITE or an in-dialog request
+	Src, Dst    netip.AddrPort // the requester and the request's destination
+	Start       time.Time      // its first message
+	Provisional time.Time      // first 1xx
+	RingAt      time.Time      // first 180/183
+	FinalAt     time.Time
+	FinalCode   int    // first final response, 0 while none
+	FinalReason string // its reason phrase (sender text)
+	Requests    int    // the request and its retransmissions
+	Responses   int
+}
+
+// CallMethod is the method the dialog's outcome is judged by: INVITE
+// once one was seen, else the first request's.
+func (d *Dialog) CallMethod() string {
+	if d.HasInvite {
+		return "INVITE"
+	}
+	return d.FirstMethod
 }
 
 // Messages returns the store sequence numbers of the dialog's kept

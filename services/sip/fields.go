@@ -1,6 +1,7 @@
 package sip
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -114,10 +115,45 @@ func msValue(d time.Duration, ok bool) filter.Value {
 	return filter.Value{Num: float64(d) / float64(time.Millisecond), Null: !ok}
 }
 
-// Dimensions are the single-valued columns aggregate tools group by; each
-// dialog falls in exactly one bucket, so buckets plus other always add up
-// to the population.
-var Dimensions = []string{"method", "state", "final_code", "from_user", "to_user", "src_ip", "dst_ip", "user_agent", "transport"}
+// Dimensions are the columns aggregate tools group by. In a single-valued
+// one each dialog falls in exactly one bucket, so buckets plus other add
+// up to the population; in a participant dimension (MultiDimension) a
+// dialog counts once in the bucket of each of its participants.
+var Dimensions = []string{"method", "state", "final_code", "from_user", "to_user", "src_ip", "dst_ip", "user_agent", "transport",
+	"participant_ip", "participant_user"}
+
+// MultiDimension reports whether dim counts a dialog once per participant:
+// participant_ip is every address it saw (either side of any message),
+// participant_user its From and To users.
+func MultiDimension(dim string) bool { return dim == "participant_ip" || dim == "participant_user" }
+
+// DimensionValues returns d's bucket keys in dim: one for a single-valued
+// dimension, one per distinct participant for a MultiDimension (NoValue
+// when it has none); false when dim is unknown.
+func (d *Dialog) DimensionValues(dim string) ([]string, bool) {
+	var vs []string
+	switch dim {
+	case "participant_ip":
+		for _, p := range d.Participants {
+			if a := p.Addr().Unmap().String(); !slices.Contains(vs, a) {
+				vs = append(vs, a)
+			}
+		}
+	case "participant_user":
+		for _, u := range [...]string{d.FromUser, d.ToUser} {
+			if u != "" && !slices.Contains(vs, u) {
+				vs = append(vs, u)
+			}
+		}
+	default:
+		v, ok := d.Dimension(dim)
+		return []string{v}, ok
+	}
+	if len(vs) == 0 {
+		vs = []string{NoValue}
+	}
+	return vs, true
+}
 
 // NoValue is the bucket of dialogs without a value in a dimension.
 const NoValue = "(none)"

@@ -101,6 +101,16 @@ func TestGroundTruth(t *testing.T) {
 			if tc.fragments && ds.Frag.Reassembled == 0 {
 				t.Errorf("no datagram reassembled: %+v", ds.Frag)
 			}
+			// No reference capture carries Session-ID or
+			// P-Charging-Vector, or an X- header naming another
+			// Call-ID (tshark lists their headers): no strong link.
+			for _, d := range snap.Dialogs {
+				for _, o := range snap.Dialogs {
+					if ev := CorrelationEvidence(d, o); ev != nil && !ev[0].Heuristic {
+						t.Errorf("%s and %s correlated by %+v", d.CallID, o.CallID, ev)
+					}
+				}
+			}
 			if ss.DecodePanics != 0 {
 				t.Errorf("decoder panicked %d times", ss.DecodePanics)
 			}

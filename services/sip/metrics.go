@@ -18,7 +18,7 @@ type Metric struct {
 // CallMetrics are the call figures of a group of dialogs (docs/sip.md).
 type CallMetrics struct {
 	Dialogs  int    `json:"dialogs"`  // every dialog in the group
-	Attempts int    `json:"attempts"` // INVITE dialogs with a final response
+	Attempts int    `json:"attempts"` // call attempts (Dialog.Attempts) with a final response
 	Answered int    `json:"answered"` // attempts answered with a 2xx
 	ASR      Metric `json:"asr"`      // answered / attempts
 	NER      Metric `json:"ner"`      // (answered + user-side endings) / attempts
@@ -41,24 +41,26 @@ type MetricsAcc struct {
 	pdd                                  []float64 // ms
 }
 
-// Add counts d.
+// Add counts d and each of its call attempts.
 func (a *MetricsAcc) Add(d *Dialog) {
 	a.dialogs++
-	if d.FirstMethod != "INVITE" || d.FinalCode == 0 {
-		return
-	}
-	a.attempts++
-	if d.FinalCode < 300 {
-		a.answered++
-		if dur, ok := d.Duration(); ok {
-			a.durSum += dur
-			a.durN++
+	for _, at := range d.Attempts() {
+		if at.FinalCode == 0 {
+			continue
 		}
-	} else if slices.Contains(nerCodes, d.FinalCode) {
-		a.network++
-	}
-	if p, ok := d.PDD(); ok {
-		a.pdd = append(a.pdd, float64(p)/float64(time.Millisecond))
+		a.attempts++
+		if at.FinalCode < 300 {
+			a.answered++
+			if dur, ok := at.Duration(); ok {
+				a.durSum += dur
+				a.durN++
+			}
+		} else if slices.Contains(nerCodes, at.FinalCode) {
+			a.network++
+		}
+		if p, ok := at.PDD(); ok {
+			a.pdd = append(a.pdd, float64(p)/float64(time.Millisecond))
+		}
 	}
 }
 
@@ -66,7 +68,7 @@ func (a *MetricsAcc) Add(d *Dialog) {
 // reason.
 func (a *MetricsAcc) Result() CallMetrics {
 	m := CallMetrics{Dialogs: a.dialogs, Attempts: a.attempts, Answered: a.answered}
-	const noAttempts = "no INVITE dialog in this group has a final response"
+	const noAttempts = "no call attempt in this group has a final response"
 	m.ASR = ratio(a.answered, a.attempts, noAttempts)
 	m.NER = ratio(a.answered+a.network, a.attempts, noAttempts)
 	m.ACD = Metric{Unit: "s", Population: a.durN}

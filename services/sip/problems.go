@@ -28,10 +28,10 @@ const (
 var Problems = map[string]string{
 	"failed":     "final_code >= 400",
 	"slow-setup": fmt.Sprintf("pdd_ms > %d", SlowSetupPDDms),
-	"short-calls": fmt.Sprintf("first_method == INVITE and final_code >= 200 and final_code < 300 and duration_ms < %d",
+	"short-calls": fmt.Sprintf("method == INVITE and final_code >= 200 and final_code < 300 and duration_ms < %d",
 		ShortCallMs),
 	"retransmits": fmt.Sprintf("retransmits > %d", RetransmitsOver),
-	"no-ack":      "first_method == INVITE and final_code >= 200 and final_code < 300 and not has_ack",
+	"no-ack":      "method == INVITE and final_code >= 200 and final_code < 300 and not has_ack",
 	"auth-loop":   fmt.Sprintf("auth_challenges >= %d", AuthLoopChallenges),
 }
 
@@ -60,25 +60,61 @@ func CompiledProblems() map[string]*filter.Expr {
 }
 
 // MatchProblems returns the aliases among names (a subset of
-// ProblemNames, compiled by CompiledProblems) that d matches, in the order
-// of names; never nil.
+// ProblemNames, compiled by CompiledProblems) that one of d's call
+// attempts (or d itself, without an INVITE) matches, in the order of
+// names; never nil.
 func MatchProblems(d *Dialog, compiled map[string]*filter.Expr, names []string) []string {
+	recs := Records(d)
 	hit := []string{}
 	for _, n := range names {
-		if compiled[n].Match(d) {
-			hit = append(hit, n)
+		for _, r := range recs {
+			if compiled[n].Match(r) {
+				hit = append(hit, n)
+				break
+			}
 		}
 	}
 	return hit
 }
 
-// AnyProblem reports whether d matches one of names, without building
-// the list: find_problems asks it of every dialog in the store.
+// AnyProblem reports whether one of d's attempts matches one of names,
+// without building the list: find_problems asks it of every dialog.
 func AnyProblem(d *Dialog, compiled map[string]*filter.Expr, names []string) bool {
-	for _, n := range names {
-		if compiled[n].Match(d) {
-			return true
+	for _, r := range Records(d) {
+		for _, n := range names {
+			if compiled[n].Match(r) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// AttemptProblem is one call attempt and the aliases it matched.
+type AttemptProblem struct {
+	Attempt   int // Attempt.N
+	FinalCode int
+	Problems  []string
+}
+
+// AttemptProblems lists d's call attempts that match one of names, each
+// with its aliases; nil for a dialog without an INVITE.
+func AttemptProblems(d *Dialog, compiled map[string]*filter.Expr, names []string) []AttemptProblem {
+	var out []AttemptProblem
+	for _, r := range Records(d) {
+		ar, ok := r.(AttemptRecord)
+		if !ok {
+			return nil
+		}
+		var hit []string
+		for _, n := range names {
+			if compiled[n].Match(ar) {
+				hit = append(hit, n)
+			}
+		}
+		if hit != nil {
+			out = append(out, AttemptProblem{Attempt: ar.A.N, FinalCode: ar.A.FinalCode, Problems: hit})
+		}
+	}
+	return out
 }

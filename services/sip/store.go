@@ -19,6 +19,10 @@ import (
 const (
 	DefaultDialogs           = 100_000
 	DefaultMessagesPerDialog = 500
+	// DefaultTransactionsPerDialog: a transaction is at least a request
+	// and its final response, so a dialog cannot show more than half
+	// the messages it keeps; their bytes count in the dialog's share.
+	DefaultTransactionsPerDialog = DefaultMessagesPerDialog / 2
 	// DefaultMessageBytes and DefaultDialogBytes are heap bytes: about
 	// what a 128 MiB budget gives SIP on a box with one SPAN port.
 	DefaultMessageBytes = 24 << 20
@@ -43,7 +47,10 @@ const (
 type Limits struct {
 	Dialogs           int
 	MessagesPerDialog int
-	MessageBytes      int64
+	// TransactionsPerDialog bounds Dialog.Txns; more are counted in
+	// Dialog.TxnsShed and Stats.TransactionsShed.
+	TransactionsPerDialog int `json:"transactions_per_dialog"`
+	MessageBytes          int64
 	// DialogBytes is not in the sip tools' answers (their output schema
 	// is pinned); capture_status shows it as sip_dialogs' share.
 	DialogBytes int64 `json:"-"`
@@ -58,16 +65,19 @@ type Meta struct {
 
 // Stats are the store's counters.
 type Stats struct {
-	Messages        uint64            `json:"messages"`
-	Dialogs         int               `json:"dialogs"`
-	DialogsEvicted  uint64            `json:"dialogs_evicted"`
-	MessagesShed    uint64            `json:"messages_shed"`    // over the per-dialog cap
-	MessagesEvicted uint64            `json:"messages_evicted"` // raw messages evicted by the message bound
-	Requests        map[string]uint64 `json:"requests"`         // by method
-	Responses       map[string]uint64 `json:"responses"`        // by "code CSeq-method"
-	Undecodable     map[string]uint64 `json:"undecodable"`      // by reason
-	Transports      map[string]uint64 `json:"transports"`       // messages by transport
-	Revision        uint64            `json:"revision"`
+	Messages        uint64 `json:"messages"`
+	Dialogs         int    `json:"dialogs"`
+	DialogsEvicted  uint64 `json:"dialogs_evicted"`
+	MessagesShed    uint64 `json:"messages_shed"`    // over the per-dialog cap
+	MessagesEvicted uint64 `json:"messages_evicted"` // raw messages evicted by the message bound
+	// TransactionsShed counts transactions past a dialog's bound: still
+	// counted in its totals, not kept in its list.
+	TransactionsShed uint64            `json:"transactions_shed"`
+	Requests         map[string]uint64 `json:"requests"`    // by method
+	Responses        map[string]uint64 `json:"responses"`   // by "code CSeq-method"
+	Undecodable      map[string]uint64 `json:"undecodable"` // by reason
+	Transports       map[string]uint64 `json:"transports"`  // messages by transport
+	Revision         uint64            `json:"revision"`
 }
 
 // slot is one dialog's place in the dialog ring.
@@ -105,7 +115,7 @@ type Store struct {
 
 // New returns an empty store bounded by l.
 func New(l Limits) (*Store, error) {
-	if l.Dialogs < 0 || l.MessagesPerDialog < 0 || l.MessageBytes < 0 || l.DialogBytes < 0 {
+	if l.Dialogs < 0 || l.MessagesPerDialog < 0 || l.TransactionsPerDialog < 0 || l.MessageBytes < 0 || l.DialogBytes < 0 {
 		return nil, fmt.Errorf("sip: limits %+v: want positive values, or 0 for the defaults", l)
 	}
 	if l.Dialogs == 0 {
@@ -113,6 +123,9 @@ func New(l Limits) (*Store, error) {
 	}
 	if l.MessagesPerDialog == 0 {
 		l.MessagesPerDialog = DefaultMessagesPerDialog
+	}
+	if l.TransactionsPerDialog == 0 {
+		l.TransactionsPerDialog = max(l.MessagesPerDialog/2, 1)
 	}
 	if l.MessageBytes == 0 {
 		l.MessageBytes = DefaultMessageBytes
@@ -225,6 +238,9 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		// A snapshot may hold d: publish a copy. Its lists share their
 		// arrays with d, which only ever appends past what d shows.
 		c := *d
+		// Transactions change in place (a final response fills one in):
+		// the copy gets its own array.
+		c.Txns = slices.Clone(d.Txns)
 		d = &c
 		sl.d, sl.epoch = d, s.epoch
 	}
@@ -233,7 +249,9 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
-	update(d, meta, m, &msg)
+	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog) {
+		s.st.TransactionsShed++
+	}
 	if d.MessagesKept < s.lim.MessagesPerDialog {
 		msg.Raw = s.copyRaw(raw)
 		msg.Seq = s.msgs.Next()
@@ -289,8 +307,10 @@ func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 	return sl
 }
 
-// update folds one message into d (a private copy).
-func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
+// update folds one message into d (a private copy), keeping at most
+// maxTxns transactions; it reports whether the message opened a
+// transaction past that bound.
+func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bool) {
 	if d.Updated.Before(meta.Time) {
 		d.Updated = meta.Time
 	}
@@ -301,6 +321,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 			d.UserAgents = append(d.UserAgents, string(v))
 		}
 	}
+	noteCorrelation(d, m)
 	if r := m.Get(HReason); len(r) > 0 {
 		d.ReasonHeader = string(Unfold(r))
 	}
@@ -326,11 +347,32 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 	} else {
 		d.txKeys = append(d.txKeys, key)
 	}
-	if !slices.Contains(d.txIDs, tx) {
+	t := meta.Time
+	ti := slices.Index(d.txIDs, tx)
+	if ti < 0 {
+		ti = len(d.txIDs)
 		d.txIDs = append(d.txIDs, tx)
 		d.Transactions++
+		if len(d.Txns) < maxTxns {
+			d.Txns = append(d.Txns, newTransaction(meta, m, method, branch))
+		} else {
+			d.TxnsShed++
+			shed = true
+		}
 	}
-	t := meta.Time
+	// txIDs and Txns share their order: the first len(Txns) ids are kept.
+	var txn *Transaction
+	if ti < len(d.Txns) {
+		txn = &d.Txns[ti]
+		txn.note(m, t)
+	}
+	if method == "INVITE" && !d.HasInvite {
+		// The Call-ID opened with another method (a REGISTER, say): from
+		// here on it is judged as a call; the earlier outcome stays in its
+		// own transaction.
+		d.HasInvite = true
+		d.FinalCode, d.FinalReason, d.FinalAt, d.State = 0, "", time.Time{}, StateCalling
+	}
 	if m.Request {
 		d.Requests++
 		switch method {
@@ -351,7 +393,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 				d.State = StateEnded
 			}
 		}
-		return
+		return shed
 	}
 	d.Responses++
 	code := m.StatusCode
@@ -361,8 +403,8 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 	if tag := Param(m.Get(HTo), "tag"); len(tag) > 0 && len(d.ToTags) < maxToTags && !containsBytes(d.ToTags, tag) {
 		d.ToTags = append(d.ToTags, string(tag))
 	}
-	if method != d.FirstMethod {
-		return
+	if method != d.CallMethod() {
+		return shed
 	}
 	if method != "INVITE" {
 		if code >= 200 && d.FinalCode == 0 || code >= 200 && d.FinalCode >= 300 {
@@ -372,7 +414,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 				d.State = StateRejected
 			}
 		}
-		return
+		return shed
 	}
 	switch {
 	case code < 200:
@@ -407,6 +449,39 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message) {
 				d.State = StateCancelled
 			}
 		}
+	}
+	return shed
+}
+
+func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transaction {
+	tx := Transaction{Method: method, Branch: string(branch[:min(len(branch), maxBranchBytes)]), CSeq: m.CSeqNum,
+		Src: meta.Src, Dst: meta.Dst, Start: meta.Time}
+	if !m.Request {
+		tx.Src, tx.Dst = meta.Dst, meta.Src // the response travels back to the requester
+	}
+	return tx
+}
+
+// note folds one of the transaction's messages into it.
+func (tx *Transaction) note(m *Parsed, t time.Time) {
+	if m.Request {
+		tx.Requests++
+		// The request's To tag, not a response's, says whether it was
+		// sent inside a dialog.
+		tx.InDialog = tx.InDialog || len(Param(m.Get(HTo), "tag")) > 0
+		return
+	}
+	tx.Responses++
+	if m.StatusCode < 200 && tx.Provisional.IsZero() {
+		tx.Provisional = t
+	}
+	switch c := m.StatusCode; {
+	case c == 180 || c == 183:
+		if tx.RingAt.IsZero() {
+			tx.RingAt = t
+		}
+	case c >= 200 && tx.FinalCode == 0:
+		tx.FinalCode, tx.FinalReason, tx.FinalAt = c, string(m.Reason), t
 	}
 }
 

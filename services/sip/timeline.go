@@ -9,12 +9,14 @@ import (
 type TimeBucket struct {
 	Start    time.Time
 	Dialogs  int
-	Invites  int // dialogs whose first method is INVITE
+	Invites  int // call attempts started in the bucket (Dialog.Attempts)
 	Answered int // of those, answered with a 2xx
-	Failed   int // final_code >= 400
+	Failed   int // of those, failed with final_code >= 400; a dialog without an INVITE counts in its creation bucket
 }
 
-// Timeline buckets the dialogs match accepts by creation time. Buckets are
+// Timeline buckets the dialogs match accepts by creation time, and their
+// call attempts by their start (an attempt outside since–until is left
+// out; without until the range reaches the last attempt). Buckets are
 // aligned to the Unix epoch (a multiple of width since 1970-01-01T00:00Z),
 // empty ones are kept, and the range runs from since (or the first match)
 // to until (or the last match). More than maxBuckets is an error.
@@ -35,6 +37,9 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 		if until.IsZero() && d.Created.After(hi) {
 			hi = d.Created
 		}
+		if as := d.Attempts(); until.IsZero() && len(as) > 0 && as[len(as)-1].Start.After(hi) {
+			hi = as[len(as)-1].Start
+		}
 	}
 	if lo.IsZero() || hi.IsZero() {
 		return []TimeBucket{}, nil
@@ -51,17 +56,28 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 	for i := range out {
 		out[i].Start = first.Add(time.Duration(i) * width)
 	}
+	last := first.Add(time.Duration(len(out)) * width)
 	for _, d := range hit {
-		b := &out[int(d.Created.Sub(first)/width)]
-		b.Dialogs++
-		if d.FirstMethod == "INVITE" {
+		out[int(d.Created.Sub(first)/width)].Dialogs++
+		as := d.Attempts()
+		if len(as) == 0 {
+			if d.FinalCode >= 400 {
+				out[int(d.Created.Sub(first)/width)].Failed++
+			}
+			continue
+		}
+		for _, a := range as {
+			if a.Start.Before(first) || !a.Start.Before(last) {
+				continue
+			}
+			b := &out[int(a.Start.Sub(first)/width)]
 			b.Invites++
-			if d.FinalCode >= 200 && d.FinalCode < 300 {
+			if a.FinalCode >= 200 && a.FinalCode < 300 {
 				b.Answered++
 			}
-		}
-		if d.FinalCode >= 400 {
-			b.Failed++
+			if a.FinalCode >= 400 {
+				b.Failed++
+			}
 		}
 	}
 	return out, nil

@@ -25,7 +25,8 @@ const (
 
 // Triage explains why one call ended the way it did, from store facts
 // only. Cause is the sender's own words (sender text); StatusText is the
-// box's meaning of FinalCode, which a reason phrase may contradict.
+// box's meaning of FinalCode, which a reason phrase may contradict. The
+// call is judged by its last attempt; Attempts lists every one.
 type Triage struct {
 	CallID     string
 	Outcome    string
@@ -35,23 +36,46 @@ type Triage struct {
 	CauseFrom  string
 	Problems   []string // the problem aliases the dialog matches, in ProblemNames order
 	Hints      []string // what the facts suggest, in plain words
+	Attempts   []AttemptOutcome
+	// Last is the attempt the outcome is of; nil without an INVITE.
+	Last *Attempt
+}
+
+// AttemptOutcome is one call attempt's outcome.
+type AttemptOutcome struct {
+	Attempt
+	Outcome    string
+	StatusText string
 }
 
 // TriageCall triages d. problems is CompiledProblems().
 func TriageCall(d *Dialog, problems map[string]*filter.Expr) Triage {
-	out := Triage{CallID: d.CallID, FinalCode: d.FinalCode, StatusText: StatusText(d.FinalCode),
-		Problems: MatchProblems(d, problems, ProblemNames()), Hints: []string{}}
-	out.Outcome = outcome(d)
+	out := Triage{CallID: d.CallID, Problems: MatchProblems(d, problems, ProblemNames()), Hints: []string{}, Attempts: []AttemptOutcome{}}
+	// The facts judged: the last attempt's, or the dialog's without one.
+	code, reason, state, auth, ack := d.FinalCode, d.FinalReason, d.State, d.AuthChallenge, d.AckSeen
+	as := d.Attempts()
+	for i := range as {
+		out.Attempts = append(out.Attempts, AttemptOutcome{Attempt: as[i], Outcome: outcome(true, as[i].State), StatusText: StatusText(as[i].FinalCode)})
+	}
+	if len(as) > 0 {
+		a := &as[len(as)-1]
+		out.Last = a
+		code, reason, state, auth, ack = a.FinalCode, a.FinalReason, a.State, a.AuthChallenges, a.AckSeen
+	}
+	out.FinalCode, out.StatusText, out.Outcome = code, StatusText(code), outcome(d.HasInvite, state)
 	switch {
 	case d.ReasonHeader != "":
 		out.Cause, out.CauseFrom = d.ReasonHeader, CauseReasonHeader
-	case d.FinalCode != 0 && d.FinalReason != "":
-		out.Cause, out.CauseFrom = d.FinalReason, CauseStatus
+	case code != 0 && reason != "":
+		out.Cause, out.CauseFrom = reason, CauseStatus
 	default:
 		out.CauseFrom = CauseNone
 	}
 	hint := func(format string, a ...any) { out.Hints = append(out.Hints, fmt.Sprintf(format, a...)) }
-	switch c := d.FinalCode; {
+	if len(as) > 1 {
+		hint("%d call attempts on this Call-ID: the outcome is the last one's; attempts lists each", len(as))
+	}
+	switch c := code; {
 	case c == 401 || c == 407:
 		hint("the last answer was an authentication challenge: the caller did not retry with credentials")
 	case c == 403:
@@ -69,32 +93,35 @@ func TriageCall(d *Dialog, problems map[string]*filter.Expr) Triage {
 	case c >= 500 && c < 600:
 		hint("%d: a server failed; look at the responding hop (src of the final response)", c)
 	}
-	if d.AuthChallenge > 0 && d.FinalCode != 401 && d.FinalCode != 407 {
-		hint("%d authentication challenge(s) preceded the final answer (normal once per call)", d.AuthChallenge)
+	if auth > 0 && code != 401 && code != 407 {
+		hint("%d authentication challenge(s) preceded the final answer (normal once per call)", auth)
 	}
 	if d.Retransmits > 0 {
 		hint("%d retransmitted messages: a peer answered late or not at all", d.Retransmits)
 	}
-	if d.FirstMethod == "INVITE" && d.FinalCode >= 200 && d.FinalCode < 300 && !d.AckSeen {
+	if d.HasInvite && code >= 200 && code < 300 && !ack {
 		hint("answered but no ACK seen: the 200 OK may not have reached the caller (NAT or routing on the response path)")
 	}
 	if out.Outcome == OutcomeInProgress {
 		hint("no final response yet: the call may still be ringing, or the capture ended first")
 	}
+	if d.TxnsShed > 0 {
+		hint("%d transactions past the per-dialog bound were counted but not kept: later attempts may be missing", d.TxnsShed)
+	}
 	return out
 }
 
-func outcome(d *Dialog) string {
+func outcome(isCall bool, state string) string {
 	switch {
-	case d.FirstMethod != "INVITE":
+	case !isCall:
 		return OutcomeNotACall
-	case d.State == StateEnded:
+	case state == StateEnded:
 		return OutcomeEnded
-	case d.State == StateAnswered:
+	case state == StateAnswered:
 		return OutcomeAnswered
-	case d.State == StateCancelled:
+	case state == StateCancelled:
 		return OutcomeCancelled
-	case d.State == StateFailed:
+	case state == StateFailed:
 		return OutcomeFailed
 	}
 	return OutcomeInProgress

@@ -1,0 +1,115 @@
+package sipsecurity
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"fieldtap/drivers/pcapfile"
+	"fieldtap/services/netdecode"
+	"fieldtap/services/sip"
+	"fieldtap/tools/refdata"
+)
+
+func add(t *testing.T, st *sip.Store, at time.Time, src, dst string, raw string) {
+	t.Helper()
+	var m sip.Parsed
+	if err := m.Parse([]byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	st.Add(sip.Meta{Time: at, Src: netip.MustParseAddrPort(src), Dst: netip.MustParseAddrPort(dst), Transport: sip.TransportUDP}, &m, []byte(raw))
+}
+
+func msg(start, callID, to, method string, cseq int, extra string) string {
+	return fmt.Sprintf("%s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%s-%d\r\nFrom: <sip:x@h>;tag=1\r\nTo: <sip:%s@h>\r\nCall-ID: %s\r\nCSeq: %d %s\r\n%s\r\n",
+		start, callID, cseq, to, callID, cseq, method, extra)
+}
+
+// A scanner sweeps OPTIONS over 25 addresses in 25 s, then guesses a
+// password with 30 REGISTERs each answered 401 in 30 s; a phone
+// registers twice, challenged once.
+func TestFindingsOnAnAttack(t *testing.T) {
+	st, _ := sip.New(sip.Limits{})
+	t0 := time.Unix(1000, 0)
+	const scanner = "203.0.113.9:5070"
+	for i := range 25 {
+		id := fmt.Sprintf("o%d", i)
+		dst := fmt.Sprintf("192.0.2.%d:5060", i+1)
+		add(t, st, t0.Add(time.Duration(i)*time.Second), scanner, dst, msg("OPTIONS sip:100@h SIP/2.0", id, "100", "OPTIONS", 1, "User-Agent: friendly-scanner\r\n"))
+	}
+	for i := range 30 {
+		at := t0.Add(time.Minute + time.Duration(i)*time.Second)
+		add(t, st, at, scanner, "192.0.2.1:5060", msg("REGISTER sip:h SIP/2.0", "r", "100", "REGISTER", i+1, ""))
+		add(t, st, at.Add(10*time.Millisecond), "192.0.2.1:5060", scanner, msg("SIP/2.0 401 Unauthorized", "r", "100", "REGISTER", i+1, ""))
+	}
+	const phone = "198.51.100.7:5060"
+	add(t, st, t0, phone, "192.0.2.1:5060", msg("REGISTER sip:h SIP/2.0", "p", "200", "REGISTER", 1, ""))
+	add(t, st, t0, "192.0.2.1:5060", phone, msg("SIP/2.0 401 Unauthorized", "p", "200", "REGISTER", 1, ""))
+	add(t, st, t0.Add(time.Second), phone, "192.0.2.1:5060", msg("REGISTER sip:h SIP/2.0", "p", "200", "REGISTER", 2, ""))
+
+	r := Analyse(st.Snapshot().Dialogs, Defaults)
+	got := map[string]string{}
+	for _, f := range r.Findings {
+		got[f.Kind] = fmt.Sprintf("%s %d", f.Source, f.Count)
+		if len(f.Evidence) != min(f.Count, MaxEvidence) || f.More != max(f.Count-MaxEvidence, 0) {
+			t.Errorf("%s: %d evidence rows and %d more for %d", f.Kind, len(f.Evidence), f.More, f.Count)
+		}
+	}
+	want := map[string]string{KindOptionsSweep: "203.0.113.9 25", KindAuthStorm: "203.0.113.9 30", KindScanner: "203.0.113.9 25"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	// A lower bar also flags the scanner's REGISTERs; never the phone.
+	th := Defaults
+	th.Registers = 30
+	for _, f := range Analyse(st.Snapshot().Dialogs, th).Findings {
+		if f.Source.String() == "198.51.100.7" {
+			t.Errorf("the phone is flagged: %+v", f)
+		}
+	}
+}
+
+func TestFindingsAreBounded(t *testing.T) {
+	st, _ := sip.New(sip.Limits{})
+	t0 := time.Unix(1000, 0)
+	for s := range MaxFindings + 5 {
+		src := fmt.Sprintf("10.0.%d.%d:5060", s/200, s%200+1)
+		add(t, st, t0, src, "192.0.2.1:5060", msg("OPTIONS sip:h SIP/2.0", fmt.Sprint("s", s), "1", "OPTIONS", 1, "User-Agent: sipcli/v1.8\r\n"))
+	}
+	r := Analyse(st.Snapshot().Dialogs, Defaults)
+	if len(r.Findings) != MaxFindings || r.FindingsLeft != 5 {
+		t.Errorf("%d findings, %d left, want %d and 5", len(r.Findings), r.FindingsLeft, MaxFindings)
+	}
+}
+
+// branch-scenario-sipp.pcapng is a SIPp load run from 127.0.0.1: tshark
+// 4.0.17 (`-Y 'sip.Method == "REGISTER"' -T fields -e frame.time_epoch
+// -e ip.src -e sip.Via.branch`) gives 1,334 REGISTER and 1,334 INVITE
+// transactions, at most 601 of each in any 60 s window.
+func TestFloodsOnTheSIPpCapture(t *testing.T) {
+	st, _ := sip.New(sip.Limits{})
+	a := sip.NewAnalyser(st, netdecode.Options{})
+	refdata.EachRecord(t, filepath.Join(refdata.Dir(t, "sip"), "branch-scenario-sipp.pcapng"), func(rec pcapfile.Record) { a.Feed(rec.Time, rec.Link, rec.Data) })
+	r := Analyse(st.Snapshot().Dialogs, Defaults)
+	got := map[string]string{}
+	for _, f := range r.Findings {
+		got[f.Kind] = fmt.Sprintf("%s %d", f.Source, f.Count)
+	}
+	want := map[string]string{KindRegisterFlood: "127.0.0.1 601", KindInviteFlood: "127.0.0.1 601"}
+	if fmt.Sprint(got) != fmt.Sprint(want) || r.Dialogs != 1334 {
+		t.Errorf("findings %v over %d dialogs, want %v over 1334", got, r.Dialogs, want)
+	}
+}
+
+func BenchmarkAnalyseBranchScenario(b *testing.B) {
+	st, _ := sip.New(sip.Limits{})
+	a := sip.NewAnalyser(st, netdecode.Options{})
+	refdata.EachRecord(b, filepath.Join(refdata.Dir(b, "sip"), "branch-scenario-sipp.pcapng"), func(rec pcapfile.Record) { a.Feed(rec.Time, rec.Link, rec.Data) })
+	ds := st.Snapshot().Dialogs
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyse(ds, Defaults)
+	}
+}
