@@ -288,7 +288,7 @@ func (f *Feeder) publishCalls() {
 	sent := 0
 	next := f.nextDialog
 	for _, d := range sn.Dialogs {
-		if d.FirstMethod != "INVITE" {
+		if !d.HasInvite {
 			continue
 		}
 		kept[d.ID] = true

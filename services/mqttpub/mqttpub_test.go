@@ -218,13 +218,16 @@ func (f *fakeCalls) Snapshot() *sip.Snapshot { return f.sn }
 
 // TestFeederCallsOncePerFinishedCall: a finished INVITE dialog is
 // summarised once; one still ringing waits for its end; non-INVITE
-// dialogs are not calls.
+// dialogs are not calls, but a Call-ID that opened with REGISTER and then
+// carried an INVITE is one.
 func TestFeederCallsOncePerFinishedCall(t *testing.T) {
 	d := func(id uint64, method, state string) *sip.Dialog {
-		return &sip.Dialog{ID: id, CallID: fmt.Sprintf("c%d", id), FirstMethod: method, State: state, FromUser: "alice\u202e"}
+		return &sip.Dialog{ID: id, CallID: fmt.Sprintf("c%d", id), FirstMethod: method, HasInvite: method == "INVITE", State: state, FromUser: "alice\u202e"}
 	}
+	reused := d(7, "REGISTER", sip.StateFailed)
+	reused.HasInvite = true
 	calls := &fakeCalls{sn: &sip.Snapshot{Dialogs: []*sip.Dialog{
-		d(1, "INVITE", sip.StateEnded), d(2, "INVITE", sip.StateEarly), d(3, "REGISTER", sip.StateCompleted), d(4, "INVITE", sip.StateFailed),
+		d(1, "INVITE", sip.StateEnded), d(2, "INVITE", sip.StateEarly), d(3, "REGISTER", sip.StateCompleted), d(4, "INVITE", sip.StateFailed), reused,
 	}}}
 	sink := &recordSink{}
 	f := NewFeeder(sink, Sources{Calls: calls})
@@ -244,19 +247,19 @@ func TestFeederCallsOncePerFinishedCall(t *testing.T) {
 	}
 	f.Tick()
 	f.Tick()
-	if got := strings.Join(ids(), " "); got != "c1 c4" {
-		t.Fatalf("after two ticks: %q, want c1 c4 once each", got)
+	if got := strings.Join(ids(), " "); got != "c1 c4 c7" {
+		t.Fatalf("after two ticks: %q, want c1 c4 c7 once each", got)
 	}
 	if !strings.HasPrefix(string(sink.msgs[0].payload), `{"call_id":"c1"`) || strings.Contains(string(sink.msgs[0].payload), "\u202e") {
 		t.Errorf("summary %s: the caller should arrive fenced, bidi control removed", sink.msgs[0].payload)
 	}
-	calls.sn = &sip.Snapshot{Dialogs: []*sip.Dialog{d(1, "INVITE", sip.StateEnded), d(2, "INVITE", sip.StateEnded), d(4, "INVITE", sip.StateFailed), d(5, "INVITE", sip.StateCancelled), d(6, "INVITE", sip.StateEarly)}}
+	calls.sn = &sip.Snapshot{Dialogs: []*sip.Dialog{d(1, "INVITE", sip.StateEnded), d(2, "INVITE", sip.StateEnded), d(4, "INVITE", sip.StateFailed), reused, d(8, "INVITE", sip.StateCancelled), d(9, "INVITE", sip.StateEarly)}}
 	f.Tick()
-	if got := strings.Join(ids(), " "); got != "c1 c4 c2 c5" {
-		t.Errorf("after c2 ended and c5 came: %q", got)
+	if got := strings.Join(ids(), " "); got != "c1 c4 c7 c2 c8" {
+		t.Errorf("after c2 ended and c8 came: %q", got)
 	}
-	if !f.pending[6] || len(f.pending) != 1 {
-		t.Errorf("pending %v, want the ringing c6 only", f.pending)
+	if !f.pending[9] || len(f.pending) != 1 {
+		t.Errorf("pending %v, want the ringing c9 only", f.pending)
 	}
 	calls.sn = &sip.Snapshot{}
 	f.Tick()

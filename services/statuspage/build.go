@@ -265,7 +265,7 @@ func voipView(s Sources, snap []ports.Status) (*VoIPView, string) {
 	v := &VoIPView{OneWay: []string{}}
 	var acc sip.MetricsAcc
 	for _, d := range s.Calls.Snapshot().Dialogs {
-		if d.FirstMethod != "INVITE" {
+		if !d.HasInvite {
 			continue
 		}
 		v.Calls++
