@@ -58,12 +58,12 @@ func TestResetListenOnly(t *testing.T) {
 			}
 			killed.Close()
 			ad.Write([]byte("T0CF004008F07D7D0019F07D\r"))
-			o := Options{Device: slave.Name(), Bitrate: 250_000, AckTimeout: 50 * time.Millisecond}
+			o := Options{Device: slave.Name(), Bitrate: 250_000, AckTimeout: ackWait(tc.v)}
 			err = ResetListenOnly(context.Background(), o)
 			if (err != nil) != tc.refused {
 				t.Fatalf("reset: %v", err)
 			}
-			if ad.Mode() != tc.want || ad.Bitrate() != "S5" {
+			if waitMode(ad, tc.want) != tc.want || ad.Bitrate() != "S5" {
 				t.Errorf("after the reset: mode %s bitrate %s, want %s S5", ad.Mode(), ad.Bitrate(), tc.want)
 			}
 			if got := ad.Commands(); !slices.Equal(got[len(got)-3:], []string{"C", "S5", "L"}) {

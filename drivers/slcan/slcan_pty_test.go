@@ -116,10 +116,10 @@ func TestAdapterOverPty(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.variant.Name, func(t *testing.T) {
-			src, ad, out, c, cancel, done := startPty(t, tc.variant, Options{Name: "can1", Bitrate: tc.bitrate, AckTimeout: 100 * time.Millisecond})
+			src, ad, out, c, cancel, done := startPty(t, tc.variant, Options{Name: "can1", Bitrate: tc.bitrate, AckTimeout: ackWait(tc.variant)})
 			select {
 			case <-ad.Opened():
-			case <-time.After(5 * time.Second):
+			case <-time.After(giveUp):
 				t.Fatalf("adapter never opened; commands %q", ad.Commands())
 			}
 			lines, frames, wantErrs := ptyScenario()
@@ -131,7 +131,7 @@ func TestAdapterOverPty(t *testing.T) {
 			}
 			var got []capture.Frame
 			received := capturetest.Frames(out)
-			deadline := time.After(5 * time.Second)
+			deadline := time.After(giveUp)
 		collect:
 			for len(got) < len(frames) {
 				select {
@@ -185,8 +185,8 @@ func TestAdapterOverPty(t *testing.T) {
 // TestRefusedListenOnlyNeverOpens: an adapter without L must stay closed;
 // the driver must not fall back to O.
 func TestRefusedListenOnlyNeverOpens(t *testing.T) {
-	src, ad, _, _, cancel, done := startPty(t, slcantest.NoL, Options{Name: "can1", AckTimeout: 100 * time.Millisecond})
-	deadline := time.Now().Add(5 * time.Second)
+	src, ad, _, _, cancel, done := startPty(t, slcantest.NoL, Options{Name: "can1", AckTimeout: ackWait(slcantest.NoL)})
+	deadline := time.Now().Add(giveUp)
 	for src.Stats().Errors[ReasonNotListen] == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -210,7 +210,7 @@ func TestRefusedListenOnlyNeverOpens(t *testing.T) {
 // still be in flight when the last frame arrives).
 func waitErrors(t *testing.T, src *Source, want map[string]uint64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(giveUp)
 	for time.Now().Before(deadline) {
 		got := src.Stats().Errors
 		if maps.Equal(got, want) {

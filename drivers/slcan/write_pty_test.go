@@ -35,7 +35,7 @@ func TestWriteOverPty(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.variant.Name, func(t *testing.T) {
-			src, ad, _, _, cancel, done := startPty(t, tc.variant, Options{Name: "can1", AckTimeout: 100 * time.Millisecond})
+			src, ad, _, _, cancel, done := startPty(t, tc.variant, Options{Name: "can1", AckTimeout: ackWait(tc.variant)})
 			defer func() { cancel(); <-done }()
 			ad.AttachECU(slcantest.NewECU(testVIN))
 			rx := make(chan tapped, 16)
@@ -54,7 +54,7 @@ func TestWriteOverPty(t *testing.T) {
 			if err := src.SetMode(ctx, Normal); err != nil {
 				t.Fatal(err)
 			}
-			if ad.Mode() != "normal" || src.Status().ListenOnly {
+			if waitMode(ad, "normal") != "normal" || src.Status().ListenOnly {
 				t.Fatalf("adapter %q, status %+v after SetMode(Normal)", ad.Mode(), src.Status())
 			}
 			err := src.WriteFrame(ctx, wire.CANEFF|0x18EA00F9, req)
@@ -74,7 +74,7 @@ func TestWriteOverPty(t *testing.T) {
 			if err := src.SetMode(ctx, ListenOnly); err != nil {
 				t.Fatal(err)
 			}
-			if ad.Mode() != "listen" || !src.Status().ListenOnly {
+			if waitMode(ad, "listen") != "listen" || !src.Status().ListenOnly {
 				t.Fatalf("adapter %q after SetMode(ListenOnly)", ad.Mode())
 			}
 			cmds := strings.Join(ad.Commands(), " ")
@@ -111,7 +111,7 @@ func TestSetModeWithoutSession(t *testing.T) {
 
 func waitOpen(t *testing.T, src *Source, ad *slcantest.Adapter) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(giveUp)
 	for time.Now().Before(deadline) {
 		if s, st := src.session(); s != nil && st.Open {
 			return
@@ -126,7 +126,7 @@ func bamPayload(t *testing.T, rx <-chan tapped) string {
 	t.Helper()
 	var size, packets int
 	var got []byte
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(giveUp)
 	for packets == 0 || len(got) < packets*7 {
 		select {
 		case f := <-rx:
@@ -141,4 +141,28 @@ func bamPayload(t *testing.T, rx <-chan tapped) string {
 		}
 	}
 	return string(got[:size])
+}
+
+// giveUp bounds the waits on the simulated adapter; not a speed assertion.
+const giveUp = 10 * time.Second
+
+// ackWait is the driver's ack timeout in these tests: long for adapters
+// that answer, so a reply a loaded machine delivers late is still read as
+// the reply to its own command; short for silent ones, whose every
+// command waits it out.
+func ackWait(v slcantest.Variant) time.Duration {
+	if v.Ack == "" {
+		return 100 * time.Millisecond
+	}
+	return 2 * time.Second
+}
+
+// waitMode returns the adapter's mode once it is want, or after giveUp:
+// a silent adapter gives the driver no reply to wait on, so the driver
+// can return before the adapter has read its last command.
+func waitMode(ad *slcantest.Adapter, want string) string {
+	for deadline := time.Now().Add(giveUp); ad.Mode() != want && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return ad.Mode()
 }
