@@ -99,6 +99,13 @@ func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 // build registers defs (and describe_response_shape over them when
 // withShape) on a new server with the cross-cutting middleware.
 func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer {
+	s, _ := assemble(d, o, defs, withShape)
+	return s
+}
+
+// assemble is build, also returning the server's subscription table
+// for the tests that watch it empty.
+func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPServer, *subscriptions) {
 	infos := make([]toolInfo, len(defs))
 	byName := map[string]toolInfo{}
 	for i, t := range defs {
@@ -113,36 +120,48 @@ func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer 
 	}
 	loaded := map[string]mcpgo.Tool{}
 	var tools []server.ServerTool
+	handlers := map[string]server.ToolHandlerFunc{}
 	for i, t := range defs {
 		mt := infos[i].mcpTool(o.OutputSchemas)
 		loaded[infos[i].name] = mt
-		tools = append(tools, server.ServerTool{Tool: mt, Handler: t.handler(d, infos[i], o.MaxResponseBytes)})
+		handlers[infos[i].name] = t.handler(d, infos[i], o.MaxResponseBytes)
+		tools = append(tools, server.ServerTool{Tool: mt, Handler: handlers[infos[i].name]})
 	}
 	names := map[string]bool{}
 	for n := range loaded {
 		names[n] = true
 	}
 	o.Counts.know(names)
+	// Live views and subscriptions (resources.go, subscribe.go) render
+	// with the tools' own handlers; send is bound once s exists.
+	v := newViews(d, handlers)
+	var s *server.MCPServer
+	subs := newSubscriptions(v, func(session, uri string) error {
+		return s.SendNotificationToSpecificClient(session, string(mcpgo.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
+	})
+	hooks := auditHooks(o.Audit, o.Counts, d.Log.Error)
+	subs.hook(hooks)
 	// Outermost first: the audit sees the final outcome, the scope check
 	// runs before any work, and recovery turns a panic into an envelope
 	// the others can read.
-	s := server.NewMCPServer("fieldtap", d.Info.Version,
+	s = server.NewMCPServer("fieldtap", d.Info.Version,
 		server.WithToolCapabilities(false),
-		// Empty but declared: a client may list resources and prompts,
-		// set a log level and ask for completions, and gets the
-		// specification's empty answers instead of "method not found".
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(true, false),
+		// Empty but declared: a client may list prompts, set a log level
+		// and ask for completions, and gets the specification's empty
+		// answers instead of "method not found".
 		server.WithPromptCapabilities(false),
 		server.WithLogging(),
 		server.WithCompletions(),
 		server.WithToolHandlerMiddleware(audited(d, o.Audit, o.Counts)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),
 		server.WithToolHandlerMiddleware(recovery(d)),
-		server.WithHooks(auditHooks(o.Audit, o.Counts, d.Log.Error)),
+		server.WithHooks(hooks),
 		server.WithInstructions(instructions),
 	)
 	s.AddTools(tools...)
-	return s
+	v.addResources(s)
+	return s, subs
 }
 
 // loadBundles collects the named bundles' tools, refusing an unknown
