@@ -147,12 +147,11 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	s = server.NewMCPServer("fieldtap", d.Info.Version,
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
-		// Empty but declared: a client may list prompts, set a log level
-		// and ask for completions, and gets the specification's empty
-		// answers instead of "method not found".
 		server.WithPromptCapabilities(false),
 		server.WithLogging(),
 		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{v}),
+		server.WithResourceCompletionProvider(completer{v}),
 		server.WithToolHandlerMiddleware(audited(d, o.Audit, o.Counts)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),
 		server.WithToolHandlerMiddleware(recovery(d)),
@@ -161,6 +160,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	)
 	s.AddTools(tools...)
 	v.addResources(s)
+	addPrompts(s, func(tool string) bool { return handlers[tool] != nil })
 	return s, subs
 }
 

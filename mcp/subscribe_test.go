@@ -38,10 +38,10 @@ func (u *updates) n() int {
 // pipe pair) and over the HTTP endpoint.
 var connectors = []struct {
 	name    string
-	connect func(t *testing.T, b *liveBox, c *sdk.Client) (*sdk.ClientSession, *subscriptions)
+	connect func(t *testing.T, b *liveBox, c *sdk.Client, defs ...toolDef) (*sdk.ClientSession, *subscriptions)
 }{
-	{name: "stdio", connect: func(t *testing.T, b *liveBox, c *sdk.Client) (*sdk.ClientSession, *subscriptions) {
-		srv, subs := assemble(b.d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, liveTools, false)
+	{name: "stdio", connect: func(t *testing.T, b *liveBox, c *sdk.Client, defs ...toolDef) (*sdk.ClientSession, *subscriptions) {
+		srv, subs := assemble(b.d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, orLive(defs), false)
 		cr, sw := io.Pipe()
 		sr, cw := io.Pipe()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -54,8 +54,8 @@ var connectors = []struct {
 		t.Cleanup(func() { s.Close(); cancel(); cw.Close(); sw.Close(); <-done })
 		return s, subs
 	}},
-	{name: "http", connect: func(t *testing.T, b *liveBox, c *sdk.Client) (*sdk.ClientSession, *subscriptions) {
-		srv, subs := assemble(b.d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, liveTools, false)
+	{name: "http", connect: func(t *testing.T, b *liveBox, c *sdk.Client, defs ...toolDef) (*sdk.ClientSession, *subscriptions) {
+		srv, subs := assemble(b.d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, orLive(defs), false)
 		e := NewHTTPEndpoint(srv, HTTPOptions{Log: testDeps().Log})
 		ts := httptest.NewServer(e)
 		t.Cleanup(func() { ts.Close(); e.Close(context.Background()) })
@@ -63,8 +63,17 @@ var connectors = []struct {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { s.Close() }) // before ts.Close, which waits for the client's event stream
 		return s, subs
 	}},
+}
+
+// orLive is defs, or the live views' tools when none are named.
+func orLive(defs []toolDef) []toolDef {
+	if len(defs) == 0 {
+		return liveTools
+	}
+	return defs
 }
 
 // eventually polls cond with a generous deadline.
