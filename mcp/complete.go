@@ -37,7 +37,9 @@ func (c completer) holders() map[string]func(ctx context.Context, uri string, kn
 		"mid":       c.mids,
 		"pid":       c.pids,
 		"plan_id":   c.plans,
-		"tool":      func(context.Context, string, map[string]string) []string { return slices.Sorted(maps.Keys(c.v.handlers)) },
+		"tool": func(context.Context, string, map[string]string) []string {
+			return slices.Sorted(maps.Keys(c.v.handlers))
+		},
 		"dimension": func(context.Context, string, map[string]string) []string { return slices.Clone(sip.Dimensions) },
 		"field":     func(context.Context, string, map[string]string) []string { return filterFields() },
 	}
