@@ -106,6 +106,13 @@ func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer 
 // assemble is build, also returning the server's subscription table
 // for the tests that watch it empty.
 func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPServer, *subscriptions) {
+	// The box's warnings also reach the sessions (logging.go); send is
+	// bound once s exists.
+	var s *server.MCPServer
+	logs := newLogFanout(func(session string, n mcpgo.LoggingMessageNotification) error {
+		return s.SendLogMessageToSpecificClient(session, n)
+	})
+	d.Log = slog.New(logTee{next: d.Log.Handler(), f: logs})
 	infos := make([]toolInfo, len(defs))
 	byName := map[string]toolInfo{}
 	for i, t := range defs {
@@ -135,12 +142,12 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	// Live views and subscriptions (resources.go, subscribe.go) render
 	// with the tools' own handlers; send is bound once s exists.
 	v := newViews(d, handlers)
-	var s *server.MCPServer
 	subs := newSubscriptions(v, func(session, uri string) error {
 		return s.SendNotificationToSpecificClient(session, string(mcpgo.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 	})
 	hooks := auditHooks(o.Audit, o.Counts, d.Log.Error)
 	subs.hook(hooks)
+	logs.hook(hooks)
 	// Outermost first: the audit sees the final outcome, the scope check
 	// runs before any work, and recovery turns a panic into an envelope
 	// the others can read.
