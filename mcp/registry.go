@@ -39,6 +39,7 @@ func allBundles() []bundle {
 		{name: "media", tools: mediaTools},
 		{name: "j1708", tools: j1708Tools},
 		{name: bundleTransmit, tools: transmitTools},
+		{name: bundleBusAwait, tools: busAwaitTools},
 	}
 }
 
@@ -51,10 +52,15 @@ func BundleNames() []string {
 	return names
 }
 
-// DefaultBundles is every bundle except transmit, which an operator must
-// name to load.
+// bundleBusAwait waits on the vehicle buses (await_bus).
+const bundleBusAwait = "bus_await"
+
+// DefaultBundles is every bundle except the ones an operator must name
+// to load: transmit, which can put bytes on a bus, and bus_await, which
+// would take the default tools/list over its ceiling
+// (TestDefaultToolsListIsSmall).
 func DefaultBundles() []string {
-	return slices.DeleteFunc(BundleNames(), func(n string) bool { return n == bundleTransmit })
+	return slices.DeleteFunc(BundleNames(), func(n string) bool { return n == bundleTransmit || n == bundleBusAwait })
 }
 
 // Options are the operator's choices for one MCP server.
