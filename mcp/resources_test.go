@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
+	"fieldtap/services/sip"
 )
 
 // countingPorts is a port lister whose CAN port counts the frames a test
@@ -209,5 +212,27 @@ func TestResourceListsFollowTheLoadedTools(t *testing.T) {
 		"fieldtap://docs/filter", "fieldtap://docs/tools", "fieldtap://docs/transmit-safety", "fieldtap://status",
 	}; !slices.Equal(got, want) {
 		t.Errorf("status only: resources = %v, want %v", got, want)
+	}
+}
+
+// BenchmarkWatcherRendersDialogs is one watcher tick's work for a
+// subscribed live/dialogs on a store of 2000 dialogs: render the first
+// page as list_dialogs does (counting every match) and digest it.
+func BenchmarkWatcherRendersDialogs(b *testing.B) {
+	st, _ := sip.New(sip.Limits{})
+	for i := range 2000 {
+		addSIP(b, st, i, fmt.Sprintf("INVITE sip:2002@h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%d\r\nFrom: <sip:1001@h>;tag=1\r\nTo: <sip:2002@h>\r\nCall-ID: bench-%d\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n", i, i))
+	}
+	d := testDeps()
+	d.SIP = st
+	_, subs := assemble(d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, []toolDef{listDialogs}, false)
+	lv, val, _ := subs.v.find("fieldtap://live/dialogs")
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := subs.v.render(context.Background(), lv, val)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = r.digest()
 	}
 }
