@@ -124,7 +124,7 @@ func (s *subscriptions) check(session, uri string) error {
 	subs := s.bySession[session]
 	if _, dup := subs[uri]; !dup && len(subs) >= maxSubscriptionsPerSession {
 		s.refused++
-		return fmt.Errorf("this connection already has %d subscriptions, the most it may hold; unsubscribe from one first", maxSubscriptionsPerSession)
+		return fmt.Errorf("this connection already has %d subscriptions, the most it may hold; unsubscribe from one first (%d subscriptions refused for this bound since start)", maxSubscriptionsPerSession, s.refused)
 	}
 	return nil
 }
@@ -155,7 +155,9 @@ func (s *subscriptions) add(ctx context.Context, session, uri string) {
 		return
 	}
 	if len(subs) >= maxSubscriptionsPerSession {
+		// Two subscribes of one session passed check together.
 		s.refused++
+		s.v.d.Log.Warn("subscription past the bound not recorded", "uri", uri, "bound", maxSubscriptionsPerSession, "refused_since_start", s.refused)
 		return
 	}
 	subs[uri] = &subscription{view: lv, val: val, rev: rev, digest: d, told: d, at: s.now()}
@@ -293,8 +295,9 @@ func (s *subscriptions) tick() {
 		if err := s.send(n.session, n.uri); err != nil {
 			s.mu.Lock()
 			s.failed++
+			failed := s.failed
 			s.mu.Unlock()
-			s.v.d.Log.Debug("resource update not delivered", "uri", n.uri, "err", err)
+			s.v.d.Log.Warn("resource update not delivered", "uri", n.uri, "err", err, "undelivered_since_start", failed)
 		}
 	}
 }
