@@ -52,6 +52,7 @@ func allBundles() []bundle {
 		{name: "canre", tools: canreTools, optIn: true},
 		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
 		{name: "sip_forensics", tools: sipForensicsTools},
+		{name: "bus_await", tools: busAwaitTools},
 	}
 }
 
@@ -118,6 +119,20 @@ func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 // build registers defs (and describe_response_shape over them when
 // withShape) on a new server with the cross-cutting middleware.
 func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer {
+	s, _ := assemble(d, o, defs, withShape)
+	return s
+}
+
+// assemble is build, also returning the server's subscription table
+// for the tests that watch it empty.
+func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPServer, *subscriptions) {
+	// The box's warnings also reach the sessions (logging.go); send is
+	// bound once s exists.
+	var s *server.MCPServer
+	logs := newLogFanout(func(session string, n mcpgo.LoggingMessageNotification) error {
+		return s.SendLogMessageToSpecificClient(session, n)
+	})
+	d.Log = slog.New(logTee{next: d.Log.Handler(), f: logs})
 	infos := make([]toolInfo, len(defs))
 	byName := map[string]toolInfo{}
 	for i, t := range defs {
@@ -132,36 +147,48 @@ func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer 
 	}
 	loaded := map[string]mcpgo.Tool{}
 	var tools []server.ServerTool
+	handlers := map[string]server.ToolHandlerFunc{}
 	for i, t := range defs {
 		mt := infos[i].mcpTool(o.OutputSchemas)
 		loaded[infos[i].name] = mt
-		tools = append(tools, server.ServerTool{Tool: mt, Handler: t.handler(d, infos[i], o.MaxResponseBytes)})
+		handlers[infos[i].name] = t.handler(d, infos[i], o.MaxResponseBytes)
+		tools = append(tools, server.ServerTool{Tool: mt, Handler: handlers[infos[i].name]})
 	}
 	names := map[string]bool{}
 	for n := range loaded {
 		names[n] = true
 	}
 	o.Counts.know(names)
+	// Live views and subscriptions (resources.go, subscribe.go) render
+	// with the tools' own handlers; send is bound once s exists.
+	v := newViews(d, handlers)
+	subs := newSubscriptions(v, func(session, uri string) error {
+		return s.SendNotificationToSpecificClient(session, string(mcpgo.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
+	})
+	hooks := auditHooks(o.Audit, o.Counts, d.Log.Error)
+	subs.hook(hooks)
+	logs.hook(hooks)
 	// Outermost first: the audit sees the final outcome, the scope check
 	// runs before any work, and recovery turns a panic into an envelope
 	// the others can read.
-	s := server.NewMCPServer("fieldtap", d.Info.Version,
+	s = server.NewMCPServer("fieldtap", d.Info.Version,
 		server.WithToolCapabilities(false),
-		// Empty but declared: a client may list resources and prompts,
-		// set a log level and ask for completions, and gets the
-		// specification's empty answers instead of "method not found".
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
 		server.WithLogging(),
 		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{v}),
+		server.WithResourceCompletionProvider(completer{v}),
 		server.WithToolHandlerMiddleware(audited(d, o.Audit, o.Counts)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),
 		server.WithToolHandlerMiddleware(recovery(d)),
-		server.WithHooks(auditHooks(o.Audit, o.Counts, d.Log.Error)),
+		server.WithHooks(hooks),
 		server.WithInstructions(instructions),
 	)
 	s.AddTools(tools...)
-	return s
+	v.addResources(s)
+	addPrompts(s, func(tool string) bool { return handlers[tool] != nil })
+	return s, subs
 }
 
 // loadBundles collects the named bundles' tools, refusing an unknown

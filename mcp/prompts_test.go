@@ -1,0 +1,88 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func bundleDefs(t *testing.T, names ...string) []toolDef {
+	t.Helper()
+	defs, err := loadBundles(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return defs
+}
+
+// TestPromptsFollowTheLoadedTools: a go-sdk client over stdio and HTTP
+// sees a workflow only when every tool it names is loaded, gets its
+// steps with the arguments written in, and is refused a missing
+// required argument; the truck triage's request step appears only with
+// the transmit bundle.
+func TestPromptsFollowTheLoadedTools(t *testing.T) {
+	all := []string{"bus_health_check", "failed_call", "j1708_fault_triage", "one_way_audio", "truck_fault_triage"}
+	tests := []struct {
+		name    string
+		bundles []string
+		want    []string
+	}{
+		{name: "default bundles", bundles: DefaultBundles(), want: all},
+		{name: "sip alone", bundles: []string{"server", "sip"}, want: []string{"failed_call"}},
+		{name: "j1939 without can", bundles: []string{"j1939"}, want: []string{"truck_fault_triage"}},
+		{name: "server alone", bundles: []string{"server"}, want: nil},
+	}
+	for _, cn := range connectors {
+		t.Run(cn.name, func(t *testing.T) {
+			ctx := context.Background()
+			for _, tc := range tests {
+				s, _ := cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, tc.bundles...)...)
+				res, err := s.ListPrompts(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, p := range res.Prompts {
+					got = append(got, p.Name)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("%s: prompts %v, want %v", tc.name, got, tc.want)
+				}
+			}
+			s, _ := cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, DefaultBundles()...)...)
+			if _, err := s.GetPrompt(ctx, &sdk.GetPromptParams{Name: "failed_call"}); err == nil || !strings.Contains(err.Error(), "needs call_id") {
+				t.Errorf("failed_call without call_id: %v", err)
+			}
+			if _, err := s.GetPrompt(ctx, &sdk.GetPromptParams{Name: "failed_call", Arguments: map[string]string{"call_id": "a\x1b[2Jb"}}); err == nil {
+				t.Error("a control character was written into a prompt")
+			}
+			if text := promptText(t, s, "failed_call", map[string]string{"call_id": "call-3"}); !strings.Contains(text, "1. Call triage_call with call_id: call-3 ") {
+				t.Errorf("failed_call text:\n%s", text)
+			}
+			if text := promptText(t, s, "truck_fault_triage", map[string]string{"sa": "0"}); !strings.Contains(text, "(sa: 0)") || strings.Contains(text, "j1939_request") ||
+				!strings.Contains(text, "no transmit tools loaded") {
+				t.Errorf("truck triage without transmit:\n%s", text)
+			}
+			s, _ = cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, "j1939", bundleTransmit)...)
+			if text := promptText(t, s, "truck_fault_triage", nil); !strings.Contains(text, "4. If no freeze frame was seen, plan (dry run, the default) j1939_request") {
+				t.Errorf("truck triage with transmit:\n%s", text)
+			}
+		})
+	}
+}
+
+func promptText(t *testing.T, s *sdk.ClientSession, name string, args map[string]string) string {
+	t.Helper()
+	res, err := s.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(res.Messages) != 1 {
+		t.Fatalf("%s: %d messages", name, len(res.Messages))
+	}
+	return res.Messages[0].Content.(*sdk.TextContent).Text
+}
