@@ -187,6 +187,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	)
 	s.AddTools(tools...)
 	v.addResources(s)
+	addFileResources(s, d.BlackBox.Files)
 	addPrompts(s, func(tool string) bool { return handlers[tool] != nil })
 	return s, subs
 }

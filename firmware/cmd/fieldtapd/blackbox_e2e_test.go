@@ -120,6 +120,18 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || hex.EncodeToString(sum[:]) != f["sha256"] || resp.Header.Get("Content-Length") != strconv.Itoa(len(b)) {
 			t.Errorf("GET %s: %s, %d bytes, sha256 %x; the tool said %v", name, resp.Status, len(b), sum, f["sha256"])
 		}
+		// The same bytes as the resource its link names.
+		rr, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.FilesURIPrefix + name})
+		if err != nil || len(rr.Contents) != 1 {
+			t.Fatalf("resources/read %s: %v %+v", name, err, rr)
+		}
+		body := rr.Contents[0].Blob
+		if body == nil {
+			body = []byte(rr.Contents[0].Text)
+		}
+		if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != f["sha256"] {
+			t.Errorf("resources/read %s: %d bytes, sha256 %x; the tool said %v", name, len(body), sum, f["sha256"])
+		}
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, mcp.Path)+mcp.FilesPath+files[0].(map[string]any)["name"].(string), nil)
 	resp, err := http.DefaultClient.Do(req)
