@@ -18,7 +18,7 @@ import (
 // blackboxTools is the blackbox bundle: the recorder's segments on disk,
 // a bounded search over them, and evidence bundles sealed from them
 // (docs/recorder.md).
-var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage}
+var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture}
 
 // BlackBox is what the blackbox tools read: the recorder, the evidence
 // builder and the file sandbox. Each is nil when the box runs without it
@@ -33,6 +33,8 @@ type BlackBox struct {
 	Files *sandbox.Sandbox
 	// Downloads counts the HTTP GET /files handler; nil without HTTP.
 	Downloads *FileServer
+	// Captures opens files of store.capture_dir as ports (open_capture).
+	Captures CaptureOpener
 }
 
 // recorderOf is the recorder, or UNAVAILABLE saying why there is none.

@@ -129,7 +129,16 @@ type Store struct {
 	// CaptureDir holds capture files an operator copies onto the box for
 	// open_capture; names are resolved inside it, symlinks refused.
 	CaptureDir string `toml:"capture_dir"`
+	// OpenedCaptures is how many files open_capture may load while the
+	// box runs. Each is planned at start-up as a port of every kind (its
+	// kind is known only once it opens), so it costs a port's fixed
+	// tables three times over: 0, the default, reserves nothing and
+	// open_capture refuses.
+	OpenedCaptures int `toml:"opened_captures"`
 }
+
+// MaxOpenedCaptures bounds store.opened_captures.
+const MaxOpenedCaptures = 8
 
 // Default returns the configuration used when no file is given.
 func Default() Config {
@@ -232,6 +241,9 @@ func (c Config) Validate() error {
 	if c.Store.FramesPerPort < 0 || c.Store.BytesPerPort < 0 {
 		errs = append(errs, fmt.Errorf("store.frames_per_port %d, store.bytes_per_port %d: want 0 (a share of the memory budget) or a positive bound",
 			c.Store.FramesPerPort, c.Store.BytesPerPort))
+	}
+	if c.Store.OpenedCaptures < 0 || c.Store.OpenedCaptures > MaxOpenedCaptures {
+		errs = append(errs, fmt.Errorf("store.opened_captures %d: want 0 to %d", c.Store.OpenedCaptures, MaxOpenedCaptures))
 	}
 	if c.Store.HandoffDepth < 1 || c.Store.HandoffDepth > 1<<20 {
 		errs = append(errs, fmt.Errorf("store.handoff_depth %d: want 1 to %d", c.Store.HandoffDepth, 1<<20))

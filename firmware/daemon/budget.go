@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"unsafe"
 
+	"fieldtap/drivers/canlog"
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/j1708"
+	"fieldtap/drivers/pcapfile"
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 	"fieldtap/services/budget"
@@ -61,30 +64,20 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	var reqs []budget.Request
 	kinds := map[capture.Kind]int{}
 	for _, src := range sources {
-		name := src.Name()
 		kinds[src.Kind()]++
-		fp := footprint(src)
-		reqs = append(reqs, budget.Request{Store: budget.Handoff, Port: name, Fixed: handoffBytes(fp, cfg.Store.HandoffDepth), Why: whyHandoff})
-		if fp.Kernel > 0 {
-			reqs = append(reqs, budget.Request{Store: budget.KernelRing, Port: name, Fixed: fp.Kernel, Why: whyKernel})
-		}
-		switch src.Kind() {
-		case capture.KindEthernet:
-			if cfg.Store.BytesPerPort > 0 {
-				reqs = append(reqs, budget.Request{Store: budget.Frames, Port: name, Fixed: cfg.Store.BytesPerPort, Why: whyBytes})
-			} else {
-				reqs = append(reqs, budget.Request{Store: budget.Frames, Port: name, Weight: weightFrames})
+		reqs = append(reqs, portRequests(cfg.Store, src.Name(), footprint(src), src.Kind())...)
+	}
+	// Each open_capture slot is a port of every kind under the name it
+	// will take, its hand-off the largest a capture file's reader holds.
+	for i := range cfg.Store.OpenedCaptures {
+		name := fileName(len(cfg.Sources) + i)
+		for j, kind := range []capture.Kind{capture.KindEthernet, capture.KindCAN, capture.KindJ1708} {
+			kinds[kind]++
+			fp := capture.Footprint{PerFrame: -1} // no second hand-off
+			if j == 0 {
+				fp = fileFootprint(name)
 			}
-		case capture.KindCAN:
-			reqs = append(reqs,
-				budget.Request{Store: budget.CANFrames, Port: name, Weight: weightCANFrames},
-				budget.Request{Store: budget.CANTables, Port: name, Fixed: canbus.TableBytes(), Why: whyTables},
-				budget.Request{Store: budget.J1939Tables, Port: name, Fixed: j1939.TableBytes(), Why: whyTables},
-				budget.Request{Store: budget.UDSChannels, Port: name, Fixed: isotp.PortBytes(0), Why: whyTables})
-		case capture.KindJ1708:
-			reqs = append(reqs,
-				budget.Request{Store: budget.J1708Messages, Port: name, Weight: weightJ1708},
-				budget.Request{Store: budget.J1708Tables, Port: name, Fixed: j1587.TableBytes(), Why: whyTables})
+			reqs = append(reqs, portRequests(cfg.Store, name, fp, kind)...)
 		}
 	}
 	// Stores several ports feed; kept at the minimum when no port does,
@@ -121,6 +114,51 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 		return budget.Plan{}, fmt.Errorf("memory budget: %w", err)
 	}
 	return plan, nil
+}
+
+// portRequests are the shares one port of kind needs under name: its
+// hand-off (none when fp.PerFrame < 0), its kernel ring, its own frames
+// and the tables its protocol bounds.
+func portRequests(st config.Store, name string, fp capture.Footprint, kind capture.Kind) []budget.Request {
+	var reqs []budget.Request
+	if fp.PerFrame >= 0 {
+		reqs = append(reqs, budget.Request{Store: budget.Handoff, Port: name, Fixed: handoffBytes(fp, st.HandoffDepth), Why: whyHandoff})
+	}
+	if fp.Kernel > 0 {
+		reqs = append(reqs, budget.Request{Store: budget.KernelRing, Port: name, Fixed: fp.Kernel, Why: whyKernel})
+	}
+	switch kind {
+	case capture.KindEthernet:
+		if st.BytesPerPort > 0 {
+			reqs = append(reqs, budget.Request{Store: budget.Frames, Port: name, Fixed: st.BytesPerPort, Why: whyBytes})
+		} else {
+			reqs = append(reqs, budget.Request{Store: budget.Frames, Port: name, Weight: weightFrames})
+		}
+	case capture.KindCAN:
+		reqs = append(reqs,
+			budget.Request{Store: budget.CANFrames, Port: name, Weight: weightCANFrames},
+			budget.Request{Store: budget.CANTables, Port: name, Fixed: canbus.TableBytes(), Why: whyTables},
+			budget.Request{Store: budget.J1939Tables, Port: name, Fixed: j1939.TableBytes(), Why: whyTables},
+			budget.Request{Store: budget.UDSChannels, Port: name, Fixed: isotp.PortBytes(0), Why: whyTables})
+	case capture.KindJ1708:
+		reqs = append(reqs,
+			budget.Request{Store: budget.J1708Messages, Port: name, Weight: weightJ1708},
+			budget.Request{Store: budget.J1708Tables, Port: name, Fixed: j1587.TableBytes(), Why: whyTables})
+	}
+	return reqs
+}
+
+// fileFootprint is the largest any capture file's reader holds in
+// flight, for a port whose file is not chosen yet.
+func fileFootprint(name string) capture.Footprint {
+	var most capture.Footprint
+	for _, src := range []capture.Source{pcapfile.New(name, ""), canlog.New(name, "", nil), j1708.NewLogSource(name, "", nil)} {
+		fp := footprint(src)
+		if handoffBytes(fp, capture.DefaultHandoffDepth) > handoffBytes(most, capture.DefaultHandoffDepth) {
+			most = fp
+		}
+	}
+	return most
 }
 
 // footprint is what src holds for frames in flight: its own report, or

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,21 +9,17 @@ import (
 
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/supervise"
+	"fieldtap/mcp"
 	"fieldtap/services/ports"
 	"fieldtap/services/sandbox"
 )
 
-// MaxOpenedCaptures bounds the ports open_capture may add in one run.
-// Each would need a share of the memory budget, which is planned for the
-// ports present at start-up: until the plan reserves room for opened
-// captures, the analysers refuse them and OpenCapture says so.
-const MaxOpenedCaptures = 8
-
 // capturesRoot is the sandbox root of store.capture_dir.
 const capturesRoot = "captures"
 
-// ErrCaptureRefused wraps every capture the opener will not load.
-var ErrCaptureRefused = errors.New("open_capture refused")
+// ErrCaptureRefused wraps every capture the opener will not load: the
+// MCP tool answers it as a refusal, anything else as a failure.
+var ErrCaptureRefused = mcp.ErrCaptureRefused
 
 // captureOpener loads a capture file an operator placed in
 // store.capture_dir as a new read-only port while the box runs
@@ -37,6 +32,7 @@ type captureOpener struct {
 	reg   *ports.Registry
 	rec   *recording
 	depth int
+	slots int // store.opened_captures: ports the budget planned for it
 	log   *slog.Logger
 
 	mu     sync.Mutex
@@ -46,8 +42,8 @@ type captureOpener struct {
 	opened int
 }
 
-func newCaptureOpener(files *sandbox.Sandbox, an *analysers, reg *ports.Registry, rec *recording, depth, sources int, log *slog.Logger) *captureOpener {
-	return &captureOpener{files: files, an: an, reg: reg, rec: rec, depth: depth, next: sources + 1, log: log}
+func newCaptureOpener(files *sandbox.Sandbox, an *analysers, reg *ports.Registry, rec *recording, depth, sources, slots int, log *slog.Logger) *captureOpener {
+	return &captureOpener{files: files, an: an, reg: reg, rec: rec, depth: depth, slots: slots, next: sources + 1, log: log}
 }
 
 // start lets OpenCapture run ports under ctx, counted in wg.
@@ -71,8 +67,8 @@ func (o *captureOpener) Captures() ([]sandbox.Entry, bool, error) { return o.fil
 // OpenCapture loads the file name (relative to store.capture_dir) as a
 // new port, file1, file2 … after the --source files, and returns its
 // first status. It refuses names outside the directory, symbolic links,
-// files that are no capture fieldtap reads, and more than
-// MaxOpenedCaptures opens in one run.
+// files that are no capture fieldtap reads, and more opens in one run
+// than store.opened_captures planned budget shares for.
 func (o *captureOpener) OpenCapture(ctx context.Context, name string) (ports.Status, error) {
 	path, err := o.files.Path(capturesRoot + "/" + strings.TrimPrefix(name, "/"))
 	if err != nil {
@@ -83,8 +79,10 @@ func (o *captureOpener) OpenCapture(ctx context.Context, name string) (ports.Sta
 	switch {
 	case o.ctx == nil || o.ctx.Err() != nil:
 		return ports.Status{}, fmt.Errorf("%w: the box is not running ports", ErrCaptureRefused)
-	case o.opened >= MaxOpenedCaptures:
-		return ports.Status{}, fmt.Errorf("%w: %d captures opened in this run (at most %d)", ErrCaptureRefused, o.opened, MaxOpenedCaptures)
+	case o.slots == 0:
+		return ports.Status{}, fmt.Errorf("%w: store.opened_captures is 0, so the memory budget reserves no port for an opened capture (docs/recorder.md)", ErrCaptureRefused)
+	case o.opened >= o.slots:
+		return ports.Status{}, fmt.Errorf("%w: %d captures opened in this run, all that store.opened_captures (%d) planned memory for", ErrCaptureRefused, o.opened, o.slots)
 	}
 	portName := fileName(o.next - 1)
 	src, err := filesource.Open(portName, path, o.log)

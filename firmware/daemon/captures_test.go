@@ -14,16 +14,18 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
+	"fieldtap/firmware/config"
+	"fieldtap/services/budget"
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sandbox"
 )
 
 // TestOpenCaptureIsRefusedOutsideTheBudget: every store's bound is planned
-// from the memory budget at start-up, so a capture opened while the box
-// runs is refused, saying why, rather than holding memory no budget
-// counts; names outside the directory and symbolic links are refused
-// before that.
+// from the memory budget at start-up, so with no store.opened_captures a
+// capture opened while the box runs is refused, saying why, rather than
+// holding memory no budget counts; names outside the directory and
+// symbolic links are refused before that.
 func TestOpenCaptureIsRefusedOutsideTheBudget(t *testing.T) {
 	dir := t.TempDir()
 	var log []byte
@@ -44,7 +46,7 @@ func TestOpenCaptureIsRefusedOutsideTheBudget(t *testing.T) {
 	}
 	var reg ports.Registry
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	o := newCaptureOpener(files, an, &reg, &recording{why: "off"}, 64, 1, quiet)
+	o := newCaptureOpener(files, an, &reg, &recording{why: "off"}, 64, 1, 0, quiet)
 	if _, err := o.OpenCapture(context.Background(), "truck.log"); !errors.Is(err, ErrCaptureRefused) {
 		t.Errorf("open before the ports run: %v", err)
 	}
@@ -52,7 +54,7 @@ func TestOpenCaptureIsRefusedOutsideTheBudget(t *testing.T) {
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	o.start(ctx, &wg)
-	if _, err := o.OpenCapture(context.Background(), "truck.log"); !errors.Is(err, ErrCaptureRefused) || !strings.Contains(err.Error(), "memory budget") {
+	if _, err := o.OpenCapture(context.Background(), "truck.log"); !errors.Is(err, ErrCaptureRefused) || !strings.Contains(err.Error(), "store.opened_captures is 0") {
 		t.Errorf("open a capture the budget has no share for: %v", err)
 	}
 	if ps := reg.Snapshot(); len(ps) != 0 {
@@ -66,5 +68,65 @@ func TestOpenCaptureIsRefusedOutsideTheBudget(t *testing.T) {
 	ents, _, err := o.Captures()
 	if err != nil || len(ents) != 2 {
 		t.Errorf("captures %+v %v: want truck.log and notes.txt (not the link)", ents, err)
+	}
+}
+
+// TestOpenCaptureUsesItsReservedShare: with store.opened_captures = 1 the
+// plan holds a port of every kind under the name the capture will take;
+// a candump log opens as that port, every frame reaches the CAN store,
+// and a second open is refused: its memory was never planned.
+func TestOpenCaptureUsesItsReservedShare(t *testing.T) {
+	dir := t.TempDir()
+	var log []byte
+	t0 := time.Unix(1_800_000_000, 0)
+	for i := range 25 {
+		log = wire.AppendCandump(log, t0.Add(time.Duration(i)*10*time.Millisecond), "can0", 0x18FEF100|wire.CANEFF, []byte{1, 2, byte(i)})
+	}
+	os.WriteFile(filepath.Join(dir, "truck.log"), log, 0o644)
+	cfg := config.Default()
+	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir, cfg.Store.OpenedCaptures = config.BoardNone, t.TempDir(), t.TempDir(), 1
+	plan, err := planBudget(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, store := range []string{budget.Frames, budget.CANFrames, budget.J1939Tables, budget.J1708Messages, budget.Handoff} {
+		if n, ok := plan.Share(store, "file1"); !ok || n <= 0 {
+			t.Errorf("no %s share for the opened capture's port", store)
+		}
+	}
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := sandbox.New(sandbox.Root{Name: capturesRoot, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg ports.Registry
+	o := newCaptureOpener(files, an, &reg, &recording{why: "off"}, 64, 0, 1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	o.start(ctx, &wg)
+	st, err := o.OpenCapture(context.Background(), "truck.log")
+	if err != nil || st.Name != "file1" || st.Kind != "can" {
+		t.Fatalf("open: %+v %v, want port file1 of kind can", st, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if ps := reg.Snapshot(); len(ps) == 1 && ps[0].SourceExhausted {
+			if ps[0].Frames != 25 {
+				t.Errorf("file1 read %d frames, want 25", ps[0].Frames)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("file1 never finished: %+v", reg.Snapshot())
+		}
+	}
+	if p := an.can.Lookup("file1"); p == nil || p.Frames().Len() != 25 {
+		t.Errorf("the CAN store does not hold file1's 25 frames")
+	}
+	if _, err := o.OpenCapture(context.Background(), "truck.log"); !errors.Is(err, ErrCaptureRefused) || !strings.Contains(err.Error(), "all that store.opened_captures (1)") {
+		t.Errorf("a second open: %v, want it refused for want of a planned share", err)
 	}
 }

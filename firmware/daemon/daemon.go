@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	// (list_captures, find_in_captures), seal.builder
 	// (build_evidence_package), files (the HTTP GET and, later,
 	// resources), captures (open_capture).
-	captures := newCaptureOpener(files, an, &reg, rec, cfg.Store.HandoffDepth, len(cfg.Sources), log)
+	captures := newCaptureOpener(files, an, &reg, rec, cfg.Store.HandoffDepth, len(cfg.Sources), cfg.Store.OpenedCaptures, log)
 	// Deferred in this order: ports stop and their consumers drain, then
 	// the recorder writes what they delivered and closes.
 	defer func() {
@@ -189,7 +189,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		},
 	}
 	an.deps(&deps)
-	deps.BlackBox = mcp.BlackBox{Recorder: rec.rec, RecorderOff: rec.why, Evidence: seal.builder, Files: files}
+	deps.BlackBox = mcp.BlackBox{Recorder: rec.rec, RecorderOff: rec.why, Evidence: seal.builder, Files: files, Captures: captures}
 	if cfg.MCP.Transport == "http" {
 		deps.BlackBox.Downloads = mcp.NewFileServer(files)
 	}

@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/mcp"
 )
 
@@ -34,7 +35,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "fieldtapd.toml")
-	body := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
+	body := fmt.Sprintf("board = \"sim\"\n[store]\nopened_captures = 1\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
 		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "rec"), filepath.Join(dir, "evidence"))
 	os.Mkdir(filepath.Join(dir, "captures"), 0o700)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
@@ -141,6 +142,30 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET without a token: %s", resp.Status)
+	}
+
+	// A candump log copied into the capture directory opens as file1,
+	// read whole into the CAN store; a second open has no port left.
+	var log []byte
+	t0 := time.Unix(1_800_000_000, 0)
+	for i := range 25 {
+		log = wire.AppendCandump(log, t0.Add(time.Duration(i)*10*time.Millisecond), "can0", 0x18FEF100|wire.CANEFF, []byte{1, 2, byte(i)})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "captures", "truck.log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, blocks := cc.call("open_capture", map[string]any{"name": "truck.log", "wait_s": 30})
+	opened, _ := env["data"].(map[string]any)["opened"].(map[string]any)
+	if env["data"].(map[string]any)["loaded"] != true || opened["name"] != "file1" || opened["frames"] != float64(25) {
+		t.Fatalf("open_capture: %s", blocks[0])
+	}
+	env, _ = cc.call("can_frames", map[string]any{"port": "file1", "limit": 100})
+	if items, _ := env["items"].([]any); len(items) != 25 {
+		t.Errorf("can_frames on file1: %d frames, want 25", len(items))
+	}
+	env, blocks = cc.call("open_capture", map[string]any{"name": "truck.log"})
+	if env["ok"] != false || !strings.Contains(blocks[0], "store.opened_captures") {
+		t.Errorf("second open_capture: %s", blocks[0])
 	}
 }
 
