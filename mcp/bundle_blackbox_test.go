@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -404,26 +402,8 @@ func TestExportCANLogReadsTheRecorder(t *testing.T) {
 // hears how many of the planned bytes the search has read; the recorder
 // reports at the end of every search, so even this small one sends one.
 func TestFindInCapturesReportsProgress(t *testing.T) {
-	srv := testServer(t, blackboxDeps(t), blackboxTools...)
-	var mu sync.Mutex
-	var got []*sdk.ProgressNotificationParams
-	client := sdk.NewClient(&sdk.Implementation{Name: "progress-test", Version: "1"}, &sdk.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			mu.Lock()
-			got = append(got, req.Params)
-			mu.Unlock()
-		},
-	})
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); ServeStdio(ctx, srv, sr, sw, testDeps().Log) }()
-	s, err := client.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { s.Close(); cancel(); cw.Close(); sw.Close(); <-done }()
+	s, pr := progressSession(t, testServer(t, blackboxDeps(t), blackboxTools...))
+	ctx := context.Background()
 	args := map[string]any{"since": at(-1), "until": at(bbCAN + 1), "mid": 128}
 	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "find_in_captures", Arguments: args, Meta: sdk.Meta{"progressToken": "find-1"}})
 	if err != nil || res.IsError {
@@ -433,17 +413,7 @@ func TestFindInCapturesReportsProgress(t *testing.T) {
 	if st, ok := res.StructuredContent.(map[string]any); ok {
 		planned = st["data"].(map[string]any)["scan"].(map[string]any)["bytes_planned"].(float64)
 	}
-	// Notifications may still be in flight behind the answer.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 1 {
-			break
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	got := pr.await()
 	if len(got) == 0 {
 		t.Fatal("no progress notification")
 	}

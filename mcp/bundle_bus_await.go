@@ -68,29 +68,16 @@ var awaitBus = tool[awaitBusIn, awaitBusOut]{
 			return awaitBusOut{}, err
 		}
 		secs := count(int(in.TimeoutSeconds), awaitDefaultSeconds)
-		start := time.Now()
-		deadline := start.Add(time.Duration(secs) * time.Second)
 		out := awaitBusOut{Condition: string(in.Condition)}
-		for {
+		passed, waited := c.pollUntil(secs, func() (bool, string) {
 			out.Met, out.Evidence = check()
-			out.WaitedMs = time.Since(start).Milliseconds()
-			if out.Met {
-				return out, nil
-			}
-			c.progress(float64(out.WaitedMs)/1000, float64(secs), "waiting for "+string(in.Condition)+": "+out.Evidence)
-			wait := time.Until(deadline)
-			if wait <= 0 {
-				out.DeadlinePassed = true
-				c.warnf("deadline of %d s passed before %s", secs, in.Condition)
-				return out, nil
-			}
-			select {
-			case <-c.ctx.Done():
-				c.warnf("the request was cancelled before the condition was met")
-				return out, nil
-			case <-time.After(min(wait, awaitPoll)):
-			}
+			return out.Met, "waiting for " + string(in.Condition) + ": " + out.Evidence
+		})
+		out.WaitedMs, out.DeadlinePassed = waited.Milliseconds(), passed
+		if passed {
+			c.warnf("deadline of %d s passed before %s", secs, in.Condition)
 		}
+		return out, nil
 	},
 }
 

@@ -140,12 +140,10 @@ var awaitCondition = tool[awaitIn, awaitOut]{
 			return awaitOut{}, argErr("min_count", "ask for fewer dialogs", "%d can never be met: the store keeps at most %d dialogs", want, limit)
 		}
 		secs := count(int(in.TimeoutSeconds), awaitDefaultSeconds)
-		start := time.Now()
-		deadline := start.Add(time.Duration(secs) * time.Second)
 		startRev := c.d.SIP.Revision()
 		out := awaitOut{MinCount: want, Dialogs: []dialogRow{}}
 		read := false
-		for {
+		passed, waited := c.pollUntil(secs, func() (bool, string) {
 			if sn := c.d.SIP.Snapshot(); !read || sn.Revision != out.Revision {
 				read = true
 				out.Matched, out.Dialogs, out.Revision = 0, out.Dialogs[:0], sn.Revision
@@ -159,25 +157,13 @@ var awaitCondition = tool[awaitIn, awaitOut]{
 					}
 				}
 			}
-			out.WaitedMs = time.Since(start).Milliseconds()
-			if out.Matched >= want {
-				out.Met = true
-				return out, nil
-			}
-			c.progress(float64(time.Since(start).Milliseconds())/1000, float64(secs),
-				fmt.Sprintf("%d of %d dialogs match", out.Matched, want))
-			wait := time.Until(deadline)
-			if wait <= 0 {
-				out.DeadlinePassed, out.WaitedMs = true, time.Since(start).Milliseconds()
-				c.warnf("deadline of %d s passed with %d of %d matching dialogs", secs, out.Matched, want)
-				return out, nil
-			}
-			select {
-			case <-c.ctx.Done():
-				c.warnf("the request was cancelled before the condition was met")
-				return out, nil
-			case <-time.After(min(wait, awaitPoll)):
-			}
+			out.Met = out.Matched >= want
+			return out.Met, fmt.Sprintf("%d of %d dialogs match", out.Matched, want)
+		})
+		out.WaitedMs, out.DeadlinePassed = waited.Milliseconds(), passed
+		if passed {
+			c.warnf("deadline of %d s passed with %d of %d matching dialogs", secs, out.Matched, want)
 		}
+		return out, nil
 	},
 }

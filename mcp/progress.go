@@ -41,3 +41,30 @@ func (c *call) progress(done, total float64, message string) {
 		c.progressAt, c.progressDone = now, done
 	}
 }
+
+// pollUntil calls check every awaitPoll until it reports met, secs
+// seconds pass, or the request is cancelled, sending progress (seconds
+// waited of secs) with check's message between calls. It returns whether
+// the deadline passed and how long the wait took; a cancelled wait says
+// so in a warning and ends neither met nor past its deadline.
+func (c *call) pollUntil(secs int, check func() (met bool, msg string)) (deadlinePassed bool, waited time.Duration) {
+	start := time.Now()
+	deadline := start.Add(time.Duration(secs) * time.Second)
+	for {
+		met, msg := check()
+		if met {
+			return false, time.Since(start)
+		}
+		c.progress(time.Since(start).Seconds(), float64(secs), msg)
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return true, time.Since(start)
+		}
+		select {
+		case <-c.ctx.Done():
+			c.warnf("the request was cancelled before the condition was met")
+			return false, time.Since(start)
+		case <-time.After(min(wait, awaitPoll)):
+		}
+	}
+}
