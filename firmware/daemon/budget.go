@@ -65,19 +65,17 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	kinds := map[capture.Kind]int{}
 	for _, src := range sources {
 		kinds[src.Kind()]++
-		reqs = append(reqs, portRequests(cfg.Store, src.Name(), footprint(src), src.Kind())...)
+		reqs = append(reqs, inFlightRequests(cfg.Store, src.Name(), footprint(src))...)
+		reqs = append(reqs, kindRequests(cfg.Store, src.Name(), src.Kind())...)
 	}
 	// Each open_capture slot is a port of every kind under the name it
 	// will take, its hand-off the largest a capture file's reader holds.
 	for i := range cfg.Store.OpenedCaptures {
 		name := fileName(len(cfg.Sources) + i)
-		for j, kind := range []capture.Kind{capture.KindEthernet, capture.KindCAN, capture.KindJ1708} {
+		reqs = append(reqs, inFlightRequests(cfg.Store, name, fileFootprint(name))...)
+		for _, kind := range []capture.Kind{capture.KindEthernet, capture.KindCAN, capture.KindJ1708} {
 			kinds[kind]++
-			fp := capture.Footprint{PerFrame: -1} // no second hand-off
-			if j == 0 {
-				fp = fileFootprint(name)
-			}
-			reqs = append(reqs, portRequests(cfg.Store, name, fp, kind)...)
+			reqs = append(reqs, kindRequests(cfg.Store, name, kind)...)
 		}
 	}
 	// Stores several ports feed; kept at the minimum when no port does,
@@ -116,17 +114,20 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	return plan, nil
 }
 
-// portRequests are the shares one port of kind needs under name: its
-// hand-off (none when fp.PerFrame < 0), its kernel ring, its own frames
-// and the tables its protocol bounds.
-func portRequests(st config.Store, name string, fp capture.Footprint, kind capture.Kind) []budget.Request {
-	var reqs []budget.Request
-	if fp.PerFrame >= 0 {
-		reqs = append(reqs, budget.Request{Store: budget.Handoff, Port: name, Fixed: handoffBytes(fp, st.HandoffDepth), Why: whyHandoff})
-	}
+// inFlightRequests are what port name holds for frames in flight: its
+// hand-off and, for a socket, its kernel ring.
+func inFlightRequests(st config.Store, name string, fp capture.Footprint) []budget.Request {
+	reqs := []budget.Request{{Store: budget.Handoff, Port: name, Fixed: handoffBytes(fp, st.HandoffDepth), Why: whyHandoff}}
 	if fp.Kernel > 0 {
 		reqs = append(reqs, budget.Request{Store: budget.KernelRing, Port: name, Fixed: fp.Kernel, Why: whyKernel})
 	}
+	return reqs
+}
+
+// kindRequests are the shares a port of kind needs under name: its own
+// frames and the tables its protocol bounds.
+func kindRequests(st config.Store, name string, kind capture.Kind) []budget.Request {
+	var reqs []budget.Request
 	switch kind {
 	case capture.KindEthernet:
 		if st.BytesPerPort > 0 {
