@@ -71,6 +71,9 @@ var openCapture = tool[openCaptureIn, openCaptureOut]{
 		case err != nil:
 			return openCaptureOut{}, err
 		}
+		// The registry's view: the opener's first status may carry nil
+		// maps, which the output schema does not allow.
+		st = portNamed(c.d, st)
 		wait := 10 * time.Second
 		if in.Wait != nil {
 			wait = time.Duration(*in.Wait) * time.Second

@@ -28,7 +28,9 @@ func (p *loadingPorts) Snapshot() []ports.Status {
 	} else {
 		p.opened.SourceExhausted = true
 	}
-	return []ports.Status{*p.opened}
+	st := *p.opened
+	st.Errors, st.Drops = map[string]uint64{}, map[string]uint64{} // as ports.Registry fills them
+	return []ports.Status{st}
 }
 
 // fakeOpener opens names it was given, refusing the others as the
@@ -43,7 +45,8 @@ func (o fakeOpener) OpenCapture(_ context.Context, name string) (ports.Status, e
 	if !ok {
 		return ports.Status{}, fmt.Errorf("%w: captures/%s: no such file", ErrCaptureRefused, name)
 	}
-	st := ports.Status{Name: "file1", Kind: kind, Source: "file:" + name, Live: false, Errors: map[string]uint64{}, Drops: map[string]uint64{}}
+	// A port's own first status, nil maps and all, as the daemon's opener returns it.
+	st := ports.Status{Name: "file1", Kind: kind, Source: "file:" + name, Live: false}
 	o.p.mu.Lock()
 	o.p.opened = &st
 	o.p.mu.Unlock()
