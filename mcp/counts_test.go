@@ -25,3 +25,23 @@ func TestCallsCountedByToolAndOutcome(t *testing.T) {
 		t.Errorf("counts %s, want %s", got, want)
 	}
 }
+
+// TestStructuredContentOnlyWithOutputSchemas: an answer carries its JSON
+// once (the text block) unless tools/list advertises the output schemas,
+// and then also as structuredContent, the same bytes; the audit sees the
+// outcome either way.
+func TestStructuredContentOnlyWithOutputSchemas(t *testing.T) {
+	for _, schemas := range []bool{false, true} {
+		counts := NewCallCounts()
+		s := build(testDeps(), Options{MaxResponseBytes: DefaultMaxResponseBytes, OutputSchemas: schemas, Counts: counts}, []toolDef{captureStatusTool, serverCapabilities}, false)
+		for _, args := range []map[string]any{nil, {"bogus": 1}} {
+			r, _ := callTool(t, s, "server_capabilities", args)
+			if got := len(r.StructuredContent) > 0; got != schemas {
+				t.Errorf("output schemas %v, args %v: structuredContent sent %v", schemas, args, got)
+			}
+		}
+		if got, want := fmt.Sprint(counts.Calls()), "[{server_capabilities ok 1} {server_capabilities tool_error 1}]"; got != want {
+			t.Errorf("output schemas %v: counts %s, want %s", schemas, got, want)
+		}
+	}
+}

@@ -169,18 +169,46 @@ func (d *drain) wake() {
 	d.mu.Unlock()
 }
 
-// rpcShape is the part of a JSON-RPC message that tells requests from answers.
-type rpcShape struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
+// shapeOf tells a request (an id and a method) from an answer (an id and
+// no method) by reading the top-level keys in order and stopping at
+// "result" or "error": an answer can carry no method, and scanning a
+// 100 KB result to learn that cost a fifth of a list call's CPU.
 func shapeOf(line []byte) (hasID, hasMethod bool) {
-	var m rpcShape
-	if json.Unmarshal(bytes.TrimSpace(line), &m) != nil {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return false, false
 	}
-	return len(m.ID) > 0 && string(m.ID) != "null", m.Method != ""
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false, false
+		}
+		switch key, _ := t.(string); key {
+		case "id":
+			var id json.RawMessage
+			if dec.Decode(&id) != nil {
+				return false, false
+			}
+			hasID = string(id) != "null"
+		case "method":
+			var m string
+			if dec.Decode(&m) != nil {
+				return false, false
+			}
+			hasMethod = m != ""
+		case "result", "error":
+			if hasID {
+				return true, false
+			}
+			fallthrough
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return false, false
+			}
+		}
+	}
+	return hasID, hasMethod
 }
 
 // out counts answers as mcp-go writes them: one message per Write.

@@ -55,6 +55,11 @@ func TestDrainTellsRequestsFromAnswers(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"a","result":{}}`, true, false},
 		{`{"jsonrpc":"2.0","id":null,"error":{}}`, false, false},
 		{`not json`, false, false},
+		{`{"jsonrpc":"2.0","result":{},"id":7}`, true, false},
+		{`{"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":{"x":[1,2]}}`, true, true},
+		{`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"{\"method\":\"x\"}"}]}}`, true, false},
+		{`{"jsonrpc":"2.0","id":4,"result":`, true, false},
+		{`[1]`, false, false},
 	} {
 		id, method := shapeOf([]byte(tc.line))
 		if id != tc.id || method != tc.method {

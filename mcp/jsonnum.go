@@ -22,47 +22,63 @@ func roundFloats(b []byte) []byte {
 		return b
 	}
 	out := make([]byte, 0, len(b))
-	inString, escaped := false, false
-	for i := 0; i < len(b); i++ {
-		ch := b[i]
-		if inString {
-			out = append(out, ch)
-			switch {
-			case escaped:
-				escaped = false
-			case ch == '\\':
-				escaped = true
-			case ch == '"':
-				inString = false
+	for i := 0; i < len(b); {
+		switch ch := b[i]; {
+		case ch == '"':
+			j := stringEnd(b, i+1)
+			out = append(out, b[i:j]...)
+			i = j
+		case ch == '-' || ch >= '0' && ch <= '9':
+			j, fractional := i, false
+			for j < len(b) && isNumberByte(b[j]) {
+				fractional = fractional || b[j] == '.' || b[j] == 'e' || b[j] == 'E'
+				j++
 			}
-			continue
-		}
-		if ch == '"' {
-			inString = true
-			out = append(out, ch)
-			continue
-		}
-		if ch != '-' && (ch < '0' || ch > '9') {
-			out = append(out, ch)
-			continue
-		}
-		j := i
-		fractional := false
-		for j < len(b) && isNumberByte(b[j]) {
-			if b[j] == '.' || b[j] == 'e' || b[j] == 'E' {
-				fractional = true
+			out = appendNumber(out, b[i:j], fractional)
+			i = j
+		default:
+			j := i + 1
+			for j < len(b) && b[j] != '"' && b[j] != '-' && (b[j] < '0' || b[j] > '9') {
+				j++
 			}
-			j++
+			out = append(out, b[i:j]...)
+			i = j
 		}
-		tok := b[i:j]
-		if f, err := strconv.ParseFloat(string(tok), 64); fractional && err == nil {
-			out = strconv.AppendFloat(out, f, 'g', floatDigits, 64)
-		} else {
-			out = append(out, tok...)
-		}
-		i = j - 1
 	}
 	return out
+}
+
+// appendNumber appends the number tok, rounded when it has a fraction or
+// an exponent; integers are copied without parsing.
+func appendNumber(out, tok []byte, fractional bool) []byte {
+	if fractional {
+		if f, err := strconv.ParseFloat(string(tok), 64); err == nil {
+			return strconv.AppendFloat(out, f, 'g', floatDigits, 64)
+		}
+	}
+	return append(out, tok...)
+}
+
+// stringEnd is the index just past the quote that closes the JSON string
+// whose text starts at i (len(b) if none does). It jumps from quote to
+// quote, because the answers are mostly strings: a quote after an odd
+// run of backslashes is escaped.
+func stringEnd(b []byte, i int) int {
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		i += k
+		n := 0
+		for n < i && b[i-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return i + 1
+		}
+		i++
+	}
 }
 
 func isNumberByte(c byte) bool {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,7 @@ func TestRoundFloats(t *testing.T) {
 		{name: "noise after the 15th digit", in: `{"v":14.100000000000001,"w":0.30000000000000004}`, want: `{"v":14.1,"w":0.3}`},
 		{name: "integers untouched", in: `{"seq":18446744073709551615,"n":-42,"z":0}`, want: `{"seq":18446744073709551615,"n":-42,"z":0}`},
 		{name: "strings untouched", in: `{"s":"1.00000000000000001","e":"a\"1.5e3"}`, want: `{"s":"1.00000000000000001","e":"a\"1.5e3"}`},
+		{name: "escaped backslash ends the string", in: `{"s":"a\\","v":0.30000000000000004,"t":"\\\"2.5\\"}`, want: `{"s":"a\\","v":0.3,"t":"\\\"2.5\\"}`},
 		{name: "exponent", in: `[1.2345678901234567e-7,3e300]`, want: `[1.23456789012e-07,3e+300]`},
 		{name: "twelve digits kept", in: `[1234567.890123456,0.5]`, want: `[1234567.89012,0.5]`},
 		{name: "no floats is the same slice", in: `{"a":[1,2,3],"b":true,"c":null}`, want: `{"a":[1,2,3],"b":true,"c":null}`},
@@ -73,4 +75,15 @@ func shape(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// BenchmarkRoundFloats: a 100-row list answer, mostly strings, a few
+// fractional timings per row (docs/benchmarks.md).
+func BenchmarkRoundFloats(b *testing.B) {
+	row := `{"call_id":"bench-17@10.2.0.1","id":17,"created":"2026-11-30T09:00:00.035Z","from_user":"1017","src":"10.2.0.1:5060","user_agents":["\"x\" 1.2"],"pdd_ms":12.300000000000001,"setup_ms":null,"messages":2},`
+	body := []byte(`{"ok":true,"items":[` + strings.Repeat(row, 100) + `{}]}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		roundFloats(body)
+	}
 }

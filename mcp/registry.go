@@ -179,6 +179,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completer{v}),
 		server.WithResourceCompletionProvider(completer{v}),
+		server.WithToolHandlerMiddleware(onTheWire(o.OutputSchemas)),
 		server.WithToolHandlerMiddleware(audited(d, o.Audit, o.Counts)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),
 		server.WithToolHandlerMiddleware(recovery(d)),
@@ -218,6 +219,26 @@ func loadBundles(load []string) ([]toolDef, error) {
 const instructions = "fieldtap is a passive capture box (SPAN, CAN/J1939, J1708). " +
 	"Every tool answers with one JSON envelope: ok, data or items+page, source, warnings, errors. " +
 	"Start with capture_status to see which ports exist and whether they are counting."
+
+// onTheWire sends structuredContent only when tools/list advertises the
+// output schemas it matches: without them the text block carries the same
+// JSON, and sending it twice doubled every answer's bytes and the
+// transport's JSON work (docs/benchmarks.md). The audit, the counts and
+// the live views still read the structured copy inside the server.
+func onTheWire(outputSchemas bool) server.ToolHandlerMiddleware {
+	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+		if outputSchemas {
+			return next
+		}
+		return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			res, err := next(ctx, req)
+			if res != nil {
+				res.RawStructuredContent = nil
+			}
+			return res, err
+		}
+	}
+}
 
 // recovery turns a handler panic into a fail envelope, so a tool failure
 // reaches the agent as isError, never as JSON-RPC -32603.

@@ -119,7 +119,8 @@ func replay(t *testing.T, path string, consume consumer) {
 	})
 }
 
-// callTool runs one tools/call in-process and decodes its structured result.
+// callTool runs one tools/call in-process and decodes its envelope (the
+// text block: structuredContent rides only with output schemas on).
 func callTool(t *testing.T, s *server.MCPServer, name string, args map[string]any, out any) {
 	t.Helper()
 	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
@@ -132,17 +133,19 @@ func callTool(t *testing.T, s *server.MCPServer, name string, args map[string]an
 	}
 	var resp struct {
 		Result struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(b, &resp); err != nil {
 		t.Fatal(err)
 	}
-	if resp.Result.IsError || len(resp.Result.StructuredContent) == 0 {
+	if resp.Result.IsError || len(resp.Result.Content) == 0 {
 		t.Fatalf("%s: %s", name, b)
 	}
-	if err := json.Unmarshal(resp.Result.StructuredContent, out); err != nil {
+	if err := json.Unmarshal([]byte(resp.Result.Content[0].Text), out); err != nil {
 		t.Fatal(err)
 	}
 }

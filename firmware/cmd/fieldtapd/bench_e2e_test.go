@@ -95,7 +95,11 @@ type benchDaemon struct {
 func startBench(b *testing.B, transport, capture string) *benchDaemon {
 	b.Helper()
 	ctx := context.Background()
-	args := []string{"--board", "none", "--source", capture, "--mcp-rate-limit-per-peer", "0", "--mcp-transport", transport}
+	cfg := filepath.Join(b.TempDir(), "fieldtapd.toml")
+	if err := os.WriteFile(cfg, []byte(wholeBudget), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	args := []string{"--config", cfg, "--board", "none", "--source", capture, "--mcp-rate-limit-per-peer", "0", "--mcp-transport", transport}
 	var cmd *exec.Cmd
 	var tr sdk.Transport
 	switch transport {
@@ -144,13 +148,21 @@ func startBench(b *testing.B, transport, capture string) *benchDaemon {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "list_dialogs", Arguments: map[string]any{"limit": 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if want := fmt.Sprintf(`"total_matched":%d,`, wholeDialogs); !strings.Contains(res.Content[0].(*sdk.TextContent).Text, want) {
+		b.Fatalf("the daemon does not hold every dialog (want %s): %.300s", want, res.Content[0].(*sdk.TextContent).Text)
+	}
 	return d
 }
 
 // BenchmarkToolCallEndToEnd measures tools/call through the real stdio
 // and HTTP transports with the go-sdk client, fieldtapd holding 100,000
-// dialogs: p50 latency as the client sees it, and the server's CPU per
-// call from /proc (user+system, whole process). Compare the CPU with the
+// dialogs (wholeBudget keeps them all): p50 latency as the client sees
+// it, and the server's CPU per call from /proc (user+system, whole
+// process). Compare the CPU with the
 // handler's own cost in mcp's BenchmarkListDialogs (docs/benchmarks.md).
 func BenchmarkToolCallEndToEnd(b *testing.B) {
 	capture := filepath.Join(b.TempDir(), "invites.pcap")

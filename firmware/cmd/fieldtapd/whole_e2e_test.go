@@ -18,12 +18,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// wholeDialogs is big enough that the reader finishes while the hand-off
-// (8,192 frames) still holds frames, and small enough that the SIP
-// dialogs' share of a 256 MiB budget keeps them all: an answer that
-// counts fewer was labelled exhausted too soon, not evicted. (Issue #13
-// measured 100,000 dialogs, before the stores had a budget.)
-const wholeDialogs = 12_000
+// wholeDialogs is issue #13's capture size: the reader finishes while the
+// hand-off (8,192 frames) still holds frames. wholeBudget is a memory
+// budget whose SIP dialog share keeps all of them (1024 MiB keeps about
+// 65,000), so an answer that counts fewer was labelled exhausted too
+// soon, not evicted.
+const wholeDialogs = 100_000
+
+const wholeBudget = "memory_limit_mib = 1600\n"
 
 // writeDialogCapture writes n OPTIONS dialogs (request and 200) as a pcap.
 func writeDialogCapture(t *testing.T, path string, n int) {
@@ -69,19 +71,18 @@ func writeDialogCapture(t *testing.T, path string, n int) {
 	}
 }
 
-// TestExhaustedAnswersAreWhole loads a 12,000-dialog capture 20 times
+// TestExhaustedAnswersAreWhole loads a 100,000-dialog capture 20 times
 // and polls list_dialogs from the start: the first answer that says
 // source_exhausted must count every dialog. Before the fix, 12 of 12
-// runs of a 100,000-dialog capture answered with 96,052 to 99,860
-// dialogs labelled complete.
+// runs answered with 96,052 to 99,860 dialogs labelled complete.
 func TestExhaustedAnswersAreWhole(t *testing.T) {
 	if testing.Short() {
-		t.Skip("loads a 12,000-dialog capture 20 times")
+		t.Skip("loads a 100,000-dialog capture 20 times")
 	}
 	path := filepath.Join(t.TempDir(), "dialogs.pcap")
 	writeDialogCapture(t, path, wholeDialogs)
 	cfg := filepath.Join(t.TempDir(), "fieldtapd.toml")
-	if err := os.WriteFile(cfg, []byte("memory_limit_mib = 256\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(wholeBudget), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const runs = 20
