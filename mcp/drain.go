@@ -97,6 +97,12 @@ func (d *drain) Read(p []byte) (int, error) {
 		return 0, d.ended
 	}
 	if len(d.pending) == 0 {
+		// A shutdown already begun wins over a line waiting: select
+		// would pick between the two at random.
+		if d.ctx.Err() != nil {
+			d.wait(d.shutdown)
+			return d.end(io.EOF)
+		}
 		select {
 		case l := <-d.lines:
 			if l.err != nil {
