@@ -154,6 +154,13 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 		handlers[infos[i].name] = t.handler(d, infos[i], o.MaxResponseBytes)
 		tools = append(tools, server.ServerTool{Tool: mt, Handler: handlers[infos[i].name]})
 	}
+	// The conformance suite's fixtures, in a build with the
+	// mcpconformance tag only (conformance.go).
+	fx := conformanceFixtures()
+	for _, t := range fx.tools {
+		loaded[t.Tool.Name] = t.Tool
+		tools = append(tools, t)
+	}
 	names := map[string]bool{}
 	for n := range loaded {
 		names[n] = true
@@ -165,6 +172,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	subs := newSubscriptions(v, func(session, uri string) error {
 		return s.SendNotificationToSpecificClient(session, string(mcpgo.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 	})
+	subs.fixed = fx.watched
 	hooks := auditHooks(o.Audit, o.Counts, d.Log.Error)
 	subs.hook(hooks)
 	logs.hook(hooks)
@@ -189,6 +197,15 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	v.addResources(s)
 	addFileResources(s, d.BlackBox.Files)
 	addPrompts(s, func(tool string) bool { return handlers[tool] != nil })
+	if len(fx.prompts) > 0 {
+		s.AddPrompts(fx.prompts...)
+	}
+	if len(fx.resources) > 0 {
+		s.AddResources(fx.resources...)
+	}
+	if len(fx.templates) > 0 {
+		s.AddResourceTemplates(fx.templates...)
+	}
 	return s, subs
 }
 
