@@ -14,104 +14,179 @@ import (
 
 // Bounds of the box's warnings as notifications/message.
 const (
+	// logQueue bounds what waits for one session: a warning storm (a
+	// flapping port) keeps the newest logQueue messages, the older ones
+	// are dropped and counted.
+	logQueue = 32
 	// logBurst and logEvery rate-limit each session: a burst of 10, then
-	// one message per logEvery; a warning storm (a flapping port) must
-	// not fill a client's transcript or the session's channel.
+	// one message per logEvery; a storm must not fill a client's
+	// transcript or the session's channel.
 	logBurst = 10
 	logEvery = time.Second
 	// maxLogText caps one message's text, a log line rather than a dump.
 	maxLogText = 1024
 )
 
-// logFanout sends the box's warnings and errors (the server's logger at
-// slog.LevelWarn and above) to every session as notifications/message.
-// A message below the level the session set with logging/setLevel is
-// not sent (mcp-go's default level is error, so a session that never set
-// one hears errors only). Each session has its own token bucket; the
-// messages it drops are counted and the next message it gets says how
-// many.
-type logFanout struct {
-	send func(session string, n mcpgo.LoggingMessageNotification) error
-	now  func() time.Time
+// Logger names of notifications/message.
+const (
+	// loggerBox names a record of no port: the daemon, the MCP server.
+	loggerBox = "fieldtapd"
+	// loggerPortPrefix + the port names a record about one capture port
+	// (its driver's errors, its supervisor's restarts).
+	loggerPortPrefix = "driver."
+	// loggerSuppressed names the notice of dropped messages.
+	loggerSuppressed = "fieldtapd.logging"
+)
 
+// BoxLog carries the box's warnings and errors, from every part that
+// logs through its Handler (drivers, supervisor, recorder, MCP server),
+// to the MCP sessions as notifications/message. A session hears a
+// record when its logging/setLevel level lets it through (mcp-go's
+// default is error, so a session that never set one hears errors
+// only). Each session has a queue of logQueue messages (the oldest
+// dropped and counted when full) drained by its own goroutine at a
+// burst of logBurst, then one per logEvery; the next message after a
+// drop is preceded by a notice of how many were suppressed. Logging a
+// record takes one short lock and never waits for a client, so the
+// capture path that logged it is not slowed by a slow session.
+//
+// A BoxLog serves one MCP server (Options.Logs).
+type BoxLog struct {
 	mu       sync.Mutex
-	sessions map[string]*logBucket
+	send     func(session string, n mcpgo.LoggingMessageNotification) error
+	sessions map[string]*logSession
 }
 
-type logBucket struct {
-	level   func() mcpgo.LoggingLevel // the session's level; nil: mcp-go's default
-	tokens  float64
-	at      time.Time
-	dropped uint64 // since the last message sent
+// NewBoxLog returns a BoxLog with no session yet: records are written
+// to the operator's log only until a client connects.
+func NewBoxLog() *BoxLog {
+	return &BoxLog{sessions: map[string]*logSession{}}
 }
 
-func newLogFanout(send func(string, mcpgo.LoggingMessageNotification) error) *logFanout {
-	return &logFanout{send: send, now: time.Now, sessions: map[string]*logBucket{}}
+// Handler tees next: every record goes to next as before, and warnings
+// and errors also go to the sessions.
+func (b *BoxLog) Handler(next slog.Handler) slog.Handler {
+	return logTee{next: next, b: b}
 }
 
-// hook follows sessions as mcp-go registers and forgets them.
-func (f *logFanout) hook(h *server.Hooks) {
+type logEntry struct {
+	level        mcpgo.LoggingLevel
+	logger, text string
+}
+
+type logSession struct {
+	level   func() mcpgo.LoggingLevel // the session's level; nil: it cannot log
+	queue   []logEntry                // oldest first, at most logQueue
+	dropped uint64                    // dropped from the queue since the last notice
+	wake    chan struct{}             // one pending wake-up for the sender
+	stop    chan struct{}             // closed when the session goes
+}
+
+// push queues e, dropping (and counting) the oldest when full.
+func (ls *logSession) push(e logEntry) {
+	if len(ls.queue) == logQueue {
+		ls.queue = append(ls.queue[:0], ls.queue[1:]...)
+		ls.dropped++
+	}
+	ls.queue = append(ls.queue, e)
+}
+
+// hook follows sessions as mcp-go registers and forgets them; send
+// delivers to one session.
+func (b *BoxLog) hook(h *server.Hooks, send func(string, mcpgo.LoggingMessageNotification) error) {
+	b.mu.Lock()
+	b.send = send
+	b.mu.Unlock()
 	h.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		b := &logBucket{tokens: logBurst, at: f.now()}
+		ls := &logSession{wake: make(chan struct{}, 1), stop: make(chan struct{})}
 		if l, ok := s.(server.SessionWithLogging); ok {
-			b.level = l.GetLogLevel
+			ls.level = l.GetLogLevel
 		}
-		f.sessions[s.SessionID()] = b
+		b.mu.Lock()
+		if old := b.sessions[s.SessionID()]; old != nil {
+			close(old.stop)
+		}
+		b.sessions[s.SessionID()] = ls
+		b.mu.Unlock()
+		go b.drain(s.SessionID(), ls)
 	})
 	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		delete(f.sessions, s.SessionID())
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if ls := b.sessions[s.SessionID()]; ls != nil {
+			close(ls.stop)
+			delete(b.sessions, s.SessionID())
+		}
 	})
 }
 
-// publish offers one record to every session its bucket allows.
-func (f *logFanout) publish(level mcpgo.LoggingLevel, text string) {
-	if len(text) > maxLogText {
-		text = text[:maxLogText] + "…[truncated]"
+// publish queues one record for every session whose level lets it
+// through, and wakes their senders.
+func (b *BoxLog) publish(e logEntry) {
+	if len(e.text) > maxLogText {
+		e.text = e.text[:maxLogText] + "…[truncated]"
 	}
-	now := f.now()
-	type out struct {
-		session string
-		n       mcpgo.LoggingMessageNotification
-	}
-	var send []out
-	f.mu.Lock()
-	for id, b := range f.sessions {
-		// Below the session's level nothing is sent, and no token spent.
-		if b.level == nil || !level.ShouldSendTo(b.level()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ls := range b.sessions {
+		if ls.level == nil || !e.level.ShouldSendTo(ls.level()) {
 			continue
 		}
-		b.tokens = min(logBurst, b.tokens+now.Sub(b.at).Seconds()/logEvery.Seconds())
-		b.at = now
-		if b.tokens < 1 {
-			b.dropped++
-			continue
+		ls.push(e)
+		select {
+		case ls.wake <- struct{}{}:
+		default: // a wake-up is already pending
 		}
-		b.tokens--
-		msg := text
-		if b.dropped > 0 {
-			msg = fmt.Sprintf("%s (%d earlier messages not sent: more than %d at once)", text, b.dropped, logBurst)
-			b.dropped = 0
-		}
-		send = append(send, out{id, mcpgo.NewLoggingMessageNotification(level, "fieldtapd", msg)})
-	}
-	f.mu.Unlock()
-	for _, s := range send {
-		// A session that cannot take it (not initialized, channel full)
-		// misses it: a warning never blocks the code that logged it.
-		_ = f.send(s.session, s.n)
 	}
 }
 
-// logTee is the server's slog handler: every record goes to the
-// operator's handler as before, and warnings and errors also go to the
-// sessions.
+// drain is one session's sender: it sends the queue in order as the
+// session's tokens allow, until the session goes. A message the session
+// cannot take (not initialized, channel full) is lost, as a
+// notification is.
+func (b *BoxLog) drain(id string, ls *logSession) {
+	tokens, at := float64(logBurst), time.Now()
+	for {
+		select {
+		case <-ls.stop:
+			return
+		case <-ls.wake:
+		}
+		for {
+			now := time.Now()
+			tokens = min(logBurst, tokens+now.Sub(at).Seconds()/logEvery.Seconds())
+			at = now
+			if tokens < 1 {
+				select {
+				case <-ls.stop:
+					return
+				case <-time.After(time.Duration((1 - tokens) * float64(logEvery))):
+				}
+				continue
+			}
+			b.mu.Lock()
+			if len(ls.queue) == 0 {
+				b.mu.Unlock()
+				break
+			}
+			e, dropped, send := ls.queue[0], ls.dropped, b.send
+			ls.queue = ls.queue[1:]
+			ls.dropped = 0
+			b.mu.Unlock()
+			tokens--
+			if dropped > 0 {
+				_ = send(id, mcpgo.NewLoggingMessageNotification(mcpgo.LoggingLevelWarning, loggerSuppressed,
+					fmt.Sprintf("suppressed %d messages: more than %d were waiting for this session (it gets %d at once, then one every %s)", dropped, logQueue, logBurst, logEvery)))
+			}
+			_ = send(id, mcpgo.NewLoggingMessageNotification(e.level, e.logger, e.text))
+		}
+	}
+}
+
+// logTee is the slog handler of BoxLog.Handler.
 type logTee struct {
 	next  slog.Handler
-	f     *logFanout
+	b     *BoxLog
 	attrs []slog.Attr
 	group string
 }
@@ -124,10 +199,14 @@ func (t logTee) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelWarn {
 		var b strings.Builder
 		b.WriteString(r.Message)
+		logger := loggerBox
 		add := func(a slog.Attr) bool {
 			k := a.Key
 			if t.group != "" {
 				k = t.group + "." + k
+			}
+			if k == "port" && a.Value.Kind() == slog.KindString {
+				logger = loggerPortPrefix + a.Value.String()
 			}
 			fmt.Fprintf(&b, " %s=%v", k, a.Value)
 			return true
@@ -140,7 +219,7 @@ func (t logTee) Handle(ctx context.Context, r slog.Record) error {
 		if r.Level >= slog.LevelError {
 			level = mcpgo.LoggingLevelError
 		}
-		t.f.publish(level, b.String())
+		t.b.publish(logEntry{level: level, logger: logger, text: b.String()})
 	}
 	if t.next.Enabled(ctx, r.Level) {
 		return t.next.Handle(ctx, r)
