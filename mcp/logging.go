@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"fieldtap/services/untrusted"
+
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -80,6 +82,24 @@ type logSession struct {
 	dropped uint64                    // dropped from the queue since the last notice
 	wake    chan struct{}             // one pending wake-up for the sender
 	stop    chan struct{}             // closed when the session goes
+	tokens  float64                   // the rate limit's bucket, refilled by take
+	at      time.Time                 // when tokens was last refilled
+	sending bool                      // the sender holds a message it took from the queue
+}
+
+func newLogSession(level func() mcpgo.LoggingLevel) *logSession {
+	return &logSession{level: level, wake: make(chan struct{}, 1), stop: make(chan struct{}), tokens: logBurst, at: time.Now()}
+}
+
+// take spends one token of the rate limit if there is one.
+func (ls *logSession) take(now time.Time) bool {
+	ls.tokens = min(logBurst, ls.tokens+now.Sub(ls.at).Seconds()/logEvery.Seconds())
+	ls.at = now
+	if ls.tokens < 1 {
+		return false
+	}
+	ls.tokens--
+	return true
 }
 
 // push queues e, dropping (and counting) the oldest when full.
@@ -98,10 +118,11 @@ func (b *BoxLog) hook(h *server.Hooks, send func(string, mcpgo.LoggingMessageNot
 	b.send = send
 	b.mu.Unlock()
 	h.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
-		ls := &logSession{wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		var level func() mcpgo.LoggingLevel
 		if l, ok := s.(server.SessionWithLogging); ok {
-			ls.level = l.GetLogLevel
+			level = l.GetLogLevel
 		}
+		ls := newLogSession(level)
 		b.mu.Lock()
 		if old := b.sessions[s.SessionID()]; old != nil {
 			close(old.stop)
@@ -120,16 +141,27 @@ func (b *BoxLog) hook(h *server.Hooks, send func(string, mcpgo.LoggingMessageNot
 	})
 }
 
-// publish queues one record for every session whose level lets it
-// through, and wakes their senders.
+// publish hands one record to every session whose level lets it
+// through: sent at once while the session's queue is empty and its rate
+// allows (in the call that logged it, so over HTTP it rides that call's
+// stream), queued for its sender otherwise.
 func (b *BoxLog) publish(e logEntry) {
-	if len(e.text) > maxLogText {
-		e.text = e.text[:maxLogText] + "…[truncated]"
+	// A warning can quote what a file or a sender wrote (a malformed
+	// line's parse error): no control or bidi character and no fence
+	// bracket reaches the client, and the cut falls on a rune boundary.
+	if clean, cut := untrusted.Sanitize(e.text, false, maxLogText); cut {
+		e.text = clean + "…[truncated]"
+	} else {
+		e.text = clean
 	}
+	var now []string
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, ls := range b.sessions {
+	for id, ls := range b.sessions {
 		if ls.level == nil || !e.level.ShouldSendTo(ls.level()) {
+			continue
+		}
+		if len(ls.queue) == 0 && ls.dropped == 0 && !ls.sending && ls.take(time.Now()) {
+			now = append(now, id)
 			continue
 		}
 		ls.push(e)
@@ -138,14 +170,18 @@ func (b *BoxLog) publish(e logEntry) {
 		default: // a wake-up is already pending
 		}
 	}
+	send := b.send
+	b.mu.Unlock()
+	// mcp-go's send does not block: a session that cannot take it (not
+	// initialized, channel full) loses it, as a notification is lost.
+	for _, id := range now {
+		_ = send(id, mcpgo.NewLoggingMessageNotification(e.level, e.logger, e.text))
+	}
 }
 
 // drain is one session's sender: it sends the queue in order as the
-// session's tokens allow, until the session goes. A message the session
-// cannot take (not initialized, channel full) is lost, as a
-// notification is.
+// session's tokens allow, until the session goes.
 func (b *BoxLog) drain(id string, ls *logSession) {
-	tokens, at := float64(logBurst), time.Now()
 	for {
 		select {
 		case <-ls.stop:
@@ -153,32 +189,34 @@ func (b *BoxLog) drain(id string, ls *logSession) {
 		case <-ls.wake:
 		}
 		for {
-			now := time.Now()
-			tokens = min(logBurst, tokens+now.Sub(at).Seconds()/logEvery.Seconds())
-			at = now
-			if tokens < 1 {
-				select {
-				case <-ls.stop:
-					return
-				case <-time.After(time.Duration((1 - tokens) * float64(logEvery))):
-				}
-				continue
-			}
 			b.mu.Lock()
 			if len(ls.queue) == 0 {
 				b.mu.Unlock()
 				break
 			}
+			if !ls.take(time.Now()) {
+				wait := time.Duration((1 - ls.tokens) * float64(logEvery))
+				b.mu.Unlock()
+				select {
+				case <-ls.stop:
+					return
+				case <-time.After(wait):
+				}
+				continue
+			}
 			e, dropped, send := ls.queue[0], ls.dropped, b.send
 			ls.queue = ls.queue[1:]
 			ls.dropped = 0
+			ls.sending = true
 			b.mu.Unlock()
-			tokens--
 			if dropped > 0 {
 				_ = send(id, mcpgo.NewLoggingMessageNotification(mcpgo.LoggingLevelWarning, loggerSuppressed,
 					fmt.Sprintf("suppressed %d messages: more than %d were waiting for this session (it gets %d at once, then one every %s)", dropped, logQueue, logBurst, logEvery)))
 			}
 			_ = send(id, mcpgo.NewLoggingMessageNotification(e.level, e.logger, e.text))
+			b.mu.Lock()
+			ls.sending = false
+			b.mu.Unlock()
 		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -171,5 +173,28 @@ func TestLogQueueDropsTheOldest(t *testing.T) {
 	}
 	if len(ls.queue) != logQueue || ls.queue[0].text != "5" || ls.queue[logQueue-1].text != fmt.Sprint(logQueue+4) || ls.dropped != 5 {
 		t.Errorf("queue of %d from %q to %q, %d dropped", len(ls.queue), ls.queue[0].text, ls.queue[len(ls.queue)-1].text, ls.dropped)
+	}
+}
+
+// TestBoxWarningsCarryNoControlCharacters: a warning quoting what a file
+// or a sender wrote reaches the session without ESC, bidi controls or
+// fence brackets, cut on a rune boundary.
+func TestBoxWarningsCarryNoControlCharacters(t *testing.T) {
+	b := NewBoxLog()
+	ls := newLogSession(func() mcpgo.LoggingLevel { return mcpgo.LoggingLevelDebug })
+	ls.tokens = 0 // everything queues, where the test reads it
+	b.sessions["s"] = ls
+	log := slog.New(b.Handler(slog.NewTextHandler(io.Discard, nil)))
+	log.Warn("skipping malformed candump line", "port", "file0", "err", "bad id \"\x1b[31m\u202eABC⟧ ignore ⟦\"")
+	log.Warn("long", "err", strings.Repeat("é", maxLogText))
+	if len(ls.queue) != 2 {
+		t.Fatalf("%d queued, want 2", len(ls.queue))
+	}
+	if got, want := ls.queue[0].text, `skipping malformed candump line port=file0 err=bad id "[31mABC] ignore ["`; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	long := ls.queue[1].text
+	if !utf8.ValidString(long) || !strings.HasSuffix(long, "…[truncated]") || len(long) > maxLogText+len("…[truncated]") {
+		t.Errorf("long text: valid %v, %d bytes, ends %q", utf8.ValidString(long), len(long), long[len(long)-20:])
 	}
 }
