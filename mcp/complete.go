@@ -132,26 +132,25 @@ func (c completer) ports(_ context.Context, uri string, _ map[string]string) []s
 	return out
 }
 
-// pgns are the PGNs the J1939 summary lists (the busiest per port) and
-// the PGNs of the SPNs sampled so far: the store keeps no list of every
-// PGN it counted.
+// pgns are every PGN the J1939 store counted, in ascending order (at
+// most MaxPorts × MaxPGNs, the store's own bound), then the PGNs of the
+// decoding catalogue the bus did not carry, so a PGN the box has not
+// heard yet can still be typed.
 func (c completer) pgns(context.Context, string, map[string]string) []string {
 	if c.v.d.J1939 == nil {
 		return nil
 	}
-	set := map[uint32]bool{}
-	for _, ps := range c.v.d.J1939.Summary() {
-		for _, p := range ps.TopPGNs {
-			set[p.PGN] = true
+	seen := c.v.d.J1939.SeenPGNs()
+	out := make([]string, 0, len(seen))
+	for _, p := range seen {
+		out = append(out, strconv.FormatUint(uint64(p), 10))
+	}
+	for _, p := range c.v.d.J1939.Catalogue().PGNs() {
+		if _, heard := slices.BinarySearch(seen, p); !heard {
+			out = append(out, strconv.FormatUint(uint64(p), 10))
 		}
 	}
-	cat := c.v.d.J1939.Catalogue()
-	for spn := range c.sampledSPNs() {
-		if p, found := cat.Lookup(spn); found {
-			set[p.PGN] = true
-		}
-	}
-	return formatSorted(set)
+	return out
 }
 
 // sampledSPNs are the SPNs with a sample in the store.

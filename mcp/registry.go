@@ -93,6 +93,10 @@ type Options struct {
 	// Counts, when set, counts every tools/call by tool and outcome
 	// (counts.go), for the metrics endpoint.
 	Counts *CallCounts
+	// Logs, when set, is the BoxLog the caller's loggers (Deps.Log among
+	// them) already write through, so the whole box's warnings reach the
+	// sessions; when nil the server tees Deps.Log into one of its own.
+	Logs *BoxLog
 }
 
 // NewServer builds the MCP server with the chosen bundles. An unknown
@@ -126,13 +130,13 @@ func build(d Deps, o Options, defs []toolDef, withShape bool) *server.MCPServer 
 // assemble is build, also returning the server's subscription table
 // for the tests that watch it empty.
 func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPServer, *subscriptions) {
-	// The box's warnings also reach the sessions (logging.go); send is
-	// bound once s exists.
+	// The box's warnings also reach the sessions (logging.go).
 	var s *server.MCPServer
-	logs := newLogFanout(func(session string, n mcpgo.LoggingMessageNotification) error {
-		return s.SendLogMessageToSpecificClient(session, n)
-	})
-	d.Log = slog.New(logTee{next: d.Log.Handler(), f: logs})
+	logs := o.Logs
+	if logs == nil {
+		logs = NewBoxLog()
+		d.Log = slog.New(logs.Handler(d.Log.Handler()))
+	}
 	infos := make([]toolInfo, len(defs))
 	byName := map[string]toolInfo{}
 	for i, t := range defs {
@@ -154,6 +158,13 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 		handlers[infos[i].name] = t.handler(d, infos[i], o.MaxResponseBytes)
 		tools = append(tools, server.ServerTool{Tool: mt, Handler: handlers[infos[i].name]})
 	}
+	// The conformance suite's fixtures, in a build with the
+	// mcpconformance tag only (conformance.go).
+	fx := conformanceFixtures()
+	for _, t := range fx.tools {
+		loaded[t.Tool.Name] = t.Tool
+		tools = append(tools, t)
+	}
 	names := map[string]bool{}
 	for n := range loaded {
 		names[n] = true
@@ -165,9 +176,13 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	subs := newSubscriptions(v, func(session, uri string) error {
 		return s.SendNotificationToSpecificClient(session, string(mcpgo.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 	})
+	subs.fixed = fx.watched
 	hooks := auditHooks(o.Audit, o.Counts, d.Log.Error)
 	subs.hook(hooks)
-	logs.hook(hooks)
+	// send is called by a session's sender, which starts once s exists.
+	logs.hook(hooks, func(session string, n mcpgo.LoggingMessageNotification) error {
+		return s.SendLogMessageToSpecificClient(session, n)
+	})
 	// Outermost first: the audit sees the final outcome, the scope check
 	// runs before any work, and recovery turns a panic into an envelope
 	// the others can read.
@@ -190,6 +205,15 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	v.addResources(s)
 	addFileResources(s, d.BlackBox.Files)
 	addPrompts(s, func(tool string) bool { return handlers[tool] != nil })
+	if len(fx.prompts) > 0 {
+		s.AddPrompts(fx.prompts...)
+	}
+	if len(fx.resources) > 0 {
+		s.AddResources(fx.resources...)
+	}
+	if len(fx.templates) > 0 {
+		s.AddResourceTemplates(fx.templates...)
+	}
 	return s, subs
 }
 

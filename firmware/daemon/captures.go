@@ -85,7 +85,7 @@ func (o *captureOpener) OpenCapture(ctx context.Context, name string) (ports.Sta
 		return ports.Status{}, fmt.Errorf("%w: %d captures opened in this run, all that store.opened_captures (%d) planned memory for", ErrCaptureRefused, o.opened, o.slots)
 	}
 	portName := fileName(o.next - 1)
-	src, err := filesource.Open(portName, path, o.log)
+	src, err := filesource.Open(portName, path, o.log.With("port", portName))
 	if err != nil {
 		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
 	}

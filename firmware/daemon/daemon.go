@@ -42,6 +42,11 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// Every warning of the box (a driver's, a port's restart, the
+	// recorder's, the MCP server's) also reaches the MCP sessions whose
+	// logging level asks for it, bounded and rate-limited per session.
+	boxLog := mcp.NewBoxLog()
+	log = slog.New(boxLog.Handler(log.Handler()))
 	// Before anything else: no CAN port stays able to transmit after a
 	// run that was killed mid-plan.
 	resets := listenOnlyFirst(ctx, cfg, log)
@@ -79,7 +84,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		sources = append(sources, src)
 	}
 	for i, path := range cfg.Sources {
-		src, err := filesource.Open(fileName(i), path, log)
+		src, err := filesource.Open(fileName(i), path, log.With("port", fileName(i)))
 		if err != nil {
 			// The box keeps serving its other ports; capture_status says why this one is empty.
 			log.Error("capture file not opened", "port", fileName(i), "err", err)
@@ -220,7 +225,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log); err != nil {
 		return err
 	}
-	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit, Counts: access.counts})
+	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit, Counts: access.counts, Logs: boxLog})
 	if err != nil {
 		return err
 	}

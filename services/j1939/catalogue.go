@@ -2,6 +2,7 @@ package j1939
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"fieldtap/services/dbc"
@@ -130,6 +131,10 @@ func (c *Catalogue) Lookup(spn uint32) (Param, bool) {
 // Of returns the parameters pgn carries, in start-bit order; do not
 // modify.
 func (c *Catalogue) Of(pgn uint32) []Param { return c.byPGN[pgn] }
+
+// PGNs lists the PGNs that carry a parameter of the catalogue, in
+// ascending order.
+func (c *Catalogue) PGNs() []uint32 { return slices.Sorted(maps.Keys(c.byPGN)) }
 
 // Has reports whether pgn carries any parameter of the catalogue.
 func (c *Catalogue) Has(pgn uint32) bool { return len(c.byPGN[pgn]) > 0 }

@@ -1,5 +1,10 @@
 package j1939
 
+import (
+	"maps"
+	"slices"
+)
+
 // SetCatalogue makes c the catalogue the store decodes SPNs with from now
 // on (samples, latest values); nil restores the built-in table. Samples
 // already kept stay as they were decoded.
@@ -28,4 +33,19 @@ func (s *Store) NameOf(port string) func(sa uint8) *Name {
 		}
 	}
 	return func(sa uint8) *Name { return names[sa] }
+}
+
+// SeenPGNs lists every PGN counted on any port, in ascending order. It
+// holds at most MaxPorts × MaxPGNs values (a port's table stops at
+// MaxPGNs; its overflow is counted in PortSummary.PGNOverflow).
+func (s *Store) SeenPGNs() []uint32 {
+	s.mu.Lock()
+	set := map[uint32]struct{}{}
+	for _, p := range s.ports {
+		for pgn := range p.pgns {
+			set[pgn] = struct{}{}
+		}
+	}
+	s.mu.Unlock()
+	return slices.Sorted(maps.Keys(set))
 }

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"fieldtap/drivers/wire"
 	"fieldtap/tools/refdata"
@@ -147,4 +149,33 @@ func BenchmarkStoreFeed(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// TestSeenPGNsListsEveryPortsPGNsWithinTheBound: SeenPGNs is the union
+// of every port's PGN table, ascending, and a port past MaxPGNs adds no
+// more.
+func TestSeenPGNsListsEveryPortsPGNsWithinTheBound(t *testing.T) {
+	s, err := New(Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1, 0)
+	feed := func(port string, pgn uint32) {
+		if err := s.Feed(port, at, 0x18000000|pgn<<8|0x21, true, []byte{1, 2, 3, 4, 5, 6, 7, 8}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	feed("can0", 65262)
+	feed("can0", 61444)
+	feed("can1", 65262)
+	feed("can1", 65226)
+	if got, want := s.SeenPGNs(), []uint32{61444, 65226, 65262}; !slices.Equal(got, want) {
+		t.Fatalf("SeenPGNs %v, want %v", got, want)
+	}
+	for i := range MaxPGNs + 5 {
+		feed("can2", 0xF000+uint32(i))
+	}
+	if got := len(s.SeenPGNs()); got != MaxPGNs+2 { // can2's table is full; 65226 and 65262 come from the others
+		t.Errorf("SeenPGNs holds %d PGNs, want %d", got, MaxPGNs+2)
+	}
 }
