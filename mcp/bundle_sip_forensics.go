@@ -18,7 +18,7 @@ import (
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks
 // after the dialog list — a hand-off to Wireshark, messages by time,
 // endpoints, B2BUA legs, attacks, conformance.
-var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings, lintDialog}
+var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings, lintDialog, validateMessage, explainRule}
 
 type wiresharkFilterIn struct {
 	CallID callIDArg `json:"call_id"`
