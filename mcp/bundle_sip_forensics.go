@@ -18,7 +18,7 @@ import (
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks
 // after the dialog list — a hand-off to Wireshark, messages by time,
 // endpoints, B2BUA legs, attacks, conformance.
-var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings, lintDialog, validateMessage, explainRule}
+var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings, lintDialog, validateMessage, explainRule, exportVCon}
 
 type wiresharkFilterIn struct {
 	CallID callIDArg `json:"call_id"`
@@ -512,7 +512,7 @@ type lintOut struct {
 
 var lintDialog = tool[correlateIn, lintOut]{
 	name:  "lint_dialog",
-	desc:  "Check one dialog against field rules (missing ACK, re-INVITE glare, CANCEL before a provisional, SDP answer without offer, RTP on a port no SDP announced), each with its RFC section; lists rules not evaluated.",
+	desc:  "Check one dialog against field rules (missing ACK, re-INVITE glare, early CANCEL, SDP answer without offer, RTP on unannounced ports), each with its RFC section; lists rules not evaluated.",
 	hints: readOnly(),
 	run: func(c *call, in correlateIn) (lintOut, error) {
 		sn, err := sipSnapshot(c.d)

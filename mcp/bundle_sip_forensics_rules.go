@@ -30,7 +30,7 @@ type validateMessageOut struct {
 
 var validateMessage = tool[getMessageIn, validateMessageOut]{
 	name:  "validate_message",
-	desc:  "Check one message (call_id, index as get_message) against RFC 3261 syntax (mandatory headers, Contact, CSeq method, Content-Length, tags, Via branch) and RFC 4566 SDP lines; each finding with rule, RFC section, severity, evidence.",
+	desc:  "Check one message (as get_message) against RFC 3261 header rules and RFC 4566 SDP syntax; findings with rule, RFC section, severity, evidence.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in getMessageIn) (validateMessageOut, error) {
@@ -77,7 +77,7 @@ type ruleArg string
 
 func (ruleArg) argSchema() *jsonschema.Schema {
 	n := 64
-	return &jsonschema.Schema{Type: "string", MaxLength: &n, Description: "a rule id as lint_dialog, validate_message or sip_security_findings report it, e.g. missing_ack"}
+	return &jsonschema.Schema{Type: "string", MaxLength: &n, Description: "a rule id, e.g. missing_ack"}
 }
 
 type explainRuleIn struct {
@@ -92,7 +92,7 @@ type explainRuleOut struct {
 
 var explainRule = tool[explainRuleIn, explainRuleOut]{
 	name:  "explain_rule",
-	desc:  "What a rule id of lint_dialog, validate_message or sip_security_findings checks, its RFC and section, severity, and how to fix it.",
+	desc:  "What a rule of lint_dialog, validate_message or sip_security_findings checks, its RFC section, severity, and the fix.",
 	hints: readOnly(),
 	run: func(c *call, in explainRuleIn) (explainRuleOut, error) {
 		r, ok := siplint.RuleByID(string(in.Rule))
