@@ -220,9 +220,16 @@ func TestCraftedCaptureIsFencedEverywhere(t *testing.T) {
 		{"media_diagnostics", nil, false},
 		{"check_codec_negotiation", map[string]any{"call_id": "hostile-1"}, true},
 		{"dtmf_events", nil, false},
+		{"lint_dialog", map[string]any{"call_id": "hostile-1"}, false},
+		{"explain_rule", map[string]any{"rule": "via_branch_cookie"}, false},
 	}
 	for i := range 7 { // the call's seven messages
 		probes = append(probes, probe{"get_message", map[string]any{"call_id": "hostile-1", "index": i}, true})
+	}
+	// validate_message quotes a header as evidence only when it breaks a
+	// rule: the three responses' hostile To headers lack a tag.
+	for _, i := range []int{1, 2, 6} {
+		probes = append(probes, probe{"validate_message", map[string]any{"call_id": "hostile-1", "index": i}, true})
 	}
 	for _, dim := range sip.Dimensions {
 		probes = append(probes, probe{"aggregate_dialogs", map[string]any{"dimension": dim}, dim == "user_agent"},

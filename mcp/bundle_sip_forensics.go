@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/siplint"
 	"fieldtap/services/sipsecurity"
@@ -17,7 +18,7 @@ import (
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks
 // after the dialog list — a hand-off to Wireshark, messages by time,
 // endpoints, B2BUA legs, attacks, conformance.
-var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings, lintDialog}
+var sipForensicsTools = []toolDef{wiresharkFilter, searchByTime, describeEndpoint, topTalkers, findCorrelated, getCallTree, securityFindings, lintDialog, validateMessage, explainRule, exportVCon}
 
 type wiresharkFilterIn struct {
 	CallID callIDArg `json:"call_id"`
@@ -480,14 +481,15 @@ var securityFindings = tool[securityIn, securityOut]{
 }
 
 type ruleRow struct {
-	ID      string `json:"id"`
-	RFC     string `json:"rfc"`
-	Section string `json:"section"`
-	Summary string `json:"summary"`
+	ID       string `json:"id" jsonschema:"explain_rule takes it"`
+	RFC      string `json:"rfc"`
+	Section  string `json:"section"`
+	Severity string `json:"severity" jsonschema:"error, warning or info"`
+	Summary  string `json:"summary"`
 }
 
 func newRuleRow(r siplint.Rule) ruleRow {
-	return ruleRow{ID: r.ID, RFC: r.RFC, Section: r.Section, Summary: r.Summary}
+	return ruleRow{ID: r.ID, RFC: r.RFC, Section: r.Section, Severity: string(r.Severity), Summary: r.Summary}
 }
 
 type violationRow struct {
@@ -510,7 +512,7 @@ type lintOut struct {
 
 var lintDialog = tool[correlateIn, lintOut]{
 	name:  "lint_dialog",
-	desc:  "Check one dialog against field rules (missing ACK, re-INVITE glare, CANCEL before a provisional, SDP answer without offer), each with its RFC section; lists rules not evaluated.",
+	desc:  "Check one dialog against field rules (missing ACK, re-INVITE glare, early CANCEL, SDP answer without offer, RTP on unannounced ports), each with its RFC section; lists rules not evaluated.",
 	hints: readOnly(),
 	run: func(c *call, in correlateIn) (lintOut, error) {
 		sn, err := sipSnapshot(c.d)
@@ -521,7 +523,11 @@ var lintDialog = tool[correlateIn, lintOut]{
 		if err != nil {
 			return lintOut{}, err
 		}
-		r := siplint.Lint(sn, dl)
+		media := lintMedia(c.d)
+		if media != nil && !media.Stats.Heuristic && media.Stats.Unsignalled > 0 {
+			c.warnf("heuristic RTP detection is off: rtp_on_unannounced_port sees only streams with one announced side, not %d unsignalled RTP-looking datagrams", media.Stats.Unsignalled)
+		}
+		r := siplint.Lint(sn, dl, media)
 		out := lintOut{CallID: dl.CallID, Evaluated: nonNil(r.Evaluated), Violations: make([]violationRow, 0, len(r.Violations)),
 			RulesNotEvaluated: make([]notEvaluatedRow, 0, len(r.NotEvaluated))}
 		for _, v := range r.Violations {
@@ -532,4 +538,13 @@ var lintDialog = tool[correlateIn, lintOut]{
 		}
 		return out, nil
 	},
+}
+
+// lintMedia is the RTP analyser's tables for lint, or nil on a box
+// without one (the media rule is then not evaluated).
+func lintMedia(d Deps) *rtp.Snapshot {
+	if d.Media == nil {
+		return nil
+	}
+	return d.Media.Snapshot(false)
 }

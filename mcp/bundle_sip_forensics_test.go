@@ -236,8 +236,27 @@ func TestLintDialogOnDTMFsipinfo(t *testing.T) {
 	if rule["id"] != "cancel_without_provisional" || rule["rfc"] != "RFC 3261" || rule["section"] != "9.1" || vs[1].(map[string]any)["cseq"] != 3.0 {
 		t.Errorf("violations %v", vs)
 	}
-	if ne := d["rules_not_evaluated"].([]any); len(ne) != 1 || ne[0].(map[string]any)["reason"] == "" {
-		t.Errorf("rules_not_evaluated %v", ne)
+	// The media analyser saw the SDP and no RTP: every rule is evaluated.
+	if ne, ev := d["rules_not_evaluated"].([]any), d["rules_evaluated"].([]any); len(ne) != 0 || len(ev) != 5 {
+		t.Errorf("rules_not_evaluated %v, rules_evaluated %v", ne, ev)
 	}
 	h.fails("lint_dialog", map[string]any{"call_id": "nope"}, CodeNotFound)
+}
+
+// SIP_CALL_RTP_G711.pcap with heuristic RTP: the relay's legs to
+// 200.57.7.199:4800 and back to 200.57.7.196:40378 (891 and 548 packets
+// in tshark 4.0.17) use ports no SDP of the answered call announced.
+func TestLintDialogRTPOnUnannouncedPort(t *testing.T) {
+	h := newHarness(t, captureDeps(t, filepath.Join(refdata.Dir(t, "sip"), "SIP_CALL_RTP_G711.pcap"), rtp.Options{Heuristic: true}))
+	d := data(h.ok("lint_dialog", map[string]any{"call_id": "12013223@200.57.7.195"}))
+	vs := d["violations"].([]any)
+	if len(vs) != 2 {
+		t.Fatalf("violations %v, want the relay's two legs", vs)
+	}
+	for _, v := range vs {
+		rule := v.(map[string]any)["rule"].(map[string]any)
+		if rule["id"] != "rtp_on_unannounced_port" || rule["rfc"] != "RFC 3264" || rule["section"] != "5.1, 6.1" || rule["severity"] != "warning" {
+			t.Errorf("violation %v", v)
+		}
+	}
 }

@@ -65,8 +65,11 @@ type DialogView struct {
 	SDP        []SDPEvent `json:"sdp"`
 	SDPDropped int        `json:"sdp_dropped,omitempty"`
 	Endpoints  []string   `json:"endpoints"`
-	FinalCode  int        `json:"final_code,omitempty"`
-	Ended      bool       `json:"ended"`
+	// EndpointsDropped counts announced addresses past
+	// maxEndpointsPerDialog, not in Endpoints.
+	EndpointsDropped int  `json:"endpoints_dropped,omitempty"`
+	FinalCode        int  `json:"final_code,omitempty"`
+	Ended            bool `json:"ended"`
 	// RTCPFlowsDropped counts RTCP address pairs past
 	// maxRTCPFlowsPerDialog, whose datagrams export_capture leaves out.
 	RTCPFlowsDropped int `json:"rtcp_flows_dropped,omitempty"`
@@ -122,7 +125,7 @@ func (a *Analyser) Snapshot(intervals bool) *Snapshot {
 	})
 	slices.SortFunc(sn.Streams, func(x, y StreamView) int { return int(x.Seq) - int(y.Seq) })
 	a.dialogs.each(func(id string, d *dialogMedia) {
-		v := &DialogView{CallID: id, SDP: slices.Clone(d.sdp), SDPDropped: d.sdpDropped, FinalCode: d.final, Ended: d.ended, Endpoints: []string{},
+		v := &DialogView{CallID: id, SDP: slices.Clone(d.sdp), SDPDropped: d.sdpDropped, EndpointsDropped: d.epDropped, FinalCode: d.final, Ended: d.ended, Endpoints: []string{},
 			RTCPFlowsDropped: d.rtcpDropped, rtcp: slices.Clone(d.rtcp)}
 		for _, e := range d.endpoints {
 			v.Endpoints = append(v.Endpoints, e.String())

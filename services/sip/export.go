@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -229,7 +230,7 @@ func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult)
 		return "", err
 	}
 	defer root.Close()
-	f, name, err := createExport(root, now)
+	f, name, err := createExport(root, now, "sip", ".pcapng")
 	if err != nil {
 		return "", fmt.Errorf("export: %w", diskFull(e.dir, err))
 	}
@@ -251,15 +252,15 @@ func (e *Exporter) write(frames []exportFrame, now time.Time, res *ExportResult)
 	return filepath.Join(e.dir, name), nil
 }
 
-// createExport makes a new file whose name is the capture time (to the
-// second) and 64 random bits, with O_EXCL: two daemons, or a restart,
-// exporting in the same second never write to one file.
-func createExport(root *os.Root, now time.Time) (*os.File, string, error) {
+// createExport makes a new file whose name is prefix, the capture time
+// (to the second), 64 random bits and ext, with O_EXCL: two daemons, or
+// a restart, exporting in the same second never write to one file.
+func createExport(root *os.Root, now time.Time, prefix, ext string) (*os.File, string, error) {
 	var err error
 	for range exportNameTries {
 		var rnd [8]byte
 		_, _ = rand.Read(rnd[:]) // crypto/rand.Read never fails (Go 1.24+)
-		name := fmt.Sprintf("sip-%s-%s.pcapng", now.UTC().Format("20060102T150405Z"), hex.EncodeToString(rnd[:]))
+		name := fmt.Sprintf("%s-%s-%s%s", prefix, now.UTC().Format("20060102T150405Z"), hex.EncodeToString(rnd[:]), ext)
 		var f *os.File
 		f, err = root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, exportFileMode)
 		if err == nil {
@@ -270,6 +271,60 @@ func createExport(root *os.Root, now time.Time) (*os.File, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("%d fresh names were all taken: %w", exportNameTries, err)
+}
+
+// WriteFile writes data to a new file of the export directory named
+// prefix-<time>-<random>ext (O_EXCL, mode 0640, synced), the way Export
+// writes its pcapng; a failure leaves nothing behind. It returns the path.
+func (e *Exporter) WriteFile(now time.Time, prefix, ext string, data []byte) (string, error) {
+	root, err := openExportDir(e.dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	f, name, err := createExport(root, now, prefix, ext)
+	if err != nil {
+		return "", fmt.Errorf("export: %w", diskFull(e.dir, err))
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		root.Remove(name)
+		return "", fmt.Errorf("export %s (nothing was kept): %w", filepath.Join(e.dir, name), diskFull(e.dir, werr))
+	}
+	return filepath.Join(e.dir, name), nil
+}
+
+// ReadExport reads back a file an export wrote (path as Export or
+// WriteFile returned it), at most max bytes: ok is false when it is
+// larger. The read stays inside the export directory.
+func (e *Exporter) ReadExport(path string, max int64) (data []byte, ok bool, err error) {
+	if filepath.Dir(path) != filepath.Clean(e.dir) {
+		return nil, false, fmt.Errorf("read export %s: not in %s", path, e.dir)
+	}
+	root, err := openExportDir(e.dir)
+	if err != nil {
+		return nil, false, err
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.Base(path))
+	if err != nil {
+		return nil, false, fmt.Errorf("read export: %w", err)
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("read export %s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, false, nil
+	}
+	return data, true, nil
 }
 
 // diskFull marks an out-of-space error with ErrDiskFull, naming dir.

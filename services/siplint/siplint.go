@@ -3,23 +3,17 @@ package siplint
 import (
 	"bytes"
 	"fmt"
+	"net/netip"
+	"strings"
 
+	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 )
 
-// Rule is one check and where the requirement is written.
-type Rule struct {
-	ID, RFC, Section, Summary string
-}
-
-// Rules, in the order Lint reports them.
-var Rules = []Rule{
-	{ID: "missing_ack", RFC: "RFC 3261", Section: "13.2.2.4, 17.1.1.3", Summary: "every final response to an INVITE is acknowledged by an ACK with the INVITE's CSeq number"},
-	{ID: "reinvite_glare", RFC: "RFC 3261", Section: "14.1", Summary: "a UA does not send a re-INVITE while another INVITE transaction in the dialog is in progress (491 Request Pending answers the loser)"},
-	{ID: "cancel_without_provisional", RFC: "RFC 3261", Section: "9.1", Summary: "a CANCEL is not sent before a provisional response to the request it cancels"},
-	{ID: "sdp_answer_without_offer", RFC: "RFC 3264 / RFC 6337", Section: "RFC 6337 §2.1, RFC 3261 §13.2.1", Summary: "an ACK carries SDP only as the answer to an offer made in the 2xx; after an offer in the INVITE it carries none"},
-	{ID: "rtp_on_unannounced_port", RFC: "RFC 3264", Section: "5, 6", Summary: "media flows to the addresses and ports an SDP offer or answer announced"},
-}
+// maxMediaViolations bounds rtp_on_unannounced_port's rows per dialog: a
+// relay's every leg is a handful of streams; past that one row counts
+// the rest.
+const maxMediaViolations = 16
 
 // Violation is one rule broken, with the transaction behind it.
 type Violation struct {
@@ -41,19 +35,17 @@ type Result struct {
 	NotEvaluated []NotEvaluated
 }
 
-// Lint checks d. sn gives its messages (for bodies); a rule that needs a
-// message the store evicted, or transactions it shed, is not evaluated.
-func Lint(sn *sip.Snapshot, d *sip.Dialog) Result {
+// Lint checks d. sn gives its messages (for bodies), media the RTP
+// analyser's streams and the dialog's announced addresses (nil when the
+// box has none); a rule that needs a message the store evicted,
+// transactions it shed or media it never saw is not evaluated.
+func Lint(sn *sip.Snapshot, d *sip.Dialog, media *rtp.Snapshot) Result {
 	var r Result
-	byID := map[string]Rule{}
-	for _, ru := range Rules {
-		byID[ru.ID] = ru
-	}
 	skip := func(id, why string) {
-		r.NotEvaluated = append(r.NotEvaluated, NotEvaluated{Rule: byID[id], Reason: why})
+		r.NotEvaluated = append(r.NotEvaluated, NotEvaluated{Rule: mustRule(id), Reason: why})
 	}
 	hit := func(id string, cseq uint32, format string, a ...any) {
-		r.Violations = append(r.Violations, Violation{Rule: byID[id], CSeq: cseq, Detail: fmt.Sprintf(format, a...)})
+		r.Violations = append(r.Violations, Violation{Rule: mustRule(id), CSeq: cseq, Detail: fmt.Sprintf(format, a...)})
 	}
 	txnRules := []string{"missing_ack", "reinvite_glare", "cancel_without_provisional"}
 	if d.TxnsShed > 0 {
@@ -69,7 +61,11 @@ func Lint(sn *sip.Snapshot, d *sip.Dialog) Result {
 	} else {
 		r.Evaluated = append(r.Evaluated, "sdp_answer_without_offer")
 	}
-	skip("rtp_on_unannounced_port", "not implemented here: it needs the media analyser's per-dialog announced addresses beside its orphan streams")
+	if why := mediaRule(d, media, hit); why != "" {
+		skip("rtp_on_unannounced_port", why)
+	} else {
+		r.Evaluated = append(r.Evaluated, "rtp_on_unannounced_port")
+	}
 	return r
 }
 
@@ -151,4 +147,76 @@ func sdpRule(sn *sip.Snapshot, d *sip.Dialog, hit func(string, uint32, string, .
 
 func hasSDP(m *sip.Parsed) bool {
 	return len(m.Body) > 0 && bytes.Contains(bytes.ToLower(m.Get(sip.HContentType)), []byte("application/sdp"))
+}
+
+// mediaRule reports RTP streams of the dialog going to an address:port
+// no SDP of the dialog announced. A stream is the dialog's when the RTP
+// analyser tied it to the Call-ID (one side announced); or, when no SDP
+// of any dialog announced either side (an orphan, tracked only with
+// heuristic RTP on) and it ran while the dialog lived, when it carries
+// the SSRC of one of the dialog's streams (a relay copying it) or both
+// its hosts are the dialog's (announced media hosts or signalling
+// participants): that is the correlation by endpoints. It returns why it
+// could not evaluate, or "".
+func mediaRule(d *sip.Dialog, media *rtp.Snapshot, hit func(string, uint32, string, ...any)) string {
+	if media == nil {
+		return "this box has no RTP analyser"
+	}
+	dv := media.Dialogs[d.CallID]
+	if dv == nil || len(dv.Endpoints) == 0 {
+		return "no SDP of this dialog announced a media address"
+	}
+	if dv.EndpointsDropped > 0 {
+		return fmt.Sprintf("%d announced media addresses past the per-dialog bound were not kept", dv.EndpointsDropped)
+	}
+	announced := map[netip.AddrPort]bool{}
+	hosts := map[netip.Addr]bool{}
+	for _, e := range dv.Endpoints {
+		ap, err := netip.ParseAddrPort(e)
+		if err != nil {
+			return fmt.Sprintf("announced address %q does not parse: %v", e, err)
+		}
+		announced[ap] = true
+		hosts[ap.Addr()] = true
+	}
+	for _, p := range d.Participants {
+		hosts[p.Addr().Unmap()] = true
+	}
+	lived := func(s rtp.StreamView) bool {
+		return !s.Last.Before(d.Created) && (!s.First.After(d.Updated) || !d.ByeSeen)
+	}
+	ssrcs := map[uint32]bool{}
+	for _, s := range media.Streams {
+		if s.CallID == d.CallID {
+			ssrcs[s.Key.SSRC] = true
+		}
+	}
+	n := 0
+	for _, s := range media.Streams {
+		src, dst := s.Key.Src, s.Key.Dst
+		how := "tied to the call by its source"
+		switch {
+		case s.CallID == d.CallID:
+		case s.CallID != "" || !lived(s):
+			continue
+		case ssrcs[s.Key.SSRC]:
+			how = "an orphan carrying the SSRC of one of the call's streams while the call lived"
+		case hosts[src.Addr().Unmap()] && hosts[dst.Addr().Unmap()]:
+			how = "an orphan between the dialog's hosts while it lived"
+		default:
+			continue
+		}
+		if announced[dst] {
+			continue
+		}
+		if n++; n > maxMediaViolations {
+			continue
+		}
+		hit("rtp_on_unannounced_port", 0, "RTP stream %s (%d packets) %s -> %s, %s: no SDP of the dialog announced %s (announced: %s)",
+			s.ID, s.Packets, src, dst, how, dst, strings.Join(dv.Endpoints, ", "))
+	}
+	if n > maxMediaViolations {
+		hit("rtp_on_unannounced_port", 0, "%d more streams on unannounced ports, not listed", n-maxMediaViolations)
+	}
+	return ""
 }

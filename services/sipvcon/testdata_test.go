@@ -1,0 +1,6 @@
+package sipvcon
+
+import "embed"
+
+//go:embed testdata/vcon
+var testdataFS embed.FS
