@@ -181,13 +181,20 @@ func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, match func(*sip.Dia
 		pg.matched += len(ds) - end // after the page: likewise
 		return page[R]{Items: rows, Page: pg.page()}, nil
 	}
-	for _, dl := range ds {
-		if match(dl) && pg.offer(key1(dl.ID)) {
-			rows = append(rows, row(dl))
+	for i := 0; i < len(ds); i += warmBlock {
+		block := ds[i:min(i+warmBlock, len(ds))]
+		sip.Warm(block)
+		for _, dl := range block {
+			if match(dl) && pg.offer(key1(dl.ID)) {
+				rows = append(rows, row(dl))
+			}
 		}
 	}
 	return page[R]{Items: rows, Page: pg.page()}, nil
 }
+
+// warmBlock is how many dialogs a filtered scan warms at once (sip.Warm).
+const warmBlock = 64
 
 // matcher is the filter as a dialog predicate, nil when it matches every
 // dialog (pageDialogs' fast path).

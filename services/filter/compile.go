@@ -190,13 +190,13 @@ func (p *parser) comparison() (node, error) {
 	opT := p.peek()
 	if opT.kind != tOp {
 		if f.Kind == Bool { // a bare bool field means field == true
-			return cmpNode{idx: idx, f: f, op: "==", b: true}, nil
+			return &cmpNode{idx: idx, f: f, op: "==", b: true}, nil
 		}
 		return nil, p.errAt(opT, fmt.Sprintf("expected an operator after %s (==, !=, <, <=, >, >=, ~, !~)", f.Name))
 	}
 	p.take()
 	vt := p.take()
-	n := cmpNode{idx: idx, f: f, op: opT.text}
+	n := &cmpNode{idx: idx, f: f, op: opT.text}
 	if vt.kind == tIdent && strings.EqualFold(vt.text, "null") {
 		if n.op != "==" && n.op != "!=" {
 			return nil, p.errAt(vt, "null compares only with == or !=")

@@ -44,7 +44,7 @@ func literalOf(pattern string) literal {
 	return literal{set: true, prefix: anchored, text: body}
 }
 
-func (n cmpNode) match(s string) bool {
+func (n *cmpNode) match(s string) bool {
 	switch {
 	case !n.lit.set:
 		return n.re.MatchString(s)
@@ -54,7 +54,7 @@ func (n cmpNode) match(s string) bool {
 	return strings.Contains(s, n.lit.text)
 }
 
-func (n cmpNode) eval(r Record) bool {
+func (n *cmpNode) eval(r Record) bool {
 	v := r.Field(n.idx)
 	if n.null {
 		isNull := v.Null || (n.f.Kind == String && !n.f.Multi && v.Str == "") || (n.f.Multi && len(v.Strs) == 0)
@@ -73,7 +73,7 @@ func (n cmpNode) eval(r Record) bool {
 		return n.str1(v.Str)
 	}
 	if n.op == "!=" || n.op == "!~" { // none matches the positive form
-		pos := n
+		pos := *n
 		pos.op = n.op[1:]
 		if pos.op == "=" {
 			pos.op = "=="
@@ -93,7 +93,7 @@ func (n cmpNode) eval(r Record) bool {
 	return false
 }
 
-func (n cmpNode) str1(s string) bool {
+func (n *cmpNode) str1(s string) bool {
 	switch n.op {
 	case "~":
 		return n.match(s)
