@@ -182,6 +182,9 @@ func TestTransmitCounterKeepsTheAuditGate(t *testing.T) {
 			if ev, _ := c.counts(); ev[transmit.EventSending] != 1 {
 				t.Errorf("events %v, want sending counted once", ev)
 			}
+			if c.Configured() != (tc.next != nil) {
+				t.Errorf("Configured = %v with next %v", c.Configured(), tc.next)
+			}
 		})
 	}
 }

@@ -47,6 +47,10 @@ func (c *TransmitCounter) Record(ctx context.Context, r transmit.Record) error {
 	return c.next.Record(ctx, r)
 }
 
+// Configured reports whether an audit file is behind the counter: the
+// transmitter's readiness and start-up record ask it.
+func (c *TransmitCounter) Configured() bool { return c.next != nil }
+
 // counts copies the tallies.
 func (c *TransmitCounter) counts() (events, gates map[string]uint64) {
 	c.mu.Lock()

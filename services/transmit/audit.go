@@ -130,6 +130,21 @@ func (a *FileAuditor) Close() error {
 // may be sent, but dry runs still work.
 type noAuditor struct{}
 
+// auditConfigured reports whether a records anywhere: not noAuditor, and
+// not a wrapper (the metrics counter) saying through Configured that it
+// has nothing behind it. The readiness gate and RecordStart ask it; a
+// type check alone missed the wrapper, so readiness left out "set
+// [transmit] audit_file" and every start-up logged a failed record.
+func auditConfigured(a Auditor) bool {
+	if _, none := a.(noAuditor); none {
+		return false
+	}
+	if c, ok := a.(interface{ Configured() bool }); ok {
+		return c.Configured()
+	}
+	return true
+}
+
 func (noAuditor) Record(context.Context, Record) error {
 	return fmt.Errorf("no transmit audit file is configured ([transmit] audit_file)")
 }

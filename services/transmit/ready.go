@@ -59,7 +59,7 @@ func (s *Service) portBlockers(port string, added float64, now time.Time) []*Ref
 		out = append(out, refuse(GateRate, fmt.Sprintf("try again in %v", retry.Round(time.Second)),
 			"port %s has run %d plans in the last %v", port, s.o.Rate.Plans, s.o.Rate.Window))
 	}
-	if _, none := s.o.Audit.(noAuditor); none {
+	if !auditConfigured(s.o.Audit) {
 		out = append(out, refuse(GateAudit, "set [transmit] audit_file; nothing is sent unrecorded", "no transmit audit file is configured"))
 	}
 	if s.o.RequireButton && s.o.Button == nil {

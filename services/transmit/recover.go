@@ -147,7 +147,7 @@ func (s *Service) RecordStart(ctx context.Context, tail Tail, resets []PortReset
 		s.previous.Interrupted = []Interrupted{}
 	}
 	s.mu.Unlock()
-	if _, none := s.o.Audit.(noAuditor); none {
+	if !auditConfigured(s.o.Audit) {
 		return nil // no audit file: nothing to record, and nothing is ever sent
 	}
 	reset := map[string]PortReset{}

@@ -2,6 +2,7 @@ package transmit
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ func TestStatusTellsTheTruth(t *testing.T) {
 		{name: "disarmed", close: func(r *rig) { r.arm.on.Store(false) }, gate: GateArm},
 		{name: "rate spent", close: func(r *rig) { r.o.Rate = RateLimit{Plans: 1, Window: time.Minute} }, gate: GateRate},
 		{name: "no audit file", close: func(r *rig) { r.o.Audit = nil }, gate: GateAudit},
+		{name: "no audit file behind a wrapper", close: func(r *rig) { r.o.Audit = unconfigured{} }, gate: GateAudit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := openRig(t)
@@ -177,5 +179,29 @@ func TestPlanTextOffsetsAndGaps(t *testing.T) {
 	b, _ := p.Frames[1].MarshalJSON()
 	if !strings.Contains(string(b), `"delay_us":99948`) || !strings.Contains(string(b), `"offset_us":111948`) {
 		t.Errorf("frame JSON %s", b)
+	}
+}
+
+// unconfigured is a wrapping auditor (as the metrics counter is) with no
+// audit file behind it.
+type unconfigured struct{}
+
+func (unconfigured) Record(context.Context, Record) error { return errors.New("no audit file") }
+func (unconfigured) Configured() bool                     { return false }
+
+// TestStartWithoutAnAuditFileBehindAWrapper: start-up records nothing
+// and reports no failure when the auditor says no file is behind it.
+func TestStartWithoutAnAuditFileBehindAWrapper(t *testing.T) {
+	r := openRig(t)
+	r.o.Audit = unconfigured{}
+	s, err := New(r.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordStart(context.Background(), Tail{}, nil); err != nil {
+		t.Errorf("RecordStart = %v, want nil: there is nothing to record into", err)
+	}
+	if s.Status(Owner{}).PreviousRun == nil {
+		t.Errorf("PreviousRun not set")
 	}
 }
