@@ -143,9 +143,12 @@ func attachPcapng(c *call, ex *sip.Exporter, sn *sip.Snapshot, ds []*sip.Dialog,
 		return fmt.Errorf("export to %s (is store.export_dir writable, with space?): %w", ex.Dir(), err)
 	}
 	out.PcapngPath, out.PcapngBytes = res.Path, res.Bytes
-	data, fits, err := ex.ReadExport(res.Path, vconMaxAttachment)
-	if err != nil {
-		return err
+	var data []byte
+	fits := res.Bytes <= vconMaxAttachment // the file as written: no read back past the bound
+	if fits {
+		if data, fits, err = ex.ReadExport(res.Path, vconMaxAttachment); err != nil {
+			return err
+		}
 	}
 	if !fits {
 		c.warnf("the pcapng (%d bytes) is over the %d-byte attachment bound: not attached, it is at pcapng_path", res.Bytes, vconMaxAttachment)

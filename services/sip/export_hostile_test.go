@@ -159,3 +159,28 @@ func TestExportDirectoryIsNeverFollowed(t *testing.T) {
 		})
 	}
 }
+
+// TestReadExportKeepsItsBound: a file read back (export_vcon's pcapng
+// attachment) is returned whole up to max bytes, refused past them, and
+// never read from outside the export directory.
+func TestReadExportKeepsItsBound(t *testing.T) {
+	dir := t.TempDir()
+	ex := sip.NewExporter(dir)
+	path, err := ex.WriteFile(time.Now(), "bound", "bin", make([]byte, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, ok, err := ex.ReadExport(path, 1000); err != nil || !ok || len(data) != 1000 {
+		t.Errorf("at the bound: %d bytes, ok %v, err %v", len(data), ok, err)
+	}
+	if data, ok, err := ex.ReadExport(path, 999); err != nil || ok || data != nil {
+		t.Errorf("past the bound: %d bytes, ok %v, err %v", len(data), ok, err)
+	}
+	outside := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(outside, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ex.ReadExport(outside, 1000); err == nil {
+		t.Error("read a file outside the export directory")
+	}
+}

@@ -104,3 +104,17 @@ func TestValidateRules(t *testing.T) {
 		t.Error("an unparsable message validated")
 	}
 }
+
+// TestValidateKeepsMaxFindings: a message breaking one rule more times
+// than MaxFindings keeps MaxFindings findings and counts the rest.
+func TestValidateKeepsMaxFindings(t *testing.T) {
+	vias := strings.Repeat("Via: SIP/2.0/UDP h;branch=1\r\n", MaxFindings+8)
+	raw := "OPTIONS sip:b@h SIP/2.0\r\n" + vias + "Max-Forwards: 70\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: c\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+	v, err := Validate([]byte(raw), "udp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Findings) != MaxFindings || v.More != 8 {
+		t.Errorf("%d findings and %d more, want %d and 8", len(v.Findings), v.More, MaxFindings)
+	}
+}

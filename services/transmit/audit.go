@@ -130,19 +130,16 @@ func (a *FileAuditor) Close() error {
 // may be sent, but dry runs still work.
 type noAuditor struct{}
 
-// auditConfigured reports whether a records anywhere: not noAuditor, and
-// not a wrapper (the metrics counter) saying through Configured that it
-// has nothing behind it. The readiness gate and RecordStart ask it; a
-// type check alone missed the wrapper, so readiness left out "set
-// [transmit] audit_file" and every start-up logged a failed record.
+func (noAuditor) Configured() bool { return false }
+
+// auditConfigured reports whether a records anywhere: an auditor with
+// nothing behind it (noAuditor, the metrics counter without a file) says
+// so through Configured. The readiness gate and RecordStart ask it; a
+// type check for noAuditor missed the wrapper, so readiness left out
+// "set [transmit] audit_file" and every start-up logged a failed record.
 func auditConfigured(a Auditor) bool {
-	if _, none := a.(noAuditor); none {
-		return false
-	}
-	if c, ok := a.(interface{ Configured() bool }); ok {
-		return c.Configured()
-	}
-	return true
+	c, ok := a.(interface{ Configured() bool })
+	return !ok || c.Configured()
 }
 
 func (noAuditor) Record(context.Context, Record) error {
