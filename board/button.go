@@ -56,9 +56,14 @@ func (b *Button) Presses() uint64 { return b.presses.Load() }
 // AwaitPress waits for a fresh press: the button going from up to down
 // after the call began. A button already down when the call begins must
 // come up first, so one held, stuck or taped down confirms nothing. It
-// returns the time the press was seen, or ctx's error.
-func (b *Button) AwaitPress(ctx context.Context) (time.Time, error) {
+// calls armed (when not nil) once the starting level is read: a press
+// from then on is seen. It returns the time the press was seen, or ctx's
+// error.
+func (b *Button) AwaitPress(ctx context.Context, armed func()) (time.Time, error) {
 	down := b.Pressed()
+	if armed != nil {
+		armed()
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return time.Time{}, err

@@ -25,7 +25,7 @@ func testConfirmButton(t *testing.T, p gpio.PinIO) {
 	const polls = 4
 	ctx, cancel := context.WithTimeout(context.Background(), polls*ButtonPoll)
 	defer cancel()
-	at, err := b.AwaitPress(ctx)
+	at, err := b.AwaitPress(ctx, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || !at.IsZero() || b.Presses() != 0 {
 		t.Errorf("on a still line: press at %v, err %v, %d presses; want none and the deadline", at, err, b.Presses())
 	}

@@ -35,7 +35,7 @@ func TestButtonContractCatchesInstantWait(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ButtonPoll)
 	defer cancel()
-	b.AwaitPress(ctx)
+	b.AwaitPress(ctx, nil)
 	if b.waits.Load() < 100 {
 		t.Errorf("only %d waits on an instant pin; the contract's spin check would not see it", b.waits.Load())
 	}
@@ -44,7 +44,7 @@ func TestButtonContractCatchesInstantWait(t *testing.T) {
 // awaitAsync runs AwaitPress in the background.
 func awaitAsync(b *Button, ctx context.Context) chan error {
 	done := make(chan error, 1)
-	go func() { _, err := b.AwaitPress(ctx); done <- err }()
+	go func() { _, err := b.AwaitPress(ctx, nil); done <- err }()
 	return done
 }
 
@@ -164,7 +164,7 @@ func TestConfirmButtonShowsTheCode(t *testing.T) {
 		want = append(want, gpio.High, gpio.Low)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := c.AwaitPress(context.Background(), []int{2, 1}); done <- err }()
+	go func() { _, err := c.AwaitPress(context.Background(), []int{2, 1}, nil); done <- err }()
 	waitFor(t, func() bool { return len(led.got()) >= len(want) })
 	in.EdgesChan <- gpio.Low
 	if err := <-done; err != nil {
@@ -174,7 +174,7 @@ func TestConfirmButtonShowsTheCode(t *testing.T) {
 	if !slices.Equal(got[:len(want)], want) || got[len(got)-1] != gpio.High {
 		t.Errorf("LED levels %v, want %v first and on at the end", got, want)
 	}
-	if _, err := c.AwaitPress(context.Background(), []int{0}); err == nil {
+	if _, err := c.AwaitPress(context.Background(), []int{0}, nil); err == nil {
 		t.Error("an unshowable code was waited for")
 	}
 }
@@ -189,12 +189,12 @@ func TestFileButton(t *testing.T) {
 	fb := &FileButton{Path: path}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*ButtonPoll)
 	defer cancel()
-	if _, err := fb.AwaitPress(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := fb.AwaitPress(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("an old press counted: %v", err)
 	}
 	c := NewFileConfirm(path, nil)
 	done := make(chan error, 1)
-	go func() { _, err := c.AwaitPress(context.Background(), []int{1, 2, 3}); done <- err }()
+	go func() { _, err := c.AwaitPress(context.Background(), []int{1, 2, 3}, nil); done <- err }()
 	// Press until it is seen: a press before the wait read its baseline
 	// is (rightly) not counted, and each press is a new line.
 	for deadline := time.Now().Add(10 * time.Second); ; {

@@ -9,7 +9,7 @@ import (
 // presser is where a press comes from: the GPIO Button, or the sim
 // board's press file.
 type presser interface {
-	AwaitPress(ctx context.Context) (time.Time, error)
+	AwaitPress(ctx context.Context, armed func()) (time.Time, error)
 }
 
 // ConfirmButton is the confirm button and the status LED that shows which
@@ -31,8 +31,9 @@ func NewFileConfirm(path string, status *LED) *ConfirmButton {
 }
 
 // AwaitPress blinks code on the status LED and waits for a fresh press,
-// until ctx ends; the LED is back on (its resting state) when it returns.
-func (c *ConfirmButton) AwaitPress(ctx context.Context, code []int) (time.Time, error) {
+// until ctx ends, calling armed (when not nil) once presses count; the
+// LED is back on (its resting state) when it returns.
+func (c *ConfirmButton) AwaitPress(ctx context.Context, code []int, armed func()) (time.Time, error) {
 	steps, err := BlinkSteps(code)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("confirm button: %w", err)
@@ -40,7 +41,7 @@ func (c *ConfirmButton) AwaitPress(ctx context.Context, code []int) (time.Time, 
 	sctx, stop := context.WithCancel(ctx)
 	shown := make(chan struct{})
 	go func() { defer close(shown); c.led.Show(sctx, steps, true) }()
-	at, err := c.in.AwaitPress(ctx)
+	at, err := c.in.AwaitPress(ctx, armed)
 	stop()
 	<-shown
 	return at, err

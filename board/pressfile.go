@@ -21,10 +21,14 @@ const pressFileMax = 256
 type FileButton struct{ Path string }
 
 // AwaitPress polls the file every ButtonPoll until its content differs
-// from what it held when the wait began, or ctx ends. An absent or
-// unreadable file is not a press.
-func (f *FileButton) AwaitPress(ctx context.Context) (time.Time, error) {
+// from what it held when the wait began, or ctx ends, calling armed (when
+// not nil) once that content is read. An absent or unreadable file is not
+// a press.
+func (f *FileButton) AwaitPress(ctx context.Context, armed func()) (time.Time, error) {
 	before := readPress(f.Path)
+	if armed != nil {
+		armed()
+	}
 	t := time.NewTicker(ButtonPoll)
 	defer t.Stop()
 	for {

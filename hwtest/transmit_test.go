@@ -177,7 +177,18 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 	starts := len(b.console.grep("fieldtapd starting"))
 	mark := b.console.size()
 	resets := len(b.console.grep("put back in listen-only at start-up"))
-	callTxAsync(ctx, cs, map[string]any{"port": "can0", "frames": frames, "dry_run": false, "ack_active": true})
+	sent := callTxAsync(ctx, cs, map[string]any{"port": "can0", "frames": frames, "dry_run": false, "ack_active": true})
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		select {
+		case r := <-sent: // refused or ended early: say why
+			t.Logf("can_send answered %+v", r)
+		default:
+			t.Log("can_send had not answered")
+		}
+	}()
 	w := waitButton(t, ctx, cs)
 	b.pressConfirm(t)
 	killed := b.console.waitCount(t, KilledLine, 1, checkGiveUp)[0]
@@ -207,12 +218,12 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 		t.Logf("after the kill: %s", l)
 	}
 	st := b.console.waitStatWhere(t, "can0 listen-only after the restart", checkGiveUp, func(st map[string]string) bool { return st["can0_mode"] == "listen-only" })
-	sent, _ := strconv.Atoi(st["can0_tx"])
+	txd, _ := strconv.Atoi(st["can0_tx"])
 	later := b.console.nextStats(t, statsToWait)
-	if later["can0_tx"] != st["can0_tx"] || later["can0_mode"] != "listen-only" || sent >= 1+killFrames {
+	if later["can0_tx"] != st["can0_tx"] || later["can0_mode"] != "listen-only" || txd >= 1+killFrames {
 		t.Errorf("after the restart can0 tx_packets %s then %s, mode %s; want no more frames, listen-only", st["can0_tx"], later["can0_tx"], later["can0_mode"])
 	}
-	t.Logf("can0 sent %d frames of the 256-frame plan (and 1 earlier) before the kill; listen-only since", sent-1)
+	t.Logf("can0 sent %d frames of the 256-frame plan (and 1 earlier) before the kill; listen-only since", txd-1)
 
 	cs2, _ := txClient(t, ctx, endpoint)
 	defer cs2.Close()

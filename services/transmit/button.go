@@ -17,11 +17,12 @@ import (
 //
 // AwaitPress shows blinks on the status light (each number a group of
 // blinks) and waits for a fresh press: a release-to-press change after the
-// call began, so a button held or stuck down confirms nothing. It returns
-// the press time, or ctx's error when ctx ends first; the light goes back
-// to what it showed before either way.
+// call began, so a button held or stuck down confirms nothing. It calls
+// armed (when not nil) once a press from then on counts, before it
+// waits. It returns the press time, or ctx's error when ctx ends first;
+// the light goes back to what it showed before either way.
 type Button interface {
-	AwaitPress(ctx context.Context, blinks []int) (time.Time, error)
+	AwaitPress(ctx context.Context, blinks []int, armed func()) (time.Time, error)
 }
 
 // Button code and wait bounds.
@@ -94,18 +95,22 @@ func (s *Service) awaitButton(ctx context.Context, c Caller, p *Plan) (*ButtonPr
 	code := ButtonCode(p.ID)
 	text := ButtonCodeText(code)
 	start := s.o.Now()
-	s.mu.Lock()
-	s.waiting = &ButtonWaiting{PlanID: p.ID, Code: text, Since: start, Until: start.Add(s.o.ButtonWait), owner: p.owner}
-	s.mu.Unlock()
+	s.audit(ctx, Record{Event: EventButtonWait, Message: "status LED blinks " + text + " for up to " + s.o.ButtonWait.String()}, c, p)
+	wctx, cancel := context.WithTimeout(ctx, s.o.ButtonWait)
+	defer cancel()
 	defer func() {
 		s.mu.Lock()
 		s.waiting = nil
 		s.mu.Unlock()
 	}()
-	s.audit(ctx, Record{Event: EventButtonWait, Message: "status LED blinks " + text + " for up to " + s.o.ButtonWait.String()}, c, p)
-	wctx, cancel := context.WithTimeout(ctx, s.o.ButtonWait)
-	defer cancel()
-	at, err := s.o.Button.AwaitPress(wctx, code)
+	// transmit_status shows the wait only once the button counts presses:
+	// shown earlier (before the audit's write, or the button's first
+	// read), a press made on seeing it could be missed.
+	at, err := s.o.Button.AwaitPress(wctx, code, func() {
+		s.mu.Lock()
+		s.waiting = &ButtonWaiting{PlanID: p.ID, Code: text, Since: start, Until: start.Add(s.o.ButtonWait), owner: p.owner}
+		s.mu.Unlock()
+	})
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

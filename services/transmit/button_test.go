@@ -182,3 +182,52 @@ func TestButtonCode(t *testing.T) {
 		t.Error("a 1 ms button wait was accepted")
 	}
 }
+
+// lateButton takes a while to count presses (a board's first read of the
+// line): it announces the wait, then arms when the test says.
+type lateButton struct {
+	entered, arm chan struct{}
+	press        chan time.Time
+}
+
+func (b *lateButton) AwaitPress(ctx context.Context, _ []int, armed func()) (time.Time, error) {
+	b.entered <- struct{}{}
+	<-b.arm
+	armed()
+	select {
+	case at := <-b.press:
+		return at, nil
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+// TestButtonWaitShownOnlyOnceArmed: transmit_status names the waiting
+// plan only once the button counts presses; a person pressing on seeing
+// it earlier would press for nothing (the emulated board's kill check
+// lost one run in three to that).
+func TestButtonWaitShownOnlyOnceArmed(t *testing.T) {
+	r := openRig(t)
+	b := &lateButton{entered: make(chan struct{}), arm: make(chan struct{}), press: make(chan time.Time, 1)}
+	r.o.Button, r.o.RequireButton, r.o.ButtonWait = b, true, MaxButtonWait
+	s, err := New(r.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := s.Plan(context.Background(), r.caller, r.spec)
+	done := execAsync(s, r.caller, p.ID, Confirmation{})
+	<-b.entered
+	if w := s.Status(r.caller.Owner()).Button.Waiting; w != nil {
+		t.Fatalf("status shows %+v waiting before the button counts presses", w)
+	}
+	close(b.arm)
+	for deadline := time.Now().Add(5 * time.Second); s.Status(r.caller.Owner()).Button.Waiting == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("status never showed the plan waiting once the button was armed")
+		}
+	}
+	b.press <- time.Now()
+	if err := <-done; err != nil || r.w.count() != 1 {
+		t.Fatalf("%v, %d frames", err, r.w.count())
+	}
+}

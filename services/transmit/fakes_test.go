@@ -161,7 +161,8 @@ func newFakeButton() *fakeButton {
 	return &fakeButton{waits: make(chan []int, 4), press: make(chan time.Time, 1)}
 }
 
-func (b *fakeButton) AwaitPress(ctx context.Context, blinks []int) (time.Time, error) {
+func (b *fakeButton) AwaitPress(ctx context.Context, blinks []int, armed func()) (time.Time, error) {
+	armed()
 	b.waits <- append([]int(nil), blinks...)
 	select {
 	case at := <-b.press:

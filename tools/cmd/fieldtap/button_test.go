@@ -23,7 +23,7 @@ func TestButtonPress(t *testing.T) {
 	}
 	waiting := board.NewFileConfirm(file, nil)
 	done := make(chan error, 1)
-	go func() { _, err := waiting.AwaitPress(context.Background(), []int{1, 2, 3}); done <- err }()
+	go func() { _, err := waiting.AwaitPress(context.Background(), []int{1, 2, 3}, nil); done <- err }()
 	// Press until seen: a press before the wait read the file is not one.
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		var stdout, stderr bytes.Buffer
