@@ -36,6 +36,11 @@ type drain struct {
 	lines    chan lineRead // from readLines
 	quit     chan struct{} // closed once Read has ended the input
 
+	// take, when set, is offered each line first: true means it was a
+	// request the caller answers itself (through answer), not mcp-go.
+	take func(line []byte) bool
+	wmu  sync.Mutex // one message per write: mcp-go's and take's answers
+
 	mu       sync.Mutex
 	answered *sync.Cond
 	requests int
@@ -96,7 +101,7 @@ func (d *drain) Read(p []byte) (int, error) {
 	if d.ended != nil {
 		return 0, d.ended
 	}
-	if len(d.pending) == 0 {
+	for len(d.pending) == 0 {
 		// A shutdown already begun wins over a line waiting: select
 		// would pick between the two at random.
 		if d.ctx.Err() != nil {
@@ -110,6 +115,12 @@ func (d *drain) Read(p []byte) (int, error) {
 					d.wait(d.limit)
 				}
 				return d.end(l.err)
+			}
+			if d.take != nil && d.take(l.line) {
+				d.mu.Lock()
+				d.requests++
+				d.mu.Unlock()
+				continue
 			}
 			if id, method := shapeOf(l.line); id && method {
 				d.mu.Lock()
@@ -223,12 +234,27 @@ func (d *drain) out() io.Writer { return drainWriter{d} }
 type drainWriter struct{ d *drain }
 
 func (w drainWriter) Write(p []byte) (int, error) {
+	w.d.wmu.Lock()
 	n, err := w.d.w.Write(p)
+	w.d.wmu.Unlock()
 	if id, method := shapeOf(p); id && !method {
-		w.d.mu.Lock()
-		w.d.answers++
-		w.d.answered.Broadcast()
-		w.d.mu.Unlock()
+		w.d.answerWritten()
 	}
 	return n, err
+}
+
+// answer writes one answer line of a request take took.
+func (d *drain) answer(line []byte) error {
+	d.wmu.Lock()
+	_, err := d.w.Write(line)
+	d.wmu.Unlock()
+	d.answerWritten()
+	return err
+}
+
+func (d *drain) answerWritten() {
+	d.mu.Lock()
+	d.answers++
+	d.answered.Broadcast()
+	d.mu.Unlock()
 }

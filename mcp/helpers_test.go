@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,9 +42,22 @@ func rpc(t *testing.T, s *server.MCPServer, method string, params any) json.RawM
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := json.Marshal(s.HandleMessage(context.Background(), req))
+	msg := s.HandleMessage(context.Background(), req)
+	out, err := json.Marshal(msg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every answer the tests see is also written by stdio's appendAnswer,
+	// which must say the same.
+	if fast, ok := appendAnswer(nil, msg); ok {
+		var a, b any
+		if err := json.Unmarshal(fast, &a); err != nil {
+			t.Fatalf("appendAnswer wrote invalid JSON: %v", err)
+		}
+		json.Unmarshal(out, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("appendAnswer and encoding/json disagree:\n%.400s\n%.400s", fast, out)
+		}
 	}
 	var resp struct {
 		Result json.RawMessage `json:"result"`

@@ -26,12 +26,18 @@ const maxRequestBody = 4 << 20
 // answered, or stdioDrain has passed. When ctx ends (a shutdown) no new
 // request is read and the calls in flight get ShutdownDrain to answer;
 // then mcp-go cancels the rest, waits for them, and ServeStdio returns.
+// tools/call answers are written by stdioCalls, the rest by mcp-go.
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, logger *slog.Logger) error {
 	stdio := server.NewStdioServer(s)
 	stdio.SetErrorLogger(log.New(&slogWriter{logger}, "", 0))
 	d := newDrain(ctx, in, out, stdioDrain)
+	calls := newStdioCalls(s, d, logger)
+	d.take = calls.take
+	stdio.SetContextFunc(calls.session)
 	// The drain ends the input; mcp-go must not cancel the calls before.
-	return stdio.Listen(context.WithoutCancel(ctx), d, d.out())
+	err := stdio.Listen(context.WithoutCancel(ctx), d, d.out())
+	calls.close()
+	return err
 }
 
 // HTTPOptions are the access rules of the HTTP endpoint (docs/mcp-protocol.md).

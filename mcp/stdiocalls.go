@@ -1,0 +1,124 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// stdioCallSlots bounds the tools/call served at once on stdio, as
+// mcp-go's worker pool (5) did; a call past it goes to that pool.
+const stdioCallSlots = 5
+
+// stdioCalls serves tools/call on stdio through MCPServer.HandleMessage
+// and writes each answer with appendAnswer: mcp-go's stdio writer
+// encodes with encoding/json, whose second pass over a large answer cost
+// more than the tool (docs/benchmarks.md). Every other message, and any
+// call while the slots are busy, stays with mcp-go's StdioServer.
+// Cancellation (notifications/cancelled), progress, logging and
+// elicitation work as before: the call runs in mcp-go's session context.
+type stdioCalls struct {
+	s     *server.MCPServer
+	d     *drain
+	log   *slog.Logger
+	base  atomic.Pointer[context.Context] // the session's, once Listen set it up
+	stop  context.CancelFunc
+	slots chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newStdioCalls(s *server.MCPServer, d *drain, log *slog.Logger) *stdioCalls {
+	return &stdioCalls{s: s, d: d, log: log, slots: make(chan struct{}, stdioCallSlots)}
+}
+
+// session is mcp-go's context func: it sees the context Listen built,
+// which carries the stdio session.
+func (c *stdioCalls) session(ctx context.Context) context.Context {
+	cctx, stop := context.WithCancel(ctx)
+	c.stop = stop
+	c.base.Store(&cctx)
+	return ctx
+}
+
+// close cancels the calls still running and waits for them: after
+// Listen returned, as mcp-go does with its own.
+func (c *stdioCalls) close() {
+	if c.stop != nil {
+		c.stop()
+	}
+	c.wg.Wait()
+}
+
+// take starts serving line if it is a tools/call request and a slot is
+// free.
+func (c *stdioCalls) take(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"tools/call"`)) {
+		return false
+	}
+	var head struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(line, &head) != nil || head.Method != string(mcpgo.MethodToolsCall) || len(head.ID) == 0 || string(head.ID) == "null" {
+		return false
+	}
+	ctx := c.base.Load()
+	if ctx == nil {
+		return false
+	}
+	select {
+	case c.slots <- struct{}{}:
+	default:
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-c.slots }()
+		buf := answerBufs.Get().(*[]byte)
+		*buf = c.serve((*buf)[:0], *ctx, line, head.ID)
+		if err := c.d.answer(*buf); err != nil {
+			c.log.Warn("mcp stdio: writing an answer", "err", err)
+		}
+		if cap(*buf) <= maxPooledAnswer {
+			answerBufs.Put(buf)
+		}
+	}()
+	return true
+}
+
+// Answer buffers are reused: a list answer is ~100 KB, and allocating
+// one per call kept the collector busy over a heap of 100 000 dialogs.
+var answerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledAnswer keeps the pool from holding the rare huge answer.
+const maxPooledAnswer = 2 * DefaultMaxResponseBytes
+
+// serve appends one call's answer line to dst, a panic included (an
+// INTERNAL_ERROR carrying the request's id, as mcp-go's stdio answers
+// one).
+func (c *stdioCalls) serve(dst []byte, ctx context.Context, line, id json.RawMessage) (out []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, _ := json.Marshal(fmt.Sprintf("internal panic: %v", r))
+			out = fmt.Appendf(dst[:0], `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", id, mcpgo.INTERNAL_ERROR, msg)
+		}
+	}()
+	resp := c.s.HandleMessage(ctx, line)
+	out, ok := appendAnswer(dst, resp)
+	if !ok {
+		b, err := json.Marshal(resp)
+		if err != nil {
+			panic(err)
+		}
+		out = append(dst, b...)
+	}
+	return append(out, '\n')
+}
