@@ -59,6 +59,9 @@ func (c *call) warnf(format string, args ...any) {
 
 // toolDef is what the registry needs of a tool, whatever its types.
 type toolDef interface {
+	// toolName is the name alone: info builds the schemas, which is most
+	// of the server's start-up, and the registry checks names first.
+	toolName() string
 	info() toolInfo
 	handler(d Deps, ti toolInfo, maxBytes int) server.ToolHandlerFunc
 }
@@ -96,6 +99,8 @@ type page[Row any] struct {
 }
 
 func (page[Row]) listPage() {}
+
+func (t tool[In, Out]) toolName() string { return t.name }
 
 func (t tool[In, Out]) info() toolInfo {
 	in := inputSchemaOf[In](t.name)
