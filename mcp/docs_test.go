@@ -159,7 +159,7 @@ func hintWords(i toolInfo) string {
 // dataKeys are the top-level keys of an object tool's data.
 func dataKeys(i toolInfo) []string {
 	var env jsonschema.Schema
-	if err := json.Unmarshal(i.outputJSON, &env); err != nil || env.Properties["data"] == nil {
+	if err := json.Unmarshal(i.output(), &env); err != nil || env.Properties["data"] == nil {
 		return nil
 	}
 	var keys []string

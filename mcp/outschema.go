@@ -4,20 +4,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // objectSchemaOf is the output schema of an object tool: the envelope
-// around Out.
-func objectSchemaOf[Out any]() json.RawMessage {
-	return schemaOf[Envelope[Out]]()
+// around Out, encoded when first asked for (toolInfo.output).
+func objectSchemaOf[Out any]() func() json.RawMessage {
+	return sync.OnceValue(schemaOf[Envelope[Out]])
 }
 
 // schema is page[Row]'s output schema and its row columns. Only the id
 // columns are required of a row: with fields, every other column may be
-// absent, and the answer must still match what the tool advertises.
-func (page[Row]) schema(tool string, ids []string) (json.RawMessage, []string) {
+// absent, and the answer must still match what the tool advertises. The
+// columns are checked now; the schema is encoded when first asked for
+// (toolInfo.output).
+func (page[Row]) schema(tool string, ids []string) (func() json.RawMessage, []string) {
 	row, err := jsonschema.For[Row](&jsonschema.ForOptions{})
 	if err != nil || row.Type != "object" {
 		panic(fmt.Sprintf("tool %s: rows must be structs: %v", tool, err))
@@ -36,29 +39,32 @@ func (page[Row]) schema(tool string, ids []string) (json.RawMessage, []string) {
 		panic(fmt.Sprintf("tool %s: a list tool names its id columns", tool))
 	}
 	row.Required = slices.Clone(ids)
-	env, err := jsonschema.For[ListEnvelope[Row]](&jsonschema.ForOptions{})
-	if err != nil {
-		panic(err)
-	}
-	env.Properties["items"].Items = row
-	b, err := json.Marshal(env)
-	if err != nil {
-		panic(err)
-	}
-	return b, cols
+	return sync.OnceValue(func() json.RawMessage {
+		env, err := jsonschema.For[ListEnvelope[Row]](&jsonschema.ForOptions{})
+		if err != nil {
+			panic(err)
+		}
+		env.Properties["items"].Items = row
+		b, err := json.Marshal(env)
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}), cols
 }
 
 // listSchemaOf is the output schema of a list tool whose answer is Out,
 // a page[Row].
-func listSchemaOf[Out any](tool string, ids []string) (json.RawMessage, []string) {
+func listSchemaOf[Out any](tool string, ids []string) (func() json.RawMessage, []string) {
 	var zero Out
 	return any(zero).(interface {
-		schema(string, []string) (json.RawMessage, []string)
+		schema(string, []string) (func() json.RawMessage, []string)
 	}).schema(tool, ids)
 }
 
 // schemaOf returns the JSON Schema of T; a type the generator cannot
-// describe is a programming error caught when the registry is built.
+// describe is a programming error, caught by the tests that read every
+// tool's output schema.
 func schemaOf[T any]() json.RawMessage {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
 	if err != nil {

@@ -229,7 +229,7 @@ func loadBundles(load []string) ([]toolDef, error) {
 			return nil, fmt.Errorf("unknown MCP bundle %q (have %v)", name, BundleNames())
 		}
 		for _, t := range all[i].tools {
-			n := t.info().name
+			n := t.toolName()
 			if prev, dup := seen[n]; dup {
 				return nil, fmt.Errorf("tool %s registered by bundles %s and %s", n, prev, name)
 			}

@@ -77,7 +77,7 @@ func TestOutputKeysAreSnakeCase(t *testing.T) {
 	for _, infos := range allInfos(t) {
 		for _, i := range infos {
 			var schema any
-			if err := json.Unmarshal(i.outputJSON, &schema); err != nil {
+			if err := json.Unmarshal(i.output(), &schema); err != nil {
 				t.Fatal(err)
 			}
 			walkProperties(schema, "", func(path, key string) {
@@ -144,7 +144,7 @@ func TestListToolsPageAndProject(t *testing.T) {
 func TestPerPortToolsTakeOnePortArgument(t *testing.T) {
 	for _, infos := range allInfos(t) {
 		for _, i := range infos {
-			if i.name == toolCaptureStatus || i.name == openCapture.name || !strings.Contains(string(i.outputJSON), `"port"`) {
+			if i.name == toolCaptureStatus || i.name == openCapture.name || !strings.Contains(string(i.output()), `"port"`) {
 				continue
 			}
 			if !slices.Contains(i.input.names(), "port") {

@@ -30,7 +30,8 @@ type linkedTool[In, Out any] struct {
 	links func(Out) []resourceLink
 }
 
-func (t linkedTool[In, Out]) info() toolInfo { return t.tool.info() }
+func (t linkedTool[In, Out]) toolName() string { return t.tool.name }
+func (t linkedTool[In, Out]) info() toolInfo   { return t.tool.info() }
 
 func (t linkedTool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.ToolHandlerFunc {
 	inner := t.tool.handler(d, ti, maxBytes)

@@ -41,7 +41,7 @@ func shapeTool(loaded map[string]toolInfo) toolDef {
 				return shapeOut{}, argErr("tool", "loaded tools: "+strings.Join(names, ", "), "no loaded tool %q", in.Tool)
 			}
 			var schema map[string]any
-			if err := json.Unmarshal(t.outputJSON, &schema); err != nil {
+			if err := json.Unmarshal(t.output(), &schema); err != nil {
 				return shapeOut{}, fmt.Errorf("tool %s has no readable output schema: %w", in.Tool, err)
 			}
 			ex, _ := exampleOf(schema, schema, exampleDepth).(map[string]any)

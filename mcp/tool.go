@@ -59,6 +59,9 @@ func (c *call) warnf(format string, args ...any) {
 
 // toolDef is what the registry needs of a tool, whatever its types.
 type toolDef interface {
+	// toolName is the name alone: info builds the schemas, which is most
+	// of the server's start-up, and the registry checks names first.
+	toolName() string
 	info() toolInfo
 	handler(d Deps, ti toolInfo, maxBytes int) server.ToolHandlerFunc
 }
@@ -69,11 +72,14 @@ type toolInfo struct {
 	hints      mcpgo.ToolAnnotation
 	input      *argSchema      // the checked input schema
 	inputJSON  json.RawMessage // as advertised
-	outputJSON json.RawMessage // the envelope's schema
-	list       bool
-	columns    []string // a list tool's row columns
-	ids        []string
-	text       []textSource
+	// output is the envelope's schema, encoded on first use (tools/list
+	// with output schemas, describe_response_shape): encoding every
+	// tool's at start-up was most of the server's construction.
+	output  func() json.RawMessage
+	list    bool
+	columns []string // a list tool's row columns
+	ids     []string
+	text    []textSource
 }
 
 // mcpTool is the tool as mcp-go registers it; the output schema is
@@ -81,7 +87,7 @@ type toolInfo struct {
 func (i toolInfo) mcpTool(withOutput bool) mcpgo.Tool {
 	t := mcpgo.Tool{Name: i.name, Description: i.desc, RawInputSchema: i.inputJSON, Annotations: i.hints}
 	if withOutput {
-		t.RawOutputSchema = i.outputJSON
+		t.RawOutputSchema = i.output()
 	}
 	return t
 }
@@ -97,15 +103,17 @@ type page[Row any] struct {
 
 func (page[Row]) listPage() {}
 
+func (t tool[In, Out]) toolName() string { return t.name }
+
 func (t tool[In, Out]) info() toolInfo {
 	in := inputSchemaOf[In](t.name)
 	i := toolInfo{name: t.name, desc: t.desc, hints: t.hints, input: in, inputJSON: in.raw, ids: t.ids, text: t.text}
 	var zero Out
 	if _, isList := any(zero).(listAnswer); isList {
 		i.list = true
-		i.outputJSON, i.columns = listSchemaOf[Out](t.name, t.ids)
+		i.output, i.columns = listSchemaOf[Out](t.name, t.ids)
 	} else {
-		i.outputJSON = objectSchemaOf[Out]()
+		i.output = objectSchemaOf[Out]()
 	}
 	if i.list {
 		if !slices.Contains(in.names(), "fields") || !slices.Contains(in.names(), "limit") {

@@ -92,6 +92,30 @@ type iface struct {
 	nsPerUnit uint64
 }
 
+// byteOrder is a file's or section's byte order. A concrete type, not
+// binary.ByteOrder: an interface's calls do not inline, and the reader
+// makes eight of them a packet.
+type byteOrder struct{ big bool }
+
+var (
+	bigEndian    = byteOrder{big: true}
+	littleEndian = byteOrder{}
+)
+
+func (o byteOrder) Uint16(b []byte) uint16 {
+	if o.big {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (o byteOrder) Uint32(b []byte) uint32 {
+	if o.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
 // chunkSize is how much of the file one read(2) takes: large enough that
 // the system call and the hand-off are paid once per few hundred packets.
 const chunkSize = 256 << 10
@@ -106,7 +130,7 @@ type Reader struct {
 	end    int
 	off    int64
 	format Format
-	order  binary.ByteOrder
+	order  byteOrder
 	ifaces []iface // pcap has exactly one
 	// next returns an empty chunk of at least n bytes to continue in;
 	// the chunk being left is passed along. The plain Reader reuses one
@@ -229,13 +253,13 @@ func (rd *Reader) readPcapHeader() error {
 	units := uint64(1e6)
 	switch binary.BigEndian.Uint32(b) {
 	case magicMicro:
-		rd.order = binary.BigEndian
+		rd.order = bigEndian
 	case magicNano:
-		rd.order, units = binary.BigEndian, 1e9
+		rd.order, units = bigEndian, 1e9
 	case magicMicroSwapped:
-		rd.order = binary.LittleEndian
+		rd.order = littleEndian
 	case magicNanoSwapped:
-		rd.order, units = binary.LittleEndian, 1e9
+		rd.order, units = littleEndian, 1e9
 	}
 	snap := rd.order.Uint32(b[16:])
 	// The upper bits of the network field carry FCS information.
@@ -340,9 +364,9 @@ func (rd *Reader) readSHBBody(start int64, b []byte) error {
 	}
 	switch {
 	case binary.BigEndian.Uint32(bom) == byteOrderMagic:
-		rd.order = binary.BigEndian
+		rd.order = bigEndian
 	case binary.LittleEndian.Uint32(bom) == byteOrderMagic:
-		rd.order = binary.LittleEndian
+		rd.order = littleEndian
 	default:
 		return &FormatError{start + 8, fmt.Sprintf("bad byte-order magic % x", bom)}
 	}

@@ -203,14 +203,32 @@ func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() bud
 	return func(frames []capture.Frame) int {
 		a.spanMu.Lock()
 		defer a.spanMu.Unlock()
+		storeFrames(fs, frames)
 		for i := range frames {
 			f := &frames[i]
-			// An oversize frame is refused and counted by the store.
-			_, _ = fs.Append(framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen})
 			a.sipFeed.Feed(f.Time, f.Link, f.Data)
 		}
 		return 0
 	}, func() budget.Use { return a.use(budget.Frames, name, fs.Stats()) }, nil
+}
+
+// storeBlock is how many frames storeFrames hands the store at once.
+const storeBlock = 64
+
+// storeFrames keeps a copy of every frame in fs, a block at a time: the
+// store takes its locks once a block, not once a frame, and the block's
+// records live on the stack. An oversize frame is refused and counted by
+// the store.
+func storeFrames(fs *framestore.Store, frames []capture.Frame) {
+	var recs [storeBlock]framestore.Record
+	for len(frames) > 0 {
+		n := min(len(frames), storeBlock)
+		for i, f := range frames[:n] {
+			recs[i] = framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen}
+		}
+		fs.AppendAll(recs[:n])
+		frames = frames[n:]
+	}
 }
 
 // portStore is the store a port of kind keeps its own frames in.

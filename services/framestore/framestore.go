@@ -50,14 +50,33 @@ func (s *Store) Append(rec Record) (uint64, error) {
 	return s.Ring.Append(rec)
 }
 
-// copyData places b in the current slab, starting a new one when b does
-// not fit; a frame larger than a slab gets an allocation of its own.
+// AppendAll stores a copy of every record of recs, in order, under one
+// lock of the slab and one of the ring: a batch of frames pays two locks,
+// not two a frame. Oversize frames are refused and counted as Append
+// refuses them. The records' Data are replaced by their copies.
+func (s *Store) AppendAll(recs []Record) {
+	s.mu.Lock()
+	for i := range recs {
+		recs[i].Data = s.copyLocked(recs[i].Data)
+	}
+	s.mu.Unlock()
+	s.Ring.AppendAll(recs)
+}
+
+// copyData places b in the current slab (copyLocked).
 func (s *Store) copyData(b []byte) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.copyLocked(b)
+}
+
+// copyLocked places b in the current slab, starting a new one when b does
+// not fit; a frame larger than a quarter slab gets an allocation of its
+// own. The caller holds mu.
+func (s *Store) copyLocked(b []byte) []byte {
 	if len(b) > slabSize/4 {
 		return append([]byte(nil), b...)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(s.slab) < len(b) {
 		s.slab = make([]byte, slabSize)
 	}

@@ -1,7 +1,10 @@
 package framestore
 
 import (
+	"bytes"
+	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +26,39 @@ func TestAppendCopiesBorrowedBytes(t *testing.T) {
 	s.Append(Record{Data: []byte("second")})
 	if got, _ := s.Snapshot().Get(seq); string(got.Data) != "first frame" {
 		t.Errorf("the next frame overwrote the first: %q", got.Data)
+	}
+}
+
+// TestAppendAllIsAppendInOrder stores one batch with AppendAll and the
+// same frames one by one with Append: the contents, the accounting and
+// the oversize refusal must be the same either way.
+func TestAppendAllIsAppendInOrder(t *testing.T) {
+	l := Limits{Items: 3, Bytes: 16 << 10}
+	one, _ := New(l)
+	all, _ := New(l)
+	buf := make([]byte, 20000)
+	var recs []Record
+	var borrowed [][]byte
+	for i, size := range []int{60, 20000, 214, slabSize/4 + 1, 700, 90} {
+		copy(buf, fmt.Sprintf("frame %d", i))
+		one.Append(Record{Time: time.Unix(int64(i), 0), Data: buf[:size], OrigLen: size})
+		borrowed = append(borrowed, slices.Clone(buf[:size]))
+		recs = append(recs, Record{Time: time.Unix(int64(i), 0), Data: borrowed[i], OrigLen: size})
+	}
+	all.AppendAll(recs)
+	for _, b := range borrowed {
+		copy(b, "XXXXXXXX") // the caller reuses its buffers
+	}
+	if o, a := one.Stats(), all.Stats(); o != a {
+		t.Errorf("AppendAll stats %+v, Append %+v", a, o)
+	}
+	so, sa := one.Snapshot(), all.Snapshot()
+	for seq := so.FirstSeq(); seq < so.EndSeq(); seq++ {
+		o, _ := so.Get(seq)
+		a, _ := sa.Get(seq)
+		if !o.Time.Equal(a.Time) || !bytes.Equal(o.Data, a.Data) || o.OrigLen != a.OrigLen {
+			t.Errorf("seq %d: AppendAll kept %v %q, Append %v %q", seq, a.Time, a.Data[:8], o.Time, o.Data[:8])
+		}
 	}
 }
 

@@ -147,10 +147,7 @@ func (d *Decoder) publish(link layers.LinkType) {
 	o := d.streams.open()
 	c.mu.Lock()
 	c.s.Frames++
-	if c.links == nil {
-		c.links = map[layers.LinkType]uint64{}
-	}
-	c.links[link]++
+	c.links[linkIndex(link)]++
 	c.s.IPv4 += d.n.ipv4
 	c.s.IPv6 += d.n.ipv6
 	c.s.UDP += d.n.udp

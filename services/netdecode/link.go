@@ -51,28 +51,34 @@ func nullFamily(f uint32) uint16 {
 	return 0
 }
 
-func linkName(l layers.LinkType) string {
+// linkNames are the names Stats.LinkSeen counts frames by, bounded
+// although the link type comes from the file: linkIndex maps a type to
+// its name's index, so counting a frame is an array increment, not a map
+// update.
+var linkNames = [...]string{"ethernet", "linux_sll", "linux_sll2", "raw", "ipv4", "ipv6", "null", "loop", "ppp", "other"}
+
+func linkIndex(l layers.LinkType) int {
 	switch l {
 	case layers.LinkTypeEthernet:
-		return "ethernet"
+		return 0
 	case layers.LinkTypeLinuxSLL:
-		return "linux_sll"
+		return 1
 	case linkTypeSLL2:
-		return "linux_sll2"
+		return 2
 	case layers.LinkTypeRaw, linkTypeRawAlt, linkTypeRawBSD:
-		return "raw"
+		return 3
 	case layers.LinkTypeIPv4:
-		return "ipv4"
+		return 4
 	case layers.LinkTypeIPv6:
-		return "ipv6"
+		return 5
 	case layers.LinkTypeNull:
-		return "null"
+		return 6
 	case layers.LinkTypeLoop:
-		return "loop"
+		return 7
 	case layers.LinkTypePPP:
-		return "ppp"
+		return 8
 	}
-	return "other" // bounded: the link type comes from the file
+	return len(linkNames) - 1
 }
 
 func (d *Decoder) link(link layers.LinkType, b []byte) {

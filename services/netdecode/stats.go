@@ -3,8 +3,6 @@ package netdecode
 import (
 	"maps"
 	"sync"
-
-	"github.com/gopacket/gopacket/layers"
 )
 
 // Reasons a frame or segment yields no payload, as counted in Stats.Skipped.
@@ -62,9 +60,9 @@ type Stats struct {
 type counters struct {
 	mu sync.Mutex
 	s  Stats
-	// links counts frames by link type; snapshot names them. A map keyed
-	// by the type, not its name, costs no string hash per frame.
-	links map[layers.LinkType]uint64
+	// links counts frames by link type name (linkNames); snapshot names
+	// them.
+	links [len(linkNames)]uint64
 }
 
 func (c *counters) skip(reason string) {
@@ -87,11 +85,14 @@ func (c *counters) snapshot() Stats {
 	defer c.mu.Unlock()
 	s := c.s
 	s.Skipped = maps.Clone(c.s.Skipped)
-	if len(c.links) > 0 {
-		s.LinkSeen = make(map[string]uint64, len(c.links))
-		for l, n := range c.links {
-			s.LinkSeen[linkName(l)] += n
+	for i, n := range c.links {
+		if n == 0 {
+			continue
 		}
+		if s.LinkSeen == nil {
+			s.LinkSeen = map[string]uint64{}
+		}
+		s.LinkSeen[linkNames[i]] = n
 	}
 	return s
 }

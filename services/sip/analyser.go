@@ -185,6 +185,11 @@ func LooksLikeSIP(b []byte) bool {
 	if len(b) >= 8 && equalFoldASCII(b[:8], []byte("SIP/2.0 ")) {
 		return true
 	}
+	// A method is a token: RTP (first byte 0x80 or above) is turned away
+	// here, before a search for the end of its first line.
+	if len(b) == 0 || !tokenChar[b[0]] {
+		return false
+	}
 	line := b
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		line = b[:i]
