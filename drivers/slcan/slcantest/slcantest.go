@@ -107,6 +107,12 @@ func (a *Adapter) Serve(ctx context.Context) error {
 		if err := a.write(reply); err != nil {
 			return err
 		}
+		if (cmd == "L" || cmd == "O") && a.Mode() != "closed" {
+			// Only once the acknowledgement is on the line: a frame a
+			// test writes on seeing Opened must come after it, or the
+			// driver, still waiting for it, counts the frame before_open.
+			a.openOnce.Do(func() { close(a.opened) })
+		}
 		if len(replies) > 0 {
 			go a.play(ctx, replies)
 		}
@@ -186,13 +192,11 @@ func (a *Adapter) command(cmd string) string {
 			return bell
 		}
 		a.mode = "listen"
-		a.openOnce.Do(func() { close(a.opened) })
 	case cmd == "O":
 		if a.mode != "closed" {
 			return bell
 		}
 		a.mode = "normal"
-		a.openOnce.Do(func() { close(a.opened) })
 	case cmd == "V":
 		return "V1013\r"
 	default:
@@ -215,7 +219,8 @@ func (a *Adapter) Received() []Received {
 	return append([]Received(nil), a.rx...)
 }
 
-// Opened is closed once the channel was opened (by L or O).
+// Opened is closed once the channel was opened (by L or O) and the
+// acknowledgement written.
 func (a *Adapter) Opened() <-chan struct{} { return a.opened }
 
 // Commands returns every command received, in order, without CRs.
