@@ -60,6 +60,13 @@ type Ring[T any] struct {
 	first  uint64      // seq of the oldest kept item
 	next   uint64      // seq the next append gets
 	bytes  int64
+	// With reuse (ReuseChunks), spare is an evicted chunk no snapshot can
+	// read, cleared, for the next append that needs one. sharedTo is next
+	// at the latest Snapshot: a chunk holding seqs below it may be in a
+	// view.
+	reuse    bool
+	spare    *chunk[T]
+	sharedTo uint64
 
 	evicted, evictedBytes, oversize uint64
 	rev                             uint64
@@ -76,7 +83,7 @@ var ErrOversize = errors.New("ring: item larger than the byte limit")
 //
 // Real memory stays within the limits plus one chunk: an evicted item's
 // slot, and what it points at, are released with its chunk of chunkSize
-// items, since a snapshot may still read them.
+// items, since a snapshot may still read them (see also ReuseChunks).
 func New[T any](l Limits, size func(T) int) (*Ring[T], error) {
 	if l.Items < 1 || l.Bytes < 1 {
 		return nil, fmt.Errorf("ring: limits %d items, %d bytes: both must be positive", l.Items, l.Bytes)
@@ -104,6 +111,12 @@ func NewFixed[T any](l Limits) (*Ring[T], error) {
 // the goroutine that appended or resized, under the ring's lock: it must
 // not call back into the ring. Set it before the first Append.
 func (r *Ring[T]) OnEvict(fn func(T)) { r.onEvict = fn }
+
+// ReuseChunks makes the ring keep an evicted chunk that no snapshot ever
+// held, cleared, for its next chunk instead of leaving it to the
+// collector: a full ring that no one reads while it fills then allocates
+// nothing. Set it before the first Append.
+func (r *Ring[T]) ReuseChunks() { r.reuse = true }
 
 // Append stores v, evicting the oldest items as the limits require, and
 // returns v's sequence number. Sequence numbers start at 0 and never repeat.
@@ -143,7 +156,12 @@ func (r *Ring[T]) appendLocked(v T, n int) (uint64, error) {
 	}
 	off := r.next % chunkSize
 	if off == 0 {
-		r.chunks = append(r.chunks, new(chunk[T]))
+		c := r.spare
+		if c == nil {
+			c = new(chunk[T])
+		}
+		r.spare = nil
+		r.chunks = append(r.chunks, c)
 	}
 	c := r.chunks[len(r.chunks)-1]
 	c.items[off] = v
@@ -169,10 +187,15 @@ func (r *Ring[T]) evictOldest() {
 		r.onEvict(c.items[off])
 	}
 	if r.first%chunkSize == 0 {
-		// The chunk is done. It is not cleared: a snapshot may still read
-		// it through the shared backing array, which the next growing
-		// append reallocates without it.
+		// The chunk is done. One a snapshot may still read (through the
+		// shared backing array, which the next growing append reallocates
+		// without it) is left to the collector; one no view ever held may
+		// be kept for reuse, cleared so it holds on to nothing evicted.
 		r.chunks = r.chunks[1:]
+		if r.reuse && r.sharedTo <= r.first-chunkSize {
+			clear(c.items[:])
+			r.spare = c
+		}
 	}
 }
 
@@ -203,6 +226,7 @@ func (r *Ring[T]) Resize(seq uint64, size int) bool {
 func (r *Ring[T]) Snapshot() Snapshot[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.sharedTo = r.next
 	return Snapshot[T]{chunks: r.chunks, first: r.first, end: r.next, rev: r.rev}
 }
 

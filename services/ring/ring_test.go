@@ -234,3 +234,45 @@ func TestPtrReadsInPlace(t *testing.T) {
 		t.Errorf("RangePtr = %v, want [2 3 4]", got)
 	}
 }
+
+func TestFullRingNobodyReadsReusesChunks(t *testing.T) {
+	r, _ := NewFixed[[4]int](Limits{Items: 64 * chunkSize, Bytes: 1 << 30})
+	r.ReuseChunks()
+	for i := range 65 * chunkSize {
+		r.Append([4]int{i})
+	}
+	const chunks = 200
+	n := testing.AllocsPerRun(1, func() {
+		for i := range chunks * chunkSize {
+			r.Append([4]int{i})
+		}
+	})
+	// Only the chunk list, sliced from the front, is reallocated now and
+	// then; a new chunk per chunkSize appends would be 200.
+	if n > chunks/10 {
+		t.Errorf("%v allocations in %d chunks' appends, want at most %d: evicted chunks are reused", n, chunks, chunks/10)
+	}
+}
+
+func TestSnapshotKeepsItsChunksFromReuse(t *testing.T) {
+	r, _ := NewFixed[int](Limits{Items: chunkSize, Bytes: 1 << 30})
+	r.ReuseChunks()
+	for i := range chunkSize {
+		r.Append(i)
+	}
+	view := r.Snapshot()
+	// Two chunks' worth more: the viewed chunk is evicted, and a reused
+	// one would be overwritten.
+	for i := range 2 * chunkSize {
+		r.Append(chunkSize + i)
+	}
+	for seq := range uint64(chunkSize) {
+		if v, ok := view.Get(seq); !ok || v != int(seq) {
+			t.Fatalf("view.Get(%d) = %d, %v; want %d, true", seq, v, ok, seq)
+		}
+	}
+	got := collect(r.Snapshot())
+	if len(got) != chunkSize || got[0] != 2*chunkSize || got[chunkSize-1] != 3*chunkSize-1 {
+		t.Errorf("ring holds %d items %d..%d, want %d..%d", len(got), got[0], got[len(got)-1], 2*chunkSize, 3*chunkSize-1)
+	}
+}
