@@ -193,14 +193,26 @@ func (s *Store) Lookup(name string) *Port {
 
 // Add records one frame. id carries the Flag bits; data is copied.
 func (p *Port) Add(t time.Time, id uint32, data []byte) {
-	var r Record
-	r.Time, r.ID = t, id
-	r.Len = uint8(copy(r.Data[:], data))
-	p.frames.Append(r)
+	r := [1]Record{{Time: t, ID: id}}
+	r[0].Len = uint8(copy(r[0].Data[:], data))
+	p.AddAll(r[:])
+}
 
-	ext := id&wire.CANEFF != 0
+// AddAll records frames in order, as Add records each, under one lock of
+// the ring and one of the port: a consumer adds a hand-off batch at once.
+func (p *Port) AddAll(recs []Record) {
+	p.frames.AppendAll(recs)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for i := range recs {
+		p.count(&recs[i])
+	}
+}
+
+// count adds r to the port's counters; the caller holds mu.
+func (p *Port) count(r *Record) {
+	t, id := r.Time, r.ID
+	ext := id&wire.CANEFF != 0
 	p.total++
 	if p.first.IsZero() {
 		p.first = t
@@ -223,7 +235,7 @@ func (p *Port) Add(t time.Time, id uint32, data []byte) {
 	bits := uint64(FrameBits(ext, int(r.Len)))
 	p.bits += bits
 	p.addSecond(t, bits)
-	p.addID(&r)
+	p.addID(r)
 }
 
 func (p *Port) addSecond(t time.Time, bits uint64) {

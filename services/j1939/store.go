@@ -9,6 +9,8 @@ import (
 	"time"
 	"unsafe"
 
+	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus"
 	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
@@ -273,6 +275,20 @@ func (f *Feeder) Feed(t time.Time, id uint32, ext bool, data []byte) {
 	f.s.mu.Lock()
 	f.p.dec.Feed(t, id, ext, data)
 	f.s.mu.Unlock()
+}
+
+// FeedAll feeds the data frames of recs, in order, under one lock: a
+// consumer feeds a hand-off batch at once. Their ids carry the wire.CAN*
+// flags; remote and error frames are skipped.
+func (f *Feeder) FeedAll(recs []canbus.Record) {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	for i := range recs {
+		r := &recs[i]
+		if r.ID&(wire.CANRTR|wire.CANERR) == 0 {
+			f.p.dec.Feed(r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
+		}
+	}
 }
 
 // entry returns the cached table entries of k, filling the cache slot on
