@@ -122,7 +122,8 @@ func ReadFile(r io.Reader, frame func(n int, rec *wire.CandumpRecord) error, bad
 			bad(n, ReasonOverlong, nil)
 			return nil
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		// A -l line starts with its timestamp: only others need trimming.
+		if line[0] != '(' && len(bytes.TrimSpace(line)) == 0 {
 			return nil
 		}
 		if err := wire.DecodeCandump(line, &rec); err != nil {

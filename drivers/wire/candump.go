@@ -59,11 +59,17 @@ func DecodeCandump(b []byte, r *CandumpRecord) error {
 	return decodePretty(rest, r)
 }
 
-// decodeLog reads `ID#DATA` (also `ID#R` for a remote frame).
+// decodeLog reads `ID#DATA` (also `ID#R` for a remote frame). A blank
+// fails the hex reads below, so it is looked for only to say why.
 func decodeLog(b []byte, hash int, r *CandumpRecord) error {
-	if indexBlank(b) >= 0 {
+	err := decodeLogFields(b, hash, r)
+	if err != nil && indexBlank(b) >= 0 {
 		return errors.New("want exactly `(time) interface id#data`")
 	}
+	return err
+}
+
+func decodeLogFields(b []byte, hash int, r *CandumpRecord) error {
 	id, err := parseID(b[:hash])
 	if err != nil {
 		return err
@@ -71,6 +77,9 @@ func decodeLog(b []byte, hash int, r *CandumpRecord) error {
 	dataHex := b[hash+1:]
 	switch {
 	case len(dataHex) > 0 && (dataHex[0] == 'R' || dataHex[0] == 'r'):
+		if indexBlank(dataHex) >= 0 {
+			return errors.New("blank after the remote request")
+		}
 		r.ID = id | CANRTR
 		return nil
 	case len(dataHex) > 0 && dataHex[0] == '#':
@@ -227,22 +236,31 @@ func parseID(b []byte) (uint32, error) {
 	return id, nil
 }
 
-func hexNibble(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
+// unhex maps a hex digit, either case, to its value and anything else
+// to notHex: one load a digit instead of three range tests.
+var unhex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = notHex
 	}
-	return 0, false
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	for i, c := range "ABCDEF" {
+		t[c] = byte(10 + i)
+	}
+	return t
+}()
+
+const notHex = 0xFF
+
+func hexNibble(c byte) (byte, bool) {
+	v := unhex[c]
+	return v, v != notHex
 }
 
 func hexByte(hi, lo byte) (byte, bool) {
-	h, ok1 := hexNibble(hi)
-	l, ok2 := hexNibble(lo)
-	return h<<4 | l, ok1 && ok2
+	h, l := unhex[hi], unhex[lo]
+	return h<<4 | l, h != notHex && l != notHex
 }
 
 const hexDigits = "0123456789ABCDEF"
