@@ -239,29 +239,35 @@ func (p *Port) count(r *Record) {
 }
 
 func (p *Port) addSecond(t time.Time, bits uint64) {
-	sec := t.Truncate(time.Second)
-	n := len(p.seconds)
-	if n > 0 {
-		lastIdx := (p.secStart + n - 1) % MaxSeconds
-		if n < MaxSeconds {
-			lastIdx = n - 1
-		}
-		cur := &p.seconds[lastIdx]
-		if !sec.After(cur.Start) {
-			// Same second, or a frame out of order: charge the current one.
-			cur.Frames++
-			cur.Bits += bits
-			cur.Load = float64(cur.Bits) / float64(p.bitrate)
-			return
-		}
+	// Most frames fall in the current second: comparing Unix seconds
+	// spares them Truncate's division. A frame out of order is charged to
+	// the current second too.
+	if cur := p.currentSecond(); cur != nil && (t.Unix() == cur.Start.Unix() || !t.Truncate(time.Second).After(cur.Start)) {
+		cur.Frames++
+		cur.Bits += bits
+		cur.Load = float64(cur.Bits) / float64(p.bitrate)
+		return
 	}
-	s := Second{Start: sec, Frames: 1, Bits: bits, Load: float64(bits) / float64(p.bitrate)}
-	if n < MaxSeconds {
+	s := Second{Start: t.Truncate(time.Second), Frames: 1, Bits: bits, Load: float64(bits) / float64(p.bitrate)}
+	if len(p.seconds) < MaxSeconds {
 		p.seconds = append(p.seconds, s)
 		return
 	}
 	p.seconds[p.secStart] = s
 	p.secStart = (p.secStart + 1) % MaxSeconds
+}
+
+// currentSecond is the newest second of load history, nil before the
+// first frame.
+func (p *Port) currentSecond() *Second {
+	n := len(p.seconds)
+	switch {
+	case n == 0:
+		return nil
+	case n < MaxSeconds:
+		return &p.seconds[n-1]
+	}
+	return &p.seconds[(p.secStart+MaxSeconds-1)%MaxSeconds]
 }
 
 func (p *Port) addID(r *Record) {
