@@ -178,7 +178,6 @@ type Store struct {
 	samples  *ring.Ring[Sample]
 	sessions *ring.Ring[SessionRecord]
 	dm       DM                        // scratch for Feed
-	decoded  []Sample                  // scratch: one message's SPN samples, appended at once
 	cat      atomic.Pointer[Catalogue] // catalogue_store.go
 }
 
@@ -379,11 +378,10 @@ func (s *Store) message(p *portState, m *Message) {
 	// The catalogue, not the hot entry, says what a PGN carries: a DBC
 	// loaded since changes it.
 	if params := s.Catalogue().Of(m.ID.PGN); len(params) > 0 {
-		s.decoded = s.decoded[:0]
-		for i := range params {
-			s.decoded = append(s.decoded, Sample{Port: p.name, Time: m.Time, SA: sa, Value: params[i].Decode(m.Data)})
-		}
-		s.samples.AppendAll(s.decoded) // one lock for the message's samples
+		// One lock for the message's samples, each decoded in its slot.
+		s.samples.AppendEach(len(params), func(i int, v *Sample) {
+			v.Port, v.Time, v.SA, v.Value = p.name, m.Time, sa, params[i].Decode(m.Data)
+		})
 	}
 }
 

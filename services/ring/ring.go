@@ -144,12 +144,40 @@ func (r *Ring[T]) AppendAll(vs []T) {
 	}
 }
 
+// AppendEach stores n items, in order, under one lock: fill writes item
+// i in its slot, which holds the zero T, instead of through a copy. Only
+// for a ring of NewFixed, whose items weigh their slot whatever they hold.
+func (r *Ring[T]) AppendEach(n int, fill func(i int, v *T)) {
+	if !r.fixed {
+		panic("ring: AppendEach on a ring whose items are weighed")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range n {
+		if v, _, err := r.place(r.slot); err == nil {
+			fill(i, v)
+		}
+	}
+}
+
 // appendLocked stores v of weight n; the caller holds mu.
 func (r *Ring[T]) appendLocked(v T, n int) (uint64, error) {
+	p, seq, err := r.place(n)
+	if err != nil {
+		return 0, err
+	}
+	*p = v
+	return seq, nil
+}
+
+// place makes room for an item of weight n, evicting as the limits
+// require, and returns its slot and sequence number; the caller holds mu
+// and writes the slot before unlocking.
+func (r *Ring[T]) place(n int) (*T, uint64, error) {
 	if int64(n) > r.limits.Bytes {
 		r.oversize++
 		r.rev++
-		return 0, ErrOversize
+		return nil, 0, ErrOversize
 	}
 	for r.next-r.first >= uint64(r.limits.Items) || r.bytes+int64(n) > r.limits.Bytes {
 		r.evictOldest()
@@ -164,13 +192,12 @@ func (r *Ring[T]) appendLocked(v T, n int) (uint64, error) {
 		r.chunks = append(r.chunks, c)
 	}
 	c := r.chunks[len(r.chunks)-1]
-	c.items[off] = v
 	c.sizes[off] = int32(n)
 	r.bytes += int64(n)
 	seq := r.next
 	r.next++
 	r.rev++
-	return seq, nil
+	return &c.items[off], seq, nil
 }
 
 // evictOldest drops the oldest item; the caller holds mu and knows the ring

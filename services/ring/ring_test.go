@@ -3,6 +3,7 @@ package ring
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -274,5 +275,23 @@ func TestSnapshotKeepsItsChunksFromReuse(t *testing.T) {
 	got := collect(r.Snapshot())
 	if len(got) != chunkSize || got[0] != 2*chunkSize || got[chunkSize-1] != 3*chunkSize-1 {
 		t.Errorf("ring holds %d items %d..%d, want %d..%d", len(got), got[0], got[len(got)-1], 2*chunkSize, 3*chunkSize-1)
+	}
+}
+
+func TestAppendEachWritesInPlaceAndEvicts(t *testing.T) {
+	r, _ := NewFixed[[2]int](Limits{Items: 3, Bytes: 1 << 20})
+	r.Append([2]int{-1, -1})
+	r.AppendEach(3, func(i int, v *[2]int) {
+		if *v != [2]int{} {
+			t.Errorf("slot %d holds %v, want the zero value", i, *v)
+		}
+		v[0], v[1] = i, 10*i
+	})
+	got := collect(r.Snapshot())
+	if want := [][2]int{{0, 0}, {1, 10}, {2, 20}}; !slices.Equal(got, want) {
+		t.Errorf("contents %v, want %v", got, want)
+	}
+	if st := r.Stats(); st.Appended != 4 || st.Evicted != 1 || st.Bytes != 3*int64(SlotBytes[[2]int]()) {
+		t.Errorf("stats %+v", st)
 	}
 }
