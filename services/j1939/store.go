@@ -179,6 +179,32 @@ type Store struct {
 	sessions *ring.Ring[SessionRecord]
 	dm       DM                        // scratch for Feed
 	cat      atomic.Pointer[Catalogue] // catalogue_store.go
+	// params caches paramsCat's parameters of recent PGNs (a bus repeats
+	// a few dozen), sparing a map look-up a message.
+	params    [paramSlots]paramSlot
+	paramsCat *Catalogue
+}
+
+// paramSlots is the parameter cache's size, a power of two.
+const paramSlots = 64
+
+type paramSlot struct {
+	set    bool
+	pgn    uint32
+	params []Param
+}
+
+// paramsOf is Catalogue().Of(pgn) through the cache, emptied when the
+// catalogue changes; the caller holds mu.
+func (s *Store) paramsOf(pgn uint32) []Param {
+	if cat := s.Catalogue(); cat != s.paramsCat {
+		s.params, s.paramsCat = [paramSlots]paramSlot{}, cat
+	}
+	e := &s.params[pgn*2654435761>>26%paramSlots]
+	if !e.set || e.pgn != pgn {
+		*e = paramSlot{set: true, pgn: pgn, params: s.paramsCat.Of(pgn)}
+	}
+	return e.params
 }
 
 // New returns an empty store bounded by l.
@@ -377,7 +403,7 @@ func (s *Store) message(p *portState, m *Message) {
 	l.Data = append(l.Data[:0], m.Data...)
 	// The catalogue, not the hot entry, says what a PGN carries: a DBC
 	// loaded since changes it.
-	if params := s.Catalogue().Of(m.ID.PGN); len(params) > 0 {
+	if params := s.paramsOf(m.ID.PGN); len(params) > 0 {
 		// One lock for the message's samples, each decoded in its slot.
 		s.samples.AppendEach(len(params), func(i int, v *Sample) {
 			v.Port, v.Time, v.SA, v.Value = p.name, m.Time, sa, params[i].Decode(m.Data)

@@ -61,7 +61,7 @@ type Ring[T any] struct {
 	next   uint64      // seq the next append gets
 	bytes  int64
 	// With reuse (ReuseChunks), spare is an evicted chunk no snapshot can
-	// read, cleared, for the next append that needs one. sharedTo is next
+	// read, for the next append that needs one. sharedTo is next
 	// at the latest Snapshot: a chunk holding seqs below it may be in a
 	// view.
 	reuse    bool
@@ -83,7 +83,8 @@ var ErrOversize = errors.New("ring: item larger than the byte limit")
 //
 // Real memory stays within the limits plus one chunk: an evicted item's
 // slot, and what it points at, are released with its chunk of chunkSize
-// items, since a snapshot may still read them (see also ReuseChunks).
+// items, since a snapshot may still read them. With ReuseChunks it is two:
+// a reused chunk holds evicted items until they are overwritten.
 func New[T any](l Limits, size func(T) int) (*Ring[T], error) {
 	if l.Items < 1 || l.Bytes < 1 {
 		return nil, fmt.Errorf("ring: limits %d items, %d bytes: both must be positive", l.Items, l.Bytes)
@@ -113,7 +114,7 @@ func NewFixed[T any](l Limits) (*Ring[T], error) {
 func (r *Ring[T]) OnEvict(fn func(T)) { r.onEvict = fn }
 
 // ReuseChunks makes the ring keep an evicted chunk that no snapshot ever
-// held, cleared, for its next chunk instead of leaving it to the
+// held for its next chunk instead of leaving it to the
 // collector: a full ring that no one reads while it fills then allocates
 // nothing. Set it before the first Append.
 func (r *Ring[T]) ReuseChunks() { r.reuse = true }
@@ -153,8 +154,10 @@ func (r *Ring[T]) AppendEach(n int, fill func(i int, v *T)) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var zero T
 	for i := range n {
 		if v, _, err := r.place(r.slot); err == nil {
+			*v = zero // a reused chunk's slot holds an evicted item
 			fill(i, v)
 		}
 	}
@@ -217,10 +220,11 @@ func (r *Ring[T]) evictOldest() {
 		// The chunk is done. One a snapshot may still read (through the
 		// shared backing array, which the next growing append reallocates
 		// without it) is left to the collector; one no view ever held may
-		// be kept for reuse, cleared so it holds on to nothing evicted.
+		// be kept for reuse. Its items are overwritten as it refills, not
+		// cleared first: what they hold is the one chunk of evicted items
+		// the limits allow for.
 		r.chunks = r.chunks[1:]
 		if r.reuse && r.sharedTo <= r.first-chunkSize {
-			clear(c.items[:])
 			r.spare = c
 		}
 	}
