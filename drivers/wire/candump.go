@@ -168,31 +168,37 @@ func trimBlanks(b []byte) []byte {
 	return b
 }
 
-// parseTime reads `seconds[.fraction]` without allocating.
+// parseTime reads `seconds[.fraction]` without allocating, in one pass.
 func parseTime(b []byte) (time.Time, error) {
-	secs, frac, _ := bytes.Cut(b, []byte("."))
 	// 12 digits of seconds reach year 33658; more is garbage, not a time.
 	const maxSecDigits = 12
-	if len(secs) == 0 || len(secs) > maxSecDigits {
-		return time.Time{}, fmt.Errorf("timestamp %q is not seconds", b)
-	}
 	var s int64
-	for _, c := range secs {
-		if c < '0' || c > '9' {
+	i := 0
+	for ; i < len(b) && b[i] != '.'; i++ {
+		d := b[i] - '0'
+		if d > 9 || i == maxSecDigits {
 			return time.Time{}, fmt.Errorf("timestamp %q is not seconds", b)
 		}
-		s = s*10 + int64(c-'0')
+		s = s*10 + int64(d)
+	}
+	if i == 0 {
+		return time.Time{}, fmt.Errorf("timestamp %q is not seconds", b)
 	}
 	var ns int64
-	for i, c := range frac {
-		if c < '0' || c > '9' {
-			return time.Time{}, fmt.Errorf("timestamp %q has a bad fraction", b)
-		}
-		if i < 9 {
-			ns = ns*10 + int64(c-'0')
+	digits := 0
+	if i < len(b) {
+		for _, c := range b[i+1:] {
+			d := c - '0'
+			if d > 9 {
+				return time.Time{}, fmt.Errorf("timestamp %q has a bad fraction", b)
+			}
+			if digits < 9 {
+				ns = ns*10 + int64(d)
+				digits++
+			}
 		}
 	}
-	for i := len(frac); i < 9; i++ {
+	for ; digits < 9; digits++ {
 		ns *= 10
 	}
 	return time.Unix(s, ns).UTC(), nil
