@@ -213,7 +213,7 @@ func New(l Limits) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// ~2.3 samples a frame: a new chunk each 256 of them was most of what
+	// ~1.9 samples a frame: a new chunk each 256 of them was most of what
 	// ingest allocated, and so most of the collector's work (issue #14).
 	samples.ReuseChunks()
 	sessions, err := newRing[SessionRecord]("sessions", l.Sessions, DefaultSessions, SessionBytes())
