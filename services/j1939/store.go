@@ -406,7 +406,8 @@ func (s *Store) message(p *portState, m *Message) {
 	if params := s.paramsOf(m.ID.PGN); len(params) > 0 {
 		// One lock for the message's samples, each decoded in its slot.
 		s.samples.AppendEach(len(params), func(i int, v *Sample) {
-			v.Port, v.Time, v.SA, v.Value = p.name, m.Time, sa, params[i].Decode(m.Data)
+			v.Port, v.Time, v.SA = p.name, m.Time, sa
+			params[i].decodeInto(m.Data, &v.Value)
 		})
 	}
 }
