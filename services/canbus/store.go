@@ -1,6 +1,7 @@
 package canbus
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -289,12 +290,8 @@ func (p *Port) addID(r *Record) {
 		p.ids[key] = st
 		*h = st
 	} else if st.lastLen > 0 || r.Len > 0 {
-		var a, b uint64
-		for i := range 8 {
-			a |= uint64(st.last[i]) << (56 - 8*i)
-			b |= uint64(r.Data[i]) << (56 - 8*i)
-		}
-		st.changed |= a ^ b
+		// Byte 0 is the mask's top byte.
+		st.changed |= binary.BigEndian.Uint64(st.last[:]) ^ binary.BigEndian.Uint64(r.Data[:])
 	}
 	st.Count++
 	st.Last = r.Time
