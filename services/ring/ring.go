@@ -61,9 +61,8 @@ type Ring[T any] struct {
 	next   uint64      // seq the next append gets
 	bytes  int64
 	// With reuse (ReuseChunks), spare is an evicted chunk no snapshot can
-	// read, for the next append that needs one. sharedTo is next
-	// at the latest Snapshot: a chunk holding seqs below it may be in a
-	// view.
+	// read, for the next append that needs one. sharedTo is next at the
+	// latest Snapshot: a chunk holding seqs below it may be in a view.
 	reuse    bool
 	spare    *chunk[T]
 	sharedTo uint64
@@ -114,9 +113,9 @@ func NewFixed[T any](l Limits) (*Ring[T], error) {
 func (r *Ring[T]) OnEvict(fn func(T)) { r.onEvict = fn }
 
 // ReuseChunks makes the ring keep an evicted chunk that no snapshot ever
-// held for its next chunk instead of leaving it to the
-// collector: a full ring that no one reads while it fills then allocates
-// nothing. Set it before the first Append.
+// held for its next chunk instead of leaving it to the collector: a full
+// ring that no one reads while it fills then allocates nothing. Set it
+// before the first Append.
 func (r *Ring[T]) ReuseChunks() { r.reuse = true }
 
 // Append stores v, evicting the oldest items as the limits require, and
@@ -221,8 +220,8 @@ func (r *Ring[T]) evictOldest() {
 		// shared backing array, which the next growing append reallocates
 		// without it) is left to the collector; one no view ever held may
 		// be kept for reuse. Its items are overwritten as it refills, not
-		// cleared first: what they hold is the one chunk of evicted items
-		// the limits allow for.
+		// cleared first: New's bound allows for the evicted items they
+		// hold until then.
 		r.chunks = r.chunks[1:]
 		if r.reuse && r.sharedTo <= r.first-chunkSize {
 			r.spare = c
