@@ -122,7 +122,8 @@ func ReadFile(r io.Reader, frame func(n int, rec *wire.CandumpRecord) error, bad
 			bad(n, ReasonOverlong, nil)
 			return nil
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		// A -l line starts with its timestamp: only others need trimming.
+		if line[0] != '(' && len(bytes.TrimSpace(line)) == 0 {
 			return nil
 		}
 		if err := wire.DecodeCandump(line, &rec); err != nil {
@@ -177,7 +178,11 @@ func (b *batcher) add(t time.Time, id uint32, payload []byte, bad func()) error 
 		return nil
 	}
 	c.data = data
-	c.frames = append(c.frames, capture.Frame{Time: t, Link: wire.LinkCANSocketCAN, Data: data[start:len(data):len(data)]})
+	// Field by field in place: a Frame built on the stack and appended
+	// stalls on the copy (narrow stores do not forward to wide loads).
+	c.frames = c.frames[:len(c.frames)+1]
+	f := &c.frames[len(c.frames)-1]
+	f.Time, f.Link, f.Data, f.OrigLen = t, wire.LinkCANSocketCAN, data[start:len(data):len(data)], 0
 	if len(c.frames) == batchFrames {
 		return b.flush()
 	}

@@ -59,11 +59,17 @@ func DecodeCandump(b []byte, r *CandumpRecord) error {
 	return decodePretty(rest, r)
 }
 
-// decodeLog reads `ID#DATA` (also `ID#R` for a remote frame).
+// decodeLog reads `ID#DATA` (also `ID#R` for a remote frame). A blank
+// fails the hex reads below, so it is looked for only to say why.
 func decodeLog(b []byte, hash int, r *CandumpRecord) error {
-	if indexBlank(b) >= 0 {
+	err := decodeLogFields(b, hash, r)
+	if err != nil && indexBlank(b) >= 0 {
 		return errors.New("want exactly `(time) interface id#data`")
 	}
+	return err
+}
+
+func decodeLogFields(b []byte, hash int, r *CandumpRecord) error {
 	id, err := parseID(b[:hash])
 	if err != nil {
 		return err
@@ -71,6 +77,9 @@ func decodeLog(b []byte, hash int, r *CandumpRecord) error {
 	dataHex := b[hash+1:]
 	switch {
 	case len(dataHex) > 0 && (dataHex[0] == 'R' || dataHex[0] == 'r'):
+		if indexBlank(dataHex) >= 0 {
+			return errors.New("blank after the remote request")
+		}
 		r.ID = id | CANRTR
 		return nil
 	case len(dataHex) > 0 && dataHex[0] == '#':
@@ -159,31 +168,37 @@ func trimBlanks(b []byte) []byte {
 	return b
 }
 
-// parseTime reads `seconds[.fraction]` without allocating.
+// parseTime reads `seconds[.fraction]` without allocating, in one pass.
 func parseTime(b []byte) (time.Time, error) {
-	secs, frac, _ := bytes.Cut(b, []byte("."))
 	// 12 digits of seconds reach year 33658; more is garbage, not a time.
 	const maxSecDigits = 12
-	if len(secs) == 0 || len(secs) > maxSecDigits {
-		return time.Time{}, fmt.Errorf("timestamp %q is not seconds", b)
-	}
 	var s int64
-	for _, c := range secs {
-		if c < '0' || c > '9' {
+	i := 0
+	for ; i < len(b) && b[i] != '.'; i++ {
+		d := b[i] - '0'
+		if d > 9 || i == maxSecDigits {
 			return time.Time{}, fmt.Errorf("timestamp %q is not seconds", b)
 		}
-		s = s*10 + int64(c-'0')
+		s = s*10 + int64(d)
+	}
+	if i == 0 {
+		return time.Time{}, fmt.Errorf("timestamp %q is not seconds", b)
 	}
 	var ns int64
-	for i, c := range frac {
-		if c < '0' || c > '9' {
-			return time.Time{}, fmt.Errorf("timestamp %q has a bad fraction", b)
-		}
-		if i < 9 {
-			ns = ns*10 + int64(c-'0')
+	digits := 0
+	if i < len(b) {
+		for _, c := range b[i+1:] {
+			d := c - '0'
+			if d > 9 {
+				return time.Time{}, fmt.Errorf("timestamp %q has a bad fraction", b)
+			}
+			if digits < 9 {
+				ns = ns*10 + int64(d)
+				digits++
+			}
 		}
 	}
-	for i := len(frac); i < 9; i++ {
+	for ; digits < 9; digits++ {
 		ns *= 10
 	}
 	return time.Unix(s, ns).UTC(), nil
@@ -227,22 +242,31 @@ func parseID(b []byte) (uint32, error) {
 	return id, nil
 }
 
-func hexNibble(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
+// unhex maps a hex digit, either case, to its value and anything else
+// to notHex: one load a digit instead of three range tests.
+var unhex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = notHex
 	}
-	return 0, false
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	for i, c := range "ABCDEF" {
+		t[c] = byte(10 + i)
+	}
+	return t
+}()
+
+const notHex = 0xFF
+
+func hexNibble(c byte) (byte, bool) {
+	v := unhex[c]
+	return v, v != notHex
 }
 
 func hexByte(hi, lo byte) (byte, bool) {
-	h, ok1 := hexNibble(hi)
-	l, ok2 := hexNibble(lo)
-	return h<<4 | l, ok1 && ok2
+	h, l := unhex[hi], unhex[lo]
+	return h<<4 | l, h != notHex && l != notHex
 }
 
 const hexDigits = "0123456789ABCDEF"

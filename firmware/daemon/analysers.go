@@ -166,7 +166,8 @@ func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() bud
 		if err != nil {
 			return nil, nil, fmt.Errorf("port %s: %w", name, err)
 		}
-		return func(frames []capture.Frame) int { return feedCAN(name, p, j, a.uds, frames) },
+		recs := new([canChunk]canbus.Record)
+		return func(frames []capture.Frame) int { return feedCAN(name, p, j, a.uds, recs, frames) },
 			func() budget.Use { return a.use(budget.CANFrames, name, p.FrameStats()) }, nil
 	case capture.KindJ1708:
 		p, err := a.j1587.Port(name)
@@ -244,24 +245,35 @@ func portStore(kind capture.Kind) string {
 	return ""
 }
 
+// canChunk is how many frames feedCAN hands the stores at once: each
+// store takes its locks once a chunk, and a port's scratch stays a
+// fixed 10 KiB whatever batch a source hands off.
+const canChunk = 256
+
 // feedCAN decodes SocketCAN bytes once and hands plain values to the CAN,
-// J1939 and UDS stores; services/ never sees a driver type. The UDS store
-// sees every frame the port's ring stores, in the same order, so its frame
-// numbers are the ring's sequence numbers.
-func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, frames []capture.Frame) (bad int) {
-	for i := range frames {
-		f := &frames[i]
-		id, data, err := wire.DecodeCAN(f.Data)
-		if err != nil {
-			bad++
-			continue
+// J1939 and UDS stores, a chunk at a time; services/ never sees a driver
+// type. The UDS store sees every frame the port's ring stores, in the
+// same order, so its frame numbers are the ring's sequence numbers.
+// recs is the port's scratch.
+func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, recs *[canChunk]canbus.Record, frames []capture.Frame) (bad int) {
+	for len(frames) > 0 {
+		n := 0
+		for len(frames) > 0 && n < canChunk {
+			id, data, err := wire.DecodeCAN(frames[0].Data)
+			if err != nil {
+				bad++
+			} else {
+				r := &recs[n]
+				r.Time, r.ID, r.Len = frames[0].Time, id, uint8(copy(r.Data[:], data))
+				n++
+			}
+			frames = frames[1:]
 		}
-		p.Add(f.Time, id, data)
-		if id&(wire.CANRTR|wire.CANERR) == 0 {
-			j.Feed(f.Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
-		}
+		rs := recs[:n]
+		p.AddAll(rs)
+		j.FeedAll(rs)
 		// A port beyond the store's bound is counted there (port_overflow).
-		_ = uds.Feed(name, f.Time, id, data)
+		_ = uds.FeedAll(name, rs)
 	}
 	return bad
 }

@@ -1,6 +1,7 @@
 package canbus
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -193,14 +194,26 @@ func (s *Store) Lookup(name string) *Port {
 
 // Add records one frame. id carries the Flag bits; data is copied.
 func (p *Port) Add(t time.Time, id uint32, data []byte) {
-	var r Record
-	r.Time, r.ID = t, id
-	r.Len = uint8(copy(r.Data[:], data))
-	p.frames.Append(r)
+	r := [1]Record{{Time: t, ID: id}}
+	r[0].Len = uint8(copy(r[0].Data[:], data))
+	p.AddAll(r[:])
+}
 
-	ext := id&wire.CANEFF != 0
+// AddAll records frames in order, as Add records each, under one lock of
+// the ring and one of the port: a consumer adds a hand-off batch at once.
+func (p *Port) AddAll(recs []Record) {
+	p.frames.AppendAll(recs)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for i := range recs {
+		p.count(&recs[i])
+	}
+}
+
+// count adds r to the port's counters; the caller holds mu.
+func (p *Port) count(r *Record) {
+	t, id := r.Time, r.ID
+	ext := id&wire.CANEFF != 0
 	p.total++
 	if p.first.IsZero() {
 		p.first = t
@@ -223,33 +236,39 @@ func (p *Port) Add(t time.Time, id uint32, data []byte) {
 	bits := uint64(FrameBits(ext, int(r.Len)))
 	p.bits += bits
 	p.addSecond(t, bits)
-	p.addID(&r)
+	p.addID(r)
 }
 
 func (p *Port) addSecond(t time.Time, bits uint64) {
-	sec := t.Truncate(time.Second)
-	n := len(p.seconds)
-	if n > 0 {
-		lastIdx := (p.secStart + n - 1) % MaxSeconds
-		if n < MaxSeconds {
-			lastIdx = n - 1
-		}
-		cur := &p.seconds[lastIdx]
-		if !sec.After(cur.Start) {
-			// Same second, or a frame out of order: charge the current one.
-			cur.Frames++
-			cur.Bits += bits
-			cur.Load = float64(cur.Bits) / float64(p.bitrate)
-			return
-		}
+	// Most frames fall in the current second: comparing Unix seconds
+	// spares them Truncate's division. A frame out of order is charged to
+	// the current second too.
+	if cur := p.currentSecond(); cur != nil && (t.Unix() == cur.Start.Unix() || !t.Truncate(time.Second).After(cur.Start)) {
+		cur.Frames++
+		cur.Bits += bits
+		cur.Load = float64(cur.Bits) / float64(p.bitrate)
+		return
 	}
-	s := Second{Start: sec, Frames: 1, Bits: bits, Load: float64(bits) / float64(p.bitrate)}
-	if n < MaxSeconds {
+	s := Second{Start: t.Truncate(time.Second), Frames: 1, Bits: bits, Load: float64(bits) / float64(p.bitrate)}
+	if len(p.seconds) < MaxSeconds {
 		p.seconds = append(p.seconds, s)
 		return
 	}
 	p.seconds[p.secStart] = s
 	p.secStart = (p.secStart + 1) % MaxSeconds
+}
+
+// currentSecond is the newest second of load history, nil before the
+// first frame.
+func (p *Port) currentSecond() *Second {
+	n := len(p.seconds)
+	switch {
+	case n == 0:
+		return nil
+	case n < MaxSeconds:
+		return &p.seconds[n-1]
+	}
+	return &p.seconds[(p.secStart+MaxSeconds-1)%MaxSeconds]
 }
 
 func (p *Port) addID(r *Record) {
@@ -271,12 +290,8 @@ func (p *Port) addID(r *Record) {
 		p.ids[key] = st
 		*h = st
 	} else if st.lastLen > 0 || r.Len > 0 {
-		var a, b uint64
-		for i := range 8 {
-			a |= uint64(st.last[i]) << (56 - 8*i)
-			b |= uint64(r.Data[i]) << (56 - 8*i)
-		}
-		st.changed |= a ^ b
+		// Byte 0 is the mask's top byte.
+		st.changed |= binary.BigEndian.Uint64(st.last[:]) ^ binary.BigEndian.Uint64(r.Data[:])
 	}
 	st.Count++
 	st.Last = r.Time

@@ -1,6 +1,7 @@
 package canbus
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -87,4 +88,54 @@ func TestIDTableBounded(t *testing.T) {
 	if st := p.Status(); st.DistinctIDs != MaxIDs || st.IDOverflow != 5 {
 		t.Errorf("distinct %d overflow %d", st.DistinctIDs, st.IDOverflow)
 	}
+}
+
+func TestAddAllIsAddEach(t *testing.T) {
+	t0 := time.Unix(1_600_000_000, 0)
+	var recs []Record
+	for i := range 600 {
+		r := Record{Time: t0.Add(time.Duration(i) * 7 * time.Millisecond), ID: uint32(i % 40)}
+		switch i % 4 {
+		case 1:
+			r.ID |= 0x18FEF100 | wire.CANEFF
+		case 2:
+			r.ID |= wire.CANRTR
+		case 3:
+			r.ID = wire.CANERR | 4
+		}
+		r.Len = uint8(i % 9)
+		for k := range r.Len {
+			r.Data[k] = byte(i + int(k))
+		}
+		recs = append(recs, r)
+	}
+	each, _ := New(Limits{Items: 500, Bytes: 1 << 20})
+	all, _ := New(Limits{Items: 500, Bytes: 1 << 20})
+	pe, _ := each.Port("can0", 0)
+	pa, _ := all.Port("can0", 0)
+	for i := range recs {
+		pe.Add(recs[i].Time, recs[i].ID, recs[i].Payload())
+	}
+	for i := 0; i < len(recs); i += 64 {
+		pa.AddAll(recs[i:min(i+64, len(recs))])
+	}
+	if e, a := pe.Status(), pa.Status(); !reflect.DeepEqual(e, a) {
+		t.Errorf("status: Add %+v, AddAll %+v", e, a)
+	}
+	if e, a := pe.IDs(), pa.IDs(); !reflect.DeepEqual(e, a) {
+		t.Errorf("ids: Add %+v, AddAll %+v", e, a)
+	}
+	if e, a := pe.Seconds(), pa.Seconds(); !reflect.DeepEqual(e, a) {
+		t.Errorf("seconds: Add %+v, AddAll %+v", e, a)
+	}
+	fe, fa := pe.Frames(), pa.Frames()
+	if e, a := pe.FrameStats(), pa.FrameStats(); e.Items != a.Items || e.Evicted != a.Evicted || e.Bytes != a.Bytes || fe.FirstSeq() != fa.FirstSeq() {
+		t.Errorf("frame rings: Add %+v, AddAll %+v", e, a)
+	}
+	fe.Range(0, func(seq uint64, r Record) bool {
+		if got, _ := fa.Get(seq); got != r {
+			t.Errorf("frame %d: Add %+v, AddAll %+v", seq, r, got)
+		}
+		return true
+	})
 }

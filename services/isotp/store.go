@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus"
 	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
@@ -146,12 +147,38 @@ func (s *Store) Feed(port string, t time.Time, id uint32, data []byte) error {
 	if err != nil {
 		return err
 	}
+	p.feed(t, id, data)
+	return nil
+}
+
+// FeedAll is Feed for each of recs, in order, under one lock: a consumer
+// feeds a hand-off batch at once.
+func (s *Store) FeedAll(port string, recs []canbus.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, err := s.port(port)
+	if errors.Is(err, ErrTooManyPorts) {
+		s.portOver += uint64(len(recs) - 1) // port counted the first
+	}
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		p.feed(recs[i].Time, recs[i].ID, recs[i].Payload())
+	}
+	return nil
+}
+
+// feed numbers one frame and reads it; the caller holds the store's lock.
+func (p *storePort) feed(t time.Time, id uint32, data []byte) {
 	seq := p.frames
 	p.frames++
 	if id&(wire.CANRTR|wire.CANERR) == 0 {
 		p.tr.Feed(seq, t, id, data)
 	}
-	return nil
 }
 
 // Transactions returns a consistent view of the kept transactions,

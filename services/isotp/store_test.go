@@ -70,3 +70,20 @@ func TestStoreBounds(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+func TestFeedAllCountsEachFrameOfARefusedPort(t *testing.T) {
+	s, _ := New(Limits{Ports: 1})
+	recs := []canbus.Record{{Time: t0, ID: 0x7E0, Len: 3, Data: [8]byte{2, 0x3E, 0}}, {Time: t0, ID: 0x7E8, Len: 3, Data: [8]byte{2, 0x7E, 0}}}
+	if err := s.FeedAll("a", recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FeedAll("b", recs); err == nil {
+		t.Error("a second port was accepted at Ports 1")
+	}
+	if err := s.FeedAll("b", nil); err != nil {
+		t.Errorf("no frames: %v", err)
+	}
+	if st := s.Status(); st.PortOverflow != 2 || st.Ports[0].Frames != 2 {
+		t.Errorf("status %+v, want 2 frames of port a and 2 refused", st)
+	}
+}

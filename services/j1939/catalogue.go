@@ -153,18 +153,28 @@ func (c *Catalogue) Notes() []string { return slices.Clone(c.notes) }
 // error (0xFE) or reserved (0xFB–0xFD); for a narrower one all ones is
 // not available and all ones less one is error (two-bit states: 3 and 2).
 func (p *Param) Decode(data []byte) Value {
-	v := Value{SPN: p.SPN, Unit: p.Unit}
+	var v Value
+	p.decodeInto(data, &v)
+	return v
+}
+
+// decodeInto is Decode writing each field of *v in place: the sample
+// ring decodes into its slots so, and a Value built on the stack and
+// copied out stalls on the copy (its narrow stores do not forward to
+// the wide loads that move it).
+func (p *Param) decodeInto(data []byte, v *Value) {
+	v.SPN, v.Unit = p.SPN, p.Unit
 	raw, ok := p.extract(data)
 	if !ok {
-		v.Status = StatusMissing
-		return v
+		v.Raw, v.Value, v.Status = 0, 0, StatusMissing
+		return
 	}
 	v.Raw = uint32(raw)
 	v.Status = rangeStatus(raw, p.Bits)
+	v.Value = 0
 	if v.Status == StatusOK {
 		v.Value = float64(raw)*p.Scale + p.Offset
 	}
-	return v
 }
 
 // extract reads the raw bits, or reports that data is too short.

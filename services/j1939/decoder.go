@@ -48,17 +48,23 @@ func (d *Decoder) Feed(t time.Time, id uint32, ext bool, data []byte) {
 		return
 	}
 	d.Frames++
-	x := ParseID(id)
 	d.tp.sweep(t)
-	d.msg = Message{Time: t, ID: x, Data: data, Via: ViaDirect}
+	// Field by field in place: a Message or ID built on the stack and
+	// copied in stalls on the copy (narrow stores do not forward to the
+	// wide loads that move it), once a frame.
+	m := &d.msg
+	m.Time, m.Data, m.Via = t, data, ViaDirect
+	parseIDInto(id, &m.ID)
+	x := &m.ID
+	pgn, sa, da := x.PGN, x.SA, x.DA
 	if d.OnMessage != nil {
-		d.OnMessage(&d.msg)
+		d.OnMessage(m)
 	}
-	switch x.PGN {
+	switch pgn {
 	case PGNTPCM:
-		d.tp.cm(t, x.SA, x.DA, data)
+		d.tp.cm(t, sa, da, data)
 	case PGNTPDT:
-		d.tp.dt(t, x.SA, x.DA, data)
+		d.tp.dt(t, sa, da, data)
 	}
 }
 

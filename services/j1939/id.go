@@ -46,15 +46,17 @@ type ID struct {
 // For PDU1 the PGN's low byte is zero and PS is the destination; for PDU2
 // PS is the group extension and part of the PGN.
 func ParseID(id uint32) ID {
+	var x ID
+	parseIDInto(id, &x)
+	return x
+}
+
+// parseIDInto is ParseID writing every field of *x in place, for the
+// decoder's per-frame message (Decoder.Feed says why).
+func parseIDInto(id uint32, x *ID) {
 	id &= wire.CANEFFMask
-	x := ID{
-		Priority: uint8(id >> 26 & 7),
-		EDP:      uint8(id >> 25 & 1),
-		DP:       uint8(id >> 24 & 1),
-		PF:       uint8(id >> 16),
-		PS:       uint8(id >> 8),
-		SA:       uint8(id),
-	}
+	x.Priority, x.EDP, x.DP = uint8(id>>26&7), uint8(id>>25&1), uint8(id>>24&1)
+	x.PF, x.PS, x.SA = uint8(id>>16), uint8(id>>8), uint8(id)
 	// The EDP bit joins DP as a 2-bit data page, as in GROUND_TRUTH's PGN.
 	page := uint32(x.EDP)<<1 | uint32(x.DP)
 	if x.PF < pdu2Min {
@@ -64,7 +66,6 @@ func ParseID(id uint32) ID {
 		x.PGN = page<<16 | uint32(x.PF)<<8 | uint32(x.PS)
 		x.DA = AddrGlobal
 	}
-	return x
 }
 
 // pgnNames names common PGNs. A constant table, never written after init.

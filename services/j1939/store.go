@@ -9,6 +9,8 @@ import (
 	"time"
 	"unsafe"
 
+	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus"
 	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
@@ -176,8 +178,33 @@ type Store struct {
 	samples  *ring.Ring[Sample]
 	sessions *ring.Ring[SessionRecord]
 	dm       DM                        // scratch for Feed
-	decoded  []Sample                  // scratch: one message's SPN samples, appended at once
 	cat      atomic.Pointer[Catalogue] // catalogue_store.go
+	// params caches paramsCat's parameters of recent PGNs (a bus repeats
+	// a few dozen), sparing a map look-up a message.
+	params    [paramSlots]paramSlot
+	paramsCat *Catalogue
+}
+
+// paramSlots is the parameter cache's size, a power of two.
+const paramSlots = 64
+
+type paramSlot struct {
+	set    bool
+	pgn    uint32
+	params []Param
+}
+
+// paramsOf is Catalogue().Of(pgn) through the cache, emptied when the
+// catalogue changes; the caller holds mu.
+func (s *Store) paramsOf(pgn uint32) []Param {
+	if cat := s.Catalogue(); cat != s.paramsCat {
+		s.params, s.paramsCat = [paramSlots]paramSlot{}, cat
+	}
+	e := &s.params[pgn*2654435761>>26%paramSlots]
+	if !e.set || e.pgn != pgn {
+		*e = paramSlot{set: true, pgn: pgn, params: s.paramsCat.Of(pgn)}
+	}
+	return e.params
 }
 
 // New returns an empty store bounded by l.
@@ -186,6 +213,9 @@ func New(l Limits) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// ~1.9 samples a frame: a new chunk each 256 of them was most of what
+	// ingest allocated, and so most of the collector's work (issue #14).
+	samples.ReuseChunks()
 	sessions, err := newRing[SessionRecord]("sessions", l.Sessions, DefaultSessions, SessionBytes())
 	if err != nil {
 		return nil, err
@@ -270,6 +300,20 @@ func (f *Feeder) Feed(t time.Time, id uint32, ext bool, data []byte) {
 	f.s.mu.Lock()
 	f.p.dec.Feed(t, id, ext, data)
 	f.s.mu.Unlock()
+}
+
+// FeedAll feeds the data frames of recs, in order, under one lock: a
+// consumer feeds a hand-off batch at once. Their ids carry the wire.CAN*
+// flags; remote and error frames are skipped.
+func (f *Feeder) FeedAll(recs []canbus.Record) {
+	f.s.mu.Lock()
+	defer f.s.mu.Unlock()
+	for i := range recs {
+		r := &recs[i]
+		if r.ID&(wire.CANRTR|wire.CANERR) == 0 {
+			f.p.dec.Feed(r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
+		}
+	}
 }
 
 // entry returns the cached table entries of k, filling the cache slot on
@@ -359,12 +403,12 @@ func (s *Store) message(p *portState, m *Message) {
 	l.Data = append(l.Data[:0], m.Data...)
 	// The catalogue, not the hot entry, says what a PGN carries: a DBC
 	// loaded since changes it.
-	if params := s.Catalogue().Of(m.ID.PGN); len(params) > 0 {
-		s.decoded = s.decoded[:0]
-		for i := range params {
-			s.decoded = append(s.decoded, Sample{Port: p.name, Time: m.Time, SA: sa, Value: params[i].Decode(m.Data)})
-		}
-		s.samples.AppendAll(s.decoded) // one lock for the message's samples
+	if params := s.paramsOf(m.ID.PGN); len(params) > 0 {
+		// One lock for the message's samples, each decoded in its slot.
+		s.samples.AppendEach(len(params), func(i int, v *Sample) {
+			v.Port, v.Time, v.SA = p.name, m.Time, sa
+			params[i].decodeInto(m.Data, &v.Value)
+		})
 	}
 }
 

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus"
 	"fieldtap/tools/refdata"
 )
 
@@ -177,5 +179,38 @@ func TestSeenPGNsListsEveryPortsPGNsWithinTheBound(t *testing.T) {
 	}
 	if got := len(s.SeenPGNs()); got != MaxPGNs+2 { // can2's table is full; 65226 and 65262 come from the others
 		t.Errorf("SeenPGNs holds %d PGNs, want %d", got, MaxPGNs+2)
+	}
+}
+
+func TestFeedAllIsFeedEach(t *testing.T) {
+	var recs []canbus.Record
+	var r wire.CandumpRecord
+	for _, l := range readLines(t, "cytr_candump_on_a_Kenworth.log") {
+		if wire.DecodeCandump(l, &r) == nil {
+			recs = append(recs, canbus.Record{Time: r.Time, ID: r.ID, Len: r.Len, Data: r.Data})
+		}
+	}
+	// A remote and an error frame: FeedAll skips them as the daemon did.
+	recs = append(recs, canbus.Record{Time: r.Time, ID: 0x18EA0000 | wire.CANEFF | wire.CANRTR}, canbus.Record{Time: r.Time, ID: wire.CANERR | 4, Len: 8})
+	each, _ := New(Limits{})
+	all, _ := New(Limits{})
+	fe, _ := each.Feeder("can0")
+	fa, _ := all.Feeder("can0")
+	for i := range recs {
+		if id := recs[i].ID; id&(wire.CANRTR|wire.CANERR) == 0 {
+			fe.Feed(recs[i].Time, id&wire.CANEFFMask, id&wire.CANEFF != 0, recs[i].Payload())
+		}
+	}
+	for i := 0; i < len(recs); i += 7 {
+		fa.FeedAll(recs[i:min(i+7, len(recs))])
+	}
+	if e, a := each.Summary(), all.Summary(); !reflect.DeepEqual(e, a) {
+		t.Errorf("summary: Feed %+v, FeedAll %+v", e, a)
+	}
+	if e, a := each.Faults(), all.Faults(); !reflect.DeepEqual(e, a) {
+		t.Errorf("faults: Feed %+v, FeedAll %+v", e, a)
+	}
+	if e, a := each.SampleStats(), all.SampleStats(); e != a {
+		t.Errorf("samples: Feed %+v, FeedAll %+v", e, a)
 	}
 }

@@ -60,6 +60,12 @@ type Ring[T any] struct {
 	first  uint64      // seq of the oldest kept item
 	next   uint64      // seq the next append gets
 	bytes  int64
+	// With reuse (ReuseChunks), spare is an evicted chunk no snapshot can
+	// read, for the next append that needs one. sharedTo is next at the
+	// latest Snapshot: a chunk holding seqs below it may be in a view.
+	reuse    bool
+	spare    *chunk[T]
+	sharedTo uint64
 
 	evicted, evictedBytes, oversize uint64
 	rev                             uint64
@@ -76,7 +82,8 @@ var ErrOversize = errors.New("ring: item larger than the byte limit")
 //
 // Real memory stays within the limits plus one chunk: an evicted item's
 // slot, and what it points at, are released with its chunk of chunkSize
-// items, since a snapshot may still read them.
+// items, since a snapshot may still read them. With ReuseChunks it is two:
+// a reused chunk holds evicted items until they are overwritten.
 func New[T any](l Limits, size func(T) int) (*Ring[T], error) {
 	if l.Items < 1 || l.Bytes < 1 {
 		return nil, fmt.Errorf("ring: limits %d items, %d bytes: both must be positive", l.Items, l.Bytes)
@@ -105,6 +112,12 @@ func NewFixed[T any](l Limits) (*Ring[T], error) {
 // not call back into the ring. Set it before the first Append.
 func (r *Ring[T]) OnEvict(fn func(T)) { r.onEvict = fn }
 
+// ReuseChunks makes the ring keep an evicted chunk that no snapshot ever
+// held for its next chunk instead of leaving it to the collector: a full
+// ring that no one reads while it fills then allocates nothing. Set it
+// before the first Append.
+func (r *Ring[T]) ReuseChunks() { r.reuse = true }
+
 // Append stores v, evicting the oldest items as the limits require, and
 // returns v's sequence number. Sequence numbers start at 0 and never repeat.
 func (r *Ring[T]) Append(v T) (uint64, error) {
@@ -131,28 +144,62 @@ func (r *Ring[T]) AppendAll(vs []T) {
 	}
 }
 
+// AppendEach stores n items, in order, under one lock: fill writes item
+// i in its slot, which holds the zero T, instead of through a copy. Only
+// for a ring of NewFixed, whose items weigh their slot whatever they hold.
+func (r *Ring[T]) AppendEach(n int, fill func(i int, v *T)) {
+	if !r.fixed {
+		panic("ring: AppendEach on a ring whose items are weighed")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var zero T
+	for i := range n {
+		if v, _, err := r.place(r.slot); err == nil {
+			*v = zero // a reused chunk's slot holds an evicted item
+			fill(i, v)
+		}
+	}
+}
+
 // appendLocked stores v of weight n; the caller holds mu.
 func (r *Ring[T]) appendLocked(v T, n int) (uint64, error) {
+	p, seq, err := r.place(n)
+	if err != nil {
+		return 0, err
+	}
+	*p = v
+	return seq, nil
+}
+
+// place makes room for an item of weight n, evicting as the limits
+// require, and returns its slot and sequence number; the caller holds mu
+// and writes the slot before unlocking.
+func (r *Ring[T]) place(n int) (*T, uint64, error) {
 	if int64(n) > r.limits.Bytes {
 		r.oversize++
 		r.rev++
-		return 0, ErrOversize
+		return nil, 0, ErrOversize
 	}
 	for r.next-r.first >= uint64(r.limits.Items) || r.bytes+int64(n) > r.limits.Bytes {
 		r.evictOldest()
 	}
 	off := r.next % chunkSize
 	if off == 0 {
-		r.chunks = append(r.chunks, new(chunk[T]))
+		c := r.spare
+		if c == nil {
+			c = new(chunk[T])
+		}
+		r.spare = nil
+		r.chunks = append(r.chunks, c)
 	}
 	c := r.chunks[len(r.chunks)-1]
-	c.items[off] = v
 	c.sizes[off] = int32(n)
 	r.bytes += int64(n)
 	seq := r.next
 	r.next++
 	r.rev++
-	return seq, nil
+	return &c.items[off], seq, nil
 }
 
 // evictOldest drops the oldest item; the caller holds mu and knows the ring
@@ -169,10 +216,16 @@ func (r *Ring[T]) evictOldest() {
 		r.onEvict(c.items[off])
 	}
 	if r.first%chunkSize == 0 {
-		// The chunk is done. It is not cleared: a snapshot may still read
-		// it through the shared backing array, which the next growing
-		// append reallocates without it.
+		// The chunk is done. One a snapshot may still read (through the
+		// shared backing array, which the next growing append reallocates
+		// without it) is left to the collector; one no view ever held may
+		// be kept for reuse. Its items are overwritten as it refills, not
+		// cleared first: New's bound allows for the evicted items they
+		// hold until then.
 		r.chunks = r.chunks[1:]
+		if r.reuse && r.sharedTo <= r.first-chunkSize {
+			r.spare = c
+		}
 	}
 }
 
@@ -203,6 +256,7 @@ func (r *Ring[T]) Resize(seq uint64, size int) bool {
 func (r *Ring[T]) Snapshot() Snapshot[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.sharedTo = r.next
 	return Snapshot[T]{chunks: r.chunks, first: r.first, end: r.next, rev: r.rev}
 }
 

@@ -3,6 +3,7 @@ package ring
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -232,5 +233,65 @@ func TestPtrReadsInPlace(t *testing.T) {
 	s.RangePtr(0, func(_ uint64, v *[2]int) bool { got = append(got, v[0]); return true })
 	if len(got) != 3 || got[0] != 2 {
 		t.Errorf("RangePtr = %v, want [2 3 4]", got)
+	}
+}
+
+func TestFullRingNobodyReadsReusesChunks(t *testing.T) {
+	r, _ := NewFixed[[4]int](Limits{Items: 64 * chunkSize, Bytes: 1 << 30})
+	r.ReuseChunks()
+	for i := range 65 * chunkSize {
+		r.Append([4]int{i})
+	}
+	const chunks = 200
+	n := testing.AllocsPerRun(1, func() {
+		for i := range chunks * chunkSize {
+			r.Append([4]int{i})
+		}
+	})
+	// Only the chunk list, sliced from the front, is reallocated now and
+	// then; a new chunk per chunkSize appends would be 200.
+	if n > chunks/10 {
+		t.Errorf("%v allocations in %d chunks' appends, want at most %d: evicted chunks are reused", n, chunks, chunks/10)
+	}
+}
+
+func TestSnapshotKeepsItsChunksFromReuse(t *testing.T) {
+	r, _ := NewFixed[int](Limits{Items: chunkSize, Bytes: 1 << 30})
+	r.ReuseChunks()
+	for i := range chunkSize {
+		r.Append(i)
+	}
+	view := r.Snapshot()
+	// Two chunks' worth more: the viewed chunk is evicted, and a reused
+	// one would be overwritten.
+	for i := range 2 * chunkSize {
+		r.Append(chunkSize + i)
+	}
+	for seq := range uint64(chunkSize) {
+		if v, ok := view.Get(seq); !ok || v != int(seq) {
+			t.Fatalf("view.Get(%d) = %d, %v; want %d, true", seq, v, ok, seq)
+		}
+	}
+	got := collect(r.Snapshot())
+	if len(got) != chunkSize || got[0] != 2*chunkSize || got[chunkSize-1] != 3*chunkSize-1 {
+		t.Errorf("ring holds %d items %d..%d, want %d..%d", len(got), got[0], got[len(got)-1], 2*chunkSize, 3*chunkSize-1)
+	}
+}
+
+func TestAppendEachWritesInPlaceAndEvicts(t *testing.T) {
+	r, _ := NewFixed[[2]int](Limits{Items: 3, Bytes: 1 << 20})
+	r.Append([2]int{-1, -1})
+	r.AppendEach(3, func(i int, v *[2]int) {
+		if *v != [2]int{} {
+			t.Errorf("slot %d holds %v, want the zero value", i, *v)
+		}
+		v[0], v[1] = i, 10*i
+	})
+	got := collect(r.Snapshot())
+	if want := [][2]int{{0, 0}, {1, 10}, {2, 20}}; !slices.Equal(got, want) {
+		t.Errorf("contents %v, want %v", got, want)
+	}
+	if st := r.Stats(); st.Appended != 4 || st.Evicted != 1 || st.Bytes != 3*int64(SlotBytes[[2]int]()) {
+		t.Errorf("stats %+v", st)
 	}
 }
