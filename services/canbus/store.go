@@ -168,6 +168,9 @@ func (s *Store) Port(name string, bitrate int) (*Port, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Records hold no pointers: a chunk no snapshot showed is refilled
+	// instead of left to the collector.
+	r.ReuseChunks()
 	p := &Port{name: name, bitrate: bitrate, frames: r, ids: map[uint32]*IDStats{}}
 	s.ports[name] = p
 	s.order = append(s.order, name)

@@ -29,8 +29,8 @@ type Record struct {
 // Store is one port's frame ring. One goroutine appends; any may read.
 type Store struct {
 	*ring.Ring[Record]
-	mu   sync.Mutex
-	slab []byte // the current slab's unused tail
+	mu    sync.Mutex
+	slabs *ring.Slabs // the frames' bytes
 }
 
 // New returns a store bounded by l.
@@ -39,49 +39,34 @@ func New(l Limits) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Ring: r}, nil
+	// A store no one reads while it fills reuses its chunks and slabs,
+	// instead of leaving every evicted frame's memory to the collector.
+	r.ReuseChunks()
+	return &Store{Ring: r, slabs: ring.NewSlabs(r, slabSize)}, nil
 }
 
 // Append stores a copy of rec (its Data may be borrowed) and returns its
 // sequence number. A frame alone larger than the byte bound is refused
 // with ring.ErrOversize and counted.
 func (s *Store) Append(rec Record) (uint64, error) {
-	rec.Data = s.copyData(rec.Data)
-	return s.Ring.Append(rec)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec.Data = s.slabs.Copy(rec.Data)
+	seq, err := s.Ring.Append(rec)
+	s.slabs.Seal()
+	return seq, err
 }
 
 // AppendAll stores a copy of every record of recs, in order, under one
-// lock of the slab and one of the ring: a batch of frames pays two locks,
+// lock of the slabs and one of the ring: a batch of frames pays two locks,
 // not two a frame. Oversize frames are refused and counted as Append
 // refuses them. The records' Data are replaced by their copies.
 func (s *Store) AppendAll(recs []Record) {
 	s.mu.Lock()
-	for i := range recs {
-		recs[i].Data = s.copyLocked(recs[i].Data)
-	}
-	s.mu.Unlock()
-	s.Ring.AppendAll(recs)
-}
-
-// copyData places b in the current slab (copyLocked).
-func (s *Store) copyData(b []byte) []byte {
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.copyLocked(b)
-}
-
-// copyLocked places b in the current slab, starting a new one when b does
-// not fit; a frame larger than a quarter slab gets an allocation of its
-// own. The caller holds mu.
-func (s *Store) copyLocked(b []byte) []byte {
-	if len(b) > slabSize/4 {
-		return append([]byte(nil), b...)
+	for i := range recs {
+		recs[i].Data = s.slabs.Copy(recs[i].Data)
 	}
-	if len(s.slab) < len(b) {
-		s.slab = make([]byte, slabSize)
-	}
-	n := copy(s.slab, b)
-	out := s.slab[:n:n]
-	s.slab = s.slab[n:]
-	return out
+	s.Ring.AppendAll(recs)
+	s.slabs.Seal()
 }

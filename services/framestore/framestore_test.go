@@ -108,3 +108,42 @@ func BenchmarkAppend(b *testing.B) {
 		s.Append(Record{Time: t0, Link: layers.LinkTypeEthernet, Data: frame, OrigLen: len(frame)})
 	}
 }
+
+// TestSnapshotFramesKeepTheirBytes: a store that reuses its evicted
+// slabs never rewrites a frame a snapshot holds, through Append and
+// AppendAll, however many times the ring turns over after it.
+func TestSnapshotFramesKeepTheirBytes(t *testing.T) {
+	s, err := New(Limits{Items: 500, Bytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := func(i int) []byte { return fmt.Appendf(nil, "frame %07d %s", i, bytes.Repeat([]byte{byte(i)}, 200)) }
+	n := 0
+	for ; n < 800; n++ {
+		s.Append(Record{Data: frame(n)})
+	}
+	snap := s.Snapshot()
+	for ; n < 20000; n += 64 {
+		recs := make([]Record, 64)
+		for j := range recs {
+			recs[j].Data = frame(n + j)
+		}
+		s.AppendAll(recs)
+	}
+	i := int(snap.FirstSeq())
+	snap.Range(0, func(_ uint64, r Record) bool {
+		if !bytes.Equal(r.Data, frame(i)) {
+			t.Fatalf("snapshot frame %d now reads %.20q", i, r.Data)
+		}
+		i++
+		return true
+	})
+	i = int(s.Snapshot().FirstSeq())
+	s.Snapshot().Range(0, func(_ uint64, r Record) bool {
+		if !bytes.Equal(r.Data, frame(i)) {
+			t.Fatalf("frame %d reads %.20q", i, r.Data)
+		}
+		i++
+		return true
+	})
+}

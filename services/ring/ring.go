@@ -276,6 +276,16 @@ func (r *Ring[T]) Stats() Stats {
 	}
 }
 
+// Released reports whether every item with a sequence number in
+// [from, to) is evicted, and whether a snapshot ever could show one of
+// them: evicted and never shown, what they pointed at is the caller's
+// again (Slabs).
+func (r *Ring[T]) Released(from, to uint64) (evicted, shown bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.first >= to, r.sharedTo > from
+}
+
 // Next is the sequence number the next Append will return.
 func (r *Ring[T]) Next() uint64 {
 	r.mu.Lock()

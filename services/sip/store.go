@@ -34,9 +34,9 @@ const (
 	// OtherKey collects tallies past maxCountKeys.
 	OtherKey = "other"
 	// rawSlab is one allocation of raw message bytes: messages are
-	// evicted oldest first, so a slab is freed soon after its last
-	// message; at 64 KiB it holds ~90 messages of 700 bytes, one
-	// pointer-free allocation instead of 90.
+	// evicted oldest first, so a slab is free soon after its last
+	// message; at 32 KiB it holds ~45 messages of 700 bytes, one
+	// pointer-free allocation instead of 45.
 	rawSlab = 32 << 10
 )
 
@@ -108,7 +108,7 @@ type Store struct {
 	st      Stats
 	cache   *Snapshot
 	epoch   uint64
-	slab    []byte // the unused tail of the current raw slab
+	raw     *ring.Slabs // the kept messages' raw bytes
 	methods map[string]string
 	resps   map[respKey]string
 }
@@ -156,6 +156,10 @@ func New(l Limits) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sip: messages: %w", err)
 	}
+	// While no one reads, evicted messages' chunks and slabs are filled
+	// again rather than left to the collector (ring.Slabs).
+	s.msgs.ReuseChunks()
+	s.raw = ring.NewSlabs(s.msgs, rawSlab)
 	return s, nil
 }
 
@@ -253,9 +257,11 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		s.st.TransactionsShed++
 	}
 	if d.MessagesKept < s.lim.MessagesPerDialog {
-		msg.Raw = s.copyRaw(raw)
+		msg.Raw = s.raw.Copy(raw)
 		msg.Seq = s.msgs.Next()
-		if _, err := s.msgs.Append(msg); err == nil {
+		_, err := s.msgs.Append(msg)
+		s.raw.Seal()
+		if err == nil {
 			d.msgs = append(d.msgs, msg.Seq)
 			d.MessagesKept++
 		} else if errors.Is(err, ring.ErrOversize) {
@@ -269,20 +275,6 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	d.Rev = s.st.Revision
 	s.order.Resize(sl.seq, dialogBytes(sl))
 	s.cache = nil
-}
-
-// copyRaw places raw in the current slab; the caller holds mu.
-func (s *Store) copyRaw(raw []byte) []byte {
-	if len(raw) > rawSlab/4 {
-		return slices.Clone(raw)
-	}
-	if len(s.slab) < len(raw) {
-		s.slab = make([]byte, rawSlab)
-	}
-	n := copy(s.slab, raw)
-	out := s.slab[:n:n]
-	s.slab = s.slab[n:]
-	return out
 }
 
 func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {

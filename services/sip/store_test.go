@@ -147,3 +147,39 @@ func newStore(tb testing.TB, l Limits) *Store {
 	}
 	return s
 }
+
+// TestSnapshotMessagesKeepTheirRaw: the store fills evicted raw slabs
+// again while nobody reads, but never one a snapshot can show: every
+// message a snapshot holds reads as it was stored after thousands more.
+func TestSnapshotMessagesKeepTheirRaw(t *testing.T) {
+	st := newStore(t, Limits{Dialogs: 200, MessagesPerDialog: 4})
+	t0 := time.Unix(100, 0)
+	raw := func(i int) string { return req("OPTIONS", fmt.Sprint("call-", i), i+1) }
+	n := 0
+	for ; n < 400; n++ {
+		addRaw(t, st, t0.Add(time.Duration(n)*time.Millisecond), raw(n))
+	}
+	snap := st.Snapshot()
+	want := map[uint64]string{}
+	snap.RangeMessages(0, func(m *Message) bool { want[m.Seq] = string(m.Raw); return true })
+	for ; n < 10000; n++ {
+		addRaw(t, st, t0.Add(time.Duration(n)*time.Millisecond), raw(n))
+	}
+	got := 0
+	snap.RangeMessages(0, func(m *Message) bool {
+		if string(m.Raw) != want[m.Seq] {
+			t.Fatalf("message %d of the snapshot now reads %.60q, stored as %.60q", m.Seq, m.Raw, want[m.Seq])
+		}
+		got++
+		return true
+	})
+	if got == 0 || got != len(want) {
+		t.Fatalf("the snapshot shows %d messages, %d when taken", got, len(want))
+	}
+	st.Snapshot().RangeMessages(0, func(m *Message) bool {
+		if want := raw(int(m.Seq)); string(m.Raw) != want {
+			t.Fatalf("message %d reads %.60q, want %.60q", m.Seq, m.Raw, want)
+		}
+		return true
+	})
+}

@@ -150,16 +150,42 @@ func recordedCounters(t *testing.T, dir string) (map[string][]int, map[string]in
 	return out, frames
 }
 
-// contiguous fails unless counters run without a hole or a repeat: every
-// earlier frame is there.
-func contiguous(t *testing.T, port string, cs []int) {
+// contiguous fails unless counters run without a repeat, and without a
+// hole beyond the messages the port's driver counted as errors: a J1708
+// framer on a pty sees only gaps and checksums, and on a loaded machine
+// it loses a message now and then, counted, before anything is recorded.
+// Every frame delivered must be on disk.
+func contiguous(t *testing.T, port string, cs []int, driverErrors uint64) {
 	t.Helper()
+	holes := uint64(0)
 	for i := 1; i < len(cs); i++ {
-		if cs[i] != cs[i-1]+1 {
-			t.Errorf("%s: counter %d follows %d (frame %d): a recorded frame is missing or repeated", port, cs[i], cs[i-1], i)
+		switch {
+		case cs[i] <= cs[i-1]:
+			t.Errorf("%s: counter %d follows %d (frame %d): a recorded frame is repeated", port, cs[i], cs[i-1], i)
 			return
+		case cs[i] != cs[i-1]+1:
+			holes++
+			if holes > driverErrors {
+				t.Errorf("%s: counter %d follows %d (frame %d): a recorded frame is missing (%d holes, %d driver errors)", port, cs[i], cs[i-1], i, holes, driverErrors)
+				return
+			}
 		}
 	}
+	if holes > 0 {
+		t.Logf("%s: %d holes in the counters, within the %d messages the driver counted as errors", port, holes, driverErrors)
+	}
+}
+
+// portErrors sums each port's error counters from capture_status.
+func portErrors(t *testing.T, ctx context.Context, s *sdk.ClientSession) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	for _, p := range captureStatus(t, ctx, s).Data.Ports {
+		for _, n := range p.Errors {
+			out[p.Name] += n
+		}
+	}
+	return out
 }
 
 // portFrames reads each port's delivered frame count from capture_status.
@@ -228,6 +254,7 @@ func TestRecorderKill9(t *testing.T) {
 	// kill: more than FlushInterval, so all of them must be on disk.
 	before := portFrames(t, ctx, s)
 	time.Sleep(recorder.FlushInterval + 50*time.Millisecond)
+	errs := portErrors(t, ctx, s)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +321,7 @@ func TestRecorderKill9(t *testing.T) {
 	total := 0
 	for _, port := range []string{"bus1", "can1"} {
 		cs := got[port]
-		contiguous(t, port, cs)
+		contiguous(t, port, cs, errs[port])
 		c.mu.Lock()
 		sent := c.sent[port]
 		c.mu.Unlock()
@@ -372,6 +399,7 @@ func TestRecorderGracefulStopLosesNothing(t *testing.T) {
 			t.Fatalf("delivery never settled: %v", delivered)
 		}
 	}
+	errs := portErrors(t, ctx, s)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +409,7 @@ func TestRecorderGracefulStopLosesNothing(t *testing.T) {
 	got, frames := recordedCounters(t, dir)
 	total := 0
 	for port, n := range delivered {
-		contiguous(t, port, got[port])
+		contiguous(t, port, got[port], errs[port])
 		if uint64(frames[port]) != n {
 			t.Errorf("%s: %d frames on disk after a graceful stop, %d delivered", port, frames[port], n)
 		}
