@@ -10,8 +10,8 @@ package ring
 //
 // The caller serialises Copy and Seal.
 type Slabs struct {
-	size   int
-	ring   interface {
+	size int
+	ring interface {
 		Next() uint64
 		Released(from, to uint64) (evicted, shown bool)
 	}

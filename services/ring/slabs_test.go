@@ -32,7 +32,9 @@ func (sb *slabbed) add(items ...[]byte) {
 	sb.s.Seal()
 }
 
-func item(i int) []byte { return []byte(fmt.Sprintf("item %06d %s", i, bytes.Repeat([]byte{byte('a' + i%26)}, 40))) }
+func item(i int) []byte {
+	return []byte(fmt.Sprintf("item %06d %s", i, bytes.Repeat([]byte{byte('a' + i%26)}, 40)))
+}
 
 // TestSlabsReusedWhileNobodyReads: a full ring that no snapshot reads
 // fills the slabs it evicted; the bytes it holds stay its items'.
