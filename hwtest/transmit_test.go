@@ -145,7 +145,7 @@ func transmitCheck(t *testing.T, ctx context.Context, b *board, endpoint string)
 		if len(got) != 1 || !strings.HasSuffix(got[0], want) {
 			t.Errorf("can1 received %q, want exactly %q", got, want)
 		}
-		st = b.console.waitStatWhere(t, "can0 tx_packets 1 and listen-only", checkGiveUp, func(st map[string]string) bool {
+		st = b.console.waitStatWhere(t, "can0 tx_packets 1 and listen-only", 0, checkGiveUp, func(st map[string]string) bool {
 			return st["can0_tx"] == "1" && st["can0_mode"] == "listen-only"
 		})
 		t.Logf("can1: %s; kernel: can0 %s, tx_packets %s", strings.Join(got, " | "), st["can0_mode"], st["can0_tx"])
@@ -204,6 +204,7 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 	t.Logf("%s", back)
 	b.console.waitCount(t, "fieldtapd starting", starts+1, checkGiveUp)
 	step := b.console.waitCount(t, "put back in listen-only at start-up", resets+1, checkGiveUp)
+	restarted := b.console.size()
 	t.Logf("restarted daemon: %s", strings.Join(step[resets:], " | "))
 	// The guest's clock on both sides: the kill, the restarted
 	// processes' first log line, the listen-only step.
@@ -217,7 +218,10 @@ func killCheck(t *testing.T, ctx context.Context, b *board, endpoint string) {
 		}
 		t.Logf("after the kill: %s", l)
 	}
-	st := b.console.waitStatWhere(t, "can0 listen-only after the restart", checkGiveUp, func(st map[string]string) bool { return st["can0_mode"] == "listen-only" })
+	// The latest STAT line may still be one from before the plan ran
+	// (listen-only, its frames not yet counted): only lines printed once
+	// the restarted daemon reset the port count.
+	st := b.console.waitStatWhere(t, "can0 listen-only after the restart", restarted, checkGiveUp, func(st map[string]string) bool { return st["can0_mode"] == "listen-only" })
 	txd, _ := strconv.Atoi(st["can0_tx"])
 	later := b.console.nextStats(t, statsToWait)
 	if later["can0_tx"] != st["can0_tx"] || later["can0_mode"] != "listen-only" || txd >= 1+killFrames {
@@ -378,12 +382,14 @@ func (c *console) nextStats(t *testing.T, n int) map[string]string {
 	return statFields(lines[len(lines)-1])
 }
 
-// waitStatWhere waits for a STAT line whose fields satisfy ok.
-func (c *console) waitStatWhere(t *testing.T, what string, d time.Duration, ok func(map[string]string) bool) map[string]string {
+// waitStatWhere waits for a STAT line printed from console line mark on
+// whose fields satisfy ok: an older line can satisfy it too and say
+// nothing of what happened since.
+func (c *console) waitStatWhere(t *testing.T, what string, mark int, d time.Duration, ok func(map[string]string) bool) map[string]string {
 	t.Helper()
 	var last map[string]string
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		if stats := c.grep(StatLine); len(stats) > 0 {
+		if stats := c.since(mark, StatLine); len(stats) > 0 {
 			if last = statFields(stats[len(stats)-1]); ok(last) {
 				return last
 			}
