@@ -117,15 +117,11 @@ func (d *drain) Read(p []byte) (int, error) {
 				return d.end(l.err)
 			}
 			if d.take != nil && d.take(l.line) {
-				d.mu.Lock()
-				d.requests++
-				d.mu.Unlock()
+				d.requestRead()
 				continue
 			}
 			if id, method := shapeOf(l.line); id && method {
-				d.mu.Lock()
-				d.requests++
-				d.mu.Unlock()
+				d.requestRead()
 			}
 			d.pending = l.line
 		case <-d.ctx.Done():
@@ -250,6 +246,12 @@ func (d *drain) answer(line []byte) error {
 	d.wmu.Unlock()
 	d.answerWritten()
 	return err
+}
+
+func (d *drain) requestRead() {
+	d.mu.Lock()
+	d.requests++
+	d.mu.Unlock()
 }
 
 func (d *drain) answerWritten() {
