@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"fieldtap/services/untrusted"
 )
 
 // answerCases are tools/call answers appendAnswer writes itself.
@@ -77,7 +80,7 @@ func TestAppendAnswerLeavesTheRestToEncodingJSON(t *testing.T) {
 // FuzzAppendJSONString: any string, valid UTF-8 or not, is written as
 // valid JSON that decodes to what encoding/json's encoding decodes to.
 func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "\"\\\n\x00\x1f\x7f", "\u2028\u2029", "\xff", "é\u202e<>&", strings.Repeat("a\"", 100)} {
+	for _, s := range []string{"", "plain", "0123456789abcdef\x01xyz", "abcdefgh\"ijklmnop\\qrstuvwxyzé⟦x⟧\xe2\x80", "{\"k\":\"⟦v⟧\"}\u2028{\"k\":1}", "\"\\\n\x00\x1f\x7f", "\u2028\u2029", "\xff", "é\u202e<>&", strings.Repeat("a\"", 100)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -91,22 +94,27 @@ func FuzzAppendJSONString(f *testing.F) {
 		if g != w {
 			t.Errorf("%q decodes to %q, encoding/json's to %q", s, g, w)
 		}
+		// The table path and the rune path write the same bytes.
+		if runes := append(appendEscapedRunes([]byte{'"'}, s), '"'); !bytes.Equal(got, runes) {
+			t.Errorf("%q written as %s, by the rune path as %s", s, got, runes)
+		}
 	})
 }
 
 // BenchmarkAppendAnswer against json.Marshal on a 100-row page's answer.
 func BenchmarkAppendAnswer(b *testing.B) {
-	row := `{"call_id":"a84b4c76e66710@pc33.atlanta.example.com","state":"ended","final_code":200,"from_user":"14155551234","started":"2026-12-01T18:17:03.417Z","methods":["INVITE","ACK","BYE"],"user_agent":"<<sender>>Asterisk PBX<</sender>>","pdd_ms":123.4}`
+	row := `{"call_id":"a84b4c76e66710@pc33.atlanta.example.com","state":"ended","final_code":200,"from_user":"14155551234","started":"2026-12-01T18:17:03.417Z","methods":["INVITE","ACK","BYE"],"user_agent":"` + untrusted.Open + `Asterisk PBX` + untrusted.Close + `","pdd_ms":123.4}`
 	text := `{"ok":true,"items":[` + strings.TrimSuffix(strings.Repeat(row+",", 100), ",") + `]}`
 	msg := mcpgo.NewJSONRPCResultResponse(mcpgo.NewRequestId(int64(7)), &mcpgo.CallToolResult{Content: []mcpgo.Content{mcpgo.NewTextContent(text)}})
-	b.SetBytes(int64(len(text)))
 	b.Run("appendAnswer", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
 		var buf []byte
 		for b.Loop() {
 			buf, _ = appendAnswer(buf[:0], msg)
 		}
 	})
 	b.Run("encoding_json", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
 		for b.Loop() {
 			json.Marshal(msg)
 		}

@@ -128,6 +128,7 @@ func (g *gate) wrap(next http.Handler) http.Handler {
 			// waits on a person, slot.go).
 			var ctx context.Context
 			ctx, release = withSlot(r.Context(), release)
+			ctx, w = withSplice(ctx, w)
 			r = r.WithContext(ctx)
 			defer release()
 		}

@@ -183,7 +183,8 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	logs.hook(hooks, func(session string, n mcpgo.LoggingMessageNotification) error {
 		return s.SendLogMessageToSpecificClient(session, n)
 	})
-	// Outermost first: the audit sees the final outcome, the scope check
+	// Outermost first: the HTTP splice (splice.go) takes the final text,
+	// the audit sees the final outcome, the scope check
 	// runs before any work, and recovery turns a panic into an envelope
 	// the others can read.
 	s = server.NewMCPServer("fieldtap", d.Info.Version,
@@ -194,6 +195,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completer{v}),
 		server.WithResourceCompletionProvider(completer{v}),
+		server.WithToolHandlerMiddleware(spliced),
 		server.WithToolHandlerMiddleware(onTheWire(o.OutputSchemas)),
 		server.WithToolHandlerMiddleware(audited(d, o.Audit, o.Counts)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),
