@@ -229,12 +229,14 @@ var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
 		if err != nil {
 			return page[j1939SPNRow]{}, err
 		}
+		samples := c.d.J1939.Samples()
+		ports := c.d.J1939.Ports() // after the snapshot: it names every port a sample has
 		keep := func(v j1939.Sample) bool {
-			return v.Value.SPN == spn && (in.SA == nil || int(v.SA) == int(*in.SA)) && slices.Contains(chosen, v.Port) && sp.holds(v.Time)
+			return v.SPN == spn && (in.SA == nil || int(v.SA) == int(*in.SA)) && slices.Contains(chosen, v.Port(ports)) && sp.holds(v.Time())
 		}
-		return pageRing(c, in.Paging, c.d.J1939.Samples(), "samples", keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
-			o := v.Value.Out("")
-			return j1939SPNRow{Seq: seq, Port: v.Port, Time: v.Time, SA: int(v.SA), Value: o.Value, Unit: o.Unit, DBCUnit: param.DBCUnit, Status: o.Status, Raw: o.Raw}
+		return pageRing(c, in.Paging, samples, "samples", keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
+			o := v.Decoded().Out("")
+			return j1939SPNRow{Seq: seq, Port: v.Port(ports), Time: v.Time(), SA: int(v.SA), Value: o.Value, Unit: o.Unit, DBCUnit: param.DBCUnit, Status: o.Status, Raw: o.Raw}
 		})
 	},
 }

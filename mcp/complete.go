@@ -157,7 +157,7 @@ func (c completer) pgns(context.Context, string, map[string]string) []string {
 func (c completer) sampledSPNs() map[uint32]bool {
 	set := map[uint32]bool{}
 	c.v.d.J1939.Samples().Range(0, func(_ uint64, s j1939.Sample) bool {
-		set[s.Value.SPN] = true
+		set[s.SPN] = true
 		return true
 	})
 	return set

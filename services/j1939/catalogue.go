@@ -177,6 +177,23 @@ func (p *Param) decodeInto(data []byte, v *Value) {
 	}
 }
 
+// decodeSample is decodeInto for a sample's slot: the status as a
+// number, the unit left to the caller.
+func (p *Param) decodeSample(data []byte, v *Sample) {
+	v.SPN = p.SPN
+	raw, ok := p.extract(data)
+	if !ok {
+		v.Raw, v.Value, v.status = 0, 0, statusMissing
+		return
+	}
+	v.Raw = uint32(raw)
+	v.status = rangeCode(raw, p.Bits)
+	v.Value = 0
+	if v.status == statusOK {
+		v.Value = float64(raw)*p.Scale + p.Offset
+	}
+}
+
 // extract reads the raw bits, or reports that data is too short.
 func (p *Param) extract(data []byte) (uint64, bool) {
 	var raw uint64
@@ -203,26 +220,29 @@ func (p *Param) extract(data []byte) (uint64, bool) {
 }
 
 // rangeStatus applies the J1939-71 §5.1.4 ranges to a raw value of bits.
-func rangeStatus(raw uint64, bits int) string {
+func rangeStatus(raw uint64, bits int) string { return statusNames[rangeCode(raw, bits)] }
+
+// rangeCode is rangeStatus as an index in statusNames.
+func rangeCode(raw uint64, bits int) uint8 {
 	if bits%8 == 0 {
 		switch top := raw >> (bits - 8); {
 		case top == 0xFF:
-			return StatusNotAvailable
+			return statusNotAvailable
 		case top == 0xFE:
-			return StatusError
+			return statusError
 		case top >= 0xFB:
-			return StatusReserved
+			return statusReserved
 		}
-		return StatusOK
+		return statusOK
 	}
 	ones := uint64(1)<<bits - 1
 	switch {
 	case bits < 2:
-		return StatusOK
+		return statusOK
 	case raw == ones:
-		return StatusNotAvailable
+		return statusNotAvailable
 	case raw == ones-1:
-		return StatusError
+		return statusError
 	}
-	return StatusOK
+	return statusOK
 }

@@ -112,7 +112,7 @@ func TestStoreUsesCatalogue(t *testing.T) {
 	feed()
 	n := 0
 	s.Samples().Range(0, func(_ uint64, v Sample) bool {
-		if v.Value.SPN == 9999 {
+		if v.SPN == 9999 {
 			n++
 		}
 		return true

@@ -62,6 +62,34 @@ func LookupSPN(spn uint32) (SPNDef, bool) {
 	return SPNDef{}, false
 }
 
+// A sample's status and unit are numbers in these tables (Sample).
+const (
+	statusOK uint8 = iota
+	statusError
+	statusNotAvailable
+	statusReserved
+	statusMissing
+)
+
+var statusNames = [...]string{statusOK: StatusOK, statusError: StatusError, statusNotAvailable: StatusNotAvailable, statusReserved: StatusReserved, statusMissing: StatusMissing}
+
+// unitNames are the built-in table's units, "" first: a parameter's
+// Unit is only ever one of them (a DBC's unit is its DBCUnit).
+var unitNames, unitCodes = func() ([]string, map[string]uint8) {
+	names, codes := []string{""}, map[string]uint8{"": 0}
+	for _, d := range spnTable {
+		if _, ok := codes[d.Unit]; !ok {
+			codes[d.Unit] = uint8(len(names))
+			names = append(names, d.Unit)
+		}
+	}
+	return names, codes
+}()
+
+// unitCode numbers unit in unitNames; a unit outside the built-in table
+// (none is made so) would read as "".
+func unitCode(unit string) uint8 { return unitCodes[unit] }
+
 // Value states (J1939-71 §5.1.4 ranges for byte-aligned parameters).
 const (
 	StatusOK           = "ok"

@@ -39,12 +39,39 @@ const (
 	DefaultSessions = 10_000
 )
 
-// Sample is one decoded SPN value in the time series.
+// Sample is one decoded SPN value in the time series, as its ring keeps
+// it: without a pointer (the port, unit and status are numbers in fixed
+// tables, the time Unix nanoseconds), so the collector never scans the
+// ring and a sample costs 38 bytes of the budget (its 32 and its slot's
+// share), where a port string, a time.Time and two strings made it 107
+// and the collector's work on every cycle (issue #14).
 type Sample struct {
-	Port  string
-	Time  time.Time
-	SA    uint8
-	Value Value
+	UnixNano int64   // when the message arrived
+	Value    float64 // scaled; 0 unless the status is ok
+	Raw      uint32
+	SPN      uint32
+	SA       uint8
+	port     uint8 // index in Store.Ports: ports are only ever added
+	unit     uint8 // index in unitNames
+	status   uint8 // index in statusNames
+}
+
+// Time is when the sample's message arrived, in UTC as the drivers
+// stamp frames.
+func (v Sample) Time() time.Time { return time.Unix(0, v.UnixNano).UTC() }
+
+// Port is the sample's port, from ports as Store.Ports returned them
+// (any call after the sample was read: ports are only ever added).
+func (v Sample) Port(ports []string) string {
+	if int(v.port) < len(ports) {
+		return ports[v.port]
+	}
+	return ""
+}
+
+// Decoded is the sample's value with its unit and status spelt out.
+func (v Sample) Decoded() Value {
+	return Value{SPN: v.SPN, Raw: v.Raw, Value: v.Value, Unit: unitNames[v.unit], Status: statusNames[v.status]}
 }
 
 // Limits bound the store's two rings, the SPN time series and the ended
@@ -130,6 +157,7 @@ type ClaimEvent struct {
 
 type portState struct {
 	name   string
+	index  uint8 // in order (MaxPorts fits)
 	dec    *Decoder
 	ecus   [256]*ECU
 	dm1    [256]*DMState
@@ -192,19 +220,25 @@ type paramSlot struct {
 	set    bool
 	pgn    uint32
 	params []Param
+	units  []uint8 // each parameter's unit, as unitCode numbers it
 }
 
 // paramsOf is Catalogue().Of(pgn) through the cache, emptied when the
 // catalogue changes; the caller holds mu.
-func (s *Store) paramsOf(pgn uint32) []Param {
+func (s *Store) paramsOf(pgn uint32) ([]Param, []uint8) {
 	if cat := s.Catalogue(); cat != s.paramsCat {
 		s.params, s.paramsCat = [paramSlots]paramSlot{}, cat
 	}
 	e := &s.params[pgn*2654435761>>26%paramSlots]
 	if !e.set || e.pgn != pgn {
-		*e = paramSlot{set: true, pgn: pgn, params: s.paramsCat.Of(pgn)}
+		params := s.paramsCat.Of(pgn)
+		units := make([]uint8, len(params))
+		for i := range params {
+			units[i] = unitCode(params[i].Unit)
+		}
+		*e = paramSlot{set: true, pgn: pgn, params: params, units: units}
 	}
-	return e.params
+	return e.params, e.units
 }
 
 // New returns an empty store bounded by l.
@@ -255,7 +289,7 @@ func (s *Store) port(name string) *portState {
 		s.portOver++
 		return nil
 	}
-	p := &portState{name: name, dec: NewDecoder(), pgns: map[uint32]*uint64{},
+	p := &portState{name: name, index: uint8(len(s.order)), dec: NewDecoder(), pgns: map[uint32]*uint64{},
 		latest: map[latestKey]*Latest{}, requested: map[uint32]uint64{}}
 	p.dec.OnMessage = func(m *Message) { s.message(p, m) }
 	p.dec.OnSession = func(ss Session) { s.sessions.Append(SessionRecord{Port: name, Session: ss}) }
@@ -403,11 +437,12 @@ func (s *Store) message(p *portState, m *Message) {
 	l.Data = append(l.Data[:0], m.Data...)
 	// The catalogue, not the hot entry, says what a PGN carries: a DBC
 	// loaded since changes it.
-	if params := s.paramsOf(m.ID.PGN); len(params) > 0 {
+	if params, units := s.paramsOf(m.ID.PGN); len(params) > 0 {
 		// One lock for the message's samples, each decoded in its slot.
+		at := m.Time.UnixNano()
 		s.samples.AppendEach(len(params), func(i int, v *Sample) {
-			v.Port, v.Time, v.SA = p.name, m.Time, sa
-			params[i].decodeInto(m.Data, &v.Value)
+			v.UnixNano, v.SA, v.port, v.unit = at, sa, p.index, units[i]
+			params[i].decodeSample(m.Data, v)
 		})
 	}
 }
