@@ -125,36 +125,20 @@ func appendJSONString(dst []byte, s string) []byte {
 	out[0] = '"'
 	j := 1
 	i := 0
-	for i+8 <= len(s) {
-		w := load64(s[i:])
-		binary.LittleEndian.PutUint64(out[j:j+8], w)
-		m := needsEscape(w)
-		if m == 0 {
-			i += 8
-			j += 8
-			continue
-		}
-		k := bits.TrailingZeros64(m) / 8
-		i += k
-		j += k
-		c := s[i]
-		e := jsonExtra[c]
-		if e == jsonSlow {
-			size := plainRune(s[i:])
-			if size == 0 {
-				dst = appendEscapedRunes(dst[:n+j], s[i:])
-				return append(dst, '"')
-			}
-			j += copy(out[j:], s[i:i+size])
-			i += size
-			continue
-		}
-		out[j] = jsonFirst[c]
-		out[j+1] = jsonSecond[c]
-		j += 1 + int(e)
-		i++
-	}
 	for i < len(s) {
+		if i+8 <= len(s) {
+			w := load64(s[i:])
+			binary.LittleEndian.PutUint64(out[j:j+8], w)
+			m := needsEscape(w)
+			if m == 0 {
+				i += 8
+				j += 8
+				continue
+			}
+			k := bits.TrailingZeros64(m) / 8
+			i += k
+			j += k
+		}
 		c := s[i]
 		e := jsonExtra[c]
 		if e == jsonSlow {

@@ -14,7 +14,7 @@ import (
 
 // Over HTTP, mcp-go's streamable-HTTP server encodes a tools/call answer
 // inside its own handler with encoding/json, which escapes the text
-// block and then re-scans the escaped copy: 47 % of the daemon's CPU on
+// block and then re-scans the escaped copy: 48 % of the daemon's CPU on
 // a 100-row list_dialogs page (docs/benchmarks.md). The gate gives each
 // HTTP tools/call a splice: the outermost tool middleware puts a
 // placeholder, random per call, where the text goes, so mcp-go encodes a
@@ -55,9 +55,9 @@ func spliced(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		var texts []string
 		for i, c := range res.Content {
 			if t, ok := c.(mcpgo.TextContent); ok && t.Annotations == nil && t.Meta == nil {
-				t.Text = sp.marker + "-" + strconv.Itoa(len(texts))
+				texts = append(texts, t.Text)
+				t.Text = sp.marker + "-" + strconv.Itoa(len(texts)-1)
 				held.Content[i] = t
-				texts = append(texts, c.(mcpgo.TextContent).Text)
 			}
 		}
 		if texts == nil {

@@ -153,32 +153,15 @@ func (c *Catalogue) Notes() []string { return slices.Clone(c.notes) }
 // error (0xFE) or reserved (0xFB–0xFD); for a narrower one all ones is
 // not available and all ones less one is error (two-bit states: 3 and 2).
 func (p *Param) Decode(data []byte) Value {
-	var v Value
-	p.decodeInto(data, &v)
-	return v
+	var v Sample
+	p.decodeSample(data, &v)
+	return Value{SPN: v.SPN, Raw: v.Raw, Value: v.Value, Unit: p.Unit, Status: statusNames[v.status]}
 }
 
-// decodeInto is Decode writing each field of *v in place: the sample
-// ring decodes into its slots so, and a Value built on the stack and
-// copied out stalls on the copy (its narrow stores do not forward to
-// the wide loads that move it).
-func (p *Param) decodeInto(data []byte, v *Value) {
-	v.SPN, v.Unit = p.SPN, p.Unit
-	raw, ok := p.extract(data)
-	if !ok {
-		v.Raw, v.Value, v.Status = 0, 0, StatusMissing
-		return
-	}
-	v.Raw = uint32(raw)
-	v.Status = rangeStatus(raw, p.Bits)
-	v.Value = 0
-	if v.Status == StatusOK {
-		v.Value = float64(raw)*p.Scale + p.Offset
-	}
-}
-
-// decodeSample is decodeInto for a sample's slot: the status as a
-// number, the unit left to the caller.
+// decodeSample is Decode into a sample's ring slot, each field written
+// in place (a value built on the stack and copied out stalls on the
+// copy: its narrow stores do not forward to the wide loads that move
+// it); the unit is left to the caller.
 func (p *Param) decodeSample(data []byte, v *Sample) {
 	v.SPN = p.SPN
 	raw, ok := p.extract(data)
@@ -219,10 +202,8 @@ func (p *Param) extract(data []byte) (uint64, bool) {
 	return raw >> (p.StartBit % 8) & (1<<p.Bits - 1), true
 }
 
-// rangeStatus applies the J1939-71 §5.1.4 ranges to a raw value of bits.
-func rangeStatus(raw uint64, bits int) string { return statusNames[rangeCode(raw, bits)] }
-
-// rangeCode is rangeStatus as an index in statusNames.
+// rangeCode applies the J1939-71 §5.1.4 ranges to a raw value of bits,
+// as an index in statusNames.
 func rangeCode(raw uint64, bits int) uint8 {
 	if bits%8 == 0 {
 		switch top := raw >> (bits - 8); {
