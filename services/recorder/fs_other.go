@@ -8,7 +8,7 @@ import (
 )
 
 // fdatasync falls back to a full fsync where fdatasync is not available.
-func fdatasync(f *os.File) error { return f.Sync() }
+var fdatasync = func(f *os.File) error { return f.Sync() }
 
 // lockDir holds the lock file open; other systems get no exclusion.
 func lockDir(path string) (*os.File, error) {

@@ -493,8 +493,10 @@ func (r *Recorder) saveGaps() error {
 func (r *Recorder) closeSegment(now time.Time) {
 	s := r.seg
 	r.seg = nil
+	synced := !s.dirty
 	if s.dirty {
 		if err := fdatasync(s.f); err == nil {
+			synced = true
 			r.st.syncs++
 			r.mu.Lock()
 			for _, st := range r.ports {
@@ -512,7 +514,11 @@ func (r *Recorder) closeSegment(now time.Time) {
 	}
 	s.idx.Closed = now.UTC()
 	s.idx.Bytes = s.size
-	if err := writeJSON(indexPath(r.opt.Dir, s.idx.Name), s.idx); err != nil {
+	if !synced {
+		// An index is trusted unread at the next boot, so it is never
+		// more durable than the bytes it counts: this segment is scanned.
+		r.st.writeErrors++
+	} else if err := writeJSON(indexPath(r.opt.Dir, s.idx.Name), s.idx); err != nil {
 		// Without its index the segment is scanned at the next boot.
 		r.st.writeErrors++
 	} else if st, err := os.Stat(indexPath(r.opt.Dir, s.idx.Name)); err == nil {

@@ -275,9 +275,13 @@ func (r *Recorder) scanSegment(s found, now time.Time) (scanned, error) {
 		if err := f.Truncate(keep); err != nil {
 			return scanned{}, fmt.Errorf("cut %s at %d: %w", s.name, keep, err)
 		}
-		if err := fdatasync(f); err != nil {
-			return scanned{}, err
-		}
+	}
+	// Synced even with nothing cut: after a kill the tail may sit only in
+	// the page cache, and the index written next vouches for every byte
+	// it counts. A power cut before writeback would leave that index
+	// trusted over a file whose tail reads as zeros.
+	if err := fdatasync(f); err != nil {
+		return scanned{}, fmt.Errorf("sync %s: %w", s.name, err)
 	}
 	x.Bytes = keep
 	x.Closed = now.UTC()
