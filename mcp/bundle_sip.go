@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -150,13 +149,15 @@ func newDialogRow(d *sip.Dialog) dialogRow {
 	return r
 }
 
-// pageDialogs pages the dialogs match accepts, oldest first, keyed by
-// dialog id (arrival order, never reused), warning when dialogs between
-// the cursor and the oldest one kept were evicted. A nil match is every
-// dialog: then only the dialogs on the page are read, because ids ascend
-// and the rest need only be counted (a store of 100 000 dialogs spread
-// over the heap costs a cache miss per dialog read).
-func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, match func(*sip.Dialog) bool, row func(*sip.Dialog) R) (page[R], error) {
+// pageDialogs pages the dialogs e matches and also accepts (a nil also
+// accepts every one), oldest first, keyed by dialog id (arrival order,
+// never reused), warning when dialogs between the cursor and the oldest
+// one kept were evicted. With an empty filter and no also only the
+// dialogs on the page are read, because ids ascend and the rest need only
+// be counted (a store of 100 000 dialogs spread over the heap costs a
+// cache miss per dialog read); a filter is evaluated by sip's Each, on
+// the snapshot's columns where it can.
+func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, e *filter.Expr, also func(*sip.Dialog) bool, row func(*sip.Dialog) R) (page[R], error) {
 	pg, err := newPager(c, p)
 	if err != nil {
 		return page[R]{}, err
@@ -166,7 +167,7 @@ func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, match func(*sip.Dia
 		pg.evicted(ds[0].ID-pg.from[0], "dialogs")
 	}
 	rows := []R{}
-	if match == nil {
+	if e.MatchesAll() && also == nil {
 		start := 0
 		if pg.resumed {
 			start = sort.Search(len(ds), func(i int) bool { return ds[i].ID >= pg.from[0] })
@@ -181,29 +182,12 @@ func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, match func(*sip.Dia
 		pg.matched += len(ds) - end // after the page: likewise
 		return page[R]{Items: rows, Page: pg.page()}, nil
 	}
-	for i := 0; i < len(ds); i += warmBlock {
-		block := ds[i:min(i+warmBlock, len(ds))]
-		sip.Warm(block)
-		for _, dl := range block {
-			if match(dl) && pg.offer(key1(dl.ID)) {
-				rows = append(rows, row(dl))
-			}
+	sn.Each(e, func(id uint64, dl *sip.Dialog) {
+		if (also == nil || also(dl)) && pg.offer(key1(id)) {
+			rows = append(rows, row(dl))
 		}
-	}
+	})
 	return page[R]{Items: rows, Page: pg.page()}, nil
-}
-
-// warmBlock is how many dialogs a filtered scan warms at once (sip.Warm).
-const warmBlock = 64
-
-// matcher is the filter as a dialog predicate, nil when it matches every
-// dialog (pageDialogs' fast path).
-func (f filterArg) matcher() (func(*sip.Dialog) bool, error) {
-	e, err := f.compile()
-	if err != nil || strings.TrimSpace(string(f)) == "" {
-		return nil, err
-	}
-	return func(dl *sip.Dialog) bool { return e.Match(dl) }, nil
 }
 
 // messageRow is one message of a dialog. Method names and status codes

@@ -146,8 +146,8 @@ var findProblems = tool[findProblemsIn, page[problemRow]]{
 			}
 		}
 		problems := sip.CompiledProblems()
-		return pageDialogs(c, in.Paging, sn,
-			func(dl *sip.Dialog) bool { return e.Match(dl) && sip.AnyProblem(dl, problems, names) },
+		return pageDialogs(c, in.Paging, sn, e,
+			func(dl *sip.Dialog) bool { return sip.AnyProblem(dl, problems, names) },
 			func(dl *sip.Dialog) problemRow {
 				return problemRow{Problems: sip.MatchProblems(dl, problems, names),
 					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: newDialogRow(dl)}

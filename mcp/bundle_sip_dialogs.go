@@ -29,11 +29,11 @@ var listDialogs = tool[listDialogsIn, page[dialogRow]]{
 		if err != nil {
 			return page[dialogRow]{}, err
 		}
-		match, err := in.Filter.matcher()
+		e, err := in.Filter.compile()
 		if err != nil {
 			return page[dialogRow]{}, err
 		}
-		return pageDialogs(c, in.Paging, sn, match, newDialogRow)
+		return pageDialogs(c, in.Paging, sn, e, nil, newDialogRow)
 	},
 }
 

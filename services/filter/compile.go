@@ -62,10 +62,39 @@ func (e *Expr) String() string { return e.src }
 
 // Match reports whether r satisfies the filter.
 func (e *Expr) Match(r Record) bool {
-	if e == nil || e.root == nil {
+	if e.MatchesAll() {
 		return true
 	}
 	return e.root.eval(r)
+}
+
+// MatchesAll reports whether the filter is empty: it matches every
+// record without reading one.
+func (e *Expr) MatchesAll() bool { return e == nil || e.root == nil }
+
+// ReadsOnly reports whether every field the filter compares is one for
+// which ok is true, so a caller holding those fields in a cheaper form
+// than its records may evaluate the filter there. The empty filter reads
+// none.
+func (e *Expr) ReadsOnly(ok func(i int) bool) bool {
+	if e.MatchesAll() {
+		return true
+	}
+	return readsOnly(e.root, ok)
+}
+
+func readsOnly(n node, ok func(int) bool) bool {
+	switch n := n.(type) {
+	case andNode:
+		return readsOnly(n.l, ok) && readsOnly(n.r, ok)
+	case orNode:
+		return readsOnly(n.l, ok) && readsOnly(n.r, ok)
+	case notNode:
+		return readsOnly(n.n, ok)
+	case *cmpNode:
+		return ok(n.idx)
+	}
+	return false
 }
 
 // Compile parses src against s. An empty or blank src matches everything.

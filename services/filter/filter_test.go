@@ -137,3 +137,28 @@ func TestLiteralPatternsMatchLikeRegexp(t *testing.T) {
 		}
 	}
 }
+
+func TestReadsOnly(t *testing.T) {
+	numbers := func(i int) bool { return schema[i].Kind == Number }
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{"", true},
+		{"final_code >= 400", true},
+		{"final_code >= 400 and pdd_ms == null", true},
+		{"final_code >= 400 and from_user ~ '^14'", false},
+		{"not (final_code == 486 or pdd_ms > 3)", true},
+		{"pdd_ms > 3 or has_ack", false},
+		{"not has_ack", false},
+	}
+	for _, tc := range tests {
+		e, err := Compile(tc.src, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.ReadsOnly(numbers); got != tc.want {
+			t.Errorf("%q: ReadsOnly(numbers) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}

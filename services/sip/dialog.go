@@ -93,14 +93,14 @@ type Dialog struct {
 	txIDs  []uint64 // transaction hashes, append-only
 }
 
-// warmSink keeps Warm's reads from being optimised away.
+// warmSink keeps warm's reads from being optimised away.
 var warmSink atomic.Uint64
 
-// Warm reads the hot fields of ds (the first 128 bytes and the user
+// warm reads the hot fields of ds (the first 128 bytes and the user
 // parts' bytes) in one tight loop, so their cache misses overlap before
 // a filter evaluates the dialogs one by one, where each miss would wait
 // for the one before (docs/benchmarks.md).
-func Warm(ds []*Dialog) {
+func warm(ds []*Dialog) {
 	var s uint64
 	for _, d := range ds {
 		s += uint64(d.FinalCode)

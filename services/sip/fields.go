@@ -74,7 +74,7 @@ func (d *Dialog) Field(i int) filter.Value {
 	case fState:
 		return filter.Value{Str: d.State}
 	case fFinalCode:
-		return filter.Value{Num: float64(d.FinalCode), Null: d.FinalCode == 0}
+		return finalCodeValue(d.FinalCode)
 	case fFromUser:
 		return filter.Value{Str: d.FromUser}
 	case fToUser:
@@ -109,6 +109,11 @@ func (d *Dialog) Field(i int) filter.Value {
 		return filter.Value{Bool: d.CancelSeen}
 	}
 	return filter.Value{Null: true}
+}
+
+// finalCodeValue is final_code's value, null while no final response came.
+func finalCodeValue(code int) filter.Value {
+	return filter.Value{Num: float64(code), Null: code == 0}
 }
 
 func msValue(d time.Duration, ok bool) filter.Value {

@@ -527,6 +527,8 @@ type Snapshot struct {
 	Revision uint64
 	Stats    Stats
 	msgs     ring.Snapshot[Message]
+	colOnce  sync.Once
+	cols     *columns // the filter columns (Each), built on first use
 }
 
 // Message returns the stored message with sequence number seq, if still

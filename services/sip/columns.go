@@ -1,0 +1,117 @@
+package sip
+
+import (
+	"math"
+
+	"fieldtap/services/filter"
+)
+
+// columned marks the fields a snapshot also holds as columns: the ones
+// most dialog filters compare (final_code >= 400 and from_user ~ "^14").
+var columned = [...]bool{fFinalCode: true, fFromUser: true, fToUser: true}
+
+func isColumned(i int) bool { return i < len(columned) && columned[i] }
+
+// columns hold a snapshot's columned fields, one pointer-free row per
+// dialog in the order of Snapshot.Dialogs, and every From and To user
+// back to back in one string. A filter reading only these fields reads
+// 24 bytes a dialog in sequence instead of a dialog struct and two
+// strings spread over the heap: at 100 000 dialogs each of those is a
+// cache miss, most of a filtered list_dialogs call (docs/benchmarks.md).
+type columns struct {
+	rows  []colRow
+	users string
+}
+
+// colRow is one dialog's columns, with its id so a caller counting
+// matches need not read the dialog either. Its From user ends at fromEnd in users
+// and starts where the previous row's To user ended; its To user runs
+// from fromEnd to toEnd.
+type colRow struct {
+	id             uint64
+	finalCode      int
+	fromEnd, toEnd uint32
+}
+
+// newColumns builds the columns of ds, or nil when the users do not fit
+// the row's 32-bit offsets (then filters read the dialogs).
+func newColumns(ds []*Dialog) *columns {
+	n := 0
+	for _, d := range ds {
+		n += len(d.FromUser) + len(d.ToUser)
+	}
+	if n > math.MaxUint32 {
+		return nil
+	}
+	users := make([]byte, 0, n)
+	rows := make([]colRow, len(ds))
+	for i, d := range ds {
+		users = append(users, d.FromUser...)
+		rows[i].fromEnd = uint32(len(users))
+		users = append(users, d.ToUser...)
+		rows[i].toEnd = uint32(len(users))
+		rows[i].id, rows[i].finalCode = d.ID, d.FinalCode
+	}
+	return &columns{rows: rows, users: string(users)}
+}
+
+// colCursor is one row of columns as a filter.Record.
+type colCursor struct {
+	c    *columns
+	i    int
+	from uint32 // where the row's From user starts
+}
+
+// Field answers for the columned fields as Dialog.Field does.
+func (k *colCursor) Field(i int) filter.Value {
+	r := &k.c.rows[k.i]
+	switch i {
+	case fFinalCode:
+		return finalCodeValue(r.finalCode)
+	case fFromUser:
+		return filter.Value{Str: k.c.users[k.from:r.fromEnd]}
+	case fToUser:
+		return filter.Value{Str: k.c.users[r.fromEnd:r.toEnd]}
+	}
+	panic("sip: a filter read a field the columns do not hold")
+}
+
+// Each calls visit with the id and the dialog of every dialog of the
+// snapshot e matches, oldest first; the id comes from the columns, so a
+// visit that only counts reads no dialog. A filter reading only columned fields is evaluated on the
+// snapshot's columns, built by the first such call and kept with the
+// snapshot; any other is evaluated on the dialogs, warmed a block at a
+// time.
+func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
+	if e.ReadsOnly(isColumned) {
+		if c := sn.columns(); c != nil {
+			k := &colCursor{c: c}
+			for i, r := range c.rows {
+				k.i = i
+				if e.Match(k) {
+					visit(r.id, sn.Dialogs[i])
+				}
+				k.from = r.toEnd
+			}
+			return
+		}
+	}
+	ds := sn.Dialogs
+	for i := 0; i < len(ds); i += warmBlock {
+		block := ds[i:min(i+warmBlock, len(ds))]
+		warm(block)
+		for _, d := range block {
+			if e.Match(d) {
+				visit(d.ID, d)
+			}
+		}
+	}
+}
+
+func (sn *Snapshot) columns() *columns {
+	sn.colOnce.Do(func() { sn.cols = newColumns(sn.Dialogs) })
+	return sn.cols
+}
+
+// warmBlock is how many dialogs a filtered scan warms at once.
+const warmBlock = 64
