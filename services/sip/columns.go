@@ -80,10 +80,10 @@ func (k *colCursor) Field(i int) filter.Value {
 // snapshot e matches, oldest first; the id comes from the columns, so a
 // visit that only counts reads no dialog. A filter reading only columned fields is evaluated on the
 // snapshot's columns, built by the first such call and kept with the
-// snapshot; any other is evaluated on the dialogs, warmed a block at a
-// time.
+// snapshot; any other (the empty one too, whose caller reads the dialogs
+// anyway) on the dialogs, warmed a block at a time.
 func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
-	if e.ReadsOnly(isColumned) {
+	if !e.MatchesAll() && e.ReadsOnly(isColumned) {
 		if c := sn.columns(); c != nil {
 			k := &colCursor{c: c}
 			for i, r := range c.rows {
