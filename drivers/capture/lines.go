@@ -26,6 +26,8 @@ const maxEmptyReads = 100
 // It reads r a chunk at a time into one buffer and hands lines out of it
 // in place: one newline search a line and no per-line call into bufio.
 func ReadLines(r io.Reader, maxLine int, fn func(n int, line []byte, overlong bool) error) error {
+	// Room behind a kept partial line (at most maxLine) for a read at
+	// least as large.
 	buf := make([]byte, max(readChunk, 2*(maxLine+1)))
 	start, end := 0, 0 // buf[start:end] is read and not yet handed out
 	n := 1

@@ -141,12 +141,13 @@ func decodeLogLine(b []byte, r *CandumpRecord) bool {
 
 // logTime reads the `(seconds.fraction` that starts b, returning the
 // index just past it; ok is false for anything decodeLogLine leaves to
-// parseTime, which would also take a fraction of more than 9 digits or
-// none at all.
+// parseTime, which also takes seconds with no dot and fractions of more
+// than 9 digits.
 func logTime(b []byte) (sec, ns int64, i int, ok bool) {
 	if len(b) > 19 && b[11] == '.' && b[18] == ')' {
-		// candump's own (%010lu.%06lu): the two digits before the dot
-		// are overwritten with zeros to read the microseconds as 8.
+		// candump's own (%010lu.%06lu): the word before the microseconds
+		// starts with the last second digit and the dot, made "00" to
+		// read the six as eight.
 		s, ok1 := dec8(binary.LittleEndian.Uint64(b[1:]))
 		us, ok2 := dec8(binary.LittleEndian.Uint64(b[10:])&^0xFFFF | 0x3030)
 		d9, d10 := b[9]-'0', b[10]-'0'
