@@ -1,7 +1,6 @@
 package canlog
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -57,9 +56,6 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 const (
 	batchFrames     = 1024
 	batchesInFlight = 4
-	// readBuffer is what one read(2) takes; lines longer than maxLine
-	// are still refused.
-	readBuffer = 64 << 10
 )
 
 // Footprint is what a candump file port holds in flight: its batch
@@ -78,9 +74,7 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 	}
 	defer f.Close()
 	b := newBatcher(ctx, out)
-	// A 64 KiB reader: ReadLines reads through it (bufio reuses a reader
-	// that is large enough) and still refuses lines past maxLine.
-	err = ReadFile(bufio.NewReaderSize(f, readBuffer), func(_ int, r *wire.CandumpRecord) error {
+	err = ReadFile(f, func(_ int, r *wire.CandumpRecord) error {
 		return b.add(r.Time, r.ID, r.Payload(), func() { s.counters.Error(ReasonMalformed) })
 	}, func(n int, reason string, err error) {
 		s.counters.Error(reason)

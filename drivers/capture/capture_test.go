@@ -1,11 +1,14 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -94,6 +97,64 @@ func TestReadLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestReadLinesNamesTheLineOfAReadError(t *testing.T) {
+	boom := errors.New("boom")
+	var lines []string
+	err := ReadLines(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)), 8, func(_ int, line []byte, _ bool) error {
+		lines = append(lines, string(line))
+		return nil
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "line 2") || !slices.Equal(lines, []string{"a"}) {
+		t.Errorf("got %q, %v; want line a, then the error at line 2", lines, err)
+	}
+	if err := ReadLines(emptyReader{}, 8, func(int, []byte, bool) error { return nil }); !errors.Is(err, io.ErrNoProgress) {
+		t.Errorf("a reader that never reads: %v, want io.ErrNoProgress", err)
+	}
+}
+
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, nil }
+
+// FuzzReadLines holds ReadLines to strings.Split, whatever sizes the
+// reads come in.
+func FuzzReadLines(f *testing.F) {
+	f.Add([]byte("a\nbb\n\n123456789abc\nx"), uint8(8))
+	f.Add([]byte("(1608041700.316550) can0 18FECA00#0102\r\n"), uint8(40))
+	f.Fuzz(func(t *testing.T, in []byte, max uint8) {
+		maxLine := int(max%64) + 1
+		type got struct {
+			n        int
+			line     string
+			overlong bool
+		}
+		var want []got
+		for i, l := range strings.Split(strings.TrimSuffix(string(in), "\n"), "\n") {
+			switch {
+			case len(l) > maxLine:
+				want = append(want, got{i + 1, "", true})
+			case l != "":
+				want = append(want, got{i + 1, l, false})
+			}
+		}
+		for name, r := range map[string]io.Reader{
+			"whole":    bytes.NewReader(in),
+			"one byte": iotest.OneByteReader(bytes.NewReader(in)),
+			"halves":   iotest.HalfReader(bytes.NewReader(in)),
+			"data+EOF": iotest.DataErrReader(bytes.NewReader(in)),
+		} {
+			var out []got
+			err := ReadLines(r, maxLine, func(n int, line []byte, overlong bool) error {
+				out = append(out, got{n, string(line), overlong})
+				return nil
+			})
+			if err != nil || !slices.Equal(out, want) {
+				t.Fatalf("%s, max %d: got %v, %v; want %v", name, maxLine, out, err, want)
+			}
+		}
+	})
 }
 
 func TestReceiveTakesSingleFramesAsOneBatch(t *testing.T) {

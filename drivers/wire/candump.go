@@ -2,8 +2,10 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 )
 
@@ -32,6 +34,187 @@ func (r *CandumpRecord) Payload() []byte { return r.Data[:r.Len] }
 // DecodeCandump parses one line of either shape into r without allocating
 // on success. Every field of r is reset.
 func DecodeCandump(b []byte, r *CandumpRecord) error {
+	if decodeLogLine(b, r) {
+		return nil
+	}
+	return decodeCandump(b, r)
+}
+
+// decodeLogLine takes, in one pass, the line candump -l writes and nearly
+// every log holds: `(seconds.fraction) interface id#data`, one space
+// apart, at most 9 fraction digits, nothing padded, a trailing CR or LF
+// allowed. Anything else, errors included, makes it report false, and
+// decodeCandump, which reads every shape and words every error, takes the
+// line again. FuzzDecodeCandump holds the two to the same records.
+//
+// The layout candump itself writes, `(%010lu.%06lu)`, an 8-digit id and
+// 8 data bytes, is read 8 digits at a time (dec8, nibbles8 and pack8);
+// any other length a digit at a time.
+func decodeLogLine(b []byte, r *CandumpRecord) bool {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 || b[0] != '(' {
+		return false
+	}
+	sec, ns, i, ok := logTime(b)
+	if !ok || i+1 >= len(b) || b[i] != ')' || b[i+1] != ' ' {
+		return false
+	}
+	i += 2
+	start := i
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	if i == start || i == len(b) || b[i] != ' ' {
+		return false
+	}
+	iface := b[start:i:i]
+	i++
+	var id uint32
+	digits := 0
+	if len(b)-i > extIDDigits && b[i+extIDDigits] == '#' {
+		v, ok := nibbles8(binary.LittleEndian.Uint64(b[i:]))
+		if !ok {
+			return false
+		}
+		id, digits = bits.ReverseBytes32(pack8(v)), extIDDigits
+	} else {
+		for ; i+digits < len(b) && unhex[b[i+digits]] != notHex; digits++ {
+			id = id<<4 | uint32(unhex[b[i+digits]])
+		}
+		if digits == 0 || digits > extIDDigits || i+digits == len(b) || b[i+digits] != '#' {
+			return false
+		}
+	}
+	switch {
+	case digits <= stdIDDigits:
+		if id > CANSFFMask {
+			return false
+		}
+	case id&CANERR != 0:
+		id &= CANERR | CANErrMask
+	case id > CANEFFMask:
+		return false
+	default:
+		id |= CANEFF
+	}
+	data := b[i+digits+1:]
+	n := len(data) / 2
+	switch {
+	case len(data) == 1 && (data[0] == 'R' || data[0] == 'r'):
+		id |= CANRTR
+		n = 0
+	case len(data)%2 != 0 || n > MaxCANData:
+		return false
+	}
+	// Field by field: a record built on the stack and copied stalls on
+	// the copy (narrow stores do not forward to wide loads).
+	r.Data = [MaxCANData]byte{}
+	switch {
+	case n == MaxCANData:
+		lo, ok1 := nibbles8(binary.LittleEndian.Uint64(data))
+		hi, ok2 := nibbles8(binary.LittleEndian.Uint64(data[8:]))
+		if !ok1 || !ok2 {
+			return false
+		}
+		binary.LittleEndian.PutUint32(r.Data[:4], pack8(lo))
+		binary.LittleEndian.PutUint32(r.Data[4:], pack8(hi))
+	case n > 0:
+		// notHex has its high nibble set and no digit has: one test a line.
+		var bad byte
+		for j := range n {
+			h, l := unhex[data[2*j]], unhex[data[2*j+1]]
+			bad |= h | l
+			r.Data[j] = h<<4 | l
+		}
+		if bad >= 0x10 {
+			return false
+		}
+	}
+	r.Time = time.Unix(sec, ns).UTC()
+	r.Interface = iface
+	r.ID = id
+	r.Len = uint8(n)
+	return true
+}
+
+// logTime reads the `(seconds.fraction` that starts b, returning the
+// index just past it; ok is false for anything decodeLogLine leaves to
+// parseTime, which also takes seconds with no dot and fractions of more
+// than 9 digits.
+func logTime(b []byte) (sec, ns int64, i int, ok bool) {
+	if len(b) > 19 && b[11] == '.' && b[18] == ')' {
+		// candump's own (%010lu.%06lu): the word before the microseconds
+		// starts with the last second digit and the dot, made "00" to
+		// read the six as eight.
+		s, ok1 := dec8(binary.LittleEndian.Uint64(b[1:]))
+		us, ok2 := dec8(binary.LittleEndian.Uint64(b[10:])&^0xFFFF | 0x3030)
+		d9, d10 := b[9]-'0', b[10]-'0'
+		if !ok1 || !ok2 || d9 > 9 || d10 > 9 {
+			return 0, 0, 0, false
+		}
+		return int64(s)*100 + int64(d9)*10 + int64(d10), int64(us) * 1000, 18, true
+	}
+	i = 1
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		sec = sec*10 + int64(b[i]-'0')
+	}
+	if i == 1 || i > 1+maxSecDigits || i == len(b) || b[i] != '.' {
+		return 0, 0, 0, false
+	}
+	i++
+	start := i
+	for ; i < len(b) && b[i]-'0' <= 9; i++ {
+		ns = ns*10 + int64(b[i]-'0')
+	}
+	if i-start > 9 {
+		return 0, 0, 0, false
+	}
+	return sec, ns * pow10[9-(i-start)], i, true
+}
+
+// pow10[k] scales a fraction of 9-k digits to nanoseconds.
+var pow10 = [10]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
+
+// ones repeats a byte over a word: c*ones is c in every byte.
+const ones = 0x0101010101010101
+
+// dec8 reads 8 decimal digits, the first in v's low byte, at once (the
+// multiply-and-shift steps of simdjson's parse_eight_digits_unrolled).
+func dec8(v uint64) (uint32, bool) {
+	// Each byte is 0x30 to 0x39: high nibble 3, and adding 6 keeps it 3.
+	ok := v&(0xF0*ones)|(v+6*ones)&(0xF0*ones)>>4 == 0x33*ones
+	v = (v & (0x0F * ones)) * (1 + 10<<8) >> 8
+	v = (v & 0x00FF00FF00FF00FF) * (1 + 100<<16) >> 16
+	return uint32((v & 0x0000FFFF0000FFFF) * (1 + 10000<<32) >> 32), ok
+}
+
+// nibbles8 maps each byte of v to its hex digit's value; ok is false
+// unless every byte is a digit.
+func nibbles8(v uint64) (uint64, bool) {
+	// A byte below 0x80 is in [lo, hi] when adding 0x80-lo sets its top
+	// bit and adding 0x7F-hi does not. A byte from 0x80 up fails (&^ v)
+	// whatever its adds carry into its neighbours.
+	l := v | 0x20*ones // 'A'-'F' to 'a'-'f'
+	digit := (v + 0x50*ones) &^ (v + 0x46*ones)
+	letter := (l + 0x1F*ones) &^ (l + 0x19*ones)
+	ok := (digit|letter)&^v&(0x80*ones) == 0x80*ones
+	return v&(0x0F*ones) + v>>6&ones*9, ok // a letter (bit 6) is its low nibble + 9
+}
+
+// pack8 joins 8 nibbles, one a byte, into 4 bytes, the first two
+// nibbles in the low byte. It and nibbles8 are two functions so that
+// each inlines.
+func pack8(n uint64) uint32 {
+	n = (n<<4 | n>>8) & 0x00FF00FF00FF00FF
+	n = (n | n>>8) & 0x0000FFFF0000FFFF
+	return uint32(n | n>>16)
+}
+
+// decodeCandump is DecodeCandump for any line: either shape, blanks
+// anywhere candump may pad, and an error naming what is wrong.
+func decodeCandump(b []byte, r *CandumpRecord) error {
 	*r = CandumpRecord{}
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '(' {
@@ -170,8 +353,6 @@ func trimBlanks(b []byte) []byte {
 
 // parseTime reads `seconds[.fraction]` without allocating, in one pass.
 func parseTime(b []byte) (time.Time, error) {
-	// 12 digits of seconds reach year 33658; more is garbage, not a time.
-	const maxSecDigits = 12
 	var s int64
 	i := 0
 	for ; i < len(b) && b[i] != '.'; i++ {
@@ -203,6 +384,10 @@ func parseTime(b []byte) (time.Time, error) {
 	}
 	return time.Unix(s, ns).UTC(), nil
 }
+
+// maxSecDigits bounds a timestamp's seconds: 12 digits reach year 33658;
+// more is garbage, not a time.
+const maxSecDigits = 12
 
 // stdIDDigits is the most hex digits of an 11-bit id. can-utils writes
 // exactly 3, but logs from other tools drop leading zeros ("64#…"); like

@@ -7,39 +7,52 @@ import (
 	"time"
 )
 
+// candumpLines are the decoder's cases, and FuzzDecodeCandump's seeds.
+var candumpLines = []struct {
+	name    string
+	line    string
+	wantErr string
+	id      uint32
+	data    string // hex
+	iface   string
+	time    time.Time
+}{
+	{name: "log ext", line: "(1608041700.316550) can0 18FECA00#0102", id: 0x18FECA00 | CANEFF, data: "0102", iface: "can0", time: time.Unix(1608041700, 316550000)},
+	{name: "log std lowercase padded", line: "(143.783033) can1      301#096fa73b0ab80c98", id: 0x301, data: "096FA73B0AB80C98", iface: "can1", time: time.Unix(143, 783033000)},
+	{name: "log zero length", line: "(143.811551) can1 18FECA01#", id: 0x18FECA01 | CANEFF, iface: "can1", time: time.Unix(143, 811551000)},
+	{name: "log remote", line: "(1.000000) can0 123#R", id: 0x123 | CANRTR, iface: "can0", time: time.Unix(1, 0)},
+	{name: "pretty tz", line: " (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5", id: 0x18FEDF00 | CANEFF, data: "8AA0287D7DFFFFF5", iface: "can0", time: time.Unix(0, 5001000)},
+	{name: "pretty std short", line: "(12.5)  vcan0  7DF   [2]  02 01", id: 0x7DF, data: "0201", iface: "vcan0", time: time.Unix(12, 500000000)},
+	{name: "pretty zero", line: "(0.1)  can0  18FECA01   [0]", id: 0x18FECA01 | CANEFF, iface: "can0", time: time.Unix(0, 100000000)},
+	{name: "pretty remote", line: "(0.1)  can0  123   [2]  remote request", id: 0x123 | CANRTR, iface: "can0", time: time.Unix(0, 100000000)},
+	{name: "prose", line: "not a candump line", wantErr: "timestamp"},
+	{name: "odd hex", line: "(0.000000) can0 123#123", wantErr: "odd"},
+	{name: "dlc over 8", line: "(0.0) can0 123#00112233445566778899", wantErr: "longer than 8"},
+	{name: "pretty dlc over 8", line: "(0.0)  can0  123   [9]  00", wantErr: "dlc"},
+	{name: "pretty count mismatch", line: "(0.0)  can0  123   [3]  00 11", wantErr: "announced"},
+	{name: "pretty too many", line: "(0.0)  can0  123   [1]  00 11", wantErr: "match"},
+	{name: "non hex data", line: "(0.0) can0 123#zz", wantErr: "not hex"},
+	{name: "id too long", line: "(0.0) can0 123456789#00", wantErr: "want up to 3"},
+	{name: "short std id", line: "(0.0) vcan0 64#37", id: 0x64, data: "37", iface: "vcan0", time: time.Unix(0, 0)},
+	{name: "std id over 11 bits", line: "(0.0) can0 FFF#00", wantErr: "11 bits"},
+	{name: "fd", line: "(0.0) can0 123##100", wantErr: "FD"},
+	{name: "extra field", line: "(0.0) can0 123#00 junk", wantErr: "exactly"},
+	{name: "bad time", line: "(1x.0) can0 123#00", wantErr: "seconds"},
+	{name: "log crlf", line: "(1.5) can0 7FF#00\r\n", id: 0x7FF, data: "00", iface: "can0", time: time.Unix(1, 500000000)},
+	{name: "log nanoseconds", line: "(1.000000001) can0 7FF#", id: 0x7FF, iface: "can0", time: time.Unix(1, 1)},
+	{name: "log beyond nanoseconds", line: "(1.0000000019) can0 7FF#", id: 0x7FF, iface: "can0", time: time.Unix(1, 1)},
+	{name: "log error frame", line: "(1.0) can0 FFFFFFFF#00", id: CANERR | CANErrMask, data: "00", iface: "can0", time: time.Unix(1, 0)},
+	{name: "log ext over 29 bits", line: "(1.0) can0 4FFFFFFF#00", wantErr: "29 bits"},
+	{name: "log trailing blank", line: "(1.0) can0 7FF#00 ", id: 0x7FF, data: "00", iface: "can0", time: time.Unix(1, 0)},
+	{name: "log tab", line: "(1.0)\tcan0\t7FF#00", id: 0x7FF, data: "00", iface: "can0", time: time.Unix(1, 0)},
+	{name: "log no fraction", line: "(17) can0 7FF#01", id: 0x7FF, data: "01", iface: "can0", time: time.Unix(17, 0)},
+	{name: "log seconds too long", line: "(1234567890123.0) can0 7FF#01", wantErr: "seconds"},
+	{name: "log remote with dlc", line: "(1.0) can0 7FF#R2", id: 0x7FF | CANRTR, iface: "can0", time: time.Unix(1, 0)},
+	{name: "log bad hex at end", line: "(1.0) can0 7FF#0g", wantErr: "not hex"},
+}
+
 func TestDecodeCandump(t *testing.T) {
-	tests := []struct {
-		name    string
-		line    string
-		wantErr string
-		id      uint32
-		data    string // hex
-		iface   string
-		time    time.Time
-	}{
-		{name: "log ext", line: "(1608041700.316550) can0 18FECA00#0102", id: 0x18FECA00 | CANEFF, data: "0102", iface: "can0", time: time.Unix(1608041700, 316550000)},
-		{name: "log std lowercase padded", line: "(143.783033) can1      301#096fa73b0ab80c98", id: 0x301, data: "096FA73B0AB80C98", iface: "can1", time: time.Unix(143, 783033000)},
-		{name: "log zero length", line: "(143.811551) can1 18FECA01#", id: 0x18FECA01 | CANEFF, iface: "can1", time: time.Unix(143, 811551000)},
-		{name: "log remote", line: "(1.000000) can0 123#R", id: 0x123 | CANRTR, iface: "can0", time: time.Unix(1, 0)},
-		{name: "pretty tz", line: " (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5", id: 0x18FEDF00 | CANEFF, data: "8AA0287D7DFFFFF5", iface: "can0", time: time.Unix(0, 5001000)},
-		{name: "pretty std short", line: "(12.5)  vcan0  7DF   [2]  02 01", id: 0x7DF, data: "0201", iface: "vcan0", time: time.Unix(12, 500000000)},
-		{name: "pretty zero", line: "(0.1)  can0  18FECA01   [0]", id: 0x18FECA01 | CANEFF, iface: "can0", time: time.Unix(0, 100000000)},
-		{name: "pretty remote", line: "(0.1)  can0  123   [2]  remote request", id: 0x123 | CANRTR, iface: "can0", time: time.Unix(0, 100000000)},
-		{name: "prose", line: "not a candump line", wantErr: "timestamp"},
-		{name: "odd hex", line: "(0.000000) can0 123#123", wantErr: "odd"},
-		{name: "dlc over 8", line: "(0.0) can0 123#00112233445566778899", wantErr: "longer than 8"},
-		{name: "pretty dlc over 8", line: "(0.0)  can0  123   [9]  00", wantErr: "dlc"},
-		{name: "pretty count mismatch", line: "(0.0)  can0  123   [3]  00 11", wantErr: "announced"},
-		{name: "pretty too many", line: "(0.0)  can0  123   [1]  00 11", wantErr: "match"},
-		{name: "non hex data", line: "(0.0) can0 123#zz", wantErr: "not hex"},
-		{name: "id too long", line: "(0.0) can0 123456789#00", wantErr: "want up to 3"},
-		{name: "short std id", line: "(0.0) vcan0 64#37", id: 0x64, data: "37", iface: "vcan0", time: time.Unix(0, 0)},
-		{name: "std id over 11 bits", line: "(0.0) can0 FFF#00", wantErr: "11 bits"},
-		{name: "fd", line: "(0.0) can0 123##100", wantErr: "FD"},
-		{name: "extra field", line: "(0.0) can0 123#00 junk", wantErr: "exactly"},
-		{name: "bad time", line: "(1x.0) can0 123#00", wantErr: "seconds"},
-	}
-	for _, tc := range tests {
+	for _, tc := range candumpLines {
 		t.Run(tc.name, func(t *testing.T) {
 			var r CandumpRecord
 			err := DecodeCandump([]byte(tc.line), &r)
@@ -92,18 +105,92 @@ func TestAppendCandumpRoundTrips(t *testing.T) {
 	}
 }
 
-func FuzzDecodeCandump(f *testing.F) {
-	for _, s := range []string{
-		"(1608041700.316550) can0 18FECA00#0102",
-		" (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5",
-		"(0.1)  can0  123   [2]  remote request",
-		"(143.811551) can1 18FECA01#",
-		"not a candump line",
-		"(0.000000) can0 123#123",
+// TestDecodeLogLineTakesLogLines checks that the one-pass reader is the
+// one that reads plain -l lines, and leaves padded ones to the other.
+func TestDecodeLogLineTakesLogLines(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		fast bool
+	}{
+		{"(1608041700.316550) can0 18FECA00#0102", true},
+		{"(143.811551) can1 18FECA01#", true},
+		{"(1.000000) can0 123#R", true},
+		{"(0.0) vcan0 64#37", true},
+		{"(1.5) can0 7FF#00\r\n", true},
+		{"(1.0) can0 FFFFFFFF#00", true},
+		{"(143.783033) can1      301#096fa73b0ab80c98", false},
+		{"(1.0) can0 7FF#00 ", false},
+		{"(17) can0 7FF#01", false},
+		{"(1.0) can0 7FF#0g", false},
 	} {
-		f.Add([]byte(s))
+		var r CandumpRecord
+		if got := decodeLogLine([]byte(tc.line), &r); got != tc.fast {
+			t.Errorf("decodeLogLine(%q) = %v, want %v", tc.line, got, tc.fast)
+		}
+	}
+}
+
+// TestDecodeLogLineAgreesWithGeneralReader changes, drops or doubles
+// each byte of -l lines, every value at every place, and holds the
+// one-pass reader to the general one wherever it accepts the result.
+func TestDecodeLogLineAgreesWithGeneralReader(t *testing.T) {
+	for _, line := range []string{
+		"(1608041700.316550) can0 18FECA00#0102030405060708",
+		"(1608041700.316550) can0 18fecaff#a1B2c3D4e5F6a7B8",
+		"(1608041700.316550) can0 7FF#0102",
+		"(1608041700.316550) can0 18FECA00#R",
+		"(12.5) vcan10 64#",
+	} {
+		check := func(b []byte) {
+			var fast, slow CandumpRecord
+			if !decodeLogLine(b, &fast) {
+				return
+			}
+			if err := decodeCandump(b, &slow); err != nil {
+				t.Fatalf("%q: one pass took it, the general reader says %v", b, err)
+			}
+			if !sameRecord(&fast, &slow) {
+				t.Fatalf("%q: one pass read %+v, the general reader %+v", b, fast, slow)
+			}
+		}
+		var r CandumpRecord
+		if !decodeLogLine([]byte(line), &r) {
+			t.Errorf("decodeLogLine(%q) refused it", line)
+		}
+		for i := range len(line) {
+			b := []byte(line)
+			for c := range 256 {
+				b[i] = byte(c)
+				check(b)
+			}
+			check([]byte(line[:i] + line[i+1:]))
+			check([]byte(line[:i] + line[i:i+1] + line[i:]))
+		}
+	}
+}
+
+// sameRecord compares two records field by field, the time's location too.
+func sameRecord(a, b *CandumpRecord) bool {
+	return a.Time.Equal(b.Time) && a.Time.Location() == b.Time.Location() &&
+		bytes.Equal(a.Interface, b.Interface) && a.ID == b.ID && a.Len == b.Len && a.Data == b.Data
+}
+
+func FuzzDecodeCandump(f *testing.F) {
+	for _, tc := range candumpLines {
+		f.Add([]byte(tc.line))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The one-pass reader takes only what the general one reads the
+		// same way.
+		var fast, slow CandumpRecord
+		if decodeLogLine(b, &fast) {
+			if err := decodeCandump(b, &slow); err != nil {
+				t.Fatalf("%q: one pass took it, the general reader says %v", b, err)
+			}
+			if !sameRecord(&fast, &slow) {
+				t.Fatalf("%q: one pass read %+v, the general reader %+v", b, fast, slow)
+			}
+		}
 		var r CandumpRecord
 		if err := DecodeCandump(b, &r); err != nil {
 			return
@@ -117,8 +204,8 @@ func FuzzDecodeCandump(f *testing.F) {
 		}
 		out := AppendCandump(nil, r.Time, string(r.Interface), r.ID, r.Payload())
 		var r2 CandumpRecord
-		if err := DecodeCandump(out, &r2); err != nil {
-			t.Fatalf("re-read %q: %v", out, err)
+		if !decodeLogLine(out, &r2) {
+			t.Fatalf("%q: the one-pass reader refused what AppendCandump wrote", out)
 		}
 		if r2.ID != r.ID || r2.Len != r.Len || r2.Data != r.Data {
 			t.Fatalf("round trip changed %q → %q", b, out)
