@@ -2,6 +2,7 @@ package sip
 
 import (
 	"math"
+	"strings"
 
 	"fieldtap/services/filter"
 )
@@ -43,16 +44,22 @@ func newColumns(ds []*Dialog) *columns {
 	if n > math.MaxUint32 {
 		return nil
 	}
-	users := make([]byte, 0, n)
+	var users strings.Builder // its String does not copy
+	users.Grow(n)
 	rows := make([]colRow, len(ds))
-	for i, d := range ds {
-		users = append(users, d.FromUser...)
-		rows[i].fromEnd = uint32(len(users))
-		users = append(users, d.ToUser...)
-		rows[i].toEnd = uint32(len(users))
-		rows[i].id, rows[i].finalCode = d.ID, d.FinalCode
+	for i := 0; i < len(ds); i += warmBlock {
+		block := ds[i:min(i+warmBlock, len(ds))]
+		warm(block)
+		for j, d := range block {
+			r := &rows[i+j]
+			users.WriteString(d.FromUser)
+			r.fromEnd = uint32(users.Len())
+			users.WriteString(d.ToUser)
+			r.toEnd = uint32(users.Len())
+			r.id, r.finalCode = d.ID, d.FinalCode
+		}
 	}
-	return &columns{rows: rows, users: string(users)}
+	return &columns{rows: rows, users: users.String()}
 }
 
 // colCursor is one row of columns as a filter.Record.
@@ -77,11 +84,12 @@ func (k *colCursor) Field(i int) filter.Value {
 }
 
 // Each calls visit with the id and the dialog of every dialog of the
-// snapshot e matches, oldest first; the id comes from the columns, so a
-// visit that only counts reads no dialog. A filter reading only columned fields is evaluated on the
-// snapshot's columns, built by the first such call and kept with the
-// snapshot; any other (the empty one too, whose caller reads the dialogs
-// anyway) on the dialogs, warmed a block at a time.
+// snapshot e matches, oldest first. A filter reading only columned fields
+// is evaluated on the snapshot's columns from the snapshot's second
+// filter on (columns); the id then comes from the columns, so a visit
+// that only counts reads no dialog. Any other filter (the empty one too,
+// whose caller reads the dialogs anyway) is evaluated on the dialogs,
+// warmed a block at a time.
 func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
 	if !e.MatchesAll() && e.ReadsOnly(isColumned) {
 		if c := sn.columns(); c != nil {
@@ -108,7 +116,15 @@ func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
 	}
 }
 
+// columns returns the snapshot's filter columns, or nil for its first
+// filter: a live store gives each call a new snapshot, and building the
+// columns costs more than the one scan of the dialogs they would save
+// (docs/benchmarks.md). The second filter on the same snapshot (a loaded
+// capture, a quiet line) builds them for every later one.
 func (sn *Snapshot) columns() *columns {
+	if sn.filters.Add(1) < 2 {
+		return nil
+	}
 	sn.colOnce.Do(func() { sn.cols = newColumns(sn.Dialogs) })
 	return sn.cols
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fieldtap/services/ring"
@@ -527,8 +528,9 @@ type Snapshot struct {
 	Revision uint64
 	Stats    Stats
 	msgs     ring.Snapshot[Message]
+	filters  atomic.Uint32 // column-only filters run on this snapshot
 	colOnce  sync.Once
-	cols     *columns // the filter columns (Each), built on first use
+	cols     *columns // the filter columns (Each), built by the second
 }
 
 // Message returns the stored message with sequence number seq, if still
