@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 	"fieldtap/drivers/wire"
 )
 
@@ -60,14 +61,7 @@ func BenchmarkSource(b *testing.B) {
 		var c capture.Counters
 		h := capture.NewHandoff(capture.DefaultHandoffDepth, &c)
 		go func() { New("f", path, discard()).Run(context.Background(), h); h.Close() }()
-		for {
-			batch, ok := h.Receive()
-			if !ok {
-				break
-			}
-			frames += len(batch.Frames)
-			h.Release(batch)
-		}
+		frames += capturetest.Drain(h)
 	}
 	reportPerFrame(b, cpu0, frames)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/capture/capturetest"
 )
 
 // TestSourceBatchesBorrowChunksSafely reads a file several chunks long
@@ -87,14 +88,7 @@ func BenchmarkSource(b *testing.B) {
 		var c capture.Counters
 		h := capture.NewHandoff(capture.DefaultHandoffDepth, &c)
 		go func() { New("f", path).Run(context.Background(), h); h.Close() }()
-		for {
-			batch, ok := h.Receive()
-			if !ok {
-				break
-			}
-			frames += len(batch.Frames)
-			h.Release(batch)
-		}
+		frames += capturetest.Drain(h)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
 }
