@@ -50,6 +50,16 @@ type Record interface {
 	Field(i int) Value
 }
 
+// Scalars is what a Record may also implement to answer a single-valued
+// number or string field without a Value, with null as Field's Null: a
+// Value returned through the interface is stored field by field and read
+// back whole, a stall on every row of a long scan. Num and Str must
+// agree with Field.
+type Scalars interface {
+	Num(i int) (v float64, null bool)
+	Str(i int) (s string, null bool)
+}
+
 // Expr is a compiled filter; the zero Expr (from an empty source) matches
 // everything. Safe for concurrent use.
 type Expr struct {
@@ -65,7 +75,7 @@ func (e *Expr) Match(r Record) bool {
 	if e.MatchesAll() {
 		return true
 	}
-	return e.root.eval(r)
+	return e.root.eval(r, nil)
 }
 
 // MatchesAll reports whether the filter is empty: it matches every
@@ -95,6 +105,16 @@ func readsOnly(n node, ok func(int) bool) bool {
 		return ok(n.idx)
 	}
 	return false
+}
+
+// MatchScalars is Match for a record that also answers as Scalars: r
+// and sc are the same value, converted to the two interfaces once by a
+// caller scanning many rows through one cursor.
+func (e *Expr) MatchScalars(r Record, sc Scalars) bool {
+	if e.MatchesAll() {
+		return true
+	}
+	return e.root.eval(r, sc)
 }
 
 // Compile parses src against s. An empty or blank src matches everything.

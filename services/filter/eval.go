@@ -5,15 +5,18 @@ import (
 	"strings"
 )
 
-type node interface{ eval(Record) bool }
+// node evaluates a filter on r; sc is r as Scalars, nil when it is not.
+type node interface {
+	eval(r Record, sc Scalars) bool
+}
 
 type andNode struct{ l, r node }
 type orNode struct{ l, r node }
 type notNode struct{ n node }
 
-func (n andNode) eval(r Record) bool { return n.l.eval(r) && n.r.eval(r) }
-func (n orNode) eval(r Record) bool  { return n.l.eval(r) || n.r.eval(r) }
-func (n notNode) eval(r Record) bool { return !n.n.eval(r) }
+func (n andNode) eval(r Record, sc Scalars) bool { return n.l.eval(r, sc) && n.r.eval(r, sc) }
+func (n orNode) eval(r Record, sc Scalars) bool  { return n.l.eval(r, sc) || n.r.eval(r, sc) }
+func (n notNode) eval(r Record, sc Scalars) bool { return !n.n.eval(r, sc) }
 
 type cmpNode struct {
 	idx  int
@@ -54,7 +57,23 @@ func (n *cmpNode) match(s string) bool {
 	return strings.Contains(s, n.lit.text)
 }
 
-func (n *cmpNode) eval(r Record) bool {
+func (n *cmpNode) eval(r Record, sc Scalars) bool {
+	if sc != nil && !n.f.Multi {
+		switch n.f.Kind {
+		case Number:
+			v, null := sc.Num(n.idx)
+			if n.null {
+				return null == (n.op == "==")
+			}
+			return !null && cmpNum(v, n.op, n.num)
+		case String:
+			s, null := sc.Str(n.idx)
+			if n.null {
+				return (null || s == "") == (n.op == "==")
+			}
+			return !null && n.str1(s)
+		}
+	}
 	v := r.Field(n.idx)
 	if n.null {
 		isNull := v.Null || (n.f.Kind == String && !n.f.Multi && v.Str == "") || (n.f.Multi && len(v.Strs) == 0)

@@ -162,3 +162,28 @@ func TestReadsOnly(t *testing.T) {
 		}
 	}
 }
+
+// scalars is rec answering as Scalars too.
+type scalars struct{ rec }
+
+func (s scalars) Num(i int) (float64, bool) { return s.rec[i].Num, s.rec[i].Null }
+func (s scalars) Str(i int) (string, bool)  { return s.rec[i].Str, s.rec[i].Null }
+
+func TestMatchScalarsAgreesWithMatch(t *testing.T) {
+	recs := []rec{call, {{Strs: nil}, {Null: true}, {Str: ""}, {Num: 12.5}, {Bool: false}}, {{Strs: []string{"BYE"}}, {Num: 200}, {Str: "2001"}, {Num: 0}, {}},
+		{{}, {Num: 486, Null: true}, {Str: "1001", Null: true}, {}, {}}} // null wins over what a null value holds
+	for _, src := range []string{
+		"final_code >= 400", "final_code == null", "final_code != null", "from_user == null", "from_user != null",
+		`from_user ~ "^10"`, `from_user !~ "^10"`, "from_user < 2", "pdd_ms <= 12.5 and not has_ack", "method == BYE or from_user == 1001",
+	} {
+		e, err := Compile(src, schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			if got, want := e.MatchScalars(r, scalars{r}), e.Match(r); got != want {
+				t.Errorf("%s on record %d: MatchScalars %v, Match %v", src, i, got, want)
+			}
+		}
+	}
+}

@@ -69,18 +69,33 @@ type colCursor struct {
 	from uint32 // where the row's From user starts
 }
 
-// Field answers for the columned fields as Dialog.Field does.
-func (k *colCursor) Field(i int) filter.Value {
+// Num and Str answer for the columned fields as Dialog.Field does
+// (filter.Scalars); Field is them as a Value.
+func (k *colCursor) Num(i int) (float64, bool) {
+	if i != fFinalCode {
+		panic("sip: a filter read a number the columns do not hold")
+	}
+	return finalCode(k.c.rows[k.i].finalCode)
+}
+
+func (k *colCursor) Str(i int) (string, bool) {
 	r := &k.c.rows[k.i]
 	switch i {
-	case fFinalCode:
-		return finalCodeValue(r.finalCode)
 	case fFromUser:
-		return filter.Value{Str: k.c.users[k.from:r.fromEnd]}
+		return k.c.users[k.from:r.fromEnd], false
 	case fToUser:
-		return filter.Value{Str: k.c.users[r.fromEnd:r.toEnd]}
+		return k.c.users[r.fromEnd:r.toEnd], false
 	}
-	panic("sip: a filter read a field the columns do not hold")
+	panic("sip: a filter read a string the columns do not hold")
+}
+
+func (k *colCursor) Field(i int) filter.Value {
+	if i == fFinalCode {
+		v, null := k.Num(i)
+		return filter.Value{Num: v, Null: null}
+	}
+	s, _ := k.Str(i)
+	return filter.Value{Str: s}
 }
 
 // Each calls visit with the id and the dialog of every dialog of the
@@ -94,9 +109,11 @@ func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
 	if !e.MatchesAll() && e.ReadsOnly(isColumned) {
 		if c := sn.columns(); c != nil {
 			k := &colCursor{c: c}
+			var rec filter.Record = k
+			var sc filter.Scalars = k
 			for i, r := range c.rows {
 				k.i = i
-				if e.Match(k) {
+				if e.MatchScalars(rec, sc) {
 					visit(r.id, sn.Dialogs[i])
 				}
 				k.from = r.toEnd

@@ -74,7 +74,8 @@ func (d *Dialog) Field(i int) filter.Value {
 	case fState:
 		return filter.Value{Str: d.State}
 	case fFinalCode:
-		return finalCodeValue(d.FinalCode)
+		v, null := finalCode(d.FinalCode)
+		return filter.Value{Num: v, Null: null}
 	case fFromUser:
 		return filter.Value{Str: d.FromUser}
 	case fToUser:
@@ -111,10 +112,8 @@ func (d *Dialog) Field(i int) filter.Value {
 	return filter.Value{Null: true}
 }
 
-// finalCodeValue is final_code's value, null while no final response came.
-func finalCodeValue(code int) filter.Value {
-	return filter.Value{Num: float64(code), Null: code == 0}
-}
+// finalCode is final_code's value, null while no final response came.
+func finalCode(code int) (float64, bool) { return float64(code), code == 0 }
 
 func msValue(d time.Duration, ok bool) filter.Value {
 	return filter.Value{Num: float64(d) / float64(time.Millisecond), Null: !ok}
