@@ -1,6 +1,7 @@
 package j1939
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -192,6 +193,10 @@ type hotEntry struct {
 	set    bool
 	count  *uint64 // the PGN's count in pgns; nil when the table was full
 	latest *Latest // nil when the latest table was full
+	// fields are what cat says the PGN carries: a DBC loaded since
+	// changes them.
+	fields []field
+	cat    *Catalogue
 }
 
 func (k latestKey) slot() int { return int((k.pgn*31 + uint32(k.sa)*2654435761) >> 8 % hotEntries) }
@@ -207,38 +212,89 @@ type Store struct {
 	sessions *ring.Ring[SessionRecord]
 	dm       DM                        // scratch for Feed
 	cat      atomic.Pointer[Catalogue] // catalogue_store.go
-	// params caches paramsCat's parameters of recent PGNs (a bus repeats
-	// a few dozen), sparing a map look-up a message.
-	params    [paramSlots]paramSlot
-	paramsCat *Catalogue
+	// fields holds fieldsCat's parameters of the PGNs seen, as fields.
+	fields    map[uint32][]field
+	fieldsCat *Catalogue
+	// pending gathers the samples of a batch of frames, in order, for
+	// one append to the ring (flush) instead of one a message.
+	pending []Sample
 }
 
-// paramSlots is the parameter cache's size, a power of two.
-const paramSlots = 64
-
-type paramSlot struct {
-	set    bool
-	pgn    uint32
-	params []Param
-	units  []uint8 // each parameter's unit, as unitCode numbers it
+// field is one parameter as a message's samples read it, worked out once
+// a PGN and catalogue (fieldsOf): a little-endian parameter within one
+// 8-byte word is a load, a shift and a mask; any other goes through
+// extract.
+type field struct {
+	p             *Param
+	scale, offset float64
+	mask          uint64
+	spn           uint32
+	bits          int
+	first         int   // the parameter's first byte
+	shift         uint8 // its start bit within that byte
+	word          bool  // it lies within the 8 bytes from first
+	unit          uint8 // as unitCode numbers it
 }
 
-// paramsOf is Catalogue().Of(pgn) through the cache, emptied when the
-// catalogue changes; the caller holds mu.
-func (s *Store) paramsOf(pgn uint32) ([]Param, []uint8) {
-	if cat := s.Catalogue(); cat != s.paramsCat {
-		s.params, s.paramsCat = [paramSlots]paramSlot{}, cat
+func newField(p *Param) field {
+	f := field{p: p, scale: p.Scale, offset: p.Offset, spn: p.SPN, bits: p.Bits, unit: unitCode(p.Unit)}
+	if !p.BigEndian && p.StartBit >= 0 && p.Bits >= 1 && p.StartBit%8+p.Bits <= 64 {
+		f.first, f.shift, f.word = p.StartBit/8, uint8(p.StartBit%8), true
+		f.mask = 1<<p.Bits - 1
 	}
-	e := &s.params[pgn*2654435761>>26%paramSlots]
-	if !e.set || e.pgn != pgn {
-		params := s.paramsCat.Of(pgn)
-		units := make([]uint8, len(params))
-		for i := range params {
-			units[i] = unitCode(params[i].Unit)
-		}
-		*e = paramSlot{set: true, pgn: pgn, params: params, units: units}
+	return f
+}
+
+// decode is p.decodeSample(data, v) with the unit set.
+func (f *field) decode(data []byte, v *Sample) {
+	if !f.word || len(data) < f.first+8 {
+		f.p.decodeSample(data, v)
+		v.unit = f.unit
+		return
 	}
-	return e.params, e.units
+	raw := binary.LittleEndian.Uint64(data[f.first:]) >> f.shift & f.mask
+	v.SPN, v.Raw, v.unit = f.spn, uint32(raw), f.unit
+	v.status = rangeCode(raw, f.bits)
+	v.Value = 0
+	if v.status == statusOK {
+		v.Value = float64(raw)*f.scale + f.offset
+	}
+}
+
+// fieldsOf is what cat says pgn carries, as fields; the caller holds mu.
+// Each PGN's fields are worked out once a catalogue, and only a PGN the
+// catalogue has is remembered, so the table is bounded by it.
+func (s *Store) fieldsOf(cat *Catalogue, pgn uint32) []field {
+	if cat != s.fieldsCat {
+		s.fields, s.fieldsCat = map[uint32][]field{}, cat
+	}
+	if fs, ok := s.fields[pgn]; ok {
+		return fs
+	}
+	params := cat.Of(pgn)
+	if len(params) == 0 {
+		return nil
+	}
+	fs := make([]field, len(params))
+	for i := range params {
+		fs[i] = newField(&params[i])
+	}
+	s.fields[pgn] = fs
+	return fs
+}
+
+// pendingSamples is how many samples a batch gathers before they go to
+// the ring: 32 KiB of scratch, more only for one message of more
+// parameters.
+const pendingSamples = 1024
+
+// flush hands the gathered samples to the ring under one lock; the
+// caller holds mu, and does so before unlocking it.
+func (s *Store) flush() {
+	if len(s.pending) > 0 {
+		s.samples.AppendAll(s.pending)
+		s.pending = s.pending[:0]
+	}
 }
 
 // New returns an empty store bounded by l.
@@ -308,6 +364,7 @@ func (s *Store) Feed(port string, t time.Time, id uint32, ext bool, data []byte)
 		return ErrTooManyPorts
 	}
 	p.dec.Feed(t, id, ext, data)
+	s.flush()
 	return nil
 }
 
@@ -333,6 +390,7 @@ func (s *Store) Feeder(port string) (*Feeder, error) {
 func (f *Feeder) Feed(t time.Time, id uint32, ext bool, data []byte) {
 	f.s.mu.Lock()
 	f.p.dec.Feed(t, id, ext, data)
+	f.s.flush()
 	f.s.mu.Unlock()
 }
 
@@ -348,6 +406,7 @@ func (f *Feeder) FeedAll(recs []canbus.Record) {
 			f.p.dec.Feed(r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
 		}
 	}
+	f.s.flush()
 }
 
 // entry returns the cached table entries of k, filling the cache slot on
@@ -435,15 +494,21 @@ func (s *Store) message(p *portState, m *Message) {
 	}
 	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
 	l.Data = append(l.Data[:0], m.Data...)
-	// The catalogue, not the hot entry, says what a PGN carries: a DBC
-	// loaded since changes it.
-	if params, units := s.paramsOf(m.ID.PGN); len(params) > 0 {
-		// One lock for the message's samples, each decoded in its slot.
+	if cat := s.Catalogue(); h.cat != cat {
+		h.fields, h.cat = s.fieldsOf(cat, m.ID.PGN), cat
+	}
+	if fields := h.fields; len(fields) > 0 {
+		if len(s.pending)+len(fields) > pendingSamples {
+			s.flush()
+		}
 		at := m.Time.UnixNano()
-		s.samples.AppendEach(len(params), func(i int, v *Sample) {
-			v.UnixNano, v.SA, v.port, v.unit = at, sa, p.index, units[i]
-			params[i].decodeSample(m.Data, v)
-		})
+		n := len(s.pending)
+		s.pending = slices.Grow(s.pending, len(fields))[:n+len(fields)]
+		for i := range fields {
+			w := &s.pending[n+i]
+			w.UnixNano, w.SA, w.port = at, sa, p.index
+			fields[i].decode(m.Data, w)
+		}
 	}
 }
 
