@@ -134,3 +134,31 @@ func TestFieldDecodesAsParam(t *testing.T) {
 		t.Errorf("only %d of %d parameters take the word load", words, len(params))
 	}
 }
+
+// BenchmarkDecode is one sample of each built-in parameter from an
+// 8-byte payload, through Param.decodeSample and through its field.
+func BenchmarkDecode(b *testing.B) {
+	params := BuiltinCatalogue().Params()
+	fields := make([]field, len(params))
+	for i := range params {
+		fields[i] = newField(&params[i])
+	}
+	data := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	var v Sample
+	b.Run("param", func(b *testing.B) {
+		for b.Loop() {
+			for i := range params {
+				params[i].decodeSample(data, &v)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(params)), "ns/sample")
+	})
+	b.Run("field", func(b *testing.B) {
+		for b.Loop() {
+			for i := range fields {
+				fields[i].decode(data, &v)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(params)), "ns/sample")
+	})
+}

@@ -230,29 +230,32 @@ type field struct {
 	mask          uint64
 	spn           uint32
 	bits          int
-	first         int   // the parameter's first byte
-	shift         uint8 // its start bit within that byte
-	word          bool  // it lies within the 8 bytes from first
-	unit          uint8 // as unitCode numbers it
+	start         int  // the parameter's start bit
+	first, last   int  // its first and last byte
+	word          bool // it lies within the 8 bytes from first
+	unit          uint8
 }
 
 func newField(p *Param) field {
 	f := field{p: p, scale: p.Scale, offset: p.Offset, spn: p.SPN, bits: p.Bits, unit: unitCode(p.Unit)}
 	if !p.BigEndian && p.StartBit >= 0 && p.Bits >= 1 && p.StartBit%8+p.Bits <= 64 {
-		f.first, f.shift, f.word = p.StartBit/8, uint8(p.StartBit%8), true
+		f.start, f.first, f.last, f.word = p.StartBit, p.StartBit/8, (p.StartBit+p.Bits-1)/8, true
 		f.mask = 1<<p.Bits - 1
 	}
 	return f
 }
 
-// decode is p.decodeSample(data, v) with the unit set.
+// decode is p.decodeSample(data, v) with the unit set. The word is read
+// from the parameter's first byte, or from 8 bytes before the payload's
+// end when fewer follow: the parameter lies within it either way.
 func (f *field) decode(data []byte, v *Sample) {
-	if !f.word || len(data) < f.first+8 {
+	if !f.word || len(data) < 8 || f.last >= len(data) {
 		f.p.decodeSample(data, v)
 		v.unit = f.unit
 		return
 	}
-	raw := binary.LittleEndian.Uint64(data[f.first:]) >> f.shift & f.mask
+	base := min(f.first, len(data)-8)
+	raw := binary.LittleEndian.Uint64(data[base:]) >> (f.start - base*8) & f.mask
 	v.SPN, v.Raw, v.unit = f.spn, uint32(raw), f.unit
 	v.status = rangeCode(raw, f.bits)
 	v.Value = 0
