@@ -414,9 +414,11 @@ func (f *Feeder) FeedAll(recs []canbus.Record) {
 
 // entry returns the cached table entries of k, filling the cache slot on
 // a miss; an entry the bounds refused stays nil and is looked up again.
+// TP.CM and TP.DT keep no latest payload, so theirs is whole without one
+// (looked up again, it cost two map look-ups a transport frame).
 func (p *portState) entry(k latestKey) *hotEntry {
 	h := &p.hot[k.slot()]
-	if h.set && h.key == k && h.count != nil && h.latest != nil {
+	if h.set && h.key == k && h.count != nil && (h.latest != nil || k.pgn == PGNTPCM || k.pgn == PGNTPDT) {
 		return h
 	}
 	*h = hotEntry{key: k, set: true, count: p.pgns[k.pgn], latest: p.latest[k]}
@@ -496,7 +498,14 @@ func (s *Store) message(p *portState, m *Message) {
 		p.latB += grow
 	}
 	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
-	l.Data = append(l.Data[:0], m.Data...)
+	if len(m.Data) == 8 {
+		// A single frame's payload, moved as one word rather than
+		// through a memmove call per message.
+		l.Data = l.Data[:8]
+		*(*[8]byte)(l.Data) = *(*[8]byte)(m.Data)
+	} else {
+		l.Data = append(l.Data[:0], m.Data...)
+	}
 	if cat := s.Catalogue(); h.cat != cat {
 		h.fields, h.cat = s.fieldsOf(cat, m.ID.PGN), cat
 	}
