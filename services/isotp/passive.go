@@ -290,8 +290,10 @@ func (ob *Observer) Counters() Counters { return ob.c }
 
 // addressing says whether id is read and how.
 func (ob *Observer) addressing(id uint32) (Addressing, bool) {
-	if _, ext := slices.BinarySearch(ob.opts.Extended, id); ext {
-		return AddrExtended, true
+	if len(ob.opts.Extended) > 0 {
+		if _, ext := slices.BinarySearch(ob.opts.Extended, id); ext {
+			return AddrExtended, true
+		}
 	}
 	if len(ob.opts.IDs) > 0 {
 		if _, ok := slices.BinarySearch(ob.opts.IDs, id); !ok {
