@@ -189,15 +189,25 @@ type portState struct {
 const hotEntries = 256
 
 type hotEntry struct {
-	key    latestKey
-	set    bool
+	key latestKey
+	// fields are what the catalogue says the PGN carries (a DBC loaded
+	// since changes them); unsetFields until looked up, nil for an empty
+	// slot. A pointer where a set flag was, so the entry, and the
+	// budget's TableBytes, stay the size they were.
+	fields *fieldSet
 	count  *uint64 // the PGN's count in pgns; nil when the table was full
 	latest *Latest // nil when the latest table was full
-	// fields are what cat says the PGN carries: a DBC loaded since
-	// changes them.
-	fields []field
-	cat    *Catalogue
 }
+
+// fieldSet is a PGN's fields as cat has them.
+type fieldSet struct {
+	cat    *Catalogue
+	fields []field
+}
+
+// unsetFields marks an entry whose fields are still to be looked up: no
+// catalogue is nil.
+var unsetFields = &fieldSet{}
 
 func (k latestKey) slot() int { return int((k.pgn*31 + uint32(k.sa)*2654435761) >> 8 % hotEntries) }
 
@@ -212,9 +222,11 @@ type Store struct {
 	sessions *ring.Ring[SessionRecord]
 	dm       DM                        // scratch for Feed
 	cat      atomic.Pointer[Catalogue] // catalogue_store.go
-	// fields holds fieldsCat's parameters of the PGNs seen, as fields.
-	fields    map[uint32][]field
+	// fields holds fieldsCat's parameters of the PGNs seen, as fields;
+	// noFields stands for every PGN fieldsCat has none for.
+	fields    map[uint32]*fieldSet
 	fieldsCat *Catalogue
+	noFields  *fieldSet
 	// pending gathers the samples of a batch of frames, in order, for
 	// one append to the ring (flush) instead of one a message.
 	pending []Sample
@@ -267,20 +279,20 @@ func (f *field) decode(data []byte, v *Sample) {
 // fieldsOf is what cat says pgn carries, as fields; the caller holds mu.
 // Each PGN's fields are worked out once a catalogue, and only a PGN the
 // catalogue has is remembered, so the table is bounded by it.
-func (s *Store) fieldsOf(cat *Catalogue, pgn uint32) []field {
+func (s *Store) fieldsOf(cat *Catalogue, pgn uint32) *fieldSet {
 	if cat != s.fieldsCat {
-		s.fields, s.fieldsCat = map[uint32][]field{}, cat
+		s.fields, s.fieldsCat, s.noFields = map[uint32]*fieldSet{}, cat, &fieldSet{cat: cat}
 	}
 	if fs, ok := s.fields[pgn]; ok {
 		return fs
 	}
 	params := cat.Of(pgn)
 	if len(params) == 0 {
-		return nil
+		return s.noFields
 	}
-	fs := make([]field, len(params))
+	fs := &fieldSet{cat: cat, fields: make([]field, len(params))}
 	for i := range params {
-		fs[i] = newField(&params[i])
+		fs.fields[i] = newField(&params[i])
 	}
 	s.fields[pgn] = fs
 	return fs
@@ -418,10 +430,10 @@ func (f *Feeder) FeedAll(recs []canbus.Record) {
 // (looked up again, it cost two map look-ups a transport frame).
 func (p *portState) entry(k latestKey) *hotEntry {
 	h := &p.hot[k.slot()]
-	if h.set && h.key == k && h.count != nil && (h.latest != nil || k.pgn == PGNTPCM || k.pgn == PGNTPDT) {
+	if h.fields != nil && h.key == k && h.count != nil && (h.latest != nil || k.pgn == PGNTPCM || k.pgn == PGNTPDT) {
 		return h
 	}
-	*h = hotEntry{key: k, set: true, count: p.pgns[k.pgn], latest: p.latest[k]}
+	*h = hotEntry{key: k, fields: unsetFields, count: p.pgns[k.pgn], latest: p.latest[k]}
 	return h
 }
 
@@ -506,10 +518,10 @@ func (s *Store) message(p *portState, m *Message) {
 	} else {
 		l.Data = append(l.Data[:0], m.Data...)
 	}
-	if cat := s.Catalogue(); h.cat != cat {
-		h.fields, h.cat = s.fieldsOf(cat, m.ID.PGN), cat
+	if cat := s.Catalogue(); h.fields.cat != cat {
+		h.fields = s.fieldsOf(cat, m.ID.PGN)
 	}
-	if fields := h.fields; len(fields) > 0 {
+	if fields := h.fields.fields; len(fields) > 0 {
 		if len(s.pending)+len(fields) > pendingSamples {
 			s.flush()
 		}
