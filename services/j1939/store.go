@@ -209,7 +209,11 @@ type fieldSet struct {
 // catalogue is nil.
 var unsetFields = &fieldSet{}
 
-func (k latestKey) slot() int { return int((k.pgn*31 + uint32(k.sa)*2654435761) >> 8 % hotEntries) }
+// slot is a Fibonacci hash of the key, its top 8 bits: PGNs a few apart
+// from one source (ETC1 61442 and ETC2 61445) must not share a slot, as
+// they did when the low bits were shifted out, refilling both entries
+// from the maps on one frame in twelve of a truck's.
+func (k latestKey) slot() int { return int((k.pgn<<8 | uint32(k.sa)) * 2654435761 >> 24 % hotEntries) }
 
 // Store is the J1939 view of every CAN port. It is safe for concurrent
 // use: one writer per port and any number of readers.
