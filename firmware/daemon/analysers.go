@@ -264,7 +264,12 @@ func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, rec
 				bad++
 			} else {
 				r := &recs[n]
-				r.Time, r.ID, r.Len = frames[0].Time, id, uint8(copy(r.Data[:], data))
+				r.Time, r.ID, r.Len = frames[0].Time, id, uint8(len(data))
+				if len(data) == 8 {
+					r.Data = [8]byte(data) // one move, not a memmove call
+				} else {
+					copy(r.Data[:], data)
+				}
 				n++
 			}
 			frames = frames[1:]

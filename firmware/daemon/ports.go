@@ -90,9 +90,12 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 				p.counters.Drop(capture.DropUndecodable, uint64(bad))
 			}
 			// The recorder encodes what it keeps before the batch's
-			// buffers go back to the source.
-			for i := range b.Frames {
-				p.record(b.Frames[i])
+			// buffers go back to the source; a port without one (every
+			// file) skips the loop.
+			if p.rec != nil {
+				for i := range b.Frames {
+					p.record(b.Frames[i])
+				}
 			}
 			frames += uint64(len(b.Frames))
 			p.handoff.Release(b)
@@ -106,12 +109,10 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 	}()
 }
 
-// record tees a delivered frame to the recorder, after the analysers saw
-// it (so the media analyser knows whether it is RTP).
+// record tees a delivered frame to the port's recorder (the caller
+// checks there is one), after the analysers saw it (so the media analyser
+// knows whether it is RTP).
 func (p *port) record(f capture.Frame) {
-	if p.rec == nil {
-		return
-	}
 	if p.trim != nil {
 		if keep := p.trim(f); keep < len(f.Data) {
 			p.rec.WriteHeaders(f.Time, uint16(f.Link), f.Data, f.OrigLen, keep)

@@ -109,6 +109,10 @@ type Port struct {
 	first    time.Time
 	last     time.Time
 	link     func() Link // the driver's link view; nil when none
+	// cur is the newest second of load history (nil before the first
+	// frame) and curSec its Unix second.
+	cur    *Second
+	curSec int64
 	// hot caches ID table rows by id: a bus repeats a few dozen ids at
 	// 10–100 Hz, and the cache saves a map lookup per frame (issue #14).
 	hot [hotIDs]*IDStats
@@ -211,9 +215,11 @@ func (p *Port) AddAll(recs []Record) {
 	for i := range recs {
 		p.count(&recs[i])
 	}
+	p.settle()
 }
 
-// count adds r to the port's counters; the caller holds mu.
+// count adds r to the port's counters; the caller holds mu and settles
+// the current second's load once it has counted its frames.
 func (p *Port) count(r *Record) {
 	t, id := r.Time, r.ID
 	ext := id&wire.CANEFF != 0
@@ -242,36 +248,35 @@ func (p *Port) count(r *Record) {
 	p.addID(r)
 }
 
+// addSecond charges a frame to its second of load history. Most frames
+// fall in the current second, and one out of order before it is charged
+// there too: a Unix second no later than the current one's is all the
+// test, and the load is worked out once a batch (settle), not per frame.
 func (p *Port) addSecond(t time.Time, bits uint64) {
-	// Most frames fall in the current second: comparing Unix seconds
-	// spares them Truncate's division. A frame out of order is charged to
-	// the current second too.
-	if cur := p.currentSecond(); cur != nil && (t.Unix() == cur.Start.Unix() || !t.Truncate(time.Second).After(cur.Start)) {
+	if cur := p.cur; cur != nil && t.Unix() <= p.curSec {
 		cur.Frames++
 		cur.Bits += bits
-		cur.Load = float64(cur.Bits) / float64(p.bitrate)
 		return
 	}
-	s := Second{Start: t.Truncate(time.Second), Frames: 1, Bits: bits, Load: float64(bits) / float64(p.bitrate)}
+	p.settle()
+	s := Second{Start: t.Truncate(time.Second), Frames: 1, Bits: bits}
 	if len(p.seconds) < MaxSeconds {
 		p.seconds = append(p.seconds, s)
-		return
+		p.cur = &p.seconds[len(p.seconds)-1]
+	} else {
+		p.seconds[p.secStart] = s
+		p.cur = &p.seconds[p.secStart]
+		p.secStart = (p.secStart + 1) % MaxSeconds
 	}
-	p.seconds[p.secStart] = s
-	p.secStart = (p.secStart + 1) % MaxSeconds
+	p.curSec = s.Start.Unix()
 }
 
-// currentSecond is the newest second of load history, nil before the
-// first frame.
-func (p *Port) currentSecond() *Second {
-	n := len(p.seconds)
-	switch {
-	case n == 0:
-		return nil
-	case n < MaxSeconds:
-		return &p.seconds[n-1]
+// settle works out the current second's load from its bits; the caller
+// holds mu.
+func (p *Port) settle() {
+	if p.cur != nil {
+		p.cur.Load = float64(p.cur.Bits) / float64(p.bitrate)
 	}
-	return &p.seconds[(p.secStart+MaxSeconds-1)%MaxSeconds]
 }
 
 func (p *Port) addID(r *Record) {
@@ -296,10 +301,11 @@ func (p *Port) addID(r *Record) {
 		// Byte 0 is the mask's top byte.
 		st.changed |= binary.BigEndian.Uint64(st.last[:]) ^ binary.BigEndian.Uint64(r.Data[:])
 	}
+	// A length the id sent last is in its list already.
+	if (st.Count == 0 || r.Len != st.lastLen) && !slices.Contains(st.DLCs, int(r.Len)) && len(st.DLCs) < maxDLCs {
+		st.DLCs = append(st.DLCs, int(r.Len))
+	}
 	st.Count++
 	st.Last = r.Time
 	st.last, st.lastLen = r.Data, r.Len
-	if !slices.Contains(st.DLCs, int(r.Len)) && len(st.DLCs) < maxDLCs {
-		st.DLCs = append(st.DLCs, int(r.Len))
-	}
 }

@@ -139,3 +139,56 @@ func TestAddAllIsAddEach(t *testing.T) {
 		return true
 	})
 }
+
+// TestSecondsChargeLateFramesAndWrap checks the load history against the
+// rule written out plainly: a frame opens a new second only when its
+// truncated time is after the newest second's start, else the newest
+// second takes it; loads are bits over the bitrate, in batches that end
+// mid-second, across the history's wrap, before 1970 too.
+func TestSecondsChargeLateFramesAndWrap(t *testing.T) {
+	s, _ := New(Limits{Items: 100, Bytes: 1 << 20})
+	p, _ := s.Port("can0", 500_000)
+	var want []Second
+	var recs []Record
+	at := time.Unix(-3, 250_000_000)
+	rnd := uint32(1)
+	for i := range 10 * MaxSeconds {
+		rnd = rnd*1664525 + 1013904223
+		switch rnd >> 28 {
+		case 0:
+			at = at.Add(-1700 * time.Millisecond) // late: the newest second takes it
+		case 1, 2, 3:
+			at = at.Add(time.Duration(rnd>>8%3000) * time.Millisecond)
+		default:
+			at = at.Add(time.Duration(rnd>>8%40) * time.Millisecond)
+		}
+		r := Record{Time: at, ID: uint32(i % 50), Len: uint8(i % 9)}
+		if i%3 == 0 {
+			r.ID |= wire.CANEFF
+		}
+		recs = append(recs, r)
+		bits := uint64(FrameBits(i%3 == 0, int(r.Len)))
+		if n := len(want); n == 0 || at.Truncate(time.Second).After(want[n-1].Start) {
+			want = append(want, Second{Start: at.Truncate(time.Second)})
+		}
+		w := &want[len(want)-1]
+		w.Frames++
+		w.Bits += bits
+		w.Load = float64(w.Bits) / 500_000
+	}
+	for i := 0; i < len(recs); i += 77 {
+		p.AddAll(recs[i:min(i+77, len(recs))])
+	}
+	if len(want) <= MaxSeconds {
+		t.Fatalf("only %d seconds: the wrap is not exercised", len(want))
+	}
+	want = want[len(want)-MaxSeconds:]
+	if got := p.Seconds(); !reflect.DeepEqual(got, want) {
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("second %d of %d: %+v, want %+v", i, len(got), got[i], want[i])
+			}
+		}
+		t.Fatalf("%d seconds, want %d", len(got), len(want))
+	}
+}

@@ -47,3 +47,23 @@ func BenchmarkTraceFrames(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStoreFeedAll is BenchmarkStoreFeed as feedCAN feeds the
+// store: batches of 256.
+func BenchmarkStoreFeedAll(b *testing.B) {
+	for _, file := range []string{"j1939atk_normal.log", "css_uds_nissan_leaf_2F6913DB.log"} {
+		b.Run(file, func(b *testing.B) {
+			recs := benchRecords(b, file)
+			s, _ := New(Limits{})
+			b.ReportAllocs()
+			frames := 0
+			for b.Loop() {
+				for i := 0; i < len(recs); i += 256 {
+					s.FeedAll("can0", recs[i:min(i+256, len(recs))])
+				}
+				frames += len(recs)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+		})
+	}
+}

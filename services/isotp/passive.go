@@ -290,8 +290,10 @@ func (ob *Observer) Counters() Counters { return ob.c }
 
 // addressing says whether id is read and how.
 func (ob *Observer) addressing(id uint32) (Addressing, bool) {
-	if _, ext := slices.BinarySearch(ob.opts.Extended, id); ext {
-		return AddrExtended, true
+	if len(ob.opts.Extended) > 0 {
+		if _, ext := slices.BinarySearch(ob.opts.Extended, id); ext {
+			return AddrExtended, true
+		}
 	}
 	if len(ob.opts.IDs) > 0 {
 		if _, ok := slices.BinarySearch(ob.opts.IDs, id); !ok {
@@ -305,6 +307,20 @@ func (ob *Observer) addressing(id uint32) (Addressing, bool) {
 		return AddrNormal, len(ob.opts.IDs) > 0
 	}
 	return AddrNormal, len(ob.opts.IDs) > 0 || (id >= DiagRangeLow && id <= DiagRangeHigh)
+}
+
+// ignores is addressing refusing id, at a glance for a feeder's loop: no
+// option selects ids, and id is neither a normal fixed 29-bit id nor an
+// 11-bit id in the diagnostic range.
+func (ob *Observer) ignores(id uint32) bool {
+	switch {
+	case len(ob.opts.IDs) > 0 || len(ob.opts.Extended) > 0:
+		return false
+	case id&wire.CANEFF != 0:
+		pf := id >> 16 & 0xFF
+		return pf != pfPhysical && pf != pfFunctional
+	}
+	return id < DiagRangeLow || id > DiagRangeHigh
 }
 
 // Feed reads one data frame seen at t. id carries wire.CANEFF for a

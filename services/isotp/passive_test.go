@@ -375,3 +375,40 @@ func FuzzObserver(f *testing.F) {
 		}
 	})
 }
+
+// TestIgnoresOnlyWhatAddressingRefuses: the feeder's quick test refuses
+// exactly what addressing refuses when no option selects ids, and nothing
+// when one does.
+func TestIgnoresOnlyWhatAddressingRefuses(t *testing.T) {
+	var ids []uint32
+	for id := uint32(0); id <= wire.CANSFFMask; id++ {
+		ids = append(ids, id)
+	}
+	for pf := uint32(0); pf <= 0xFF; pf++ {
+		for _, rest := range []uint32{0x18000000, 0x0C00F100, 0x1C0033F9} {
+			ids = append(ids, rest|pf<<16|wire.CANEFF)
+		}
+	}
+	for _, o := range []Options{{}, {IDs: []uint32{0x7E0, 0x18DA00F1 | wire.CANEFF}}, {Extended: []uint32{0x6F1}}} {
+		ob, err := NewObserver(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		selective := len(o.IDs) > 0 || len(o.Extended) > 0
+		ignored := 0
+		for _, id := range ids {
+			_, ok := ob.addressing(id)
+			switch ig := ob.ignores(id); {
+			case ig && ok:
+				t.Fatalf("options %+v: id %#x ignored, but addressing reads it", o, id)
+			case !ig && !ok && !selective:
+				t.Fatalf("options %+v: id %#x not ignored, but addressing refuses it", o, id)
+			case ig:
+				ignored++
+			}
+		}
+		if selective != (ignored == 0) {
+			t.Errorf("options %+v: %d of %d ids ignored", o, ignored, len(ids))
+		}
+	}
+}

@@ -167,7 +167,14 @@ func (s *Store) FeedAll(port string, recs []canbus.Record) error {
 		return err
 	}
 	for i := range recs {
-		p.feed(recs[i].Time, recs[i].ID, recs[i].Payload())
+		r := &recs[i]
+		// With no request waiting on time, a frame no channel reads
+		// only takes its number (most of a J1939 bus).
+		if len(p.tr.open) == 0 && p.tr.ob.ignores(r.ID) {
+			p.frames++
+			continue
+		}
+		p.feed(r.Time, r.ID, r.Payload())
 	}
 	return nil
 }

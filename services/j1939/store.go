@@ -1,6 +1,7 @@
 package j1939
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -188,13 +189,31 @@ type portState struct {
 const hotEntries = 256
 
 type hotEntry struct {
-	key    latestKey
-	set    bool
+	key latestKey
+	// fields are what the catalogue says the PGN carries (a DBC loaded
+	// since changes them); unsetFields until looked up, nil for an empty
+	// slot. A pointer where a set flag was, so the entry, and the
+	// budget's TableBytes, stay the size they were.
+	fields *fieldSet
 	count  *uint64 // the PGN's count in pgns; nil when the table was full
 	latest *Latest // nil when the latest table was full
 }
 
-func (k latestKey) slot() int { return int((k.pgn*31 + uint32(k.sa)*2654435761) >> 8 % hotEntries) }
+// fieldSet is a PGN's fields as cat has them.
+type fieldSet struct {
+	cat    *Catalogue
+	fields []field
+}
+
+// unsetFields marks an entry whose fields are still to be looked up: no
+// catalogue is nil.
+var unsetFields = &fieldSet{}
+
+// slot is a Fibonacci hash of the key, its top 8 bits: PGNs a few apart
+// from one source (ETC1 61442 and ETC2 61445) must not share a slot, as
+// they did when the low bits were shifted out, refilling both entries
+// from the maps on one frame in twelve of a truck's.
+func (k latestKey) slot() int { return int((k.pgn<<8 | uint32(k.sa)) * 2654435761 >> 24 % hotEntries) }
 
 // Store is the J1939 view of every CAN port. It is safe for concurrent
 // use: one writer per port and any number of readers.
@@ -207,38 +226,94 @@ type Store struct {
 	sessions *ring.Ring[SessionRecord]
 	dm       DM                        // scratch for Feed
 	cat      atomic.Pointer[Catalogue] // catalogue_store.go
-	// params caches paramsCat's parameters of recent PGNs (a bus repeats
-	// a few dozen), sparing a map look-up a message.
-	params    [paramSlots]paramSlot
-	paramsCat *Catalogue
+	// fields holds fieldsCat's parameters of the PGNs seen, as fields;
+	// noFields stands for every PGN fieldsCat has none for.
+	fields    map[uint32]*fieldSet
+	fieldsCat *Catalogue
+	noFields  *fieldSet
+	// pending gathers the samples of a batch of frames, in order, for
+	// one append to the ring (flush) instead of one a message.
+	pending []Sample
 }
 
-// paramSlots is the parameter cache's size, a power of two.
-const paramSlots = 64
-
-type paramSlot struct {
-	set    bool
-	pgn    uint32
-	params []Param
-	units  []uint8 // each parameter's unit, as unitCode numbers it
+// field is one parameter as a message's samples read it, worked out once
+// a PGN and catalogue (fieldsOf): a little-endian parameter within one
+// 8-byte word is a load, a shift and a mask; any other goes through
+// extract.
+type field struct {
+	p             *Param
+	scale, offset float64
+	mask          uint64
+	spn           uint32
+	bits          int
+	start         int  // the parameter's start bit
+	first, last   int  // its first and last byte
+	word          bool // it lies within the 8 bytes from first
+	unit          uint8
 }
 
-// paramsOf is Catalogue().Of(pgn) through the cache, emptied when the
-// catalogue changes; the caller holds mu.
-func (s *Store) paramsOf(pgn uint32) ([]Param, []uint8) {
-	if cat := s.Catalogue(); cat != s.paramsCat {
-		s.params, s.paramsCat = [paramSlots]paramSlot{}, cat
+func newField(p *Param) field {
+	f := field{p: p, scale: p.Scale, offset: p.Offset, spn: p.SPN, bits: p.Bits, unit: unitCode(p.Unit)}
+	if !p.BigEndian && p.StartBit >= 0 && p.Bits >= 1 && p.StartBit%8+p.Bits <= 64 {
+		f.start, f.first, f.last, f.word = p.StartBit, p.StartBit/8, (p.StartBit+p.Bits-1)/8, true
+		f.mask = 1<<p.Bits - 1
 	}
-	e := &s.params[pgn*2654435761>>26%paramSlots]
-	if !e.set || e.pgn != pgn {
-		params := s.paramsCat.Of(pgn)
-		units := make([]uint8, len(params))
-		for i := range params {
-			units[i] = unitCode(params[i].Unit)
-		}
-		*e = paramSlot{set: true, pgn: pgn, params: params, units: units}
+	return f
+}
+
+// decode is p.decodeSample(data, v) with the unit set. The word is read
+// from the parameter's first byte, or from 8 bytes before the payload's
+// end when fewer follow: the parameter lies within it either way.
+func (f *field) decode(data []byte, v *Sample) {
+	if !f.word || len(data) < 8 || f.last >= len(data) {
+		f.p.decodeSample(data, v)
+		v.unit = f.unit
+		return
 	}
-	return e.params, e.units
+	base := min(f.first, len(data)-8)
+	raw := binary.LittleEndian.Uint64(data[base:]) >> (f.start - base*8) & f.mask
+	v.SPN, v.Raw, v.unit = f.spn, uint32(raw), f.unit
+	v.status = rangeCode(raw, f.bits)
+	v.Value = 0
+	if v.status == statusOK {
+		v.Value = float64(raw)*f.scale + f.offset
+	}
+}
+
+// fieldsOf is what cat says pgn carries, as fields; the caller holds mu.
+// Each PGN's fields are worked out once a catalogue, and only a PGN the
+// catalogue has is remembered, so the table is bounded by it.
+func (s *Store) fieldsOf(cat *Catalogue, pgn uint32) *fieldSet {
+	if cat != s.fieldsCat {
+		s.fields, s.fieldsCat, s.noFields = map[uint32]*fieldSet{}, cat, &fieldSet{cat: cat}
+	}
+	if fs, ok := s.fields[pgn]; ok {
+		return fs
+	}
+	params := cat.Of(pgn)
+	if len(params) == 0 {
+		return s.noFields
+	}
+	fs := &fieldSet{cat: cat, fields: make([]field, len(params))}
+	for i := range params {
+		fs.fields[i] = newField(&params[i])
+	}
+	s.fields[pgn] = fs
+	return fs
+}
+
+// pendingSamples is how many samples a batch gathers before they go to
+// the ring: 32 KiB of scratch, more only for one message of more
+// parameters.
+const pendingSamples = 1024
+
+// flush hands the gathered samples to the ring under one lock; the
+// caller holds mu, and does so before unlocking it.
+func (s *Store) flush() {
+	if len(s.pending) > 0 {
+		s.samples.AppendAll(s.pending)
+		s.pending = s.pending[:0]
+	}
 }
 
 // New returns an empty store bounded by l.
@@ -308,6 +383,7 @@ func (s *Store) Feed(port string, t time.Time, id uint32, ext bool, data []byte)
 		return ErrTooManyPorts
 	}
 	p.dec.Feed(t, id, ext, data)
+	s.flush()
 	return nil
 }
 
@@ -333,6 +409,7 @@ func (s *Store) Feeder(port string) (*Feeder, error) {
 func (f *Feeder) Feed(t time.Time, id uint32, ext bool, data []byte) {
 	f.s.mu.Lock()
 	f.p.dec.Feed(t, id, ext, data)
+	f.s.flush()
 	f.s.mu.Unlock()
 }
 
@@ -348,16 +425,19 @@ func (f *Feeder) FeedAll(recs []canbus.Record) {
 			f.p.dec.Feed(r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
 		}
 	}
+	f.s.flush()
 }
 
 // entry returns the cached table entries of k, filling the cache slot on
 // a miss; an entry the bounds refused stays nil and is looked up again.
+// TP.CM and TP.DT keep no latest payload, so theirs is whole without one
+// (looked up again, it cost two map look-ups a transport frame).
 func (p *portState) entry(k latestKey) *hotEntry {
 	h := &p.hot[k.slot()]
-	if h.set && h.key == k && h.count != nil && h.latest != nil {
+	if h.fields != nil && h.key == k && h.count != nil && (h.latest != nil || k.pgn == PGNTPCM || k.pgn == PGNTPDT) {
 		return h
 	}
-	*h = hotEntry{key: k, set: true, count: p.pgns[k.pgn], latest: p.latest[k]}
+	*h = hotEntry{key: k, fields: unsetFields, count: p.pgns[k.pgn], latest: p.latest[k]}
 	return h
 }
 
@@ -434,16 +514,29 @@ func (s *Store) message(p *portState, m *Message) {
 		p.latB += grow
 	}
 	l.Time, l.Via, l.Count = m.Time, m.Via, l.Count+1
-	l.Data = append(l.Data[:0], m.Data...)
-	// The catalogue, not the hot entry, says what a PGN carries: a DBC
-	// loaded since changes it.
-	if params, units := s.paramsOf(m.ID.PGN); len(params) > 0 {
-		// One lock for the message's samples, each decoded in its slot.
+	if len(m.Data) == 8 {
+		// A single frame's payload, moved as one word rather than
+		// through a memmove call per message.
+		l.Data = l.Data[:8]
+		*(*[8]byte)(l.Data) = *(*[8]byte)(m.Data)
+	} else {
+		l.Data = append(l.Data[:0], m.Data...)
+	}
+	if cat := s.Catalogue(); h.fields.cat != cat {
+		h.fields = s.fieldsOf(cat, m.ID.PGN)
+	}
+	if fields := h.fields.fields; len(fields) > 0 {
+		if len(s.pending)+len(fields) > pendingSamples {
+			s.flush()
+		}
 		at := m.Time.UnixNano()
-		s.samples.AppendEach(len(params), func(i int, v *Sample) {
-			v.UnixNano, v.SA, v.port, v.unit = at, sa, p.index, units[i]
-			params[i].decodeSample(m.Data, v)
-		})
+		n := len(s.pending)
+		s.pending = slices.Grow(s.pending, len(fields))[:n+len(fields)]
+		for i := range fields {
+			w := &s.pending[n+i]
+			w.UnixNano, w.SA, w.port = at, sa, p.index
+			fields[i].decode(m.Data, w)
+		}
 	}
 }
 

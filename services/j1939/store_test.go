@@ -12,6 +12,7 @@ import (
 
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
+	"fieldtap/services/ring"
 	"fieldtap/tools/refdata"
 )
 
@@ -153,6 +154,34 @@ func BenchmarkStoreFeed(b *testing.B) {
 	b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "frames/s")
 }
 
+// BenchmarkFeedAll is the consumer's case: the log's frames in batches
+// of 256 through a port's Feeder.
+func BenchmarkFeedAll(b *testing.B) {
+	var recs []canbus.Record
+	for _, l := range readLines(b, "j1939atk_normal.log") {
+		var r wire.CandumpRecord
+		if wire.DecodeCandump(l, &r) == nil {
+			c := canbus.Record{Time: r.Time, ID: r.ID}
+			c.Len = uint8(copy(c.Data[:], r.Payload()))
+			recs = append(recs, c)
+		}
+	}
+	s, err := New(Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, _ := s.Feeder("can0")
+	b.ReportAllocs()
+	frames := 0
+	for b.Loop() {
+		for i := 0; i < len(recs); i += 256 {
+			f.FeedAll(recs[i:min(i+256, len(recs))])
+		}
+		frames += len(recs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+}
+
 // TestSeenPGNsListsEveryPortsPGNsWithinTheBound: SeenPGNs is the union
 // of every port's PGN table, ascending, and a port past MaxPGNs adds no
 // more.
@@ -213,4 +242,38 @@ func TestFeedAllIsFeedEach(t *testing.T) {
 	if e, a := each.SampleStats(), all.SampleStats(); e != a {
 		t.Errorf("samples: Feed %+v, FeedAll %+v", e, a)
 	}
+}
+
+// TestFeedAllSamplesAsFeed: samples gathered over a batch reach the ring
+// as one frame at a time puts them there, evictions included.
+func TestFeedAllSamplesAsFeed(t *testing.T) {
+	var recs []canbus.Record
+	for _, l := range readLines(t, "j1939atk_normal.log") {
+		var r wire.CandumpRecord
+		if wire.DecodeCandump(l, &r) == nil {
+			c := canbus.Record{Time: r.Time, ID: r.ID}
+			c.Len = uint8(copy(c.Data[:], r.Payload()))
+			recs = append(recs, c)
+		}
+	}
+	l := Limits{Samples: ring.Limits{Items: 3000}}
+	one, _ := New(l)
+	all, _ := New(l)
+	for _, r := range recs {
+		one.Feed("can0", r.Time, r.ID&wire.CANEFFMask, r.ID&wire.CANEFF != 0, r.Payload())
+	}
+	f, _ := all.Feeder("can0")
+	for i := 0; i < len(recs); i += 2000 { // over pendingSamples a batch
+		f.FeedAll(recs[i:min(i+2000, len(recs))])
+	}
+	if o, a := one.SampleStats(), all.SampleStats(); o != a || o.Evicted == 0 {
+		t.Fatalf("sample ring: Feed %+v, FeedAll %+v (want evictions)", o, a)
+	}
+	so, sa := one.Samples(), all.Samples()
+	so.Range(0, func(seq uint64, v Sample) bool {
+		if w, _ := sa.Get(seq); w != v {
+			t.Fatalf("sample %d: Feed %+v, FeedAll %+v", seq, v, w)
+		}
+		return true
+	})
 }

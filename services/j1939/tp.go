@@ -141,7 +141,8 @@ type reassembler struct {
 	open      map[tpKey]*tpSession
 	free      []*tpSession
 	lastSweep time.Time
-	ids       uint64 // the last session id given
+	nextSweep time.Time // lastSweep + sweepEvery
+	ids       uint64    // the last session id given
 	c         TPCounters
 	onEnd     func(Session)
 	onMessage func(t time.Time, pgn uint32, sa, da uint8, data []byte, via TPKind)
@@ -266,11 +267,13 @@ func (r *reassembler) dt(t time.Time, sa, da uint8, d []byte) {
 }
 
 // sweep ends sessions whose timeout has passed at bus time now.
+// Between sweeps now is compared with both ends of the interval, not
+// subtracted: Time.Sub, run per frame, cost more than the sweeps.
 func (r *reassembler) sweep(now time.Time) {
-	if now.Sub(r.lastSweep) < sweepEvery && !now.Before(r.lastSweep) {
+	if now.Before(r.nextSweep) && !now.Before(r.lastSweep) {
 		return
 	}
-	r.lastSweep = now
+	r.lastSweep, r.nextSweep = now, now.Add(sweepEvery)
 	for k, s := range r.open {
 		limit := TimeoutT1 + observerGrace
 		if s.Kind == ViaRTS {

@@ -49,12 +49,18 @@ func SlotBytes[T any]() int {
 
 // Ring is a bounded append-only store. The zero value is not usable; call New.
 type Ring[T any] struct {
-	mu      sync.Mutex
-	limits  Limits
-	size    func(T) int
-	fixed   bool // size is Fixed: skip the call
-	slot    int
-	onEvict func(T)
+	mu     sync.Mutex
+	limits Limits
+	size   func(T) int
+	fixed  bool // size is Fixed: skip the call
+	slot   int
+	// uniform is set while every kept item weighs slot (a ring of
+	// NewFixed that Resize never touched): the limits then come down to
+	// a count, capacity, and a batch is placed and evicted a chunk's run
+	// at a time instead of an item at a time (issue #14).
+	uniform  bool
+	capacity int
+	onEvict  func(T)
 
 	chunks []*chunk[T] // chunks[0] holds seq first
 	first  uint64      // seq of the oldest kept item
@@ -104,6 +110,10 @@ func NewFixed[T any](l Limits) (*Ring[T], error) {
 		return nil, err
 	}
 	r.fixed = true
+	// Every item weighs slot, so the byte bound is a count too; a slot
+	// over the bound leaves every item oversize, for the general path.
+	r.capacity = int(min(int64(l.Items), l.Bytes/int64(r.slot)))
+	r.uniform = r.capacity > 0
 	return r, nil
 }
 
@@ -135,6 +145,12 @@ func (r *Ring[T]) Append(v T) (uint64, error) {
 func (r *Ring[T]) AppendAll(vs []T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.uniform && r.onEvict == nil {
+		for len(vs) > 0 {
+			vs = vs[copy(r.placeRun(len(vs)), vs):]
+		}
+		return
+	}
 	for i := range vs {
 		n := r.slot
 		if !r.fixed {
@@ -153,6 +169,17 @@ func (r *Ring[T]) AppendEach(n int, fill func(i int, v *T)) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.uniform && r.onEvict == nil {
+		for i := 0; i < n; {
+			run := r.placeRun(n - i)
+			clear(run) // a reused chunk's slots hold evicted items
+			for j := range run {
+				fill(i+j, &run[j])
+			}
+			i += len(run)
+		}
+		return
+	}
 	var zero T
 	for i := range n {
 		if v, _, err := r.place(r.slot); err == nil {
@@ -202,6 +229,63 @@ func (r *Ring[T]) place(n int) (*T, uint64, error) {
 	return &c.items[off], seq, nil
 }
 
+// placeRun is place for up to n items of a uniform ring: it makes room
+// for as many as fit in the current chunk (and the capacity), evicting
+// the oldest, and returns their slots for the caller to write before it
+// unlocks. It leaves the ring as placing each item after its own
+// eviction does: the run never reaches items it places, and a new chunk
+// is taken after the first item's eviction and before the rest's, so the
+// chunk each eviction empties is kept for reuse or released as then.
+func (r *Ring[T]) placeRun(n int) []T {
+	off := int(r.next % chunkSize)
+	m := min(n, r.capacity, chunkSize-off)
+	over := int(r.next-r.first) + m - r.capacity
+	if off == 0 {
+		if r.next-r.first == uint64(r.capacity) {
+			r.evictRun(1)
+			over--
+		}
+		c := r.spare
+		if c == nil {
+			c = new(chunk[T])
+		}
+		r.spare = nil
+		r.chunks = append(r.chunks, c)
+	}
+	if over > 0 {
+		r.evictRun(over)
+	}
+	c := r.chunks[len(r.chunks)-1]
+	for i := off; i < off+m; i++ {
+		c.sizes[i] = int32(r.slot)
+	}
+	r.bytes += int64(m * r.slot)
+	r.next += uint64(m)
+	r.rev += uint64(m)
+	return c.items[off : off+m]
+}
+
+// evictRun drops the n oldest items of a uniform ring, a chunk's run at
+// a time, as n calls of evictOldest do; the caller holds mu and knows the
+// ring holds n.
+func (r *Ring[T]) evictRun(n int) {
+	for n > 0 {
+		e := min(n, chunkSize-int(r.first%chunkSize))
+		r.bytes -= int64(e * r.slot)
+		r.evicted += uint64(e)
+		r.evictedBytes += uint64(e * r.slot)
+		r.first += uint64(e)
+		n -= e
+		if r.first%chunkSize == 0 {
+			c := r.chunks[0]
+			r.chunks = r.chunks[1:]
+			if r.reuse && r.sharedTo <= r.first-chunkSize {
+				r.spare = c
+			}
+		}
+	}
+}
+
 // evictOldest drops the oldest item; the caller holds mu and knows the ring
 // is not empty.
 func (r *Ring[T]) evictOldest() {
@@ -245,6 +329,9 @@ func (r *Ring[T]) Resize(seq uint64, size int) bool {
 	n := int32(r.slot + size)
 	r.bytes += int64(n - c.sizes[off])
 	c.sizes[off] = n
+	if n != int32(r.slot) {
+		r.uniform = false
+	}
 	for r.bytes > r.limits.Bytes && r.next > r.first {
 		r.evictOldest()
 	}

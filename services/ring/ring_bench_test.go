@@ -29,3 +29,19 @@ func BenchmarkSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendAllFull is a consumer's case: batches into a full ring
+// of fixed-size items that reuses its chunks (issue #14).
+func BenchmarkAppendAllFull(b *testing.B) {
+	r, _ := NewFixed[[5]int64](Limits{Items: 100_000, Bytes: 1 << 40})
+	r.ReuseChunks()
+	batch := make([][5]int64, 256)
+	for range 1000 {
+		r.AppendAll(batch)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.AppendAll(batch)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/item")
+}

@@ -295,3 +295,80 @@ func TestAppendEachWritesInPlaceAndEvicts(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// TestRunsMatchItemByItem checks the uniform ring's batch path (placeRun,
+// evictRun) against the item-by-item path on the same operations: the
+// same contents, counters and revisions, as many chunks allocated, and
+// no snapshot changed by a chunk the batch path reused.
+func TestRunsMatchItemByItem(t *testing.T) {
+	slot := int64(SlotBytes[int]())
+	for _, l := range []Limits{
+		{Items: 1, Bytes: 1 << 30}, {Items: 3, Bytes: 1 << 30}, {Items: 255, Bytes: 1 << 30},
+		{Items: 256, Bytes: 1 << 30}, {Items: 257, Bytes: 1 << 30}, {Items: 1000, Bytes: 1 << 30},
+		{Items: 1 << 20, Bytes: 700*slot + slot/2}, {Items: 600, Bytes: 512 * slot},
+	} {
+		fast, _ := NewFixed[int](l)
+		slow, _ := NewFixed[int](l)
+		fast.ReuseChunks()
+		slow.ReuseChunks()
+		slow.uniform = false
+		type view struct {
+			s    Snapshot[int]
+			want []int
+		}
+		var views []view
+		fastChunks, slowChunks := map[*chunk[int]]bool{}, map[*chunk[int]]bool{}
+		rnd := uint64(l.Items)*7919 + uint64(l.Bytes)
+		next := func(n uint64) int { rnd = rnd*6364136223846793005 + 1442695040888963407; return int(rnd >> 33 % n) }
+		v := 0
+		for op := range 400 {
+			switch next(4) {
+			case 0:
+				batch := make([]int, next(700))
+				for i := range batch {
+					batch[i] = v
+					v++
+				}
+				fast.AppendAll(batch)
+				slow.AppendAll(batch)
+			case 1:
+				n, base := next(600), v
+				fill := func(i int, p *int) { *p = base + i }
+				fast.AppendEach(n, fill)
+				slow.AppendEach(n, fill)
+				v += n
+			case 2:
+				fast.Append(v)
+				slow.Append(v)
+				v++
+			case 3:
+				s := fast.Snapshot()
+				slow.Snapshot()
+				if next(4) == 0 {
+					views = append(views, view{s, collect(s)})
+				}
+			}
+			if f, s := fast.Stats(), slow.Stats(); f != s {
+				t.Fatalf("limits %+v op %d: stats %+v, item by item %+v", l, op, f, s)
+			}
+			for _, c := range fast.chunks {
+				fastChunks[c] = true
+			}
+			for _, c := range slow.chunks {
+				slowChunks[c] = true
+			}
+			if len(fastChunks) != len(slowChunks) || (fast.spare == nil) != (slow.spare == nil) {
+				t.Fatalf("limits %+v op %d: %d chunks allocated (spare %v), item by item %d (spare %v)",
+					l, op, len(fastChunks), fast.spare != nil, len(slowChunks), slow.spare != nil)
+			}
+		}
+		if f, s := collect(fast.Snapshot()), collect(slow.Snapshot()); !slices.Equal(f, s) {
+			t.Errorf("limits %+v: contents differ (%d and %d items)", l, len(f), len(s))
+		}
+		for i, w := range views {
+			if got := collect(w.s); !slices.Equal(got, w.want) {
+				t.Errorf("limits %+v: snapshot %d changed after later appends", l, i)
+			}
+		}
+	}
+}
