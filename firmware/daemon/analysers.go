@@ -268,6 +268,9 @@ func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, rec
 				if len(data) == 8 {
 					r.Data = [8]byte(data) // one move, not a memmove call
 				} else {
+					// The record is reused: no byte of an earlier frame stays
+					// past this one's length.
+					r.Data = [8]byte{}
 					copy(r.Data[:], data)
 				}
 				n++

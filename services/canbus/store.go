@@ -297,9 +297,13 @@ func (p *Port) addID(r *Record) {
 		st = &IDStats{ID: key, First: r.Time, Extended: key&wire.CANEFF != 0}
 		p.ids[key] = st
 		*h = st
-	} else if st.lastLen > 0 || r.Len > 0 {
-		// Byte 0 is the mask's top byte.
-		st.changed |= binary.BigEndian.Uint64(st.last[:]) ^ binary.BigEndian.Uint64(r.Data[:])
+	}
+	// Byte 0 is the word's top byte. Bytes past the length are not the
+	// frame's (a producer's reused record may hold an earlier frame's
+	// there): they count as zero, as a shorter frame's missing bytes do.
+	data := binary.BigEndian.Uint64(r.Data[:]) & lenMask(r.Len)
+	if st.Count > 0 {
+		st.changed |= binary.BigEndian.Uint64(st.last[:]) ^ data
 	}
 	// A length the id sent last is in its list already.
 	if (st.Count == 0 || r.Len != st.lastLen) && !slices.Contains(st.DLCs, int(r.Len)) && len(st.DLCs) < maxDLCs {
@@ -307,5 +311,14 @@ func (p *Port) addID(r *Record) {
 	}
 	st.Count++
 	st.Last = r.Time
-	st.last, st.lastLen = r.Data, r.Len
+	binary.BigEndian.PutUint64(st.last[:], data)
+	st.lastLen = r.Len
+}
+
+// lenMask keeps the first n of a frame's 8 data bytes, byte 0 on top.
+func lenMask(n uint8) uint64 {
+	if n >= 8 {
+		return ^uint64(0)
+	}
+	return ^(^uint64(0) >> (8 * n))
 }

@@ -192,3 +192,28 @@ func TestSecondsChargeLateFramesAndWrap(t *testing.T) {
 		t.Fatalf("%d seconds, want %d", len(got), len(want))
 	}
 }
+
+// A record's bytes past its length are not the frame's: a producer
+// reusing its records leaves an earlier frame's there, and they must not
+// show as changed bits.
+func TestBytesPastTheLengthAreNotData(t *testing.T) {
+	s, err := New(Limits{Items: 100, Bytes: 100 * FrameBytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Port("can0", 250_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(100, 0)
+	recs := []Record{
+		{Time: t0, ID: 0x100, Len: 2, Data: [8]byte{1, 2, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}},
+		{Time: t0.Add(time.Millisecond), ID: 0x100, Len: 2, Data: [8]byte{1, 2}},
+		{Time: t0.Add(2 * time.Millisecond), ID: 0x100, Len: 3, Data: [8]byte{1, 2, 0, 0xAA}},
+	}
+	p.AddAll(recs)
+	ids := p.IDs()
+	if len(ids) != 1 || ids[0].ChangedBits != "0000000000000000" || len(ids[0].ChangedByte) != 0 || ids[0].LastData != "010200" {
+		t.Errorf("id row %+v: want no changed bits (the bytes past each length are not data) and last data 010200", ids)
+	}
+}
