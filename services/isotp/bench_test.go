@@ -16,23 +16,31 @@ func benchRecords(b *testing.B, file string) []canbus.Record {
 	return recs
 }
 
+// benchFeed times feed giving a reference log's frames to a new store,
+// per frame.
+func benchFeed(b *testing.B, file string, feed func(*Store, []canbus.Record)) {
+	recs := benchRecords(b, file)
+	s, _ := New(Limits{})
+	b.ReportAllocs()
+	frames := 0
+	for b.Loop() {
+		feed(s, recs)
+		frames += len(recs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+}
+
 // BenchmarkStoreFeed is what the live UDS store costs per frame in
 // feedCAN: on a J1939 bus with no diagnostics (every frame only
 // classified) and on the Leaf's bus with its ISO-TP exchanges.
 func BenchmarkStoreFeed(b *testing.B) {
 	for _, file := range []string{"j1939atk_normal.log", "css_uds_nissan_leaf_2F6913DB.log"} {
 		b.Run(file, func(b *testing.B) {
-			recs := benchRecords(b, file)
-			s, _ := New(Limits{})
-			b.ReportAllocs()
-			frames := 0
-			for b.Loop() {
+			benchFeed(b, file, func(s *Store, recs []canbus.Record) {
 				for i := range recs {
 					s.Feed("can0", recs[i].Time, recs[i].ID, recs[i].Payload())
 				}
-				frames += len(recs)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+			})
 		})
 	}
 }
@@ -53,17 +61,11 @@ func BenchmarkTraceFrames(b *testing.B) {
 func BenchmarkStoreFeedAll(b *testing.B) {
 	for _, file := range []string{"j1939atk_normal.log", "css_uds_nissan_leaf_2F6913DB.log"} {
 		b.Run(file, func(b *testing.B) {
-			recs := benchRecords(b, file)
-			s, _ := New(Limits{})
-			b.ReportAllocs()
-			frames := 0
-			for b.Loop() {
+			benchFeed(b, file, func(s *Store, recs []canbus.Record) {
 				for i := 0; i < len(recs); i += 256 {
 					s.FeedAll("can0", recs[i:min(i+256, len(recs))])
 				}
-				frames += len(recs)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+			})
 		})
 	}
 }

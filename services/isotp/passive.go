@@ -301,13 +301,22 @@ func (ob *Observer) addressing(id uint32) (Addressing, bool) {
 		}
 	}
 	if id&wire.CANEFF != 0 {
-		if pf := id >> 16 & 0xFF; pf == pfPhysical || pf == pfFunctional {
+		if normalFixed(id) {
 			return AddrNormalFixed, true
 		}
 		return AddrNormal, len(ob.opts.IDs) > 0
 	}
-	return AddrNormal, len(ob.opts.IDs) > 0 || (id >= DiagRangeLow && id <= DiagRangeHigh)
+	return AddrNormal, len(ob.opts.IDs) > 0 || inDiagRange(id)
 }
+
+// normalFixed: a 29-bit id whose PF is normal fixed addressing's.
+func normalFixed(id uint32) bool {
+	pf := id >> 16 & 0xFF
+	return pf == pfPhysical || pf == pfFunctional
+}
+
+// inDiagRange: an 11-bit id in the diagnostic range.
+func inDiagRange(id uint32) bool { return id >= DiagRangeLow && id <= DiagRangeHigh }
 
 // ignores is addressing refusing id, at a glance for a feeder's loop: no
 // option selects ids, and id is neither a normal fixed 29-bit id nor an
@@ -317,10 +326,9 @@ func (ob *Observer) ignores(id uint32) bool {
 	case len(ob.opts.IDs) > 0 || len(ob.opts.Extended) > 0:
 		return false
 	case id&wire.CANEFF != 0:
-		pf := id >> 16 & 0xFF
-		return pf != pfPhysical && pf != pfFunctional
+		return !normalFixed(id)
 	}
-	return id < DiagRangeLow || id > DiagRangeHigh
+	return !inDiagRange(id)
 }
 
 // Feed reads one data frame seen at t. id carries wire.CANEFF for a

@@ -31,6 +31,21 @@ func readLines(t testing.TB, name string) [][]byte {
 	return lines
 }
 
+// logRecords is a reference log's frames as the daemon's consumer hands
+// them to a Feeder.
+func logRecords(t testing.TB, name string) []canbus.Record {
+	var recs []canbus.Record
+	for _, l := range readLines(t, name) {
+		var r wire.CandumpRecord
+		if wire.DecodeCandump(l, &r) == nil {
+			c := canbus.Record{Time: r.Time, ID: r.ID}
+			c.Len = uint8(copy(c.Data[:], r.Payload()))
+			recs = append(recs, c)
+		}
+	}
+	return recs
+}
+
 func feedStore(t testing.TB, s *Store, lines [][]byte) {
 	var r wire.CandumpRecord
 	for _, l := range lines {
@@ -157,15 +172,7 @@ func BenchmarkStoreFeed(b *testing.B) {
 // BenchmarkFeedAll is the consumer's case: the log's frames in batches
 // of 256 through a port's Feeder.
 func BenchmarkFeedAll(b *testing.B) {
-	var recs []canbus.Record
-	for _, l := range readLines(b, "j1939atk_normal.log") {
-		var r wire.CandumpRecord
-		if wire.DecodeCandump(l, &r) == nil {
-			c := canbus.Record{Time: r.Time, ID: r.ID}
-			c.Len = uint8(copy(c.Data[:], r.Payload()))
-			recs = append(recs, c)
-		}
-	}
+	recs := logRecords(b, "j1939atk_normal.log")
 	s, err := New(Limits{})
 	if err != nil {
 		b.Fatal(err)
@@ -247,15 +254,7 @@ func TestFeedAllIsFeedEach(t *testing.T) {
 // TestFeedAllSamplesAsFeed: samples gathered over a batch reach the ring
 // as one frame at a time puts them there, evictions included.
 func TestFeedAllSamplesAsFeed(t *testing.T) {
-	var recs []canbus.Record
-	for _, l := range readLines(t, "j1939atk_normal.log") {
-		var r wire.CandumpRecord
-		if wire.DecodeCandump(l, &r) == nil {
-			c := canbus.Record{Time: r.Time, ID: r.ID}
-			c.Len = uint8(copy(c.Data[:], r.Payload()))
-			recs = append(recs, c)
-		}
-	}
+	recs := logRecords(t, "j1939atk_normal.log")
 	l := Limits{Samples: ring.Limits{Items: 3000}}
 	one, _ := New(l)
 	all, _ := New(l)
