@@ -201,3 +201,36 @@ func TestKnownLayout(t *testing.T) {
 		t.Error("a field outside the payload was accepted")
 	}
 }
+
+// TestLongRunSplitsAtTheWidestField: when all 40 bits of a 5-byte payload
+// flip together, READ sees one run; a field reads at most MaxFieldBits,
+// so the run becomes a 32-bit and an 8-bit candidate in each byte order.
+func TestLongRunSplitsAtTheWidestField(t *testing.T) {
+	cs, _ := canbus.New(ring.Limits{})
+	port, _ := cs.Port("can0", 0)
+	t0 := time.Unix(0, 0)
+	for i := range 20 {
+		d := make([]byte, 5)
+		if i%2 == 1 {
+			copy(d, []byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF})
+		}
+		port.Add(t0.Add(time.Duration(i)*time.Millisecond), 0x100, d)
+	}
+	s, err := Frames(port.Frames(), 0x100, Window{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := FindSignals(s)
+	for name, cs := range map[string][]SignalCandidate{"little-endian": sig.LittleEndian, "big-endian": sig.BigEndian} {
+		var lengths []int
+		for _, c := range cs {
+			if err := c.Field.check(s.DLC); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			lengths = append(lengths, c.Field.Length)
+		}
+		if len(lengths) != 2 || lengths[0] != MaxFieldBits || lengths[1] != 8 {
+			t.Errorf("%s candidate lengths %v, want [%d 8]", name, lengths, MaxFieldBits)
+		}
+	}
+}

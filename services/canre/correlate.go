@@ -187,7 +187,7 @@ func defaultFields(s *Series) []Field {
 	}
 	sig := FindSignals(s)
 	for _, c := range slices.Concat(sig.LittleEndian, sig.BigEndian) {
-		if c.Field.Length > 1 && c.Field.Length <= 32 {
+		if c.Field.Length > 1 {
 			add(c.Field)
 		}
 	}

@@ -117,12 +117,14 @@ type Field struct {
 	Signed    bool `json:"signed"`
 }
 
-// bits reports the field's first and last bit in the order its byte
-// order counts them, for bounds checks: LSB-first linear for Intel,
-// MSB-first linear for Motorola.
+// MaxFieldBits is the widest field a Series reads.
+const MaxFieldBits = 32
+
+// check refuses a field that does not fit a dlc-byte payload: its last
+// bit is counted LSB-first for Intel and MSB-first for Motorola.
 func (f Field) check(dlc int) error {
-	if f.Length < 1 || f.Length > 32 {
-		return fmt.Errorf("canre: field length %d: want 1..32", f.Length)
+	if f.Length < 1 || f.Length > MaxFieldBits {
+		return fmt.Errorf("canre: field length %d: want 1..%d", f.Length, MaxFieldBits)
 	}
 	end := f.StartBit + f.Length
 	if f.BigEndian {

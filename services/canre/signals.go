@@ -86,8 +86,10 @@ func split(s *Series, flips []int, big bool, counters Counters) ([]SignalCandida
 			i++
 			continue
 		}
+		// A run longer than MaxFieldBits goes on as a second candidate:
+		// no field reads more (Field.check).
 		j := i + 1
-		for j < n && flips[order[j]] > 0 && mag(order[j]) <= mag(order[j-1]) {
+		for j < n && j-i < MaxFieldBits && flips[order[j]] > 0 && mag(order[j]) <= mag(order[j-1]) {
 			j++
 		}
 		// Bits order[i] (LSB) .. order[j-1] (MSB) form one candidate.
