@@ -1,6 +1,7 @@
 package canre
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ func FuzzAnalyses(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 1, 1, 2, 3, 4, 5, 6, 7, 2, 1, 2, 3, 4, 5, 6, 8})
 	f.Add([]byte{0xFF, 0, 0x80, 1, 0x7F, 2, 0, 3, 0xFE, 4, 0, 5, 0x10, 6, 0, 7, 0xFF, 8})
 	// Five bytes flipping all together: one READ run wider than a field.
-	f.Add([]byte{5, 0, 0, 0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 5, 0, 0, 0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF})
+	f.Add(bytes.Repeat([]byte{5, 0, 0, 0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, 5))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cs, _ := canbus.New(ring.Limits{Items: 1024, Bytes: 1024 * 64})
 		port, _ := cs.Port("can0", 0)
