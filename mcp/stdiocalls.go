@@ -24,18 +24,32 @@ const stdioCallSlots = 5
 // call while the slots are busy, stays with mcp-go's StdioServer.
 // Cancellation (notifications/cancelled), progress, logging and
 // elicitation work as before: the call runs in mcp-go's session context.
+//
+// The calls run on long-lived workers, one started per slot the first
+// time it is needed: a goroutine per call grew its stack from the
+// smallest size on every call (a tenth of capture_status's CPU in the
+// daemon went to copying stacks).
 type stdioCalls struct {
-	s     *server.MCPServer
-	d     *drain
-	log   *slog.Logger
-	base  atomic.Pointer[context.Context] // the session's, once Listen set it up
-	stop  context.CancelFunc
-	slots chan struct{}
-	wg    sync.WaitGroup
+	s       *server.MCPServer
+	d       *drain
+	log     *slog.Logger
+	base    atomic.Pointer[context.Context] // the session's, once Listen set it up
+	stop    context.CancelFunc
+	slots   chan struct{}
+	work    chan stdioCall // to an idle worker
+	calls   sync.WaitGroup // calls taken and not yet answered
+	workers sync.WaitGroup
+	started int // workers started; only take reads and writes it
+}
+
+// stdioCall is one request take took.
+type stdioCall struct {
+	ctx      context.Context
+	line, id json.RawMessage
 }
 
 func newStdioCalls(s *server.MCPServer, d *drain, log *slog.Logger) *stdioCalls {
-	return &stdioCalls{s: s, d: d, log: log, slots: make(chan struct{}, stdioCallSlots)}
+	return &stdioCalls{s: s, d: d, log: log, slots: make(chan struct{}, stdioCallSlots), work: make(chan stdioCall)}
 }
 
 // session is mcp-go's context func: it sees the context Listen built,
@@ -53,7 +67,9 @@ func (c *stdioCalls) close() {
 	if c.stop != nil {
 		c.stop()
 	}
-	c.wg.Wait()
+	c.calls.Wait()
+	close(c.work) // take is not called again: the input has ended
+	c.workers.Wait()
 }
 
 // take starts serving line if it is a tools/call request and a slot is
@@ -78,20 +94,43 @@ func (c *stdioCalls) take(line []byte) bool {
 	default:
 		return false
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() { <-c.slots }()
-		buf := answerBufs.Get().(*[]byte)
-		*buf = c.serve((*buf)[:0], *ctx, line, head.ID)
-		if err := c.d.answer(*buf); err != nil {
-			c.log.Warn("mcp stdio: writing an answer", "err", err)
+	c.calls.Add(1)
+	call := stdioCall{ctx: *ctx, line: line, id: head.ID}
+	select {
+	case c.work <- call:
+	default:
+		if c.started < stdioCallSlots {
+			c.started++
+			c.workers.Add(1)
+			go c.worker(call)
+			break
 		}
-		if cap(*buf) <= maxPooledAnswer {
-			answerBufs.Put(buf)
-		}
-	}()
+		// Every worker started and none idle yet: with this slot held
+		// at most stdioCallSlots-1 calls run, so one is on its way back.
+		c.work <- call
+	}
 	return true
+}
+
+// worker answers call, then each call handed to it, until close.
+func (c *stdioCalls) worker(call stdioCall) {
+	defer c.workers.Done()
+	for ok := true; ok; call, ok = <-c.work {
+		c.answer(call)
+	}
+}
+
+func (c *stdioCalls) answer(call stdioCall) {
+	defer c.calls.Done()
+	defer func() { <-c.slots }()
+	buf := answerBufs.Get().(*[]byte)
+	*buf = c.serve((*buf)[:0], call.ctx, call.line, call.id)
+	if err := c.d.answer(*buf); err != nil {
+		c.log.Warn("mcp stdio: writing an answer", "err", err)
+	}
+	if cap(*buf) <= maxPooledAnswer {
+		answerBufs.Put(buf)
+	}
 }
 
 // Answer buffers are reused: a list answer is ~100 KB, and allocating

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -42,5 +43,32 @@ func TestStdioCallsTakeOnlyToolCallsWithinTheirSlots(t *testing.T) {
 	c.close()
 	if got := out.String(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":7,"result":{`) || !strings.HasSuffix(got, "}\n") || d.answers != 1 {
 		t.Errorf("answer %.200q, %d answers counted", got, d.answers)
+	}
+}
+
+// TestStdioCallsReuseTheirWorkers: calls run on at most stdioCallSlots
+// long-lived workers, however many come, one after another or together.
+func TestStdioCallsReuseTheirWorkers(t *testing.T) {
+	d := &drain{w: io.Discard}
+	d.answered = sync.NewCond(&d.mu)
+	c := newStdioCalls(testServer(t, testDeps(), serverTools...), d, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c.session(context.Background())
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"capture_status","arguments":{}}}` + "\n")
+	const n = 40
+	for i := 1; i <= n; i++ {
+		for !c.take(call) { // false while every slot is busy
+			runtime.Gosched()
+		}
+		if i <= n/2 { // the first half one after another
+			d.mu.Lock()
+			for d.answers < i {
+				d.answered.Wait()
+			}
+			d.mu.Unlock()
+		}
+	}
+	c.close()
+	if c.started < 1 || c.started > stdioCallSlots || d.answers != n {
+		t.Errorf("%d workers started, %d answers of %d", c.started, d.answers, n)
 	}
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -158,5 +161,36 @@ func TestSubscriptionBounds(t *testing.T) {
 	}
 	if n := subs.count(); n != maxSubscriptionsPerSession {
 		t.Errorf("%d subscriptions held, want %d", n, maxSubscriptionsPerSession)
+	}
+}
+
+// hookSession is the least a session needs to be found in a context.
+type hookSession struct{}
+
+func (hookSession) Initialize()                                           {}
+func (hookSession) Initialized() bool                                     { return true }
+func (hookSession) NotificationChannel() chan<- mcpgo.JSONRPCNotification { return nil }
+func (hookSession) SessionID() string                                     { return "hook-test" }
+
+// TestSubscribeCheckSeesAnEscapedMethod: the hook skips decoding
+// messages that cannot name a subscription method, and a method spelt
+// with JSON escapes is not one of those.
+func TestSubscribeCheckSeesAnEscapedMethod(t *testing.T) {
+	srv, subs := assemble(newLiveBox(t).d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, orLive(nil), false)
+	h := &server.Hooks{}
+	subs.hook(h)
+	ctx := srv.WithContext(context.Background(), hookSession{})
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"fieldtap://docs/filter"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources\/subscribe","params":{"uri":"fieldtap://docs/filter"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"resources/\u0073ubscribe","params":{"uri":"fieldtap://docs/filter"}}`,
+	} {
+		err := h.OnRequestInitialization[0](ctx, 1, json.RawMessage(msg))
+		if err == nil || !strings.Contains(err.Error(), "not a live view") {
+			t.Errorf("%s: %v", msg, err)
+		}
+	}
+	if err := h.OnRequestInitialization[0](ctx, 1, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_status"}}`)); err != nil {
+		t.Errorf("tools/call: %v", err)
 	}
 }

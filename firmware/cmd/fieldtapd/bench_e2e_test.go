@@ -158,6 +158,9 @@ func startBench(b *testing.B, transport, capture string) *benchDaemon {
 	return d
 }
 
+// benchWarmUp is how many calls of each case run before it is measured.
+const benchWarmUp = 200
+
 // BenchmarkToolCallEndToEnd measures tools/call through the real stdio
 // and HTTP transports with the go-sdk client, fieldtapd holding 100,000
 // dialogs (wholeBudget keeps them all): p50 latency as the client sees
@@ -181,6 +184,14 @@ func BenchmarkToolCallEndToEnd(b *testing.B) {
 		for _, c := range calls {
 			b.Run(transport+"/"+c.name, func(b *testing.B) {
 				ctx := context.Background()
+				// Warm-up calls, not counted: the first after the load
+				// pay for collecting the ingest's garbage and growing
+				// the buffers the calls reuse.
+				for range benchWarmUp {
+					if _, err := d.s.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args}); err != nil {
+						b.Fatal(err)
+					}
+				}
 				var lat []time.Duration
 				cpu0 := cpuSeconds(d.cmd.Process.Pid)
 				for b.Loop() {
