@@ -5,7 +5,9 @@
 
 Standard library only, so the benchmark scripts run wherever python3 does.
 It initializes a session, sends notifications/initialized, calls TOOL and
-prints the result's structuredContent as one JSON line (exit 1 on error).
+prints the answer as one JSON line (exit 1 on error): structuredContent
+when the box sends it (mcp.output_schemas on), else the first text block,
+which carries the same JSON (docs/mcp-protocol.md).
 """
 import json
 import sys
@@ -53,7 +55,14 @@ def main():
     if not result or result.get("isError"):
         print(json.dumps(msg), file=sys.stderr)
         sys.exit(1)
-    print(json.dumps(result.get("structuredContent")))
+    answer = result.get("structuredContent")
+    if answer is None:
+        text = next((c["text"] for c in result.get("content", []) if c.get("type") == "text"), None)
+        if text is None:
+            print(json.dumps(msg), file=sys.stderr)
+            sys.exit("mcp-call: the answer has neither structuredContent nor a text block")
+        answer = json.loads(text)
+    print(json.dumps(answer))
 
 
 if __name__ == "__main__":
