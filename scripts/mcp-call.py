@@ -5,9 +5,9 @@
 
 Standard library only, so the benchmark scripts run wherever python3 does.
 It initializes a session, sends notifications/initialized, calls TOOL and
-prints the answer as one JSON line (exit 1 on error): structuredContent
-when the box sends it (mcp.output_schemas on), else the first text block,
-which carries the same JSON (docs/mcp-protocol.md).
+prints the answer, the JSON of its first text block, as one JSON line
+(exit 1 on error). The text block is sent whether or not output schemas
+are on; structuredContent only with them (mcp.output_schemas).
 """
 import json
 import sys
@@ -55,14 +55,11 @@ def main():
     if not result or result.get("isError"):
         print(json.dumps(msg), file=sys.stderr)
         sys.exit(1)
-    answer = result.get("structuredContent")
-    if answer is None:
-        text = next((c["text"] for c in result.get("content", []) if c.get("type") == "text"), None)
-        if text is None:
-            print(json.dumps(msg), file=sys.stderr)
-            sys.exit("mcp-call: the answer has neither structuredContent nor a text block")
-        answer = json.loads(text)
-    print(json.dumps(answer))
+    text = next((c["text"] for c in result.get("content", []) if c.get("type") == "text"), None)
+    if text is None:
+        print(json.dumps(msg), file=sys.stderr)
+        sys.exit("mcp-call: the answer has no text block")
+    print(json.dumps(json.loads(text)))
 
 
 if __name__ == "__main__":
