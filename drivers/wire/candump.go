@@ -147,14 +147,14 @@ func logTime(b []byte) (sec, ns int64, i int, ok bool) {
 	if len(b) > 19 && b[11] == '.' && b[18] == ')' {
 		// candump's own (%010lu.%06lu): the word before the microseconds
 		// starts with the last second digit and the dot, made "00" to
-		// read the six as eight.
+		// read the six as eight. Other lines can put a dot and a ')' at
+		// those places too ("(0) .000000) …"): they go the general way.
 		s, ok1 := dec8(binary.LittleEndian.Uint64(b[1:]))
 		us, ok2 := dec8(binary.LittleEndian.Uint64(b[10:])&^0xFFFF | 0x3030)
 		d9, d10 := b[9]-'0', b[10]-'0'
-		if !ok1 || !ok2 || d9 > 9 || d10 > 9 {
-			return 0, 0, 0, false
+		if ok1 && ok2 && d9 <= 9 && d10 <= 9 {
+			return int64(s)*100 + int64(d9)*10 + int64(d10), int64(us) * 1000, 18, true
 		}
-		return int64(s)*100 + int64(d9)*10 + int64(d10), int64(us) * 1000, 18, true
 	}
 	i = 1
 	for ; i < len(b) && b[i]-'0' <= 9; i++ {
