@@ -16,47 +16,56 @@ const floatDigits = 12
 // JSON b to floatDigits significant digits, leaving integers (sequence
 // numbers, ids, counters) and strings exactly as they are. Doing it on
 // the encoded answer makes the precision hold for every tool by
-// construction, whatever struct a float came from.
+// construction, whatever struct a float came from. b itself is returned
+// when no number changes, as in most answers: copying a 100 KB page to
+// change nothing cost a list call more than its floats.
 func roundFloats(b []byte) []byte {
 	if !bytes.ContainsAny(b, ".eE") {
 		return b
 	}
-	out := make([]byte, 0, len(b))
+	var out []byte // nil until a number changes; then b[:done] rewritten
+	done := 0      // b[:done] is in out
+	var num [32]byte
 	for i := 0; i < len(b); {
 		switch ch := b[i]; {
 		case ch == '"':
-			j := stringEnd(b, i+1)
-			out = append(out, b[i:j]...)
-			i = j
+			i = stringEnd(b, i+1)
 		case ch == '-' || ch >= '0' && ch <= '9':
 			j, fractional := i, false
 			for j < len(b) && isNumberByte(b[j]) {
 				fractional = fractional || b[j] == '.' || b[j] == 'e' || b[j] == 'E'
 				j++
 			}
-			out = appendNumber(out, b[i:j], fractional)
+			if fractional {
+				if r, changed := rounded(num[:0], b[i:j]); changed {
+					if out == nil {
+						out = make([]byte, 0, len(b))
+					}
+					out = append(append(out, b[done:i]...), r...)
+					done = j
+				}
+			}
 			i = j
 		default:
-			j := i + 1
-			for j < len(b) && b[j] != '"' && b[j] != '-' && (b[j] < '0' || b[j] > '9') {
-				j++
-			}
-			out = append(out, b[i:j]...)
-			i = j
+			i++
 		}
 	}
-	return out
+	if out == nil {
+		return b
+	}
+	return append(out, b[done:]...)
 }
 
-// appendNumber appends the number tok, rounded when it has a fraction or
-// an exponent; integers are copied without parsing.
-func appendNumber(out, tok []byte, fractional bool) []byte {
-	if fractional {
-		if f, err := strconv.ParseFloat(string(tok), 64); err == nil {
-			return strconv.AppendFloat(out, f, 'g', floatDigits, 64)
-		}
+// rounded appends tok, a JSON number with a fraction or an exponent,
+// rounded to floatDigits, to dst, and reports whether that differs from
+// tok; a token ParseFloat refuses is left as it is.
+func rounded(dst, tok []byte) ([]byte, bool) {
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return nil, false
 	}
-	return append(out, tok...)
+	r := strconv.AppendFloat(dst, f, 'g', floatDigits, 64)
+	return r, !bytes.Equal(r, tok)
 }
 
 // stringEnd is the index just past the quote that closes the JSON string
