@@ -205,6 +205,9 @@ func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() bud
 		a.spanMu.Lock()
 		defer a.spanMu.Unlock()
 		storeFrames(fs, frames)
+		// One lock each for the batch, not per frame (issue #14).
+		a.sipFeed.Hold()
+		defer a.sipFeed.Release()
 		for i := range frames {
 			f := &frames[i]
 			a.sipFeed.Feed(f.Time, f.Link, f.Data)

@@ -40,8 +40,23 @@ func (t *Tee) Datagram(d netdecode.Datagram) {
 	t.Exp.report(d, callID)
 }
 
+// Hold implements sip.Holder for the media analyser behind the tee.
+func (t *Tee) Hold() {
+	if h, ok := t.Next.(sip.Holder); ok {
+		h.Hold()
+	}
+}
+
+// Release implements sip.Holder.
+func (t *Tee) Release() {
+	if h, ok := t.Next.(sip.Holder); ok {
+		h.Release()
+	}
+}
+
 var (
 	_ sip.MediaHook = (*Tee)(nil)
+	_ sip.Holder    = (*Tee)(nil)
 	_ sip.Tap       = (*Exporter)(nil)
 	_ CallLookup    = (*rtp.Analyser)(nil)
 )

@@ -117,8 +117,17 @@ func New(o Options, h Handler) *Decoder {
 	return d
 }
 
-// Stats returns the decoder's counters.
+// Stats returns the decoder's counters. It waits while the decoder is
+// held (Hold).
 func (d *Decoder) Stats() Stats { return d.c.snapshot() }
+
+// Hold keeps the counters' lock for a batch of Decode calls on the
+// decoder's goroutine, until Release: the batch pays one lock, not one a
+// frame.
+func (d *Decoder) Hold() { d.c.mu.Hold() }
+
+// Release ends Hold.
+func (d *Decoder) Release() { d.c.mu.Release() }
 
 // Decode handles one frame captured at t. data is borrowed for the call.
 func (d *Decoder) Decode(t time.Time, link layers.LinkType, data []byte) {
@@ -145,12 +154,12 @@ func (d *Decoder) publish(link layers.LinkType) {
 	c := &d.c
 	p, pb := d.frag.pending()
 	o := d.streams.open()
-	c.mu.Lock()
+	c.mu.FeedLock()
 	c.s.Frames++
 	c.links[linkIndex(link)]++
 	c.s.IPv4 += d.n.ipv4
 	c.s.IPv6 += d.n.ipv6
 	c.s.UDP += d.n.udp
 	c.s.Frag.Pending, c.s.Frag.PendingB, c.s.TCP.Open = p, pb, o
-	c.mu.Unlock()
+	c.mu.FeedUnlock()
 }

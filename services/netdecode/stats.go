@@ -2,7 +2,8 @@ package netdecode
 
 import (
 	"maps"
-	"sync"
+
+	"fieldtap/services/batchlock"
 )
 
 // Reasons a frame or segment yields no payload, as counted in Stats.Skipped.
@@ -58,7 +59,9 @@ type Stats struct {
 }
 
 type counters struct {
-	mu sync.Mutex
+	// mu is held by the decoder's goroutine for a batch (Decoder.Hold);
+	// its own updates take it with FeedLock, readers with Lock.
+	mu batchlock.Mutex
 	s  Stats
 	// links counts frames by link type name (linkNames); snapshot names
 	// them.
@@ -66,18 +69,18 @@ type counters struct {
 }
 
 func (c *counters) skip(reason string) {
-	c.mu.Lock()
+	c.mu.FeedLock()
 	if c.s.Skipped == nil {
 		c.s.Skipped = map[string]uint64{}
 	}
 	c.s.Skipped[reason]++
-	c.mu.Unlock()
+	c.mu.FeedUnlock()
 }
 
 func (c *counters) update(fn func(s *Stats)) {
-	c.mu.Lock()
+	c.mu.FeedLock()
 	fn(&c.s)
-	c.mu.Unlock()
+	c.mu.FeedUnlock()
 }
 
 func (c *counters) snapshot() Stats {

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 
+	"fieldtap/services/batchlock"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/sdp"
 	"fieldtap/services/sip"
@@ -33,7 +33,10 @@ type Stats struct {
 // sip.MediaHook.
 type Analyser struct {
 	opt Options
-	mu  sync.Mutex
+	// mu guards everything below; the feeding goroutine's calls
+	// (Datagram, SIPMessage, CallOf) take it with FeedLock, so a batch it
+	// holds (Hold) costs one lock.
+	mu  batchlock.Mutex
 	st  Stats
 	gen uint64
 	ids uint64
@@ -87,12 +90,22 @@ func NewAnalyser(o Options) *Analyser {
 	return a
 }
 
-var _ sip.MediaHook = (*Analyser)(nil)
+var (
+	_ sip.MediaHook = (*Analyser)(nil)
+	_ sip.Holder    = (*Analyser)(nil)
+)
+
+// Hold implements sip.Holder: the feeding goroutine keeps the lock for a
+// batch of frames, until Release; readers wait meanwhile.
+func (a *Analyser) Hold() { a.mu.Hold() }
+
+// Release implements sip.Holder.
+func (a *Analyser) Release() { a.mu.Release() }
 
 // Datagram implements sip.MediaHook: one non-SIP UDP datagram.
 func (a *Analyser) Datagram(d netdecode.Datagram) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.mu.FeedLock()
+	defer a.mu.FeedUnlock()
 	a.st.Datagrams++
 	b := d.Payload
 	if IsRTCP(b) {
@@ -232,8 +245,8 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 		return
 	}
 	method := string(mb)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.mu.FeedLock()
+	defer a.mu.FeedUnlock()
 	d, ok := a.dialogs.get(string(id))
 	var callID string
 	if ok {

@@ -2,11 +2,11 @@ package sip
 
 import (
 	"bytes"
-	"sync"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
 
+	"fieldtap/services/batchlock"
 	"fieldtap/services/netdecode"
 )
 
@@ -46,8 +46,8 @@ type Analyser struct {
 	store sink
 	dec   *netdecode.Decoder
 	msg   Parsed
-	ws    []byte // reassembly buffer for WebSocket payloads
-	mu    sync.Mutex
+	ws    []byte          // reassembly buffer for WebSocket payloads
+	mu    batchlock.Mutex // the feeder's counts take it with FeedLock (Hold)
 	st    StreamStats
 	media MediaHook // mediahook.go; nil when no media analyser is attached
 	tap   Tap       // tap.go; nil unless an exporter is on
@@ -91,9 +91,30 @@ func (a *Analyser) Stats() (StreamStats, netdecode.Stats) {
 }
 
 func (a *Analyser) count(fn func(s *StreamStats)) {
-	a.mu.Lock()
+	a.mu.FeedLock()
 	fn(&a.st)
-	a.mu.Unlock()
+	a.mu.FeedUnlock()
+}
+
+// Hold keeps, for a batch of Feed calls on the feeding goroutine until
+// Release, the locks a frame would take one by one: the analyser's
+// counters', its decoder's, and its media hook's when that is a Holder.
+// Stats and the media hook's readers wait meanwhile.
+func (a *Analyser) Hold() {
+	a.mu.Hold()
+	a.dec.Hold()
+	if h, ok := a.media.(Holder); ok {
+		h.Hold()
+	}
+}
+
+// Release ends Hold.
+func (a *Analyser) Release() {
+	if h, ok := a.media.(Holder); ok {
+		h.Release()
+	}
+	a.dec.Release()
+	a.mu.Release()
 }
 
 // UDP implements netdecode.Handler.

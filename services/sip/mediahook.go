@@ -11,6 +11,14 @@ type MediaHook interface {
 	Datagram(d netdecode.Datagram)
 }
 
+// Holder is a MediaHook that can keep its lock for a batch of frames on
+// the feeding goroutine (Analyser.Hold), so each datagram and message of
+// the batch takes none.
+type Holder interface {
+	Hold()
+	Release()
+}
+
 // SetMediaHook attaches h; call it before the first Feed. nil detaches.
 func (a *Analyser) SetMediaHook(h MediaHook) { a.media = h }
 
