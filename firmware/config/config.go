@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -47,9 +48,12 @@ func Boards() []string { return append(board.Names(), BoardNone) }
 
 // Config is the whole configuration.
 type Config struct {
-	Board       string   `toml:"board"`
-	ReplaySpeed string   `toml:"replay_speed"`
-	Sources     []string `toml:"sources"`
+	Board       string `toml:"board"`
+	ReplaySpeed string `toml:"replay_speed"`
+	// SimStart fixes the sim board's first capture time (RFC 3339), so
+	// two runs show byte-identical traffic; empty starts it at the clock.
+	SimStart string   `toml:"sim_start"`
+	Sources  []string `toml:"sources"`
 	// MemoryLimitMiB is the memory budget in MiB: every store's bound is
 	// derived from it and the Go runtime's soft limit is set to it. 0
 	// takes the board profile's memory_budget_mib (DefaultBudgetMiB with
@@ -213,6 +217,19 @@ func (c Config) Speed() (float64, error) {
 	return f, nil
 }
 
+// SimClock is the sim board's start: a fixed time when sim_start is
+// set, nil (the wall clock) when not.
+func (c Config) SimClock() (func() time.Time, error) {
+	if c.SimStart == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, c.SimStart)
+	if err != nil {
+		return nil, fmt.Errorf("sim_start %q: want an RFC 3339 time such as 2026-01-01T00:00:00Z", c.SimStart)
+	}
+	return func() time.Time { return t }, nil
+}
+
 // Validate checks every value once, naming the one that is wrong.
 func (c Config) Validate() error {
 	var errs []error
@@ -220,6 +237,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("board %q: want one of %s", c.Board, strings.Join(Boards(), ", ")))
 	}
 	if _, err := c.Speed(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := c.SimClock(); err != nil {
 		errs = append(errs, err)
 	}
 	switch c.MCP.Transport {

@@ -63,7 +63,8 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if cfg.Board == "sim" {
 		// The demo truck has a service tool on it, so uds_trace and the
 		// J1939 clears have something to show.
-		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed, Workshop: true})...)
+		now, _ := cfg.SimClock()
+		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed, Now: now, Workshop: true})...)
 	}
 	var reg ports.Registry
 	// Capture, the board and the transmit service outlive ctx: calls

@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		transport = fs.String("mcp-transport", config.DefaultTransport, "MCP transport: stdio or http")
 		listen    = fs.String("mcp-listen", config.DefaultListen, "HTTP listen address; the endpoint is at /mcp")
 		speed     = fs.String("replay-speed", config.DefaultReplaySpeed, "sim board pace: realtime, max, or a factor such as 10x")
+		simStart  = fs.String("sim-start", "", "sim board's first capture time, RFC 3339 (default: the clock); fixed, two runs are identical")
 		logLevel  = fs.String("log-level", "info", "debug, info, warn or error")
 		logFormat = fs.String("log-format", "text", "text or json")
 		showVer   = fs.Bool("version", false, "print the version and exit")
@@ -101,6 +102,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			cfg.MCP.Listen = *listen
 		case "replay-speed":
 			cfg.ReplaySpeed = *speed
+		case "sim-start":
+			cfg.SimStart = *simStart
 		case "log-level":
 			cfg.Log.Level = *logLevel
 		case "log-format":
