@@ -170,6 +170,7 @@ type segmentRow struct {
 
 var listCaptures = tool[listCapturesIn, page[segmentRow]]{
 	name:  "list_captures",
+	reads: readsRecorder,
 	desc:  "Recorded pcapng segments on disk, oldest first: times, frames, bytes, ports, pinned, recovered. Filter by port and overlapped window. Gaps, pins: capture_status recorder.",
 	hints: readOnly(),
 	ids:   []string{"seq"},
@@ -342,6 +343,7 @@ func (in findIn) match() (recorder.Match, error) {
 
 var findInCaptures = tool[findIn, findOut]{
 	name:  "find_in_captures",
+	reads: readsRecorder,
 	desc:  "Search recorded segments in since..until for a CAN id/mask, J1708 MID, IP host (and l4_port) or hex bytes; bounded by max_hits and max_scan_mib, cuts reported. Sends progress.",
 	hints: readOnly(),
 	run: func(c *call, in findIn) (findOut, error) {
@@ -443,6 +445,7 @@ const evidenceDefaultWindow = 30
 
 var buildEvidencePackage = linkedTool[evidenceIn, evidenceOut]{tool: tool[evidenceIn, evidenceOut]{
 	name:  "build_evidence_package",
+	reads: readsRecorder,
 	desc:  "Seal recorded frames around at (before_s, after_s; 30 s each) into an evidence bundle (pcapng, trigger.json, SHA-256 manifest, disclaimer); a future window is sealed when recorded. Returns files, sizes, digests, resource links.",
 	hints: writesFile(),
 	run: func(c *call, in evidenceIn) (evidenceOut, error) {

@@ -54,6 +54,7 @@ type openCaptureOut struct {
 
 var openCapture = tool[openCaptureIn, openCaptureOut]{
 	name:  "open_capture",
+	reads: readsNothing,
 	desc:  "Load a capture file from the box's capture directory (pcap, pcapng, candump -l, J1708 log) as a new read-only port, within the budget store.opened_captures reserves; waits up to wait_s (10 s) for it to load, with progress.",
 	hints: writesFile(),
 	run: func(c *call, in openCaptureIn) (openCaptureOut, error) {

@@ -60,6 +60,7 @@ type busCheck func() (bool, string)
 
 var awaitBus = tool[awaitBusIn, awaitBusOut]{
 	name:  "await_bus",
+	reads: readsCAN | readsJ1939 | readsJ1708,
 	desc:  "Wait until a CAN/J1939/J1708 condition holds (met at once if it does); a passed deadline answers met false, not an error.",
 	hints: readOnly(),
 	run: func(c *call, in awaitBusIn) (awaitBusOut, error) {

@@ -45,6 +45,7 @@ type canBusesOut struct {
 
 var canBuses = tool[canBusesIn, canBusesOut]{
 	name:  "can_buses",
+	reads: readsCAN,
 	desc:  "Every CAN port (or one): bitrate used for load, frames (standard, extended, remote, error), distinct ids, mean and 1-second peak bus load, first/last frame time, its frame store, and the driver's link view (mode, bus state, bus-offs, restarts).",
 	hints: readOnly(),
 	run: func(c *call, in canBusesIn) (canBusesOut, error) {
@@ -126,6 +127,7 @@ type canFrameRow struct {
 
 var canFrames = tool[canFramesIn, page[canFrameRow]]{
 	name:  "can_frames",
+	reads: readsCAN,
 	desc:  "Stored CAN frames, port by port (each oldest first), filtered by id/mask and time window; paged. Empty port means every CAN port.",
 	hints: readOnly(),
 	ids:   []string{"port", "seq"},
@@ -161,6 +163,7 @@ type canIDRow struct {
 
 var canIDs = tool[canIDsIn, page[canIDRow]]{
 	name:  "can_ids",
+	reads: readsCAN,
 	desc:  "The ID table, port by port: per CAN id the count, rate, first/last time, last data, DLCs seen, and which bytes and bits have changed; standard ids before extended, each in id order. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "id"},
@@ -207,7 +210,8 @@ type busLoadRow struct {
 }
 
 var busLoad = tool[busLoadIn, page[busLoadRow]]{
-	name: "bus_load",
+	name:  "bus_load",
+	reads: readsCAN,
 	desc: fmt.Sprintf("Bus load per second, port by port, oldest first, over a time window (the last %d s are kept): frames, bits on the wire and load = bits / bitrate. "+
 		"Bits per frame use the worst-case stuffing estimate g+8n+13+floor((g+8n-1)/4), g = 34 for an 11-bit and 54 for a 29-bit id (Davis et al. 2007). Paged.", canbus.MaxSeconds),
 	hints: readOnly(),
@@ -258,6 +262,7 @@ type exportCANLogOut struct {
 
 var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 	name:  "export_canlog",
+	reads: readsCAN,
 	desc:  "CAN frames as candump -l text (replayable with canplayer), per port, oldest first, filtered by id/mask and time window: the recorder's frames older than the store, then the store. At most max_lines a port.",
 	hints: readOnly(),
 	run: func(c *call, in exportCANLogIn) (exportCANLogOut, error) {

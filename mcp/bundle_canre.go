@@ -105,7 +105,8 @@ func reSeriesOf(port string, s *canre.Series) reSeriesOut {
 }
 
 var canREAnalyse = tool[reIDIn, reIDOut]{
-	name: "can_re_analyse",
+	name:  "can_re_analyse",
+	reads: readsCAN,
 	desc: "Reverse-engineering helpers for one CAN id over a window of a port's stored frames: rolling counters, checksum candidates (XOR, sums, three CRC-8s over the other bytes), per-bit and per-byte entropy with flip counts, " +
 		"and signal candidates from bit-flip boundaries (READ), both byte orders. Each names its method and bound; fields in DBC numbering.",
 	hints: readOnly(),
@@ -186,7 +187,8 @@ type reCorrelateOut struct {
 }
 
 var canRECorrelate = tool[reCorrelateIn, reCorrelateOut]{
-	name: "can_re_correlate",
+	name:  "can_re_correlate",
+	reads: readsCAN | readsJ1939,
 	desc: "Rank fields of one CAN id by how well they follow a reference over a window: a J1939 SPN (spn, optionally sa) or a field of another id (ref_id, ref_start_bit, ref_length). " +
 		"Pearson r with zero-order hold (1 s), and the least-squares slope and intercept to try as a DBC factor and offset; strongest first, 32 listed.",
 	hints: readOnly(),

@@ -92,7 +92,8 @@ func dbcMessageErr(err error) error {
 }
 
 var dbcInspect = tool[dbcInspectIn, dbcInspectOut]{
-	name: "dbc_inspect",
+	name:  "dbc_inspect",
+	reads: readsNothing,
 	desc: "Layout of a loaded DBC's messages (all, or those named): id, size, PGN, transmitter, and per signal start bit, length, byte order, value type, factor, offset, min/max, unit, bytes touched, multiplexing, SPN, value table. " +
 		"Names, units, comments and labels come from the file and are fenced. At most 64 messages and 2048 signals listed; the counts are whole.",
 	hints: readOnly(),
@@ -190,7 +191,8 @@ type dbcEncodeOut struct {
 }
 
 var dbcEncode = tool[dbcEncodeIn, dbcEncodeOut]{
-	name: "dbc_encode",
+	name:  "dbc_encode",
+	reads: readsNothing,
 	desc: "Build a DBC message's payload from physical signal values: the bytes, what each signal now decodes to, and can_send_frame, the frame to pass to can_send (which plans it). " +
 		"Refused, naming the signal, when a value does not fit its bits or declared range, or its multiplexer does not select it. It computes only; nothing is sent.",
 	hints: readOnly(),

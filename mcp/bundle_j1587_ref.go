@@ -38,7 +38,8 @@ type j1587PIDsOut struct {
 }
 
 var j1587PIDs = tool[j1587PIDsIn, j1587PIDsOut]{
-	name: "j1587_pids",
+	name:  "j1587_pids",
+	reads: readsNothing,
 	desc: "The J1587 PIDs the decoder knows, from the table it decodes with: page, name, kind (number, bits, text, faults, multisection, request), how the PID fixes its data length, value bytes, signedness, scale and unit. " +
 		"j1587_parameters shows their values on the bus.",
 	hints: readOnly(),
@@ -67,6 +68,7 @@ type j2497MIDsOut struct {
 
 var j2497MIDs = tool[j2497MIDsIn, j2497MIDsOut]{
 	name:  "j2497_mids",
+	reads: readsNothing,
 	desc:  "The MIDs of units on the J2497 (PLC4TRUCKS) tractor-trailer power-line link, from the MID table the J1587 decoder names sources with; all=true lists every J1587 MID 128..255 with its name (empty when reserved) and j2497 flag.",
 	hints: readOnly(),
 	run: func(c *call, in j2497MIDsIn) (j2497MIDsOut, error) {

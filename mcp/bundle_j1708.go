@@ -127,7 +127,8 @@ type j1708MessageRow struct {
 }
 
 var j1708Messages = tool[j1708ListIn, page[j1708MessageRow]]{
-	name: "j1708_messages",
+	name:  "j1708_messages",
+	reads: readsJ1708,
 	desc: "Raw J1708/J2497 messages, port by port and each oldest first: time, MID, hex bytes with checksum, status (ok, bad_checksum, …) and the J1587 PIDs each carries. " +
 		"Filter by mid, pid (the message carries it) and since/until; empty port means every J1708 port. Paged.",
 	hints: readOnly(),
@@ -155,7 +156,8 @@ type j1708LogRow struct {
 }
 
 var exportJ1708Log = tool[j1708ListIn, page[j1708LogRow]]{
-	name: "export_j1708log",
+	name:  "export_j1708log",
+	reads: readsJ1708,
 	desc: "Stored J1708 messages as J1708 log lines, `(1.688000) j1708 80020028…F4` (`j2497` for trailer messages), that fieldtapd --source reads back; " +
 		"port by port, each oldest first, selected like j1708_messages; paged like it: follow next_cursor for the rest.",
 	hints: readOnly(),
@@ -184,7 +186,8 @@ type j1587SummaryOut struct {
 }
 
 var j1587Summary = tool[j1708PortIn, j1587SummaryOut]{
-	name: "j1587_summary",
+	name:  "j1587_summary",
+	reads: readsJ1708,
 	desc: "J1708/J1587 overview per J1708 port: messages, valid and bad checksums, decode errors by status, J2497 count, and per MID (with its J1587 name) messages, checksum errors, " +
 		"rate with its basis, PIDs seen, active faults and when it last sent a fault table; plus the message ring's fill and evictions and every table's overflow. Start here on a J1708 bus.",
 	hints: readOnly(),
@@ -250,7 +253,8 @@ func j1587ParamRowOf(port string, p j1587.ParamValue) j1587ParamRow {
 }
 
 var j1587Parameters = tool[j1587MIDIn, page[j1587ParamRow]]{
-	name: "j1587_parameters",
+	name:  "j1587_parameters",
+	reads: readsJ1708,
 	desc: "Latest value per (MID, PID) from checksum-valid J1587 messages, by port, MID and PID: name, unit (US units), value (null unless status is ok), status (ok, not_available, short, no_number), " +
 		"raw hex, time, how many messages carried it, and min/max over the numeric values seen. PID 192 sections are reassembled into their PID. " +
 		"Text values (VIN, component and software id) are fenced sender text; the raw hex is the truth. Paged.",
@@ -293,7 +297,8 @@ func (r j1587FaultRow) key(index uint64) rowKey {
 }
 
 var j1587Faults = tool[j1587MIDIn, page[j1587FaultRow]]{
-	name: "j1587_faults",
+	name:  "j1587_faults",
+	reads: readsJ1708,
 	desc: "Diagnostic codes seen in PID 194 tables, by port, MID, PIDs before SIDs, code and FMI: SID or PID code (named when a PID), FMI, active (listed as active in the MID's latest table), listed, " +
 		"occurrence count (null when the sender omitted it), first/last seen, reports, and when the MID last sent a table. A warning says when no MID sent a table, so 'no faults' is told apart from 'no data'. Paged.",
 	hints: readOnly(),

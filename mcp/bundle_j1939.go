@@ -47,6 +47,7 @@ type j1939SummaryOut struct {
 
 var j1939Summary = tool[j1939PortIn, j1939SummaryOut]{
 	name:  "j1939_summary",
+	reads: readsJ1939,
 	desc:  "J1939 overview per CAN port: frames, source addresses, top PGNs, TP.CM counts and session outcomes, requests, address claims and conflicts, DM1 sources and active DTC count. Start here on a truck bus.",
 	hints: readOnly(),
 	run: func(c *call, in j1939PortIn) (j1939SummaryOut, error) {
@@ -66,6 +67,7 @@ type j1939ListIn struct {
 
 var j1939Inventory = tool[j1939ListIn, page[j1939.InventoryRow]]{
 	name:  "j1939_inventory",
+	reads: readsJ1939,
 	desc:  "ECUs per port from address claims and traffic, by port then source address: first/last seen, frames, decoded NAME (identity, manufacturer, function, industry group, instances, arbitrary-address capable), claim conflicts, DM1 lamps. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "sa"},
@@ -80,7 +82,8 @@ var j1939Inventory = tool[j1939ListIn, page[j1939.InventoryRow]]{
 }
 
 var j1939Faults = tool[j1939ListIn, page[j1939.Fault]]{
-	name: "j1939_faults",
+	name:  "j1939_faults",
+	reads: readsJ1939,
 	desc: "Latest DM1 (active) and DM2 (previously active) per source, by port, then DM1 before DM2, then source address: lamps (MIL, red stop, amber warning, protect: 0 off, 1 on, 2 error, 3 not available) " +
 		"and DTCs with spn, fmi, oc, cm in the SAE J1939-73 layout. no_active marks the SPN 0/FMI 0 'no fault' entry. Paged.",
 	hints: readOnly(),
@@ -155,7 +158,8 @@ type j1939PGNOut struct {
 }
 
 var j1939PGN = tool[j1939PGNIn, j1939PGNOut]{
-	name: "j1939_pgn",
+	name:  "j1939_pgn",
+	reads: readsJ1939,
 	desc: "Latest payload of one PGN per source and port, with its catalogue SPNs decoded (value null unless status is ok, unit, status; DBC-defined names fenced). " +
 		"VIN, component and software id payloads also get a fenced printable view; the hex is the truth.",
 	hints: readOnly(),
@@ -211,6 +215,7 @@ type j1939SPNRow struct {
 
 var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
 	name:  "j1939_spn",
+	reads: readsJ1939,
 	desc:  "Time series of one SPN of the catalogue (the built-in table, docs/j1939.md, and the loaded J1939 DBCs: 190 engine speed, 84 wheel speed, …), oldest first, over every port or one; value is null unless status is ok. Paged.",
 	hints: readOnly(),
 	ids:   []string{"seq"},
@@ -274,7 +279,8 @@ type j1939TPRow struct {
 }
 
 var j1939TPSessions = tool[j1939TPIn, page[j1939TPRow]]{
-	name: "j1939_tp_sessions",
+	name:  "j1939_tp_sessions",
+	reads: readsJ1939,
 	desc: "Transport-protocol sessions (BAM and RTS/CTS) by port, then in announcement order (id), ended and still open alike: SA, DA, transferred PGN, size, packets announced and received, " +
 		"status (complete, aborted with reason, timed_out per J1939-21, superseded, refused by the session bound, open). A session keeps its id while it closes, so paging is stable. Paged.",
 	hints: readOnly(),
@@ -321,6 +327,7 @@ type j1939RequestsOut struct {
 
 var j1939Requests = tool[j1939PortIn, j1939RequestsOut]{
 	name:  "j1939_requests",
+	reads: readsJ1939,
 	desc:  "Requests (PGN 59904) per port: the total count and each requested PGN with its count, most requested first.",
 	hints: readOnly(),
 	run: func(c *call, in j1939PortIn) (j1939RequestsOut, error) {

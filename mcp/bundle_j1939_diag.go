@@ -52,7 +52,8 @@ type j1939DiagOut struct {
 }
 
 var j1939Diagnostics = tool[j1939DiagIn, j1939DiagOut]{
-	name: "j1939_diagnostics",
+	name:  "j1939_diagnostics",
+	reads: readsJ1939,
 	desc: "J1939-73 diagnostics over a window of each CAN port's stored frames: last DM1 (active) and DM2 (previously active) per source with lamps and DTCs, every DTC appearing or leaving, " +
 		"and every clear seen on the bus (DM3 previously active, DM11 active): who asked whom, when, the ECU's acknowledgement, and the DTCs before and after. j1939_request_dm plans a clear.",
 	hints: readOnly(),
@@ -148,7 +149,8 @@ func j1939Param(d Deps, spn spnArg) (j1939.Param, error) {
 }
 
 var j1939SPNHistory = tool[j1939HistoryIn, j1939HistoryOut]{
-	name: "j1939_spn_history",
+	name:  "j1939_spn_history",
+	reads: readsJ1939,
 	desc: "One SPN over a window of each CAN port's stored frames (transfers reassembled), per source address: messages, valid values, not-available/error/reserved/missing counts, min, max, mean, last and their times, and optionally a bucketed series. " +
 		"Any SPN of the catalogue: the built-in table and the loaded J1939 DBCs.",
 	hints: readOnly(),
@@ -212,6 +214,7 @@ func j1939OnePort(c *call, arg string, p portArg) (string, error) {
 
 var j1939Compare = tool[j1939CompareIn, j1939.Comparison]{
 	name:  "j1939_compare",
+	reads: readsJ1939,
 	desc:  "Compare two windows of stored frames (one port at two times, or two ports such as two captures) per PGN and source: frame rates, pairs new, vanished and changed past a 1.25× rate ratio, CAN ids and sources seen on one side only, and DTCs that differ between the last DM1/DM2 of each source.",
 	hints: readOnly(),
 	run: func(c *call, in j1939CompareIn) (j1939.Comparison, error) {
@@ -251,6 +254,7 @@ type j1939TopologyOut struct {
 
 var j1939Topology = tool[j1939DiagIn, j1939TopologyOut]{
 	name:  "j1939_topology",
+	reads: readsJ1939,
 	desc:  "The bus as a graph over a window of each CAN port's stored frames: nodes (source addresses with their claimed NAME, frames, PGNs sent, first/last seen, claim conflicts) and edges (requests and transport transfers: who, to whom, which PGN, how many, how they ended).",
 	hints: readOnly(),
 	run: func(c *call, in j1939DiagIn) (j1939TopologyOut, error) {

@@ -70,6 +70,7 @@ func (in rtpStreamsIn) match(s rtp.StreamView) bool {
 
 var rtpStreams = tool[rtpStreamsIn, page[rtp.StreamView]]{
 	name:  "rtp_streams",
+	reads: readsMedia,
 	desc:  "RTP streams (per SSRC and address pair), oldest first: packets, loss, jitter, E-model MOS (null when not grounded). Filters: call_id, orphaned, max_mos, min_loss_pct, codec. Paged.",
 	hints: readOnly(),
 	ids:   []string{"stream_id"},
@@ -108,6 +109,7 @@ type rtpStatsOut struct {
 
 var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
 	name:  "rtp_stats",
+	reads: readsMedia,
 	desc:  "Full figures of one stream or of every stream of a call: per-interval loss, jitter and MOS, payload types, and the RTCP reports the endpoints sent (never merged into the measurements).",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -205,6 +207,7 @@ type diagnosticsIn struct {
 
 var mediaDiagnostics = tool[diagnosticsIn, rtp.Diagnosis]{
 	name:  "media_diagnostics",
+	reads: readsMedia,
 	desc:  "A call's media against its SDP: applicable (false with a reason) and findings, never an empty list for fine. Without call_id: orphan streams.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -226,6 +229,7 @@ type codecIn struct {
 
 var codecNegotiation = tool[codecIn, rtp.Negotiation]{
 	name:  "check_codec_negotiation",
+	reads: readsSIP | readsMedia,
 	desc:  "A call's SDP offers and answers, the codecs both accepted, what flowed, and a verdict with its reason.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -246,6 +250,7 @@ type dtmfIn struct {
 
 var dtmfEvents = tool[dtmfIn, page[rtp.Event]]{
 	name:  "dtmf_events",
+	reads: readsMedia,
 	desc:  "DTMF digits in time order (RFC 4733 with repeats folded, and SIP INFO), per call or all. Paged.",
 	hints: readOnly(),
 	ids:   []string{"seq"},

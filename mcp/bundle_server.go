@@ -84,7 +84,8 @@ func readCaptureStatus(d Deps) captureStatus {
 var serverTools = []toolDef{captureStatusTool, serverCapabilities}
 
 var captureStatusTool = tool[noArgs, captureStatus]{
-	name: toolCaptureStatus,
+	name:  toolCaptureStatus,
+	reads: readsNothing,
 	desc: "Every capture port: kind, source, live, frames, bytes, drops by cause, errors by reason, first/last frame time, whether a finite source is exhausted (every frame it read consumed by the analysers), and the port's frame store; " +
 		"the board's bring-up parts (up, skipped or failed, and why); whether the transmit-arm input is on and where it comes from; the memory budget with every store's share and use; the recorder. Call it first, and again to see counters move.",
 	hints: readOnly(),
@@ -98,6 +99,7 @@ type serverCapabilitiesOut struct {
 
 var serverCapabilities = tool[noArgs, serverCapabilitiesOut]{
 	name:  toolServerCapabilities,
+	reads: readsNothing,
 	desc:  "This box: version and build, board profile, MCP transports, which tool bundles are loaded now versus compiled in, and the error codes answers can carry.",
 	hints: readOnly(),
 	run: func(c *call, _ noArgs) (serverCapabilitiesOut, error) {

@@ -65,6 +65,7 @@ type aggregateOut struct {
 
 var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 	name:  "aggregate_dialogs",
+	reads: readsSIP,
 	desc:  "Count dialogs by one dimension: buckets largest first (at most max_buckets), the rest in other_count; the counts add up to total_matched unless multi_valued (per participant).",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -125,6 +126,7 @@ func attemptProblemRows(ps []sip.AttemptProblem) []attemptProblemRow {
 
 var findProblems = tool[findProblemsIn, page[problemRow]]{
 	name:  "find_problems",
+	reads: readsSIP | readsMedia,
 	desc:  "Dialogs with a call attempt matching problem aliases (docs/sip.md: failed, slow-setup, short-calls, retransmits, no-ack, auth-loop), each row naming the aliases and attempts. Paged.",
 	hints: readOnly(),
 	ids:   []string{"call_id"},
@@ -206,6 +208,7 @@ func newAttemptRow(a *sip.AttemptOutcome) attemptRow {
 
 var triageCall = tool[triageIn, triageOut]{
 	name:  "triage_call",
+	reads: readsSIP | readsMedia,
 	desc:  "Why a call ended as it did, per call attempt: outcome, final code and its standard meaning, the cause in the sender's words and its source, timings, problem aliases and hints.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -261,6 +264,7 @@ type reportOut struct {
 
 var captureReport = tool[noArgs, reportOut]{
 	name:  "get_capture_report",
+	reads: readsSIP | readsMedia,
 	desc:  "Capture-wide SIP counters: messages by method and response, dialogs by state, undecodable by reason, streams (TLS counted, never read), decoder counters, the store's bounds and what they shed.",
 	hints: readOnly(),
 	run: func(c *call, _ noArgs) (reportOut, error) {

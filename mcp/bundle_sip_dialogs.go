@@ -20,6 +20,7 @@ type listDialogsIn struct {
 
 var listDialogs = tool[listDialogsIn, page[dialogRow]]{
 	name:  "list_dialogs",
+	reads: readsSIP,
 	desc:  "SIP dialogs (one per Call-ID), oldest first, filtered (docs/filter.md); page.total_matched counts every match. Paged.",
 	hints: readOnly(),
 	ids:   []string{"call_id"},
@@ -93,6 +94,7 @@ func dialogKey(callID string) uint64 {
 
 var getDialog = tool[getDialogIn, getDialogOut]{
 	name:  "get_dialog",
+	reads: readsSIP,
 	desc:  "One dialog by Call-ID: its row, its transactions, and its messages in capture order, limit per call (messages_page.next_cursor for more). get_message gives headers and body.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -162,6 +164,7 @@ type getMessageOut struct {
 
 var getMessage = tool[getMessageIn, getMessageOut]{
 	name:  "get_message",
+	reads: readsSIP,
 	desc:  "One message of a dialog by index: its row, every header in order (unfolded) and the body.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -216,6 +219,7 @@ type validateFilterOut struct {
 
 var validateFilter = tool[validateFilterIn, validateFilterOut]{
 	name:  "validate_filter",
+	reads: readsNothing,
 	desc:  "Check a filter without running it: valid, or the first error's column with a caret line; lists the fields a filter may use.",
 	hints: readOnly(),
 	run: func(c *call, in validateFilterIn) (validateFilterOut, error) {

@@ -53,6 +53,7 @@ type ladderOut struct {
 
 var renderLadder = tool[ladderIn, ladderOut]{
 	name:  "render_ladder",
+	reads: readsSIP,
 	desc:  "A text ladder of one dialog: a lane per IP:port, arrows labelled by index and method or status code, times; the senders' start lines apart in start_lines. At most max_messages arrows.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -98,6 +99,7 @@ type exportOut struct {
 
 var exportCapture = tool[exportIn, exportOut]{
 	name:  "export_capture",
+	reads: readsSIP | readsFrames,
 	desc:  "Write the frames (SIP, RTP, RTCP) of one dialog or of the dialogs a filter matches (at most max_dialogs) to a new pcapng file in the export directory; reports the path and what is missing.",
 	hints: writesFile(),
 	run: func(c *call, in exportIn) (exportOut, error) {

@@ -40,6 +40,7 @@ type wiresharkFilterOut struct {
 
 var wiresharkFilter = tool[wiresharkFilterIn, wiresharkFilterOut]{
 	name:  "generate_wireshark_filter",
+	reads: readsSIP,
 	desc:  "A Wireshark display filter for one call: its Call-ID (escaped per the filter grammar) or each RTP/RTCP flow the box tied to it.",
 	hints: readOnly(),
 	run: func(c *call, in wiresharkFilterIn) (wiresharkFilterOut, error) {
@@ -92,6 +93,7 @@ type timeRow struct {
 
 var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 	name:  "search_by_time",
+	reads: readsSIP | readsMedia,
 	desc:  "SIP messages in a capture-time window (since, until), of the dialogs a filter matches, in time order; paged by a time and sequence cursor.",
 	hints: readOnly(),
 	ids:   []string{"call_id", "index"},
@@ -190,6 +192,7 @@ type describeEndpointOut struct {
 
 var describeEndpoint = tool[describeEndpointIn, describeEndpointOut]{
 	name:  "describe_endpoint",
+	reads: readsSIP | readsMedia,
 	desc:  "One endpoint by ip or by user (not both): its dialogs as caller and callee, methods, call attempt outcomes, registrations by result, peers, User-Agents.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -258,6 +261,7 @@ type topTalkersOut struct {
 
 var topTalkers = tool[topTalkersIn, topTalkersOut]{
 	name:  "top_talkers",
+	reads: readsSIP,
 	desc:  "Participants (addresses, or URI users) by the dialogs they took part in, largest first, each with its share of the dialogs matched (shares sum above 1).",
 	hints: readOnly(),
 	run: func(c *call, in topTalkersIn) (topTalkersOut, error) {
@@ -332,6 +336,7 @@ type correlateOut struct {
 
 var findCorrelated = tool[correlateIn, correlateOut]{
 	name:  "find_correlated",
+	reads: readsSIP,
 	desc:  "Dialogs that are other legs of one call (a B2BUA, a PBX): by Session-ID (RFC 7989), P-Charging-Vector, X- headers, or a timing heuristic labelled as one.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -367,6 +372,7 @@ type callTreeOut struct {
 
 var getCallTree = tool[correlateIn, callTreeOut]{
 	name:  "get_call_tree",
+	reads: readsSIP,
 	desc:  "Every leg of a call from one Call-ID: followed over Session-ID, charging vector and X- header links; timing-heuristic legs of the root only, never expanded.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -437,6 +443,7 @@ type securityOut struct {
 
 var securityFindings = tool[securityIn, securityOut]{
 	name:  "sip_security_findings",
+	reads: readsSIP,
 	desc:  "Attacks per source address, each with evidence: scanner User-Agents, REGISTER and INVITE floods, digest brute force (401/407 storms), OPTIONS sweeps; thresholds from config.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -512,6 +519,7 @@ type lintOut struct {
 
 var lintDialog = tool[correlateIn, lintOut]{
 	name:  "lint_dialog",
+	reads: readsSIP,
 	desc:  "Check one dialog against field rules (missing ACK, re-INVITE glare, early CANCEL, SDP answer without offer, RTP on unannounced ports), each with its RFC section; lists rules not evaluated.",
 	hints: readOnly(),
 	run: func(c *call, in correlateIn) (lintOut, error) {

@@ -30,6 +30,7 @@ type validateMessageOut struct {
 
 var validateMessage = tool[getMessageIn, validateMessageOut]{
 	name:  "validate_message",
+	reads: readsSIP,
 	desc:  "Check one message (as get_message) against RFC 3261 header rules and RFC 4566 SDP syntax; findings with rule, RFC section, severity, evidence.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -92,6 +93,7 @@ type explainRuleOut struct {
 
 var explainRule = tool[explainRuleIn, explainRuleOut]{
 	name:  "explain_rule",
+	reads: readsNothing,
 	desc:  "What a rule of lint_dialog, validate_message or sip_security_findings checks, its RFC section, severity, and the fix.",
 	hints: readOnly(),
 	run: func(c *call, in explainRuleIn) (explainRuleOut, error) {

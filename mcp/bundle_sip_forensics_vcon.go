@@ -58,6 +58,7 @@ type exportVConOut struct {
 
 var exportVCon = tool[exportVConIn, exportVConOut]{
 	name:  "export_vcon",
+	reads: readsSIP | readsMedia,
 	desc:  "Write a dialog, or those a filter matches, as a vCon file in the export directory: parties, SIP messages, outcome, lint, pcapng up to 4 MiB.",
 	hints: writesFile(),
 	run: func(c *call, in exportVConIn) (exportVConOut, error) {

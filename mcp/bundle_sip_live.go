@@ -32,6 +32,7 @@ type tailIn struct {
 
 var tailDialogs = tool[tailIn, page[dialogRow]]{
 	name:  "tail_dialogs",
+	reads: readsSIP,
 	desc:  "Dialogs by last update, oldest change first: the newest without a cursor, then those updated since the cursor; next_cursor is always set, to poll with. Paged.",
 	hints: readOnly(),
 	ids:   []string{"call_id", "updated"},
@@ -123,6 +124,7 @@ type awaitOut struct {
 
 var awaitCondition = tool[awaitIn, awaitOut]{
 	name:  "await_condition",
+	reads: readsSIP,
 	desc:  fmt.Sprintf("Wait until at least min_count dialogs match a filter, at most timeout_seconds (%d max). A passed deadline answers met false, not an error.", awaitMaxSeconds),
 	hints: readOnly(),
 	text:  []textSource{textSIP},

@@ -120,6 +120,7 @@ func messageHits(re *regexp.Regexp, raw []byte) ([]searchHit, int) {
 
 var searchMessages = tool[searchIn, page[searchRow]]{
 	name:  "search_messages",
+	reads: readsSIP,
 	desc:  fmt.Sprintf("SIP messages whose lines contain text (case-insensitive by default) or match an RE2 regex, with the matching lines. Oldest first, paged; a call scans at most %d MiB and warns when it stops early.", searchMaxBytes>>20),
 	hints: readOnly(),
 	ids:   []string{"call_id", "index"},

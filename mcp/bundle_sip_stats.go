@@ -45,6 +45,7 @@ type groupOut struct {
 
 var groupDialogs = tool[groupIn, groupOut]{
 	name:  "group_dialogs",
+	reads: readsSIP,
 	desc:  "Call figures (ASR, NER, ACD, PDD p50/p95) per value of one dimension, each with unit and population (null with a reason without one): groups largest first (at most max_groups), the rest as other, and overall.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
@@ -107,6 +108,7 @@ type timelineOut struct {
 
 var timelineTool = tool[timelineIn, timelineOut]{
 	name:  "timeline",
+	reads: readsSIP | readsMedia,
 	desc:  fmt.Sprintf("Dialogs per time bucket by creation time, and call attempts by start: dialogs, INVITEs, answered, failed; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
 	hints: readOnly(),
 	run: func(c *call, in timelineIn) (timelineOut, error) {

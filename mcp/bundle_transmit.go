@@ -31,6 +31,7 @@ type j1939RequestIn struct {
 
 var j1939Request = tool[j1939RequestIn, txOut]{
 	name:  "j1939_request",
+	reads: readsNothing,
 	desc:  "Plan or send one J1939 Request (PGN 59904) for a PGN on a CAN port (port is required) and collect the answers (direct, by BAM, or a NACK)." + dryNote,
 	hints: transmits(false),
 	text:  []textSource{textJ1939},
@@ -51,6 +52,7 @@ type j1939RequestDMIn struct {
 
 var j1939RequestDM = tool[j1939RequestDMIn, txOut]{
 	name:  "j1939_request_dm",
+	reads: readsNothing,
 	desc:  "Plan or send a J1939 diagnostic-message request on a CAN port: DM1/DM2 read faults; DM3/DM11 CLEAR them (erase-class: refused unless a person confirms through elicitation)." + dryNote,
 	hints: transmits(true),
 	text:  []textSource{textJ1939},
@@ -121,7 +123,8 @@ func (in udsRequestIn) spec() (transmit.Spec, error) {
 }
 
 var udsRequest = tool[udsRequestIn, txOut]{
-	name: "uds_request",
+	name:  "uds_request",
+	reads: readsNothing,
 	desc: "Plan or send one UDS request over ISO-TP on a CAN port (0x10 session control, 0x22 read DID, 0x19 read DTCs, 0x3E tester present); " +
 		"a multi-frame answer gets the flow control shown in the plan and is decoded, negative responses are named." + dryNote,
 	hints: transmits(false),
@@ -139,6 +142,7 @@ type canSendIn struct {
 
 var canSend = tool[canSendIn, txOut]{
 	name:  "can_send",
+	reads: readsNothing,
 	desc:  "Plan or send raw CAN frames given byte for byte (actuate-class at least; a recognised clear command is erase-class)." + dryNote,
 	hints: transmits(true),
 	run: func(c *call, in canSendIn) (txOut, error) {
@@ -181,7 +185,8 @@ func (in replayIn) spec(c *call) (transmit.Spec, error) {
 }
 
 var replayFrames = tool[replayIn, txOut]{
-	name: "replay_frames",
+	name:  "replay_frames",
+	reads: readsNothing,
 	desc: fmt.Sprintf("Plan or send a replay of a captured window of one CAN port (stored frames selected by id/mask and since/until) on port, with the captured gaps; "+
 		"at most max_frames (default and maximum %d): a larger window is refused, never cut.", transmit.MaxFrames) + dryNote,
 	hints: transmits(true),
@@ -199,6 +204,7 @@ type j1708SendIn struct {
 
 var j1708Send = tool[j1708SendIn, txOut]{
 	name:  "j1708_send",
+	reads: readsNothing,
 	desc:  "Plan or send one J1708 message on a J1708 port: MID and data, the checksum added; the driver waits for bus access at priority 8 and resends after a collision, at most 3 times." + dryNote,
 	hints: transmits(true),
 	run: func(c *call, in j1708SendIn) (txOut, error) {
@@ -217,7 +223,8 @@ type transmitExecuteIn struct {
 }
 
 var transmitExecute = tool[transmitExecuteIn, txOut]{
-	name: "transmit_execute",
+	name:  "transmit_execute",
+	reads: readsNothing,
 	desc: "Run exactly the stored plan a person read (from any dry run), once, through every transmit gate; asks a person through elicitation where the client supports it. " +
 		"With port, a plan for another port is refused.",
 	hints: transmits(true),
@@ -256,7 +263,8 @@ type transmitStatusIn struct {
 }
 
 var transmitStatus = tool[transmitStatusIn, transmit.Status]{
-	name: "transmit_status",
+	name:  "transmit_status",
+	reads: readsNothing,
 	desc: "The transmitter: per port (or one) whether transmit is enabled, has a writer, is armed, its mode and rate limit, measured load; " +
 		"the load ceiling, the plan store, and the recent transmissions and refusals with their gate.",
 	hints: readOnly(),
@@ -295,6 +303,7 @@ func planKey(p *transmit.Plan) rowKey {
 
 var transmitPlans = tool[transmitPlansIn, page[planRow]]{
 	name:  "transmit_plans",
+	reads: readsNothing,
 	desc:  "Stored plans, newest first (they expire; a run plan is marked executed), of every transmit port or one, or one plan by plan_id. Paged.",
 	hints: readOnly(),
 	ids:   []string{"plan_id"},

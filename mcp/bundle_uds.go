@@ -105,7 +105,8 @@ func udsInWindow(t *isotp.Transaction, sp span) bool {
 }
 
 var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
-	name: "uds_trace",
+	name:  "uds_trace",
+	reads: readsUDS,
 	desc: "UDS, KWP2000 and OBD-II exchanges overheard on the CAN ports (passive ISO-TP on 11- and 29-bit ids), by port then request frame: service, sub-function, DID and their names, every answer with its time, response_ms, NRC and its name, status. " +
 		"ECU text answers are fenced. from=frames re-traces the stored frames with other ids or extended addressing. Paged.",
 	hints: readOnly(),
@@ -302,7 +303,8 @@ func b2i(b bool) int {
 }
 
 var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
-	name: "uds_services",
+	name:  "uds_services",
+	reads: readsUDS,
 	desc: "UDS summary of the live store: per port the ISO-TP counters (incomplete transfers by reason) and request outcomes; per ECU and service the requests, positive, negative with each NRC named, no_response, suppressed and response times. " +
 		"reference=true adds the service, NRC and DID name tables.",
 	hints: readOnly(),

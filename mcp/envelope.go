@@ -43,21 +43,23 @@ type ErrorInfo struct {
 // Page are optional in the schema because a Failure, which every tool may
 // answer with, has none of them; on success they are always present.
 type Envelope[T any] struct {
-	OK       bool        `json:"ok"`
-	Data     *T          `json:"data,omitempty"`
-	Source   SourceInfo  `json:"source"`
-	Warnings []string    `json:"warnings"`
-	Errors   []ErrorInfo `json:"errors"`
+	OK       bool           `json:"ok"`
+	Data     *T             `json:"data,omitempty"`
+	Source   SourceInfo     `json:"source"`
+	Coverage *coverageBlock `json:"coverage,omitempty"`
+	Warnings []string       `json:"warnings"`
+	Errors   []ErrorInfo    `json:"errors"`
 }
 
 // ListEnvelope is the answer of a list tool: one page of items.
 type ListEnvelope[T any] struct {
-	OK       bool        `json:"ok"`
-	Items    []T         `json:"items,omitzero"`
-	Page     *Page       `json:"page,omitempty"`
-	Source   SourceInfo  `json:"source"`
-	Warnings []string    `json:"warnings"`
-	Errors   []ErrorInfo `json:"errors"`
+	OK       bool           `json:"ok"`
+	Items    []T            `json:"items,omitzero"`
+	Page     *Page          `json:"page,omitempty"`
+	Source   SourceInfo     `json:"source"`
+	Coverage *coverageBlock `json:"coverage,omitempty"`
+	Warnings []string       `json:"warnings"`
+	Errors   []ErrorInfo    `json:"errors"`
 }
 
 // Failure is the answer of any tool that could not do what was asked.

@@ -76,3 +76,23 @@ func schemaOf[T any]() json.RawMessage {
 	}
 	return b
 }
+
+// withoutCoverage drops the coverage property from an envelope's schema:
+// a tool that reads no captured data never sends one, and its schema
+// does not offer what it never sends.
+func withoutCoverage(schema func() json.RawMessage) func() json.RawMessage {
+	return sync.OnceValue(func() json.RawMessage {
+		var s map[string]any
+		if err := json.Unmarshal(schema(), &s); err != nil {
+			panic(err)
+		}
+		if props, ok := s["properties"].(map[string]any); ok {
+			delete(props, "coverage")
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			panic(err)
+		}
+		return b
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"fieldtap/services/canbus"
+	"fieldtap/services/coverage"
 	"fieldtap/services/dbc"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1587"
@@ -316,4 +317,8 @@ type Deps struct {
 	SIPExport *sip.Exporter
 
 	BlackBox BlackBox // the recorder, evidence and files (bundle_blackbox.go)
+
+	// Coverage reports what an answer over a query covers, from the
+	// box's counters (services/coverage); nil: from the ports alone.
+	Coverage func(coverage.Query) coverage.Report
 }

@@ -31,6 +31,7 @@ type shapeOut struct {
 func shapeTool(loaded map[string]toolInfo) toolDef {
 	return tool[shapeIn, shapeOut]{
 		name:  toolDescribeResponseShape,
+		reads: readsNothing,
 		desc:  "The output JSON Schema of one loaded tool and an example answer built from it (placeholder values). Use it to plan which keys to read and which fields to project; tools/list carries output schemas only when the operator turned them on.",
 		hints: readOnly(),
 		run: func(c *call, in shapeIn) (shapeOut, error) {

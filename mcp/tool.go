@@ -10,6 +10,8 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/services/coverage"
 )
 
 // tool is one MCP tool as a value: its contract and its run function,
@@ -32,7 +34,11 @@ type tool[In, Out any] struct {
 	// text names where sender text in its answers comes from, for the
 	// provenance note; a tool whose answers carry none leaves it empty.
 	text []textSource
-	run  func(c *call, in In) (Out, error)
+	// reads is the captured data its answers read (coverage.go): the
+	// adapter adds their coverage block; readsNothing for a tool that
+	// reads none. Every tool says which (TestEveryToolSaysWhatItReads).
+	reads coverage.Family
+	run   func(c *call, in In) (Out, error)
 }
 
 // call is what one run sees: the context, the stores, the source as it
@@ -43,6 +49,9 @@ type call struct {
 	req  mcpgo.CallToolRequest
 	src  SourceInfo
 	warn []string
+	// cov is the answer's coverage block; nil for a tool that reads no
+	// captured data.
+	cov *coverageBlock
 	// text adds provenance sources known only at run time (the DBC file
 	// an answer quotes).
 	text []textSource
@@ -80,6 +89,7 @@ type toolInfo struct {
 	columns []string // a list tool's row columns
 	ids     []string
 	text    []textSource
+	reads   coverage.Family
 }
 
 // mcpTool is the tool as mcp-go registers it; the output schema is
@@ -107,13 +117,16 @@ func (t tool[In, Out]) toolName() string { return t.name }
 
 func (t tool[In, Out]) info() toolInfo {
 	in := inputSchemaOf[In](t.name)
-	i := toolInfo{name: t.name, desc: t.desc, hints: t.hints, input: in, inputJSON: in.raw, ids: t.ids, text: t.text}
+	i := toolInfo{name: t.name, desc: t.desc, hints: t.hints, input: in, inputJSON: in.raw, ids: t.ids, text: t.text, reads: t.reads}
 	var zero Out
 	if _, isList := any(zero).(listAnswer); isList {
 		i.list = true
 		i.output, i.columns = listSchemaOf[Out](t.name, t.ids)
 	} else {
 		i.output = objectSchemaOf[Out]()
+	}
+	if t.reads == readsNothing {
+		i.output = withoutCoverage(i.output)
 	}
 	if i.list {
 		if !slices.Contains(in.names(), "fields") || !slices.Contains(in.names(), "limit") {
@@ -143,6 +156,11 @@ func (t tool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.ToolHan
 		if err != nil {
 			return failure(c, err), nil
 		}
+		if t.reads != readsNothing {
+			rep := d.coverageFor(coverageQuery(t.reads, in))
+			c.cov = blockOf(rep)
+			c.warn = append(c.warn, rep.Warnings...)
+		}
 		body, err := encodeAnswer(c, out, projectionOf(in), ti)
 		if err != nil {
 			return failure(c, err), nil
@@ -161,7 +179,7 @@ func encodeAnswer[Out any](c *call, out Out, fields []string, ti toolInfo) ([]by
 	if p, isList := any(out).(interface{ envelope(*call) any }); isList && ti.list {
 		env = p.envelope(c)
 	} else {
-		env = Envelope[Out]{OK: true, Data: &out, Source: c.src, Warnings: nonNil(c.warn), Errors: []ErrorInfo{}}
+		env = Envelope[Out]{OK: true, Data: &out, Source: c.src, Coverage: c.cov, Warnings: nonNil(c.warn), Errors: []ErrorInfo{}}
 	}
 	b, err := json.Marshal(env)
 	if err != nil {
@@ -180,7 +198,7 @@ func (p page[Row]) envelope(c *call) any {
 	if pg.Returned == 0 {
 		pg.Returned = len(p.Items)
 	}
-	return ListEnvelope[Row]{OK: true, Items: nonNil(p.Items), Page: &pg, Source: c.src, Warnings: nonNil(c.warn), Errors: []ErrorInfo{}}
+	return ListEnvelope[Row]{OK: true, Items: nonNil(p.Items), Page: &pg, Source: c.src, Coverage: c.cov, Warnings: nonNil(c.warn), Errors: []ErrorInfo{}}
 }
 
 // failure renders an error as the envelope's one error: a *toolError as

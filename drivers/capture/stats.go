@@ -2,6 +2,7 @@ package capture
 
 import (
 	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -29,13 +30,16 @@ type Stats struct {
 	// StoppedEarly says why a source ended before its natural end; empty
 	// when it ended normally or still runs.
 	StoppedEarly string
+	// Losses are the drops over time, oldest first (losses.go).
+	Losses []Loss
 }
 
 // Counters is the mutable side of Stats that drivers embed. It is safe for
 // concurrent use; Snapshot returns copies so readers never see a half update.
 type Counters struct {
-	mu sync.Mutex
-	s  Stats
+	mu     sync.Mutex
+	s      Stats
+	losses lossLog
 }
 
 // Frame counts one delivered frame of n bytes captured at t.
@@ -74,7 +78,17 @@ func (c *Counters) Drop(cause string, n uint64) {
 		c.s.Drops = make(map[string]uint64)
 	}
 	c.s.Drops[cause] += n
+	c.losses.add(c.clock(), cause, n)
 	c.mu.Unlock()
+}
+
+// clock is the port's capture clock for a loss: the time of the last
+// frame delivered, or the wall clock before any; the caller holds mu.
+func (c *Counters) clock() time.Time {
+	if c.s.Last.IsZero() {
+		return time.Now()
+	}
+	return c.s.Last
 }
 
 // SetDrop sets a drop counter the kernel keeps cumulatively.
@@ -84,6 +98,13 @@ func (c *Counters) SetDrop(cause string, n uint64) {
 		c.s.Drops = make(map[string]uint64)
 	}
 	c.s.Drops[cause] = n
+	if c.losses.kernel == nil {
+		c.losses.kernel = map[string]uint64{}
+	}
+	if prev := c.losses.kernel[cause]; n > prev {
+		c.losses.add(c.clock(), cause, n-prev)
+	}
+	c.losses.kernel[cause] = n
 	c.mu.Unlock()
 }
 
@@ -112,5 +133,6 @@ func (c *Counters) Snapshot() Stats {
 	s := c.s
 	s.Drops = maps.Clone(c.s.Drops)
 	s.Errors = maps.Clone(c.s.Errors)
+	s.Losses = slices.Clone(c.losses.entries)
 	return s
 }

@@ -16,6 +16,7 @@ func (a *analysers) use(store, port string, st ring.Stats) budget.Use {
 		Store: store, Port: port, Items: st.Items, MaxItems: st.Limits.Items,
 		Bytes: st.Bytes, MaxBytes: share, ShareOfBudget: a.plan.Fraction(share),
 		Evicted: st.Evicted, EvictedBytes: st.EvictedBytes, Oversize: st.Oversize, Revision: st.Revision,
+		Oldest: timePtr(st.Oldest), Appended: st.Appended, EvictedTo: st.EvictedTo,
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"fieldtap/firmware/supervise"
 	"fieldtap/mcp"
 	"fieldtap/services/budget"
+	"fieldtap/services/coverage"
 	"fieldtap/services/ports"
 )
 
@@ -195,6 +196,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 		},
 	}
 	an.deps(&deps)
+	deps.Coverage = func(q coverage.Query) coverage.Report { return an.coverageOf(&reg, q) }
 	deps.BlackBox = mcp.BlackBox{Recorder: rec.rec, RecorderOff: rec.why, Evidence: seal.builder, Files: files, Captures: captures}
 	if cfg.MCP.Transport == "http" {
 		deps.BlackBox.Downloads = mcp.NewFileServer(files)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,6 +167,7 @@ func (p *port) status() ports.Status {
 		Kind:           string(p.src.Kind()),
 		Source:         p.src.Origin(),
 		Live:           p.src.Live(),
+		State:          p.state(s.Exhausted),
 		Frames:         h.Frames,
 		Bytes:          h.Bytes,
 		Drops:          drops,
@@ -176,6 +178,7 @@ func (p *port) status() ports.Status {
 		// the analysers consumed all of it (DESIGN.md §4).
 		SourceExhausted: s.Exhausted && p.drained.Load(),
 		StoppedEarly:    stopped,
+		Losses:          losses(s.Losses, h.Losses),
 		Restarts:        sup.Restarts,
 		LastError:       sup.LastError,
 		LastErrorTime:   timePtr(sup.LastAt),
@@ -203,3 +206,24 @@ func timePtr(t time.Time) *time.Time {
 }
 
 func fileName(i int) string { return fmt.Sprintf("file%d", i+1) }
+
+// losses merges the driver's and the hand-off's loss logs, oldest first.
+func losses(logs ...[]capture.Loss) []ports.Loss {
+	var out []ports.Loss
+	for _, l := range logs {
+		for _, e := range l {
+			out = append(out, ports.Loss{At: e.At, Cause: e.Cause, N: e.N})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b ports.Loss) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// state is the port's state: ended once a finite source delivered all it
+// will, capturing before.
+func (p *port) state(exhausted bool) string {
+	if exhausted {
+		return ports.StateEnded
+	}
+	return ports.StateCapturing
+}

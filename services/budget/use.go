@@ -1,5 +1,7 @@
 package budget
 
+import "time"
+
 // Use is one store instance's share and what it holds, as capture_status
 // shows it. Bytes are heap bytes as the store accounts them (its items'
 // structures, not only their payload); MaxBytes is the share.
@@ -16,6 +18,13 @@ type Use struct {
 	EvictedBytes  uint64  `json:"evicted_bytes"`
 	Oversize      uint64  `json:"oversize"` // items refused because alone they exceed MaxBytes
 	Revision      uint64  `json:"revision"`
+	// Oldest is the time of the oldest item held: what an answer over the
+	// store can still see; null for a store that does not keep times.
+	Oldest *time.Time `json:"oldest,omitempty"`
+	// Appended counts items ever accepted; EvictedTo is the time of the
+	// newest evicted one (services/coverage reads both).
+	Appended  uint64    `json:"-"`
+	EvictedTo time.Time `json:"-"`
 	// Reserved marks a fixed cost (a hand-off, a kernel ring, tables
 	// bounded by the protocol): Bytes is the bound set aside, not a fill.
 	Reserved bool `json:"reserved,omitempty"`

@@ -175,6 +175,7 @@ func (s *Store) Port(name string, bitrate int) (*Port, error) {
 	// Records hold no pointers: a chunk no snapshot showed is refilled
 	// instead of left to the collector.
 	r.ReuseChunks()
+	r.TimeOf(func(r *Record) time.Time { return r.Time })
 	p := &Port{name: name, bitrate: bitrate, frames: r, ids: map[uint32]*IDStats{}}
 	s.ports[name] = p
 	s.order = append(s.order, name)

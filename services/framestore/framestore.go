@@ -42,6 +42,7 @@ func New(l Limits) (*Store, error) {
 	// A store no one reads while it fills reuses its chunks and slabs,
 	// instead of leaving every evicted frame's memory to the collector.
 	r.ReuseChunks()
+	r.TimeOf(func(r *Record) time.Time { return r.Time })
 	return &Store{Ring: r, slabs: ring.NewSlabs(r, slabSize)}, nil
 }
 

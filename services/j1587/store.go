@@ -201,6 +201,7 @@ func (st *Store) Port(name string) (*Port, error) {
 	if err != nil {
 		return nil, fmt.Errorf("j1587 port %s: %w", name, err)
 	}
+	r.TimeOf(func(r *Record) time.Time { return r.Time })
 	p := &Port{
 		name:   name,
 		seq:    &st.seq,

@@ -318,14 +318,14 @@ func (s *Store) flush() {
 
 // New returns an empty store bounded by l.
 func New(l Limits) (*Store, error) {
-	samples, err := newRing[Sample]("samples", l.Samples, DefaultSamples, SampleBytes())
+	samples, err := newRing("samples", l.Samples, DefaultSamples, SampleBytes(), func(v *Sample) time.Time { return v.Time() })
 	if err != nil {
 		return nil, err
 	}
 	// ~1.9 samples a frame: a new chunk each 256 of them was most of what
 	// ingest allocated, and so most of the collector's work (issue #14).
 	samples.ReuseChunks()
-	sessions, err := newRing[SessionRecord]("sessions", l.Sessions, DefaultSessions, SessionBytes())
+	sessions, err := newRing("sessions", l.Sessions, DefaultSessions, SessionBytes(), func(v *SessionRecord) time.Time { return v.Start })
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func New(l Limits) (*Store, error) {
 }
 
 // newRing applies the defaults to l and builds one of the store's rings.
-func newRing[T any](what string, l ring.Limits, items int, itemBytes int64) (*ring.Ring[T], error) {
+func newRing[T any](what string, l ring.Limits, items int, itemBytes int64, timeOf func(*T) time.Time) (*ring.Ring[T], error) {
 	if l.Items < 0 || l.Bytes < 0 {
 		return nil, fmt.Errorf("j1939: %s limits %d items, %d bytes: want positive values, or 0 for the defaults", what, l.Items, l.Bytes)
 	}
@@ -350,6 +350,7 @@ func newRing[T any](what string, l ring.Limits, items int, itemBytes int64) (*ri
 	if err != nil {
 		return nil, fmt.Errorf("j1939: %s: %w", what, err)
 	}
+	r.TimeOf(timeOf)
 	return r, nil
 }
 

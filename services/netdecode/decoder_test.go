@@ -155,6 +155,10 @@ func TestHostileFramesAreCounted(t *testing.T) {
 		{name: "ip length beyond frame", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, udpSeg("x"))[:25], reason: SkipTruncated},
 		{name: "icmp", link: layers.LinkTypeRaw, data: ipv4(1, 1, 0, make([]byte, 8)), reason: SkipProto},
 		{name: "bad udp length", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, []byte{0, 1, 0, 2, 0, 3, 0, 0}), reason: SkipBadUDP},
+		{name: "gre (remote span)", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{0, 0, 0x65, 0x58}), reason: SkipTunnel},
+		{name: "esp", link: layers.LinkTypeRaw, data: ipv4(protoESP, 1, 0, make([]byte, 16)), reason: SkipEncrypted},
+		{name: "mpls", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, make([]byte, 24)), reason: SkipTunnel},
+		{name: "vxlan", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, vxlanSeg()), reason: SkipTunnel},
 		{name: "vlan tower", link: layers.LinkTypeEthernet, data: ether(etherIPv4, make16(etherVLAN, maxEncapsulation+2), nil), reason: SkipTooDeep},
 	}
 	for _, tc := range tests {
@@ -370,3 +374,12 @@ type nopHandler struct{}
 
 func (nopHandler) UDP(Datagram)                       {}
 func (nopHandler) TCP(*Stream, time.Time, []byte) int { return 0 }
+
+// vxlanSeg is a UDP datagram to VXLAN's port with an empty VXLAN header.
+func vxlanSeg() []byte {
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint16(b[0:], 40000)
+	binary.BigEndian.PutUint16(b[2:], vxlanPort)
+	binary.BigEndian.PutUint16(b[4:], uint16(len(b)))
+	return b
+}

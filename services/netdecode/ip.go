@@ -18,6 +18,17 @@ const (
 	protoDstOpts  = 60
 )
 
+// Tunnels and encryption the decoder counts and does not open (IANA
+// protocol numbers; VXLAN's IANA port, RFC 7348).
+const (
+	protoGRE      = 47
+	protoESP      = 50
+	protoEtherIP  = 97
+	protoL2TPv3   = 115
+	protoMPLSinIP = 137
+	vxlanPort     = 4789
+)
+
 const (
 	ipv4MinHeader = 20
 	ipv6Header    = 40
@@ -156,6 +167,10 @@ func (d *Decoder) transport(p ipPacket, depth int) {
 			return
 		}
 		d.ip(p.payload, depth+1)
+	case protoGRE, protoEtherIP, protoL2TPv3, protoMPLSinIP:
+		d.c.skip(SkipTunnel)
+	case protoESP:
+		d.c.skip(SkipEncrypted)
 	default:
 		d.c.skip(SkipProto)
 	}
@@ -178,6 +193,10 @@ func (d *Decoder) udp(p ipPacket) {
 		return
 	case n > len(b):
 		d.c.skip(SkipTruncated)
+		return
+	}
+	if binary.BigEndian.Uint16(b[2:]) == vxlanPort {
+		d.c.skip(SkipTunnel)
 		return
 	}
 	d.n.udp++

@@ -21,6 +21,8 @@ const (
 	etherQinQ      = 0x88A8
 	etherQinQOld   = 0x9100
 	etherPPPoESess = 0x8864
+	etherMPLS      = 0x8847
+	etherMPLSMulti = 0x8848
 )
 
 // PPP protocol numbers.
@@ -159,6 +161,8 @@ func (d *Decoder) etherType(et uint16, b []byte, depth int) {
 			b = b[:n]
 		}
 		d.ppp(b, depth+1)
+	case etherMPLS, etherMPLSMulti:
+		d.c.skip(SkipTunnel)
 	default:
 		d.c.skip(SkipNotIP)
 	}

@@ -16,6 +16,12 @@ const (
 	SkipTooDeep   = "too_many_encapsulations"
 	SkipBadUDP    = "bad_udp_header"
 	SkipBadTCP    = "bad_tcp_header"
+	// SkipTunnel is a tunnel the decoder does not open (GRE and ERSPAN,
+	// EtherIP, L2TPv3, MPLS, VXLAN): remote SPAN arrives this way, and
+	// whatever it carries is not analysed, so answers must say so.
+	SkipTunnel = "tunnel_not_decoded"
+	// SkipEncrypted is IPsec ESP: its payload cannot be read.
+	SkipEncrypted = "encrypted_ipsec"
 )
 
 // Counters of fragment reassembly (Stats.Frag).

@@ -19,6 +19,10 @@ type Status struct {
 	Kind   string `json:"kind"`   // ethernet, can, j1708, or unknown for a file that could not be opened
 	Source string `json:"source"` // where frames come from: file:PATH, sim:NAME, afpacket:IF …
 	Live   bool   `json:"live"`
+	// State is capturing, silent, down, gone, restarting or ended
+	// (services/coverage names them), since StateSince.
+	State      string     `json:"state"`
+	StateSince *time.Time `json:"state_since"`
 
 	Frames uint64            `json:"frames"`
 	Bytes  uint64            `json:"bytes"`
@@ -57,6 +61,28 @@ type Status struct {
 	// RecorderReason when the port is not recorded.
 	Recorder       *recorder.PortStatus `json:"recorder"`
 	RecorderReason string               `json:"recorder_reason,omitempty"`
+
+	// Losses are Drops over time, oldest first, for answers that cover a
+	// window (services/coverage); capture_status shows the totals.
+	Losses []Loss `json:"-"`
+}
+
+// Port states, as capture_status reports them.
+const (
+	StateCapturing  = "capturing"  // frames arriving, or up and within its silence allowance
+	StateSilent     = "silent"     // link up, nothing for longer than the allowance
+	StateDown       = "down"       // the link or the medium is down
+	StateGone       = "gone"       // the interface or device disappeared
+	StateRestarting = "restarting" // the supervisor is waiting to open it again
+	StateEnded      = "ended"      // a finite source delivered everything
+)
+
+// Loss is n frames lost for one cause in the second that starts At, by
+// the port's capture clock.
+type Loss struct {
+	At    time.Time
+	Cause string
+	N     uint64
 }
 
 // Registry lists the ports in the order they were added, the board's

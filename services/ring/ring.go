@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"fieldtap/services/heapsize"
@@ -31,6 +32,12 @@ type Stats struct {
 	Oversize     uint64 `json:"oversize"`      // items refused because alone they exceed Limits.Bytes
 	Appended     uint64 `json:"appended"`      // items ever accepted
 	Revision     uint64 `json:"revision"`
+	// Oldest is the time of the oldest kept item and EvictedTo that of
+	// the newest evicted one, by the ring's TimeOf; zero without TimeOf,
+	// with nothing kept, or with nothing evicted. An answer over the ring
+	// is whole for a window that starts after EvictedTo.
+	Oldest    time.Time `json:"-"`
+	EvictedTo time.Time `json:"-"`
 }
 
 type chunk[T any] struct {
@@ -61,6 +68,7 @@ type Ring[T any] struct {
 	uniform  bool
 	capacity int
 	onEvict  func(T)
+	timeOf   func(*T) time.Time
 
 	chunks []*chunk[T] // chunks[0] holds seq first
 	first  uint64      // seq of the oldest kept item
@@ -75,6 +83,7 @@ type Ring[T any] struct {
 
 	evicted, evictedBytes, oversize uint64
 	rev                             uint64
+	evictedTo                       time.Time
 }
 
 // ErrOversize is returned by Append for an item larger than Limits.Bytes.
@@ -121,6 +130,23 @@ func NewFixed[T any](l Limits) (*Ring[T], error) {
 // the goroutine that appended or resized, under the ring's lock: it must
 // not call back into the ring. Set it before the first Append.
 func (r *Ring[T]) OnEvict(fn func(T)) { r.onEvict = fn }
+
+// TimeOf sets the function that tells an item's time, so Stats can say
+// which times the ring still holds whole (Oldest, EvictedTo). It is
+// called under the ring's lock, once per eviction run and once per
+// Stats. Set it before the first Append.
+func (r *Ring[T]) TimeOf(fn func(*T) time.Time) { r.timeOf = fn }
+
+// evictedAt records that the item at p was evicted; the newest such
+// time is EvictedTo.
+func (r *Ring[T]) evictedAt(p *T) {
+	if r.timeOf == nil {
+		return
+	}
+	if t := r.timeOf(p); t.After(r.evictedTo) {
+		r.evictedTo = t
+	}
+}
 
 // ReuseChunks makes the ring keep an evicted chunk that no snapshot ever
 // held for its next chunk instead of leaving it to the collector: a full
@@ -271,6 +297,7 @@ func (r *Ring[T]) placeRun(n int) []T {
 func (r *Ring[T]) evictRun(n int) {
 	for n > 0 {
 		e := min(n, chunkSize-int(r.first%chunkSize))
+		r.evictedAt(&r.chunks[0].items[int(r.first%chunkSize)+e-1])
 		r.bytes -= int64(e * r.slot)
 		r.evicted += uint64(e)
 		r.evictedBytes += uint64(e * r.slot)
@@ -296,6 +323,7 @@ func (r *Ring[T]) evictOldest() {
 	r.evicted++
 	r.evictedBytes += uint64(n)
 	r.first++
+	r.evictedAt(&c.items[off])
 	if r.onEvict != nil {
 		r.onEvict(c.items[off])
 	}
@@ -351,7 +379,13 @@ func (r *Ring[T]) Snapshot() Snapshot[T] {
 func (r *Ring[T]) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var oldest time.Time
+	if r.timeOf != nil && r.next > r.first {
+		oldest = r.timeOf(&r.chunks[0].items[r.first%chunkSize])
+	}
 	return Stats{
+		Oldest:       oldest,
+		EvictedTo:    r.evictedTo,
 		Items:        int(r.next - r.first),
 		Bytes:        r.bytes,
 		Limits:       r.limits,

@@ -23,13 +23,16 @@ type StreamStats struct {
 	WebSocket uint64 `json:"websocket"`
 	// TLS streams carry encrypted records nothing here can read: SIP over
 	// TLS is counted, never decoded.
-	TLS          uint64 `json:"tls"`
-	TLSSessions  uint64 `json:"tls_sessions"` // ClientHellos seen
-	Other        uint64 `json:"other"`        // neither SIP, WebSocket nor TLS
-	Resyncs      uint64 `json:"resyncs"`      // framing lost and searched for again
-	UDPNotSIP    uint64 `json:"udp_not_sip"`  // datagrams that were not SIP (RTP, DNS, …)
-	KeepAlives   uint64 `json:"keepalives"`   // CRLF keep-alives (RFC 5626)
-	Undecodable  uint64 `json:"undecodable"`  // SIP-looking messages refused; reasons in the store
+	TLS         uint64 `json:"tls"`
+	TLSSessions uint64 `json:"tls_sessions"` // ClientHellos seen
+	// TLSOnSIPS are the TLS streams to or from 5061, the SIPS port
+	// (RFC 3261 §26.2): SIP the box saw and could not read.
+	TLSOnSIPS    uint64 `json:"tls_on_sips_port"`
+	Other        uint64 `json:"other"`       // neither SIP, WebSocket nor TLS
+	Resyncs      uint64 `json:"resyncs"`     // framing lost and searched for again
+	UDPNotSIP    uint64 `json:"udp_not_sip"` // datagrams that were not SIP (RTP, DNS, …)
+	KeepAlives   uint64 `json:"keepalives"`  // CRLF keep-alives (RFC 5626)
+	Undecodable  uint64 `json:"undecodable"` // SIP-looking messages refused; reasons in the store
 	DecodePanics uint64 `json:"decode_panics"`
 }
 

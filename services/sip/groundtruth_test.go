@@ -98,6 +98,11 @@ func TestGroundTruth(t *testing.T) {
 			if ss.TLSSessions != tc.tlsSessions {
 				t.Errorf("TLS sessions = %d, want %d", ss.TLSSessions, tc.tlsSessions)
 			}
+			// The TLS capture's streams are on 5061: SIP the box could not
+			// read, which every SIP answer's coverage must say.
+			if (tc.tlsSessions > 0) != (ss.TLSOnSIPS > 0) {
+				t.Errorf("TLS streams on the SIPS port = %d with %d TLS sessions", ss.TLSOnSIPS, tc.tlsSessions)
+			}
 			if tc.fragments && ds.Frag.Reassembled == 0 {
 				t.Errorf("no datagram reassembled: %+v", ds.Frag)
 			}

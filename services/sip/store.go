@@ -153,6 +153,7 @@ func New(l Limits) (*Store, error) {
 		}
 		s.st.DialogsEvicted++
 	})
+	s.order.TimeOf(func(sl **slot) time.Time { return (*sl).d.Created })
 	s.msgs, err = ring.New(ring.Limits{Items: l.Dialogs * l.MessagesPerDialog, Bytes: l.MessageBytes}, messageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sip: messages: %w", err)
@@ -160,6 +161,7 @@ func New(l Limits) (*Store, error) {
 	// While no one reads, evicted messages' chunks and slabs are filled
 	// again rather than left to the collector (ring.Slabs).
 	s.msgs.ReuseChunks()
+	s.msgs.TimeOf(func(m *Message) time.Time { return m.Time })
 	s.raw = ring.NewSlabs(s.msgs, rawSlab)
 	return s, nil
 }

@@ -32,6 +32,8 @@ const (
 	tlsMajor       = 0x03
 	tlsClientHello = 0x01
 	tlsRecordHdr   = 5
+	// sipsPort is SIP over TLS's well-known port (RFC 3261 §26.2).
+	sipsPort = 5061
 )
 
 // TCP implements netdecode.Handler: it classifies each direction once
@@ -59,7 +61,7 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		var n int
 		switch st.mode {
 		case modeUnknown:
-			n = a.classify(st, b)
+			n = a.classify(st, b, s.Src.Port() == sipsPort || s.Dst.Port() == sipsPort)
 			if st.mode == modeUnknown {
 				return done // need more bytes to decide
 			}
@@ -81,12 +83,15 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 	return done
 }
 
-func (a *Analyser) classify(st *streamState, b []byte) int {
+func (a *Analyser) classify(st *streamState, b []byte, sips bool) int {
 	switch {
 	case len(b) >= tlsRecordHdr+1 && b[0] == tlsHandshake && b[1] == tlsMajor:
 		st.mode = modeIgnore
 		a.count(func(c *StreamStats) {
 			c.TLS++
+			if sips {
+				c.TLSOnSIPS++
+			}
 			if b[tlsRecordHdr] == tlsClientHello {
 				c.TLSSessions++
 			}

@@ -81,8 +81,11 @@ func TestGoldenTranscripts(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "eec1.dbc"), []byte(eec1DBC))
 			cfg := writeFile(t, filepath.Join(dir, "fieldtapd.toml"), []byte(fmt.Sprintf("[store]\ndata_dir = %q\n", dir)))
 			args := []string{"--config", cfg, "--board", "sim", "--replay-speed", "max", "--sim-start", goldenSimStart}
+			var where string // the reference capture's folder, which differs by checkout
 			if sc.ref != "" {
-				args = []string{"--config", cfg, "--board", "none", "--source", refdata.File(t, strings.Split(sc.ref, "/")...)}
+				path := refdata.File(t, strings.Split(sc.ref, "/")...)
+				where = filepath.Dir(path)
+				args = []string{"--config", cfg, "--board", "none", "--source", path}
 			}
 			cc := startContract(t, append(args, "--mcp-bundles", goldenBundles)...)
 			cc.waitExhausted()
@@ -104,7 +107,7 @@ func TestGoldenTranscripts(t *testing.T) {
 				cc.learn(env)
 				file := name + ".golden"
 				written[file] = true
-				checkGolden(t, filepath.Join(golden, file), transcript(name, in, blocks))
+				checkGolden(t, filepath.Join(golden, file), transcript(name, in, blocks, where))
 			}
 			checkNoStaleGolden(t, golden, written)
 		})
@@ -113,8 +116,9 @@ func TestGoldenTranscripts(t *testing.T) {
 
 // transcript is one call as the golden file keeps it: the request's
 // arguments, then each content block, JSON indented with sorted keys and
-// its volatile values replaced.
-func transcript(tool string, args map[string]any, blocks []string) []byte {
+// its volatile values replaced; where, the reference capture's folder,
+// reads <testdata>.
+func transcript(tool string, args map[string]any, blocks []string, where string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "-- call %s --\n%s\n", tool, encodeIndented(args))
 	run := ""
@@ -130,7 +134,11 @@ func transcript(tool string, args map[string]any, blocks []string) []byte {
 		if run == "" {
 			run = captureIdentity(v)
 		}
-		b.Write(encodeIndented(normaliseValue(v, run)))
+		out := encodeIndented(normaliseValue(v, run))
+		if where != "" {
+			out = bytes.ReplaceAll(out, []byte(where), []byte("<testdata>"))
+		}
+		b.Write(out)
 		b.WriteString("\n")
 	}
 	return b.Bytes()

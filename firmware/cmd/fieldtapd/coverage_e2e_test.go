@@ -1,0 +1,147 @@
+package main
+
+// Coverage through the real binary (issue #33): a capture with more
+// dialogs than the budget holds, every read-only tool called, and each
+// answer's coverage block checked against the ports' and stores' own
+// counters as capture_status reports them.
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// statusCounters is what capture_status says of ports and stores.
+type statusCounters struct {
+	Data struct {
+		Ports []struct {
+			Name     string `json:"name"`
+			State    string `json:"state"`
+			Restarts uint64 `json:"restarts"`
+		} `json:"ports"`
+		MemoryBudget struct {
+			Stores []struct {
+				Store   string `json:"store"`
+				Port    string `json:"port"`
+				Items   uint64 `json:"items"`
+				Evicted uint64 `json:"evicted"`
+			} `json:"stores"`
+		} `json:"memory_budget"`
+	} `json:"data"`
+}
+
+type answerCoverage struct {
+	OK       bool     `json:"ok"`
+	Warnings []string `json:"warnings"`
+	Page     *struct {
+		TotalMatched int `json:"total_matched"`
+	} `json:"page"`
+	Coverage *struct {
+		Complete bool `json:"complete"`
+		Ports    []struct {
+			Port     string            `json:"port"`
+			State    string            `json:"state"`
+			Restarts uint64            `json:"restarts"`
+			Lost     map[string]uint64 `json:"lost"`
+		} `json:"ports"`
+		Stores []struct {
+			Store   string `json:"store"`
+			Port    string `json:"port"`
+			Seen    uint64 `json:"seen"`
+			Held    uint64 `json:"held"`
+			Evicted uint64 `json:"evicted"`
+			Refused uint64 `json:"refused"`
+		} `json:"stores"`
+	} `json:"coverage"`
+}
+
+// evictingDialogs is more INVITE dialogs than the smallest budget's
+// dialog store holds, so the store must evict.
+const evictingDialogs = 40000
+
+func TestCoverageInEveryAnswerMatchesTheCounters(t *testing.T) {
+	dir := t.TempDir()
+	capture := filepath.Join(dir, "invites.pcap")
+	writeInviteCapture(t, capture, evictingDialogs)
+	cfg := writeFile(t, filepath.Join(dir, "fieldtapd.toml"), []byte("memory_limit_mib = 32\n"))
+	cc := startContract(t, "--config", cfg, "--board", "none", "--source", capture, "--mcp-bundles", goldenBundles)
+	cc.waitExhausted()
+
+	env, _ := cc.call("capture_status", map[string]any{})
+	raw, _ := json.Marshal(env)
+	var st statusCounters
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	evicted := false
+	for _, s := range st.Data.MemoryBudget.Stores {
+		evicted = evicted || (s.Store == "sip_dialogs" && s.Evicted > 0)
+	}
+	if !evicted {
+		t.Fatalf("the dialog store evicted nothing at 32 MiB with %d dialogs: the test shows no eviction", evictingDialogs)
+	}
+
+	checked := 0
+	cc.everyTool(goldenFixed, func(tool string, blocks []string) {
+		var a answerCoverage
+		if err := json.Unmarshal([]byte(blocks[0]), &a); err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		offers := strings.Contains(fmt.Sprint(cc.tools[tool].OutputSchema), "coverage")
+		if !a.OK || !offers {
+			if a.Coverage != nil {
+				t.Errorf("%s: coverage on an answer whose tool reads no captured data or that failed", tool)
+			}
+			return
+		}
+		if a.Coverage == nil {
+			t.Errorf("%s: an answer of a tool that reads captured data has no coverage block", tool)
+			return
+		}
+		checked++
+		for _, p := range a.Coverage.Ports {
+			for _, sp := range st.Data.Ports {
+				if sp.Name == p.Port && (sp.State != p.State || sp.Restarts != p.Restarts) {
+					t.Errorf("%s: port %s %s/%d restarts, capture_status says %s/%d", tool, p.Port, p.State, p.Restarts, sp.State, sp.Restarts)
+				}
+			}
+		}
+		for _, s := range a.Coverage.Stores {
+			if s.Seen != s.Held+s.Evicted+s.Refused {
+				t.Errorf("%s: %s seen %d != held %d + evicted %d + refused %d", tool, s.Store, s.Seen, s.Held, s.Evicted, s.Refused)
+			}
+			found := false
+			for _, ss := range st.Data.MemoryBudget.Stores {
+				if ss.Store == s.Store && ss.Port == s.Port {
+					found = true
+					if ss.Items != s.Held || ss.Evicted != s.Evicted {
+						t.Errorf("%s: %s held %d evicted %d, capture_status says %d and %d", tool, s.Store, s.Held, s.Evicted, ss.Items, ss.Evicted)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: store %s/%s is not in capture_status", tool, s.Store, s.Port)
+			}
+			if s.Store == "sip_dialogs" && s.Evicted > 0 {
+				if a.Coverage.Complete {
+					t.Errorf("%s: complete over a dialog store that evicted %d", tool, s.Evicted)
+				}
+				if !strings.Contains(strings.Join(a.Warnings, " "), "evicted") {
+					t.Errorf("%s: no warning of the eviction: %q", tool, a.Warnings)
+				}
+			}
+		}
+		if tool == "list_dialogs" {
+			for _, s := range a.Coverage.Stores {
+				if s.Store == "sip_dialogs" && (a.Page == nil || uint64(a.Page.TotalMatched) != s.Held || s.Seen != evictingDialogs) {
+					t.Errorf("list_dialogs: %d dialogs matched, coverage says held %d of %d seen, the capture has %d", a.Page.TotalMatched, s.Held, s.Seen, evictingDialogs)
+				}
+			}
+		}
+	})
+	if checked < 20 {
+		t.Errorf("only %d answers carried coverage", checked)
+	}
+}

@@ -1,0 +1,45 @@
+package daemon
+
+import (
+	"fieldtap/drivers/canlog"
+	"fieldtap/drivers/j1708"
+	"fieldtap/drivers/socketcan"
+	"fieldtap/services/coverage"
+	"fieldtap/services/ports"
+)
+
+// unreadable are the port error reasons that are traffic the port saw
+// and could not read (the rest are the port's own failures to open or
+// read, which its state and restarts show), by the family the traffic
+// would have fed, in words.
+var unreadable = map[string]struct {
+	family coverage.Family
+	what   string
+}{
+	canlog.ReasonMalformed:    {coverage.CAN | coverage.J1939 | coverage.UDS, "log lines that are not CAN frames"},
+	socketcan.ReasonShortRead: {coverage.CAN | coverage.J1939 | coverage.UDS, "short reads from the CAN socket"},
+	socketcan.ReasonLength:    {coverage.CAN | coverage.J1939 | coverage.UDS, "CAN frames of an impossible length"},
+	j1708.ErrReasonChecksum:   {coverage.J1708, "J1708 frames failing their checksum"},
+	j1708.ErrReasonNoise:      {coverage.J1708, "J1708 bytes read as line noise"},
+	j1708.ErrReasonOverlong:   {coverage.J1708, "J1708 runs longer than a message"},
+	j1708.ErrReasonDiscard:    {coverage.J1708, "J1708 bytes discarded while resynchronising"},
+}
+
+// coverageOf reports what an answer over q covers, from the ports' and
+// the stores' counters at this moment.
+func (a *analysers) coverageOf(reg *ports.Registry, q coverage.Query) coverage.Report {
+	st := reg.Snapshot()
+	in := coverage.Inputs{Ports: st, Stores: reg.Budget().Stores}
+	if a.sipFeed != nil && q.Families&(coverage.SIP|coverage.Media) != 0 {
+		ss, ds := a.sipStats()
+		in.NotAnalysed = coverage.SPAN(ds, ss)
+	}
+	for _, p := range st {
+		for reason, n := range p.Errors {
+			if u, ok := unreadable[reason]; ok {
+				in.NotAnalysed = append(in.NotAnalysed, coverage.Cause{Family: u.family, Port: p.Name, Name: reason, Count: n, What: u.what})
+			}
+		}
+	}
+	return coverage.Build(q, in)
+}
