@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"time"
 
-	"fieldtap/tools/gen/internal/drive"
+	"fieldtap/board/sim/internal/drive"
 )
 
 // Exported facts tests elsewhere can check decoders against.

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"fieldtap/tools/gen/internal/drive"
+	"fieldtap/board/sim/internal/drive"
 )
 
 const (

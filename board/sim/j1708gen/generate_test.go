@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/board/sim/internal/drive"
 	"fieldtap/drivers/wire"
-	"fieldtap/tools/gen/internal/drive"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -1,7 +1,7 @@
 package j1708gen
 
 import (
-	"fieldtap/tools/gen/internal/drive"
+	"fieldtap/board/sim/internal/drive"
 )
 
 // Message identifiers (SAE J1587).

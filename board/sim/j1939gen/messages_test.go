@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"fieldtap/tools/gen/internal/drive"
+	"fieldtap/board/sim/internal/drive"
 )
 
 // vinCheckDigit computes position 9 of a VIN (49 CFR 565.15).
