@@ -1,7 +1,11 @@
 package fieldtap_test
 
 // The import rules of DESIGN.md §2, checked on the real dependency graph
-// (tests excluded):
+// of non-test code (go list -test=false). Tests are not checked: a test
+// may wire packages together as the daemon does (mcp's tests reach a real
+// client through mcp/front's transports, front's tests serve mcp's real
+// server) and reads reference data through the test-support packages
+// tools/refdata and tools/tmpfs.
 //
 //   - services/ never reaches mcp/, and of drivers/ only the shared
 //     vocabulary drivers/wire;
@@ -12,7 +16,16 @@ package fieldtap_test
 //   - board/ reaches neither firmware/, services/ nor mcp/ (the daemon
 //     wires a board to the rest, never the other way);
 //   - firmware/config never reaches mcp/ (the MCP server owns its
-//     defaults and bounds).
+//     defaults and bounds);
+//   - mcp/ is split by job. mcp/auth (tokens, callers, scopes),
+//     mcp/answerjson (answers escaped once) and mcp/callslot (a call's
+//     concurrency slot) reach no other fieldtap package; mcp/audit
+//     reaches only mcp/auth of mcp/; the front door mcp/front serves the
+//     server it is given and never reaches mcp itself, only those four;
+//     nothing under mcp/ reaches mcp/front (the daemon wires the two);
+//   - nothing outside tools/ reaches tools/: the operator CLI may use the
+//     product (board/sim's generators for `fieldtap gen`, firmware/config
+//     and board for `plan run` and `button press`), never the other way.
 
 import (
 	"encoding/json"
@@ -24,10 +37,20 @@ import (
 
 const wirePkg = "fieldtap/drivers/wire"
 
-// importRule bans, for every package under from, any dependency under one
-// of banned, except the packages allowed by name.
+// The packages mcp/ is split into.
+const (
+	mcpAuth     = "fieldtap/mcp/auth"
+	mcpAudit    = "fieldtap/mcp/audit"
+	mcpFront    = "fieldtap/mcp/front"
+	mcpAnswer   = "fieldtap/mcp/answerjson"
+	mcpCallslot = "fieldtap/mcp/callslot"
+)
+
+// importRule bans, for every package under from and not under unless,
+// any dependency under one of banned, except the packages allowed by name.
 type importRule struct {
 	from    string
+	unless  string
 	banned  []string
 	allowed []string
 }
@@ -39,6 +62,13 @@ var importRules = []importRule{
 	{from: wirePkg, banned: []string{"fieldtap/"}},
 	{from: "fieldtap/board", banned: []string{"fieldtap/firmware", "fieldtap/services/", "fieldtap/mcp"}},
 	{from: "fieldtap/firmware/config", banned: []string{"fieldtap/mcp"}},
+	{from: mcpAuth, banned: []string{"fieldtap/"}},
+	{from: mcpAnswer, banned: []string{"fieldtap/"}},
+	{from: mcpCallslot, banned: []string{"fieldtap/"}},
+	{from: mcpAudit, banned: []string{"fieldtap/mcp"}, allowed: []string{mcpAuth}},
+	{from: mcpFront, banned: []string{"fieldtap/mcp"}, allowed: []string{mcpAuth, mcpAudit, mcpAnswer, mcpCallslot}},
+	{from: "fieldtap/mcp", banned: []string{mcpFront}},
+	{from: "fieldtap/", unless: "fieldtap/tools/", banned: []string{"fieldtap/tools/"}},
 }
 
 func TestImportRules(t *testing.T) {
@@ -59,7 +89,7 @@ func TestImportRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range importRules {
-			if !strings.HasPrefix(p.ImportPath, r.from) {
+			if !r.covers(p.ImportPath) {
 				continue
 			}
 			checked[r.from]++
@@ -77,17 +107,25 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// covers reports whether the rule looks at package pkg.
+func (r importRule) covers(pkg string) bool {
+	return strings.HasPrefix(pkg, r.from) && (r.unless == "" || !strings.HasPrefix(pkg, r.unless))
+}
+
 func (r importRule) bans(from, dep string) bool {
-	if dep == from || strings.HasPrefix(dep, from+"/") {
-		return false // a package and its own subpackages
-	}
 	for _, a := range r.allowed {
 		if dep == a {
 			return false
 		}
 	}
 	for _, b := range r.banned {
-		if strings.HasPrefix(dep, b) {
+		if !strings.HasPrefix(dep, b) {
+			continue
+		}
+		// A package may reach itself and its own subpackages, unless the
+		// rule names one of them (mcp never reaches mcp/front).
+		own := dep == from || strings.HasPrefix(dep, from+"/")
+		if !own || strings.HasPrefix(b, from+"/") {
 			return true
 		}
 	}
@@ -111,10 +149,27 @@ func TestImportRuleCatchesAViolation(t *testing.T) {
 		{"fieldtap/board/sim", "fieldtap/drivers/capture", false},
 		{"fieldtap/firmware/config", "fieldtap/mcp", true},
 		{"fieldtap/firmware/config", "fieldtap/board", false},
+		{mcpAuth, "fieldtap/services/transmit", true},
+		{mcpAuth, "fieldtap/mcp", true},
+		{mcpAudit, "fieldtap/mcp", true},
+		{mcpAudit, mcpAuth, false},
+		{mcpAudit, "fieldtap/services/transmit", false},
+		{mcpFront, "fieldtap/mcp", true},
+		{mcpFront, mcpAudit, false},
+		{mcpFront, "fieldtap/services/sandbox", false},
+		{"fieldtap/mcp", mcpFront, true},
+		{"fieldtap/mcp", mcpAudit, false},
+		{mcpAnswer, mcpFront, true},
+		{mcpCallslot, "fieldtap/mcp", true},
+		{"fieldtap/board/sim", "fieldtap/tools/gen/sipgen", true},
+		{"fieldtap/firmware/daemon", "fieldtap/tools/refdata", true},
+		{"fieldtap/tools/cmd/fieldtap", "fieldtap/board/sim/sipgen", false},
+		{"fieldtap/tools/cmd/fieldtap", "fieldtap/firmware/config", false},
+		{"fieldtap/tools/cmd/fieldtap", "fieldtap/tools/refdata", false},
 	} {
 		hit := false
 		for _, r := range importRules {
-			if strings.HasPrefix(tc.from, r.from) && r.bans(tc.from, tc.dep) {
+			if r.covers(tc.from) && r.bans(tc.from, tc.dep) {
 				hit = true
 			}
 		}

@@ -32,7 +32,7 @@ type BlackBox struct {
 	// file tools and the HTTP GET read through.
 	Files *sandbox.Sandbox
 	// Downloads counts the HTTP GET /files handler; nil without HTTP.
-	Downloads *FileServer
+	Downloads Downloads
 	// Captures opens files of store.capture_dir as ports (open_capture).
 	Captures CaptureOpener
 }

@@ -3,12 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +10,6 @@ import (
 
 	"fieldtap/drivers/wire"
 	"fieldtap/services/recorder"
-	"fieldtap/services/sandbox"
 )
 
 // benchFrames is the recording find_in_captures searches: 200 000 CAN
@@ -70,43 +63,4 @@ func BenchmarkFindInCaptures(b *testing.B) {
 		read = float64(env.Data.Scan.BytesRead)
 	}
 	b.ReportMetric(read*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
-}
-
-// BenchmarkFilesDownload times GET /files of a 32 MiB file through the
-// endpoint's token check on a loopback listener, the client reading
-// every byte.
-func BenchmarkFilesDownload(b *testing.B) {
-	const size = 32 << 20
-	dir := b.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "big.pcapng"), make([]byte, size), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	sb, err := sandbox.New(sandbox.Root{Name: "exports", Dir: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	tok, err := ParseTokens(strings.NewReader(HashToken("bench", "s3cret")))
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := NewHTTPEndpoint(build(testDeps(), Options{MaxResponseBytes: DefaultMaxResponseBytes}, nil, false), HTTPOptions{Tokens: tok})
-	e.ServeFiles(NewFileServer(sb))
-	ts := httptest.NewServer(e)
-	defer ts.Close()
-	defer e.Close(context.Background())
-	b.SetBytes(size)
-	b.ReportAllocs()
-	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodGet, ts.URL+FilesPath+"exports/big.pcapng", nil)
-		req.Header.Set("Authorization", "Bearer s3cret")
-		resp, err := ts.Client().Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n, _ := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || n != size {
-			b.Fatalf("%s, %d bytes", resp.Status, n)
-		}
-	}
 }

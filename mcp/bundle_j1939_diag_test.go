@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"fieldtap/tools/gen/j1939gen"
+	"fieldtap/board/sim/j1939gen"
 	"fieldtap/tools/refdata"
 )
 

@@ -9,6 +9,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"fieldtap/mcp/auth"
+	"fieldtap/mcp/callslot"
 	"fieldtap/services/transmit"
 )
 
@@ -33,12 +35,12 @@ func transmitter(c *call) (*transmit.Service, error) {
 	return c.d.Transmit, nil
 }
 
-// caller is who calls, as the auth layer proved it (auth.go), with the
+// caller is who calls, as the auth layer proved it (mcp/auth), with the
 // MCP session over HTTP: a plan and a confirmation belong to the token
 // and the session that made them. The service applies its own rule: over
 // HTTP only a token carrying the transmit scope may send.
 func caller(ctx context.Context) transmit.Caller {
-	c := callerOf(ctx)
+	c := auth.CallerOf(ctx)
 	tc := transmit.Caller{Via: transmit.ViaMCP, Transport: c.Transport, TokenID: c.TokenID, Scopes: c.Scopes}
 	if s := server.ClientSessionFromContext(ctx); s != nil && c.Transport == "http" {
 		tc.Session = s.SessionID()
@@ -154,8 +156,8 @@ func execute(c *call, planID string, ack bool, state string) (txOut, error) {
 		return txOut{}, fmt.Errorf("transmit plan %s: %w", planID, err)
 	case out.Status == transmit.StatusNeedsConfirmation:
 		// The client answers, or not, without this call holding one of
-		// the box's concurrency slots (limits.go).
-		releaseSlot(c.ctx)
+		// the box's concurrency slots (mcp/callslot).
+		callslot.Release(c.ctx)
 		return txOut{}, askInput(server.NewInputRequestBuilder(out.Token).
 			Elicit(elicitKey, mcpgo.ElicitationParams{
 				Mode:    mcpgo.ElicitationModeForm,

@@ -20,6 +20,8 @@ import (
 
 	"fieldtap/drivers/slcan/slcantest"
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/audit"
+	"fieldtap/mcp/front"
 	"fieldtap/services/canbus"
 	"fieldtap/services/ring"
 	"fieldtap/services/transmit"
@@ -158,7 +160,7 @@ func connectWith(t *testing.T, d Deps, o Options, version string, elicit func(co
 	sr, cw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); ServeStdio(ctx, srv, sr, sw, d.Log) }()
+	go func() { defer close(done); front.ServeStdio(ctx, srv, sr, sw, d.Log) }()
 	client := sdk.NewClient(&sdk.Implementation{Name: "transmit-test", Version: "1"}, &sdk.ClientOptions{ElicitationHandler: elicit})
 	s, err := client.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -311,7 +313,7 @@ func TestTransmitDryRunByDefault(t *testing.T) {
 // the outcome, so it and the transmit audit tell one story.
 func TestAuditRecordsTheTransmitOutcome(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := OpenAudit(path, AuditLimits{})
+	a, err := audit.Open(path, audit.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +335,7 @@ func TestAuditRecordsTheTransmitOutcome(t *testing.T) {
 	}
 	want := map[string]string{"j1939_request": transmit.OutcomePlanned, "transmit_execute": transmit.OutcomeSent, "transmit_status": ""}
 	for line := range strings.Lines(string(raw)) {
-		var r AuditRecord
+		var r audit.Record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}

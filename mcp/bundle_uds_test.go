@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"fieldtap/board/sim/j1939gen"
 	"fieldtap/services/untrusted"
-	"fieldtap/tools/gen/j1939gen"
 	"fieldtap/tools/refdata"
 )
 

@@ -9,6 +9,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
+	"fieldtap/mcp/auth"
 	"fieldtap/services/j1939"
 	"fieldtap/services/sip"
 )
@@ -57,7 +58,7 @@ func filterFields() []string {
 // most maxCompletions, with the total that matched. A filter argument
 // completes its last word as a field name.
 func (c completer) complete(ctx context.Context, uri string, arg mcpgo.CompleteArgument, cc mcpgo.CompleteContext) *mcpgo.Completion {
-	if !callerOf(ctx).may(ScopeRead) {
+	if !auth.CallerOf(ctx).May(auth.ScopeRead) {
 		return &mcpgo.Completion{Values: []string{}}
 	}
 	name, prefix, head := arg.Name, arg.Value, ""

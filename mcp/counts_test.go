@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"fieldtap/mcp/audit"
 )
 
 // TestCallsCountedByToolAndOutcome: every tools/call is counted under its
 // tool and outcome without an audit file, and names no loaded tool has
 // fall under one "unknown" row, so a scan cannot grow the table.
 func TestCallsCountedByToolAndOutcome(t *testing.T) {
-	counts := NewCallCounts()
+	counts := audit.NewCallCounts()
 	s := build(testDeps(), Options{MaxResponseBytes: DefaultMaxResponseBytes, Counts: counts}, []toolDef{captureStatusTool, serverCapabilities}, false)
 	callTool(t, s, "capture_status", nil)
 	callTool(t, s, "capture_status", nil)
@@ -32,7 +34,7 @@ func TestCallsCountedByToolAndOutcome(t *testing.T) {
 // outcome either way.
 func TestStructuredContentOnlyWithOutputSchemas(t *testing.T) {
 	for _, schemas := range []bool{false, true} {
-		counts := NewCallCounts()
+		counts := audit.NewCallCounts()
 		s := build(testDeps(), Options{MaxResponseBytes: DefaultMaxResponseBytes, OutputSchemas: schemas, Counts: counts}, []toolDef{captureStatusTool, serverCapabilities}, false)
 		for _, args := range []map[string]any{nil, {"bogus": 1}} {
 			r, _ := callTool(t, s, "server_capabilities", args)

@@ -10,6 +10,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"fieldtap/mcp/auth"
 	"fieldtap/services/sandbox"
 )
 
@@ -30,8 +31,8 @@ func addFileResources(s *server.MCPServer, files *sandbox.Sandbox) {
 	s.AddResourceTemplate(mcpgo.NewResourceTemplate(filesTemplate, "files",
 		mcpgo.WithTemplateDescription("A file the box wrote: exports/NAME, evidence/ID/FILE, captures/NAME. Binary files come base64, at most 8 MiB a read; larger ones over HTTP GET "+FilesPath+"NAME.")),
 		func(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-			if c := callerOf(ctx); !c.may(ScopeRead) {
-				return nil, fmt.Errorf("resources need the %s scope", ScopeRead)
+			if c := auth.CallerOf(ctx); !c.May(auth.ScopeRead) {
+				return nil, fmt.Errorf("resources need the %s scope", auth.ScopeRead)
 			}
 			return readFile(files, req.Params.URI)
 		})
@@ -56,7 +57,7 @@ func readFile(files *sandbox.Sandbox, uri string) ([]mcpgo.ResourceContents, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	mime := mimeOf(name)
+	mime := sandbox.MediaType(name)
 	if strings.HasPrefix(mime, "text/") || mime == "application/json" {
 		return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: uri, MIMEType: mime, Text: string(b)}}, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"fieldtap/mcp/answerjson"
 	"fieldtap/services/ports"
 )
 
@@ -47,16 +48,16 @@ func rpc(t *testing.T, s *server.MCPServer, method string, params any) json.RawM
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every answer the tests see is also written by stdio's appendAnswer,
-	// which must say the same.
-	if fast, ok := appendAnswer(nil, msg); ok {
+	// Every answer the tests see is also written by stdio's
+	// answerjson.Append, which must say the same.
+	if fast, ok := answerjson.Append(nil, msg); ok {
 		var a, b any
 		if err := json.Unmarshal(fast, &a); err != nil {
-			t.Fatalf("appendAnswer wrote invalid JSON: %v", err)
+			t.Fatalf("answerjson.Append wrote invalid JSON: %v", err)
 		}
 		json.Unmarshal(out, &b)
 		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("appendAnswer and encoding/json disagree:\n%.400s\n%.400s", fast, out)
+			t.Fatalf("answerjson.Append and encoding/json disagree:\n%.400s\n%.400s", fast, out)
 		}
 	}
 	var resp struct {

@@ -14,6 +14,8 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"fieldtap/mcp/front"
 )
 
 // failingTool fails with a plain Go error, which the adapter logs as a
@@ -98,7 +100,7 @@ func TestBoxWarningsReachTheSessionsThatAskedForThem(t *testing.T) {
 	d := testDeps()
 	d.Log = log
 	srv, _ := assemble(d, Options{MaxResponseBytes: DefaultMaxResponseBytes, Logs: box}, []toolDef{captureStatusTool}, false)
-	e := NewHTTPEndpoint(srv, HTTPOptions{Log: testDeps().Log})
+	e := front.NewHTTPEndpoint(srv, front.HTTPOptions{Log: testDeps().Log})
 	ts := httptest.NewServer(e)
 	t.Cleanup(func() { ts.Close(); e.Close(context.Background()) })
 	ctx := context.Background()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"fieldtap/mcp/front"
 )
 
 // TestAwaitReportsProgress: a client that sends a progressToken hears
@@ -85,7 +87,7 @@ func progressSession(t *testing.T, srv *server.MCPServer) (*sdk.ClientSession, *
 	sr, cw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); ServeStdio(ctx, srv, sr, sw, testDeps().Log) }()
+	go func() { defer close(done); front.ServeStdio(ctx, srv, sr, sw, testDeps().Log) }()
 	s, err := client.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
 		cancel()

@@ -9,6 +9,8 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/mcp/auth"
 )
 
 // maxPromptArg bounds an argument written into a prompt's text: a
@@ -153,8 +155,8 @@ func (w workflow) prompt() mcpgo.Prompt {
 
 func (w workflow) handler(loaded func(string) bool) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcpgo.GetPromptRequest) (*mcpgo.GetPromptResult, error) {
-		if c := callerOf(ctx); !c.may(ScopeRead) {
-			return nil, fmt.Errorf("prompts need the %s scope", ScopeRead)
+		if c := auth.CallerOf(ctx); !c.May(auth.ScopeRead) {
+			return nil, fmt.Errorf("prompts need the %s scope", auth.ScopeRead)
 		}
 		a, err := w.checkArgs(req.Params.Arguments)
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"fieldtap/mcp/answerjson"
+	"fieldtap/mcp/audit"
 	"fieldtap/services/canbus"
 	"fieldtap/services/coverage"
 	"fieldtap/services/dbc"
@@ -89,11 +91,11 @@ type Options struct {
 	// (mcp.output_schemas). Off by default: they are three quarters of
 	// tools/list, and every answer matches its schema either way.
 	OutputSchemas bool
-	// Audit, when set, records every tools/call (audit.go).
-	Audit *Audit
+	// Audit, when set, records every tools/call (audited.go).
+	Audit *audit.Log
 	// Counts, when set, counts every tools/call by tool and outcome
-	// (counts.go), for the metrics endpoint.
-	Counts *CallCounts
+	// (audited.go), for the metrics endpoint.
+	Counts *audit.CallCounts
 	// Logs, when set, is the BoxLog the caller's loggers (Deps.Log among
 	// them) already write through, so the whole box's warnings reach the
 	// sessions; when nil the server tees Deps.Log into one of its own.
@@ -170,7 +172,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	for n := range loaded {
 		names[n] = true
 	}
-	o.Counts.know(names)
+	o.Counts.Know(names)
 	// Live views and subscriptions (resources.go, subscribe.go) render
 	// with the tools' own handlers; send is bound once s exists.
 	v := newViews(d, handlers)
@@ -184,7 +186,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	logs.hook(hooks, func(session string, n mcpgo.LoggingMessageNotification) error {
 		return s.SendLogMessageToSpecificClient(session, n)
 	})
-	// Outermost first: the HTTP splice (splice.go) takes the final text,
+	// Outermost first: the HTTP splice (mcp/answerjson) takes the final text,
 	// the audit sees the final outcome, the scope check
 	// runs before any work, and recovery turns a panic into an envelope
 	// the others can read.
@@ -196,7 +198,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completer{v}),
 		server.WithResourceCompletionProvider(completer{v}),
-		server.WithToolHandlerMiddleware(spliced),
+		server.WithToolHandlerMiddleware(answerjson.Spliced),
 		server.WithToolHandlerMiddleware(onTheWire(o.OutputSchemas)),
 		server.WithToolHandlerMiddleware(audited(d, o.Audit, o.Counts)),
 		server.WithToolHandlerMiddleware(scoped(d, loaded)),

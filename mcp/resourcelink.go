@@ -8,6 +8,8 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/services/sandbox"
 )
 
 // FilesURIPrefix names a sandbox file as an MCP resource: the resource
@@ -46,7 +48,7 @@ func (t linkedTool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.T
 		}
 		var items []mcpgo.Content
 		for _, l := range t.links(*env.Data) {
-			link := mcpgo.NewResourceLink(FilesURIPrefix+l.name, path.Base(l.name), "written by "+ti.name+"; HTTP GET "+FilesPath+l.name, mimeOf(l.name))
+			link := mcpgo.NewResourceLink(FilesURIPrefix+l.name, path.Base(l.name), "written by "+ti.name+"; HTTP GET "+FilesPath+l.name, sandbox.MediaType(l.name))
 			size := l.bytes
 			link.Size = &size
 			items = append(items, link)
@@ -54,17 +56,4 @@ func (t linkedTool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.T
 		res.Content = slices.Insert(res.Content, 1, items...)
 		return res, nil
 	}
-}
-
-// mimeOf is the media type of a file the box writes, by its extension.
-func mimeOf(name string) string {
-	switch path.Ext(name) {
-	case ".pcapng":
-		return "application/vnd.tcpdump.pcap" // pcapng shares pcap's registration
-	case ".json":
-		return "application/json"
-	case ".txt", ".sha256", ".log":
-		return "text/plain; charset=utf-8"
-	}
-	return "application/octet-stream"
 }

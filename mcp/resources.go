@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"fieldtap/docs"
+	"fieldtap/mcp/auth"
 )
 
 // Port kinds a live view's revision is read from (ports.Status.Kind).
@@ -190,8 +191,8 @@ func (v *views) emptyPage(why string) rendering {
 
 // read is the resources/read handler of every live view.
 func (v *views) read(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-	if c := callerOf(ctx); !c.may(ScopeRead) {
-		return nil, fmt.Errorf("resources need the %s scope; token %s has %s", ScopeRead, c.TokenID, strings.Join(c.Scopes, ","))
+	if c := auth.CallerOf(ctx); !c.May(auth.ScopeRead) {
+		return nil, fmt.Errorf("resources need the %s scope; token %s has %s", auth.ScopeRead, c.TokenID, strings.Join(c.Scopes, ","))
 	}
 	uri := req.Params.URI
 	lv, val, found := v.find(uri)
@@ -222,8 +223,8 @@ func (v *views) addResources(s *server.MCPServer) {
 		text := p.text
 		s.AddResource(mcpgo.NewResource(p.uri, p.name, mcpgo.WithResourceDescription(p.desc), mcpgo.WithMIMEType("text/markdown")),
 			func(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
-				if c := callerOf(ctx); !c.may(ScopeRead) {
-					return nil, fmt.Errorf("resources need the %s scope", ScopeRead)
+				if c := auth.CallerOf(ctx); !c.May(auth.ScopeRead) {
+					return nil, fmt.Errorf("resources need the %s scope", auth.ScopeRead)
 				}
 				return []mcpgo.ResourceContents{mcpgo.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}, nil
 			})

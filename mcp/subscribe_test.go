@@ -13,6 +13,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"fieldtap/mcp/front"
 )
 
 // legacyProtocol is the last protocol with resources/subscribe; the
@@ -49,7 +51,7 @@ var connectors = []struct {
 		sr, cw := io.Pipe()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { defer close(done); ServeStdio(ctx, srv, sr, sw, testDeps().Log) }()
+		go func() { defer close(done); front.ServeStdio(ctx, srv, sr, sw, testDeps().Log) }()
 		s, err := c.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, &sdk.ClientSessionOptions{ProtocolVersion: legacyProtocol})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +61,7 @@ var connectors = []struct {
 	}},
 	{name: "http", connect: func(t *testing.T, b *liveBox, c *sdk.Client, defs ...toolDef) (*sdk.ClientSession, *subscriptions) {
 		srv, subs := assemble(b.d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, orLive(defs), false)
-		e := NewHTTPEndpoint(srv, HTTPOptions{Log: testDeps().Log})
+		e := front.NewHTTPEndpoint(srv, front.HTTPOptions{Log: testDeps().Log})
 		ts := httptest.NewServer(e)
 		t.Cleanup(func() { ts.Close(); e.Close(context.Background()) })
 		s, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &sdk.ClientSessionOptions{ProtocolVersion: legacyProtocol})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/board/sim/j1939gen"
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
@@ -14,7 +15,6 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
-	"fieldtap/tools/gen/j1939gen"
 )
 
 // vehicleFrames is what a vehicle test feeds: frames of one port, in
@@ -86,7 +86,7 @@ func vehiclePorts(t testing.TB, dataDir string, feeds ...portFrames) Deps {
 }
 
 // simTruck is one 60 s pass of the sim board's truck with its workshop
-// session (tools/gen/j1939gen, the generator the sim board plays).
+// session (board/sim/j1939gen, the generator the sim board plays).
 func simTruck(t testing.TB) []vehicleFrame {
 	t.Helper()
 	var out []vehicleFrame

@@ -5,11 +5,11 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"fieldtap/board/sim/j1708gen"
+	"fieldtap/board/sim/j1939gen"
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
-	"fieldtap/tools/gen/j1708gen"
-	"fieldtap/tools/gen/j1939gen"
-	"fieldtap/tools/gen/sipgen"
 )
 
 // DefaultSeed makes every sim run show the same traffic.

@@ -106,13 +106,14 @@ type MCP struct {
 	AllowedHosts []string `toml:"allowed_hosts"`
 	ResourceURL  string   `toml:"resource_url"`
 	// MaxConcurrent and RateLimitPerPeer cap tools/call over HTTP; 0
-	// disables either, unset (nil) takes the MCP server's default.
+	// disables either, unset (nil) takes the MCP front door's default
+	// (front.DefaultMaxConcurrent, front.DefaultRatePerPeer).
 	MaxConcurrent    *int   `toml:"max_concurrent"`
 	RateLimitPerPeer *int   `toml:"rate_limit_per_peer"`
 	AuditFile        string `toml:"audit_file"`
 	// AuditMaxBytes is the size at which the audit file is rotated to
-	// AUDIT_FILE.1; 0 takes the MCP server's default. The server owns the
-	// default and the minimum (mcp.DefaultAuditMaxBytes).
+	// AUDIT_FILE.1; 0 takes the audit's default. The audit owns the
+	// default and the minimum (audit.DefaultMaxBytes, mcp/audit).
 	AuditMaxBytes int64 `toml:"audit_max_bytes"`
 }
 

@@ -16,6 +16,7 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
 	"fieldtap/mcp"
+	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
 	"fieldtap/services/coverage"
 	"fieldtap/services/ports"
@@ -34,7 +35,7 @@ type IO struct {
 // stdin). Ports are started before the MCP endpoint, so the first call
 // already sees them. When ctx ends, the parts stop in the reverse order
 // they started, each joined before the next stops: the MCP endpoint
-// drains its calls in flight (mcp.ShutdownDrain, then cancels and records
+// drains its calls in flight (front.ShutdownDrain, then cancels and records
 // the rest), the transmit service stops and its audit file closes, the
 // ports stop and the recorder writes what they delivered, the exporters
 // and the status page say goodbye, the board's LED and arm watchers stop,
@@ -198,8 +199,10 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	an.deps(&deps)
 	deps.Coverage = func(q coverage.Query) coverage.Report { return an.coverageOf(&reg, q) }
 	deps.BlackBox = mcp.BlackBox{Recorder: rec.rec, RecorderOff: rec.why, Evidence: seal.builder, Files: files, Captures: captures}
+	var downloads *front.FileServer
 	if cfg.MCP.Transport == "http" {
-		deps.BlackBox.Downloads = mcp.NewFileServer(files)
+		downloads = front.NewFileServer(files)
+		deps.BlackBox.Downloads = downloadCounts{downloads}
 	}
 	// Checked when the configuration was validated.
 	deps.SIPSecurity, _ = cfg.SIPSecurity.Thresholds()
@@ -236,10 +239,10 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	switch cfg.MCP.Transport {
 	case "stdio":
 		log.Info("serving MCP on stdio")
-		err = mcp.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
+		err = front.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
 	default:
-		ep := mcp.NewHTTPEndpoint(srv, access.httpOptions(cfg.MCP, log))
-		ep.ServeFiles(deps.BlackBox.Downloads)
+		ep := front.NewHTTPEndpoint(srv, access.httpOptions(cfg.MCP, log))
+		ep.ServeFiles(mcp.FilesPath, downloads)
 		err = serveHTTP(ctx, cfg.MCP.Listen, ep, log, stdio.Listening)
 	}
 	log.Info("MCP endpoint stopped; stopping the rest")

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"fieldtap/firmware/config"
-	"fieldtap/mcp"
+	"fieldtap/mcp/audit"
+	"fieldtap/mcp/auth"
+	"fieldtap/mcp/front"
 	"fieldtap/services/hep"
 	"fieldtap/services/metrics"
 	"fieldtap/services/mqttpub"
@@ -110,8 +112,8 @@ func (m mqttStats) ExporterStats() metrics.ExporterStats {
 // mcpCounters reports the MCP audit file's records and the calls by tool
 // to the metrics.
 type mcpCounters struct {
-	a *mcp.Audit
-	c *mcp.CallCounts
+	a *audit.Log
+	c *audit.CallCounts
 }
 
 func (m mcpCounters) AuditRecords() uint64 { return m.a.Records() }
@@ -129,7 +131,7 @@ func (m mcpCounters) ToolCalls() []metrics.ToolCalls {
 // status.listen address until ctx ends, behind the MCP front door. An
 // address that cannot be opened is logged and skipped: the page is for
 // people, and the box keeps capturing without it.
-func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadget string, page http.Handler, metricsH http.Handler, wg *sync.WaitGroup, log *slog.Logger) {
+func serveStatus(ctx context.Context, c config.Config, tokens *auth.Tokens, gadget string, page http.Handler, metricsH http.Handler, wg *sync.WaitGroup, log *slog.Logger) {
 	if len(c.Status.Listen) == 0 {
 		return
 	}
@@ -154,7 +156,7 @@ func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadge
 		}
 		addrs = append(addrs, a)
 	}
-	h := mcp.Protect(mcp.HTTPOptions{Tokens: tokens, AllowedHosts: hosts, Log: log}, mux)
+	h := front.Protect(front.HTTPOptions{Tokens: tokens, AllowedHosts: hosts, Log: log}, mux)
 	for _, a := range addrs {
 		ln, err := net.Listen("tcp", a)
 		if err != nil {
@@ -169,7 +171,7 @@ func serveStatus(ctx context.Context, c config.Config, tokens *mcp.Tokens, gadge
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := hs.Serve(mcp.LimitConns(ln, mcp.DefaultConnsPerAddr, log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(front.LimitConns(ln, front.DefaultConnsPerAddr, log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("status page stopped", "listen", a, "err", err)
 			}
 		}()

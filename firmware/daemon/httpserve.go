@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"time"
 
-	"fieldtap/mcp"
+	"fieldtap/mcp/front"
 )
 
 // HTTP server bounds. There is no ReadTimeout or WriteTimeout: either
 // would cut an event stream or a long call that carries traffic. The
-// endpoint bounds the body's read and each write itself (mcp/gate.go).
+// endpoint bounds the body's read and each write itself (mcp/front/gate.go).
 const (
 	// readHeaderTimeout bounds a request's headers: a client that sends
 	// them slower than this holds a connection for nothing.
@@ -26,12 +26,12 @@ const (
 	// id and the usual few need a few KiB.
 	maxHeaderBytes = 64 << 10
 	// cancelGrace is how long calls get to return once cancelled, after
-	// mcp.ShutdownDrain; a call still running then loses its connection.
+	// front.ShutdownDrain; a call still running then loses its connection.
 	cancelGrace = 5 * time.Second
 )
 
 // serveHTTP serves e on addr until ctx ends, then drains it (drainHTTP).
-func serveHTTP(ctx context.Context, addr string, e *mcp.HTTPEndpoint, log *slog.Logger, listening func(string)) error {
+func serveHTTP(ctx context.Context, addr string, e *front.HTTPEndpoint, log *slog.Logger, listening func(string)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("mcp listen %s: %w", addr, err)
@@ -48,13 +48,13 @@ func serveHTTP(ctx context.Context, addr string, e *mcp.HTTPEndpoint, log *slog.
 		BaseContext:       func(net.Listener) context.Context { return calls },
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	url := "http://" + ln.Addr().String() + mcp.Path
+	url := "http://" + ln.Addr().String() + front.Path
 	log.Info("serving MCP over HTTP", "url", url)
 	if listening != nil {
 		listening(ln.Addr().String())
 	}
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(mcp.LimitConns(ln, mcp.DefaultConnsPerAddr, log)) }()
+	go func() { done <- hs.Serve(front.LimitConns(ln, front.DefaultConnsPerAddr, log)) }()
 	select {
 	case err := <-done:
 		return err
@@ -68,14 +68,14 @@ func serveHTTP(ctx context.Context, addr string, e *mcp.HTTPEndpoint, log *slog.
 }
 
 // drainHTTP stops hs in steps: event streams end at once (they carry no
-// call); calls in flight get mcp.ShutdownDrain to answer; those still
+// call); calls in flight get front.ShutdownDrain to answer; those still
 // running are cancelled (the audit records them cancelled) and get
 // cancelGrace to return; whatever is left loses its connection. The
 // endpoint's sessions are forgotten last.
-func drainHTTP(hs *http.Server, e *mcp.HTTPEndpoint, cancelCalls context.CancelFunc, log *slog.Logger) {
+func drainHTTP(hs *http.Server, e *front.HTTPEndpoint, cancelCalls context.CancelFunc, log *slog.Logger) {
 	e.StopStreams()
-	if err := shutdownWithin(hs, mcp.ShutdownDrain); err != nil {
-		log.Warn("calls still running after the shutdown drain; cancelling them", "drain", mcp.ShutdownDrain)
+	if err := shutdownWithin(hs, front.ShutdownDrain); err != nil {
+		log.Warn("calls still running after the shutdown drain; cancelling them", "drain", front.ShutdownDrain)
 		cancelCalls()
 		if err := shutdownWithin(hs, cancelGrace); err != nil {
 			log.Error("calls ignored their cancellation; closing their connections", "grace", cancelGrace)

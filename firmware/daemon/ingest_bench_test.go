@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/board/sim/j1939gen"
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/drivers/canlog"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
 	"fieldtap/services/rtp"
-	"fieldtap/tools/gen/j1939gen"
-	"fieldtap/tools/gen/sipgen"
 )
 
 // The daemon's whole ingest path, in process: a file source, the hand-off,

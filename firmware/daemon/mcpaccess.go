@@ -6,27 +6,30 @@ import (
 
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
+	"fieldtap/mcp/audit"
+	"fieldtap/mcp/auth"
+	"fieldtap/mcp/front"
 )
 
 // mcpAccess is what the MCP endpoint opens from files at startup.
 type mcpAccess struct {
-	tokens *mcp.Tokens
-	audit  *mcp.Audit
-	counts *mcp.CallCounts // tools/call by tool and outcome, for /metrics
+	tokens *auth.Tokens
+	audit  *audit.Log
+	counts *audit.CallCounts // tools/call by tool and outcome, for /metrics
 }
 
 // openMCPAccess loads the tokens file and opens the audit file; either
 // failing stops startup.
 func openMCPAccess(c config.MCP) (mcpAccess, error) {
-	a := mcpAccess{counts: mcp.NewCallCounts()}
+	a := mcpAccess{counts: audit.NewCallCounts()}
 	var err error
 	if c.TokensFile != "" {
-		if a.tokens, err = mcp.LoadTokens(c.TokensFile); err != nil {
+		if a.tokens, err = auth.LoadTokens(c.TokensFile); err != nil {
 			return a, err
 		}
 	}
 	if c.AuditFile != "" {
-		if a.audit, err = mcp.OpenAudit(c.AuditFile, mcp.AuditLimits{MaxBytes: c.AuditMaxBytes}); err != nil {
+		if a.audit, err = audit.Open(c.AuditFile, audit.Limits{MaxBytes: c.AuditMaxBytes}); err != nil {
 			return a, err
 		}
 	}
@@ -39,7 +42,7 @@ func (a mcpAccess) close() {
 	}
 }
 
-// orDefault is a configured cap, or the MCP server's default when the
+// orDefault is a configured cap, or the MCP front door's default when the
 // operator left it unset (0 is a choice: no cap).
 func orDefault(n *int, def int) int {
 	if n == nil {
@@ -50,19 +53,26 @@ func orDefault(n *int, def int) int {
 
 // httpOptions accepts the configured hosts plus the listen host itself,
 // so a client that dials the address it was given is never refused.
-func (a mcpAccess) httpOptions(c config.MCP, log *slog.Logger) mcp.HTTPOptions {
+func (a mcpAccess) httpOptions(c config.MCP, log *slog.Logger) front.HTTPOptions {
 	hosts := append([]string{}, c.AllowedHosts...)
 	if h, _, err := net.SplitHostPort(c.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
 		hosts = append(hosts, h)
 	}
-	return mcp.HTTPOptions{
+	return front.HTTPOptions{
 		Tokens:        a.tokens,
 		AllowedHosts:  hosts,
 		ResourceURL:   c.ResourceURL,
-		MaxConcurrent: orDefault(c.MaxConcurrent, mcp.DefaultMaxConcurrent),
-		RatePerPeer:   orDefault(c.RateLimitPerPeer, mcp.DefaultRatePerPeer),
+		MaxConcurrent: orDefault(c.MaxConcurrent, front.DefaultMaxConcurrent),
+		RatePerPeer:   orDefault(c.RateLimitPerPeer, front.DefaultRatePerPeer),
 		Audit:         a.audit,
 		Counts:        a.counts,
 		Log:           log,
 	}
 }
+
+// downloadCounts is the front door's file server as capture_status reads
+// it: mcp/front never imports mcp, so its counters are converted here
+// (the two structs have the same fields, which this conversion checks).
+type downloadCounts struct{ f *front.FileServer }
+
+func (d downloadCounts) Stats() mcp.FileStats { return mcp.FileStats(d.f.Stats()) }

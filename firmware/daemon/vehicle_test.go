@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"fieldtap/board/sim"
+	"fieldtap/board/sim/j1939gen"
 	"fieldtap/drivers/capture"
 	"fieldtap/firmware/config"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
 	"fieldtap/services/rtp"
-	"fieldtap/tools/gen/j1939gen"
 )
 
 // The sim truck's workshop session reaches the live UDS store through

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/board/sim/j1708gen"
 	"fieldtap/drivers/wire"
 	"fieldtap/services/j1587"
-	"fieldtap/tools/gen/j1708gen"
 )
 
 // TestJ1708LuaDissector: docs/j1708.lua, run by tshark on a recorded

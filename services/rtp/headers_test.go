@@ -8,10 +8,10 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
-	"fieldtap/tools/gen/sipgen"
 )
 
 // TestHeadersOnlyCutsSignalledRTPOnly feeds generated calls through the

@@ -15,8 +15,8 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/services/sip"
-	"fieldtap/tools/gen/sipgen"
 	"fieldtap/tools/tmpfs"
 )
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/framestore"
 	"fieldtap/services/netdecode"
@@ -24,7 +25,6 @@ import (
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
-	"fieldtap/tools/gen/sipgen"
 	"fieldtap/tools/refdata"
 )
 

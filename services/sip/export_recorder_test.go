@@ -24,6 +24,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/framestore"
 	"fieldtap/services/netdecode"
@@ -31,7 +32,6 @@ import (
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
-	"fieldtap/tools/gen/sipgen"
 	"fieldtap/tools/refdata"
 )
 

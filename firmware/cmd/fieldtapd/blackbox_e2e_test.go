@@ -20,6 +20,8 @@ import (
 
 	"fieldtap/drivers/wire"
 	"fieldtap/mcp"
+	"fieldtap/mcp/auth"
+	"fieldtap/mcp/front"
 )
 
 // TestBlackboxOnTheSimBoard: the real daemon records the sim board; over
@@ -31,7 +33,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 	dir := t.TempDir()
 	const secret = "e2e-blackbox-9d2f6a"
 	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte(mcp.HashToken("e2e", secret, mcp.ScopeRead, mcp.ScopeTransmit)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte(auth.HashToken("e2e", secret, auth.ScopeRead, auth.ScopeTransmit)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "fieldtapd.toml")
@@ -110,7 +112,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 	for _, f := range files {
 		f := f.(map[string]any)
 		name := f["name"].(string)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, mcp.Path)+mcp.FilesPath+name, nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, front.Path)+mcp.FilesPath+name, nil)
 		resp, err := hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +136,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 			t.Errorf("resources/read %s: %d bytes, sha256 %x; the tool said %v", name, len(body), sum, f["sha256"])
 		}
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, mcp.Path)+mcp.FilesPath+files[0].(map[string]any)["name"].(string), nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(url, front.Path)+mcp.FilesPath+files[0].(map[string]any)["name"].(string), nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -285,7 +285,7 @@ func TestStdioStdoutIsOnlyJSONRPC(t *testing.T) {
 
 	// Read every stdout line until all four answers are in, then close
 	// stdin. (Answers owed at end-of-input are the subject of
-	// mcp.TestStdioAnswersEverythingReadBeforeEOF.)
+	// front.TestStdioAnswersEverythingReadBeforeEOF.)
 	lines := make(chan string)
 	go func() {
 		defer close(lines)

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/services/hep"
-	"fieldtap/tools/gen/sipgen"
 	"fieldtap/tools/refdata"
 )
 

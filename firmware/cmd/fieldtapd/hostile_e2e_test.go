@@ -22,7 +22,9 @@ import (
 	"testing"
 	"time"
 
-	"fieldtap/mcp"
+	"fieldtap/mcp/audit"
+	"fieldtap/mcp/auth"
+	"fieldtap/mcp/front"
 )
 
 // rssSlack is how far the resident set may rise over a test and still
@@ -198,7 +200,7 @@ func loadRun(t *testing.T, c *rawClient, session string, body func(i int64) stri
 					}
 					continue
 				}
-				if e, isErr := m["error"].(map[string]any); isErr && e["code"] == float64(mcp.CodeBusy) {
+				if e, isErr := m["error"].(map[string]any); isErr && e["code"] == float64(front.CodeBusy) {
 					nRefused.Add(1)
 				}
 				if every > 0 {
@@ -217,7 +219,7 @@ func loadRun(t *testing.T, c *rawClient, session string, body func(i int64) stri
 // stand for equal to calls. It returns the bytes on disk.
 func checkAudit(t *testing.T, path string, calls int64) int64 {
 	t.Helper()
-	var recs []mcp.AuditRecord
+	var recs []audit.Record
 	var size int64
 	for _, p := range []string{path + ".1", path} {
 		st, err := os.Stat(p)
@@ -232,7 +234,7 @@ func checkAudit(t *testing.T, path string, calls int64) int64 {
 		if i > 0 && r.Seq != recs[i-1].Seq+1 {
 			t.Errorf("seq %d follows %d: a record went missing", r.Seq, recs[i-1].Seq)
 		}
-		if r.Outcome == mcp.OutcomeAuditGap || r.Outcome == mcp.OutcomeAuditRecovered {
+		if r.Outcome == audit.OutcomeAuditGap || r.Outcome == audit.OutcomeAuditRecovered {
 			t.Errorf("unexpected %s record: %+v", r.Outcome, r)
 			continue
 		}
@@ -293,7 +295,7 @@ func TestRefusedCallFloodIsCounted(t *testing.T) {
 	dir := t.TempDir()
 	const secret = "flood-secret-5b7e2f0c1d"
 	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte(mcp.HashToken("flooder", secret)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte(auth.HashToken("flooder", secret)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	audit := filepath.Join(dir, "audit.jsonl")

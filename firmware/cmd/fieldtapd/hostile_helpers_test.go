@@ -9,23 +9,23 @@ import (
 	"testing"
 	"time"
 
-	"fieldtap/mcp"
+	"fieldtap/mcp/audit"
 )
 
 // readAuditFile parses every line of an audit file; a line that is not
 // one whole record fails the test.
-func readAuditFile(t *testing.T, path string) []mcp.AuditRecord {
+func readAuditFile(t *testing.T, path string) []audit.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []mcp.AuditRecord
+	var out []audit.Record
 	for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 		if len(line) == 0 && len(b) == 0 {
 			break
 		}
-		var r mcp.AuditRecord
+		var r audit.Record
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil || dec.More() {

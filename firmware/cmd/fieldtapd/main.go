@@ -21,6 +21,7 @@ import (
 	"fieldtap/firmware/daemon"
 	"fieldtap/firmware/loglimit"
 	"fieldtap/mcp"
+	"fieldtap/mcp/front"
 )
 
 // version is set at link time by the Makefile (-X main.version=…).
@@ -60,8 +61,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		maxResp      = fs.Int("mcp-max-response-bytes", mcp.DefaultMaxResponseBytes, fmt.Sprintf("largest tool answer in bytes; larger ones are refused with RESPONSE_TOO_LARGE (minimum %d)", mcp.MinMaxResponseBytes))
 		tokensFile   = fs.String("mcp-tokens-file", "", "bearer tokens file of id:sha256:<hex>[:scopes] lines; required to listen beyond loopback")
 		resourceURL  = fs.String("mcp-resource-url", "", "publish RFC 9728 protected-resource metadata for this URL of the endpoint")
-		maxConc      = fs.Int("mcp-max-concurrent", mcp.DefaultMaxConcurrent, "tool calls running at once over HTTP; more are refused (0: no cap)")
-		ratePerPeer  = fs.Int("mcp-rate-limit-per-peer", mcp.DefaultRatePerPeer, "tool calls one peer address may start per second over HTTP (0: no cap)")
+		maxConc      = fs.Int("mcp-max-concurrent", front.DefaultMaxConcurrent, "tool calls running at once over HTTP; more are refused (0: no cap)")
+		ratePerPeer  = fs.Int("mcp-rate-limit-per-peer", front.DefaultRatePerPeer, "tool calls one peer address may start per second over HTTP (0: no cap)")
 		auditFile    = fs.String("mcp-audit-file", "", "append one JSON line per tools/call to this file (created 0600)")
 		outSchemas   = fs.Bool("mcp-output-schemas", false, "advertise every tool's output schema in tools/list (about four times the bytes)")
 		allowedHosts repeated

@@ -16,7 +16,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"fieldtap/mcp"
+	"fieldtap/mcp/audit"
+	"fieldtap/mcp/auth"
 )
 
 // bearerTransport adds a bearer token to every request.
@@ -62,13 +63,13 @@ func TestTokensAndAuditFile(t *testing.T) {
 	dir := t.TempDir()
 	const secret = "e2e-secret-4f1c9a7d2b"
 	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte(mcp.HashToken("e2e runner", secret)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte(auth.HashToken("e2e runner", secret)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	audit := filepath.Join(dir, "audit.jsonl")
+	auditPath := filepath.Join(dir, "audit.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), giveUp)
 	defer cancel()
-	_, url, stderr := startHTTP(t, "--mcp-tokens-file", tokens, "--mcp-audit-file", audit)
+	_, url, stderr := startHTTP(t, "--mcp-tokens-file", tokens, "--mcp-audit-file", auditPath)
 
 	if _, err := newClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil); err == nil {
 		t.Fatal("a client without a token connected")
@@ -80,18 +81,18 @@ func TestTokensAndAuditFile(t *testing.T) {
 	defer s.Close()
 	captureStatus(t, ctx, s)
 
-	b, err := os.ReadFile(audit)
+	b, err := os.ReadFile(auditPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec mcp.AuditRecord
+	var rec audit.Record
 	if err := json.Unmarshal([]byte(strings.SplitN(string(b), "\n", 2)[0]), &rec); err != nil {
 		t.Fatalf("audit %q: %v", b, err)
 	}
-	if rec.Tool != "capture_status" || rec.Outcome != mcp.OutcomeOK || rec.Caller.Token != "e2e%20runner" || rec.Caller.Transport != "http" || rec.Caller.Peer != "127.0.0.1" {
+	if rec.Tool != "capture_status" || rec.Outcome != audit.OutcomeOK || rec.Caller.Token != "e2e%20runner" || rec.Caller.Transport != "http" || rec.Caller.Peer != "127.0.0.1" {
 		t.Errorf("audit record = %+v", rec)
 	}
-	if st, _ := os.Stat(audit); st.Mode().Perm() != 0o600 {
+	if st, _ := os.Stat(auditPath); st.Mode().Perm() != 0o600 {
 		t.Errorf("audit file mode %v", st.Mode().Perm())
 	}
 }

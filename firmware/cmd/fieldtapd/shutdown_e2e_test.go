@@ -17,7 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"fieldtap/mcp"
+	"fieldtap/mcp/audit"
 )
 
 // waitFor polls buf until it holds s.
@@ -39,8 +39,8 @@ var neverMet = map[string]any{"filter": `from_user == "nobody-ever-calls"`, "tim
 func TestSIGTERMWithACallInFlight(t *testing.T) {
 	for _, transport := range []string{"http", "stdio"} {
 		t.Run(transport, func(t *testing.T) {
-			audit := filepath.Join(t.TempDir(), "audit.jsonl")
-			args := []string{"--log-level", "debug", "--mcp-audit-file", audit}
+			auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+			args := []string{"--log-level", "debug", "--mcp-audit-file", auditPath}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 			defer cancel()
 			var cmd *exec.Cmd
@@ -95,15 +95,15 @@ func TestSIGTERMWithACallInFlight(t *testing.T) {
 			case <-time.After(giveUp):
 				t.Fatal("the call in flight never ended")
 			}
-			recs := readAuditFile(t, audit)
-			var rec *mcp.AuditRecord
+			recs := readAuditFile(t, auditPath)
+			var rec *audit.Record
 			for i := range recs {
 				if recs[i].Tool == "await_condition" {
 					rec = &recs[i]
 				}
 			}
-			if rec == nil || rec.Outcome != mcp.OutcomeCancelled {
-				t.Errorf("audit %+v: want the call in flight recorded %s", recs, mcp.OutcomeCancelled)
+			if rec == nil || rec.Outcome != audit.OutcomeCancelled {
+				t.Errorf("audit %+v: want the call in flight recorded %s", recs, audit.OutcomeCancelled)
 			}
 			if !strings.Contains(stderr.String(), "ports stopped") {
 				t.Errorf("the shutdown did not reach the ports:\n%s", stderr.String())

@@ -14,7 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"fieldtap/mcp"
+	"fieldtap/mcp/auth"
 )
 
 // chromium finds Debian's chromium, or skips.
@@ -164,7 +164,7 @@ func TestMetricsOfTheDaemonPassPromtool(t *testing.T) {
 func TestStatusPageTakesTheMCPTokens(t *testing.T) {
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
-	if err := os.WriteFile(tokens, []byte(mcp.HashToken("tech", "phone-secret")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokens, []byte(auth.HashToken("tech", "phone-secret")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := startDaemon(t, armedConfig(t, "", "[mcp]\ntokens_file = \""+tokens+"\"\n"))

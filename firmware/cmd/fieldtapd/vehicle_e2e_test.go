@@ -16,9 +16,9 @@ import (
 	"time"
 	"unicode"
 
+	"fieldtap/board/sim/j1939gen"
 	"fieldtap/drivers/wire"
 	"fieldtap/services/untrusted"
-	"fieldtap/tools/gen/j1939gen"
 	"fieldtap/tools/refdata"
 )
 

@@ -23,9 +23,9 @@ import (
 	"strings"
 	"time"
 
-	"fieldtap/tools/gen/j1708gen"
-	"fieldtap/tools/gen/j1939gen"
-	"fieldtap/tools/gen/sipgen"
+	"fieldtap/board/sim/j1708gen"
+	"fieldtap/board/sim/j1939gen"
+	"fieldtap/board/sim/sipgen"
 )
 
 const (

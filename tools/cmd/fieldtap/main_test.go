@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"fieldtap/tools/gen/j1939gen"
+	"fieldtap/board/sim/j1939gen"
 )
 
 func TestUsageErrors(t *testing.T) {
