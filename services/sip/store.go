@@ -377,6 +377,10 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 			d.AckSeen = true
 		case "CANCEL":
 			d.CancelSeen = true
+			// A mirror may deliver the 487 before the CANCEL.
+			if d.State == StateFailed && d.FinalCode == 487 {
+				d.State = StateCancelled
+			}
 		case "BYE":
 			d.ByeSeen = true
 			if d.ByeAt.IsZero() {
