@@ -113,13 +113,14 @@ type problemRow struct {
 type attemptProblemRow struct {
 	Attempt   int      `json:"attempt" jsonschema:"1-based, as triage_call numbers them"`
 	FinalCode *int     `json:"final_code" jsonschema:"the attempt's final code; null while none"`
+	Outcome   string   `json:"outcome" jsonschema:"answered, ended, failed, cancelled or in_progress, as triage_call says"`
 	Problems  []string `json:"problems"`
 }
 
 func attemptProblemRows(ps []sip.AttemptProblem) []attemptProblemRow {
 	out := make([]attemptProblemRow, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, attemptProblemRow{Attempt: p.Attempt, FinalCode: finalCode(p.FinalCode), Problems: p.Problems})
+		out = append(out, attemptProblemRow{Attempt: p.Attempt, FinalCode: finalCode(p.FinalCode), Outcome: p.Outcome, Problems: p.Problems})
 	}
 	return out
 }

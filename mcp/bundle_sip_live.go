@@ -88,9 +88,11 @@ const (
 	awaitMaxSeconds     = 60 // a call never holds a client longer (issue #3)
 	awaitPoll           = 100 * time.Millisecond
 	awaitMaxRows        = 10 // matching dialogs returned with the answer; list_dialogs pages the rest
-	// awaitMaxCount: a store never holds more dialogs than its bound, so
-	// no larger count could ever be met.
-	awaitMaxCount = sip.DefaultDialogs
+	// awaitMaxCount: waiting is for a few dialogs (the next failed call,
+	// ten INVITEs); a count this large is what list_dialogs' total
+	// answers at once. How many the store can hold depends on the memory
+	// budget (capture_status: sip_dialogs' max_items).
+	awaitMaxCount = 100_000
 )
 
 type timeoutArg int

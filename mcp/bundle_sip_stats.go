@@ -92,11 +92,12 @@ type timelineIn struct {
 }
 
 type timelineBucket struct {
-	Start    string `json:"start"`
-	Dialogs  int    `json:"dialogs"`
-	Invites  int    `json:"invites" jsonschema:"call attempts started in the bucket"`
-	Answered int    `json:"answered" jsonschema:"of those, answered"`
-	Failed   int    `json:"failed" jsonschema:"of those, final_code 400 or more; and dialogs without an INVITE that failed, in their creation bucket"`
+	Start     string `json:"start"`
+	Dialogs   int    `json:"dialogs"`
+	Invites   int    `json:"invites" jsonschema:"call attempts started in the bucket"`
+	Answered  int    `json:"answered" jsonschema:"of those, answered"`
+	Failed    int    `json:"failed" jsonschema:"of those, final_code 400 or more, cancelled ones apart; and dialogs without an INVITE that failed, in their creation bucket"`
+	Cancelled int    `json:"cancelled" jsonschema:"of those, cancelled by the caller (CANCEL, then 487)"`
 }
 
 type timelineOut struct {
@@ -109,7 +110,7 @@ type timelineOut struct {
 var timelineTool = tool[timelineIn, timelineOut]{
 	name:  "timeline",
 	reads: readsSIP | readsMedia,
-	desc:  fmt.Sprintf("Dialogs per time bucket by creation time, and call attempts by start: dialogs, INVITEs, answered, failed; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
+	desc:  fmt.Sprintf("Dialogs per time bucket by creation time, and call attempts by start: dialogs, INVITEs, answered, failed, cancelled; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
 	hints: readOnly(),
 	run: func(c *call, in timelineIn) (timelineOut, error) {
 		sn, err := sipSnapshot(c.d)
@@ -131,7 +132,7 @@ var timelineTool = tool[timelineIn, timelineOut]{
 		}
 		out := timelineOut{BucketSeconds: secs, Basis: "dialog creation time (first message) and call attempt start (its first INVITE), capture clock", Buckets: make([]timelineBucket, len(bs))}
 		for i, b := range bs {
-			out.Buckets[i] = timelineBucket{Start: ts(b.Start), Dialogs: b.Dialogs, Invites: b.Invites, Answered: b.Answered, Failed: b.Failed}
+			out.Buckets[i] = timelineBucket{Start: ts(b.Start), Dialogs: b.Dialogs, Invites: b.Invites, Answered: b.Answered, Failed: b.Failed, Cancelled: b.Cancelled}
 			out.TotalMatched += b.Dialogs
 		}
 		return out, nil

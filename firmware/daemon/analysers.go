@@ -98,7 +98,12 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options) (*ana
 	if err != nil {
 		return nil, err
 	}
-	sipStore, err := sip.New(sip.Limits{DialogBytes: shareOf(plan, budget.SIPDialogs, ""), MessageBytes: shareOf(plan, budget.SIPMessages, "")})
+	// Dialogs vary in size: the count is what the share holds at the
+	// least a dialog weighs, so the byte share decides (issue #33: a
+	// fixed 100,000 evicted dialogs a large budget had room for).
+	dialogs := shareOf(plan, budget.SIPDialogs, "")
+	sipStore, err := sip.New(sip.Limits{Dialogs: int(max(dialogs/sip.MinDialogBytes(), 1)), DialogBytes: dialogs,
+		MessageBytes: shareOf(plan, budget.SIPMessages, "")})
 	if err != nil {
 		return nil, err
 	}

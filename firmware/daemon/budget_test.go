@@ -2,17 +2,23 @@ package daemon
 
 import (
 	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"fieldtap/board"
 	"fieldtap/board/sim"
-	"fieldtap/services/recorder"
-	"strings"
-	"testing"
-
 	"fieldtap/drivers/capture"
 	"fieldtap/firmware/config"
 	"fieldtap/services/budget"
+	"fieldtap/services/recorder"
 	"fieldtap/services/rtp"
+	"fieldtap/services/sip"
 )
 
 // TestPlanFitsTheBudget: with every kind of port, every store has a share,
@@ -107,5 +113,96 @@ func TestEveryBoardFitsItsBudget(t *testing.T) {
 			t.Logf("%s: %d ports, budget %s, shares %s of %s, recorder %s",
 				name, len(srcs), budget.MiB(p.Budget), budget.MiB(p.Sum()), budget.MiB(p.Pool), budget.MiB(rec))
 		})
+	}
+}
+
+// oldDialogBound is the SIP dialog store's count bound before issue #33,
+// whatever the budget: 100,000.
+const oldDialogBound = 100_000
+
+// spanOnly plans a box with one SPAN port on a budget of mib MiB and
+// builds its stores.
+func spanOnly(t *testing.T, mib int) (budget.Plan, *analysers) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Board, cfg.MemoryLimitMiB, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, mib, t.TempDir(), t.TempDir()
+	p, err := planBudget(cfg, []capture.Source{testSource{name: "span0", kind: capture.KindEthernet}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalysers(p, cfg.Store, rtp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, an
+}
+
+// TestDialogBoundFollowsTheBudget: the SIP dialog store's count bound is
+// its byte share over the least a dialog weighs, so it grows with the
+// budget, past the old fixed 100,000 on a large one, while the shares
+// stay within the pool; capture_status shows it.
+func TestDialogBoundFollowsTheBudget(t *testing.T) {
+	prev := 0
+	for _, mib := range []int{config.DefaultBudgetMiB, 512, 2000} {
+		p, an := spanOnly(t, mib)
+		share, _ := p.Share(budget.SIPDialogs, "")
+		got := an.sip.DialogStats().Limits.Items
+		if want := int(share / sip.MinDialogBytes()); got != want || got <= prev {
+			t.Errorf("%d MiB: dialog bound %d, want %d (share %d / %d B) and more than %d", mib, got, want, share, sip.MinDialogBytes(), prev)
+		}
+		if p.Sum() > p.Pool {
+			t.Errorf("%d MiB: shares sum to %d, over the pool %d", mib, p.Sum(), p.Pool)
+		}
+		for _, u := range an.budgetStatus().Stores {
+			if u.Store == budget.SIPDialogs && (u.MaxItems != got || u.MaxBytes != share) {
+				t.Errorf("%d MiB: capture_status shows sip_dialogs max_items %d max_bytes %d, want %d and %d", mib, u.MaxItems, u.MaxBytes, got, share)
+			}
+		}
+		t.Logf("%d MiB: sip_dialogs share %s, at most %d dialogs", mib, budget.MiB(share), got)
+		prev = got
+	}
+	if prev <= oldDialogBound {
+		t.Errorf("a 2000 MiB budget bounds the dialogs at %d: want more than %d", prev, oldDialogBound)
+	}
+}
+
+// TestLargeBudgetHoldsMoreThanTheOldBound feeds a SPAN port 2,000 INVITEs
+// more than the old fixed bound, one dialog each, on a 2000 MiB budget:
+// all are kept, none evicted. The test process peaks near 330 MB RSS.
+func TestLargeBudgetHoldsMoreThanTheOldBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: holds over 100,000 dialogs")
+	}
+	_, an := spanOnly(t, 2000)
+	consume, _, err := an.attach("span0", capture.KindEthernet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = oldDialogBound + 2000
+	const batch = 256
+	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 3, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 3, 2}, EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IPv4(10, 3, 0, 1), DstIP: net.IPv4(10, 3, 0, 2)}
+	udp := &layers.UDP{SrcPort: 5060, DstPort: 5060}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	frames := make([]capture.Frame, 0, batch)
+	for i := range n {
+		invite := fmt.Sprintf("INVITE sip:2000@10.3.0.2 SIP/2.0\r\nVia: SIP/2.0/UDP 10.3.0.1:5060;branch=z9hG4bK%d\r\nFrom: <sip:1000@10.3.0.1>;tag=a\r\n"+
+			"To: <sip:2000@10.3.0.2>\r\nCall-ID: %d\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n", i, i)
+		buf := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, udp, gopacket.Payload(invite)); err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, capture.Frame{Time: t0.Add(time.Duration(i) * time.Millisecond), Link: layers.LinkTypeEthernet, Data: buf.Bytes(), OrigLen: len(buf.Bytes())})
+		if len(frames) == batch || i == n-1 {
+			consume(frames)
+			frames = frames[:0]
+		}
+	}
+	st := an.sip.DialogStats()
+	if st.Items != n || st.Evicted != 0 {
+		t.Errorf("%d dialogs kept, %d evicted (bound %d, %d of %d bytes): want all %d kept", st.Items, st.Evicted, st.Limits.Items, st.Bytes, st.Limits.Bytes, n)
 	}
 }

@@ -52,6 +52,9 @@ type Analyser struct {
 	// without hashing two addresses and an SSRC (issue #14). An evicted
 	// stream leaves the cache with it.
 	hot [hotStreams]hotStream
+	// restarts counts timing epochs begun after a stream's first, evicted
+	// streams' included (TimingEpochs).
+	restarts uint64
 }
 
 // hotStreams is the stream cache's size: a power of two above the streams
@@ -95,6 +98,16 @@ var (
 	_ sip.Holder    = (*Analyser)(nil)
 )
 
+// TimingEpochs returns how many timing epochs were restarted across all
+// streams since the analyser began: each a sender that restarted its RTP
+// clock while keeping SSRC and sequence, where jitter and transit were
+// measured again from scratch (docs/media.md).
+func (a *Analyser) TimingEpochs() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.restarts
+}
+
 // Hold implements sip.Holder: the feeding goroutine keeps the lock for a
 // batch of frames, until Release; readers wait meanwhile.
 func (a *Analyser) Hold() { a.mu.Hold() }
@@ -133,7 +146,9 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 	}
 	a.st.RTPPackets++
 	t := d.Time.UnixNano()
-	s.add(t, &a.hdr, len(b), int64(a.opt.Interval))
+	if s.add(t, &a.hdr, len(b), int64(a.opt.Interval)) {
+		a.restarts++
+	}
 	s.last = d.Time
 	if len(s.dtmf.emitted) > 0 {
 		a.publishDTMF(s)

@@ -43,12 +43,16 @@ func (v *intervals) roll(t, length int64, sq *seqState) {
 	v.open = true
 }
 
-func (v *intervals) add(jitter, delta float64, regular bool) {
+// add counts one packet: its delta when it is a regular one, its jitter
+// when it is also timed (not the first of a timing epoch).
+func (v *intervals) add(jitter, delta float64, regular, timed bool) {
 	c := &v.cur
 	c.Packets++
 	if regular {
-		c.MaxJitter = max(c.MaxJitter, jitter)
 		c.MaxDelta = max(c.MaxDelta, delta)
+	}
+	if timed {
+		c.MaxJitter = max(c.MaxJitter, jitter)
 		c.jitterSum += jitter
 		c.jitterN++
 	}

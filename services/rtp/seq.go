@@ -45,19 +45,22 @@ func (s *seqState) restart(seq uint16) {
 	s.mark(s.max)
 }
 
-// add accounts one packet; it reports whether the packet was a duplicate.
-func (s *seqState) add(seq uint16) (dup bool) {
+// add accounts one packet; it reports whether the packet was a duplicate,
+// and whether it is the new highest of the sequence (in order after a
+// gap or none, or confirming a restart) rather than late or a jump not
+// yet confirmed.
+func (s *seqState) add(seq uint16) (dup, ahead bool) {
 	if !s.started {
 		s.started = true
 		s.restart(seq)
 		s.unique++
-		return false
+		return false, true
 	}
 	udelta := uint16(seq - uint16(s.max))
 	switch {
 	case udelta == 0:
 		s.duplicates++
-		return true
+		return true, false
 	case udelta < maxDropout:
 		next := s.max + int64(udelta)
 		if udelta >= windowBits {
@@ -72,7 +75,7 @@ func (s *seqState) add(seq uint16) (dup bool) {
 		s.mark(next)
 		s.badSeq = -1
 		s.unique++
-		return false
+		return false, true
 	case udelta <= seqMod-maxMisorder:
 		// A big jump: a restarted sender if the next packet follows it.
 		if int64(seq) == s.badSeq {
@@ -82,23 +85,23 @@ func (s *seqState) add(seq uint16) (dup bool) {
 			s.max = int64(seq)
 			s.mark(s.max)
 			s.unique++
-			return false
+			return false, true
 		}
 		s.badSeq = int64(seq+1) & (seqMod - 1)
 		s.unique++ // counted as received; expected catches up on a reset
-		return false
+		return false, false
 	default:
 		ext := s.max - int64(seqMod-int(udelta))
 		if s.max-ext < windowBits && s.mark(ext) {
 			s.duplicates++
-			return true
+			return true, false
 		}
 		s.outOfOrder++
 		s.unique++
 		if ext < s.base {
 			s.base = ext
 		}
-		return false
+		return false, false
 	}
 }
 

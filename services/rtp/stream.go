@@ -15,6 +15,27 @@ const (
 	maxPTs = 8
 )
 
+// A packet that carries the sequence on but puts its RTP timestamp
+// further than these from where the stream's clock stood is a sender that
+// restarted its clock and kept SSRC and sequence (a fax call's T.38
+// re-INVITEs do): timing starts a new epoch there. Before, every later
+// packet was "behind" the old clock and was never timed (issue #33).
+const (
+	// maxClockStepBack: video sends frames out of order (B-frames) a
+	// fraction of a second back; audio never steps back.
+	maxClockStepBack = time.Second
+	// maxClockLead: how far the timestamp may run ahead of arrival. An
+	// RFC 4733 event keeps its start timestamp for up to 0xFFFF units
+	// (8.2 s at 8 kHz) while the audio clock runs on, so the audio after
+	// a long key press leads by as much; no change in network delay
+	// comes near.
+	maxClockLead = 10 * time.Second
+	// fastestClock converts maxClockStepBack for a payload type without a
+	// known clock: RFC 3551's video rate, the fastest in use, so the step
+	// is at least a second at any real rate.
+	fastestClock = 90000
+)
+
 // Key identifies a stream: SSRC and both addresses, since some endpoints
 // reuse one SSRC in both directions (PROVENANCE.md, gen-sipp-hold-resume).
 type Key struct {
@@ -58,6 +79,7 @@ type stream struct {
 	clockGen    uint64  // endpoint generation it was resolved at
 	clockRate   int
 	eventPT     bool
+	epochs      uint64 // timing epochs: 1, and one more each restarted clock
 
 	pts        [maxPTs]ptCount
 	ptOverflow uint64
@@ -95,10 +117,11 @@ func (s *stream) countPT(pt uint8) {
 	s.ptOverflow++
 }
 
-// add accounts one packet arriving at t (ns since the epoch).
-func (s *stream) add(t int64, h *Header, size int, ivLen int64) {
+// add accounts one packet arriving at t (ns since the epoch); it
+// reports whether the packet began a new timing epoch.
+func (s *stream) add(t int64, h *Header, size int, ivLen int64) (restarted bool) {
 	s.iv.roll(t, ivLen, &s.seq)
-	dup := s.seq.add(h.Seq)
+	dup, ahead := s.seq.add(h.Seq)
 	s.packets++
 	s.bytes += uint64(size)
 	if h.Marker {
@@ -112,39 +135,72 @@ func (s *stream) add(t int64, h *Header, size int, ivLen int64) {
 
 	if s.packets == 1 {
 		s.lastArrival, s.seqTS, s.extTS, s.rawTS, s.prevPT = t, int64(h.TS), int64(h.TS), h.TS, h.PT
-		s.iv.add(0, 0, false)
+		s.epochs = 1
+		s.iv.add(0, 0, false, false)
 		if event {
 			s.dtmf.add(t, h)
 		}
-		return
+		return false
 	}
 	ext := s.extTS + int64(int32(h.TS-s.rawTS))
 	s.extTS, s.rawTS = ext, h.TS
-	inOrder := s.seqTS <= ext
 	cn := h.PT == ptCN || h.PT == ptCNOld
 	followCN := s.prevPT == ptCN || s.prevPT == ptCNOld
 	s.prevPT = h.PT
 
 	delta := float64(t-s.lastArrival) / 1e6
-	if clock > 0 {
+	jumped := s.clockJumped(ext, delta, clock)
+	// A clock that jumped on the packet that carries the sequence on is
+	// the sender's restart: a new epoch, timed from this packet as a new
+	// stream would be; one that jumped on a late packet is a straggler
+	// from before it.
+	restarted = jumped && ahead
+	inOrder := restarted || !jumped && s.seqTS <= ext
+	switch {
+	case restarted:
+		s.epochs++
+		s.jitter = 0
+	case clock > 0 && !jumped:
 		nominal := float64(ext-s.seqTS) / float64(clock/1000)
 		d := math.Abs(delta - nominal)
 		s.jitter = (15*s.jitter + d) / 16
 	}
+	// Max delta goes on by arrival across a restart; jitter starts again.
 	regular := !h.Marker && !cn && !followCN && inOrder
+	timed := regular && clock > 0 && !restarted
 	if regular {
 		s.maxDelta = max(s.maxDelta, delta)
-		if clock > 0 {
-			s.maxJitter = max(s.maxJitter, s.jitter)
-			n := float64(s.packets - 1)
-			s.meanJitter = (s.meanJitter*(n-1) + s.jitter) / n
-		}
+	}
+	if timed {
+		s.maxJitter = max(s.maxJitter, s.jitter)
+		n := float64(s.packets - 1)
+		s.meanJitter = (s.meanJitter*(n-1) + s.jitter) / n
 	}
 	if inOrder {
 		s.lastArrival, s.seqTS = t, ext
 	}
-	s.iv.add(s.jitter, delta, regular && clock > 0)
+	s.iv.add(s.jitter, delta, regular && clock > 0, timed)
 	if event {
 		s.dtmf.add(t, h)
 	}
+	return restarted
+}
+
+// clockJumped reports whether ext is further from the last in-order
+// timestamp than a running clock can put it: more than
+// maxClockStepBack behind it, or more than maxClockLead ahead of the
+// arrival delta (ms).
+func (s *stream) clockJumped(ext int64, delta float64, clock int) bool {
+	if back := s.seqTS - ext; back > 0 {
+		rate := clock
+		if rate == 0 {
+			rate = fastestClock
+		}
+		return back > int64(maxClockStepBack/time.Millisecond)*int64(rate)/1000
+	}
+	if clock == 0 {
+		return false // a lead in unknown units cannot be judged
+	}
+	lead := float64(ext-s.seqTS)/float64(clock/1000) - delta
+	return lead > float64(maxClockLead/time.Millisecond)
 }

@@ -50,6 +50,9 @@ type StreamView struct {
 	MaxJitterMs  float64   `json:"max_jitter_ms"`
 	MeanJitterMs float64   `json:"mean_jitter_ms"`
 	MaxDeltaMs   float64   `json:"max_delta_ms"`
+	// TimingEpochs is 1 plus the sender's clock restarts: jitter starts
+	// again at each, max delta goes on by arrival.
+	TimingEpochs uint64 `json:"timing_epochs"`
 	MOS
 	Intervals        []IntervalView `json:"intervals,omitempty"`
 	IntervalsDropped uint64         `json:"intervals_dropped,omitempty"`
@@ -150,7 +153,7 @@ func (s *stream) view(withIntervals bool) StreamView {
 		CallID: s.callID, Orphaned: s.callID == "", First: s.first.UTC(), Last: s.last.UTC(),
 		Packets: s.packets, Expected: s.seq.expected(), Lost: s.seq.lost(), Duplicates: s.seq.duplicates,
 		OutOfOrder: s.seq.outOfOrder, SeqResets: s.seq.resets, Markers: s.markers,
-		MaxJitterMs: s.maxJitter, MeanJitterMs: s.meanJitter, MaxDeltaMs: s.maxDelta,
+		MaxJitterMs: s.maxJitter, MeanJitterMs: s.meanJitter, MaxDeltaMs: s.maxDelta, TimingEpochs: s.epochs,
 		IntervalsDropped: s.iv.dropped, PTOverflow: s.ptOverflow, Key: s.key, Seq: s.id,
 		PayloadTypes: []PTView{},
 	}

@@ -57,9 +57,16 @@ func messageBytes(m Message) int { return len(m.Raw) }
 // MessageSlotBytes is a message's fixed cost: its place in the ring.
 func MessageSlotBytes() int64 { return int64(ring.SlotBytes[Message]()) }
 
+// MinDialogBytes is the least a kept dialog is accounted: its ring slot
+// and a Dialog holding no string or list. Every dialog weighs at least
+// this, so a share divided by it is a count bound that never binds
+// before the share does.
+func MinDialogBytes() int64 {
+	return int64(ring.SlotBytes[*slot]() + dialogBytes(&slot{d: &Dialog{}}))
+}
+
 // Smallest bounds New accepts: room for one dialog with one message, and
 // for one message of a few hundred bytes.
 func minBounds() (dialog, message int64) {
-	d := &Dialog{}
-	return int64(ring.SlotBytes[*slot]() + dialogBytes(&slot{d: d})), MessageSlotBytes() + 512
+	return MinDialogBytes(), MessageSlotBytes() + 512
 }

@@ -66,6 +66,11 @@ func (a *Attempt) fold(tx *Transaction) {
 		return
 	case "CANCEL":
 		a.Cancelled = true
+		// The CANCEL's transaction starts after the INVITE's, whose 487
+		// may be folded already.
+		if a.State == StateFailed && a.FinalCode == 487 {
+			a.State = StateCancelled
+		}
 		return
 	case "BYE":
 		if a.ByeAt.IsZero() {

@@ -22,7 +22,8 @@ func TestAttemptsPerInvite(t *testing.T) {
 		raws     []string
 		outcomes []string // per attempt
 		codes    []int
-		dialog   int // the dialog's final code
+		dialog   int    // the dialog's final code
+		state    string // the dialog's state, when the case pins it
 	}{
 		{name: "REGISTER then a refused INVITE",
 			raws:     []string{req("REGISTER", "x", 1), resp(200, "REGISTER", "x", 1), req("INVITE", "x", 1), resp(180, "INVITE", "x", 1), resp(403, "INVITE", "x", 1)},
@@ -36,6 +37,25 @@ func TestAttemptsPerInvite(t *testing.T) {
 		{name: "a failed re-INVITE keeps the answer",
 			raws:     []string{req("INVITE", "x", 1), resp(200, "INVITE", "x", 1), reINVITE(2), resp(491, "INVITE", "x", 2)},
 			outcomes: []string{OutcomeAnswered}, codes: []int{200}, dialog: 200},
+		// The CANCEL's transaction starts after the INVITE's, which holds
+		// the 487 by the time attempts are folded (issue #33).
+		{name: "INVITE, CANCEL, 487 is cancelled",
+			raws: []string{req("INVITE", "x", 1), resp(180, "INVITE", "x", 1), req("CANCEL", "x", 1), resp(200, "CANCEL", "x", 1),
+				resp(487, "INVITE", "x", 1), req("ACK", "x", 1)},
+			outcomes: []string{OutcomeCancelled}, codes: []int{487}, dialog: 487, state: StateCancelled},
+		{name: "a 487 captured before its CANCEL is cancelled",
+			raws:     []string{req("INVITE", "x", 1), resp(487, "INVITE", "x", 1), req("CANCEL", "x", 1), resp(200, "CANCEL", "x", 1)},
+			outcomes: []string{OutcomeCancelled}, codes: []int{487}, dialog: 487, state: StateCancelled},
+		{name: "a CANCEL that lost the race to the 200 is answered",
+			raws:     []string{req("INVITE", "x", 1), req("CANCEL", "x", 1), resp(200, "INVITE", "x", 1), resp(200, "CANCEL", "x", 1), req("ACK", "x", 1)},
+			outcomes: []string{OutcomeAnswered}, codes: []int{200}, dialog: 200, state: StateAnswered},
+		{name: "a 487 without a CANCEL seen failed",
+			raws:     []string{req("INVITE", "x", 1), resp(487, "INVITE", "x", 1)},
+			outcomes: []string{OutcomeFailed}, codes: []int{487}, dialog: 487, state: StateFailed},
+		{name: "a cancelled attempt, then an answered re-dial",
+			raws: []string{req("INVITE", "x", 1), req("CANCEL", "x", 1), resp(487, "INVITE", "x", 1),
+				req("INVITE", "x", 2), resp(200, "INVITE", "x", 2)},
+			outcomes: []string{OutcomeCancelled, OutcomeAnswered}, codes: []int{487, 200}, dialog: 200, state: StateAnswered},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,8 +64,8 @@ func TestAttemptsPerInvite(t *testing.T) {
 				addRaw(t, st, ms(10*i), raw)
 			}
 			d := st.Snapshot().Dialogs[0]
-			if d.FinalCode != tc.dialog {
-				t.Errorf("dialog final %d, want %d", d.FinalCode, tc.dialog)
+			if d.FinalCode != tc.dialog || tc.state != "" && d.State != tc.state {
+				t.Errorf("dialog final %d state %s, want %d %s", d.FinalCode, d.State, tc.dialog, tc.state)
 			}
 			tr := TriageCall(d, CompiledProblems())
 			if len(tr.Attempts) != len(tc.outcomes) {

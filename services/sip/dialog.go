@@ -14,7 +14,7 @@ const (
 	StateAnswered   = "answered"   // 2xx to INVITE
 	StateEnded      = "ended"      // BYE seen after an answer
 	StateFailed     = "failed"     // final 3xx–6xx to INVITE
-	StateCancelled  = "cancelled"  // CANCEL, then 487
+	StateCancelled  = "cancelled"  // a CANCEL and a 487 to the INVITE, in either order
 	StateOpen       = "open"       // non-INVITE transaction waiting
 	StateCompleted  = "completed"  // non-INVITE transaction with a 2xx
 	StateRejected   = "rejected"   // non-INVITE transaction with a 3xx–6xx

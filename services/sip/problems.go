@@ -26,7 +26,9 @@ const (
 
 // Problems maps an alias to its filter source.
 var Problems = map[string]string{
-	"failed":     "final_code >= 400",
+	// A cancelled call (CANCEL, then 487) ended at the caller, not in
+	// the network: not a failure (ITU-T E.425).
+	"failed":     "final_code >= 400 and state != cancelled",
 	"slow-setup": fmt.Sprintf("pdd_ms > %d", SlowSetupPDDms),
 	"short-calls": fmt.Sprintf("method == INVITE and final_code >= 200 and final_code < 300 and duration_ms < %d",
 		ShortCallMs),
@@ -94,6 +96,7 @@ func AnyProblem(d *Dialog, compiled map[string]*filter.Expr, names []string) boo
 type AttemptProblem struct {
 	Attempt   int // Attempt.N
 	FinalCode int
+	Outcome   string // as TriageCall names it
 	Problems  []string
 }
 
@@ -113,7 +116,7 @@ func AttemptProblems(d *Dialog, compiled map[string]*filter.Expr, names []string
 			}
 		}
 		if hit != nil {
-			out = append(out, AttemptProblem{Attempt: ar.A.N, FinalCode: ar.A.FinalCode, Problems: hit})
+			out = append(out, AttemptProblem{Attempt: ar.A.N, FinalCode: ar.A.FinalCode, Outcome: outcome(true, ar.A.State), Problems: hit})
 		}
 	}
 	return out

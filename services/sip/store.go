@@ -18,7 +18,6 @@ import (
 // Store defaults, for a store built without a memory budget (tests,
 // tools); the daemon derives every bound from its budget (issue #14).
 const (
-	DefaultDialogs           = 100_000
 	DefaultMessagesPerDialog = 500
 	// DefaultTransactionsPerDialog: a transaction is at least a request
 	// and its final response, so a dialog cannot show more than half
@@ -46,6 +45,8 @@ const (
 // its ring slot; a dialog's summary, every list and string it holds, and
 // its index entry.
 type Limits struct {
+	// Dialogs 0 is as many as DialogBytes could hold, each at its least
+	// (MinDialogBytes): the byte bound decides.
 	Dialogs           int
 	MessagesPerDialog int
 	// TransactionsPerDialog bounds Dialog.Txns; more are counted in
@@ -119,9 +120,6 @@ func New(l Limits) (*Store, error) {
 	if l.Dialogs < 0 || l.MessagesPerDialog < 0 || l.TransactionsPerDialog < 0 || l.MessageBytes < 0 || l.DialogBytes < 0 {
 		return nil, fmt.Errorf("sip: limits %+v: want positive values, or 0 for the defaults", l)
 	}
-	if l.Dialogs == 0 {
-		l.Dialogs = DefaultDialogs
-	}
 	if l.MessagesPerDialog == 0 {
 		l.MessagesPerDialog = DefaultMessagesPerDialog
 	}
@@ -133,6 +131,9 @@ func New(l Limits) (*Store, error) {
 	}
 	if l.DialogBytes == 0 {
 		l.DialogBytes = DefaultDialogBytes
+	}
+	if l.Dialogs == 0 {
+		l.Dialogs = int(max(l.DialogBytes/MinDialogBytes(), 1))
 	}
 	if minD, minM := minBounds(); l.DialogBytes < minD || l.MessageBytes < minM {
 		return nil, fmt.Errorf("sip: %d dialog bytes and %d message bytes hold no dialog: want at least %d and %d",
@@ -154,7 +155,8 @@ func New(l Limits) (*Store, error) {
 		s.st.DialogsEvicted++
 	})
 	s.order.TimeOf(func(sl **slot) time.Time { return (*sl).d.Created })
-	s.msgs, err = ring.New(ring.Limits{Items: l.Dialogs * l.MessagesPerDialog, Bytes: l.MessageBytes}, messageBytes)
+	// No message weighs less than its slot: the byte bound decides.
+	s.msgs, err = ring.New(ring.Limits{Items: int(max(l.MessageBytes/MessageSlotBytes(), 1)), Bytes: l.MessageBytes}, messageBytes)
 	if err != nil {
 		return nil, fmt.Errorf("sip: messages: %w", err)
 	}
@@ -379,6 +381,10 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 			d.AckSeen = true
 		case "CANCEL":
 			d.CancelSeen = true
+			// A mirror may deliver the 487 before the CANCEL.
+			if d.State == StateFailed && d.FinalCode == 487 {
+				d.State = StateCancelled
+			}
 		case "BYE":
 			d.ByeSeen = true
 			if d.ByeAt.IsZero() {

@@ -7,11 +7,12 @@ import (
 
 // TimeBucket counts the dialogs created in [Start, Start+width).
 type TimeBucket struct {
-	Start    time.Time
-	Dialogs  int
-	Invites  int // call attempts started in the bucket (Dialog.Attempts)
-	Answered int // of those, answered with a 2xx
-	Failed   int // of those, failed with final_code >= 400; a dialog without an INVITE counts in its creation bucket
+	Start     time.Time
+	Dialogs   int
+	Invites   int // call attempts started in the bucket (Dialog.Attempts)
+	Answered  int // of those, answered with a 2xx
+	Failed    int // of those, failed with final_code >= 400, cancelled ones apart; a dialog without an INVITE counts in its creation bucket
+	Cancelled int // of those, cancelled by the caller (CANCEL, then 487)
 }
 
 // Timeline buckets the dialogs match accepts by creation time, and their
@@ -75,7 +76,10 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 			if a.FinalCode >= 200 && a.FinalCode < 300 {
 				b.Answered++
 			}
-			if a.FinalCode >= 400 {
+			switch {
+			case a.State == StateCancelled:
+				b.Cancelled++
+			case a.FinalCode >= 400:
 				b.Failed++
 			}
 		}
