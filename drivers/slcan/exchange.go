@@ -29,14 +29,15 @@ type exchanger struct {
 type owed struct {
 	slot     chan string
 	timer    *time.Timer
-	resolved chan struct{} // closed once reply and at are set
+	resolved chan struct{} // closed once reply and at are set and noted
 	reply    string        // replyAck, replyBell, or replyNone
 	at       time.Time     // when the reply came; zero for none
 	note     func(reply string)
 }
 
 // debt is how long a transmit's reply stays owed after its writer gave
-// up, and who hears it when it settles (once, off the exchanger's lock).
+// up, and who hears it when it settles (once, under the exchanger's
+// lock: it only counts).
 type debt struct {
 	wait time.Duration
 	note func(reply string)
@@ -53,21 +54,23 @@ func (x *exchanger) deliver(r string) bool {
 		return false
 	}
 	x.wait <- r // buffered 1; wait is cleared, so never a second send
-	o := x.owed
-	if o != nil && o.slot == x.wait {
-		x.owed = nil
-		o.timer.Stop()
+	if o := x.owed; o != nil && o.slot == x.wait {
 		o.reply, o.at = r, time.Now()
-		close(o.resolved)
-	} else {
-		o = nil
+		x.settled(o)
 	}
 	x.wait = nil
 	x.mu.Unlock()
-	if o != nil {
-		o.note(r)
-	}
 	return true
+}
+
+// settled detaches o, tells its note and wakes whoever waits for it, in
+// one step under x.mu: the next command is written, and a waiter wakes,
+// only with the reply counted. note must not call back into x.
+func (x *exchanger) settled(o *owed) {
+	x.owed = nil
+	o.timer.Stop()
+	o.note(o.reply)
+	close(o.resolved)
 }
 
 // exchange writes line (with its CR) and waits up to timeout for the reply:
@@ -157,14 +160,11 @@ func (x *exchanger) settle(o *owed) {
 		x.mu.Unlock()
 		return
 	}
-	x.owed = nil
 	if x.wait == o.slot {
 		x.wait = nil
 	}
-	o.timer.Stop()
-	close(o.resolved)
+	x.settled(o)
 	x.mu.Unlock()
-	o.note(replyNone)
 }
 
 // abandon stops waiting for an owed reply: closing the channel must not
