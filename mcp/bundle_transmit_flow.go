@@ -176,6 +176,10 @@ func execute(c *call, planID string, ack bool, state string) (txOut, error) {
 	}
 	res := txOut{Status: out.Status, Sent: out.Sent, Answers: answerRows(out.Answers), Blockers: []transmit.Blocker{},
 		NextReason: "sent: a plan runs once; make a new dry run to send again"}
+	if u := out.Uncertain; u != nil {
+		res.Uncertain = uncertainRowOf(u)
+		res.NextReason = fmt.Sprintf("uncertain: frame %d may have gone out; check its effect on the bus before a new dry run (a plan runs once)", u.Frame)
+	}
 	if p := svc.Get(caller(c.ctx).Owner(), out.PlanID); p != nil {
 		row := planRowOf(p)
 		res.Plan = &row

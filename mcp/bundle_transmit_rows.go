@@ -184,10 +184,27 @@ type nextArgs struct {
 	AckActive bool   `json:"ack_active"`
 }
 
+// uncertainRow is the frame an uncertain run stopped at.
+type uncertainRow struct {
+	Frame       int      `json:"frame" jsonschema:"1-based place in the plan of the frame that may have gone out; the frames before it were sent, those after it were not"`
+	Reason      string   `json:"reason" jsonschema:"why the writer could not confirm it"`
+	LateReply   *string  `json:"late_reply" jsonschema:"what the adapter answered after the box stopped waiting: ack (it took the frame: it most likely went out), refused (BELL: it did not), none (nothing while the box listened); null when the writer cannot tell (J1708)"`
+	LateReplyMs *float64 `json:"late_reply_after_ms" jsonschema:"when that answer came, in ms after the frame was handed to the writer; null when none came"`
+}
+
+func uncertainRowOf(u *transmit.Uncertain) *uncertainRow {
+	r := &uncertainRow{Frame: u.Frame, Reason: u.Reason, LateReplyMs: u.LateMs()}
+	if u.LateReply != "" {
+		late := u.LateReply
+		r.LateReply = &late
+	}
+	return r
+}
+
 // txOut is the answer of every transmitting tool: the plan, and after a
 // send what went out and what came back.
 type txOut struct {
-	Status string   `json:"status" jsonschema:"planned (a dry run: nothing was sent) or sent"`
+	Status string   `json:"status" jsonschema:"planned (a dry run: nothing was sent), sent, or uncertain (the run stopped at a frame the writer could not confirm, which may have gone out: see uncertain)"`
 	Plan   *planRow `json:"plan" jsonschema:"the plan; null only if it expired while it ran"`
 	// Next is how to send this plan; null once sent, or when the port
 	// cannot send (next_reason says why).
@@ -195,6 +212,8 @@ type txOut struct {
 	NextReason string    `json:"next_reason,omitempty"`
 	// Blockers are the gates that would refuse this plan now.
 	Blockers []transmit.Blocker `json:"blockers"`
-	Sent     int                `json:"frames_sent"`
-	Answers  []answerRow        `json:"answers"`
+	Sent     int                `json:"frames_sent" jsonschema:"frames the writer confirmed"`
+	// Uncertain is set when status is uncertain.
+	Uncertain *uncertainRow `json:"uncertain" jsonschema:"the frame an uncertain run stopped at, and what the adapter answered later; null unless status is uncertain"`
+	Answers   []answerRow   `json:"answers"`
 }

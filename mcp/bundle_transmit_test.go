@@ -35,6 +35,9 @@ import (
 type fakeBus struct {
 	ecu     *slcantest.ECU
 	touched func()
+	// doubt, when set, is what every write returns after the frame
+	// reached the wire (a writer that could not confirm it).
+	doubt error
 
 	mu     sync.Mutex
 	frames []string
@@ -54,6 +57,9 @@ func (b *fakeBus) WriteFrame(_ context.Context, id uint32, data []byte) error {
 	b.mu.Lock()
 	b.frames = append(b.frames, fmt.Sprintf("%s#%X", transmit.Frame{ID: id}.IDHex(), data))
 	b.mu.Unlock()
+	if b.doubt != nil {
+		return b.doubt
+	}
 	if b.ecu != nil {
 		replies := b.ecu.Handle(id&wire.CANEFFMask, id&wire.CANEFF != 0, data)
 		go func() {
@@ -254,6 +260,45 @@ func TestElicitation(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// lateAck is an slcan writer's error for a frame the adapter acknowledged
+// only after the writer gave up on it (drivers/slcan.NoAckError).
+type lateAck struct{ at time.Time }
+
+func (lateAck) Error() string {
+	return "slcan: no acknowledgement for the frame within 300ms"
+}
+func (lateAck) MayHaveSent() bool                             { return true }
+func (e lateAck) LateReply(context.Context) (bool, time.Time) { return true, e.at }
+
+// TestUncertainSendAnswer: a DM11 that may have gone out is answered as
+// uncertain (issue #33: it was TRANSMIT_REFUSED, hinting that nothing was
+// sent), not an error, with the frame, the adapter's late answer and
+// what to do before sending again.
+func TestUncertainSendAnswer(t *testing.T) {
+	b := newFakeBus("1FUJGLDR5CLBP8834")
+	b.doubt = lateAck{at: time.Now().Add(300 * time.Millisecond)}
+	s := connect(t, transmitDeps(t, b), "", answer("accept", true))
+	m, isErr := txCall(t, s, "j1939_request_dm", map[string]any{"port": "can0", "dm": "DM11", "da": 0, "dry_run": false, "ack_active": true})
+	if isErr || m["ok"] != true {
+		t.Fatalf("answer %v, want ok: the frame may have gone out, it was not refused", m)
+	}
+	data := m["data"].(map[string]any)
+	u, _ := data["uncertain"].(map[string]any)
+	if data["status"] != "uncertain" || data["frames_sent"] != 0.0 || u == nil || u["frame"] != 1.0 || u["late_reply"] != "ack" ||
+		u["late_reply_after_ms"].(float64) <= 0 || !strings.HasPrefix(data["next_reason"].(string), "uncertain: frame 1 may have gone out") {
+		t.Fatalf("data %v", data)
+	}
+	w, _ := json.Marshal(m["warnings"])
+	for _, want := range []string{"frame 1 of 1 may have gone out", "acknowledged it", "before sending again"} {
+		if !strings.Contains(string(w), want) {
+			t.Errorf("warnings %s do not say %q", w, want)
+		}
+	}
+	if got := b.sent(); len(got) != 1 || got[0] != "18EA00F9#D3FE00" {
+		t.Errorf("wire %v, want the DM11", got)
 	}
 }
 

@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -54,6 +57,60 @@ type udsTraceIn struct {
 	window
 	Paging
 	Projection
+}
+
+// Bounds of what the uds tools say about rejected channels; the counts
+// by reason (ports[].rejected_channels) stay whole.
+const (
+	// maxRejectedRows bounds the rejected channels uds_services lists: a
+	// bus has a few stray ids in the diagnostic range.
+	maxRejectedRows = 64
+	// maxWarnedIDs bounds the ids one warning names.
+	maxWarnedIDs = 8
+)
+
+// udsRejectedRow is one channel on an ISO-TP id that was not taken for
+// a diagnostic one.
+type udsRejectedRow struct {
+	Port       string    `json:"port"`
+	CANID      string    `json:"can_id"`
+	Addressing string    `json:"addressing"`
+	Target     *int      `json:"target_address" jsonschema:"N_TA under extended addressing; null otherwise"`
+	Reason     string    `json:"reason" jsonschema:"not_isotp (a frame no ISO-TP sender writes; no longer read), both_ways (requests and answers on one id; no longer read) or unpaired (no answered exchange with another id; still read)"`
+	Why        string    `json:"why"`
+	Since      time.Time `json:"since" jsonschema:"bus time of the verdict"`
+	Frames     uint64    `json:"frames" jsonschema:"the channel's frames, before and after the verdict"`
+}
+
+func udsRejectedRowOf(port string, r isotp.Rejection) udsRejectedRow {
+	row := udsRejectedRow{Port: port, CANID: wire.FormatCANID(r.Channel.ID), Addressing: r.Channel.Addressing.String(),
+		Reason: r.Reason.String(), Why: r.Reason.Why(), Since: r.Since, Frames: r.Frames}
+	if r.Channel.Addressing == isotp.AddrExtended {
+		ta := int(r.Channel.Target)
+		row.Target = &ta
+	}
+	return row
+}
+
+// udsWarnRejected says what a port's answer leaves out: the channels on
+// ISO-TP ids rejected as not diagnostic, and the transactions held until
+// their channel is paired.
+func udsWarnRejected(c *call, port string, rs []isotp.Rejection, held int) {
+	if len(rs) > 0 {
+		ids := make([]string, 0, min(len(rs), maxWarnedIDs))
+		for _, r := range rs[:min(len(rs), maxWarnedIDs)] {
+			ids = append(ids, fmt.Sprintf("%s (%s: %s)", wire.FormatCANID(r.Channel.ID), r.Reason, r.Reason.Why()))
+		}
+		more := ""
+		if len(rs) > maxWarnedIDs {
+			more = fmt.Sprintf(" and %d more", len(rs)-maxWarnedIDs)
+		}
+		c.warnf("%s: %d candidate ISO-TP channel(s) rejected as not diagnostic, their frames not shown as UDS: %s%s; uds_services lists them, can_frames shows their frames",
+			port, len(rs), strings.Join(ids, ", "), more)
+	}
+	if held > 0 {
+		c.warnf("%s: %d transaction(s) held back until their id is seen in an answered exchange with another id", port, held)
+	}
 }
 
 // udsTraceRow is one transaction with its port.
@@ -108,7 +165,7 @@ var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
 	name:  "uds_trace",
 	reads: readsUDS,
 	desc: "UDS, KWP2000 and OBD-II exchanges overheard on the CAN ports (passive ISO-TP on 11- and 29-bit ids), by port then request frame: service, sub-function, DID and their names, every answer with its time, response_ms, NRC and its name, status. " +
-		"ECU text answers are fenced. from=frames re-traces the stored frames with other ids or extended addressing. Paged.",
+		"ECU text answers are fenced. Ids that take part in no answered exchange with another id are not diagnostic and not shown (a warning names them). from=frames re-traces the stored frames with other ids or extended addressing. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "id"},
 	text:  []textSource{textUDS},
@@ -144,6 +201,11 @@ var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
 			if st.Kept.Evicted > 0 {
 				c.warnf("the store evicted its %d oldest transactions; from=frames re-traces what the frame ring still holds", st.Kept.Evicted)
 			}
+			for _, p := range st.Ports {
+				if chosen[p.Port] {
+					udsWarnRejected(c, p.Port, p.Rejections, p.Held)
+				}
+			}
 			c.d.UDS.Transactions().Range(0, func(_ uint64, r isotp.Record) bool {
 				if chosen[r.Port] && keep(&r.Transaction) {
 					rows = append(rows, udsTraceRow{Port: r.Port, Transaction: r.Transaction})
@@ -175,6 +237,7 @@ func udsFramesTrace(c *call, ps []*canbus.Port, sp span, in udsTraceIn, keep fun
 		if tr.TransactionsTruncated {
 			c.warnf("%s: the trace kept the first %d transactions of the window; narrow since/until for the rest", p.Name(), isotp.MaxTraceTransactions)
 		}
+		udsWarnRejected(c, p.Name(), tr.Rejections, 0)
 		for _, t := range tr.Transactions {
 			if keep(&t) {
 				rows = append(rows, udsTraceRow{Port: p.Name(), Transaction: t})
@@ -226,8 +289,11 @@ type udsECU struct {
 }
 
 type udsServicesOut struct {
-	Ports    []isotp.PortStatus  `json:"ports"`
-	ECUs     []udsECU            `json:"ecus"`
+	Ports []isotp.PortStatus `json:"ports"`
+	ECUs  []udsECU           `json:"ecus"`
+	// Rejected are the channels on ISO-TP ids not taken for diagnostic
+	// ones, at most maxRejectedRows; ports[].rejected_channels counts all.
+	Rejected []udsRejectedRow    `json:"rejected_channels" jsonschema:"channels on ISO-TP ids that are not diagnostic (a broadcast on a 0x7xx id), whose frames are not tallied as UDS; at most 64, ports[].rejected_channels counts them all by reason"`
 	Kept     int                 `json:"transactions_kept"`
 	Evicted  uint64              `json:"transactions_evicted"`
 	Services []isotp.ServiceInfo `json:"services_reference"`
@@ -305,7 +371,7 @@ func b2i(b bool) int {
 var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 	name:  "uds_services",
 	reads: readsUDS,
-	desc: "UDS summary of the live store: per port the ISO-TP counters (incomplete transfers by reason) and request outcomes; per ECU and service the requests, positive, negative with each NRC named, no_response, suppressed and response times. " +
+	desc: "UDS summary of the live store: per port the ISO-TP counters (incomplete transfers by reason) and request outcomes; per ECU and service the requests, positive, negative with each NRC named, no_response, suppressed and response times; the channels on ISO-TP ids rejected as not diagnostic, and why. " +
 		"reference=true adds the service, NRC and DID name tables.",
 	hints: readOnly(),
 	run: func(c *call, in udsServicesIn) (udsServicesOut, error) {
@@ -321,12 +387,24 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 			chosen[p.Name()] = true
 		}
 		st := c.d.UDS.Status()
-		out := udsServicesOut{Ports: []isotp.PortStatus{}, ECUs: []udsECU{}, Evicted: st.Kept.Evicted,
+		out := udsServicesOut{Ports: []isotp.PortStatus{}, ECUs: []udsECU{}, Rejected: []udsRejectedRow{}, Evicted: st.Kept.Evicted,
 			Services: []isotp.ServiceInfo{}, NRCs: []isotp.NRCInfo{}, DIDs: []isotp.DIDInfo{}}
+		rejected := 0
 		for _, p := range st.Ports {
-			if chosen[p.Port] {
-				out.Ports = append(out.Ports, p)
+			if !chosen[p.Port] {
+				continue
 			}
+			out.Ports = append(out.Ports, p)
+			udsWarnRejected(c, p.Port, p.Rejections, p.Held)
+			rejected += len(p.Rejections)
+			for _, r := range p.Rejections {
+				if len(out.Rejected) < maxRejectedRows {
+					out.Rejected = append(out.Rejected, udsRejectedRowOf(p.Port, r))
+				}
+			}
+		}
+		if rejected > len(out.Rejected) {
+			c.warnf("rejected_channels lists the first %d of %d rejected channels; ports[].rejected_channels counts them all by reason", len(out.Rejected), rejected)
 		}
 		snap := c.d.UDS.Transactions()
 		peers := map[[2]string]udsPeer{}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"fieldtap/board/sim/j1939gen"
 	"fieldtap/services/untrusted"
@@ -144,6 +145,77 @@ func TestUDSOnTheNissanLeaf(t *testing.T) {
 	port := data["ports"].([]any)[0].(map[string]any)
 	if tr := port["transport"].(map[string]any); tr["pdus"] != 52.0 || tr["first_frames"] != 26.0 || tr["consecutive_frames"] != 143.0 {
 		t.Errorf("transport %v: want 52 PDUs, 26 FF, 143 CF", tr)
+	}
+}
+
+// withBroadcast adds, every 100 ms from the first frame's time on, the
+// periodic status frame measured on a real car's 0x7BC (issue #33): byte
+// 0 reads as a single frame of 7 bytes, byte 1 as a request's service id,
+// 0x14 (ClearDiagnosticInformation) at every 64th frame from the 12th.
+func withBroadcast(frames []vehicleFrame, n int) []vehicleFrame {
+	out := make([]vehicleFrame, 0, len(frames)+n)
+	start := frames[0].t
+	i := 0
+	for _, f := range frames {
+		for ; i < n && !start.Add(time.Duration(i)*100*time.Millisecond).After(f.t); i++ {
+			out = append(out, vehicleFrame{t: start.Add(time.Duration(i) * 100 * time.Millisecond), id: 0x7BC,
+				data: []byte{0x07, byte(i * 7 % 0x40), 0x00, 0x3C, 0xFF, 0x00, 0x12, byte(i)}})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// TestUDSBroadcastIsNotDiagnostics: with a periodic broadcast on 0x7BC
+// beside the Leaf's real session, the uds tools answer the session
+// exactly as on the Leaf alone and no traffic on 0x7BC: no ECU whose
+// tester is itself, 0x7BC listed as a rejected channel with its reason,
+// and a warning naming it in both tools.
+func TestUDSBroadcastIsNotDiagnostics(t *testing.T) {
+	const requests, broadcast = 26, 282
+	frames := withBroadcast(candumpFrames(t, refdata.File(t, "can", "css_uds_nissan_leaf_2F6913DB.log")), broadcast)
+	c := newChecker(t, testServer(t, vehicleDeps(t, t.TempDir(), frames), udsTools...))
+	warned := func(env map[string]any) bool {
+		for _, w := range env["warnings"].([]any) {
+			if s := w.(string); strings.Contains(s, "7BC (unpaired") && strings.Contains(s, "can0: 1 candidate ISO-TP channel") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, from := range []string{"store", "frames"} {
+		_, env := c.call("uds_trace", map[string]any{"from": from, "limit": 100})
+		rows := items(env)
+		if len(rows) != requests || !warned(env) {
+			t.Errorf("from=%s: %d transactions (want the Leaf's %d), warnings %v", from, len(rows), requests, env["warnings"])
+		}
+		for _, r := range rows {
+			if req := r["request"].(map[string]any); req["can_id"] != "79B" {
+				t.Errorf("from=%s: a transaction from %v", from, req["can_id"])
+			}
+		}
+	}
+	_, env := c.call("uds_services", map[string]any{})
+	data := env["data"].(map[string]any)
+	for _, e := range data["ecus"].([]any) {
+		e := e.(map[string]any)
+		if e["can_id"] != "7BB" || e["tester_can_id"] != "79B" {
+			t.Errorf("ECU %v %v, want only the Leaf's 7BB answering 79B", e["can_id"], e["tester_can_id"])
+		}
+	}
+	rej := data["rejected_channels"].([]any)
+	if len(rej) != 1 {
+		t.Fatalf("rejected channels %v, want 0x7BC", rej)
+	}
+	if r := rej[0].(map[string]any); r["can_id"] != "7BC" || r["reason"] != "unpaired" || r["frames"] != float64(broadcast) || r["port"] != "can0" {
+		t.Errorf("rejected channel %v", r)
+	}
+	port := data["ports"].([]any)[0].(map[string]any)
+	if port["uds"].(map[string]any)["requests"] != float64(requests) || port["rejected_channels"].(map[string]any)["unpaired"] != 1.0 {
+		t.Errorf("port %v", port)
+	}
+	if !warned(env) {
+		t.Errorf("uds_services warnings %v", env["warnings"])
 	}
 }
 

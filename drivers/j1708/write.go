@@ -18,11 +18,21 @@ var (
 	// within maxAccessWait.
 	ErrBusBusy = errors.New("j1708: no idle window on the bus")
 	// ErrNoEcho: the message was written but did not all come back, so
-	// whether it reached the bus is unknown. Not retried: it may have.
-	ErrNoEcho = errors.New("j1708: the transceiver did not echo the whole message")
+	// whether it reached the bus is unknown. Not retried: it may have
+	// (MayHaveSent).
+	ErrNoEcho error = mayHaveSent("j1708: the transceiver did not echo the whole message")
 	// ErrCollisions: every one of MaxAttempts sends collided.
 	ErrCollisions = errors.New("j1708: the message collided on every attempt")
 )
+
+// mayHaveSent is a transmit error after which the message may be on the
+// bus: the transmit gatekeeper reports the run uncertain, not refused.
+type mayHaveSent string
+
+func (e mayHaveSent) Error() string { return string(e) }
+
+// MayHaveSent reports that the message may be on the bus.
+func (mayHaveSent) MayHaveSent() bool { return true }
 
 // Reasons a transmit is counted in Stats().Errors.
 const (

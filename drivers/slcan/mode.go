@@ -50,8 +50,13 @@ func (s *Source) SetMode(ctx context.Context, m Mode) error {
 	if st.Open && st.ListenOnly == (m == ListenOnly) {
 		return nil
 	}
+	if m == ListenOnly {
+		// Listen-only is the safe state (a disarm asks for it within
+		// 100 ms): it does not wait behind a transmit's late reply.
+		ss.x.abandon()
+	}
 	cmd := func(c string) (string, error) {
-		r, err := ss.x.exchange(ctx, ss.p, []byte(c+"\r"), s.opts.AckTimeout)
+		r, _, err := ss.x.exchange(ctx, ss.p, []byte(c+"\r"), s.opts.AckTimeout, nil)
 		if err == nil {
 			s.update(func(st *Status) { st.Replies[c] = r })
 		}

@@ -21,12 +21,21 @@ const (
 	// DefaultIdlePoll bounds one read while idle, so a stalled port is
 	// noticed and cancellation never waits on a read.
 	DefaultIdlePoll = 200 * time.Millisecond
+	// DefaultLateReplyWait is how long a transmit's reply is still waited
+	// for after AckTimeout, writing nothing else meanwhile, so a reply
+	// that comes is that transmit's: an adapter whose controller waits
+	// for the bus, or a loaded USB link, answers a few hundred ms late
+	// (one was measured about 300 ms late, issue #33).
+	DefaultLateReplyWait = 2 * time.Second
 )
 
 // Bounds Options.check enforces.
 const (
 	minAckTimeout = 10 * time.Millisecond // below this a USB round trip does not fit
 	maxAckTimeout = 5 * time.Second       // above this a dead adapter stalls start-up
+	// maxLateReplyWait bounds how long a port writes nothing after an
+	// unanswered transmit (listen-only never waits for it).
+	maxLateReplyWait = 30 * time.Second
 )
 
 // bitrates maps the Lawicel S command digit to its bitrate (S0..S8).
@@ -40,6 +49,9 @@ type Options struct {
 	Baud       int           // serial rate; DefaultBaud
 	AckTimeout time.Duration // DefaultAckTimeout
 	IdlePoll   time.Duration // DefaultIdlePoll
+	// LateReplyWait: DefaultLateReplyWait; from minAckTimeout to
+	// maxLateReplyWait.
+	LateReplyWait time.Duration
 }
 
 // check fills defaults and validates once, at construction.
@@ -62,6 +74,9 @@ func (o *Options) check() error {
 	if o.IdlePoll == 0 {
 		o.IdlePoll = DefaultIdlePoll
 	}
+	if o.LateReplyWait == 0 {
+		o.LateReplyWait = DefaultLateReplyWait
+	}
 	if _, err := BitrateCommand(o.Bitrate); err != nil {
 		return err
 	}
@@ -70,6 +85,9 @@ func (o *Options) check() error {
 	}
 	if o.AckTimeout < minAckTimeout || o.AckTimeout > maxAckTimeout {
 		return fmt.Errorf("slcan: ack timeout %v outside %v..%v", o.AckTimeout, minAckTimeout, maxAckTimeout)
+	}
+	if o.LateReplyWait < minAckTimeout || o.LateReplyWait > maxLateReplyWait {
+		return fmt.Errorf("slcan: late reply wait %v outside %v..%v", o.LateReplyWait, minAckTimeout, maxLateReplyWait)
 	}
 	if o.IdlePoll <= 0 {
 		return fmt.Errorf("slcan: idle poll %v is not positive", o.IdlePoll)

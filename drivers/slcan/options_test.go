@@ -20,6 +20,7 @@ func TestOptionsChecked(t *testing.T) {
 		{name: "bitrate without code", o: Options{Device: "x", Bitrate: 33_333}, wantErr: "33333"},
 		{name: "bad baud", o: Options{Device: "x", Baud: 12}, wantErr: "baud 12"},
 		{name: "ack timeout too short", o: Options{Device: "x", AckTimeout: time.Millisecond}, wantErr: "ack timeout"},
+		{name: "late reply wait too long", o: Options{Device: "x", LateReplyWait: time.Hour}, wantErr: "late reply wait"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -33,7 +34,7 @@ func TestOptionsChecked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.opts.Baud != DefaultBaud || s.opts.AckTimeout != DefaultAckTimeout || s.opts.Bitrate == 0 {
+			if s.opts.Baud != DefaultBaud || s.opts.AckTimeout != DefaultAckTimeout || s.opts.LateReplyWait != DefaultLateReplyWait || s.opts.Bitrate == 0 {
 				t.Errorf("defaults not applied: %+v", s.opts)
 			}
 		})

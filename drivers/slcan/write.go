@@ -3,8 +3,10 @@ package slcan
 import (
 	"context"
 	"errors"
-	"fieldtap/drivers/wire"
 	"fmt"
+	"time"
+
+	"fieldtap/drivers/wire"
 )
 
 // Transmit errors.
@@ -18,8 +20,9 @@ var (
 	// ErrRefused: the adapter answered the transmit with BELL (bus off,
 	// buffer full, or a mode that cannot send).
 	ErrRefused = errors.New("slcan: the adapter refused the frame (BELL)")
-	// ErrNoAck: an adapter that acknowledges commands stayed silent after
-	// a transmit, so whether the frame left is unknown.
+	// ErrNoAck: the frame was written and an adapter that acknowledges
+	// commands did not answer it in time, so whether it left is unknown:
+	// it may have gone out. WriteFrame returns it in a *NoAckError.
 	ErrNoAck = errors.New("slcan: no acknowledgement for the frame")
 )
 
@@ -28,13 +31,64 @@ const (
 	ReasonTxRefused = "tx_refused" // the adapter answered a t/T with BELL
 	ReasonTxNoAck   = "tx_no_ack"  // an acking adapter stayed silent after a t/T
 	ReasonTxWrite   = "tx_write"   // the tty write failed
+	// ReasonTxLateAck: the ack of a tx_no_ack transmit came within
+	// LateReplyWait: the adapter took the frame after all.
+	ReasonTxLateAck = "tx_late_ack"
+	// ReasonTxLateRefused: a BELL came instead: it did not.
+	ReasonTxLateRefused = "tx_late_refused"
 )
+
+// NoAckError is WriteFrame's error when the frame was written and its
+// reply did not come within AckTimeout, or the wait ended first (ctx, the
+// session): the frame may have gone out. The port then writes nothing
+// else for LateReplyWait, listen-only excepted, so a reply that comes is
+// this frame's; LateReply waits for it.
+type NoAckError struct {
+	Timeout time.Duration // the AckTimeout waited
+	cause   error         // why the wait ended early; nil after Timeout
+	late    *owed
+}
+
+func (e *NoAckError) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("slcan: the wait for the frame's acknowledgement ended (%v)", e.cause)
+	}
+	return fmt.Sprintf("slcan: no acknowledgement for the frame within %v", e.Timeout)
+}
+
+// Unwrap is ErrNoAck, and why the wait ended early.
+func (e *NoAckError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{ErrNoAck, e.cause}
+	}
+	return []error{ErrNoAck}
+}
+
+// MayHaveSent reports that the frame may be on the bus although the
+// adapter did not say so.
+func (e *NoAckError) MayHaveSent() bool { return true }
+
+// LateReply waits until the adapter answers the frame after all, the
+// LateReplyWait passes, the channel is closed or its session ends, or
+// ctx ends. acked: the adapter acknowledged the frame (took it for the
+// bus). A non-zero at with acked false: it refused it (BELL). A zero at:
+// no answer came.
+func (e *NoAckError) LateReply(ctx context.Context) (acked bool, at time.Time) {
+	select {
+	case <-e.late.resolved:
+		return e.late.reply == replyAck, e.late.at
+	case <-ctx.Done():
+		return false, time.Time{}
+	}
+}
 
 // WriteFrame sends one classic CAN frame: id with wire.CANEFF for a
 // 29-bit id (T), without for 11-bit (t); remote and error frames are not
 // sent. It holds the write lock until the adapter answers: \r, z or Z is
 // sent, BELL is ErrRefused, silence is fine only on an adapter that never
-// acknowledges. The channel must be open in Normal mode.
+// acknowledges; on one that does it is a *NoAckError, and the reply is
+// still waited for (NoAckError.LateReply), and counted when it comes. The
+// channel must be open in Normal mode.
 func (s *Source) WriteFrame(ctx context.Context, id uint32, data []byte) error {
 	line, err := formatFrame(id, data)
 	if err != nil {
@@ -49,8 +103,15 @@ func (s *Source) WriteFrame(ctx context.Context, id uint32, data []byte) error {
 	case st.ListenOnly:
 		return ErrListenOnly
 	}
-	r, err := ss.x.exchange(ctx, ss.p, line, s.opts.AckTimeout)
+	var d *debt
+	if ss.acks {
+		d = &debt{wait: s.opts.LateReplyWait, note: s.lateReply}
+	}
+	r, late, err := ss.x.exchange(ctx, ss.p, line, s.opts.AckTimeout, d)
 	switch {
+	case late != nil:
+		s.counters.Error(ReasonTxNoAck)
+		return &NoAckError{Timeout: s.opts.AckTimeout, cause: err, late: late}
 	case err != nil:
 		s.counters.Error(ReasonTxWrite)
 		return fmt.Errorf("slcan: transmit on %s: %w", s.opts.Device, err)
@@ -58,12 +119,22 @@ func (s *Source) WriteFrame(ctx context.Context, id uint32, data []byte) error {
 		s.counters.Error(ReasonTxRefused)
 		s.update(func(st *Status) { st.Refused++ })
 		return ErrRefused
-	case r == replyNone && ss.acks:
-		s.counters.Error(ReasonTxNoAck)
-		return ErrNoAck
 	}
 	s.update(func(st *Status) { st.Sent++ })
 	return nil
+}
+
+// lateReply counts the reply to a transmit that came after WriteFrame
+// gave up on it.
+func (s *Source) lateReply(r string) {
+	switch r {
+	case replyAck:
+		s.counters.Error(ReasonTxLateAck)
+		s.update(func(st *Status) { st.Sent++ })
+	case replyBell:
+		s.counters.Error(ReasonTxLateRefused)
+		s.update(func(st *Status) { st.Refused++ })
+	}
 }
 
 // formatFrame renders a transmit line with its CR: t + 3 id digits or

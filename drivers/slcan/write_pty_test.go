@@ -166,3 +166,71 @@ func waitMode(ad *slcantest.Adapter, want string) string {
 	}
 	return ad.Mode()
 }
+
+// TestLateReplyOverPty: the adapter answers a transmit only after the
+// driver gave up on it (issue #33: an adapter that acknowledged a DM11
+// about 300 ms late, which the box reported as refused). WriteFrame says
+// the frame may have gone out; the reply that comes later is this
+// frame's (nothing else is written meanwhile: a second transmit waits),
+// is counted and told by LateReply; closing the channel does not wait.
+func TestLateReplyOverPty(t *testing.T) {
+	tests := []struct {
+		variant slcantest.Variant
+		acked   bool
+		reason  string
+	}{
+		{variant: slcantest.CANable, acked: true, reason: ReasonTxLateAck},
+		{variant: slcantest.BusOff, reason: ReasonTxLateRefused},
+	}
+	for _, tc := range tests {
+		t.Run(tc.variant.Name, func(t *testing.T) {
+			// The adapter answers the DM11 when the test says, and the
+			// late-reply wait outlasts the test's own give-up, so no
+			// timing decides what the driver sees.
+			src, ad, _, _, cancel, done := startPty(t, tc.variant, Options{Name: "can1", AckTimeout: ackWait(tc.variant), LateReplyWait: maxLateReplyWait})
+			defer func() { cancel(); <-done }()
+			waitOpen(t, src, ad)
+			ctx := context.Background()
+			if err := src.SetMode(ctx, Normal); err != nil {
+				t.Fatal(err)
+			}
+			release := ad.HoldNextTransmitReply()
+			dm11 := []byte{0xD3, 0xFE, 0x00}
+			err := src.WriteFrame(ctx, wire.CANEFF|0x18EAFFF9, dm11)
+			var na *NoAckError
+			if !errors.As(err, &na) || !errors.Is(err, ErrNoAck) || !na.MayHaveSent() {
+				t.Fatalf("WriteFrame = %v, want a NoAckError saying the frame may have gone out", err)
+			}
+			if rx := ad.Received(); len(rx) != 1 {
+				t.Fatalf("the adapter got %d transmits, want the DM11", len(rx))
+			}
+			// A second transmit must not be written before the first's
+			// reply: its own ack would be taken for the first's.
+			second := make(chan error, 1)
+			go func() { second <- src.WriteFrame(ctx, 0x123, []byte{1}) }()
+			release()
+			acked, at := na.LateReply(ctx)
+			if acked != tc.acked || at.IsZero() {
+				t.Errorf("LateReply = %v at %v, want acked %v with its time", acked, at, tc.acked)
+			}
+			if n := src.Stats().Errors[tc.reason]; n != 1 {
+				t.Errorf("%s = %d, want 1 (errors %v)", tc.reason, n, src.Stats().Errors)
+			}
+			select {
+			case err := <-second:
+				if tc.acked && err != nil || !tc.acked && !errors.Is(err, ErrRefused) {
+					t.Errorf("second transmit = %v", err)
+				}
+			case <-time.After(giveUp):
+				t.Fatal("the second transmit never finished")
+			}
+			if err := src.SetMode(ctx, ListenOnly); err != nil || waitMode(ad, "listen") != "listen" {
+				t.Fatalf("SetMode(ListenOnly) = %v, adapter %q", err, ad.Mode())
+			}
+			cmds := strings.Join(ad.Commands(), " ")
+			if want := "O T18EAFFF93D3FE00 t123101 C L"; !strings.HasSuffix(cmds, want) {
+				t.Errorf("commands %q, want them to end %q", cmds, want)
+			}
+		})
+	}
+}

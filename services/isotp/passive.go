@@ -104,6 +104,93 @@ func (r Reason) String() string {
 // MarshalText spells the reason for JSON.
 func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
+// RejectReason says why a channel was not taken for a diagnostic one.
+// Ids in the diagnostic range also carry other traffic (a car's periodic
+// broadcast on 0x7BC looks like single frames), so a channel counts as
+// diagnostic only once a request and its answer crossed between it and
+// another id (docs/uds.md).
+type RejectReason uint8
+
+// Reasons a channel is rejected.
+const (
+	// RejectNotISOTP: it sent a frame whose protocol control information
+	// no ISO-TP sender writes. Its frames are no longer read.
+	RejectNotISOTP RejectReason = iota
+	// RejectBothWays: it sent requests and answers; a tester and its ECU
+	// never share an id. Its frames are no longer read.
+	RejectBothWays
+	// RejectUnpaired: none of its requests was answered from another id,
+	// and none of its answers matched a request, within maxUnpaired
+	// exchanges or the window. It is still read: a later answered
+	// exchange makes it diagnostic, though what it said before is lost.
+	RejectUnpaired
+	numRejects
+)
+
+var rejectNames = [numRejects]string{"not_isotp", "both_ways", "unpaired"}
+
+var rejectWhy = [numRejects]string{
+	"it sent a frame that is not ISO-TP",
+	"it sent both requests and answers, as no tester or ECU does",
+	"no request or answer of it was paired with another id",
+}
+
+func (r RejectReason) String() string {
+	if r < numRejects {
+		return rejectNames[r]
+	}
+	return "unknown"
+}
+
+// Why says the reason in words for a person.
+func (r RejectReason) Why() string {
+	if r < numRejects {
+		return rejectWhy[r]
+	}
+	return "unknown"
+}
+
+// MarshalText spells the reason for JSON.
+func (r RejectReason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// verdict is what the listener holds a channel for.
+type verdict uint8
+
+const (
+	// candidate: not yet in an answered exchange; a Tracer holds its
+	// transactions until it is (or is not).
+	candidate verdict = iota
+	// diagnostic: a request and its answer crossed between it and
+	// another id.
+	diagnostic
+	// unpaired: rejected (RejectUnpaired) but still read.
+	unpaired
+	// rejected: its frames are no longer read.
+	rejected
+)
+
+// Rejection is one channel the listener did not take for a diagnostic one.
+type Rejection struct {
+	Channel Channel
+	Reason  RejectReason
+	// Since is the bus time of the verdict.
+	Since time.Time
+	// Frames counts the channel's frames, before and after the verdict.
+	Frames uint64
+}
+
+// RejectedByReason counts rs by reason, every reason present.
+func RejectedByReason(rs []Rejection) map[string]uint64 {
+	m := make(map[string]uint64, numRejects)
+	for r := range numRejects {
+		m[r.String()] = 0
+	}
+	for _, r := range rs {
+		m[r.Reason.String()]++
+	}
+	return m
+}
+
 // Channel is one sender of ISO-TP frames.
 type Channel struct {
 	// ID is the CAN id with wire.CANEFF for a 29-bit id.
@@ -177,7 +264,10 @@ type Counters struct {
 	BadPCI uint64 `json:"not_isotp_frames"`
 	// ChannelOverflow counts frames of a new channel refused at MaxChannels.
 	ChannelOverflow uint64 `json:"channel_overflow"`
-	Notes           Notes  `json:"flow_control_notes"`
+	// RejectedFrames counts frames of channels rejected as not ISO-TP or
+	// as sending both ways: selected (counted in Frames), not read.
+	RejectedFrames uint64 `json:"rejected_channel_frames"`
+	Notes          Notes  `json:"flow_control_notes"`
 }
 
 // IncompleteByReason spells Incomplete for a reader.
@@ -258,7 +348,20 @@ type channel struct {
 	stMin     time.Duration
 	lastCF    time.Time
 	notes     Notes
+	// What the listener holds the channel for, and since when.
+	verdict verdict
+	reason  RejectReason
+	since   time.Time
+	seen    uint64 // frames of the channel, read or not
+	// dirs has dirRequest and dirAnswer for the PDUs it sent.
+	dirs uint8
 }
+
+// Directions a channel's PDUs went.
+const (
+	dirRequest = 1 << iota
+	dirAnswer
+)
 
 // Observer reassembles ISO-TP transfers it overhears: it sends nothing,
 // so flow control is read from the receiver's frames, never answered.
@@ -274,6 +377,9 @@ type Observer struct {
 	// OnIncomplete, if set, receives every transfer that ended short.
 	OnIncomplete func(Incomplete)
 	pdu          PDU
+	// onReject, if set, hears that a channel stopped being read (the
+	// Tracer drops what it held for it).
+	onReject func(*channel)
 }
 
 // NewObserver checks o once and returns a listener with no channels.
@@ -333,7 +439,9 @@ func (ob *Observer) ignores(id uint32) bool {
 
 // Feed reads one data frame seen at t. id carries wire.CANEFF for a
 // 29-bit id; remote and error frames must not be fed. seq is the caller's
-// number for the frame, returned in PDUs and Incompletes.
+// number for the frame, returned in PDUs and Incompletes. A frame that is
+// not ISO-TP rejects its channel (RejectNotISOTP): a diagnostic sender
+// never writes one, a broadcast on a diagnostic id soon does.
 func (ob *Observer) Feed(seq uint64, t time.Time, id uint32, data []byte) {
 	addr, ok := ob.addressing(id)
 	if !ok {
@@ -349,14 +457,20 @@ func (ob *Observer) Feed(seq uint64, t time.Time, id uint32, data []byte) {
 		}
 		pci, size, ta = data[1:], FrameSize-1, data[0]
 	}
-	f, err := parse(pci, size)
-	if err != nil {
-		ob.c.BadPCI++
-		return
-	}
 	ch := ob.channel(id, addr, ta)
 	if ch == nil {
 		ob.c.ChannelOverflow++
+		return
+	}
+	ch.seen++
+	if ch.verdict == rejected {
+		ob.c.RejectedFrames++
+		return
+	}
+	f, err := parse(pci, size)
+	if err != nil {
+		ob.c.BadPCI++
+		ob.reject(ch, RejectNotISOTP, t)
 		return
 	}
 	switch f.Type {
@@ -378,6 +492,33 @@ func (ob *Observer) Feed(seq uint64, t time.Time, id uint32, data []byte) {
 		ob.c.FlowControl++
 		ob.flow(ch, t, f)
 	}
+}
+
+// reject stops reading ch: its transfer in progress is dropped with it,
+// and whoever took it for its peer forgets it.
+func (ob *Observer) reject(ch *channel, r RejectReason, t time.Time) {
+	if ch.verdict == rejected {
+		return
+	}
+	ch.verdict, ch.reason, ch.since, ch.busy = rejected, r, t, false
+	if p := ch.peer; p != nil && p.peer == ch {
+		p.peer = nil
+	}
+	ch.peer = nil
+	if ob.onReject != nil {
+		ob.onReject(ch)
+	}
+}
+
+// Rejections lists the channels rejected so far, in the order first seen.
+func (ob *Observer) Rejections() []Rejection {
+	var out []Rejection
+	for _, ch := range ob.order {
+		if ch.verdict == rejected || ch.verdict == unpaired {
+			out = append(out, Rejection{Channel: ch.Channel, Reason: ch.reason, Since: ch.since, Frames: ch.seen})
+		}
+	}
+	return out
 }
 
 func (ob *Observer) channel(id uint32, addr Addressing, ta uint8) *channel {
@@ -486,9 +627,19 @@ func (ob *Observer) flowTarget(fc *channel) *channel {
 // link records that a and b are the two ends of one conversation.
 func link(a, b *channel) { a.peer, b.peer = b, a }
 
+// lookup finds c's state: the key carries N_TA only under extended
+// addressing (Target is the id's PS byte under normal fixed addressing).
+func (ob *Observer) lookup(c Channel) *channel {
+	var ta uint8
+	if c.Addressing == AddrExtended {
+		ta = c.Target
+	}
+	return ob.chans[keyOf(c.ID, ta)]
+}
+
 // Peer returns the learned other end of ch's channel, if any.
 func (ob *Observer) Peer(c Channel) (Channel, bool) {
-	ch := ob.chans[keyOf(c.ID, c.Target)]
+	ch := ob.lookup(c)
 	if ch == nil || ch.peer == nil {
 		return Channel{}, false
 	}
@@ -498,7 +649,7 @@ func (ob *Observer) Peer(c Channel) (Channel, bool) {
 // LinkChannels records that a and b answer each other (a UDS response
 // paired with its request), so later flow control finds its transfer.
 func (ob *Observer) LinkChannels(a, b Channel) {
-	ca, cb := ob.chans[keyOf(a.ID, a.Target)], ob.chans[keyOf(b.ID, b.Target)]
+	ca, cb := ob.lookup(a), ob.lookup(b)
 	if ca != nil && cb != nil && !a.Functional && !b.Functional {
 		link(ca, cb)
 	}

@@ -25,6 +25,7 @@ type observed struct {
 	pdus       []PDU
 	incomplete []Incomplete
 	counters   Counters
+	rejections []Rejection
 }
 
 func observe(t *testing.T, o Options, steps []step, flushMs int) observed {
@@ -49,6 +50,7 @@ func observe(t *testing.T, o Options, steps []step, flushMs int) observed {
 	}
 	ob.Flush(t0.Add(time.Duration(flushMs) * time.Millisecond))
 	got.counters = ob.Counters()
+	got.rejections = ob.Rejections()
 	return got
 }
 
@@ -255,11 +257,15 @@ func TestObserver(t *testing.T) {
 			},
 		},
 		{
-			name:  "not ISO-TP in the diagnostic range is counted",
-			steps: []step{{0, 0x7E8, "08FFFFFF"}, {1, 0x7E8, "40"}, {2, 0x7E8, ""}},
+			name:  "not ISO-TP in the diagnostic range is counted, and its channel no longer read",
+			steps: []step{{0, 0x7E8, "08FFFFFF"}, {1, 0x7E8, "40"}, {2, 0x7E8, ""}, {3, 0x7E8, "023E00"}, {4, 0x7E9, "40"}},
 			check: func(t *testing.T, got observed) {
-				if got.counters.BadPCI != 3 {
-					t.Errorf("bad PCI %d, want 3", got.counters.BadPCI)
+				if c := got.counters; c.BadPCI != 2 || c.RejectedFrames != 3 || c.Frames != 5 || c.Single != 0 {
+					t.Errorf("counters %+v: want 2 bad PCI (7E8, 7E9), 3 frames of rejected 7E8 unread", c)
+				}
+				if rs := got.rejections; len(rs) != 2 || rs[0].Channel.ID != 0x7E8 || rs[0].Reason != RejectNotISOTP || rs[0].Frames != 4 ||
+					!rs[0].Since.Equal(t0) || rs[1].Channel.ID != 0x7E9 {
+					t.Errorf("rejections %+v", rs)
 				}
 			},
 		},
@@ -334,15 +340,29 @@ func TestChannelsBounded(t *testing.T) {
 func FuzzObserver(f *testing.F) {
 	f.Add([]byte{0x10, 0x14, 0x62, 0xF1, 0x90, 0x31, 0x46, 0x55, 0xFF, 0x30, 0x00, 0x00, 0xFF, 0x21, 1, 2, 3, 4, 5, 6, 7})
 	f.Add([]byte{0x03, 0x22, 0xF1, 0x90, 0xFE, 0x03, 0x7F, 0x22, 0x78, 0xFE, 0x03, 0x62, 0xF1, 0x90})
+	// A broadcast-like run: every id's first byte reads as a single frame,
+	// the second as a request or an answer (issue #33's 0x7BC).
+	f.Add([]byte{0x07, 0x14, 0, 0x3C, 0xFF, 0x07, 0x54, 0, 0x3C, 0xFF, 0x07, 0x14, 0xFF, 0x07, 0x21, 0xFF, 0x07, 0x14, 0, 0x3C, 0xFF, 0x07, 0x54})
+	// A request answered, then the tester's id sends a frame no ISO-TP
+	// sender writes, then requests again.
+	f.Add([]byte{0x02, 0x3E, 0x00, 0xFF, 0x02, 0x7E, 0x00, 0xFF, 0xFF, 0xFF, 0x45, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0x02, 0x3E, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := NewTracer(Options{IDs: []uint32{0x7E0, 0x7E8, ext(0x18DA00F9), 0x6F1}, Extended: []uint32{0x6F1}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		var released []Transaction
 		tr.OnTransaction = func(tx *Transaction) {
 			if len(tx.Responses) > MaxResponses || (tx.Request == nil) != (tx.Status == StatusUnmatched) {
 				t.Fatalf("transaction %+v", tx)
 			}
+			// A tester and its ECU are never one channel.
+			for _, a := range tx.Responses {
+				if tx.Request != nil && a.CANID == tx.Request.CANID && eqAddr(a.Target, tx.Request.Target) {
+					t.Fatalf("an answer on the request's own channel: %+v", tx)
+				}
+			}
+			released = append(released, *tx)
 		}
 		tr.Observer().OnPDU = func(p *PDU) {
 			if len(p.Data) > MaxPayload {
@@ -373,8 +393,35 @@ func FuzzObserver(f *testing.F) {
 		if n := tr.Outstanding(); n != 0 {
 			t.Fatalf("%d requests outstanding after Flush", n)
 		}
+		if n := tr.Held(); n != 0 {
+			t.Fatalf("%d transactions held after Flush", n)
+		}
+		requests := 0
+		for _, tx := range released {
+			requests += b2i(tx.Request != nil)
+		}
+		if c := tr.Counters(); c.Requests != uint64(requests) {
+			t.Fatalf("counted %d requests, released %d", c.Requests, requests)
+		}
+		// An unpaired channel never reported a transaction: it was never
+		// diagnostic.
+		for _, r := range tr.Rejections() {
+			for _, tx := range released {
+				m := tx.Request
+				if m == nil {
+					m = &tx.Responses[0].Message
+				}
+				if r.Reason == RejectUnpaired && m.CANID == wire.FormatCANID(r.Channel.ID) && (r.Channel.Addressing != AddrExtended || eqAddr(m.Target, ptr(int(r.Channel.Target)))) {
+					t.Fatalf("unpaired channel %+v reported %+v", r, tx)
+				}
+			}
+		}
 	})
 }
+
+func eqAddr(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func ptr(v int) *int { return &v }
 
 // TestIgnoresOnlyWhatAddressingRefuses: the feeder's quick test refuses
 // exactly what addressing refuses when no option selects ids, and nothing

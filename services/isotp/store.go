@@ -60,6 +60,13 @@ type PortStatus struct {
 	Transport   TransportSummary `json:"transport"`
 	UDS         TraceCounters    `json:"uds"`
 	Outstanding int              `json:"requests_waiting"`
+	// Held counts ended transactions held until their channel is seen in
+	// an answered exchange.
+	Held int `json:"transactions_held"`
+	// RejectedChannels counts the channels not taken for diagnostic ones,
+	// by reason; Rejections lists them.
+	RejectedChannels map[string]uint64 `json:"rejected_channels"`
+	Rejections       []Rejection       `json:"-"`
 }
 
 type storePort struct {
@@ -214,10 +221,25 @@ func (s *Store) Status() StoreStatus {
 	for _, n := range s.order {
 		p := s.ports[n]
 		c := p.tr.Observer().Counters()
+		rs := p.tr.Rejections()
 		out.Ports = append(out.Ports, PortStatus{Port: n, Frames: p.frames, UDS: p.tr.Counters(), Outstanding: p.tr.Outstanding(),
-			Transport: TransportSummary{Counters: c, IncompleteByReason: c.IncompleteByReason()}})
+			Transport: TransportSummary{Counters: c, IncompleteByReason: c.IncompleteByReason()},
+			Held:      p.tr.Held(), RejectedChannels: RejectedByReason(rs), Rejections: rs})
 	}
 	return out
+}
+
+// Rejected counts, across ports, the channels on ISO-TP ids that were not
+// taken for diagnostic ones, by reason (RejectReason), every reason
+// present: what the store read but does not report as UDS.
+func (s *Store) Rejected() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all []Rejection
+	for _, n := range s.order {
+		all = append(all, s.ports[n].tr.Rejections()...)
+	}
+	return RejectedByReason(all)
 }
 
 // Ports lists the port names in the order first fed.
@@ -246,14 +268,15 @@ func txCost() int64  { return transactionBytes + int64(ring.SlotBytes[Record]())
 func incCost() int64 { return incompleteBytes + int64(ring.SlotBytes[IncompleteRecord]()) }
 
 // PortBytes is the most one port's listener holds: every channel with a
-// transfer of MaxPayload bytes in progress, for the memory budget.
+// transfer of MaxPayload bytes in progress, and the transactions held for
+// channels not yet paired, for the memory budget.
 func PortBytes(channels int) int64 {
 	if channels == 0 {
 		channels = DefaultMaxChannels
 	}
 	per := heapsize.Pointers(int(unsafe.Sizeof(channel{}))) + heapsize.Bytes(MaxPayload) +
 		heapsize.MapEntry(int(unsafe.Sizeof(chanKey(0))+unsafe.Sizeof(&channel{})))
-	return int64(channels) * int64(per)
+	return int64(channels)*int64(per) + maxHeld*transactionBytes
 }
 
 // LimitsFor divides bytes between transactions (three quarters) and

@@ -28,6 +28,16 @@ const (
 	// msDigits rounds the milliseconds shown to the microseconds a capture
 	// timestamp carries.
 	msDigits = 1000
+	// maxUnpaired is how many transactions a channel may end before any
+	// of them was answered from (or answered) another id: a tester whose
+	// ECU is slow to wake retries a few times, and a window opening inside
+	// a session starts with a few answers to requests it missed. A
+	// channel past it is rejected as unpaired and what it held dropped.
+	maxUnpaired = 8
+	// maxHeld bounds the transactions a tracer holds for channels not yet
+	// paired, across channels: a few testers' first exchanges. At about
+	// transactionBytes each that is ~100 kB a port.
+	maxHeld = 64
 )
 
 // Transaction statuses.
@@ -114,7 +124,9 @@ type Transaction struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// TraceCounters are a tracer's totals.
+// TraceCounters are a tracer's totals over the transactions it reported:
+// those of diagnostic channels (a request and its answer crossed between
+// them and another id). Rejected counts the transactions it did not.
 type TraceCounters struct {
 	Requests           uint64 `json:"requests"`
 	Positive           uint64 `json:"positive"`
@@ -127,6 +139,9 @@ type TraceCounters struct {
 	ResponsesDropped   uint64 `json:"responses_dropped"`
 	OutstandingDropped uint64 `json:"outstanding_overflow"` // requests ended at MaxOutstanding
 	Malformed          uint64 `json:"malformed"`            // empty, or a negative answer under 3 bytes
+	// Rejected counts transactions not reported because their channel
+	// was rejected (not ISO-TP, both ways, or unpaired).
+	Rejected uint64 `json:"rejected_transactions"`
 }
 
 type pending struct {
@@ -146,6 +161,10 @@ type Tracer struct {
 	open []*pending
 	next time.Time // earliest deadline of open
 	c    TraceCounters
+	// held are the ended transactions of channels not yet paired, in
+	// the order they ended; nHeld counts them across channels.
+	held  map[*channel][]Transaction
+	nHeld int
 	// OnTransaction, if set, receives every transaction as it ends.
 	OnTransaction func(*Transaction)
 }
@@ -157,8 +176,9 @@ func NewTracer(o Options) (*Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := &Tracer{ob: ob}
+	tr := &Tracer{ob: ob, held: map[*channel][]Transaction{}}
 	ob.OnPDU = tr.pdu
+	ob.onReject = tr.rejected
 	return tr, nil
 }
 
@@ -171,6 +191,13 @@ func (tr *Tracer) Counters() TraceCounters { return tr.c }
 // Outstanding is the number of requests still waiting for an answer.
 func (tr *Tracer) Outstanding() int { return len(tr.open) }
 
+// Held is the number of ended transactions held until their channel is
+// seen in an answered exchange.
+func (tr *Tracer) Held() int { return tr.nHeld }
+
+// Rejections lists the channels not taken for diagnostic ones.
+func (tr *Tracer) Rejections() []Rejection { return tr.ob.Rejections() }
+
 // Feed reads one data frame; see Observer.Feed.
 func (tr *Tracer) Feed(seq uint64, t time.Time, id uint32, data []byte) {
 	if len(tr.open) > 0 && t.After(tr.next) {
@@ -179,12 +206,19 @@ func (tr *Tracer) Feed(seq uint64, t time.Time, id uint32, data []byte) {
 	tr.ob.Feed(seq, t, id, data)
 }
 
-// Flush ends open transfers and requests at t (the window's end).
+// Flush ends open transfers and requests at t (the window's end); a
+// channel still holding transactions then was never paired, and is
+// rejected as unpaired.
 func (tr *Tracer) Flush(t time.Time) {
 	tr.ob.Flush(t)
 	tr.expire(t)
 	for len(tr.open) > 0 {
-		tr.finish(0, StatusOpen, "")
+		tr.finish(0, StatusOpen, "", t)
+	}
+	for _, ch := range tr.ob.order {
+		if len(tr.held[ch]) > 0 {
+			tr.unpair(ch, t)
+		}
 	}
 }
 
@@ -194,14 +228,24 @@ func (tr *Tracer) pdu(p *PDU) {
 		return
 	}
 	sid := p.Data[0]
-	switch {
-	case sid == SIDNegative:
-		if len(p.Data) < 3 {
-			tr.c.Malformed++
+	if sid == SIDNegative && len(p.Data) < 3 {
+		tr.c.Malformed++
+		return
+	}
+	dir := dirRequest
+	if sid == SIDNegative || sid&positiveBit != 0 {
+		dir = dirAnswer
+	}
+	if ch := tr.ob.lookup(p.Channel); ch != nil {
+		if ch.dirs |= uint8(dir); ch.dirs == dirRequest|dirAnswer {
+			tr.ob.reject(ch, RejectBothWays, p.End)
 			return
 		}
+	}
+	switch {
+	case sid == SIDNegative:
 		tr.answer(p, p.Data[1])
-	case sid&positiveBit != 0:
+	case dir == dirAnswer:
 		tr.answer(p, sid-positiveOffset)
 	default:
 		tr.request(p)
@@ -209,7 +253,6 @@ func (tr *Tracer) pdu(p *PDU) {
 }
 
 func (tr *Tracer) request(p *PDU) {
-	tr.c.Requests++
 	// One request at a time per tester channel (ISO 14229-2): a new one
 	// ends the last, answered (a functional request's responders) or not.
 	for i, q := range tr.open {
@@ -224,12 +267,12 @@ func (tr *Tracer) request(p *PDU) {
 		default:
 			status, why = StatusNoResponse, "a new request from the same tester came before any answer"
 		}
-		tr.finish(i, status, why)
+		tr.finish(i, status, why, p.Start)
 		break
 	}
 	if len(tr.open) >= MaxOutstanding {
 		tr.c.OutstandingDropped++
-		tr.finish(0, StatusNoResponse, fmt.Sprintf("more than %d requests were waiting at once: the oldest was given up", MaxOutstanding))
+		tr.finish(0, StatusNoResponse, fmt.Sprintf("more than %d requests were waiting at once: the oldest was given up", MaxOutstanding), p.Start)
 	}
 	q := &pending{ch: p.Channel, end: p.End, deadline: p.End.Add(TimeoutP2Star + observerGrace), reqRaw: slices.Clone(p.Data)}
 	m := message(p)
@@ -247,28 +290,28 @@ func (tr *Tracer) answer(p *PDU, reqSID byte) {
 		a.Pending = p.Data[2] == nrcResponsePending
 	}
 	if i < 0 {
-		tr.c.Unmatched++
 		tx := Transaction{ID: p.FirstSeq, Status: StatusUnmatched, SID: reqSID, Service: ServiceName(reqSID), Responses: []Answer{a},
 			ResponseReason: "the request was not seen: it came before the window, or on an id this trace does not read"}
 		if !a.Positive {
 			tx.NRC, tx.NRCName = a.NRC, a.NRCName
 		}
-		tr.emit(&tx)
+		tr.settle(&tx, p.Channel, p.End)
 		return
 	}
 	q := tr.open[i]
 	tr.ob.LinkChannels(q.ch, p.Channel)
+	// An answer from another id to a request: both ends are diagnostic.
+	tr.confirm(q.ch)
+	tr.confirm(p.Channel)
 	after := roundMs(p.Start.Sub(q.end))
 	a.AfterMs = &after
 	if len(q.tx.Responses) < MaxResponses {
 		q.tx.Responses = append(q.tx.Responses, a)
 	} else {
 		q.tx.Dropped++
-		tr.c.ResponsesDropped++
 	}
 	if a.Pending {
 		q.tx.Pending++
-		tr.c.PendingAnswers++
 		q.deadline = p.End.Add(TimeoutP2Star + observerGrace)
 		tr.next = minDeadline(tr.open)
 		return
@@ -278,25 +321,29 @@ func (tr *Tracer) answer(p *PDU, reqSID byte) {
 		q.tx.ResponseMs = &after
 	}
 	if !q.ch.Functional {
-		tr.finish(i, "", "")
+		tr.finish(i, "", "", p.End)
 	}
 }
 
 // match finds the oldest waiting request that resp answers: same service,
-// another channel, and the addresses (normal fixed) or the learned peer
-// agree. -1 when none does.
+// another channel, and the addresses (normal fixed) or the learned peers
+// agree: a physical tester id talks to one ECU id, both ways. -1 when
+// none does.
 func (tr *Tracer) match(resp Channel, sid byte) int {
 	peer, known := tr.ob.Peer(resp)
 	for i, q := range tr.open {
 		if q.tx.SID != sid || q.ch == resp {
 			continue
 		}
+		qpeer, qknown := tr.ob.Peer(q.ch)
 		switch {
 		case q.ch.Addressing == AddrNormalFixed && resp.Addressing == AddrNormalFixed:
 			if resp.Target != q.ch.Source || (!q.ch.Functional && resp.Source != q.ch.Target) {
 				continue
 			}
 		case known && !q.ch.Functional && peer != q.ch:
+			continue
+		case qknown && !q.ch.Functional && qpeer != resp:
 			continue
 		case q.final && !q.ch.Functional:
 			continue
@@ -306,8 +353,9 @@ func (tr *Tracer) match(resp Channel, sid byte) int {
 	return -1
 }
 
-// finish ends open[i] with status ("" decides from the final answer).
-func (tr *Tracer) finish(i int, status, why string) {
+// finish ends open[i] with status ("" decides from the final answer) at
+// bus time at.
+func (tr *Tracer) finish(i int, status, why string, at time.Time) {
 	q := tr.open[i]
 	tr.open = slices.Delete(tr.open, i, i+1)
 	tr.next = minDeadline(tr.open)
@@ -327,7 +375,77 @@ func (tr *Tracer) finish(i int, status, why string) {
 		}
 	}
 	tx.Status = status
-	switch status {
+	tr.settle(tx, q.ch, at)
+}
+
+// settle decides an ended transaction by its own channel (the request's,
+// or an unmatched answer's): reported when the channel is diagnostic,
+// held while it is a candidate, dropped once it was rejected.
+func (tr *Tracer) settle(tx *Transaction, c Channel, at time.Time) {
+	ch := tr.ob.lookup(c)
+	switch {
+	case ch == nil || ch.verdict == diagnostic:
+		tr.release(tx)
+	case ch.verdict != candidate:
+		tr.c.Rejected++
+	case len(tr.held[ch]) >= maxUnpaired || tr.nHeld >= maxHeld:
+		tr.unpair(ch, at)
+		tr.c.Rejected++
+	default:
+		tr.held[ch] = append(tr.held[ch], *tx)
+		tr.nHeld++
+	}
+}
+
+// confirm makes c's channel diagnostic and reports what it held, in the
+// order it ended. A channel rejected as not ISO-TP or both ways stays so.
+func (tr *Tracer) confirm(c Channel) {
+	ch := tr.ob.lookup(c)
+	if ch == nil || ch.verdict == diagnostic || ch.verdict == rejected {
+		return
+	}
+	ch.verdict = diagnostic
+	held := tr.held[ch]
+	delete(tr.held, ch)
+	tr.nHeld -= len(held)
+	for i := range held {
+		tr.release(&held[i])
+	}
+}
+
+// unpair rejects ch as unpaired at at and drops what it held.
+func (tr *Tracer) unpair(ch *channel, at time.Time) {
+	ch.verdict, ch.reason, ch.since = unpaired, RejectUnpaired, at
+	tr.drop(ch)
+}
+
+// rejected hears that the observer stopped reading ch: what it held and
+// its requests still waiting are dropped.
+func (tr *Tracer) rejected(ch *channel) {
+	tr.drop(ch)
+	tr.open = slices.DeleteFunc(tr.open, func(q *pending) bool {
+		if tr.ob.lookup(q.ch) == ch {
+			tr.c.Rejected++
+			return true
+		}
+		return false
+	})
+	tr.next = minDeadline(tr.open)
+}
+
+func (tr *Tracer) drop(ch *channel) {
+	n := len(tr.held[ch])
+	delete(tr.held, ch)
+	tr.nHeld -= n
+	tr.c.Rejected += uint64(n)
+}
+
+// release reports tx and counts it.
+func (tr *Tracer) release(tx *Transaction) {
+	if tx.Request != nil {
+		tr.c.Requests++
+	}
+	switch tx.Status {
 	case StatusPositive:
 		tr.c.Positive++
 	case StatusNegative:
@@ -338,11 +456,11 @@ func (tr *Tracer) finish(i int, status, why string) {
 		tr.c.Suppressed++
 	case StatusOpen:
 		tr.c.Open++
+	case StatusUnmatched:
+		tr.c.Unmatched++
 	}
-	tr.emit(tx)
-}
-
-func (tr *Tracer) emit(tx *Transaction) {
+	tr.c.PendingAnswers += uint64(tx.Pending)
+	tr.c.ResponsesDropped += uint64(tx.Dropped)
 	if tr.OnTransaction != nil {
 		tr.OnTransaction(tx)
 	}
@@ -360,7 +478,7 @@ func (tr *Tracer) expire(t time.Time) {
 		if q.tx.SuppressPositive && !q.final {
 			status = StatusSuppressed
 		}
-		tr.finish(i, status, "")
+		tr.finish(i, status, "", t)
 	}
 }
 

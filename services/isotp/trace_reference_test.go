@@ -107,3 +107,19 @@ func TestTraceSkipsCarTraffic(t *testing.T) {
 		t.Errorf("read %d of %d frames as ISO-TP, want %d", tr.Transport.Frames, tr.Frames, diagFrames)
 	}
 }
+
+// TestNMEA2000IsNotISOTP: the NMEA 2000 log (../shared/testdata/can
+// PROVENANCE trap 6) uses J1939 addressing and fast-packet transfers; no
+// id is in the 11-bit diagnostic range and none has PF 0xDA/0xDB, so the
+// listener reads nothing: no transfer, no channel, nothing rejected.
+func TestNMEA2000IsNotISOTP(t *testing.T) {
+	p, skipped := canbustest.Load(t, refdata.File(t, "can", "css_nmea2000_94C49784.log"), "can0")
+	tr, err := TraceFrames("can0", p.Frames(), Window{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const frames = 9600 // GROUND_TRUTH.json
+	if skipped != 0 || tr.Frames != frames || tr.Transport.Frames != 0 || tr.Transport.PDUs != 0 || len(tr.Transactions) != 0 || len(tr.Rejections) != 0 {
+		t.Errorf("%d of %d frames read, %d PDUs, %d transactions, rejections %+v: want nothing read", tr.Transport.Frames, tr.Frames, tr.Transport.PDUs, len(tr.Transactions), tr.Rejections)
+	}
+}

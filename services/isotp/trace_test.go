@@ -148,20 +148,28 @@ func TestTracer(t *testing.T) {
 			},
 		},
 		{
-			name:   "answer without its request",
-			steps:  []step{{0, 0x7E8, "0762F18C41424344"}},
-			status: []string{StatusUnmatched},
+			name: "answer without its request, on an id later paired",
+			steps: []step{
+				{0, 0x7E8, "0762F18C41424344"},
+				{100, 0x7E0, "023E00"},
+				{101, 0x7E8, "027E00"},
+			},
+			status: []string{StatusUnmatched, StatusPositive},
 			check: func(t *testing.T, txs []Transaction, c TraceCounters) {
-				if txs[0].Request != nil || txs[0].SID != 0x22 || c.Unmatched != 1 {
-					t.Errorf("transaction %+v", txs[0])
+				if txs[0].Request != nil || txs[0].SID != 0x22 || c.Unmatched != 1 || c.Requests != 1 {
+					t.Errorf("transaction %+v, counters %+v", txs[0], c)
 				}
 			},
 		},
 		{
-			name:   "still waiting when the window ends",
-			steps:  []step{{0, 0x7E0, "0322F190"}},
+			name: "still waiting when the window ends",
+			steps: []step{
+				{0, 0x7E0, "023E00"},
+				{1, 0x7E8, "027E00"},
+				{2, 0x7E0, "0322F190"},
+			},
 			flush:  100,
-			status: []string{StatusOpen},
+			status: []string{StatusPositive, StatusOpen},
 		},
 		{
 			name: "normal fixed: an answer from another ECU does not pair",
@@ -169,9 +177,49 @@ func TestTracer(t *testing.T) {
 				{0, ext(0x18DA00F9), "0322F190"},
 				{5, ext(0x18DAF917), "037F2231"}, // SA 0x17 answers a request to 0x00
 				{9000, ext(0x18DA00F9), "023E00"},
+				{9001, ext(0x18DAF900), "027E00"},
 			},
-			flush:  9000,
-			status: []string{StatusUnmatched, StatusNoResponse, StatusOpen},
+			flush:  9001,
+			status: []string{StatusNoResponse, StatusPositive},
+			check: func(t *testing.T, txs []Transaction, c TraceCounters) {
+				// 0x17's answer paired with nothing, so its id was never
+				// shown to be diagnostic.
+				if c.Rejected != 1 || c.Unmatched != 0 {
+					t.Errorf("counters %+v: want 0x17's answer rejected, not reported", c)
+				}
+			},
+		},
+		{
+			name: "held until the channel is paired, reported in order",
+			steps: []step{
+				{0, 0x7E0, "023E80"},
+				{2000, 0x7E0, "023E80"},
+				{4000, 0x7E0, "0319020F"},
+				{4500, 0x7E0, "021003"},
+				{4510, 0x7E8, "065003003201F4"},
+			},
+			status: []string{StatusSuppressed, StatusSuppressed, StatusNoResponse, StatusPositive},
+			check: func(t *testing.T, txs []Transaction, c TraceCounters) {
+				if c.Requests != 4 || c.Suppressed != 2 || c.NoResponse != 1 || c.Rejected != 0 {
+					t.Errorf("counters %+v", c)
+				}
+			},
+		},
+		{
+			name: "unpaired is not final: an answered exchange makes the channel diagnostic",
+			steps: func() []step {
+				var s []step
+				for i := range maxUnpaired + 2 {
+					s = append(s, step{i * 100, 0x7E0, "0319020F"})
+				}
+				return append(s, step{(maxUnpaired+1)*100 + 5, 0x7E8, "03590200"})
+			}(),
+			status: []string{StatusPositive},
+			check: func(t *testing.T, txs []Transaction, c TraceCounters) {
+				if c.Rejected != maxUnpaired+1 || c.Requests != 1 {
+					t.Errorf("counters %+v: want the %d unanswered requests dropped", c, maxUnpaired+1)
+				}
+			},
 		},
 	}
 	for _, tc := range tests {

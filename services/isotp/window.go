@@ -78,11 +78,18 @@ type Trace struct {
 	TransactionsTruncated bool            `json:"transactions_truncated"`
 	Incomplete            []IncompleteRow `json:"incomplete_transfers"`
 	IncompleteTruncated   bool            `json:"incomplete_truncated"`
+	// RejectedChannels counts the channels not taken for diagnostic ones,
+	// by reason; Rejections lists them. Their transactions are not in
+	// Transactions (UDS.Rejected counts them).
+	RejectedChannels map[string]uint64 `json:"rejected_channels"`
+	Rejections       []Rejection       `json:"-"`
 }
 
 // TraceFrames runs a fresh tracer over the stored frames of one port in w
 // and returns every transaction and incomplete transfer it found; those
-// still open when the window ends are reported open_at_end.
+// still open when the window ends are reported open_at_end. A channel
+// that took part in no answered exchange in w is rejected as unpaired,
+// and its transactions are counted, not listed.
 func TraceFrames(port string, snap ring.Snapshot[canbus.Record], w Window, o Options) (Trace, error) {
 	tr, err := NewTracer(o)
 	if err != nil {
@@ -124,6 +131,8 @@ func TraceFrames(port string, snap ring.Snapshot[canbus.Record], w Window, o Opt
 	tr.Flush(end)
 	out.Transport = TransportSummary{Counters: tr.Observer().Counters(), IncompleteByReason: tr.Observer().Counters().IncompleteByReason()}
 	out.UDS = tr.Counters()
+	out.Rejections = tr.Rejections()
+	out.RejectedChannels = RejectedByReason(out.Rejections)
 	slices.SortStableFunc(out.Transactions, func(a, b Transaction) int { return cmpSeq(a.ID, b.ID) })
 	out.Services = serviceCounts(out.Transactions)
 	return out, nil

@@ -11,7 +11,7 @@ import (
 
 // Outcomes of a transmit attempt as counted: the events that end an
 // Execute call.
-var attemptOutcomes = []string{transmit.EventSent, transmit.EventStopped, transmit.EventRefused, transmit.EventAsked}
+var attemptOutcomes = []string{transmit.EventSent, transmit.EventStopped, transmit.EventUncertain, transmit.EventRefused, transmit.EventAsked}
 
 // errNoAudit keeps the transmitter's rule when no audit file is
 // configured: every record fails, so nothing is sent unrecorded.

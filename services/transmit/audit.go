@@ -11,12 +11,15 @@ import (
 
 // Audit events.
 const (
-	EventPlanned   = "planned"
-	EventRefused   = "refused"
-	EventAsked     = "confirmation_asked"
-	EventSending   = "sending" // written before the first byte
-	EventSent      = "sent"
-	EventStopped   = "stopped" // writer failure or disarm mid-plan
+	EventPlanned = "planned"
+	EventRefused = "refused"
+	EventAsked   = "confirmation_asked"
+	EventSending = "sending" // written before the first byte
+	EventSent    = "sent"
+	EventStopped = "stopped" // writer failure or disarm mid-plan
+	// EventUncertain: the run stopped at a frame the writer could not
+	// confirm, which may have gone out.
+	EventUncertain = "uncertain"
 	EventModeError = "mode_error"
 	// EventConfirmCancelled: a question withdrawn before its answer.
 	EventConfirmCancelled = "confirmation_cancelled"
@@ -46,14 +49,20 @@ type Record struct {
 	Session string `json:"session,omitempty"`
 	// CallTool is the MCP tool of the call, when it is not the plan's
 	// own (transmit_execute), so both audits name the same call.
-	CallTool string       `json:"call_tool,omitempty"`
-	Gate     string       `json:"gate,omitempty"`
-	Code     string       `json:"code,omitempty"`
-	Message  string       `json:"message,omitempty"`
-	Frames   []Frame      `json:"frames,omitempty"`
-	Sent     int          `json:"frames_sent,omitempty"`
-	Confirm  string       `json:"confirmation,omitempty"`
-	Button   *ButtonPress `json:"button,omitempty"`
+	CallTool string  `json:"call_tool,omitempty"`
+	Gate     string  `json:"gate,omitempty"`
+	Code     string  `json:"code,omitempty"`
+	Message  string  `json:"message,omitempty"`
+	Frames   []Frame `json:"frames,omitempty"`
+	Sent     int     `json:"frames_sent,omitempty"`
+	// Frame, LateReply and LateReplyMs are an uncertain run's: the frame
+	// that may have gone out, what the adapter answered afterwards, and
+	// when after the frame was handed to the writer.
+	Frame       int          `json:"frame,omitempty"`
+	LateReply   string       `json:"late_reply,omitempty"`
+	LateReplyMs *float64     `json:"late_reply_after_ms,omitempty"`
+	Confirm     string       `json:"confirmation,omitempty"`
+	Button      *ButtonPress `json:"button,omitempty"`
 	// Ports is what the start-up step did (EventStarted).
 	Ports []PortReset `json:"ports,omitempty"`
 }

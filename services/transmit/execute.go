@@ -163,16 +163,42 @@ func (s *Service) send(ctx context.Context, c Caller, p *Plan, callTool string, 
 	}
 	out := &Outcome{PlanID: p.ID, Status: StatusSent, FramesSHA256: p.Hash, Button: press, Answers: []Answer{}, Warnings: []string{}}
 	ref := s.run(ctx, c, ps, p, out)
+	err := s.ended(ctx, c, p, callTool, out, ref)
 	if ref != nil {
-		s.refused(ctx, c, p, p.ID, ref)
 		return nil, ref
 	}
-	if err := s.audit(ctx, Record{Event: EventSent, CallTool: callTool, Sent: out.Sent}, c, p); err != nil {
+	if err != nil {
 		out.Warnings = append(out.Warnings, "the after-send audit record was not written: "+err.Error())
 	}
-	s.remember(Recent{Time: s.o.Now(), PlanID: p.ID, Port: p.Port, Tool: p.Tool, Event: EventSent, Sent: out.Sent, owner: c.Owner()})
 	if p.expect != nil && ps.Listener == nil {
 		out.Warnings = append(out.Warnings, "this port delivers no frames to the transmitter, so answers were not collected: read them with the capture tools")
 	}
 	return out, nil
+}
+
+// ended writes the one record that ends a run (sent, stopped by ref, or
+// uncertain) and remembers it for transmit_status; an uncertain run's
+// words go to its warnings too. A stop whose record failed is counted as
+// an audit failure, as a refusal's is.
+func (s *Service) ended(ctx context.Context, c Caller, p *Plan, callTool string, out *Outcome, ref *Refusal) error {
+	rec := Record{Event: EventSent, CallTool: callTool, Sent: out.Sent}
+	switch u := out.Uncertain; {
+	case ref != nil:
+		ref.PlanID, ref.FramesSHA256 = p.ID, p.Hash
+		rec = Record{Event: EventStopped, CallTool: callTool, Gate: ref.Gate, Message: ref.Message, Sent: ref.Sent}
+	case u != nil:
+		text := u.Text(out.Sent, len(p.Frames))
+		rec = Record{Event: EventUncertain, CallTool: callTool, Sent: out.Sent, Frame: u.Frame, Message: text,
+			LateReply: u.LateReply, LateReplyMs: u.LateMs()}
+		out.Warnings = append(out.Warnings, text)
+	}
+	err := s.audit(ctx, rec, c, p)
+	if err != nil && ref != nil {
+		s.mu.Lock()
+		s.auditFailures++
+		s.mu.Unlock()
+	}
+	s.remember(Recent{Time: s.o.Now(), PlanID: p.ID, Port: p.Port, Tool: p.Tool, Event: rec.Event, Gate: rec.Gate, Sent: rec.Sent,
+		LateReply: rec.LateReply, owner: c.Owner()})
+	return err
 }

@@ -23,7 +23,10 @@ const (
 	OutcomeSent    = "sent"
 	OutcomeRefused = "refused" // nothing sent
 	OutcomeStopped = "stopped" // Sent frames went out, then a gate stopped the rest
-	OutcomeFailed  = "failed"  // an error that is not a gate's refusal
+	// OutcomeUncertain: Sent frames went out, the next may have, and the
+	// run stopped there.
+	OutcomeUncertain = "uncertain"
+	OutcomeFailed    = "failed" // an error that is not a gate's refusal
 )
 
 // PlannedNote is the note of a dry run that stored p.
@@ -52,6 +55,8 @@ func NoteOf(out *Outcome, err error) Note {
 		return Note{Outcome: OutcomeFailed}
 	case out.Status == StatusNeedsConfirmation:
 		return Note{PlanID: out.PlanID, FramesSHA256: out.FramesSHA256, Outcome: OutcomeAsked}
+	case out.Status == StatusUncertain:
+		return Note{PlanID: out.PlanID, FramesSHA256: out.FramesSHA256, Outcome: OutcomeUncertain, Sent: out.Sent}
 	}
 	return Note{PlanID: out.PlanID, FramesSHA256: out.FramesSHA256, Outcome: OutcomeSent, Sent: out.Sent}
 }

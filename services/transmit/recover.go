@@ -54,8 +54,8 @@ type tailRecord struct {
 
 // ScanTail reads audit lines from b, the end of an audit file; partial
 // says b starts mid-file, so its first line is a fragment. A plan is
-// interrupted when its last "sending" has no sent, stopped, refused or
-// interrupted record after it.
+// interrupted when its last "sending" has no sent, stopped, uncertain,
+// refused or interrupted record after it.
 func ScanTail(b []byte, partial bool) Tail {
 	t := Tail{Partial: partial, Interrupted: []Interrupted{}}
 	if partial {
@@ -86,7 +86,7 @@ func ScanTail(b []byte, partial bool) Tail {
 		switch r.Event {
 		case EventSending:
 			open[r.PlanID] = Interrupted{PlanID: r.PlanID, Port: r.Port, Tool: r.Tool, Hash: r.Hash, Began: r.Time, Frames: len(r.Frames)}
-		case EventSent, EventStopped, EventRefused, EventInterrupted:
+		case EventSent, EventStopped, EventUncertain, EventRefused, EventInterrupted:
 			delete(open, r.PlanID)
 		}
 	}

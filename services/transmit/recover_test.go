@@ -45,7 +45,8 @@ func TestScanTail(t *testing.T) {
 		{name: "every plan finished", b: auditLines(t,
 			Record{Time: t0, Event: EventPlanned, PlanID: "a"}, sending("a", t0), Record{Event: EventSent, PlanID: "a"},
 			sending("b", t0), Record{Event: EventStopped, PlanID: "b"},
-			sending("c", t0), Record{Event: EventRefused, PlanID: "c"}), records: 7},
+			sending("c", t0), Record{Event: EventRefused, PlanID: "c"},
+			sending("d", t0), Record{Event: EventUncertain, PlanID: "d", Frame: 1, LateReply: LateAck}), records: 9},
 		{name: "killed mid-plan", b: auditLines(t, Record{Event: EventStarted}, sending("a", t0), Record{Event: EventSent, PlanID: "a"}, sending("b", t0.Add(time.Second))),
 			want: []string{"b"}, records: 4},
 		{name: "already reported by the run after", b: auditLines(t, sending("b", t0), Record{Event: EventInterrupted, PlanID: "b"}, Record{Event: EventStarted}), records: 3},
@@ -138,6 +139,7 @@ func FuzzScanTail(f *testing.F) {
 	f.Add(auditLines(f, sending("a", t0), Record{Event: EventSent, PlanID: "a"}, sending("b", t0)), false)
 	f.Add([]byte(`{"event":"sending","plan_id":"x","frames":[{},{}]}`+"\n"+`{"event":"sen`), true)
 	f.Add([]byte("\n\n{}\n"), false)
+	f.Add(auditLines(f, sending("u", t0), Record{Event: EventUncertain, PlanID: "u", Frame: 1, LateReply: LateAck}), false)
 	f.Fuzz(func(t *testing.T, b []byte, partial bool) {
 		tail := ScanTail(b, partial)
 		lines := strings.Count(string(b), "\n")

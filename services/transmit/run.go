@@ -2,6 +2,7 @@ package transmit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,10 @@ import (
 const flowControlWait = time.Second
 
 // run puts the plan on the wire and collects answers. It returns a
-// Refusal only when it stopped early; out.Sent says how far it got.
+// Refusal only when it stopped early; out.Sent says how far it got. A
+// frame the writer could not confirm, which may have gone out, also
+// stops it: out.Uncertain says which, and what the adapter answered
+// later, if anything.
 func (s *Service) run(ctx context.Context, c Caller, ps *portState, p *Plan, out *Outcome) *Refusal {
 	if ps.Mode != nil {
 		if err := s.setMode(ctx, ps, ModeActive); err != nil {
@@ -41,7 +45,7 @@ func (s *Service) run(ctx context.Context, c Caller, ps *portState, p *Plan, out
 			if credit == 0 {
 				fc, err := s.awaitFlowControl(ctx, rx, p, l, out)
 				if err != nil {
-					return s.stopped(ctx, c, p, out, GateWriter, err.Error())
+					return stopped(out, GateWriter, err.Error())
 				}
 				credit, stMin = fc.BlockSize, time.Duration(isotp.STminMicros(fc.STmin))*time.Microsecond
 				if credit == 0 {
@@ -54,13 +58,18 @@ func (s *Service) run(ctx context.Context, c Caller, ps *portState, p *Plan, out
 			}
 		}
 		if err := sleep(ctx, delay); err != nil {
-			return s.stopped(ctx, c, p, out, GateWriter, "cancelled: "+err.Error())
+			return stopped(out, GateWriter, "cancelled: "+err.Error())
 		}
 		if !s.o.Arm.Armed() {
-			return s.stopped(ctx, c, p, out, GateDisarmed, fmt.Sprintf("the arm input went off before frame %d", i+1))
+			return stopped(out, GateDisarmed, fmt.Sprintf("the arm input went off before frame %d", i+1))
 		}
+		handed := time.Now()
 		if err := ps.Writer.WriteFrame(ctx, wireID(p.Medium, f.ID), f.Data); err != nil {
-			return s.stopped(ctx, c, p, out, GateWriter, fmt.Sprintf("frame %d: %v", i+1, err))
+			if u := uncertainOf(ctx, err, i+1, handed); u != nil {
+				out.Status, out.Uncertain = StatusUncertain, u
+				return nil
+			}
+			return stopped(out, GateWriter, fmt.Sprintf("frame %d: %v", i+1, err))
 		}
 		out.Sent++
 	}
@@ -73,10 +82,15 @@ func (s *Service) run(ctx context.Context, c Caller, ps *portState, p *Plan, out
 	return nil
 }
 
-func (s *Service) stopped(ctx context.Context, c Caller, p *Plan, out *Outcome, gate, msg string) *Refusal {
-	ref := refuse(gate, "the frames before this point were sent; see the audit log", "%s", msg)
+// stopped is the refusal of a run a gate stopped after out.Sent frames;
+// send records it, once.
+func stopped(out *Outcome, gate, msg string) *Refusal {
+	hint := "nothing was sent; see the audit log"
+	if out.Sent > 0 {
+		hint = fmt.Sprintf("the first %d frame(s) were sent, none after; see the audit log", out.Sent)
+	}
+	ref := refuse(gate, hint, "%s", msg)
 	ref.Sent = out.Sent
-	s.audit(ctx, Record{Event: EventStopped, Gate: gate, Message: msg, Sent: out.Sent}, c, p)
 	return ref
 }
 
@@ -179,6 +193,10 @@ func (s *Service) collect(ctx context.Context, rx <-chan RxFrame, ps *portState,
 					return fmt.Errorf("the arm input went off: the ECU's multi-frame answer was not acknowledged with flow control")
 				}
 				if err := ps.Writer.WriteFrame(ctx, p.expect.RequestID, p.expect.FlowControl); err != nil {
+					var m mayHaveSent
+					if errors.As(err, &m) && m.MayHaveSent() {
+						return fmt.Errorf("the flow-control frame may have gone out (%w): the rest of the ECU's answer may be missing", err)
+					}
 					return fmt.Errorf("flow control: %w", err)
 				}
 				out.Sent++

@@ -142,15 +142,21 @@ type Outcome struct {
 	// transmit audit records it.
 	FramesSHA256 string       `json:"frames_sha256"`
 	Button       *ButtonPress `json:"button,omitempty"`
-	Sent         int          `json:"frames_sent"`
-	Answers      []Answer     `json:"answers"`
-	Warnings     []string     `json:"warnings"`
+	// Sent counts the frames the writer confirmed.
+	Sent int `json:"frames_sent"`
+	// Uncertain is set with StatusUncertain: the frame the run stopped at.
+	Uncertain *Uncertain `json:"uncertain,omitempty"`
+	Answers   []Answer   `json:"answers"`
+	Warnings  []string   `json:"warnings"`
 }
 
 // Outcome statuses.
 const (
 	StatusNeedsConfirmation = "needs_confirmation"
 	StatusSent              = "sent"
+	// StatusUncertain: the run stopped at a frame the writer could not
+	// confirm, which may have gone out (Outcome.Uncertain).
+	StatusUncertain = "uncertain"
 )
 
 // Recent is one line of transmit_status history.
@@ -163,7 +169,9 @@ type Recent struct {
 	Gate   string    `json:"gate,omitempty"`
 	Code   string    `json:"code,omitempty"`
 	Sent   int       `json:"frames_sent"`
-	owner  Owner
+	// LateReply is an uncertain run's Uncertain.LateReply.
+	LateReply string `json:"late_reply,omitempty"`
+	owner     Owner
 }
 
 type portState struct {

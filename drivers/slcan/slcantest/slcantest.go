@@ -64,6 +64,9 @@ type Adapter struct {
 	wmu      sync.Mutex
 	rx       []Received
 	ecu      *ECU
+	// hold, when set, withholds the reply to the next transmit until it
+	// is closed (HoldNextTransmitReply).
+	hold chan struct{}
 
 	// Witness, if set before Serve, sees every command before it is
 	// answered (a test reads the arm input there).
@@ -103,7 +106,14 @@ func (a *Adapter) Serve(ctx context.Context) error {
 		if a.Witness != nil {
 			a.Witness(cmd)
 		}
-		reply, replies := a.answer(cmd)
+		reply, replies, hold := a.answer(cmd)
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return nil
+			}
+		}
 		if err := a.write(reply); err != nil {
 			return err
 		}
@@ -138,16 +148,33 @@ func (a *Adapter) play(ctx context.Context, rs []Reply) {
 	}
 }
 
-// answer updates the adapter's state for cmd and returns its reply and,
-// for an accepted transmit, the attached ECU's answer.
-func (a *Adapter) answer(cmd string) (string, []Reply) {
+// answer updates the adapter's state for cmd and returns its reply, for
+// an accepted transmit the attached ECU's answer, and for a held transmit
+// what releases its reply.
+func (a *Adapter) answer(cmd string) (string, []Reply, chan struct{}) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.cmds = append(a.cmds, cmd)
 	if cmd[0] == 't' || cmd[0] == 'T' {
-		return a.transmit(cmd)
+		reply, replies := a.transmit(cmd)
+		hold := a.hold
+		a.hold = nil
+		return reply, replies, hold
 	}
-	return a.command(cmd), nil
+	return a.command(cmd), nil, nil
+}
+
+// HoldNextTransmitReply makes the adapter withhold its reply to the next
+// transmit (the ack, or BELL) until release is called, as an adapter
+// whose controller waits for the bus answers late. It reads no command
+// meanwhile, so the replies after it stay in order.
+func (a *Adapter) HoldNextTransmitReply() (release func()) {
+	hold := make(chan struct{})
+	a.mu.Lock()
+	a.hold = hold
+	a.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(hold) }) }
 }
 
 // transmit handles a t/T line: accepted only while open with O.

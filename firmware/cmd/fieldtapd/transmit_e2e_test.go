@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/slcan/slcantest"
 )
 
@@ -23,10 +24,15 @@ const e2eVIN = "1FUJGLDR5CLBP8834"
 
 // txResult is the part of a transmitting tool's envelope the test reads.
 type txResult struct {
-	OK   bool `json:"ok"`
-	Data struct {
-		Status  string `json:"status"`
-		Sent    int    `json:"frames_sent"`
+	OK       bool     `json:"ok"`
+	Warnings []string `json:"warnings"`
+	Data     struct {
+		Status    string `json:"status"`
+		Sent      int    `json:"frames_sent"`
+		Uncertain *struct {
+			Frame     int     `json:"frame"`
+			LateReply *string `json:"late_reply"`
+		} `json:"uncertain"`
 		Answers []struct {
 			From string         `json:"from"`
 			PGN  uint32         `json:"pgn"`
@@ -45,19 +51,11 @@ type witnessed struct {
 	armed bool
 }
 
-// TestTransmitThroughGatekeeperOverSlcan runs the real fieldtapd (sim
-// board for its arm file, plus an slcan [[port]] with transmit = true on a
-// pty whose far end is a simulated CANable with an engine ECU on its bus)
-// and drives it over stdio with the go-sdk client, which accepts the
-// elicitation. Stdio, because over HTTP the service demands a token with
-// the transmit scope (services/transmit/execute.go, GateScope).
+// TestTransmitThroughGatekeeperOverSlcan drives the real fieldtapd with
+// an slcan port whose simulated CANable has an engine ECU on its bus
+// (slcanTransmitBox): a VIN by BAM, a UDS VIN with flow control, a
+// disarmed refusal, O only while armed, and every attempt audited.
 func TestTransmitThroughGatekeeperOverSlcan(t *testing.T) {
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty available: %v", err)
-	}
-	defer master.Close()
-	defer slave.Close()
 	dir := t.TempDir()
 	armFile := filepath.Join(dir, "arm")
 	auditFile := filepath.Join(dir, "transmit.jsonl")
@@ -66,54 +64,23 @@ func TestTransmitThroughGatekeeperOverSlcan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setArm("armed")
-
-	ad := slcantest.New(master, slcantest.CANable)
-	ecu := slcantest.NewECU(e2eVIN)
-	ad.AttachECU(ecu)
-	var wmu sync.Mutex
-	var modes []witnessed
-	ad.Witness = func(cmd string) {
-		if cmd == "O" || cmd == "L" || cmd == "C" {
-			b, _ := os.ReadFile(armFile)
-			wmu.Lock()
-			modes = append(modes, witnessed{cmd, strings.HasPrefix(string(b), "armed")})
-			wmu.Unlock()
-		}
-	}
-	serveCtx, stopServe := context.WithCancel(context.Background())
-	defer stopServe()
-	go ad.Serve(serveCtx)
-
-	cfg := filepath.Join(dir, "fieldtapd.toml")
-	body := `board = "sim"
-[transmit]
-arm_file = "` + armFile + `"
-audit_file = "` + auditFile + `"
-[[port]]
-name = "can1"
-driver = "slcan"
-device = "` + slave.Name() + `"
-bitrate = 250000
-transmit = true
-`
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 	defer cancel()
-	s, stderr, asked := connectConfirming(t, ctx, cfg, "server,can,j1939,transmit")
-	defer s.Close()
-	// The first L is the start-up listen-only step; the second opens
-	// the capture session a plan switches to O.
-	for deadline := time.Now().Add(giveUp); countCmd(ad.Commands(), "L") < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("adapter never opened twice (start-up step, capture session); commands %q\n%s", ad.Commands(), stderr.String())
+	ecu := slcantest.NewECU(e2eVIN)
+	var wmu sync.Mutex
+	var modes []witnessed
+	ad, s, stderr, asked := slcanTransmitBox(t, ctx, armFile, auditFile, func(ad *slcantest.Adapter) {
+		ad.AttachECU(ecu)
+		ad.Witness = func(cmd string) {
+			if cmd == "O" || cmd == "L" || cmd == "C" {
+				b, _ := os.ReadFile(armFile)
+				wmu.Lock()
+				modes = append(modes, witnessed{cmd, strings.HasPrefix(string(b), "armed")})
+				wmu.Unlock()
+			}
 		}
-	}
-	if cmds := ad.Commands(); len(cmds) < 3 || cmds[0] != "C" || cmds[2] != "L" {
-		t.Errorf("the adapter's first commands %q, want the start-up C, S, L before anything else", cmds)
-	}
+	})
+	defer s.Close()
 
 	// 1. J1939 Request for the VIN, answered by BAM.
 	res := callTx(t, ctx, s, "j1939_request", map[string]any{"port": "can1", "pgn": 65260, "da": 0, "sa": 0xF9, "dry_run": false, "ack_active": true})
@@ -198,6 +165,147 @@ transmit = true
 	if strings.Join(events, " ") != strings.Join(want, " ") {
 		t.Errorf("audit events %v\nwant %v", events, want)
 	}
+}
+
+// slcanTransmitBox runs the real fieldtapd (sim board for its arm file,
+// armed, plus an slcan [[port]] can1 with transmit = true on a pty whose
+// far end is a simulated CANable, which setup may dress before it
+// serves) and connects over stdio with the go-sdk client, which accepts
+// every elicitation. Stdio, because over HTTP the service demands a
+// token with the transmit scope (services/transmit/execute.go,
+// GateScope). It returns once the adapter has been opened twice: the
+// start-up listen-only step, then the capture session a plan switches
+// to O.
+func slcanTransmitBox(t *testing.T, ctx context.Context, armFile, auditFile string, setup func(*slcantest.Adapter)) (*slcantest.Adapter, *sdk.ClientSession, *lockedBuffer, *[]string) {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty available: %v", err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	if err := os.WriteFile(armFile, []byte("armed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ad := slcantest.New(master, slcantest.CANable)
+	setup(ad)
+	serveCtx, stopServe := context.WithCancel(context.Background())
+	t.Cleanup(stopServe)
+	go ad.Serve(serveCtx)
+
+	cfg := filepath.Join(filepath.Dir(auditFile), "fieldtapd.toml")
+	body := `board = "sim"
+[transmit]
+arm_file = "` + armFile + `"
+audit_file = "` + auditFile + `"
+[[port]]
+name = "can1"
+driver = "slcan"
+device = "` + slave.Name() + `"
+bitrate = 250000
+transmit = true
+`
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, stderr, asked := connectConfirming(t, ctx, cfg, "server,can,j1939,transmit")
+	for deadline := time.Now().Add(giveUp); countCmd(ad.Commands(), "L") < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.Close()
+			t.Fatalf("adapter never opened twice (start-up step, capture session); commands %q\n%s", ad.Commands(), stderr.String())
+		}
+	}
+	if cmds := ad.Commands(); len(cmds) < 3 || cmds[0] != "C" || cmds[2] != "L" {
+		t.Errorf("the adapter's first commands %q, want the start-up C, S, L before anything else", cmds)
+	}
+	return ad, s, stderr, asked
+}
+
+// TestSlcanLateAckIsUncertain is issue #33's DM11: the adapter puts the
+// frame on the bus but acknowledges it only after the box stopped waiting
+// (300 ms by default). The answer is uncertain, not refused: frame 1 may
+// have gone out, and the adapter acknowledged it later. The transmit audit
+// ends the run with one record (uncertain, late_reply ack), the port is
+// back in listen-only, and capture_status counts tx_no_ack and
+// tx_late_ack.
+func TestSlcanLateAckIsUncertain(t *testing.T) {
+	dir := t.TempDir()
+	armFile, auditFile := filepath.Join(dir, "arm"), filepath.Join(dir, "transmit.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
+	defer cancel()
+	ad, s, stderr, asked := slcanTransmitBox(t, ctx, armFile, auditFile, func(*slcantest.Adapter) {})
+	defer s.Close()
+	release := ad.HoldNextTransmitReply()
+	type called struct {
+		r   *sdk.CallToolResult
+		err error
+	}
+	done := make(chan called, 1)
+	go func() {
+		r, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "j1939_request_dm",
+			Arguments: map[string]any{"port": "can1", "dm": "DM11", "da": 0, "dry_run": false, "ack_active": true}})
+		done <- called{r, err}
+	}()
+	// The adapter answers once the box has stopped waiting for it, as the
+	// measured one did: the box counts the silence, then the ack comes.
+	for deadline := time.Now().Add(giveUp); portErrorCounts(t, ctx, s, "can1")[slcan.ReasonTxNoAck] == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the box never gave up waiting for the DM11's acknowledgement\n%s", stderr.String())
+		}
+	}
+	release()
+	var c called
+	select {
+	case c = <-done:
+	case <-time.After(giveUp):
+		t.Fatalf("j1939_request_dm never answered\n%s", stderr.String())
+	}
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	var res txResult
+	if err := json.Unmarshal([]byte(c.r.Content[0].(*sdk.TextContent).Text), &res); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("j1939_request_dm DM11: ok %v status %s uncertain %+v warnings %q errors %+v", res.OK, res.Data.Status, res.Data.Uncertain, res.Warnings, res.Errors)
+	u := res.Data.Uncertain
+	if !res.OK || c.r.IsError || res.Data.Status != "uncertain" || res.Data.Sent != 0 || u == nil || u.Frame != 1 || u.LateReply == nil || *u.LateReply != "ack" {
+		t.Fatalf("answer %+v, want uncertain: frame 1 may have gone out, acknowledged late\n%s", res, stderr.String())
+	}
+	if w := strings.Join(res.Warnings, " "); !strings.Contains(w, "frame 1 of 1 may have gone out") || !strings.Contains(w, "most likely went out") {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	if len(*asked) != 1 || !strings.Contains((*asked)[0], "D3 FE 00") {
+		t.Errorf("the person was asked %q, want the DM11 byte for byte", *asked)
+	}
+	rx := ad.Received()
+	if len(rx) != 1 || rx[0].ID != 0x18EA00F9 || string(rx[0].Data) != "\xD3\xFE\x00" || rx[0].Mode != "normal" {
+		t.Errorf("on the wire: %+v, want the DM11 once, in normal mode", rx)
+	}
+	if ad.Mode() != "listen" {
+		t.Errorf("adapter left in %q", ad.Mode())
+	}
+	if e := portErrorCounts(t, ctx, s, "can1"); e[slcan.ReasonTxNoAck] != 1 || e[slcan.ReasonTxLateAck] != 1 {
+		t.Errorf("can1 errors %v, want one tx_no_ack and one tx_late_ack", e)
+	}
+	events := auditEvents(t, auditFile)
+	if want := "started planned confirmation_asked sending uncertain"; strings.Join(events, " ") != want {
+		t.Errorf("audit events %v, want %s: one record ends the run", events, want)
+	}
+	if b, _ := os.ReadFile(auditFile); !strings.Contains(string(b), `"late_reply":"ack"`) {
+		t.Errorf("the uncertain record does not carry the late acknowledgement:\n%s", b)
+	}
+}
+
+// portErrorCounts is one port's error counters from capture_status, by reason.
+func portErrorCounts(t *testing.T, ctx context.Context, s *sdk.ClientSession, port string) map[string]uint64 {
+	t.Helper()
+	for _, p := range captureStatus(t, ctx, s).Data.Ports {
+		if p.Name == port {
+			return p.Errors
+		}
+	}
+	t.Fatalf("capture_status has no port %s", port)
+	return nil
 }
 
 func countCmd(cmds []string, cmd string) int {
