@@ -159,8 +159,9 @@ func captureIdentity(v any) string {
 }
 
 // volatileKeys hold values that differ between two runs of the same
-// capture: how long a wait took by the box's clock.
-var volatileKeys = map[string]bool{"waited_ms": true}
+// capture: how long a wait took and when a port entered its state, by
+// the box's clock.
+var volatileKeys = map[string]bool{"waited_ms": true, "state_since": true}
 
 // normaliseValue replaces the run's identity with <run>, a cursor with
 // its decoded text (which names the run), and volatile values with
