@@ -161,7 +161,7 @@ func TestImportRuleCatchesAViolation(t *testing.T) {
 		{"fieldtap/mcp", mcpAudit, false},
 		{mcpAnswer, mcpFront, true},
 		{mcpCallslot, "fieldtap/mcp", true},
-		{"fieldtap/board/sim", "fieldtap/board/sim/sipgen", true},
+		{"fieldtap/board/sim", "fieldtap/tools/gen/sipgen", true},
 		{"fieldtap/firmware/daemon", "fieldtap/tools/refdata", true},
 		{"fieldtap/tools/cmd/fieldtap", "fieldtap/board/sim/sipgen", false},
 		{"fieldtap/tools/cmd/fieldtap", "fieldtap/firmware/config", false},

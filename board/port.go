@@ -22,4 +22,8 @@ type Port struct {
 	// Filter is an afpacket port's capture filter: a BPF program as
 	// `tcpdump -dd EXPR` prints it (docs/configuration.md); empty keeps all.
 	Filter string `toml:"filter"`
+	// SilentAfter is how long the port may deliver nothing, its link up,
+	// before capture_status shows it silent: a duration such as "2m";
+	// empty takes the default (docs/configuration.md).
+	SilentAfter string `toml:"silent_after"`
 }

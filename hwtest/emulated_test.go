@@ -151,6 +151,9 @@ func TestEmulatedBoard(t *testing.T) {
 		decoded(t, ctx, cs, "can_frames", map[string]any{"port": "can0", "id": "CF00400"})
 		decoded(t, ctx, cs, "j1939_inventory", map[string]any{})
 	})
+	t.Run("can0 link set down and up: restarted, captures again", func(t *testing.T) {
+		linkCheck(t, ctx, b, cs)
+	})
 	t.Run("socketcan transmit on can0, armed by the key, confirmed by the button", func(t *testing.T) {
 		transmitCheck(t, ctx, b, endpoint)
 	})
@@ -236,6 +239,7 @@ func buildGuest(t *testing.T, dir string) map[string]string {
 type board struct {
 	cmd                          *exec.Cmd
 	console                      *console
+	keys                         io.Writer // QEMU's stdin: what the host types on the guest's console
 	qmpPath, qtestPath           string
 	qtOnce                       sync.Once
 	qtConn                       *qtest
@@ -308,6 +312,9 @@ func boot(t *testing.T, qemu, kernel, initrd, dir, disk string) *board {
 		t.Fatal(err)
 	}
 	b.cmd.Stderr = b.cmd.Stdout
+	if b.keys, err = b.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
 	logf, err := os.Create(filepath.Join(dir, "console.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -488,6 +495,10 @@ type portStatus struct {
 	Live         bool              `json:"live"`
 	StoppedEarly string            `json:"stopped_early"`
 	Errors       map[string]uint64 `json:"errors"`
+	Restarts     uint64            `json:"restarts"`
+	LastError    string            `json:"last_error"`
+	State        string            `json:"state"`
+	StateSince   *time.Time        `json:"state_since"`
 }
 
 type status struct {

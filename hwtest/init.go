@@ -15,6 +15,9 @@ const (
 	// controller reading listen-only again, with the time since the kill.
 	KilledLine     = "FIELDTAP-HWTEST KILLED"
 	ListenOnlyLine = "FIELDTAP-HWTEST LISTENONLY"
+	// LinkLine answers a "link IF up|down" the host typed on the console
+	// (QEMU's stdin), once the guest has set the link: LinkLine IF HOW.
+	LinkLine = "FIELDTAP-HWTEST LINK"
 )
 
 // MCPPort is fieldtapd's HTTP port inside the guest; QEMU forwards a host
@@ -83,7 +86,8 @@ transmit = true
 // InitScript returns the guest's /init: mount, load modules in order, bring up
 // eth0 for QEMU's user network, set both CAN controllers to 250 kbit/s,
 // run the GPIO contract tests on the real PL061 lines, start a frame
-// reader on can1 and the mid-plan killer, start fieldtapd through the
+// reader on can1, the mid-plan killer and the reader of the host's
+// console commands ("link IF up|down"), start fieldtapd through the
 // image's own init script (buildroot's S90fieldtapd, whose respawn loop
 // restarts it) on the qemu-virt profile with GuestConfig (dropping to user
 // fieldtap), print Ready once it listens, then keep J1939 frames flowing
@@ -127,6 +131,13 @@ fi
 chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/lib/fieldtap ` + RecorderMount + `
 /bin/guest candump can1 &
 /bin/guest killon can1 ` + KillID + ` ` + strconv.Itoa(KillAfter) + ` can0 &
+# What the host types on the console: "link IF up" or "link IF down", as
+# an operator would at the box's shell; each is answered once done.
+while read -r cmd dev how; do
+	if [ "$cmd" = link ] && { [ "$how" = up ] || [ "$how" = down ]; }; then
+		ip link set "$dev" "$how" && echo "` + LinkLine + ` $dev $how"
+	fi
+done </dev/ttyAMA0 &
 echo "FIELDTAPD_ARGS=\"--config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth\"" >>/etc/default/fieldtapd
 /etc/init.d/S90fieldtapd start
 until netstat -ltn | grep -q ':8731 '; do sleep 0.2; done

@@ -64,3 +64,35 @@ type Footprint struct {
 type Sizer interface {
 	Footprint() Footprint
 }
+
+// Medium is what a live source sees of its device from outside the
+// capture: whether it is there, the same one its attempt opened, and
+// whether its link carries anything.
+type Medium string
+
+// Media. A source that cannot tell says MediumUnknown.
+const (
+	MediumUnknown Medium = ""
+	// MediumUp: the device is there and its link is up with a carrier
+	// (a tty: its node is there).
+	MediumUp Medium = "up"
+	// MediumDown: the device is there but its link is down or has no
+	// carrier (a SPAN cable pulled at the switch, a CAN controller
+	// bus-off, an interface set down).
+	MediumDown Medium = "down"
+	// MediumGone: nothing of that name is there, or another device is:
+	// an interface that came back with a new index, a tty node made
+	// again for another adapter. An attempt that opened the old one
+	// captures nothing more.
+	MediumGone Medium = "gone"
+)
+
+// Prober is a live source that can look at its device from outside Run,
+// cheaply enough to be asked every second: an ioctl or a stat, never a
+// read of the capture.
+type Prober interface {
+	// Probe reports the device as it is now. While an attempt has the
+	// device open, a device of the same name that is not the one opened
+	// is MediumGone; between attempts only presence and link count.
+	Probe() Medium
+}

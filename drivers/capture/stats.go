@@ -32,6 +32,10 @@ type Stats struct {
 	StoppedEarly string
 	// Losses are the drops over time, oldest first (losses.go).
 	Losses []Loss
+	// OpenSince is when a live source's running attempt opened its device
+	// (the socket bound, the adapter's channel open); zero while none is
+	// open, before the first open and between attempts.
+	OpenSince time.Time
 }
 
 // Counters is the mutable side of Stats that drivers embed. It is safe for
@@ -123,6 +127,20 @@ func (c *Counters) Exhaust(why string) {
 	c.mu.Lock()
 	c.s.Exhausted = true
 	c.s.StoppedEarly = why
+	c.mu.Unlock()
+}
+
+// Opened marks the device open from at, until Closed.
+func (c *Counters) Opened(at time.Time) {
+	c.mu.Lock()
+	c.s.OpenSince = at
+	c.mu.Unlock()
+}
+
+// Closed marks the device closed: the attempt ended.
+func (c *Counters) Closed() {
+	c.mu.Lock()
+	c.s.OpenSince = time.Time{}
 	c.mu.Unlock()
 }
 

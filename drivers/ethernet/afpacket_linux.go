@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/devwatch"
 )
 
 // ethPAll is ETH_P_ALL in network byte order, as bind(2) wants it.
@@ -43,11 +44,12 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 
 // ring is one TPACKET_V3 socket and its memory-mapped ring of blocks.
 type ring struct {
-	fd   int
-	mem  []byte
-	size int // block size
-	n    int // blocks
-	next int // the block to read next, in ring order
+	fd      int
+	ifindex int // the interface it is bound to
+	mem     []byte
+	size    int // block size
+	n       int // blocks
+	next    int // the block to read next, in ring order
 	// slots bounds the blocks handed off and not yet released: each
 	// carries the frame list (and VLAN rewrite buffer) its batch uses.
 	// The kernel keeps filling the other blocks meanwhile, so the ring,
@@ -76,7 +78,7 @@ func (s *Source) open() (*ring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ethernet: open %s: socket: %w", o.Device, err)
 	}
-	r := &ring{fd: fd, size: o.BlockSize, n: o.NumBlocks, slots: make(chan *slot, maxInflightBlocks)}
+	r := &ring{fd: fd, ifindex: ifi.Index, size: o.BlockSize, n: o.NumBlocks, slots: make(chan *slot, maxInflightBlocks)}
 	prog := make([]unix.SockFilter, len(s.filter))
 	for i, ins := range s.filter {
 		prog[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
@@ -93,6 +95,8 @@ func (s *Source) open() (*ring, error) {
 		return nil, fmt.Errorf("ethernet: open %s: statistics: %w", o.Device, err)
 	}
 	s.publishKernel(r)
+	s.bound.Store(int32(ifi.Index))
+	s.counters.Opened(time.Now())
 	return r, nil
 }
 
@@ -167,6 +171,13 @@ func (s *Source) read(ctx context.Context, r *ring, out *capture.Handoff) error 
 			if err != nil && !errors.Is(err, unix.EINTR) {
 				return fmt.Errorf("poll: %w", err)
 			}
+			// The error stays on the socket until read: unread, every
+			// poll returns at once and the loop spins.
+			if err == nil && pfd[0].Revents&unix.POLLERR != 0 {
+				if err := s.socketError(r); err != nil {
+					return err
+				}
+			}
 			if atomic.LoadUint32(&hdr.Block_status)&unix.TP_STATUS_USER == 0 {
 				s.readKernelStats(r) // idle: a good moment, and losses show even on a quiet port
 				nextStats = time.Now().Add(statsInterval)
@@ -194,6 +205,32 @@ func (s *Source) read(ctx context.Context, r *ring, out *capture.Handoff) error 
 			nextStats = now.Add(statsInterval)
 		}
 	}
+	return nil
+}
+
+// socketError takes the error the kernel left on the socket (reading it
+// clears it). ENETDOWN while the interface the socket is bound to is
+// still there is the link set down: the kernel hooks the socket in again
+// when the link comes up, so capture goes on, the pause counted as
+// ReasonLinkDown. Anything else ends the attempt, and so does ENETDOWN
+// from an interface that went away or came back with another index
+// (the kernel unbound the socket: it would never capture again).
+func (s *Source) socketError(r *ring) error {
+	errno, err := unix.GetsockoptInt(r.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	switch {
+	case err != nil:
+		return fmt.Errorf("socket error: %w", err)
+	case errno == 0:
+		return nil
+	}
+	e := unix.Errno(errno)
+	if e != unix.ENETDOWN {
+		return fmt.Errorf("socket: %w", e)
+	}
+	if devwatch.InterfaceMedium(s.opts.Device, r.ifindex) == capture.MediumGone {
+		return fmt.Errorf("interface gone (the socket was bound to index %d): %w", r.ifindex, e)
+	}
+	s.counters.Error(ReasonLinkDown)
 	return nil
 }
 
@@ -287,6 +324,8 @@ func (s *Source) publishKernel(r *ring) {
 // of closed sockets, waits for the analysers to release every block they
 // hold (their frames borrow the mapped ring), and closes the socket.
 func (s *Source) closeRing(r *ring) {
+	s.bound.Store(0)
+	s.counters.Closed()
 	s.readKernelStats(r)
 	s.closed.drops += r.drops
 	s.closed.freezes += r.freezes

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -284,4 +286,167 @@ func TestEveryFrameCapturedOrCounted(t *testing.T) {
 		t.Errorf("%d frames came in %d batches: want whole blocks per batch", got, batches)
 	}
 	t.Logf("%d frames: %d captured in %d batches, %d kernel drops", 2*sent, got, batches, drops)
+}
+
+// rawSender writes Ethernet frames out of interface dev of the calling
+// thread's namespace.
+type rawSender struct{ fd, ifindex int }
+
+func newRawSender(dev string) (*rawSender, error) {
+	ifi, err := net.InterfaceByName(dev)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &rawSender{fd: fd, ifindex: ifi.Index}, nil
+}
+
+// send writes one broadcast frame of an experimental EtherType carrying n.
+func (r *rawSender) send(n int) error {
+	f := append(bytes.Repeat([]byte{0xff}, 6), 2, 0, 0, 0, 0, 1, 0x88, 0xb5)
+	f = append(f, fmt.Sprintf("frame %06d ......................................", n)...)
+	return unix.Sendto(r.fd, f, 0, &unix.SockaddrLinklayer{Ifindex: r.ifindex})
+}
+
+func (r *rawSender) close() { unix.Close(r.fd) }
+
+// TestLinkDownUnderAnOpenSocket sets the captured interface down and up
+// again: the socket error the kernel leaves is read and counted as
+// link_down, Probe says down meanwhile, and the same attempt captures
+// again once the link is up (the kernel hooks the socket in again).
+// Then the interface is deleted and made again: Probe says gone for the
+// socket bound to the old index, and up for a new one.
+func TestLinkDownUnderAnOpenSocket(t *testing.T) {
+	ns := testNetns(t)
+	const dev, peer = "ftld0", "ftld1"
+	ipns := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v %s", args, err, out)
+		}
+	}
+	veth := func() {
+		ipns("link", "add", dev, "type", "veth", "peer", "name", peer)
+		ipns("link", "set", dev, "up")
+		ipns("link", "set", peer, "up")
+	}
+	veth()
+	s, err := New(Options{Name: "t", Device: dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := func() (m capture.Medium) {
+		if err := inNetns(ns, func() { m = s.Probe() }); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	var c capture.Counters
+	h := capture.NewHandoff(64, &c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() {
+		if err := inNetns(ns, func() { ran <- s.Run(ctx, h) }); err != nil {
+			ran <- err
+		}
+	}()
+	// Every frame is counted here, so the batches are always released
+	// (the attempt gives its ring back only when they are).
+	var captured atomic.Int64
+	go func() {
+		for range capturetest.Frames(h) {
+			captured.Add(1)
+		}
+	}()
+	var tx *rawSender
+	var txErr error
+	if err := inNetns(ns, func() { tx, txErr = newRawSender(peer) }); err != nil || txErr != nil {
+		t.Fatal(err, txErr)
+	}
+	defer tx.close()
+	// received sends until a frame arrives, failing if Run ends first.
+	received := func(step string) {
+		t.Helper()
+		before := captured.Load()
+		deadline := time.After(10 * time.Second)
+		for i := 0; captured.Load() == before; i++ {
+			tx.send(i)
+			select {
+			case err := <-ran:
+				t.Fatalf("%s: Run ended: %v", step, err)
+			case <-time.After(20 * time.Millisecond):
+			case <-deadline:
+				t.Fatalf("%s: no frame captured", step)
+			}
+		}
+	}
+	received("up")
+	if m := probe(); m != capture.MediumUp || s.Stats().OpenSince.IsZero() {
+		t.Fatalf("open on a link that is up: probe %q, open since %v", m, s.Stats().OpenSince)
+	}
+
+	ipns("link", "set", dev, "down")
+	for deadline := time.Now().Add(10 * time.Second); s.Stats().Errors[ReasonLinkDown] == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the link went down and nothing was counted: %v", s.Stats().Errors)
+		}
+	}
+	if m := probe(); m != capture.MediumDown {
+		t.Errorf("link down: probe %q, want down", m)
+	}
+	ipns("link", "set", dev, "up")
+	received("up again, same attempt")
+	if st := s.Stats(); st.Errors[ReasonLinkDown] != 1 || st.Errors["read"] != 0 {
+		t.Errorf("errors %v: want one link_down and no failed read", st.Errors)
+	}
+
+	// The kernel reports the interface's end once on the socket, at times
+	// while it still lists the interface: the attempt ends with the
+	// interface gone, or goes on and Probe says gone for it (the
+	// daemon's watchdog then ends it).
+	ipns("link", "del", dev)
+	ended := false
+	for deadline := time.Now().Add(10 * time.Second); !ended; time.Sleep(5 * time.Millisecond) {
+		select {
+		case err := <-ran:
+			if err == nil || !strings.Contains(err.Error(), "interface gone") {
+				t.Errorf("Run after the interface was deleted = %v, want it gone", err)
+			}
+			ended = true
+			continue
+		default:
+		}
+		if !s.Stats().OpenSince.IsZero() && probe() == capture.MediumGone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deleted: Run goes on and probe says %q", probe())
+		}
+	}
+	if !ended {
+		veth()
+		if m := probe(); m != capture.MediumGone {
+			t.Errorf("made again with a new index, the old socket still open: probe %q, want gone", m)
+		}
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Run after cancel = %v", err)
+		}
+	} else {
+		veth()
+	}
+	if !s.Stats().OpenSince.IsZero() {
+		t.Errorf("open since %v after Run returned", s.Stats().OpenSince)
+	}
+	// The kernel raises a new link's carrier a moment after it is set up.
+	for deadline := time.Now().Add(10 * time.Second); probe() != capture.MediumUp; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no socket open, the new interface up: probe %q, want up", probe())
+		}
+	}
+	t.Logf("the deletion ended the attempt by itself: %v", ended)
 }

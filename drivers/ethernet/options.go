@@ -50,6 +50,12 @@ const (
 	DropKernelFreeze = "kernel_queue_freezes"
 )
 
+// ReasonLinkDown counts the interface set down under an open socket: the
+// kernel reports it once on the socket and hooks the socket in again
+// when the link comes back, so capture goes on; frames on the wire
+// meanwhile were not seen.
+const ReasonLinkDown = "link_down"
+
 // Options configure one capture port; zero fields take the defaults.
 type Options struct {
 	Name   string // port name operators use ("span0")

@@ -1,11 +1,13 @@
 package ethernet
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/devwatch"
 )
 
 // Source captures one Ethernet interface. It is a live source: a full
@@ -16,6 +18,9 @@ type Source struct {
 	counters capture.Counters
 
 	closed kernelStats // summed over the sockets already closed (Run's goroutine only)
+	// bound is the index of the interface the open socket is bound to;
+	// 0 while none is open.
+	bound atomic.Int32
 }
 
 // kernelStats are the PACKET_STATISTICS counts of one socket, or a sum.
@@ -54,3 +59,13 @@ var _ capture.Sizer = (*Source)(nil)
 
 // Stats returns the port's kernel drops, ring freezes and errors.
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
+
+// Probe looks the interface up by name: gone when it is missing or is
+// not the one the open socket is bound to (a USB NIC plugged in again
+// gets a new index, and the kernel unbound the old socket), down when it
+// is not set up or has no carrier (the SPAN cable pulled at the switch).
+func (s *Source) Probe() capture.Medium {
+	return devwatch.InterfaceMedium(s.opts.Device, int(s.bound.Load()))
+}
+
+var _ capture.Prober = (*Source)(nil)

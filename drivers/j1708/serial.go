@@ -11,6 +11,7 @@ import (
 	"go.bug.st/serial"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/devwatch"
 	"fieldtap/drivers/wire"
 )
 
@@ -28,6 +29,9 @@ type Source struct {
 
 	wmu      sync.Mutex  // one WriteFrame at a time
 	transmit atomic.Bool // WriteFrame allowed; false after every open
+	// node is the device number of the tty the attempt opened; 0 while
+	// none is open (or the path names no device node).
+	node atomic.Uint64
 }
 
 var _ capture.Source = (*Source)(nil)
@@ -44,6 +48,14 @@ func (s *Source) Name() string       { return s.opts.Name }
 func (s *Source) Kind() capture.Kind { return capture.KindJ1708 }
 func (s *Source) Origin() string     { return "serial:" + s.opts.Device }
 func (s *Source) Live() bool         { return true }
+
+// Probe stats the device path: gone when nothing is there (the adapter
+// was unplugged and its node removed) or another tty is (plugged in
+// again, its by-id link now pointing elsewhere). A serial line has no
+// carrier to tell a quiet bus from a cut wire: never down.
+func (s *Source) Probe() capture.Medium { return devwatch.NodeMedium(s.opts.Device, s.node.Load()) }
+
+var _ capture.Prober = (*Source)(nil)
 
 // Framer error reasons in Stats.Errors.
 const (
@@ -89,6 +101,13 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 	stop := context.AfterFunc(ctx, func() { p.Close() })
 	defer stop()
 	defer p.Close()
+	node, _ := devwatch.Node(s.opts.Device) // 0 when unknown: Probe then looks at presence only
+	s.node.Store(node)
+	s.counters.Opened(time.Now())
+	defer func() {
+		s.node.Store(0)
+		s.counters.Closed()
+	}()
 	ln := newLine(p, time.Now())
 	s.setLine(ln)
 	defer s.setLine(nil)

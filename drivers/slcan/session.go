@@ -9,6 +9,7 @@ import (
 	"go.bug.st/serial"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/devwatch"
 	"fieldtap/drivers/wire"
 )
 
@@ -72,6 +73,12 @@ func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 	})
 	defer stop()
 	defer p.Close()
+	node, _ := devwatch.Node(s.opts.Device) // 0 when unknown: Probe then looks at presence only
+	s.node.Store(node)
+	defer func() {
+		s.node.Store(0)
+		s.counters.Closed()
+	}()
 	ss := &session{s: s, p: p, out: out, lastTS: -1, x: newExchanger()}
 	defer ss.x.end()
 	defer s.setSession(ss, nil)
@@ -117,6 +124,7 @@ func (ss *session) run(ctx context.Context) error {
 		return fmt.Errorf("slcan: %s: adapter refused listen-only (L); not opening the channel", ss.s.opts.Device)
 	}
 	ss.s.update(func(st *Status) { st.Open, st.ListenOnly = true, true })
+	ss.s.counters.Opened(time.Now())
 	if err := ss.p.SetReadTimeout(ss.s.opts.IdlePoll); err != nil {
 		return err
 	}

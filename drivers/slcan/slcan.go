@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/devwatch"
 )
 
 // DropBeforeOpen counts frame lines the adapter sent before our L took
@@ -29,6 +30,9 @@ type Source struct {
 	// the next ack or BELL answers it.
 	wmu sync.Mutex
 	tap atomic.Pointer[TapFunc]
+	// node is the device number of the tty the session opened; 0 while
+	// none is open (or the path names no device node).
+	node atomic.Uint64
 }
 
 var _ capture.Source = (*Source)(nil)
@@ -59,6 +63,13 @@ func (s *Source) Kind() capture.Kind   { return capture.KindCAN }
 func (s *Source) Origin() string       { return "slcan:" + s.opts.Device }
 func (s *Source) Live() bool           { return true }
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
+
+// Probe stats the device path: gone when nothing is there (the adapter
+// was unplugged and its node removed) or another tty is (plugged in
+// again, its by-id link now pointing elsewhere).
+func (s *Source) Probe() capture.Medium { return devwatch.NodeMedium(s.opts.Device, s.node.Load()) }
+
+var _ capture.Prober = (*Source)(nil)
 
 // Status returns a copy of the session status.
 func (s *Source) Status() Status {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/devwatch"
 	"fieldtap/drivers/wire"
 )
 
@@ -44,6 +45,9 @@ type Source struct {
 
 	linkFn func() (link, error) // nil: openLink; a fake in tests
 	tap    atomic.Pointer[TapFunc]
+	// bound is the index of the interface the capture socket is bound
+	// to; 0 while none is open.
+	bound atomic.Int32
 }
 
 var _ capture.Source = (*Source)(nil)
@@ -79,6 +83,16 @@ func (s *Source) Kind() capture.Kind   { return capture.KindCAN }
 func (s *Source) Origin() string       { return "socketcan:" + s.opts.Interface }
 func (s *Source) Live() bool           { return true }
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
+
+// Probe looks the interface up by name: gone when it is missing or is
+// not the one the capture socket is bound to (a USB CAN adapter plugged
+// in again), down when it is not set up or has no carrier (a controller
+// that went bus-off).
+func (s *Source) Probe() capture.Medium {
+	return devwatch.InterfaceMedium(s.opts.Interface, int(s.bound.Load()))
+}
+
+var _ capture.Prober = (*Source)(nil)
 
 // Status returns a copy of the link and bus status.
 func (s *Source) Status() Status {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/devwatch"
 )
 
 // run1 is one session: configure the link in the wanted mode (SetMode
@@ -40,6 +41,14 @@ func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 		s.counters.Error(ReasonConfigure)
 		return fmt.Errorf("socketcan: %s: %w", iface, err)
 	}
+	// The index the socket binds to, for Probe: einride's dial looks the
+	// name up again, so an interface replaced in between is seen gone
+	// and the next session opens the new one.
+	ifi, err := devwatch.Interface(iface)
+	if err != nil {
+		s.counters.Error(ReasonOpen)
+		return fmt.Errorf("socketcan: %s: %w", iface, err)
+	}
 	conn, err := socketcan.DialContext(ctx, "can", iface, socketcan.WithReceiveErrorFrames())
 	if err != nil {
 		if ctx.Err() != nil {
@@ -52,6 +61,12 @@ func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 	defer stop()
 	defer conn.Close()
 	s.update(func(st *Status) { st.Open = true })
+	s.bound.Store(int32(ifi.Index))
+	s.counters.Opened(time.Now())
+	defer func() {
+		s.bound.Store(0)
+		s.counters.Closed()
+	}()
 
 	drops := newDropCounter(iface)
 	r := reader{s: s, out: out}

@@ -37,6 +37,18 @@ const (
 	// maxBudgetMiB refuses a budget no board of this kind has (64 GiB):
 	// a typo in MiB, not a plan.
 	maxBudgetMiB = 64 << 10
+	// DefaultSilentAfter is how long a live port may deliver nothing
+	// before it is shown silent. A J1939 or J1708 bus with the ignition
+	// on broadcasts many times a second and a SPAN port filtered to SIP
+	// on a quiet trunk still carries its OPTIONS keep-alives (commonly
+	// every 30 s), so a minute of nothing means the port hears nothing,
+	// not a pause; an agent looking at the last few minutes learns it.
+	DefaultSilentAfter = time.Minute
+	// minSilentAfter is the watchdog's look interval: a shorter allowance
+	// could not be honoured.
+	minSilentAfter = time.Second
+	// maxSilentAfter: past a day, silence is no longer news.
+	maxSilentAfter = 24 * time.Hour
 )
 
 // BoardNone runs without a board: only --source files and [[port]] tables.
@@ -75,6 +87,19 @@ type Config struct {
 
 	// Recorder is the on-disk recorder and evidence (recorder.go).
 	Recorder Recorder `toml:"recorder"`
+}
+
+// SilentAfter is p's silent_after, DefaultSilentAfter when it has none,
+// or an error naming a value that is not a duration from 1s to 24h.
+func SilentAfter(p board.Port) (time.Duration, error) {
+	if p.SilentAfter == "" {
+		return DefaultSilentAfter, nil
+	}
+	d, err := time.ParseDuration(p.SilentAfter)
+	if err != nil || d < minSilentAfter || d > maxSilentAfter {
+		return 0, fmt.Errorf("silent_after %q: want a duration from %v to %v", p.SilentAfter, minSilentAfter, maxSilentAfter)
+	}
+	return d, nil
 }
 
 // Drivers lists the port drivers this build can open from configuration.
@@ -291,6 +316,9 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("port %q: echo_slack_ms %d is negative", p.Name, p.EchoSlackMillis))
 		}
 		if err := checkBitrate(p); err != nil {
+			errs = append(errs, fmt.Errorf("port %q: %w", p.Name, err))
+		}
+		if _, err := SilentAfter(p); err != nil {
 			errs = append(errs, fmt.Errorf("port %q: %w", p.Name, err))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, body string) string {
@@ -54,6 +55,12 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a"}, {Name: "x", Driver: "j1708", Device: "/dev/b"}}
 		}, "named twice"},
 		{"port device", func(c *Config) { c.Ports = []board.Port{{Name: "x", Driver: "j1708"}} }, "no device"},
+		{"silent_after not a duration", func(c *Config) {
+			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a", SilentAfter: "a while"}}
+		}, `port "x": silent_after "a while"`},
+		{"silent_after below the watchdog's look", func(c *Config) {
+			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a", SilentAfter: "500ms"}}
+		}, `silent_after "500ms"`},
 		{"negative cap", func(c *Config) { n := -1; c.MCP.MaxConcurrent = &n }, "mcp.max_concurrent -1"},
 		{"negative rate", func(c *Config) { n := -3; c.MCP.RateLimitPerPeer = &n }, "mcp.rate_limit_per_peer -3"},
 		{"negative budget", func(c *Config) { c.MCP.MaxResponseBytes = -1 }, "mcp.max_response_bytes"},
@@ -142,5 +149,20 @@ func TestProfilePortsValidate(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+func TestSilentAfterDefaultsAndParses(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want time.Duration
+	}{
+		{set: "", want: DefaultSilentAfter},
+		{set: "2m", want: 2 * time.Minute},
+		{set: "1s", want: time.Second},
+	} {
+		if got, err := SilentAfter(board.Port{SilentAfter: tc.set}); err != nil || got != tc.want {
+			t.Errorf("silent_after %q = %v, %v; want %v", tc.set, got, err, tc.want)
+		}
 	}
 }

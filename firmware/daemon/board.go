@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"fieldtap/board"
 	"fieldtap/firmware/config"
@@ -243,12 +244,15 @@ func totalFrames(reg *ports.Registry) uint64 {
 	return n
 }
 
-// skippedPort reports a profile port whose driver this build lacks.
+// skippedPort reports a profile port whose driver this build lacks:
+// ended from start-up.
 func skippedPort(p board.Port) func() ports.Status {
 	s := ports.Status{
 		Name: p.Name, Kind: "unknown", Source: p.Driver + ":" + p.Device,
 		SourceExhausted: true,
 		StoppedEarly:    "skipped: driver " + p.Driver + " is not in this build",
+		State:           ports.StateEnded,
+		StateSince:      timePtr(time.Now()),
 	}
 	return func() ports.Status { return s }
 }

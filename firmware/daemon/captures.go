@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"fieldtap/drivers/filesource"
-	"fieldtap/firmware/supervise"
 	"fieldtap/mcp"
 	"fieldtap/services/ports"
 	"fieldtap/services/sandbox"
@@ -89,7 +88,7 @@ func (o *captureOpener) OpenCapture(ctx context.Context, name string) (ports.Sta
 	if err != nil {
 		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
 	}
-	p, err := newPort(src, o.depth, o.an, supervise.Options{})
+	p, err := newPort(src, o.an, portOptions{depth: o.depth})
 	if err != nil {
 		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
 	}

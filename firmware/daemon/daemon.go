@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/config"
-	"fieldtap/firmware/supervise"
 	"fieldtap/mcp"
 	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
@@ -79,10 +79,14 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	if err != nil {
 		return err
 	}
+	silentAfter := map[string]time.Duration{} // by port name; the default for the others
 	for _, pc := range hw.ports {
 		src, err := openPort(pc)
 		if err != nil {
 			return err
+		}
+		if silentAfter[pc.Name], err = config.SilentAfter(pc); err != nil {
+			return fmt.Errorf("port %s: %w", pc.Name, err)
 		}
 		sources = append(sources, src)
 	}
@@ -140,7 +144,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	var wg sync.WaitGroup
 	var started []*port
 	for _, src := range sources {
-		p, err := newPort(src, cfg.Store.HandoffDepth, an, supervise.Options{})
+		p, err := newPort(src, an, portOptions{depth: cfg.Store.HandoffDepth, silentAfter: silentAfter[src.Name()]})
 		if err != nil {
 			rec.close(log)
 			return fmt.Errorf("port %s: %w", src.Name(), err)
@@ -178,6 +182,9 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	}()
 	for _, p := range started {
 		p.run(portCtx, &wg, log)
+	}
+	if slices.ContainsFunc(started, probed) {
+		wg.Go(func() { watchLinks(portCtx, started, log) })
 	}
 	captures.start(portCtx, &wg)
 

@@ -18,7 +18,6 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/firmware/config"
-	"fieldtap/firmware/supervise"
 	"fieldtap/services/rtp"
 )
 
@@ -70,7 +69,7 @@ func ingest(b *testing.B, src capture.Source) uint64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := newPort(src, cfg.Store.HandoffDepth, an, supervise.Options{})
+	p, err := newPort(src, an, portOptions{depth: cfg.Store.HandoffDepth})
 	if err != nil {
 		b.Fatal(err)
 	}

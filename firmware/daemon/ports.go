@@ -13,15 +13,25 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
 	"fieldtap/services/budget"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
 )
 
+// portOptions say how a port runs.
+type portOptions struct {
+	depth     int               // frames in flight in its hand-off (store.handoff_depth)
+	supervise supervise.Options // its restarts' pacing
+	// silentAfter is how long it may deliver nothing before it is shown
+	// silent; config.DefaultSilentAfter when 0.
+	silentAfter time.Duration
+}
+
 // port is one running capture port: its source and the supervisor that
 // restarts it, its hand-off counters, what consumes its frames and the
-// store that keeps them.
+// store that keeps them, and the watchdog's view of it.
 type port struct {
 	src      capture.Source
 	sup      *supervise.Supervisor
@@ -39,33 +49,50 @@ type port struct {
 	// drained is set once the consumer has taken and released every
 	// frame the source handed off: only then is a finite port exhausted,
 	// so no answer says "whole" while frames still wait in the hand-off.
-	drained atomic.Bool
+	drained   atomic.Bool
+	drainedAt atomic.Int64 // Unix ns, when drained was set
+
+	// live is the port's state (liveness.go); poked asks its watchdog
+	// for a look now.
+	live  *liveness
+	poked chan struct{}
+	// stopAttempt ends the running attempt (nil between attempts), so
+	// the watchdog can restart a port whose device went away.
+	attemptMu   sync.Mutex
+	stopAttempt context.CancelCauseFunc
 }
 
-func newPort(src capture.Source, depth int, an *analysers, so supervise.Options) (*port, error) {
-	sup, err := supervise.New(so)
+func newPort(src capture.Source, an *analysers, o portOptions) (*port, error) {
+	sup, err := supervise.New(o.supervise)
 	if err != nil {
 		return nil, err
+	}
+	if o.silentAfter == 0 {
+		o.silentAfter = config.DefaultSilentAfter
 	}
 	consume, stored, err := an.attach(src.Name(), src.Kind())
 	if err != nil {
 		return nil, err
 	}
 	kind := src.Kind()
-	p := &port{src: src, sup: sup, consume: consume, stored: stored, shared: func() []budget.Use { return an.shared(kind) }}
-	p.handoff = capture.NewHandoff(depth, &p.counters)
+	p := &port{src: src, sup: sup, consume: consume, stored: stored, shared: func() []budget.Use { return an.shared(kind) },
+		live: newLiveness(src.Live(), o.silentAfter, time.Now()), poked: make(chan struct{}, 1)}
+	p.handoff = capture.NewHandoff(o.depth, &p.counters)
 	an.handoffsMu.Lock()
 	an.handoffs[src.Name()] = p.handoff
 	an.handoffsMu.Unlock()
 	return p, nil
 }
 
-// run starts the source under its supervisor, and the consumer that
-// stores its frames. A live source that fails is started again with
-// backoff, the same hand-off carrying on; both goroutines end when ctx
-// does or a finite source is exhausted.
+// run starts the source under its supervisor, the consumer that stores
+// its frames and, for a live source, its watchdog. A live source that
+// fails is started again with backoff, the same hand-off carrying on;
+// the goroutines end when ctx does or a finite source is exhausted.
 func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 	wg.Add(2)
+	if p.src.Live() {
+		wg.Go(func() { p.watch(ctx, log) })
+	}
 	go func() {
 		defer wg.Done()
 		defer p.handoff.Close()
@@ -74,6 +101,7 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 		switch {
 		case err != nil:
 			log.Error("port stopped early", "port", p.src.Name(), "err", err)
+			p.look(log)
 		case !p.src.Live():
 			log.Info("port exhausted", "port", p.src.Name())
 		}
@@ -101,11 +129,13 @@ func (p *port) run(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger) {
 			frames += uint64(len(b.Frames))
 			p.handoff.Release(b)
 		}
+		p.drainedAt.Store(time.Now().UnixNano())
 		p.drained.Store(true)
 		if !p.src.Live() {
 			// Every frame the file held is in the stores: what a batch
 			// run or a benchmark waits for.
 			log.Info("port drained", "port", p.src.Name(), "frames", frames, "seconds", time.Since(start).Seconds())
+			p.look(log)
 		}
 	}()
 }
@@ -126,16 +156,32 @@ func (p *port) record(f capture.Frame) {
 // linkType is a recorded link type as gopacket names it.
 func linkType(l uint16) layers.LinkType { return layers.LinkType(l) }
 
-// attempt is one run of the source (run1). An error no restart can fix
+// attempt is one run of the source (run1), which the watchdog may end
+// when the device it opened goes away. An error no restart can fix
 // stops the supervisor; any other failure of a live port is logged and
-// retried.
+// retried. The port is looked at as the attempt starts and when it
+// fails, so its state follows at once.
 func (p *port) attempt(ctx context.Context, log *slog.Logger) error {
-	err := p.src.Run(ctx, p.handoff)
+	actx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	p.attemptMu.Lock()
+	p.stopAttempt = stop
+	p.attemptMu.Unlock()
+	p.look(log)
+	err := p.src.Run(actx, p.handoff)
+	p.attemptMu.Lock()
+	p.stopAttempt = nil
+	p.attemptMu.Unlock()
+	if ctx.Err() == nil && actx.Err() != nil {
+		err = context.Cause(actx) // the watchdog ended it
+	}
 	if errors.Is(err, capture.ErrUnsupported) {
 		return fmt.Errorf("%w (%w)", err, supervise.ErrPermanent)
 	}
 	if ctx.Err() == nil && p.src.Live() {
+		p.live.fail(p.arrivals()) // the attempt delivers nothing more
 		log.Warn("port failed; restarting", "port", p.src.Name(), "err", err, "restarts", p.sup.Status().Restarts)
+		p.look(log)
 	}
 	return err
 }
@@ -160,6 +206,7 @@ func (p *port) status() ports.Status {
 	if stopped == "" {
 		stopped = sup.Stopped
 	}
+	state, since := p.live.current()
 	return ports.Status{
 		Recorder:       rec,
 		RecorderReason: p.recWhy,
@@ -167,7 +214,6 @@ func (p *port) status() ports.Status {
 		Kind:           string(p.src.Kind()),
 		Source:         p.src.Origin(),
 		Live:           p.src.Live(),
-		State:          p.state(s.Exhausted),
 		Frames:         h.Frames,
 		Bytes:          h.Bytes,
 		Drops:          drops,
@@ -182,18 +228,23 @@ func (p *port) status() ports.Status {
 		Restarts:        sup.Restarts,
 		LastError:       sup.LastError,
 		LastErrorTime:   timePtr(sup.LastAt),
+		State:           state,
+		StateSince:      timePtr(since),
 		Store:           p.stored(),
 		Shared:          p.shared(),
 	}
 }
 
-// failedPort reports a capture file that could not be opened at all.
+// failedPort reports a capture file that could not be opened at all:
+// ended when it failed.
 func failedPort(name, path string, err error) func() ports.Status {
 	s := ports.Status{
 		Name: name, Kind: "unknown", Source: "file:" + path,
 		Errors:          map[string]uint64{"open": 1},
 		SourceExhausted: true,
 		StoppedEarly:    err.Error(),
+		State:           ports.StateEnded,
+		StateSince:      timePtr(time.Now()),
 	}
 	return func() ports.Status { return s }
 }
@@ -217,13 +268,4 @@ func losses(logs ...[]capture.Loss) []ports.Loss {
 	}
 	slices.SortStableFunc(out, func(a, b ports.Loss) int { return a.At.Compare(b.At) })
 	return out
-}
-
-// state is the port's state: ended once a finite source delivered all it
-// will, capturing before.
-func (p *port) state(exhausted bool) string {
-	if exhausted {
-		return ports.StateEnded
-	}
-	return ports.StateCapturing
 }

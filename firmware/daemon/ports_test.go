@@ -14,6 +14,7 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
 	"fieldtap/services/budget"
+	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 )
 
@@ -50,7 +51,7 @@ func TestUndecodableCANFrameIsCounted(t *testing.T) {
 		{Time: time.Unix(1, 0), Link: wire.LinkCANSocketCAN, Data: good},
 		{Time: time.Unix(2, 0), Link: wire.LinkCANSocketCAN, Data: bad},
 	}}
-	p, err := newPort(src, 8, an, supervise.Options{})
+	p, err := newPort(src, an, portOptions{depth: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +118,7 @@ func TestExhaustedOnlyOnceConsumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &port{src: src, sup: sup, stored: func() budget.Use { return budget.Use{} }, shared: func() []budget.Use { return nil },
+		live: newLiveness(false, time.Minute, time.Now()), poked: make(chan struct{}, 1),
 		consume: func(frames []capture.Frame) int {
 			<-release
 			consumed += len(frames)
@@ -130,13 +132,13 @@ func TestExhaustedOnlyOnceConsumed(t *testing.T) {
 			t.Fatal("the source never finished")
 		}
 	}
-	if p.status().SourceExhausted {
-		t.Fatal("exhausted while every frame still waits in the hand-off")
+	if st := p.status(); st.SourceExhausted || st.State != ports.StateCapturing {
+		t.Fatalf("exhausted %v, state %s while every frame still waits in the hand-off", st.SourceExhausted, st.State)
 	}
 	close(release)
 	wg.Wait()
-	if st := p.status(); !st.SourceExhausted || consumed != 5 {
-		t.Errorf("exhausted %v after %d of 5 frames consumed", st.SourceExhausted, consumed)
+	if st := p.status(); !st.SourceExhausted || consumed != 5 || st.State != ports.StateEnded || st.StateSince == nil {
+		t.Errorf("exhausted %v, state %s since %v after %d of 5 frames consumed; want exhausted and ended", st.SourceExhausted, st.State, st.StateSince, consumed)
 	}
 }
 
@@ -173,7 +175,7 @@ func (s *flakySource) Run(ctx context.Context, out *capture.Handoff) error {
 func TestFailedLivePortIsRestartedAndCounted(t *testing.T) {
 	src := &flakySource{fails: 2, running: make(chan struct{})}
 	an := testAnalysers(t, rtp.Options{}, src)
-	p, err := newPort(src, 8, an, supervise.Options{MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	p, err := newPort(src, an, portOptions{depth: 8, supervise: supervise.Options{MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,12 +69,13 @@ type Status struct {
 	Stopped string
 }
 
-// Supervisor runs one part. It is safe for concurrent use: Status may be
-// read while Run runs.
+// Supervisor runs one part. It is safe for concurrent use: Status and
+// Wake may be called while Run runs.
 type Supervisor struct {
-	o  Options
-	mu sync.Mutex
-	st Status
+	o    Options
+	wake chan struct{} // one pending Wake; it cuts the next backoff short
+	mu   sync.Mutex
+	st   Status
 }
 
 // New checks o once and returns a Supervisor.
@@ -82,7 +83,21 @@ func New(o Options) (*Supervisor, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	return &Supervisor{o: o}, nil
+	return &Supervisor{o: o, wake: make(chan struct{}, 1)}, nil
+}
+
+// Wake ends the backoff under way, or the next one if an attempt is
+// running, so the next attempt starts at once: the part's device is
+// back (an interface reappeared, a tty node was made again) and waiting
+// out a backoff of up to MaxBackoff would only lose traffic. Wakes
+// given before an attempt starts are forgotten, so a stale one never
+// skips the backoff after a failure it did not foresee. The backoff
+// itself is not reset: an attempt that fails again waits longer.
+func (s *Supervisor) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Status returns a copy of the counters.
@@ -102,6 +117,10 @@ func (s *Supervisor) Run(ctx context.Context, restart bool, run1 func(context.Co
 	var backoff time.Duration
 	for {
 		start := time.Now()
+		select {
+		case <-s.wake:
+		default:
+		}
 		s.update(func(st *Status) {
 			if st.Attempts > 0 {
 				st.Restarts++
@@ -130,6 +149,8 @@ func (s *Supervisor) Run(ctx context.Context, restart bool, run1 func(context.Co
 			t.Stop()
 			return nil
 		case <-t.C:
+		case <-s.wake:
+			t.Stop()
 		}
 	}
 }

@@ -116,3 +116,63 @@ func TestOptionsChecked(t *testing.T) {
 		t.Errorf("defaults: %+v, %v", s.o, err)
 	}
 }
+
+// slow waits an hour between attempts: a test that gets a second attempt
+// got it from Wake.
+var slow = Options{MinBackoff: time.Hour, MaxBackoff: time.Hour, Healthy: time.Hour}
+
+// TestWakeCutsTheBackoffShort: a wake given while an attempt fails (the
+// device came back meanwhile) ends the hour's backoff after it.
+func TestWakeCutsTheBackoffShort(t *testing.T) {
+	s, _ := New(slow)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	failing := make(chan struct{})
+	second := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		n := 0
+		done <- s.Run(ctx, true, func(ctx context.Context) error {
+			n++
+			if n == 1 {
+				close(failing)
+				return errors.New("open eth1: no such device")
+			}
+			close(second)
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	<-failing
+	s.Wake()
+	select {
+	case <-second:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Wake did not end the hour's backoff: %+v", s.Status())
+	}
+	if st := s.Status(); st.Restarts != 1 || !strings.Contains(st.LastError, "no such device") {
+		t.Errorf("status %+v, want the woken attempt counted as a restart after the failure", st)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after cancel = %v", err)
+	}
+}
+
+// TestAWakeBeforeAnAttemptIsForgotten: a wake left over from before an
+// attempt does not skip the backoff after that attempt fails.
+func TestAWakeBeforeAnAttemptIsForgotten(t *testing.T) {
+	s, _ := New(slow)
+	s.Wake() // given before Run: no attempt, no backoff
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pending := make(chan int, 1)
+	go s.Run(ctx, true, func(ctx context.Context) error {
+		pending <- len(s.wake)
+		<-ctx.Done()
+		return nil
+	})
+	if n := <-pending; n != 0 {
+		t.Errorf("%d wakes pending when the attempt started: a stale wake would skip the next backoff", n)
+	}
+}

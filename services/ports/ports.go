@@ -15,15 +15,10 @@ import (
 
 // Status is one port's state as capture_status reports it.
 type Status struct {
-	Name   string `json:"name"`
-	Kind   string `json:"kind"`   // ethernet, can, j1708, or unknown for a file that could not be opened
-	Source string `json:"source"` // where frames come from: file:PATH, sim:NAME, afpacket:IF …
-	Live   bool   `json:"live"`
-	// State is capturing, silent, down, gone, restarting or ended
-	// (services/coverage names them), since StateSince.
-	State      string     `json:"state"`
-	StateSince *time.Time `json:"state_since"`
-
+	Name   string            `json:"name"`
+	Kind   string            `json:"kind"`   // ethernet, can, j1708, or unknown for a file that could not be opened
+	Source string            `json:"source"` // where frames come from: file:PATH, sim:NAME, afpacket:IF …
+	Live   bool              `json:"live"`
 	Frames uint64            `json:"frames"`
 	Bytes  uint64            `json:"bytes"`
 	Drops  map[string]uint64 `json:"drops"`  // by cause; frames lost before any analyser saw them
@@ -47,6 +42,13 @@ type Status struct {
 	LastError     string     `json:"last_error,omitempty"`
 	LastErrorTime *time.Time `json:"last_error_time,omitempty"`
 
+	// State is what the port is doing now, one of the State… names, and
+	// StateSince when it began (null when unknown). For StateSilent it
+	// is when the last frame arrived, so "silent since" is the time from
+	// which nothing came.
+	State      string     `json:"state"`
+	StateSince *time.Time `json:"state_since"`
+
 	// Store is the port's own store (raw frames, CAN frames, J1708
 	// messages): its share of the memory budget, what it holds, what it
 	// evicted. Shared lists the stores the port feeds with the other ports
@@ -67,16 +69,6 @@ type Status struct {
 	Losses []Loss `json:"-"`
 }
 
-// Port states, as capture_status reports them.
-const (
-	StateCapturing  = "capturing"  // frames arriving, or up and within its silence allowance
-	StateSilent     = "silent"     // link up, nothing for longer than the allowance
-	StateDown       = "down"       // the link or the medium is down
-	StateGone       = "gone"       // the interface or device disappeared
-	StateRestarting = "restarting" // the supervisor is waiting to open it again
-	StateEnded      = "ended"      // a finite source delivered everything
-)
-
 // Loss is n frames lost for one cause in the second that starts At, by
 // the port's capture clock.
 type Loss struct {
@@ -84,6 +76,36 @@ type Loss struct {
 	Cause string
 	N     uint64
 }
+
+// Port states (Status.State). A live port is watched: its device is
+// looked at every second and whenever the kernel announces a link
+// change, and what it delivers is counted.
+const (
+	// StateCapturing: frames are arriving, or a live port is open with
+	// its link up and has been quiet for less than its silent_after; a
+	// finite source (a file, the sim board at max speed) is delivering.
+	StateCapturing = "capturing"
+	// StateSilent: a live port is open, its link up, and nothing arrived
+	// for silent_after or longer. A quiet mirror port or a parked
+	// truck's bus is silent, not broken: it is not restarted for that.
+	StateSilent = "silent"
+	// StateDown: the device is there but its link is down or has no
+	// carrier (a SPAN cable pulled at the switch, a CAN controller
+	// bus-off, an interface set down).
+	StateDown = "down"
+	// StateGone: the device disappeared (a USB adapter unplugged), or
+	// came back as another one the open port never sees (a new interface
+	// index); the port is restarted and opens it once it is there.
+	StateGone = "gone"
+	// StateRestarting: the port failed and its supervisor waits out the
+	// backoff, or is opening it again.
+	StateRestarting = "restarting"
+	// StateEnded: a finite source delivered everything it will and the
+	// analysers consumed it (see SourceExhausted), or a port that can
+	// never run here (its driver not in this build, AF_PACKET off
+	// Linux); StoppedEarly says why.
+	StateEnded = "ended"
+)
 
 // Registry lists the ports in the order they were added, the board's
 // bring-up outcomes and arm input (board.go), and the memory budget.

@@ -86,14 +86,24 @@ func spanNetwork(t *testing.T) (box, peer, dev string) {
 	sh(t, "ip", "netns", "add", peer)
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", peer).Run() })
 	// Deleting a namespace deletes the veth end in it, and with it the pair.
+	for _, ns := range []string{box, peer} {
+		sh(t, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+		sh(t, "ip", "-n", ns, "link", "set", "lo", "up")
+	}
+	spanVeth(t, box, peer, dev, peerDev)
+	return box, peer, dev
+}
+
+// spanVeth joins box and peer with a veth pair, dev on the box's side,
+// addressed and up: what spanNetwork builds, and what a test that
+// unplugs the pair plugs in again.
+func spanVeth(t *testing.T, box, peer, dev, peerDev string) {
+	t.Helper()
 	sh(t, "ip", "link", "add", dev, "netns", box, "type", "veth", "peer", "name", peerDev, "netns", peer)
 	for _, side := range []struct{ ns, dev, addr string }{{box, dev, spanBoxAddr}, {peer, peerDev, spanPeerAddr}} {
-		sh(t, "ip", "netns", "exec", side.ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
 		sh(t, "ip", "-n", side.ns, "addr", "add", side.addr+spanPrefix, "dev", side.dev)
 		sh(t, "ip", "-n", side.ns, "link", "set", side.dev, "up")
-		sh(t, "ip", "-n", side.ns, "link", "set", "lo", "up")
 	}
-	return box, peer, dev
 }
 
 // udpIn opens a UDP socket bound in namespace ns, from a locked OS thread

@@ -60,6 +60,8 @@ type portStatus struct {
 	StoppedEarly    string            `json:"stopped_early"`
 	Restarts        uint64            `json:"restarts"`
 	LastError       string            `json:"last_error"`
+	State           string            `json:"state"`
+	StateSince      *time.Time        `json:"state_since"`
 }
 
 type envelope struct {

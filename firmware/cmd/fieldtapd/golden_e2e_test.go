@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -167,18 +168,22 @@ func captureIdentity(v any) string {
 }
 
 // volatileKeys hold values that differ between two runs of the same
-// capture: how long a wait took by the box's clock.
-var volatileKeys = map[string]bool{"waited_ms": true}
+// capture: how long a wait took and when a port entered its state, by
+// the box's clock (capture_status's state_since, the coverage block's
+// ports' since).
+var volatileKeys = map[string]bool{"waited_ms": true, "state_since": true}
 
 // normaliseValue replaces the run's identity with <run>, a cursor with
 // its decoded text (which names the run), and volatile values with
-// <volatile>.
+// <volatile>; a schema property of the same name (an object) is kept.
 func normaliseValue(v any, run string) any {
 	switch x := v.(type) {
 	case map[string]any:
+		_, isCoveragePort := x["restarts"]
 		for k, e := range x {
+			_, isObject := e.(map[string]any)
 			switch {
-			case volatileKeys[k]:
+			case (volatileKeys[k] || (isCoveragePort && k == "since")) && !isObject && e != nil:
 				x[k] = "<volatile>"
 			case strings.HasSuffix(k, "cursor"):
 				x[k] = decodeCursor(e, run)
@@ -192,11 +197,20 @@ func normaliseValue(v any, run string) any {
 		}
 	case string:
 		if run != "" {
-			return strings.ReplaceAll(x, run, "<run>")
+			x = strings.ReplaceAll(x, run, "<run>")
 		}
+		if strings.HasPrefix(x, "{") {
+			// An answer carried as text (a resource's contents): its
+			// volatile times are replaced where they stand.
+			x = volatileInText.ReplaceAllString(x, `"$1":"<volatile>"`)
+		}
+		return x
 	}
 	return v
 }
+
+// volatileInText finds the volatile times inside JSON carried as text.
+var volatileInText = regexp.MustCompile(`"(state_since|since)":"[^"]*"`)
 
 // decodeCursor shows an opaque cursor as the text it encodes, with the
 // run's identity replaced, so two runs write the same transcript and a
