@@ -221,8 +221,8 @@ func segmentRowOf(s recorder.SegmentInfo) segmentRow {
 // read are recorder.MaxScanBytes at most, in MiB so the schema's range
 // stays readable.
 const (
-	findDefaultScanMiB = recorder.DefaultScanBytes >> 20
-	findMaxScanMiB     = recorder.MaxScanBytes >> 20
+	findDefaultScanMiB = int(recorder.DefaultScanBytes >> 20)
+	findMaxScanMiB     = int(recorder.MaxScanBytes >> 20)
 	// findMaxContains bounds the byte pattern: a longer one is a frame,
 	// not a search key.
 	findMaxContains = 64
@@ -238,7 +238,7 @@ func (maxHitsArg) argSchema() *jsonschema.Schema {
 type scanMiBArg int
 
 func (scanMiBArg) argSchema() *jsonschema.Schema {
-	return withDefault(intSchema(fmt.Sprintf("most MiB read, 1 to %d (default %d)", findMaxScanMiB, findDefaultScanMiB), 1, findMaxScanMiB), findDefaultScanMiB)
+	return withDefault(intSchema(fmt.Sprintf("most MiB read, 1 to %d (default %d)", findMaxScanMiB, findDefaultScanMiB), 1, float64(findMaxScanMiB)), findDefaultScanMiB)
 }
 
 type l4PortArg int

@@ -14,10 +14,11 @@ import (
 )
 
 // Scan bounds: a search reads at most MaxScanBytes of segments, so one
-// call cannot keep a small board's disk busy for minutes.
+// call cannot keep a small board's disk busy for minutes. Typed int64,
+// as Query.MaxBytes: 4 GiB passes a 32-bit int (the armv7 boards).
 const (
-	DefaultScanBytes = 256 << 20
-	MaxScanBytes     = 4 << 30
+	DefaultScanBytes int64 = 256 << 20
+	MaxScanBytes     int64 = 4 << 30
 	// progressEvery is how many bytes a scan reads between progress calls.
 	progressEvery = 1 << 20
 	// ctxEvery is how many blocks a scan reads between context checks.
