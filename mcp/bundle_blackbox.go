@@ -302,7 +302,7 @@ type findOut struct {
 	Hits []recorder.Hit `json:"hits" jsonschema:"matching frames: segment and block offset, port, link type, time, lengths, the first 64 bytes in hex"`
 	// Truncated: max_hits were found and the search stopped.
 	Truncated bool               `json:"truncated" jsonschema:"max_hits reached: later frames may match too"`
-	Scan      recorder.ScanStats `json:"scan" jsonschema:"segments and bytes read, frames read, cut (max_scan_mib ended it at cut_at), segments the quota deleted meanwhile, corrupt segments"`
+	Scan      recorder.ScanStats `json:"scan" jsonschema:"segments and bytes read, frames read, matched (frames that met the criteria), cut (max_scan_mib ended it at cut_at), segments the quota deleted meanwhile, corrupt segments"`
 }
 
 // match parses the criteria; no criterion matches every frame.

@@ -478,19 +478,22 @@ func TestFind(t *testing.T) {
 	record(r, all)
 	r.Flush()
 	q := Query{From: t0, To: t0.Add(time.Hour)}
+	// matched counts matches, not frames read (300 every time), and
+	// the first match past the limit where the search stopped.
 	cases := []struct {
-		name  string
-		m     Match
-		limit int
-		want  int
-		trunc bool
+		name    string
+		m       Match
+		limit   int
+		want    int
+		trunc   bool
+		matched uint64
 	}{
-		{name: "CAN id", m: Match{HasCAN: true, CANID: 0x18FEF100 | wire.CANEFF}, want: 100},
-		{name: "CAN id under a mask", m: Match{HasCAN: true, CANID: 0x00FEF100, CANMask: 0x00FFFF00}, want: 100},
-		{name: "other CAN id", m: Match{HasCAN: true, CANID: 0x18FEF200 | wire.CANEFF}, want: 0},
-		{name: "J1708 MID", m: Match{HasMID: true, MID: 128}, want: 100},
-		{name: "bytes", m: Match{Contains: []byte{0, 42}}, limit: 5, want: 1}, // span0 frame 42's counter
-		{name: "limit", m: Match{HasMID: true, MID: 128}, limit: 10, want: 10, trunc: true},
+		{name: "CAN id", m: Match{HasCAN: true, CANID: 0x18FEF100 | wire.CANEFF}, want: 100, matched: 100},
+		{name: "CAN id under a mask", m: Match{HasCAN: true, CANID: 0x00FEF100, CANMask: 0x00FFFF00}, want: 100, matched: 100},
+		{name: "other CAN id", m: Match{HasCAN: true, CANID: 0x18FEF200 | wire.CANEFF}, want: 0, matched: 0},
+		{name: "J1708 MID", m: Match{HasMID: true, MID: 128}, want: 100, matched: 100},
+		{name: "bytes", m: Match{Contains: []byte{0, 42}}, limit: 5, want: 1, matched: 1}, // span0 frame 42's counter
+		{name: "limit", m: Match{HasMID: true, MID: 128}, limit: 10, want: 10, trunc: true, matched: 11},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -500,6 +503,9 @@ func TestFind(t *testing.T) {
 			}
 			if len(f.Hits) != tc.want || f.Truncated != tc.trunc {
 				t.Errorf("%d hits (truncated %v), want %d (%v)", len(f.Hits), f.Truncated, tc.want, tc.trunc)
+			}
+			if f.Scan.Matched != tc.matched {
+				t.Errorf("scan.matched %d (%d frames read), want %d", f.Scan.Matched, f.Scan.Frames, tc.matched)
 			}
 		})
 	}
