@@ -28,7 +28,26 @@ type Broker struct {
 	dir  string
 	Port int
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	log  *syncBuffer
+}
+
+// syncBuffer is the broker's stderr: exec's copying goroutine writes it
+// while the test may read it (Log, a failure message).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Start runs mosquitto on 127.0.0.1 at a free port with persistence in
@@ -76,7 +95,7 @@ func (b *Broker) Restart() {
 	if err != nil {
 		bin = "/usr/sbin/mosquitto"
 	}
-	b.log = &bytes.Buffer{}
+	b.log = &syncBuffer{}
 	b.cmd = exec.Command(bin, "-c", filepath.Join(b.dir, "mosquitto.conf"))
 	b.cmd.Stderr = b.log
 	if err := b.cmd.Start(); err != nil {
