@@ -15,7 +15,7 @@ import (
 
 // Scan bounds: a search reads at most MaxScanBytes of segments, so one
 // call cannot keep a small board's disk busy for minutes. Typed int64,
-// as Query.MaxBytes: 4 GiB passes a 32-bit int (the armv7 boards).
+// as Query.MaxBytes: 4 GiB does not fit a 32-bit int (the armv7 boards).
 const (
 	DefaultScanBytes int64 = 256 << 20
 	MaxScanBytes     int64 = 4 << 30
