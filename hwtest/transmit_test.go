@@ -310,10 +310,12 @@ func waitButton(t *testing.T, ctx context.Context, cs *sdk.ClientSession) button
 // whole code (fb.BlinkSteps), and decodes it.
 func (b *board) readBlinks(t *testing.T) []int {
 	t.Helper()
-	statusLED := fb.Line{}
-	if prof, err := fb.Load("qemu-virt"); err != nil {
+	prof, err := fb.Load("qemu-virt")
+	if err != nil {
 		t.Fatal(err)
-	} else if statusLED, err = fb.ParseLine(prof.GPIO.StatusLED); err != nil {
+	}
+	statusLED, err := fb.ParseLine(prof.GPIO.StatusLED)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var runs []ledRun

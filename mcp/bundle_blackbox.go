@@ -222,8 +222,8 @@ func segmentRowOf(s recorder.SegmentInfo) segmentRow {
 // read are recorder.MaxScanBytes at most, in MiB so the schema's range
 // stays readable.
 const (
-	findDefaultScanMiB = recorder.DefaultScanBytes >> 20
-	findMaxScanMiB     = recorder.MaxScanBytes >> 20
+	findDefaultScanMiB = int(recorder.DefaultScanBytes >> 20)
+	findMaxScanMiB     = int(recorder.MaxScanBytes >> 20)
 	// findMaxContains bounds the byte pattern: a longer one is a frame,
 	// not a search key.
 	findMaxContains = 64
@@ -239,7 +239,7 @@ func (maxHitsArg) argSchema() *jsonschema.Schema {
 type scanMiBArg int
 
 func (scanMiBArg) argSchema() *jsonschema.Schema {
-	return withDefault(intSchema(fmt.Sprintf("most MiB read, 1 to %d (default %d)", findMaxScanMiB, findDefaultScanMiB), 1, findMaxScanMiB), findDefaultScanMiB)
+	return withDefault(intSchema(fmt.Sprintf("most MiB read, 1 to %d (default %d)", findMaxScanMiB, findDefaultScanMiB), 1, float64(findMaxScanMiB)), findDefaultScanMiB)
 }
 
 type l4PortArg int
@@ -303,7 +303,7 @@ type findOut struct {
 	Hits []recorder.Hit `json:"hits" jsonschema:"matching frames: segment and block offset, port, link type, time, lengths, the first 64 bytes in hex"`
 	// Truncated: max_hits were found and the search stopped.
 	Truncated bool               `json:"truncated" jsonschema:"max_hits reached: later frames may match too"`
-	Scan      recorder.ScanStats `json:"scan" jsonschema:"segments and bytes read, frames read, cut (max_scan_mib ended it at cut_at), segments the quota deleted meanwhile, corrupt segments"`
+	Scan      recorder.ScanStats `json:"scan" jsonschema:"segments and bytes read, frames read, matched (frames that met the criteria), cut (max_scan_mib ended it at cut_at), segments the quota deleted meanwhile, corrupt segments"`
 }
 
 // match parses the criteria; no criterion matches every frame.

@@ -233,6 +233,15 @@ func TestFindInCaptures(t *testing.T) {
 			if hits := d["hits"].([]any); len(hits) != tc.hits || d["truncated"] != tc.trunc {
 				t.Errorf("%d hits (truncated %v), want %d (%v)", len(hits), d["truncated"], tc.hits, tc.trunc)
 			}
+			// matched counts matches (and the one past max_hits where a
+			// truncated search stopped), never the frames read.
+			wantMatched := float64(tc.hits)
+			if tc.trunc {
+				wantMatched++
+			}
+			if sc := d["scan"].(map[string]any); sc["matched"] != wantMatched {
+				t.Errorf("scan.matched %v of %v frames read, want %v", sc["matched"], sc["frames"], wantMatched)
+			}
 			if tc.trunc && len(env["warnings"].([]any)) == 0 {
 				t.Error("truncated without a warning")
 			}

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the box still honours logging/setLevel and sends notifications/message (docs/mcp-protocol.md, Logging) to clients of the protocol versions before 2026-07-28; this file is such a client, and the go-sdk's logging API it must use is deprecated with the feature.
+
 package mcp
 
 import (

@@ -213,7 +213,9 @@ func TestEveryFrameCapturedOrCounted(t *testing.T) {
 		}
 	}()
 	const udpPayload = 14 + 20 + 8
-	got, batches := 0, 0
+	// got is read while the consumer counts; batches and bad once it ended.
+	var got atomic.Uint64
+	batches := 0
 	bad := ""
 	consumed := make(chan struct{})
 	go func() {
@@ -229,7 +231,7 @@ func TestEveryFrameCapturedOrCounted(t *testing.T) {
 				if !bytes.HasPrefix(p, []byte("OPTIONS sip:x SIP/2.0 #")) || len(p) != 63 {
 					bad = fmt.Sprintf("%q", p)
 				}
-				got++
+				got.Add(1)
 			}
 			time.Sleep(time.Millisecond) // hold the block a while
 			h.Release(b)
@@ -264,7 +266,7 @@ func TestEveryFrameCapturedOrCounted(t *testing.T) {
 	// blocks to retire and be read, then stop.
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if uint64(got)+s.Stats().Drops[capture.DropKernel] >= 2*sent {
+		if got.Load()+s.Stats().Drops[capture.DropKernel] >= 2*sent {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -279,13 +281,14 @@ func TestEveryFrameCapturedOrCounted(t *testing.T) {
 	if bad != "" {
 		t.Errorf("a frame showed %s: its block was reused while the consumer held it", bad)
 	}
-	if uint64(got)+drops != 2*sent {
-		t.Errorf("kernel saw %d frames; captured %d + kernel drops %d = %d", 2*sent, got, drops, uint64(got)+drops)
+	captured := got.Load()
+	if captured+drops != 2*sent {
+		t.Errorf("kernel saw %d frames; captured %d + kernel drops %d = %d", 2*sent, captured, drops, captured+drops)
 	}
-	if batches >= got {
-		t.Errorf("%d frames came in %d batches: want whole blocks per batch", got, batches)
+	if uint64(batches) >= captured {
+		t.Errorf("%d frames came in %d batches: want whole blocks per batch", captured, batches)
 	}
-	t.Logf("%d frames: %d captured in %d batches, %d kernel drops", 2*sent, got, batches, drops)
+	t.Logf("%d frames: %d captured in %d batches, %d kernel drops", 2*sent, captured, batches, drops)
 }
 
 // rawSender writes Ethernet frames out of interface dev of the calling

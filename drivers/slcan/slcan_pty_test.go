@@ -71,9 +71,7 @@ func ptyScenario() (lines []string, frames []wireFrame, errs map[string]uint64) 
 			lines = append(lines, garbage[i])
 		}
 	}
-	for _, g := range garbage[min(len(frames), len(garbage)):] {
-		lines = append(lines, g)
-	}
+	lines = append(lines, garbage[min(len(frames), len(garbage)):]...)
 	return lines, frames, errs
 }
 

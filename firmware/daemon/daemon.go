@@ -235,7 +235,7 @@ func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logge
 	// no record is written to a closed file.
 	defer func() { stopTx(); txWG.Wait(); closeTx() }()
 	deps.Transmit = tx
-	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, tx, outcomes, hepExp, &fleetWG, log); err != nil {
+	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, rec, tx, outcomes, hepExp, &fleetWG, log); err != nil {
 		return err
 	}
 	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit, Counts: access.counts, Logs: boxLog})

@@ -184,11 +184,14 @@ func serveStatus(ctx context.Context, c config.Config, tokens *auth.Tokens, gadg
 }
 
 // startPage wires the status page, /metrics and the MQTT exporter to
-// the stores; started is when the box came up.
+// the stores and the recorder; started is when the box came up.
 func startPage(ctx context.Context, cfg config.Config, version string, access mcpAccess, hw hardware, reg *ports.Registry, an *analysers,
-	tx *transmit.Service, outcomes *metrics.TransmitCounter, hepExp *hep.Exporter, wg *sync.WaitGroup, log *slog.Logger) error {
+	rec *recording, tx *transmit.Service, outcomes *metrics.TransmitCounter, hepExp *hep.Exporter, wg *sync.WaitGroup, log *slog.Logger) error {
 	src := statuspage.Sources{Version: version, Board: cfg.Board, Started: time.Now(), Ports: reg, ArmedLED: hw.led.state,
-		Transmit: tx, CAN: an.can, J1939: an.j1939, J1587: an.j1587, Calls: an.sip, Media: an.media}
+		Transmit: tx, CAN: an.can, J1939: an.j1939, J1587: an.j1587, Calls: an.sip, Media: an.media, NoRecorder: rec.why}
+	if rec.rec != nil { // a nil *Recorder in the interface would not read as none
+		src.Recorder = rec.rec
+	}
 	pub, err := startMQTT(ctx, cfg.MQTT, cfg.Board, version, src, an, wg, log)
 	if err != nil {
 		return err

@@ -63,14 +63,6 @@ func (b *batch) note(st *portRec, link uint16, t time.Time, n int) {
 	p.links = append(p.links, link)
 }
 
-func (b *batch) frames() uint64 {
-	var n uint64
-	for _, p := range b.ports {
-		n += p.frames
-	}
-	return n
-}
-
 // fold adds the batch's frames to x.
 func (b *batch) fold(x *Index) {
 	for _, p := range b.ports {

@@ -95,8 +95,9 @@ type Hit struct {
 // Found is Find's answer.
 type Found struct {
 	Hits []Hit `json:"hits"`
-	// Truncated is true when limit hits were found and the search
-	// stopped: later frames may match too.
+	// Truncated is true when a match past limit was found and the
+	// search stopped at it (Scan.Matched is then limit+1): later frames
+	// may match too.
 	Truncated bool      `json:"truncated"`
 	Scan      ScanStats `json:"scan"`
 }
@@ -114,10 +115,7 @@ func (r *Recorder) Find(ctx context.Context, q Query, m Match, limit int) (Found
 		return Found{}, err
 	}
 	out := Found{Hits: []Hit{}}
-	st, err := r.Scan(ctx, q, func(f *Frame) error {
-		if !m.matches(f) {
-			return nil
-		}
+	st, err := r.scan(ctx, q, m.matches, func(f *Frame) error {
 		if len(out.Hits) == limit {
 			out.Truncated = true
 			return ErrStop

@@ -105,7 +105,7 @@ func (o Options) withDefaults() (Options, error) {
 func (o Options) check() error {
 	var errs []error
 	if !prefixRE.MatchString(o.Prefix) {
-		errs = append(errs, fmt.Errorf("prefix %q: want 1 to 32 letters, digits, - or .", o.Prefix))
+		errs = append(errs, fmt.Errorf("prefix %q: want 1 to 32 of letters, digits, '-' and '.'", o.Prefix))
 	}
 	if o.SegmentBytes < MinSegmentBytes || o.SegmentBytes > MaxSegmentBytes {
 		errs = append(errs, fmt.Errorf("segment bytes %d: want %d to %d", o.SegmentBytes, MinSegmentBytes, MaxSegmentBytes))

@@ -14,10 +14,11 @@ import (
 )
 
 // Scan bounds: a search reads at most MaxScanBytes of segments, so one
-// call cannot keep a small board's disk busy for minutes.
+// call cannot keep a small board's disk busy for minutes. Typed int64,
+// as Query.MaxBytes: 4 GiB does not fit a 32-bit int (the armv7 boards).
 const (
-	DefaultScanBytes = 256 << 20
-	MaxScanBytes     = 4 << 30
+	DefaultScanBytes int64 = 256 << 20
+	MaxScanBytes     int64 = 4 << 30
 	// progressEvery is how many bytes a scan reads between progress calls.
 	progressEvery = 1 << 20
 	// ctxEvery is how many blocks a scan reads between context checks.
@@ -62,7 +63,9 @@ type Progress struct {
 // ScanStats says what a scan read and where it stopped short.
 type ScanStats struct {
 	Progress
-	Matched uint64 `json:"matched"` // frames given to the callback
+	// Matched counts the frames read that met the query (its window and
+	// ports; Find's criteria too), each given to the callback.
+	Matched uint64 `json:"matched"`
 	// Cut is true when MaxBytes ended the scan; frames from CutAt on were
 	// not read.
 	Cut   bool       `json:"cut"`
@@ -122,6 +125,12 @@ type span struct {
 // q.MaxBytes (ScanStats.Cut), when ctx ends (ctx's error) or when fn
 // returns an error (ErrStop: no error).
 func (r *Recorder) Scan(ctx context.Context, q Query, fn func(*Frame) error) (ScanStats, error) {
+	return r.scan(ctx, q, nil, fn)
+}
+
+// scan is Scan giving fn only the frames that also pass also (Find's
+// criteria), so ScanStats.Matched counts what matched, not what was read.
+func (r *Recorder) scan(ctx context.Context, q Query, also func(*Frame) bool, fn func(*Frame) error) (ScanStats, error) {
 	q, err := q.check()
 	if err != nil {
 		return ScanStats{}, err
@@ -135,7 +144,8 @@ func (r *Recorder) Scan(ctx context.Context, q Query, fn func(*Frame) error) (Sc
 		spans = append(spans, span{v: v, start: start, end: end, ifs: ifs})
 	}
 	match := func(f *Frame) bool {
-		return !f.Time.Before(q.From) && f.Time.Before(q.To) && (len(q.Ports) == 0 || slices.Contains(q.Ports, f.Port))
+		return !f.Time.Before(q.From) && f.Time.Before(q.To) && (len(q.Ports) == 0 || slices.Contains(q.Ports, f.Port)) &&
+			(also == nil || also(f))
 	}
 	return r.read(ctx, spans, q.MaxBytes, q.Progress, match, fn)
 }

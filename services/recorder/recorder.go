@@ -305,7 +305,7 @@ func (r *Recorder) openSegment(now time.Time, ifaces []ifKey) error {
 		idx.Interfaces = append(idx.Interfaces, IfaceIndex{Port: k.port, Link: k.link, Offset: int64(len(head))})
 		head = pcapng.AppendIDB(head, describe(k))
 	}
-	if _, err := f.Write(head); err == nil {
+	if _, err = f.Write(head); err == nil {
 		err = fdatasync(f)
 	}
 	if err == nil {

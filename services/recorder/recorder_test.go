@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -476,19 +478,22 @@ func TestFind(t *testing.T) {
 	record(r, all)
 	r.Flush()
 	q := Query{From: t0, To: t0.Add(time.Hour)}
+	// matched counts matches, not frames read (300 every time), and
+	// the first match past the limit where the search stopped.
 	cases := []struct {
-		name  string
-		m     Match
-		limit int
-		want  int
-		trunc bool
+		name    string
+		m       Match
+		limit   int
+		want    int
+		trunc   bool
+		matched uint64
 	}{
-		{name: "CAN id", m: Match{HasCAN: true, CANID: 0x18FEF100 | wire.CANEFF}, want: 100},
-		{name: "CAN id under a mask", m: Match{HasCAN: true, CANID: 0x00FEF100, CANMask: 0x00FFFF00}, want: 100},
-		{name: "other CAN id", m: Match{HasCAN: true, CANID: 0x18FEF200 | wire.CANEFF}, want: 0},
-		{name: "J1708 MID", m: Match{HasMID: true, MID: 128}, want: 100},
-		{name: "bytes", m: Match{Contains: []byte{0, 42}}, limit: 5, want: 1}, // span0 frame 42's counter
-		{name: "limit", m: Match{HasMID: true, MID: 128}, limit: 10, want: 10, trunc: true},
+		{name: "CAN id", m: Match{HasCAN: true, CANID: 0x18FEF100 | wire.CANEFF}, want: 100, matched: 100},
+		{name: "CAN id under a mask", m: Match{HasCAN: true, CANID: 0x00FEF100, CANMask: 0x00FFFF00}, want: 100, matched: 100},
+		{name: "other CAN id", m: Match{HasCAN: true, CANID: 0x18FEF200 | wire.CANEFF}, want: 0, matched: 0},
+		{name: "J1708 MID", m: Match{HasMID: true, MID: 128}, want: 100, matched: 100},
+		{name: "bytes", m: Match{Contains: []byte{0, 42}}, limit: 5, want: 1, matched: 1}, // span0 frame 42's counter
+		{name: "limit", m: Match{HasMID: true, MID: 128}, limit: 10, want: 10, trunc: true, matched: 11},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -498,6 +503,9 @@ func TestFind(t *testing.T) {
 			}
 			if len(f.Hits) != tc.want || f.Truncated != tc.trunc {
 				t.Errorf("%d hits (truncated %v), want %d (%v)", len(f.Hits), f.Truncated, tc.want, tc.trunc)
+			}
+			if f.Scan.Matched != tc.matched {
+				t.Errorf("scan.matched %d (%d frames read), want %d", f.Scan.Matched, f.Scan.Frames, tc.matched)
 			}
 		})
 	}
@@ -734,5 +742,54 @@ func TestCloseWithoutDurableBytesWritesNoIndex(t *testing.T) {
 	defer r.Close()
 	if rec := r.Status().Recovery; rec.Trusted != 0 || len(rec.Scanned) != 1 || rec.Scanned[0].Frames != 30 {
 		t.Errorf("recovery %+v: want the segment scanned, not trusted", rec)
+	}
+}
+
+// A segment whose header did not reach the disk is never used: the
+// recorder drops to RAM-only with the error, counts the batch as not
+// recorded, removes the file, and starts a new segment at its next try.
+func TestFailedSegmentStartIsNotTrusted(t *testing.T) {
+	dir := t.TempDir()
+	c := &clock{t: t0}
+	r := open(t, Options{Dir: dir, Now: c.now})
+	defer r.Close()
+	failing := true
+	watchSyncs(t, func(path string) error {
+		if failing && filepath.Ext(path) == segmentExt {
+			return fmt.Errorf("injected: %w", syscall.EIO)
+		}
+		return nil
+	})
+	record(r, traffic(30))
+	r.Flush()
+	st := r.Status()
+	if st.State != StateRAMOnly || st.Reason != "disk I/O error: frames are kept in RAM only" || st.WriteErrors != 1 {
+		t.Fatalf("after the header's sync failed: %s %q, %d write errors; want ram_only", st.State, st.Reason, st.WriteErrors)
+	}
+	gaps := r.Gaps()
+	if len(gaps) != 1 || gaps[0].Reason != GapDiskError || !strings.Contains(gaps[0].Detail, "injected") {
+		t.Errorf("gaps %+v: want one open disk_error gap naming the sync's error", gaps)
+	}
+	lost := uint64(0)
+	for _, n := range gaps[0].NotRecorded {
+		lost += n
+	}
+	if lost != 30 {
+		t.Errorf("%d frames counted as not recorded, want 30", lost)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(dir, "*"+segmentExt)); len(segs) != 0 || len(r.Segments()) != 0 {
+		t.Errorf("segments %v on disk, %d listed: want none kept", segs, len(r.Segments()))
+	}
+
+	failing = false
+	c.add(retryEvery)
+	r.Flush()
+	record(r, traffic(30))
+	r.Flush()
+	if st := r.Status(); st.State != StateRecording {
+		t.Fatalf("after the disk came back: %s %q", st.State, st.Reason)
+	}
+	if got, _ := readAll(t, r, Query{}); len(got) != 30 {
+		t.Errorf("%d frames read back, want the 30 written after the retry", len(got))
 	}
 }

@@ -49,7 +49,6 @@ type Analyser struct {
 	store sink
 	dec   *netdecode.Decoder
 	msg   Parsed
-	ws    []byte          // reassembly buffer for WebSocket payloads
 	mu    batchlock.Mutex // the feeder's counts take it with FeedLock (Hold)
 	st    StreamStats
 	media MediaHook // mediahook.go; nil when no media analyser is attached

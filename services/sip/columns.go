@@ -41,7 +41,7 @@ func newColumns(ds []*Dialog) *columns {
 	for _, d := range ds {
 		n += len(d.FromUser) + len(d.ToUser)
 	}
-	if n > math.MaxUint32 {
+	if uint64(n) > math.MaxUint32 { // uint64: the bound passes a 32-bit int
 		return nil
 	}
 	var users strings.Builder // its String does not copy

@@ -23,7 +23,6 @@ type streamState struct {
 	gaps     int
 	ws       []byte   // WebSocket message being reassembled (unmasked)
 	wsFrames []uint64 // the frames that carried it (TrackFrames)
-	wsOp     byte
 }
 
 // tls record constants (RFC 8446 §5.1).

@@ -9,6 +9,7 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
@@ -31,6 +32,9 @@ const (
 	loadBins   = int(loadWindow / loadBin)
 	// roundTo is the precision of every shown fraction (0.01 %).
 	roundTo = 1e4
+	// recorderGaps is how many of the newest recording gaps the page
+	// lists; list_captures has them all.
+	recorderGaps = 5
 )
 
 // Build reads every source once and returns the page at now.
@@ -58,12 +62,21 @@ func Build(s Sources, now time.Time) Status {
 	st.Faults = faultsView(s, snap)
 	st.VoIP, st.VoIPReason = voipView(s, snap)
 	if s.Recorder != nil {
-		r := s.Recorder.RecorderStatus()
-		st.Recorder = &r
+		st.Recorder = recorderView(s.Recorder.Status())
 	} else {
-		st.RecorderReason = "no recorder: this build keeps captures in memory only"
+		st.RecorderReason = cmp.Or(s.NoRecorder, "no recorder")
 	}
 	return st
+}
+
+func recorderView(r recorder.Status) *RecorderView {
+	v := &RecorderView{State: r.State, Reason: r.Reason, Dir: r.Dir, UsedBytes: r.Bytes, LimitBytes: r.QuotaBytes,
+		FreeBytes: r.FreeBytes, Segments: r.Segments, Oldest: r.Oldest, Newest: r.Newest, WriteErrors: r.WriteErrors,
+		GapsTotal: uint64(r.GapsTotal), Gaps: []Gap{}}
+	for _, g := range r.Gaps[max(0, len(r.Gaps)-recorderGaps):] {
+		v.Gaps = append(v.Gaps, Gap{Start: g.From, End: g.To, Reason: g.Reason})
+	}
+	return v
 }
 
 func transmitView(s Sources, now time.Time) TransmitView {

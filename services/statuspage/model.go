@@ -166,19 +166,23 @@ type MOSBand struct {
 
 // RecorderView is the on-disk recorder's state, from Recorder.
 type RecorderView struct {
-	Dir        string     `json:"dir"`
-	UsedBytes  int64      `json:"used_bytes"`
-	LimitBytes int64      `json:"limit_bytes"`
-	Segments   int        `json:"segments"`
-	Oldest     *time.Time `json:"oldest"`
-	Newest     *time.Time `json:"newest"`
-	GapsTotal  uint64     `json:"gaps_total"`
-	Gaps       []Gap      `json:"gaps"` // the newest few
+	State       string     `json:"state"`            // recording, ram_only, closed
+	Reason      string     `json:"reason,omitempty"` // why ram_only
+	Dir         string     `json:"dir"`
+	UsedBytes   int64      `json:"used_bytes"`  // segments and indexes
+	LimitBytes  int64      `json:"limit_bytes"` // the quota
+	FreeBytes   *int64     `json:"free_bytes"`  // left on the file system; null where unknown
+	Segments    int        `json:"segments"`
+	Oldest      *time.Time `json:"oldest"`
+	Newest      *time.Time `json:"newest"`
+	WriteErrors uint64     `json:"write_errors"`
+	GapsTotal   uint64     `json:"gaps_total"`
+	Gaps        []Gap      `json:"gaps"` // the newest few, newest last
 }
 
 // Gap is a span the recorder could not keep, and why.
 type Gap struct {
-	Start  time.Time `json:"start"`
-	End    time.Time `json:"end"`
-	Reason string    `json:"reason"`
+	Start  time.Time  `json:"start"`
+	End    *time.Time `json:"end"` // null while open
+	Reason string     `json:"reason"`
 }

@@ -52,6 +52,8 @@ func derefAny(p any) any {
 		return *v
 	case *float64:
 		return *v
+	case *int64:
+		return *v
 	}
 	return p
 }

@@ -7,6 +7,7 @@ import (
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
@@ -51,10 +52,9 @@ type Media interface {
 	Snapshot(intervals bool) *rtp.Snapshot
 }
 
-// Recorder is the on-disk recorder (issue #17), once it exists: the page
-// shows "no recorder" until the daemon passes one.
+// Recorder is the on-disk recorder (*recorder.Recorder).
 type Recorder interface {
-	RecorderStatus() RecorderView
+	Status() recorder.Status
 }
 
 // LED reports the armed LED as last driven: on, and whether anything
@@ -76,4 +76,7 @@ type Sources struct {
 	Calls    Calls
 	Media    Media
 	Recorder Recorder
+	// NoRecorder says why Recorder is nil (the daemon's reason: off in
+	// the configuration, or its directory could not be opened).
+	NoRecorder string
 }

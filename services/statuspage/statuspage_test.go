@@ -3,6 +3,7 @@ package statuspage
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 	"fieldtap/services/transmit"
 )
@@ -33,9 +35,9 @@ type fakeTransmit struct {
 
 func (f fakeTransmit) Status(transmit.Owner) transmit.Status { return f.st }
 
-type fakeRecorder struct{ v RecorderView }
+type fakeRecorder struct{ st recorder.Status }
 
-func (f fakeRecorder) RecorderStatus() RecorderView { return f.v }
+func (f fakeRecorder) Status() recorder.Status { return f.st }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -105,19 +107,35 @@ func TestBuild(t *testing.T) {
 			if st.Faults.J1587Reason == "" || st.VoIP != nil || st.VoIPReason == "" {
 				t.Errorf("J1587 and VoIP should say why they are empty: %+v %q", st.Faults, st.VoIPReason)
 			}
-			if st.Recorder != nil || !strings.Contains(st.RecorderReason, "no recorder") {
+			if st.Recorder != nil || st.RecorderReason != "no recorder" {
 				t.Errorf("recorder %+v %q, want none with a reason", st.Recorder, st.RecorderReason)
 			}
 		},
 	}, {
-		name: "no transmitter, no arm input, a recorder",
-		src:  Sources{Recorder: fakeRecorder{RecorderView{Dir: "/data", UsedBytes: 10, LimitBytes: 100, GapsTotal: 1}}},
+		name: "the recorder off, and why",
+		src:  Sources{NoRecorder: "recorder off (recorder.enabled is false; see docs/recorder.md)"},
+		check: func(t *testing.T, st Status) {
+			if st.Recorder != nil || st.RecorderReason != "recorder off (recorder.enabled is false; see docs/recorder.md)" {
+				t.Errorf("recorder %+v %q, want none with the daemon's reason", st.Recorder, st.RecorderReason)
+			}
+		},
+	}, {
+		name: "no transmitter, no arm input, a recorder on a full disk",
+		src:  Sources{Recorder: fakeRecorder{diskFull()}},
 		check: func(t *testing.T, st Status) {
 			if st.Transmit.Available || st.Transmit.Reason == "" || st.Transmit.KeySwitch.Input != ports.ArmInputNone || st.Transmit.ArmedLED != nil {
 				t.Errorf("transmit = %+v, want unavailable with reasons", st.Transmit)
 			}
-			if st.Recorder == nil || st.Recorder.UsedBytes != 10 || st.RecorderReason != "" {
-				t.Errorf("recorder = %+v %q", st.Recorder, st.RecorderReason)
+			r := st.Recorder
+			if r == nil || st.RecorderReason != "" {
+				t.Fatalf("recorder = %+v %q", r, st.RecorderReason)
+			}
+			if r.State != recorder.StateRAMOnly || r.Reason == "" || r.UsedBytes != 10 || r.LimitBytes != 100 || r.FreeBytes == nil || *r.FreeBytes != 0 ||
+				r.Segments != 2 || r.WriteErrors != 1 || r.GapsTotal != 7 {
+				t.Errorf("recorder = %+v, want ram_only with its reason, bytes, free, segments, errors and gaps", r)
+			}
+			if len(r.Gaps) != recorderGaps || r.Gaps[0].Reason != "g2" || r.Gaps[recorderGaps-1].End != nil {
+				t.Errorf("gaps %+v, want the newest %d, the last still open", r.Gaps, recorderGaps)
 			}
 		},
 	}}
@@ -225,6 +243,56 @@ func TestHandler(t *testing.T) {
 				t.Errorf("invalid JSON")
 			}
 		})
+	}
+}
+
+// diskFull is a recorder that lost its disk: seven gaps, the newest open.
+func diskFull() recorder.Status {
+	free := int64(0)
+	st := recorder.Status{State: recorder.StateRAMOnly, Reason: "disk full: frames are kept in RAM only", Dir: "/data",
+		Bytes: 10, QuotaBytes: 100, FreeBytes: &free, Segments: 2, WriteErrors: 1, GapsTotal: 7}
+	for i := range 7 {
+		end := t0.Add(time.Duration(i+1) * time.Minute)
+		st.Gaps = append(st.Gaps, recorder.Gap{Reason: fmt.Sprintf("g%d", i), From: t0.Add(time.Duration(i) * time.Minute), To: &end})
+	}
+	st.Gaps[6].To = nil
+	return st
+}
+
+// TestRecorderOnThePage reads a real recorder, as the daemon passes it:
+// the page and its JSON show it recording, with segments and free space.
+func TestRecorderOnThePage(t *testing.T) {
+	r, err := recorder.Open(recorder.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Port("can0").Write(t0, wire.LinkCANSocketCAN, make([]byte, 16), 0)
+	r.Flush()
+	st := Build(Sources{Recorder: r}, t0)
+	if v := st.Recorder; v == nil || v.State != recorder.StateRecording || v.Segments != 1 || v.UsedBytes == 0 || v.FreeBytes == nil || v.Newest == nil {
+		t.Fatalf("recorder %+v (%q), want recording into one segment", v, st.RecorderReason)
+	}
+	page, err := NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := page.Render(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	if !strings.Contains(html, `<td id="recorder-state" class="">recording`) || !strings.Contains(html, "free on disk") || strings.Contains(html, "no recorder") {
+		t.Errorf("page's recorder section:\n%s", html[strings.Index(html, "<h2>Recorder"):])
+	}
+
+	b.Reset()
+	if err := page.Render(&b, Build(Sources{Recorder: fakeRecorder{diskFull()}}, t0)); err != nil {
+		t.Fatal(err)
+	}
+	html = b.String()
+	if !strings.Contains(html, `<td id="recorder-state" class="warn">ram_only <small>disk full`) || !strings.Contains(html, "–now g6") {
+		t.Errorf("a full disk's recorder section, want ram_only in red and the open gap:\n%s", html[strings.Index(html, "<h2>Recorder"):])
 	}
 }
 

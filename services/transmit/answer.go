@@ -2,7 +2,6 @@ package transmit
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"fieldtap/drivers/wire"
@@ -121,7 +120,11 @@ func (l *listening) j1939(m *j1939.Message) {
 		return
 	}
 	a := Answer{Time: m.Time, From: fmt.Sprintf("%02X", m.ID.SA), PGN: m.ID.PGN, Via: m.Via.String(), Data: fmt.Sprintf("%X", m.Data)}
-	if t := strings.TrimRight(string(m.Data), "*\x00\xff"); isPrintable(t) {
+	text := m.Data // padding trimmed byte by byte: 0xFF is no UTF-8, so no cutset can name it
+	for n := len(text); n > 0 && (text[n-1] == '*' || text[n-1] == 0 || text[n-1] == 0xFF); n-- {
+		text = text[:n-1]
+	}
+	if t := string(text); isPrintable(t) {
 		a.Text = t
 	}
 	l.add(a)

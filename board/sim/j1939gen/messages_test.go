@@ -1,6 +1,7 @@
 package j1939gen
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strings"
 	"testing"
@@ -62,7 +63,7 @@ func TestBAM(t *testing.T) {
 			msg, last = append(msg, f.Data[1:]...), f.Time
 			if seq == packets {
 				want := VIN + "*"
-				if string(msg[:size]) != want || strings.Trim(string(msg[size:]), "\xff") != "" || packets != (size+6)/7 {
+				if string(msg[:size]) != want || bytes.Count(msg[size:], []byte{0xFF}) != len(msg)-size || packets != (size+6)/7 {
 					t.Fatalf("BAM %d: %d bytes in %d packets reassemble to %q, want %q padded with 0xFF",
 						done, size, packets, msg, want)
 				}

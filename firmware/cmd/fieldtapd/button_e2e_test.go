@@ -37,7 +37,9 @@ func TestConfirmButtonOnTheSimBoard(t *testing.T) {
 	defer slave.Close()
 	dir := t.TempDir()
 	cli := filepath.Join(dir, "fieldtap")
-	if out, err := exec.Command("go", "build", "-o", cli, "fieldtap/tools/cmd/fieldtap").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", cli, "fieldtap/tools/cmd/fieldtap")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as TestMain builds the daemon
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build fieldtap: %v\n%s", err, out)
 	}
 	armFile, confirmFile, auditFile := filepath.Join(dir, "arm"), filepath.Join(dir, "confirm"), filepath.Join(dir, "transmit.jsonl")

@@ -82,7 +82,8 @@ transmit = true
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
+	// Close reaps the killed daemon: the go-sdk's CommandTransport owns
+	// cmd.Wait, so the test must not wait on the process too.
 	s.Close()
 	sent := len(ad.Received())
 	if ad.Mode() != "normal" || sent >= crashFrames {

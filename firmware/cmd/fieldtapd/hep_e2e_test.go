@@ -71,13 +71,17 @@ func freePort(t *testing.T, network string) int {
 
 // postgres is a throwaway PostgreSQL cluster started by the test.
 type postgres struct {
-	bin, dir string
-	port     int
-	cred     *syscall.Credential // run as the postgres user when the test is root
+	bin, root, dir string // root holds the cluster (dir), its socket and log
+	port           int
+	cred           *syscall.Credential // run as the postgres user when the test is root
 }
 
+// cmd runs a PostgreSQL program in root, which its user owns: the test's
+// own working directory is in the checkout, which the postgres user may
+// not reach (a checkout in a 0700 folder, as root's home is).
 func (p *postgres) cmd(name string, args ...string) *exec.Cmd {
 	c := exec.Command(filepath.Join(p.bin, name), args...)
+	c.Dir = p.root
 	if p.cred != nil {
 		c.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
 	}
@@ -86,13 +90,31 @@ func (p *postgres) cmd(name string, args ...string) *exec.Cmd {
 }
 
 // psql runs one statement and returns its unaligned, tuples-only output.
+// Anything psql says on stderr fails the test with it, so a warning (a
+// folder its user cannot enter) is the reason given, not part of an
+// answer read as a count.
 func (p *postgres) psql(t *testing.T, db, sql string) string {
 	t.Helper()
-	out, err := p.cmd("psql", "-X", "-v", "ON_ERROR_STOP=1", "-A", "-t", "-d", db, "-c", sql).CombinedOutput()
-	if err != nil {
-		t.Fatalf("psql %q: %v\n%s", sql, err, out)
+	var stderr bytes.Buffer
+	c := p.cmd("psql", "-X", "-v", "ON_ERROR_STOP=1", "-A", "-t", "-d", db, "-c", sql)
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil || stderr.Len() > 0 {
+		t.Fatalf("psql %q: %v\n%s%s", sql, err, out, stderr.Bytes())
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// count runs a SELECT count(*) and fails the test when the answer is not
+// a number.
+func (p *postgres) count(t *testing.T, db, sql string) int {
+	t.Helper()
+	out := p.psql(t, db, sql)
+	n, err := strconv.Atoi(out)
+	if err != nil {
+		t.Fatalf("psql %q answered %q, not a count", sql, out)
+	}
+	return n
 }
 
 // startPostgres runs initdb and pg_ctl from Debian's postgresql in a
@@ -105,12 +127,14 @@ func startPostgres(t *testing.T) *postgres {
 	}
 	slices.Sort(bins)
 	p := &postgres{bin: filepath.Dir(bins[len(bins)-1]), port: freePort(t, "tcp")}
+	// A folder of the cluster's own, not t.TempDir: the postgres user
+	// must own it, and reach it from /.
 	root, err := os.MkdirTemp("", "fieldtap-pg")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	p.dir = filepath.Join(root, "data")
+	p.root, p.dir = root, filepath.Join(root, "data")
 	if os.Geteuid() == 0 { // initdb refuses root
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -119,15 +143,12 @@ func startPostgres(t *testing.T) *postgres {
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chmod(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		if err := os.Chown(root, uid, gid); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if out, err := p.cmd("initdb", "-D", p.dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		t.Fatalf("initdb as the postgres user in %s (it must reach and own that folder): %v\n%s", root, err, out)
 	}
 	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -k %s -c fsync=off", p.port, root)
 	if out, err := p.cmd("pg_ctl", "-D", p.dir, "-o", opts, "-l", filepath.Join(root, "log"), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
@@ -220,7 +241,7 @@ func probeKamailio(t *testing.T, pg *postgres, port int, log *bytes.Buffer) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(giveUp)
-	for pg.psql(t, "homer", "SELECT count(*) FROM sip_capture WHERE callid = 'fieldtap-probe'") == "0" {
+	for pg.count(t, "homer", "SELECT count(*) FROM sip_capture WHERE callid = 'fieldtap-probe'") == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("kamailio never stored a probe message:\n%s", log.String())
 		}
@@ -305,7 +326,7 @@ func TestHEPToKamailioSipcapture(t *testing.T) {
 	deadline := time.Now().Add(giveUp)
 	var rows int
 	for {
-		rows, _ = strconv.Atoi(pg.psql(t, "homer", "SELECT count(*) FROM sip_capture"))
+		rows = pg.count(t, "homer", "SELECT count(*) FROM sip_capture")
 		if rows >= wantMessages || time.Now().After(deadline) {
 			break
 		}
@@ -323,7 +344,7 @@ func TestHEPToKamailioSipcapture(t *testing.T) {
 	}
 	rtpCall := pg.psql(t, "homer", "SELECT DISTINCT callid FROM sip_capture WHERE source_ip LIKE '10.33.6.%'")
 	for deadline := time.Now().Add(giveUp); ; {
-		n, _ := strconv.Atoi(pg.psql(t, "homer", "SELECT count(*) FROM rtcp_capture"))
+		n := pg.count(t, "homer", "SELECT count(*) FROM rtcp_capture")
 		if n >= wantRTCP || time.Now().After(deadline) {
 			break
 		}

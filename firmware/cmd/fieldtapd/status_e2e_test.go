@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,17 +33,36 @@ func chromium(t *testing.T) string {
 // TestStatusPageInBrowser opens the real daemon's page in headless
 // Chromium at a phone's size: it loads without a console error (a CSP
 // violation or a missing resource would be one), shows the sim board
-// armed, and leaves a screenshot.
+// armed and its recorder recording, and leaves a screenshot.
 func TestStatusPageInBrowser(t *testing.T) {
 	exe := chromium(t)
-	d := startDaemon(t, armedConfig(t, "", ""))
+	rec := filepath.Join(t.TempDir(), "rec")
+	d := startDaemon(t, armedConfig(t, "", fmt.Sprintf("[recorder]\nenabled = true\ndir = %q\n", rec)))
 	var st struct {
 		Transmit struct {
 			KeySwitch struct{ On bool } `json:"key_switch"`
 		} `json:"transmit"`
+		Recorder *struct {
+			State    string `json:"state"`
+			Dir      string `json:"dir"`
+			Segments int    `json:"segments"`
+		} `json:"recorder"`
+		RecorderReason string `json:"recorder_reason"`
 	}
-	if err := json.Unmarshal(d.get(t, "/status.json"), &st); err != nil || !st.Transmit.KeySwitch.On {
-		t.Fatalf("status.json: %+v %v, want the arm file's armed state", st, err)
+	// The first segment opens with the recorder's first write.
+	for deadline := time.Now().Add(giveUp); ; time.Sleep(50 * time.Millisecond) {
+		if err := json.Unmarshal(d.get(t, "/status.json"), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Recorder == nil || st.Recorder.Segments > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !st.Transmit.KeySwitch.On {
+		t.Fatalf("status.json: %+v, want the arm file's armed state", st)
+	}
+	if r := st.Recorder; r == nil || r.State != "recording" || r.Dir != rec || r.Segments == 0 {
+		t.Fatalf("status.json recorder %+v (%q), want recording into a segment in %s", r, st.RecorderReason, rec)
 	}
 
 	opts := []chromedp.ExecAllocatorOption{
@@ -92,6 +112,14 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recState, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("recorder-state")))
+	if err != nil {
+		t.Fatalf("the page has no recorder state: %v", err)
+	}
+	recStorage, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("recorder-storage")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	title, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +146,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	if arm != "TRANSMIT ARMED" || !strings.HasPrefix(keySwitch, "on") || !strings.Contains(title, "ARMED") {
 		t.Errorf("page shows %q, key switch %q, title %q; want the sim board armed", arm, keySwitch, title)
+	}
+	if !strings.HasPrefix(recState, "recording") || !strings.Contains(recStorage, "free on disk") || !strings.Contains(recStorage, "segments in "+rec) {
+		t.Errorf("recorder on the page: %q, %q; want recording into %s with the disk's free space", recState, recStorage, rec)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -22,13 +23,36 @@ import (
 // giveUp bounds the waits for the broker; it is not a speed assertion.
 const giveUp = 30 * time.Second
 
+// brokerUser is who Debian's mosquitto runs as when started by root.
+const brokerUser = "mosquitto"
+
 // Broker is one mosquitto process and its configuration.
 type Broker struct {
-	t    testing.TB
-	dir  string
-	Port int
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	t      testing.TB
+	dir    string
+	Port   int
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once cmd was waited for
+	log    *syncBuffer
+}
+
+// syncBuffer is the broker's stderr: exec's copying goroutine writes it
+// while the test may read it (Log, a failure message).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Start runs mosquitto on 127.0.0.1 at a free port with persistence in
@@ -47,14 +71,22 @@ func Start(t testing.TB) *Broker {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	// Not t.TempDir: its parent is private to root, and mosquitto drops
-	// root for its own user, which must reach the folder to save sessions.
+	// root for its own user, which must own the folder to save sessions.
 	dir, err := os.MkdirTemp("", "mqtttest")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
-		t.Fatal(err)
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup(brokerUser)
+		if err != nil {
+			t.Fatalf("running as root, mosquitto would run as %s, who does not exist: %v", brokerUser, err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conf := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nautosave_interval 0\nlog_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\n", port, dir)
 	if err := os.WriteFile(filepath.Join(dir, "mosquitto.conf"), []byte(conf), 0o644); err != nil {
@@ -76,18 +108,27 @@ func (b *Broker) Restart() {
 	if err != nil {
 		bin = "/usr/sbin/mosquitto"
 	}
-	b.log = &bytes.Buffer{}
+	b.log = &syncBuffer{}
 	b.cmd = exec.Command(bin, "-c", filepath.Join(b.dir, "mosquitto.conf"))
+	b.cmd.Dir = b.dir // not the checkout, which the broker's user may not reach
 	b.cmd.Stderr = b.log
 	if err := b.cmd.Start(); err != nil {
 		b.t.Fatalf("start mosquitto: %v", err)
 	}
+	exited := make(chan struct{})
+	b.exited = exited
+	go func(cmd *exec.Cmd) { _ = cmd.Wait(); close(exited) }(b.cmd)
 	deadline := time.Now().Add(giveUp)
 	for {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(b.Port), time.Second)
 		if err == nil {
 			c.Close()
 			return
+		}
+		select {
+		case <-exited: // it says why: a folder it cannot use, a port taken
+			b.t.Fatalf("mosquitto exited before listening on %d (%v):\n%s", b.Port, b.cmd.ProcessState, b.log)
+		default:
 		}
 		if time.Now().After(deadline) {
 			b.t.Fatalf("mosquitto never listened on %d: %v\n%s", b.Port, err, b.log)
@@ -99,13 +140,13 @@ func (b *Broker) Restart() {
 // Log is what the broker wrote to stderr since its last start.
 func (b *Broker) Log() string { return b.log.String() }
 
-// Stop ends the broker with SIGTERM (it saves its sessions) and waits.
+// Stop ends the broker with SIGINT (it saves its sessions) and waits.
 func (b *Broker) Stop() {
 	if b.cmd == nil || b.cmd.Process == nil {
 		return
 	}
 	_ = b.cmd.Process.Signal(os.Interrupt)
-	_ = b.cmd.Wait()
+	<-b.exited
 	b.cmd = nil
 }
 
