@@ -34,6 +34,16 @@ func (a *analysers) coverageOf(reg *ports.Registry, q coverage.Query) coverage.R
 		ss, ds := a.sipStats()
 		in.NotAnalysed = coverage.SPAN(ds, ss)
 	}
+	if a.media != nil && q.Families&coverage.Media != 0 {
+		in.Suspensions = append(in.Suspensions, coverage.Cause{Family: coverage.Media, Name: "rtp_timing_epochs", Count: a.media.TimingEpochs(),
+			What: "RTP timing epochs started again where a sender restarted its timestamps: jitter and delta were measured afresh from each restart (rtp_streams' timing_epochs names the streams)"})
+	}
+	if a.uds != nil && q.Families&coverage.UDS != 0 {
+		for reason, n := range a.uds.Rejected() {
+			in.Suspensions = append(in.Suspensions, coverage.Cause{Family: coverage.UDS, Name: "isotp_rejected_" + reason, Count: n,
+				What: "ids on ISO-TP identifiers not read as diagnostics (" + reason + "; uds_services lists them)"})
+		}
+	}
 	for _, p := range st {
 		for reason, n := range p.Errors {
 			if u, ok := unreadable[reason]; ok {

@@ -193,6 +193,11 @@ func Build(q Query, in Inputs) Report {
 			r.Suspensions = append(r.Suspensions, c)
 		}
 	}
+	// Counters come from maps: one order, so two answers over the same
+	// counters are the same bytes.
+	for _, cs := range [][]Cause{r.NotAnalysed, r.Suspensions} {
+		slices.SortFunc(cs, func(a, b Cause) int { return strings.Compare(a.Port+"\x00"+a.Name, b.Port+"\x00"+b.Name) })
+	}
 	r.judge(q)
 	return r
 }
@@ -276,7 +281,7 @@ func (r *Report) judge(q Query) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s carried %d %s (%s, counted since the port started) that the box did not analyse: what they hold is not in this answer.", where, c.Count, c.What, c.Name))
 	}
 	for _, c := range r.Suspensions {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s (%s): the analysis went on from there.", c.Count, c.What, c.Name))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d %s (%s, since the port started).", c.Count, c.What, c.Name))
 	}
 }
 

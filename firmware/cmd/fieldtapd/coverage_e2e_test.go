@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"fieldtap/drivers/wire"
 )
 
 // statusCounters is what capture_status says of ports and stores.
@@ -143,5 +146,56 @@ func TestCoverageInEveryAnswerMatchesTheCounters(t *testing.T) {
 	})
 	if checked < 20 {
 		t.Errorf("only %d answers carried coverage", checked)
+	}
+}
+
+// broadcastLog is a car's bus with no diagnostic session: two ordinary
+// ids and, every 100 ms, a periodic status frame on 0x7BC, an id in the
+// ISO-TP range, whose first byte looks like a PCI (issue #33's case).
+func broadcastLog() []byte {
+	var b []byte
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	for i := range 300 {
+		at := start.Add(time.Duration(i) * 100 * time.Millisecond)
+		b = wire.AppendCandump(b, at, "can0", 0x1A0, []byte{byte(i), 0x20, 0, 0, 0x5A, 0, 0, 0})
+		b = wire.AppendCandump(b, at.Add(5*time.Millisecond), "can0", 0x7BC, []byte{0x07, byte(i % 0x40), 0x00, 0x3C, 0xFF, 0x00, 0x12, byte(i)})
+	}
+	return b
+}
+
+// TestSuspensionsReachTheAnswers: the ISO-TP listener's rejection of a
+// broadcast id rides in uds_services' coverage as a suspension, with a
+// warning, without making the answer incomplete.
+func TestSuspensionsReachTheAnswers(t *testing.T) {
+	dir := t.TempDir()
+	log := writeFile(t, filepath.Join(dir, "car.log"), broadcastLog())
+	cc := startContract(t, "--board", "none", "--source", log, "--mcp-bundles", "server,can,uds")
+	cc.waitExhausted()
+	env, blocks := cc.call("uds_services", map[string]any{})
+	if env["ok"] != true {
+		t.Fatalf("uds_services: %v", env["errors"])
+	}
+	var a struct {
+		Warnings []string `json:"warnings"`
+		Coverage struct {
+			Complete    bool `json:"complete"`
+			Suspensions []struct {
+				Cause string `json:"cause"`
+				Count uint64 `json:"count"`
+			} `json:"suspensions"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal([]byte(blocks[0]), &a); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range a.Coverage.Suspensions {
+		found = found || (strings.HasPrefix(s.Cause, "isotp_rejected_") && s.Count > 0)
+	}
+	if !found || !strings.Contains(strings.Join(a.Warnings, " "), "not read as diagnostics") {
+		t.Errorf("no ISO-TP rejection in uds_services' coverage: %+v, warnings %q", a.Coverage, a.Warnings)
+	}
+	if !a.Coverage.Complete {
+		t.Errorf("a rejection made the answer incomplete: %+v", a.Coverage)
 	}
 }
