@@ -6,12 +6,18 @@ package main
 // counters as capture_status reports them.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"fieldtap/drivers/wire"
 )
@@ -197,5 +203,77 @@ func TestSuspensionsReachTheAnswers(t *testing.T) {
 	}
 	if !a.Coverage.Complete {
 		t.Errorf("a rejection made the answer incomplete: %+v", a.Coverage)
+	}
+}
+
+// greCapture is remote SPAN as a switch sends it: SIP INVITEs inside GRE
+// (Transparent Ethernet Bridging), which the box does not decode.
+func greCapture(t *testing.T, path string, n int) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := pcapgo.NewWriter(&buf)
+	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
+		t.Fatal(err)
+	}
+	mac := net.HardwareAddr{2, 0, 0, 0, 0, 1}
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	for i := range n {
+		sip := fmt.Sprintf("INVITE sip:2000@10.9.0.2 SIP/2.0\r\nVia: SIP/2.0/UDP 10.9.0.1;branch=z9hG4bK%d\r\nFrom: <sip:1000@10.9.0.1>;tag=a\r\nTo: <sip:2000@10.9.0.2>\r\nCall-ID: gre-%d\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n", i, i)
+		inner := []gopacket.SerializableLayer{
+			&layers.Ethernet{SrcMAC: mac, DstMAC: mac, EthernetType: layers.EthernetTypeIPv4},
+			&layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IPv4(10, 9, 0, 1), DstIP: net.IPv4(10, 9, 0, 2)},
+		}
+		udp := &layers.UDP{SrcPort: 5060, DstPort: 5060}
+		_ = udp.SetNetworkLayerForChecksum(inner[1].(*layers.IPv4))
+		ib := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(ib, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, append(inner, udp, gopacket.Payload(sip))...); err != nil {
+			t.Fatal(err)
+		}
+		ob := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(ob, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+			&layers.Ethernet{SrcMAC: mac, DstMAC: mac, EthernetType: layers.EthernetTypeIPv4},
+			&layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolGRE, SrcIP: net.IPv4(192, 0, 2, 1), DstIP: net.IPv4(192, 0, 2, 2)},
+			&layers.GRE{Protocol: layers.EthernetTypeTransparentEthernetBridging},
+			gopacket.Payload(ib.Bytes())); err != nil {
+			t.Fatal(err)
+		}
+		at = at.Add(10 * time.Millisecond)
+		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: at, CaptureLength: len(ob.Bytes()), Length: len(ob.Bytes())}, ob.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, path, buf.Bytes())
+}
+
+// TestSkippedTunnelIsSaid: SIP inside a tunnel the box does not open is
+// not silently missing: list_dialogs says none were found and why.
+func TestSkippedTunnelIsSaid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gre.pcap")
+	greCapture(t, path, 140)
+	cc := startContract(t, "--board", "none", "--source", path)
+	cc.waitExhausted()
+	_, blocks := cc.call("list_dialogs", map[string]any{})
+	var a struct {
+		Warnings []string `json:"warnings"`
+		Page     struct {
+			TotalMatched int `json:"total_matched"`
+		} `json:"page"`
+		Coverage struct {
+			Complete    bool `json:"complete"`
+			NotAnalysed []struct {
+				Cause string `json:"cause"`
+				Count uint64 `json:"count"`
+			} `json:"not_analysed"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal([]byte(blocks[0]), &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Page.TotalMatched != 0 || a.Coverage.Complete || len(a.Coverage.NotAnalysed) != 1 ||
+		a.Coverage.NotAnalysed[0].Cause != "tunnel_not_decoded" || a.Coverage.NotAnalysed[0].Count != 140 {
+		t.Errorf("list_dialogs over 140 GRE-carried INVITEs: %d dialogs, coverage %+v", a.Page.TotalMatched, a.Coverage)
+	}
+	if !strings.Contains(strings.Join(a.Warnings, " "), "140 frames in a tunnel the box does not decode") {
+		t.Errorf("warnings do not name the tunnel: %q", a.Warnings)
 	}
 }
