@@ -146,7 +146,38 @@ type rendering struct {
 	envelope, note string
 }
 
-func (r rendering) digest() [sha256.Size]byte { return sha256.Sum256([]byte(r.envelope + r.note)) }
+// digest is what a subscriber is told about when it changes: the answer
+// without its coverage counters (the window's end and the stores' counts
+// move with every frame on a live bus) nor the warnings that spell them,
+// but with whether it is whole and each port's state, so a port that
+// goes away is news and a ticking counter is not.
+func (r rendering) digest() [sha256.Size]byte {
+	var env map[string]json.RawMessage
+	if json.Unmarshal([]byte(r.envelope), &env) != nil {
+		return sha256.Sum256([]byte(r.envelope + r.note))
+	}
+	var cov struct {
+		Complete bool `json:"complete"`
+		Ports    []struct {
+			Port  string `json:"port"`
+			State string `json:"state"`
+		} `json:"ports"`
+	}
+	_ = json.Unmarshal(env["coverage"], &cov) // absent: the zero summary
+	delete(env, "coverage")
+	delete(env, "warnings")
+	data, err := json.Marshal(env) // a map's keys are sorted: the same answer, the same bytes
+	if err != nil {
+		return sha256.Sum256([]byte(r.envelope + r.note))
+	}
+	h := sha256.New()
+	h.Write(data)
+	fmt.Fprintf(h, "%v", cov)
+	h.Write([]byte(r.note))
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
 
 // render answers uri exactly as the view's tool answers its arguments.
 func (v *views) render(ctx context.Context, lv liveView, val string) (rendering, error) {

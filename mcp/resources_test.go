@@ -236,3 +236,26 @@ func BenchmarkWatcherRendersDialogs(b *testing.B) {
 		_ = r.digest()
 	}
 }
+
+// TestDigestIgnoresTickingCoverage: a live view's subscribers hear of a
+// change to its data or to whether it is whole and a port's state, not
+// of the coverage counters every frame moves.
+func TestDigestIgnoresTickingCoverage(t *testing.T) {
+	env := func(items, to, state string, held int, warn string) rendering {
+		return rendering{envelope: fmt.Sprintf(`{"ok":true,"items":[%s],"coverage":{"complete":true,"window":{"from":null,"to":%q},"ports":[{"port":"can0","state":%q,"lost":{},"restarts":0}],"stores":[{"store":"j1939_samples","seen":%d,"held":%d}]},"warnings":[%q],"errors":[]}`, items, to, state, held, held, warn)}
+	}
+	base := env(`{"kind":"DM1"}`, "2026-01-05T09:00:01Z", "capturing", 10, "")
+	for _, tc := range []struct {
+		name string
+		r    rendering
+		same bool
+	}{
+		{name: "the window's end and a store's count moved", r: env(`{"kind":"DM1"}`, "2026-01-05T09:00:02Z", "capturing", 11, "held 11"), same: true},
+		{name: "the data changed", r: env(`{"kind":"DM2"}`, "2026-01-05T09:00:01Z", "capturing", 10, ""), same: false},
+		{name: "a port went away", r: env(`{"kind":"DM1"}`, "2026-01-05T09:00:01Z", "gone", 10, ""), same: false},
+	} {
+		if got := tc.r.digest() == base.digest(); got != tc.same {
+			t.Errorf("%s: same digest %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
-	"fieldtap/services/netdecode"
 	"fieldtap/board/sim/sipgen"
+	"fieldtap/services/netdecode"
 	"fieldtap/tools/refdata"
 )
 
