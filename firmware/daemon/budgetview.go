@@ -60,8 +60,11 @@ func (a *analysers) rtpUse() budget.Use {
 // hand-off's items are the frames in flight.
 func (a *analysers) budgetStatus() budget.Status {
 	st := budget.Status{BudgetBytes: a.plan.Budget, From: a.plan.From, PoolBytes: a.plan.Pool, Stores: []budget.Use{}}
+	// The shared stores are read once, not once per share: every tool
+	// answer's coverage reads this status.
+	shared := append(a.shared(capture.KindEthernet), a.shared(capture.KindCAN)...)
 	for _, s := range a.plan.Shares {
-		u := a.shareUse(s)
+		u := a.shareUse(s, shared)
 		st.SharesBytes += s.Bytes
 		st.UsedBytes += u.Bytes
 		st.Stores = append(st.Stores, u)
@@ -69,7 +72,7 @@ func (a *analysers) budgetStatus() budget.Status {
 	return st
 }
 
-func (a *analysers) shareUse(s budget.Share) budget.Use {
+func (a *analysers) shareUse(s budget.Share, shared []budget.Use) budget.Use {
 	switch s.Store {
 	case budget.Frames:
 		a.framesMu.Lock()
@@ -87,7 +90,7 @@ func (a *analysers) shareUse(s budget.Share) budget.Use {
 			return a.use(s.Store, s.Port, p.MessageStats())
 		}
 	case budget.SIPDialogs, budget.SIPMessages, budget.RTP, budget.J1939Samples, budget.J1939Sessions:
-		for _, u := range append(a.shared(capture.KindEthernet), a.shared(capture.KindCAN)...) {
+		for _, u := range shared {
 			if u.Store == s.Store {
 				return u
 			}

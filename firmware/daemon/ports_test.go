@@ -87,7 +87,7 @@ func (s testSource) Run(context.Context, *capture.Handoff) error { return nil }
 
 // testAnalysers builds the stores a box with srcs would have, on the
 // default budget of board none.
-func testAnalysers(t *testing.T, opt rtp.Options, srcs ...capture.Source) *analysers {
+func testAnalysers(t testing.TB, opt rtp.Options, srcs ...capture.Source) *analysers {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), t.TempDir()
