@@ -31,8 +31,9 @@ type IO struct {
 	Listening func(addr string)
 }
 
-// Run runs the box until ctx ends (or, over stdio, until the client closes
-// stdin). Ports are started before the MCP endpoint, so the first call
+// Run runs the box on a checked configuration (config.Config.Check: its
+// caller checks it, once) until ctx ends (or, over stdio, until the
+// client closes stdin). Ports are started before the MCP endpoint, so the first call
 // already sees them. When ctx ends, the parts stop in the reverse order
 // they started, each joined before the next stops: the MCP endpoint
 // drains its calls in flight (front.ShutdownDrain, then cancels and records
@@ -40,10 +41,8 @@ type IO struct {
 // ports stop and the recorder writes what they delivered, the exporters
 // and the status page say goodbye, the board's LED and arm watchers stop,
 // and the MCP audit file closes last. Run returns nil after a shutdown, drained or not.
-func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logger, stdio IO) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
+func Run(ctx context.Context, checked config.Checked, version string, log *slog.Logger, stdio IO) error {
+	cfg := checked.Config()
 	// Every warning of the box (a driver's, a port's restart, the
 	// recorder's, the MCP server's) also reaches the MCP sessions whose
 	// logging level asks for it, bounded and rate-limited per session.
