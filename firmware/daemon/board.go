@@ -78,7 +78,7 @@ func startBoard(ctx context.Context, wg *sync.WaitGroup, cfg config.Config, reg 
 		}
 	}
 	// The sim board's arm file, when configured, is its arm input, as in
-	// newTransmitter, which decides what the gatekeeper reads.
+	// startTransmit, which decides what the gatekeeper reads.
 	fileArm := cfg.Board == "sim" && cfg.Transmit.ArmFile != ""
 	if fileArm {
 		reg.SetArm(armFile(cfg.Transmit.ArmFile))
