@@ -256,6 +256,23 @@ func (c Config) SimClock() (func() time.Time, error) {
 	return func() time.Time { return t }, nil
 }
 
+// Checked is a configuration that passed Validate. The daemon takes only
+// a Checked, so whoever loads a configuration checks it, once, and none
+// reaches the daemon unchecked. Make one with Config.Check; the zero
+// Checked is not one.
+type Checked struct{ c Config }
+
+// Check validates c and returns it as Checked, or Validate's error.
+func (c Config) Check() (Checked, error) {
+	if err := c.Validate(); err != nil {
+		return Checked{}, err
+	}
+	return Checked{c}, nil
+}
+
+// Config is the configuration that passed Validate.
+func (c Checked) Config() Config { return c.c }
+
 // Validate checks every value once, naming the one that is wrong.
 func (c Config) Validate() error {
 	var errs []error

@@ -93,6 +93,26 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 	}
 }
 
+// TestCheck: Check passes what Validate passes, unchanged, and refuses
+// what it refuses with its error.
+func TestCheck(t *testing.T) {
+	good := Default()
+	good.Board = BoardNone
+	good.Sources = []string{"a.pcap"}
+	c, err := good.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Config(); got.Board != BoardNone || len(got.Sources) != 1 || got.Sources[0] != "a.pcap" {
+		t.Errorf("Check(%+v).Config() = %+v", good, got)
+	}
+	bad := good
+	bad.MCP.Transport = "ws"
+	if _, err := bad.Check(); err == nil || err.Error() != bad.Validate().Error() {
+		t.Errorf("Check of a bad config: err %v, want Validate's %v", err, bad.Validate())
+	}
+}
+
 func TestTransmitButtonKeys(t *testing.T) {
 	c, err := Load(write(t, "[transmit]\nrequire_button = true\nbutton_wait = \"45s\"\nconfirm_file = \"/run/fieldtap/confirm\"\n"))
 	if err != nil {

@@ -78,7 +78,7 @@ func startBoard(ctx context.Context, wg *sync.WaitGroup, cfg config.Config, reg 
 		}
 	}
 	// The sim board's arm file, when configured, is its arm input, as in
-	// newTransmitter, which decides what the gatekeeper reads.
+	// startTransmit, which decides what the gatekeeper reads.
 	fileArm := cfg.Board == "sim" && cfg.Transmit.ArmFile != ""
 	if fileArm {
 		reg.SetArm(armFile(cfg.Transmit.ArmFile))
@@ -153,7 +153,7 @@ func prepare(prof board.Profile) []board.Outcome {
 }
 
 // PrepareBoard runs the root-only bring-up (SPAN sysctl, gadget configfs)
-// for the board in cfg and logs each outcome; it reports whether none
+// for the board in the checked configuration and logs each outcome; it reports whether none
 // failed. fieldtapd calls it before a privilege drop and for
 // --prepare-only (a systemd ExecStartPre=+).
 //
@@ -161,7 +161,8 @@ func prepare(prof board.Profile) []board.Outcome {
 // before the unprivileged daemon even starts, a CAN port a killed run left
 // able to transmit is listen-only again one process start sooner. Run
 // repeats it (a no-op on a port already listen-only) and records it.
-func PrepareBoard(ctx context.Context, cfg config.Config, log *slog.Logger) (bool, error) {
+func PrepareBoard(ctx context.Context, checked config.Checked, log *slog.Logger) (bool, error) {
+	cfg := checked.Config()
 	listenOnlyFirst(ctx, cfg, log)
 	if cfg.Board == "none" || cfg.Board == "sim" {
 		return true, nil

@@ -37,12 +37,8 @@ type captureOpener struct {
 	mu     sync.Mutex
 	ctx    context.Context // the ports' context: nil until running, done at shutdown
 	wg     *sync.WaitGroup
-	next   int // the next fileN number
+	next   int // the next fileN number; the --source files have the ones before
 	opened int
-}
-
-func newCaptureOpener(files *sandbox.Sandbox, an *analysers, reg *ports.Registry, rec *recording, depth, sources, slots int, log *slog.Logger) *captureOpener {
-	return &captureOpener{files: files, an: an, reg: reg, rec: rec, depth: depth, slots: slots, next: sources + 1, log: log}
 }
 
 // start lets OpenCapture run ports under ctx, counted in wg.

@@ -46,7 +46,7 @@ func TestOpenCaptureIsRefusedOutsideTheBudget(t *testing.T) {
 	}
 	var reg ports.Registry
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	o := newCaptureOpener(files, an, &reg, &recording{why: "off"}, 64, 1, 0, quiet)
+	o := &captureOpener{files: files, an: an, reg: &reg, rec: &recording{why: "off"}, depth: 64, next: 2, log: quiet}
 	if _, err := o.OpenCapture(context.Background(), "truck.log"); !errors.Is(err, ErrCaptureRefused) {
 		t.Errorf("open before the ports run: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestOpenCaptureUsesItsReservedShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reg ports.Registry
-	o := newCaptureOpener(files, an, &reg, &recording{why: "off"}, 64, 0, 1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	o := &captureOpener{files: files, an: an, reg: &reg, rec: &recording{why: "off"}, depth: 64, slots: 1, next: 1, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
-	"runtime/debug"
 	"slices"
-	"sync"
 	"time"
 
 	"fieldtap/board/sim"
@@ -16,10 +13,12 @@ import (
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
-	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
-	"fieldtap/services/coverage"
+	"fieldtap/services/hep"
+	"fieldtap/services/metrics"
 	"fieldtap/services/ports"
+	"fieldtap/services/sandbox"
+	"fieldtap/services/transmit"
 )
 
 // IO is where the stdio transport talks and where the HTTP transport
@@ -31,229 +30,281 @@ type IO struct {
 	Listening func(addr string)
 }
 
-// Run runs the box until ctx ends (or, over stdio, until the client closes
-// stdin). Ports are started before the MCP endpoint, so the first call
-// already sees them. When ctx ends, the parts stop in the reverse order
-// they started, each joined before the next stops: the MCP endpoint
-// drains its calls in flight (front.ShutdownDrain, then cancels and records
-// the rest), the transmit service stops and its audit file closes, the
-// ports stop and the recorder writes what they delivered, the exporters
-// and the status page say goodbye, the board's LED and arm watchers stop,
-// and the MCP audit file closes last. Run returns nil after a shutdown, drained or not.
-func Run(ctx context.Context, cfg config.Config, version string, log *slog.Logger, stdio IO) error {
-	if err := cfg.Validate(); err != nil {
+// Run runs the box on a checked configuration (config.Config.Check: its
+// caller checks it, once) until ctx ends or, over stdio, the client
+// closes stdin. It starts the stages of box.stages in order, each logged
+// at debug level:
+//
+//   - listen-only: every CAN port is put back in listen-only;
+//   - mcp access: the tokens are loaded and the MCP audit file opened;
+//   - board: SPAN, gadget and GPIO come up, the LED and arm watchers run;
+//   - sources: the board's ports and the capture files are opened;
+//   - stores: the memory budget is planned and every store built;
+//   - exporters: the HEP exporter taps the SPAN analyser;
+//   - recorder: the recorder opens and recovers its directory;
+//   - ports: each source gets its port, and the stores are refilled from
+//     the recorder before any port delivers;
+//   - evidence: the evidence builder and the file sandbox are made;
+//   - recorder writer: the recorder writes and syncs, evidence is built;
+//   - capture: the ports run, watched;
+//   - transmit: the gatekeeper opens its audit file and runs;
+//   - status page: the page, /metrics and MQTT join the exporters;
+//   - mcp endpoint: MCP is served, the ports already running.
+//
+// When ctx ends, or a start fails, the stages that started stop in
+// reverse, each joined before the next stops: the MCP endpoint drains its
+// calls in flight (front.ShutdownDrain, then cancels and records the
+// rest), the transmit service stops and its audit file closes, the ports
+// stop and the recorder writes what they delivered, the exporters and the
+// status page say goodbye, the board's LED and arm watchers stop, and the
+// MCP audit file closes last. Run returns nil after a shutdown, drained or
+// not, and otherwise the failed start's error or the endpoint's.
+func Run(ctx context.Context, checked config.Checked, version string, log *slog.Logger, stdio IO) error {
+	b := newBox(checked, version, log, stdio)
+	up, err := startStages(ctx, b.log, b.stages())
+	if err != nil {
 		return err
 	}
+	select {
+	case <-ctx.Done():
+	case <-b.served: // the stdio client closed stdin, or the HTTP server failed
+	}
+	up.stop()
+	return b.serveErr
+}
+
+// box is what the stages bring up and share. Each stage fills its fields
+// for the stages after it; a field is read only by stages after the one
+// named beside it.
+type box struct {
+	cfg     config.Config
+	version string
+	log     *slog.Logger
+	boxLog  *mcp.BoxLog
+	stdio   IO
+
+	resets      []transmit.PortReset     // listen-only
+	access      mcpAccess                // mcp access
+	reg         ports.Registry           // every stage adds what capture_status shows
+	hw          hardware                 // board
+	sources     []capture.Source         // sources
+	silentAfter map[string]time.Duration // sources: by port name; the default for the others
+	an          *analysers               // stores
+	fleet       *group                   // exporters; the status page joins it
+	hep         *hep.Exporter            // exporters: nil when off
+	rec         *recording               // recorder
+	ports       []*port                  // ports
+	seal        *sealing                 // evidence
+	files       *sandbox.Sandbox         // evidence
+	captures    *captureOpener           // capture
+	tx          *transmit.Service        // transmit
+	outcomes    *metrics.TransmitCounter // transmit
+	served      chan struct{}            // mcp endpoint: closed once serving ended
+	serveErr    error                    // mcp endpoint: why, set before served closes
+}
+
+func newBox(checked config.Checked, version string, log *slog.Logger, stdio IO) *box {
 	// Every warning of the box (a driver's, a port's restart, the
 	// recorder's, the MCP server's) also reaches the MCP sessions whose
 	// logging level asks for it, bounded and rate-limited per session.
 	boxLog := mcp.NewBoxLog()
-	log = slog.New(boxLog.Handler(log.Handler()))
-	// Before anything else: no CAN port stays able to transmit after a
-	// run that was killed mid-plan.
-	resets := listenOnlyFirst(ctx, cfg, log)
-	speed, _ := cfg.Speed()
-	// Tokens and the audit file are opened before any port starts: a path
-	// that cannot be opened stops startup, not the first call.
-	access, err := openMCPAccess(cfg.MCP)
-	if err != nil {
-		return err
-	}
-	defer access.close()
+	return &box{cfg: checked.Config(), version: version, log: slog.New(boxLog.Handler(log.Handler())), boxLog: boxLog, stdio: stdio}
+}
 
-	var sources []capture.Source
-	if cfg.Board == "sim" {
+// stages is the box's life in start order; Run stops them in reverse.
+func (b *box) stages() []stage {
+	return []stage{
+		{"listen-only", b.listenOnly},
+		{"mcp access", b.openAccess},
+		{"board", b.bringUpBoard},
+		{"sources", b.openSources},
+		{"stores", b.buildStores},
+		{"exporters", b.startExporters},
+		{"recorder", b.openRecorder},
+		{"ports", b.buildPorts},
+		{"evidence", b.openEvidence},
+		{"recorder writer", b.startRecorderWriter},
+		{"capture", b.startCapture},
+		{"transmit", b.startTransmit},
+		{"status page", b.startStatusPage},
+		{"mcp endpoint", b.startEndpoint},
+	}
+}
+
+// listenOnly comes before anything else: no CAN port stays able to
+// transmit after a run that was killed mid-plan (listenonly.go). The
+// resets go into the transmit audit's "started" record.
+func (b *box) listenOnly(ctx context.Context) (func() error, error) {
+	b.resets = listenOnlyFirst(ctx, b.cfg, b.log)
+	return nil, nil
+}
+
+// openAccess loads the tokens and opens the MCP audit file before any
+// port starts: a path that cannot be opened stops startup, not the first
+// call. Its stop closes the audit file, last of all.
+func (b *box) openAccess(context.Context) (func() error, error) {
+	var err error
+	if b.access, err = openMCPAccess(b.cfg.MCP); err != nil {
+		return nil, err
+	}
+	return b.access.close, nil
+}
+
+// bringUpBoard runs startBoard; its stop joins the LED and arm watchers,
+// which leave the LEDs off.
+func (b *box) bringUpBoard(ctx context.Context) (func() error, error) {
+	g := newGroup(ctx)
+	hw, err := startBoard(g.ctx, &g.wg, b.cfg, &b.reg, b.log)
+	if err != nil {
+		g.stop()
+		return nil, err
+	}
+	b.hw = hw
+	return g.stop, nil
+}
+
+// openSources makes a source of every port: the sim board's, the board
+// profile's and [[port]] tables, and each --source file. A file that
+// cannot be opened is registered failed and the box serves the rest.
+func (b *box) openSources(context.Context) (func() error, error) {
+	if b.cfg.Board == "sim" {
 		// The demo truck has a service tool on it, so uds_trace and the
 		// J1939 clears have something to show.
-		now, _ := cfg.SimClock()
-		sources = append(sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed, Now: now, Workshop: true})...)
+		speed, _ := b.cfg.Speed()
+		now, _ := b.cfg.SimClock()
+		b.sources = append(b.sources, sim.Ports(sim.Options{Speed: speed, Seed: sim.DefaultSeed, Now: now, Workshop: true})...)
 	}
-	var reg ports.Registry
-	// Capture, the board and the transmit service outlive ctx: calls
-	// draining at shutdown still read them. Each stops in its defer.
-	running := context.WithoutCancel(ctx)
-	boardCtx, stopBoard := context.WithCancel(running)
-	var boardWG sync.WaitGroup
-	defer func() { stopBoard(); boardWG.Wait() }()
-	hw, err := startBoard(boardCtx, &boardWG, cfg, &reg, log)
-	if err != nil {
-		return err
-	}
-	silentAfter := map[string]time.Duration{} // by port name; the default for the others
-	for _, pc := range hw.ports {
+	b.silentAfter = map[string]time.Duration{}
+	for _, pc := range b.hw.ports {
 		src, err := openPort(pc)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if silentAfter[pc.Name], err = config.SilentAfter(pc); err != nil {
-			return fmt.Errorf("port %s: %w", pc.Name, err)
+		if b.silentAfter[pc.Name], err = config.SilentAfter(pc); err != nil {
+			return nil, fmt.Errorf("port %s: %w", pc.Name, err)
 		}
-		sources = append(sources, src)
+		b.sources = append(b.sources, src)
 	}
-	for i, path := range cfg.Sources {
-		src, err := filesource.Open(fileName(i), path, log.With("port", fileName(i)))
+	for i, path := range b.cfg.Sources {
+		src, err := filesource.Open(fileName(i), path, b.log.With("port", fileName(i)))
 		if err != nil {
 			// The box keeps serving its other ports; capture_status says why this one is empty.
-			log.Error("capture file not opened", "port", fileName(i), "err", err)
-			reg.Add(failedPort(fileName(i), path, err))
+			b.log.Error("capture file not opened", "port", fileName(i), "err", err)
+			b.reg.Add(failedPort(fileName(i), path, err))
 			continue
 		}
-		sources = append(sources, src)
+		b.sources = append(b.sources, src)
 	}
+	return nil, nil
+}
 
-	mediaOpt, err := mediaOptions(cfg.Media)
+// buildStores derives every store's bound from one budget, refusing a
+// configuration whose bounds do not fit before any port starts, and
+// builds the analysers.
+func (b *box) buildStores(context.Context) (func() error, error) {
+	mediaOpt, err := mediaOptions(b.cfg.Media)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// Every store's bound comes from one budget; a configuration whose
-	// bounds do not fit is refused before any port starts.
-	plan, err := planBudget(cfg, sources)
+	plan, err := planBudget(b.cfg, b.sources)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	logPlan(log, plan)
-	an, err := newAnalysers(plan, cfg.Store, mediaOpt)
-	if err != nil {
-		return err
+	logPlan(b.log, plan)
+	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt); err != nil {
+		return nil, err
 	}
-	reg.SetBudget(an.budgetStatus)
+	b.reg.SetBudget(b.an.budgetStatus)
 	// The export directory is made (0700) or checked now, so a planted
 	// one is reported at start-up; capture does not depend on it.
-	if err := an.sipExport.Prepare(); err != nil {
-		log.Error("export directory not usable; export_capture will refuse until it is fixed", "err", err)
+	if err := b.an.sipExport.Prepare(); err != nil {
+		b.log.Error("export directory not usable; export_capture will refuse until it is fixed", "err", err)
 	}
-	an.linkCAN(sources, hw.ports)
-	// The recorder recovers its directory before any port opens, and the
-	// analysers are refilled from it before any port delivers a frame.
-	rec := openRecording(cfg.Recorder, shareOf(plan, budget.Recorder, "")/2, "fieldtapd "+version, log)
-	if rec.rec != nil {
-		an.sipExport.UseRecorder(rec.rec) // an old call exports whole from disk
+	b.an.linkCAN(b.sources, b.hw.ports)
+	return nil, nil
+}
+
+// startExporters starts the group the exporters and the status page run
+// in, with the HEP exporter. It starts before the ports and stops after
+// them, so the last frames still reach the exporters; its stop waits for
+// their goodbyes.
+func (b *box) startExporters(ctx context.Context) (func() error, error) {
+	b.fleet = newGroup(ctx)
+	var err error
+	if b.hep, err = startHEP(b.fleet.ctx, b.cfg.HEP, b.an, &b.fleet.wg, b.log); err != nil {
+		b.fleet.stop()
+		return nil, err
 	}
-	// The exporters and the status page stop after the ports, so the
-	// last frames still reach them; fleetWG waits for their goodbyes.
-	fleetCtx, stopFleet := context.WithCancel(running)
-	var fleetWG sync.WaitGroup
-	defer func() { stopFleet(); fleetWG.Wait() }()
-	hepExp, err := startHEP(fleetCtx, cfg.HEP, an, &fleetWG, log)
-	if err != nil {
-		rec.close(log)
-		return err
+	return b.fleet.stop, nil
+}
+
+// openRecorder opens the recorder and recovers its directory before any
+// port opens. Its stop writes what is left and closes the open segment.
+func (b *box) openRecorder(context.Context) (func() error, error) {
+	b.rec = openRecording(b.cfg.Recorder, shareOf(b.an.plan, budget.Recorder, "")/2, "fieldtapd "+b.version, b.log)
+	if b.rec.rec == nil {
+		return nil, nil
 	}
-	portCtx, stopPorts := context.WithCancel(running)
-	defer stopPorts()
-	var wg sync.WaitGroup
-	var started []*port
-	for _, src := range sources {
-		p, err := newPort(src, an, portOptions{depth: cfg.Store.HandoffDepth, silentAfter: silentAfter[src.Name()]})
+	b.an.sipExport.UseRecorder(b.rec.rec) // an old call exports whole from disk
+	return func() error { return b.rec.close(b.log) }, nil
+}
+
+// buildPorts gives each source its port, recorder handle and place in
+// capture_status, then refills the stores from the recorder before any
+// port delivers a frame.
+func (b *box) buildPorts(ctx context.Context) (func() error, error) {
+	for _, src := range b.sources {
+		p, err := newPort(src, b.an, portOptions{depth: b.cfg.Store.HandoffDepth, silentAfter: b.silentAfter[src.Name()]})
 		if err != nil {
-			rec.close(log)
-			return fmt.Errorf("port %s: %w", src.Name(), err)
+			return nil, fmt.Errorf("port %s: %w", src.Name(), err)
 		}
-		rec.attach(p, an)
-		reg.Add(p.status)
-		started = append(started, p)
+		b.rec.attach(p, b.an)
+		b.reg.Add(p.status)
+		b.ports = append(b.ports, p)
 	}
-	rec.refill(ctx, refillBudget(started), started, log)
-	seal := openSealing(cfg.Recorder, rec, an, version, log)
-	files, err := fileSandbox(cfg, an, seal)
-	if err != nil {
-		rec.close(log)
-		return err
-	}
-	recCtx, stopRecorder := context.WithCancel(context.Background())
-	var recWG sync.WaitGroup
-	rec.run(recCtx, &recWG)
-	seal.run(recCtx, &recWG, log)
-	// The MCP layer reaches these through deps.BlackBox: rec.rec
-	// (list_captures, find_in_captures), seal.builder
-	// (build_evidence_package), files (the HTTP GET and, later,
-	// resources), captures (open_capture).
-	captures := newCaptureOpener(files, an, &reg, rec, cfg.Store.HandoffDepth, len(cfg.Sources), cfg.Store.OpenedCaptures, log)
-	// Deferred in this order: ports stop and their consumers drain, then
-	// the recorder writes what they delivered and closes.
-	defer func() {
-		captures.stop()
-		stopPorts()
-		wg.Wait()
-		log.Info("ports stopped", "ports", len(started))
-		stopRecorder()
-		recWG.Wait()
-		rec.close(log)
-	}()
-	for _, p := range started {
-		p.run(portCtx, &wg, log)
-	}
-	if slices.ContainsFunc(started, probed) {
-		wg.Go(func() { watchLinks(portCtx, started, log) })
-	}
-	captures.start(portCtx, &wg)
+	b.rec.refill(ctx, refillBudget(b.ports), b.ports, b.log)
+	return nil, nil
+}
 
-	identity := fmt.Sprintf("%s-%x", cfg.Board, time.Now().UnixNano())
-	deps := mcp.Deps{
-		Ports: &reg,
-		Log:   log,
-		Source: func() mcp.SourceInfo {
-			return sourceInfo(identity, reg.Snapshot())
-		},
-		Info: mcp.ServerInfo{
-			Version:    version,
-			Build:      buildInfo(),
-			Board:      cfg.Board,
-			Transport:  cfg.MCP.Transport,
-			Transports: []string{"stdio", "http"},
-		},
-	}
-	an.deps(&deps)
-	deps.Coverage = func(q coverage.Query) coverage.Report { return an.coverageOf(&reg, q) }
-	deps.BlackBox = mcp.BlackBox{Recorder: rec.rec, RecorderOff: rec.why, Evidence: seal.builder, Files: files, Captures: captures}
-	var downloads *front.FileServer
-	if cfg.MCP.Transport == "http" {
-		downloads = front.NewFileServer(files)
-		deps.BlackBox.Downloads = downloadCounts{downloads}
-	}
-	// Checked when the configuration was validated.
-	deps.SIPSecurity, _ = cfg.SIPSecurity.Thresholds()
-	deps.Info.Compiled = mcp.BundleNames()
-	deps.Info.OutputSchemas = cfg.MCP.OutputSchemas
-	// Every compiled bundle loads except transmit, unless the operator
-	// names the bundles.
-	deps.Info.Bundles = cfg.MCP.Bundles
-	if len(deps.Info.Bundles) == 0 {
-		deps.Info.Bundles = mcp.DefaultBundles()
-	}
-	if cfg.MCP.Transport == "http" {
-		deps.Info.Listen = cfg.MCP.Listen
-	}
-	txCtx, stopTx := context.WithCancel(running)
-	var txWG sync.WaitGroup
-	tx, outcomes, closeTx, err := newTransmitter(txCtx, &txWG, cfg, hw, sources, deps.Info.Bundles, an, resets, log)
-	if err != nil {
-		stopTx()
-		return err
-	}
-	// The service's goroutine is joined before its audit file closes, so
-	// no record is written to a closed file.
-	defer func() { stopTx(); txWG.Wait(); closeTx() }()
-	deps.Transmit = tx
-	if err := startPage(fleetCtx, cfg, version, access, hw, &reg, an, rec, tx, outcomes, hepExp, &fleetWG, log); err != nil {
-		return err
-	}
-	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: cfg.MCP.MaxResponseBytes, OutputSchemas: cfg.MCP.OutputSchemas, Audit: access.audit, Counts: access.counts, Logs: boxLog})
-	if err != nil {
-		return err
-	}
+// openEvidence builds the evidence builder over the recorder and the one
+// sandbox the MCP file tools read through.
+func (b *box) openEvidence(context.Context) (func() error, error) {
+	b.seal = openSealing(b.cfg.Recorder, b.rec, b.an, b.version, b.log)
+	var err error
+	b.files, err = fileSandbox(b.cfg, b.an, b.seal)
+	return nil, err
+}
 
-	switch cfg.MCP.Transport {
-	case "stdio":
-		log.Info("serving MCP on stdio")
-		err = front.ServeStdio(ctx, srv, stdio.Stdin, stdio.Stdout, log)
-	default:
-		ep := front.NewHTTPEndpoint(srv, access.httpOptions(cfg.MCP, log))
-		ep.ServeFiles(mcp.FilesPath, downloads)
-		err = serveHTTP(ctx, cfg.MCP.Listen, ep, log, stdio.Listening)
+// startRecorderWriter runs the recorder's writer and the evidence builds
+// and triggers. Its stop, after the ports', joins them: the writer has
+// written what the ports delivered.
+func (b *box) startRecorderWriter(ctx context.Context) (func() error, error) {
+	g := newGroup(ctx)
+	b.rec.run(g.ctx, &g.wg)
+	b.seal.run(g.ctx, &g.wg, b.log)
+	return g.stop, nil
+}
+
+// startCapture runs every port, the link watcher when a port can be
+// probed, and lets open_capture add ports. Its stop refuses further
+// opens, then stops the ports and joins their supervisors and consumers.
+func (b *box) startCapture(ctx context.Context) (func() error, error) {
+	g := newGroup(ctx)
+	b.captures = &captureOpener{files: b.files, an: b.an, reg: &b.reg, rec: b.rec, depth: b.cfg.Store.HandoffDepth,
+		slots: b.cfg.Store.OpenedCaptures, next: len(b.cfg.Sources) + 1, log: b.log}
+	for _, p := range b.ports {
+		p.run(g.ctx, &g.wg, b.log)
 	}
-	log.Info("MCP endpoint stopped; stopping the rest")
-	return err
+	if slices.ContainsFunc(b.ports, probed) {
+		g.wg.Go(func() { watchLinks(g.ctx, b.ports, b.log) })
+	}
+	b.captures.start(g.ctx, &g.wg)
+	return func() error {
+		b.captures.stop()
+		g.stop()
+		b.log.Info("ports stopped", "ports", len(b.ports))
+		return nil
+	}, nil
 }
 
 // logPlan logs the budget and each store's share once at start-up.
@@ -262,34 +313,4 @@ func logPlan(log *slog.Logger, p budget.Plan) {
 	for _, s := range p.Shares {
 		log.Debug("memory share", "store", s.Store, "port", s.Port, "bytes", s.Bytes, "fixed", s.Fixed, "why", s.Why)
 	}
-}
-
-// sourceInfo summarises the ports for every envelope: live while any port
-// is live; exhausted once every port has ended.
-func sourceInfo(identity string, st []ports.Status) mcp.SourceInfo {
-	si := mcp.SourceInfo{CaptureIdentity: identity, SourceExhausted: len(st) > 0}
-	for _, s := range st {
-		if s.Live {
-			si.Live = true
-		}
-		if !s.SourceExhausted {
-			si.SourceExhausted = false
-		}
-	}
-	return si
-}
-
-func buildInfo() mcp.Build {
-	b := mcp.Build{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				b.Revision = s.Value
-			case "vcs.modified":
-				b.Modified = s.Value == "true"
-			}
-		}
-	}
-	return b
 }

@@ -14,14 +14,11 @@ import (
 
 	"fieldtap/firmware/config"
 	"fieldtap/mcp/audit"
-	"fieldtap/mcp/auth"
 	"fieldtap/mcp/front"
 	"fieldtap/services/hep"
 	"fieldtap/services/metrics"
 	"fieldtap/services/mqttpub"
-	"fieldtap/services/ports"
 	"fieldtap/services/statuspage"
-	"fieldtap/services/transmit"
 )
 
 // startHEP attaches the HEP exporter to the SPAN analyser: before any
@@ -45,38 +42,40 @@ func startHEP(ctx context.Context, c config.HEP, an *analysers, wg *sync.WaitGro
 	return exp, nil
 }
 
-// startMQTT runs the publisher and its feeder until ctx ends; the
-// publisher's last act is the offline status.
-func startMQTT(ctx context.Context, c config.MQTT, board, version string, src statuspage.Sources, an *analysers, wg *sync.WaitGroup, log *slog.Logger) (*mqttpub.Publisher, error) {
+// startMQTT runs the publisher and its feeder in the exporters' group;
+// the publisher's last act is the offline status.
+func (b *box) startMQTT(src statuspage.Sources) (*mqttpub.Publisher, error) {
+	c := b.cfg.MQTT
 	if !c.Enabled {
 		return nil, nil
 	}
-	box := c.Box
-	if box == "" {
+	name := c.Box
+	if name == "" {
 		h, err := os.Hostname()
 		if err != nil {
 			return nil, fmt.Errorf("mqtt.box is empty and the host name is unknown: %w", err)
 		}
-		box = h
+		name = h
 	}
 	var password []byte
 	if c.PasswordFile != "" {
-		b, err := os.ReadFile(c.PasswordFile)
+		pw, err := os.ReadFile(c.PasswordFile)
 		if err != nil {
 			return nil, fmt.Errorf("mqtt.password_file: %w", err)
 		}
-		password = []byte(strings.TrimSpace(string(b)))
+		password = []byte(strings.TrimSpace(string(pw)))
 	}
-	pub, err := mqttpub.New(mqttpub.Options{Broker: c.Broker, ClientID: "fieldtap-" + box, Prefix: c.TopicPrefix + "/" + box,
+	pub, err := mqttpub.New(mqttpub.Options{Broker: c.Broker, ClientID: "fieldtap-" + name, Prefix: c.TopicPrefix + "/" + name,
 		Username: c.Username, Password: password, KeepAlive: c.KeepAliveDuration(), QueueMessages: c.QueueMessages, QueueBytes: c.QueueBytes,
-		Online: map[string]string{"box": box, "board": board, "version": version}, Log: log})
+		Online: map[string]string{"box": name, "board": b.cfg.Board, "version": b.version}, Log: b.log})
 	if err != nil {
 		return nil, err
 	}
 	feeder := mqttpub.NewFeeder(pub, mqttpub.Sources{
 		Status: func() statuspage.Status { return statuspage.Build(src, time.Now()) },
-		J1939:  an.j1939, J1587: an.j1587, Calls: an.sip, Media: an.media,
+		J1939:  b.an.j1939, J1587: b.an.j1587, Calls: b.an.sip, Media: b.an.media,
 	})
+	ctx, wg := b.fleet.ctx, &b.fleet.wg
 	feedCtx, stopFeed := context.WithCancel(ctx)
 	wg.Add(2)
 	go func() { defer wg.Done(); feeder.Run(feedCtx, c.IntervalDuration()) }()
@@ -84,10 +83,10 @@ func startMQTT(ctx context.Context, c config.MQTT, board, version string, src st
 		defer wg.Done()
 		defer stopFeed()
 		if err := pub.Run(ctx); err != nil {
-			log.Error("mqtt publisher stopped", "err", err)
+			b.log.Error("mqtt publisher stopped", "err", err)
 		}
 	}()
-	log.Info("publishing to MQTT", "broker", c.Broker, "prefix", c.TopicPrefix+"/"+box)
+	b.log.Info("publishing to MQTT", "broker", c.Broker, "prefix", c.TopicPrefix+"/"+name)
 	return pub, nil
 }
 
@@ -128,10 +127,12 @@ func (m mcpCounters) ToolCalls() []metrics.ToolCalls {
 }
 
 // serveStatus serves the page, its JSON and /metrics on every
-// status.listen address until ctx ends, behind the MCP front door. An
-// address that cannot be opened is logged and skipped: the page is for
-// people, and the box keeps capturing without it.
-func serveStatus(ctx context.Context, c config.Config, tokens *auth.Tokens, gadget string, page http.Handler, metricsH http.Handler, wg *sync.WaitGroup, log *slog.Logger) {
+// status.listen address in the exporters' group, behind the MCP front
+// door. An address that cannot be opened is logged and skipped: the page
+// is for people, and the box keeps capturing without it.
+func (b *box) serveStatus(page http.Handler, metricsH http.Handler) {
+	c, gadget, log := b.cfg, b.hw.gadget, b.log
+	ctx, wg := b.fleet.ctx, &b.fleet.wg
 	if len(c.Status.Listen) == 0 {
 		return
 	}
@@ -156,7 +157,7 @@ func serveStatus(ctx context.Context, c config.Config, tokens *auth.Tokens, gadg
 		}
 		addrs = append(addrs, a)
 	}
-	h := front.Protect(front.HTTPOptions{Tokens: tokens, AllowedHosts: hosts, Log: log}, mux)
+	h := front.Protect(front.HTTPOptions{Tokens: b.access.tokens, AllowedHosts: hosts, Log: log}, mux)
 	for _, a := range addrs {
 		ln, err := net.Listen("tcp", a)
 		if err != nil {
@@ -183,39 +184,40 @@ func serveStatus(ctx context.Context, c config.Config, tokens *auth.Tokens, gadg
 	}
 }
 
-// startPage wires the status page, /metrics and the MQTT exporter to
-// the stores and the recorder; started is when the box came up.
-func startPage(ctx context.Context, cfg config.Config, version string, access mcpAccess, hw hardware, reg *ports.Registry, an *analysers,
-	rec *recording, tx *transmit.Service, outcomes *metrics.TransmitCounter, hepExp *hep.Exporter, wg *sync.WaitGroup, log *slog.Logger) error {
-	src := statuspage.Sources{Version: version, Board: cfg.Board, Started: time.Now(), Ports: reg, ArmedLED: hw.led.state,
-		Transmit: tx, CAN: an.can, J1939: an.j1939, J1587: an.j1587, Calls: an.sip, Media: an.media, NoRecorder: rec.why}
-	if rec.rec != nil { // a nil *Recorder in the interface would not read as none
-		src.Recorder = rec.rec
+// startStatusPage wires the status page, /metrics and the MQTT exporter
+// to the stores, the recorder and the transmit service, in the exporters'
+// group: it has no stop of its own, since the exporters' stop, after the
+// ports', ends them.
+func (b *box) startStatusPage(context.Context) (func() error, error) {
+	src := statuspage.Sources{Version: b.version, Board: b.cfg.Board, Started: time.Now(), Ports: &b.reg, ArmedLED: b.hw.led.state,
+		Transmit: b.tx, CAN: b.an.can, J1939: b.an.j1939, J1587: b.an.j1587, Calls: b.an.sip, Media: b.an.media, NoRecorder: b.rec.why}
+	if b.rec.rec != nil { // a nil *Recorder in the interface would not read as none
+		src.Recorder = b.rec.rec
 	}
-	pub, err := startMQTT(ctx, cfg.MQTT, cfg.Board, version, src, an, wg, log)
+	pub, err := b.startMQTT(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	page, err := statuspage.NewPage()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var metricsH http.Handler
-	if cfg.Status.Metrics {
-		ms := metrics.Sources{Ports: reg, CAN: an.can, SIP: an.sip, Transmit: tx, Outcomes: outcomes}
-		if access.audit != nil {
-			ms.MCP = mcpCounters{access.audit, access.counts}
+	if b.cfg.Status.Metrics {
+		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes}
+		if b.access.audit != nil {
+			ms.MCP = mcpCounters{b.access.audit, b.access.counts}
 		}
-		if hepExp != nil {
-			ms.Exporters = append(ms.Exporters, hepStats{hepExp})
+		if b.hep != nil {
+			ms.Exporters = append(ms.Exporters, hepStats{b.hep})
 		}
 		if pub != nil {
 			ms.Exporters = append(ms.Exporters, mqttStats{pub})
 		}
 		if metricsH, err = metrics.Handler(ms); err != nil {
-			return fmt.Errorf("metrics: %w", err)
+			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
-	serveStatus(ctx, cfg, access.tokens, hw.gadget, statuspage.Handler(src, page, time.Now), metricsH, wg, log)
-	return nil
+	b.serveStatus(statuspage.Handler(src, page, time.Now), metricsH)
+	return nil, nil
 }

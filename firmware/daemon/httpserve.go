@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -30,12 +29,8 @@ const (
 	cancelGrace = 5 * time.Second
 )
 
-// serveHTTP serves e on addr until ctx ends, then drains it (drainHTTP).
-func serveHTTP(ctx context.Context, addr string, e *front.HTTPEndpoint, log *slog.Logger, listening func(string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("mcp listen %s: %w", addr, err)
-	}
+// serveHTTP serves e on ln until ctx ends, then drains it (drainHTTP).
+func serveHTTP(ctx context.Context, ln net.Listener, e *front.HTTPEndpoint, log *slog.Logger, listening func(string)) error {
 	// Every request's context derives from calls, so cancelling it
 	// reaches every call in flight at once.
 	calls, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))

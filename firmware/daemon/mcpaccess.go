@@ -36,10 +36,12 @@ func openMCPAccess(c config.MCP) (mcpAccess, error) {
 	return a, nil
 }
 
-func (a mcpAccess) close() {
-	if a.audit != nil {
-		a.audit.Close()
+// close closes the audit file, if one is open.
+func (a mcpAccess) close() error {
+	if a.audit == nil {
+		return nil
 	}
+	return a.audit.Close()
 }
 
 // orDefault is a configured cap, or the MCP front door's default when the

@@ -112,17 +112,15 @@ func (r *recording) run(ctx context.Context, wg *sync.WaitGroup) {
 }
 
 // close writes what is left and closes the open segment with its index:
-// after a graceful stop nothing the ports delivered is missing.
-func (r *recording) close(log *slog.Logger) {
-	if r.rec == nil {
-		return
-	}
+// after a graceful stop nothing the ports delivered is missing. The
+// caller checks there is a recorder.
+func (r *recording) close(log *slog.Logger) error {
 	if err := r.rec.Close(); err != nil {
-		log.Error("recorder close", "err", err)
-		return
+		return err
 	}
 	st := r.rec.Status()
 	log.Info("recorder closed", "segments", st.Segments, "bytes_written", st.BytesWritten, "syncs", st.Syncs)
+	return nil
 }
 
 // refillBudget is the recorded bytes the start-up refill may read: what

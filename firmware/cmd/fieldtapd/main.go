@@ -132,7 +132,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	})
 	cfg.Sources = append(cfg.Sources, sources...)
 	cfg.MCP.AllowedHosts = append(cfg.MCP.AllowedHosts, allowedHosts...)
-	if err := cfg.Validate(); err != nil {
+	// The one check: the daemon takes only a checked configuration.
+	checked, err := cfg.Check()
+	if err != nil {
 		fmt.Fprintln(stderr, "fieldtapd: config:", err)
 		return 2
 	}
@@ -150,10 +152,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		debug.SetMemoryLimit(budget)
 	}
 	log.Info("fieldtapd starting", "version", version, "board", cfg.Board, "transport", cfg.MCP.Transport)
-	if code, done := dropOrPrepare(ctx, cfg, log, *runAs, *prepOnly, args); done {
+	if code, done := dropOrPrepare(ctx, checked, log, *runAs, *prepOnly, args); done {
 		return code
 	}
-	err = daemon.Run(ctx, cfg, version, log, daemon.IO{Stdin: stdin, Stdout: stdout})
+	err = daemon.Run(ctx, checked, version, log, daemon.IO{Stdin: stdin, Stdout: stdout})
 	if err != nil {
 		log.Error("fieldtapd failed", "err", err)
 		return 1

@@ -14,7 +14,7 @@ import (
 // starts. With --user, root brings up the root-only parts of the board,
 // then re-runs fieldtapd as that user with CAP_NET_RAW and CAP_NET_ADMIN
 // and waits for it; done reports that the caller should return code.
-func dropOrPrepare(ctx context.Context, cfg config.Config, log *slog.Logger, user string, prepareOnly bool, args []string) (code int, done bool) {
+func dropOrPrepare(ctx context.Context, cfg config.Checked, log *slog.Logger, user string, prepareOnly bool, args []string) (code int, done bool) {
 	if prepareOnly {
 		ok, err := daemon.PrepareBoard(ctx, cfg, log)
 		if err != nil || !ok {

@@ -1,0 +1,132 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"fieldtap/mcp"
+	"fieldtap/mcp/front"
+	"fieldtap/services/coverage"
+	"fieldtap/services/ports"
+)
+
+// startEndpoint builds the MCP server over everything the stages before
+// it started and serves it on the configured transport until the stage
+// stops (or, over stdio, the client closes stdin: served closes). An HTTP
+// address that cannot be listened on fails the stage. Its stop drains
+// the calls in flight (serveHTTP, front.ServeStdio) and joins the server.
+func (b *box) startEndpoint(ctx context.Context) (func() error, error) {
+	deps, downloads := b.mcpDeps()
+	srv, err := mcp.NewServer(deps, mcp.Options{Bundles: deps.Info.Bundles, MaxResponseBytes: b.cfg.MCP.MaxResponseBytes,
+		OutputSchemas: b.cfg.MCP.OutputSchemas, Audit: b.access.audit, Counts: b.access.counts, Logs: b.boxLog})
+	if err != nil {
+		return nil, err
+	}
+	serve := func(ctx context.Context) error {
+		b.log.Info("serving MCP on stdio")
+		return front.ServeStdio(ctx, srv, b.stdio.Stdin, b.stdio.Stdout, b.log)
+	}
+	if b.cfg.MCP.Transport == "http" {
+		ln, err := net.Listen("tcp", b.cfg.MCP.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("mcp listen %s: %w", b.cfg.MCP.Listen, err)
+		}
+		ep := front.NewHTTPEndpoint(srv, b.access.httpOptions(b.cfg.MCP, b.log))
+		ep.ServeFiles(mcp.FilesPath, downloads)
+		serve = func(ctx context.Context) error { return serveHTTP(ctx, ln, ep, b.log, b.stdio.Listening) }
+	}
+	serveCtx, stopServing := context.WithCancel(ctx)
+	b.served = make(chan struct{})
+	go func() {
+		defer close(b.served)
+		b.serveErr = serve(serveCtx)
+	}()
+	return func() error {
+		stopServing()
+		<-b.served
+		b.log.Info("MCP endpoint stopped; stopping the rest")
+		return nil
+	}, nil
+}
+
+// bundles is what the MCP server loads: every compiled bundle except
+// transmit, unless the operator names the bundles.
+func (b *box) bundles() []string {
+	if len(b.cfg.MCP.Bundles) > 0 {
+		return b.cfg.MCP.Bundles
+	}
+	return mcp.DefaultBundles()
+}
+
+// mcpDeps is what the MCP layer reads, and over HTTP the file server its
+// downloads go through. The MCP layer reaches the recorder and the files
+// through deps.BlackBox: rec.rec (list_captures, find_in_captures),
+// seal.builder (build_evidence_package), files (the HTTP GET and
+// resources), captures (open_capture).
+func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
+	identity := fmt.Sprintf("%s-%x", b.cfg.Board, time.Now().UnixNano())
+	deps := mcp.Deps{
+		Ports: &b.reg,
+		Log:   b.log,
+		Source: func() mcp.SourceInfo {
+			return sourceInfo(identity, b.reg.Snapshot())
+		},
+		Info: mcp.ServerInfo{
+			Version:       b.version,
+			Build:         buildInfo(),
+			Board:         b.cfg.Board,
+			Transport:     b.cfg.MCP.Transport,
+			Transports:    []string{"stdio", "http"},
+			Compiled:      mcp.BundleNames(),
+			OutputSchemas: b.cfg.MCP.OutputSchemas,
+			Bundles:       b.bundles(),
+		},
+		Transmit: b.tx,
+	}
+	b.an.deps(&deps)
+	deps.Coverage = func(q coverage.Query) coverage.Report { return b.an.coverageOf(&b.reg, q) }
+	deps.BlackBox = mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Files: b.files, Captures: b.captures}
+	var downloads *front.FileServer
+	if b.cfg.MCP.Transport == "http" {
+		downloads = front.NewFileServer(b.files)
+		deps.BlackBox.Downloads = downloadCounts{downloads}
+		deps.Info.Listen = b.cfg.MCP.Listen
+	}
+	// The configuration is checked, thresholds included.
+	deps.SIPSecurity, _ = b.cfg.SIPSecurity.Thresholds()
+	return deps, downloads
+}
+
+// sourceInfo summarises the ports for every envelope: live while any port
+// is live; exhausted once every port has ended.
+func sourceInfo(identity string, st []ports.Status) mcp.SourceInfo {
+	si := mcp.SourceInfo{CaptureIdentity: identity, SourceExhausted: len(st) > 0}
+	for _, s := range st {
+		if s.Live {
+			si.Live = true
+		}
+		if !s.SourceExhausted {
+			si.SourceExhausted = false
+		}
+	}
+	return si
+}
+
+func buildInfo() mcp.Build {
+	b := mcp.Build{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Revision = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
+	}
+	return b
+}
