@@ -47,7 +47,7 @@ type bucketRow struct {
 	Count int            `json:"count"`
 }
 
-func newBucketRow(dim, v string, n int) bucketRow {
+func bucketRowOf(dim, v string, n int) bucketRow {
 	if sip.TextDimension(dim) && v != sip.NoValue {
 		return bucketRow{Text: untrusted.Text(v), Count: n}
 	}
@@ -82,7 +82,7 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 		ag := sip.Aggregate(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxBuckets), defaultBuckets))
 		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched, MultiValued: ag.Multi}
 		for _, b := range ag.Buckets {
-			out.Buckets = append(out.Buckets, newBucketRow(dim, b.Value, b.Count))
+			out.Buckets = append(out.Buckets, bucketRowOf(dim, b.Value, b.Count))
 		}
 		return out, nil
 	},
@@ -153,7 +153,7 @@ var findProblems = tool[findProblemsIn, page[problemRow]]{
 			func(dl *sip.Dialog) bool { return sip.AnyProblem(dl, problems, names) },
 			func(dl *sip.Dialog) problemRow {
 				return problemRow{Problems: sip.MatchProblems(dl, problems, names),
-					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: newDialogRow(dl)}
+					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: dialogRowOf(dl)}
 			})
 	},
 }
@@ -194,7 +194,7 @@ type attemptRow struct {
 	DurationMs     *float64        `json:"duration_ms"`
 }
 
-func newAttemptRow(a *sip.AttemptOutcome) attemptRow {
+func attemptRowOf(a *sip.AttemptOutcome) attemptRow {
 	r := attemptRow{Attempt: a.N, Start: ts(a.Start), Outcome: a.Outcome, FinalCode: finalCode(a.FinalCode), Invites: a.Invites,
 		AuthChallenges: a.AuthChallenges, PDDms: ms(a.PDD()), SetupMs: ms(a.Setup()), DurationMs: ms(a.Duration())}
 	if a.StatusText != "" {
@@ -230,7 +230,7 @@ var triageCall = tool[triageIn, triageOut]{
 			out.PDDms, out.SetupMs, out.DurationMs = ms(a.PDD()), ms(a.Setup()), ms(a.Duration())
 		}
 		for i := range tr.Attempts {
-			out.Attempts = append(out.Attempts, newAttemptRow(&tr.Attempts[i]))
+			out.Attempts = append(out.Attempts, attemptRowOf(&tr.Attempts[i]))
 		}
 		if tr.StatusText != "" {
 			out.StatusText = &tr.StatusText

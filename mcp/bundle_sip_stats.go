@@ -62,7 +62,7 @@ var groupDialogs = tool[groupIn, groupOut]{
 		g := sip.GroupMetrics(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxGroups), defaultBuckets))
 		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), Other: g.Other, OtherGroups: g.OtherGroups, Overall: g.Overall, TotalMatched: g.TotalMatched, MultiValued: g.Multi}
 		for _, gr := range g.Groups {
-			b := newBucketRow(dim, gr.Value, 0)
+			b := bucketRowOf(dim, gr.Value, 0)
 			out.Groups = append(out.Groups, groupRow{Value: b.Value, Text: b.Text, Metrics: gr.Metrics})
 		}
 		return out, nil
