@@ -2,11 +2,9 @@ package mcp
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"fieldtap/services/netdecode"
 	"fieldtap/services/sip"
 	"fieldtap/services/untrusted"
 )
@@ -251,16 +249,20 @@ type reportLimits struct {
 	MessageBytes          int64 `json:"message_bytes"`
 }
 
+func reportLimitsOf(l sip.Limits) reportLimits {
+	return reportLimits{Dialogs: l.Dialogs, MessagesPerDialog: l.MessagesPerDialog, TransactionsPerDialog: l.TransactionsPerDialog, MessageBytes: l.MessageBytes}
+}
+
 type reportOut struct {
-	Store  sip.Stats      `json:"store"`
+	Store  storeStatsRow  `json:"store"`
 	Limits reportLimits   `json:"limits"`
 	States map[string]int `json:"dialogs_by_state"`
 	// Streams and Decode are the SPAN analysers' counters; null, with
 	// counters_reason, when no analyser reports them.
-	Streams        *sip.StreamStats `json:"streams"`
-	Decode         *netdecode.Stats `json:"decode"`
-	CountersReason string           `json:"counters_reason,omitempty" jsonschema:"why streams and decode are null"`
-	Notes          []string         `json:"notes"`
+	Streams        *streamStatsRow `json:"streams"`
+	Decode         *decodeStatsRow `json:"decode"`
+	CountersReason string          `json:"counters_reason,omitempty" jsonschema:"why streams and decode are null"`
+	Notes          []string        `json:"notes"`
 }
 
 var captureReport = tool[noArgs, reportOut]{
@@ -273,10 +275,7 @@ var captureReport = tool[noArgs, reportOut]{
 		if err != nil {
 			return reportOut{}, err
 		}
-		l := c.d.SIP.Limits()
-		out := reportOut{Store: sn.Stats, Limits: reportLimits{Dialogs: l.Dialogs, MessagesPerDialog: l.MessagesPerDialog,
-			TransactionsPerDialog: l.TransactionsPerDialog, MessageBytes: l.MessageBytes},
-			States: map[string]int{}, Notes: []string{}}
+		out := reportOut{Store: storeStatsRowOf(sn.Stats), Limits: reportLimitsOf(c.d.SIP.Limits()), States: map[string]int{}, Notes: []string{}}
 		for _, dl := range sn.Dialogs {
 			out.States[dl.State]++
 		}
@@ -285,20 +284,11 @@ var captureReport = tool[noArgs, reportOut]{
 			return out, nil
 		}
 		ss, ds := c.d.SIPStats()
-		ds.Skipped, ds.LinkSeen = nonNilMap(ds.Skipped), nonNilMap(ds.LinkSeen)
-		out.Streams, out.Decode = &ss, &ds
+		streams, decode := streamStatsRowOf(ss), decodeStatsRowOf(ds)
+		out.Streams, out.Decode = &streams, &decode
 		if ss.TLS > 0 {
 			out.Notes = append(out.Notes, fmt.Sprintf("%d TLS streams (%d sessions) carried encrypted data nothing here can read: SIP over TLS is not in these counts", ss.TLS, ss.TLSSessions))
 		}
 		return out, nil
 	},
-}
-
-// nonNilMap is a copy of m, empty rather than nil: an answer's object is
-// never null where its schema says object.
-func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return map[K]V{}
-	}
-	return maps.Clone(m)
 }
