@@ -60,7 +60,7 @@ var validateMessage = tool[getMessageIn, validateMessageOut]{
 		for _, f := range v.Findings {
 			row := validateFindingRow{Rule: ruleRowOf(f.Rule), Detail: f.Detail}
 			if f.Evidence != "" {
-				ev := f.Evidence
+				ev := untrusted.Text(f.Evidence)
 				row.Evidence = &ev
 			}
 			out.Findings = append(out.Findings, row)
