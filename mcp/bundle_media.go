@@ -1,9 +1,6 @@
 package mcp
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/services/rtp"
@@ -56,16 +53,17 @@ type rtpStreamsIn struct {
 	Projection
 }
 
-func (in rtpStreamsIn) match(s rtp.StreamView) bool {
-	switch {
-	case in.CallID != "" && s.CallID != string(in.CallID),
-		in.Orphaned != nil && s.Orphaned != *in.Orphaned,
-		in.Codec != "" && !strings.EqualFold(in.Codec, string(s.Codec)),
-		in.MinLossPct != nil && s.LostPct < float64(*in.MinLossPct),
-		in.MaxMOS != nil && (s.Value == nil || *s.Value > float64(*in.MaxMOS)):
-		return false
+func (in rtpStreamsIn) filter() rtp.StreamFilter {
+	f := rtp.StreamFilter{CallID: string(in.CallID), Orphaned: in.Orphaned, Codec: in.Codec}
+	if in.MinLossPct != nil {
+		v := float64(*in.MinLossPct)
+		f.MinLossPct = &v
 	}
-	return true
+	if in.MaxMOS != nil {
+		v := float64(*in.MaxMOS)
+		f.MaxMOS = &v
+	}
+	return f
 }
 
 var rtpStreams = tool[rtpStreamsIn, page[streamRow]]{
@@ -84,9 +82,9 @@ var rtpStreams = tool[rtpStreamsIn, page[streamRow]]{
 		if err != nil {
 			return page[streamRow]{}, err
 		}
-		rows := []streamRow{}
+		f, rows := in.filter(), []streamRow{}
 		for _, s := range sn.Streams { // creation order: Seq ascending, never reused
-			if in.match(s) && pg.offer(key1(s.Seq)) {
+			if f.Match(s) && pg.offer(key1(s.Seq)) {
 				rows = append(rows, streamRowOf(s))
 			}
 		}
@@ -138,68 +136,12 @@ var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
 				return rtpStatsOut{}, notFound("media_diagnostics says why a call has no media", "no RTP streams for Call-ID %q", in.CallID)
 			}
 		}
-		out.Streams, out.EndpointReported = streamRows(streams), reportsFor(sn, streams)
+		out.Streams, out.EndpointReported = streamRows(streams), reportRows(sn.ReportsAbout(streams))
 		for i := range out.Streams {
 			out.Streams[i].Intervals = nonNil(out.Streams[i].Intervals)
 		}
 		return out, nil
 	},
-}
-
-// reportRow is one RTCP SR or RR as the endpoint sent it, its SSRCs in
-// the one hex spelling of the stream ids.
-type reportRow struct {
-	Time        string           `json:"time"`
-	Src         string           `json:"src"`
-	Dst         string           `json:"dst"`
-	Type        string           `json:"type" jsonschema:"SR or RR"`
-	SenderSSRC  string           `json:"sender_ssrc"`
-	NTP         uint64           `json:"ntp,omitempty" jsonschema:"SR: the sender's NTP timestamp"`
-	RTPTime     uint32           `json:"rtp_time,omitempty"`
-	PacketCount uint32           `json:"packet_count,omitempty"`
-	OctetCount  uint32           `json:"octet_count,omitempty"`
-	Blocks      []reportBlockRow `json:"blocks"`
-	// BlocksDropped counts report blocks past the analyser's bound.
-	BlocksDropped int `json:"blocks_dropped,omitempty"`
-}
-
-type reportBlockRow struct {
-	SSRC           string `json:"ssrc" jsonschema:"the stream reported on"`
-	FractionLost   uint8  `json:"fraction_lost" jsonschema:"in 1/256 since the last report"`
-	CumulativeLost int32  `json:"cumulative_lost"`
-	HighestSeq     uint32 `json:"highest_seq" jsonschema:"extended highest sequence number received"`
-	Jitter         uint32 `json:"jitter" jsonschema:"RTP timestamp units"`
-	LSR            uint32 `json:"lsr"`
-	DLSR           uint32 `json:"dlsr" jsonschema:"1/65536 s"`
-}
-
-func ssrcHex(v uint32) string { return fmt.Sprintf("%08X", v) }
-
-// reportsFor picks the RTCP reports about ss: the SRs their senders sent
-// and the report blocks naming their SSRCs.
-func reportsFor(sn *rtp.Snapshot, ss []rtp.StreamView) []reportRow {
-	ssrcs := map[uint32]bool{}
-	for _, s := range ss {
-		ssrcs[s.Key.SSRC] = true
-	}
-	out := []reportRow{}
-	for _, r := range sn.Reports {
-		hit := ssrcs[r.SenderSSRC]
-		for _, b := range r.Blocks {
-			hit = hit || ssrcs[b.SSRC]
-		}
-		if !hit {
-			continue
-		}
-		row := reportRow{Time: ts(r.Time), Src: r.Src.String(), Dst: r.Dst.String(), Type: r.Type, SenderSSRC: ssrcHex(r.SenderSSRC),
-			NTP: r.NTP, RTPTime: r.RTPTime, PacketCount: r.PacketCount, OctetCount: r.OctetCount, Blocks: make([]reportBlockRow, len(r.Blocks)), BlocksDropped: r.BlocksDropped}
-		for i, b := range r.Blocks {
-			row.Blocks[i] = reportBlockRow{SSRC: ssrcHex(b.SSRC), FractionLost: b.FractionLost, CumulativeLost: b.CumulativeLost,
-				HighestSeq: b.HighestSeq, Jitter: b.Jitter, LSR: b.LSR, DLSR: b.DLSR}
-		}
-		out = append(out, row)
-	}
-	return out
 }
 
 type diagnosticsIn struct {

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"fmt"
+
 	"fieldtap/services/rtp"
 	"fieldtap/services/untrusted"
 )
@@ -125,6 +127,53 @@ func streamRows(ss []rtp.StreamView) []streamRow {
 	out := make([]streamRow, len(ss))
 	for i, s := range ss {
 		out[i] = streamRowOf(s)
+	}
+	return out
+}
+
+// reportRow is one RTCP SR or RR as the endpoint sent it, its SSRCs in
+// the one hex spelling of the stream ids.
+type reportRow struct {
+	Time        string           `json:"time"`
+	Src         string           `json:"src"`
+	Dst         string           `json:"dst"`
+	Type        string           `json:"type" jsonschema:"SR or RR"`
+	SenderSSRC  string           `json:"sender_ssrc"`
+	NTP         uint64           `json:"ntp,omitempty" jsonschema:"SR: the sender's NTP timestamp"`
+	RTPTime     uint32           `json:"rtp_time,omitempty"`
+	PacketCount uint32           `json:"packet_count,omitempty"`
+	OctetCount  uint32           `json:"octet_count,omitempty"`
+	Blocks      []reportBlockRow `json:"blocks"`
+	// BlocksDropped counts report blocks past the analyser's bound.
+	BlocksDropped int `json:"blocks_dropped,omitempty"`
+}
+
+type reportBlockRow struct {
+	SSRC           string `json:"ssrc" jsonschema:"the stream reported on"`
+	FractionLost   uint8  `json:"fraction_lost" jsonschema:"in 1/256 since the last report"`
+	CumulativeLost int32  `json:"cumulative_lost"`
+	HighestSeq     uint32 `json:"highest_seq" jsonschema:"extended highest sequence number received"`
+	Jitter         uint32 `json:"jitter" jsonschema:"RTP timestamp units"`
+	LSR            uint32 `json:"lsr"`
+	DLSR           uint32 `json:"dlsr" jsonschema:"1/65536 s"`
+}
+
+func ssrcHex(v uint32) string { return fmt.Sprintf("%08X", v) }
+
+func reportRowOf(r rtp.Report) reportRow {
+	row := reportRow{Time: ts(r.Time), Src: r.Src.String(), Dst: r.Dst.String(), Type: r.Type, SenderSSRC: ssrcHex(r.SenderSSRC),
+		NTP: r.NTP, RTPTime: r.RTPTime, PacketCount: r.PacketCount, OctetCount: r.OctetCount, Blocks: make([]reportBlockRow, len(r.Blocks)), BlocksDropped: r.BlocksDropped}
+	for i, b := range r.Blocks {
+		row.Blocks[i] = reportBlockRow{SSRC: ssrcHex(b.SSRC), FractionLost: b.FractionLost, CumulativeLost: b.CumulativeLost,
+			HighestSeq: b.HighestSeq, Jitter: b.Jitter, LSR: b.LSR, DLSR: b.DLSR}
+	}
+	return row
+}
+
+func reportRows(rs []rtp.Report) []reportRow {
+	out := make([]reportRow, len(rs))
+	for i, r := range rs {
+		out[i] = reportRowOf(r)
 	}
 	return out
 }

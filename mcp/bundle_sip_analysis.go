@@ -275,10 +275,7 @@ var captureReport = tool[noArgs, reportOut]{
 		if err != nil {
 			return reportOut{}, err
 		}
-		out := reportOut{Store: storeStatsRowOf(sn.Stats), Limits: reportLimitsOf(c.d.SIP.Limits()), States: map[string]int{}, Notes: []string{}}
-		for _, dl := range sn.Dialogs {
-			out.States[dl.State]++
-		}
+		out := reportOut{Store: storeStatsRowOf(sn.Stats), Limits: reportLimitsOf(c.d.SIP.Limits()), States: sip.CountStates(sn.Dialogs), Notes: []string{}}
 		if c.d.SIPStats == nil {
 			out.CountersReason = "no SPAN analyser reports stream and decode counters on this box"
 			return out, nil

@@ -3,6 +3,7 @@ package rtp
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -110,6 +111,50 @@ func (sn *Snapshot) ForCall(callID string) []StreamView {
 	for _, s := range sn.Streams {
 		if s.CallID == callID {
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// StreamFilter selects streams; a zero field selects every stream.
+type StreamFilter struct {
+	CallID   string
+	Orphaned *bool  // true: only unsignalled (heuristic) streams; false: only signalled
+	Codec    string // the main codec's name, compared without case
+	// MinLossPct keeps streams that lost at least this %; MaxMOS those
+	// scored at most this, so an ungrounded stream (no MOS) never matches.
+	MinLossPct *float64
+	MaxMOS     *float64
+}
+
+// Match reports whether f selects s.
+func (f StreamFilter) Match(s StreamView) bool {
+	switch {
+	case f.CallID != "" && s.CallID != f.CallID,
+		f.Orphaned != nil && s.Orphaned != *f.Orphaned,
+		f.Codec != "" && !strings.EqualFold(f.Codec, string(s.Codec)),
+		f.MinLossPct != nil && s.LostPct < *f.MinLossPct,
+		f.MaxMOS != nil && (s.Value == nil || *s.Value > *f.MaxMOS):
+		return false
+	}
+	return true
+}
+
+// ReportsAbout returns the RTCP reports about ss, in the order kept: the
+// SRs their senders sent and those whose report blocks name their SSRCs.
+func (sn *Snapshot) ReportsAbout(ss []StreamView) []Report {
+	ssrcs := map[uint32]bool{}
+	for _, s := range ss {
+		ssrcs[s.Key.SSRC] = true
+	}
+	var out []Report
+	for _, r := range sn.Reports {
+		hit := ssrcs[r.SenderSSRC]
+		for _, b := range r.Blocks {
+			hit = hit || ssrcs[b.SSRC]
+		}
+		if hit {
+			out = append(out, r)
 		}
 	}
 	return out
