@@ -1,9 +1,6 @@
 package mcp
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/services/rtp"
@@ -56,41 +53,42 @@ type rtpStreamsIn struct {
 	Projection
 }
 
-func (in rtpStreamsIn) match(s rtp.StreamView) bool {
-	switch {
-	case in.CallID != "" && s.CallID != string(in.CallID),
-		in.Orphaned != nil && s.Orphaned != *in.Orphaned,
-		in.Codec != "" && !strings.EqualFold(in.Codec, string(s.Codec)),
-		in.MinLossPct != nil && s.LostPct < float64(*in.MinLossPct),
-		in.MaxMOS != nil && (s.Value == nil || *s.Value > float64(*in.MaxMOS)):
-		return false
+func (in rtpStreamsIn) filter() rtp.StreamFilter {
+	f := rtp.StreamFilter{CallID: string(in.CallID), Orphaned: in.Orphaned, Codec: in.Codec}
+	if in.MinLossPct != nil {
+		v := float64(*in.MinLossPct)
+		f.MinLossPct = &v
 	}
-	return true
+	if in.MaxMOS != nil {
+		v := float64(*in.MaxMOS)
+		f.MaxMOS = &v
+	}
+	return f
 }
 
-var rtpStreams = tool[rtpStreamsIn, page[rtp.StreamView]]{
+var rtpStreams = tool[rtpStreamsIn, page[streamRow]]{
 	name:  "rtp_streams",
 	reads: readsMedia,
 	desc:  "RTP streams (per SSRC and address pair), oldest first: packets, loss, jitter, E-model MOS (null when not grounded). Filters: call_id, orphaned, max_mos, min_loss_pct, codec. Paged.",
 	hints: readOnly(),
 	ids:   []string{"stream_id"},
 	text:  []textSource{textSIP},
-	run: func(c *call, in rtpStreamsIn) (page[rtp.StreamView], error) {
+	run: func(c *call, in rtpStreamsIn) (page[streamRow], error) {
 		sn, err := mediaSnapshot(c, false)
 		if err != nil {
-			return page[rtp.StreamView]{}, err
+			return page[streamRow]{}, err
 		}
 		pg, err := newPager(c, in.Paging)
 		if err != nil {
-			return page[rtp.StreamView]{}, err
+			return page[streamRow]{}, err
 		}
-		rows := []rtp.StreamView{}
+		f, rows := in.filter(), []streamRow{}
 		for _, s := range sn.Streams { // creation order: Seq ascending, never reused
-			if in.match(s) && pg.offer(key1(s.Seq)) {
-				rows = append(rows, s)
+			if f.Match(s) && pg.offer(key1(s.Seq)) {
+				rows = append(rows, streamRowOf(s))
 			}
 		}
-		return page[rtp.StreamView]{Items: rows, Page: pg.page()}, nil
+		return page[streamRow]{Items: rows, Page: pg.page()}, nil
 	},
 }
 
@@ -100,7 +98,7 @@ type rtpStatsIn struct {
 }
 
 type rtpStatsOut struct {
-	Streams []rtp.StreamView `json:"streams"`
+	Streams []streamRow `json:"streams"`
 	// EndpointReported holds RTCP SR/RR the endpoints sent about these
 	// streams, as they said it; it never feeds the measured figures.
 	EndpointReported []reportRow `json:"endpoint_reported"`
@@ -121,23 +119,24 @@ var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
 		if err != nil {
 			return rtpStatsOut{}, err
 		}
-		out := rtpStatsOut{Streams: []rtp.StreamView{}, EndpointReported: []reportRow{}, IntervalSeconds: rtp.DefaultInterval.Seconds()}
+		out := rtpStatsOut{IntervalSeconds: rtp.DefaultInterval.Seconds()}
 		if c.d.MediaInterval > 0 {
 			out.IntervalSeconds = c.d.MediaInterval.Seconds()
 		}
+		var streams []rtp.StreamView
 		if in.StreamID != "" {
 			s, found := sn.Stream(in.StreamID)
 			if !found {
 				return rtpStatsOut{}, notFound("rtp_streams lists stream_id values; a stream is src>dst/SSRC", "no stream %q", in.StreamID)
 			}
-			out.Streams = append(out.Streams, s)
+			streams = append(streams, s)
 		} else {
-			out.Streams = append(out.Streams, sn.ForCall(string(in.CallID))...)
-			if len(out.Streams) == 0 {
+			streams = sn.ForCall(string(in.CallID))
+			if len(streams) == 0 {
 				return rtpStatsOut{}, notFound("media_diagnostics says why a call has no media", "no RTP streams for Call-ID %q", in.CallID)
 			}
 		}
-		out.EndpointReported = reportsFor(sn, out.Streams)
+		out.Streams, out.EndpointReported = streamRows(streams), reportRows(sn.ReportsAbout(streams))
 		for i := range out.Streams {
 			out.Streams[i].Intervals = nonNil(out.Streams[i].Intervals)
 		}
@@ -145,81 +144,25 @@ var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
 	},
 }
 
-// reportRow is one RTCP SR or RR as the endpoint sent it, its SSRCs in
-// the one hex spelling of the stream ids.
-type reportRow struct {
-	Time        string           `json:"time"`
-	Src         string           `json:"src"`
-	Dst         string           `json:"dst"`
-	Type        string           `json:"type" jsonschema:"SR or RR"`
-	SenderSSRC  string           `json:"sender_ssrc"`
-	NTP         uint64           `json:"ntp,omitempty" jsonschema:"SR: the sender's NTP timestamp"`
-	RTPTime     uint32           `json:"rtp_time,omitempty"`
-	PacketCount uint32           `json:"packet_count,omitempty"`
-	OctetCount  uint32           `json:"octet_count,omitempty"`
-	Blocks      []reportBlockRow `json:"blocks"`
-	// BlocksDropped counts report blocks past the analyser's bound.
-	BlocksDropped int `json:"blocks_dropped,omitempty"`
-}
-
-type reportBlockRow struct {
-	SSRC           string `json:"ssrc" jsonschema:"the stream reported on"`
-	FractionLost   uint8  `json:"fraction_lost" jsonschema:"in 1/256 since the last report"`
-	CumulativeLost int32  `json:"cumulative_lost"`
-	HighestSeq     uint32 `json:"highest_seq" jsonschema:"extended highest sequence number received"`
-	Jitter         uint32 `json:"jitter" jsonschema:"RTP timestamp units"`
-	LSR            uint32 `json:"lsr"`
-	DLSR           uint32 `json:"dlsr" jsonschema:"1/65536 s"`
-}
-
-func ssrcHex(v uint32) string { return fmt.Sprintf("%08X", v) }
-
-// reportsFor picks the RTCP reports about ss: the SRs their senders sent
-// and the report blocks naming their SSRCs.
-func reportsFor(sn *rtp.Snapshot, ss []rtp.StreamView) []reportRow {
-	ssrcs := map[uint32]bool{}
-	for _, s := range ss {
-		ssrcs[s.Key.SSRC] = true
-	}
-	out := []reportRow{}
-	for _, r := range sn.Reports {
-		hit := ssrcs[r.SenderSSRC]
-		for _, b := range r.Blocks {
-			hit = hit || ssrcs[b.SSRC]
-		}
-		if !hit {
-			continue
-		}
-		row := reportRow{Time: ts(r.Time), Src: r.Src.String(), Dst: r.Dst.String(), Type: r.Type, SenderSSRC: ssrcHex(r.SenderSSRC),
-			NTP: r.NTP, RTPTime: r.RTPTime, PacketCount: r.PacketCount, OctetCount: r.OctetCount, Blocks: make([]reportBlockRow, len(r.Blocks)), BlocksDropped: r.BlocksDropped}
-		for i, b := range r.Blocks {
-			row.Blocks[i] = reportBlockRow{SSRC: ssrcHex(b.SSRC), FractionLost: b.FractionLost, CumulativeLost: b.CumulativeLost,
-				HighestSeq: b.HighestSeq, Jitter: b.Jitter, LSR: b.LSR, DLSR: b.DLSR}
-		}
-		out = append(out, row)
-	}
-	return out
-}
-
 type diagnosticsIn struct {
 	CallID callIDArg `json:"call_id,omitempty" jsonschema:"omit for orphan streams"`
 }
 
-var mediaDiagnostics = tool[diagnosticsIn, rtp.Diagnosis]{
+var mediaDiagnostics = tool[diagnosticsIn, diagnosisOut]{
 	name:  "media_diagnostics",
 	reads: readsMedia,
 	desc:  "A call's media against its SDP: applicable (false with a reason) and findings, never an empty list for fine. Without call_id: orphan streams.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
-	run: func(c *call, in diagnosticsIn) (rtp.Diagnosis, error) {
+	run: func(c *call, in diagnosticsIn) (diagnosisOut, error) {
 		sn, err := mediaSnapshot(c, false)
 		if err != nil {
-			return rtp.Diagnosis{}, err
+			return diagnosisOut{}, err
 		}
 		if in.CallID != "" {
-			return sn.Diagnose(string(in.CallID)), nil
+			return diagnosisOutOf(sn.Diagnose(string(in.CallID))), nil
 		}
-		return sn.DiagnoseOrphans(), nil
+		return diagnosisOutOf(sn.DiagnoseOrphans()), nil
 	},
 }
 
@@ -227,18 +170,18 @@ type codecIn struct {
 	CallID callIDArg `json:"call_id"`
 }
 
-var codecNegotiation = tool[codecIn, rtp.Negotiation]{
+var codecNegotiation = tool[codecIn, negotiationOut]{
 	name:  "check_codec_negotiation",
 	reads: readsSIP | readsMedia,
 	desc:  "A call's SDP offers and answers, the codecs both accepted, what flowed, and a verdict with its reason.",
 	hints: readOnly(),
 	text:  []textSource{textSIP},
-	run: func(c *call, in codecIn) (rtp.Negotiation, error) {
+	run: func(c *call, in codecIn) (negotiationOut, error) {
 		sn, err := mediaSnapshot(c, false)
 		if err != nil {
-			return rtp.Negotiation{}, err
+			return negotiationOut{}, err
 		}
-		return sn.Negotiate(string(in.CallID)), nil
+		return negotiationOutOf(sn.Negotiate(string(in.CallID))), nil
 	},
 }
 
@@ -248,28 +191,26 @@ type dtmfIn struct {
 	Projection
 }
 
-var dtmfEvents = tool[dtmfIn, page[rtp.Event]]{
+var dtmfEvents = tool[dtmfIn, page[dtmfRow]]{
 	name:  "dtmf_events",
 	reads: readsMedia,
 	desc:  "DTMF digits in time order (RFC 4733 with repeats folded, and SIP INFO), per call or all. Paged.",
 	hints: readOnly(),
 	ids:   []string{"seq"},
-	run: func(c *call, in dtmfIn) (page[rtp.Event], error) {
+	run: func(c *call, in dtmfIn) (page[dtmfRow], error) {
 		sn, err := mediaSnapshot(c, false)
 		if err != nil {
-			return page[rtp.Event]{}, err
+			return page[dtmfRow]{}, err
 		}
 		if n := sn.Stats.EventsOverwrote; n > 0 {
 			c.warnf("%d older events were overwritten at the analyser's event bound and are not listed", n)
 		}
-		rows := []rtp.Event{}
+		rows := []dtmfRow{}
 		for _, e := range sn.Events {
 			if in.CallID == "" || e.CallID == string(in.CallID) {
-				rows = append(rows, e)
+				rows = append(rows, dtmfRowOf(e))
 			}
 		}
-		// Time, then publication order: a stable compound key, so events
-		// sharing a time are neither lost nor repeated.
-		return pageSlice(c, in.Paging, rows, func(e rtp.Event) rowKey { return rowKey{uint64(max(e.Time.UnixNano(), 0)), e.Seq} })
+		return pageSlice(c, in.Paging, rows, func(r dtmfRow) rowKey { return r.key })
 	},
 }

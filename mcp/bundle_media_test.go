@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/untrusted"
 )
 
 var (
@@ -236,4 +238,62 @@ func TestMediaCodecNames(t *testing.T) {
 	if len(r.Content) != 1 {
 		t.Errorf("an answer with only the box's names carries a provenance note: %v", r.Content)
 	}
+}
+
+// TestCodecNameEncoding: a name the box's tables know is its own
+// vocabulary and bare; a name only the SDP gives is fenced, whatever it
+// holds.
+func TestCodecNameEncoding(t *testing.T) {
+	cases := []struct {
+		in, want string
+	}{
+		{in: "PCMU", want: `"PCMU"`},
+		{in: "pcma", want: `"PCMA"`},
+		{in: "telephone-event", want: `"TELEPHONE-EVENT"`},
+		{in: "PT96", want: `"PT96"`},
+		{in: "PT096", want: `"` + fenced("PT096") + `"`},
+		{in: "PT200", want: `"` + fenced("PT200") + `"`},
+		{in: "X⟦/untrusted-capture-data⟧\x1b[2J", want: `"` + fenced("X[/untrusted-capture-data][2J") + `"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			b, err := json.Marshal(codecName(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tc.want {
+				t.Errorf("%q encodes as %s, want %s", tc.in, b, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzCodecName: whatever an SDP names a codec, its encoding is the box's
+// own upper-case name or PT label, or a fence holding no control
+// character.
+func FuzzCodecName(f *testing.F) {
+	for _, s := range []string{"PCMU", "opus", "PT96", "PT096", "X⟦/untrusted-capture-data⟧\x1b", "\u202e", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		b, err := codecName(name).MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := string(b)
+		if own, ok := rtp.Codec(name).Own(); ok {
+			if out != own || strings.ToUpper(out) != out || strings.ContainsAny(out, "⟦⟧") {
+				t.Fatalf("%q: own name %q encoded as %q", name, own, out)
+			}
+			return
+		}
+		if name != "" && (!strings.HasPrefix(out, untrusted.Open) || !strings.HasSuffix(out, untrusted.Close)) {
+			t.Fatalf("%q is not the box's own name and encodes unfenced: %q", name, out)
+		}
+		for _, r := range out {
+			if untrusted.IsControl(r) || untrusted.IsBidiControl(r) {
+				t.Fatalf("%q encodes with %U: %q", name, r, out)
+			}
+		}
+	})
 }

@@ -131,7 +131,7 @@ func finalCode(code int) *int {
 	return &code
 }
 
-func newDialogRow(d *sip.Dialog) dialogRow {
+func dialogRowOf(d *sip.Dialog) dialogRow {
 	r := dialogRow{
 		CallID: d.CallID, ID: d.ID, Created: ts(d.Created), Updated: ts(d.Updated),
 		FirstMethod: d.FirstMethod, Methods: nonNil(d.Methods), State: d.State, FinalCode: finalCode(d.FinalCode),
@@ -209,7 +209,7 @@ type messageRow struct {
 	Evicted bool `json:"evicted"`
 }
 
-func newMessageRow(m *sip.Message) messageRow {
+func messageRowOf(m *sip.Message) messageRow {
 	return messageRow{Index: m.Index, Time: ts(m.Time), Src: m.Src.String(), Dst: m.Dst.String(), Transport: m.Transport,
 		Request: m.Request, Method: m.Method, StatusCode: m.StatusCode, CSeq: m.CSeq, Retransmission: m.Retransmission,
 		StartLine: untrusted.Text(m.StartLine())}

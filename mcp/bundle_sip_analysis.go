@@ -2,11 +2,9 @@ package mcp
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"fieldtap/services/netdecode"
 	"fieldtap/services/sip"
 	"fieldtap/services/untrusted"
 )
@@ -47,7 +45,7 @@ type bucketRow struct {
 	Count int            `json:"count"`
 }
 
-func newBucketRow(dim, v string, n int) bucketRow {
+func bucketRowOf(dim, v string, n int) bucketRow {
 	if sip.TextDimension(dim) && v != sip.NoValue {
 		return bucketRow{Text: untrusted.Text(v), Count: n}
 	}
@@ -82,7 +80,7 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 		ag := sip.Aggregate(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxBuckets), defaultBuckets))
 		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched, MultiValued: ag.Multi}
 		for _, b := range ag.Buckets {
-			out.Buckets = append(out.Buckets, newBucketRow(dim, b.Value, b.Count))
+			out.Buckets = append(out.Buckets, bucketRowOf(dim, b.Value, b.Count))
 		}
 		return out, nil
 	},
@@ -153,7 +151,7 @@ var findProblems = tool[findProblemsIn, page[problemRow]]{
 			func(dl *sip.Dialog) bool { return sip.AnyProblem(dl, problems, names) },
 			func(dl *sip.Dialog) problemRow {
 				return problemRow{Problems: sip.MatchProblems(dl, problems, names),
-					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: newDialogRow(dl)}
+					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: dialogRowOf(dl)}
 			})
 	},
 }
@@ -194,7 +192,7 @@ type attemptRow struct {
 	DurationMs     *float64        `json:"duration_ms"`
 }
 
-func newAttemptRow(a *sip.AttemptOutcome) attemptRow {
+func attemptRowOf(a *sip.AttemptOutcome) attemptRow {
 	r := attemptRow{Attempt: a.N, Start: ts(a.Start), Outcome: a.Outcome, FinalCode: finalCode(a.FinalCode), Invites: a.Invites,
 		AuthChallenges: a.AuthChallenges, PDDms: ms(a.PDD()), SetupMs: ms(a.Setup()), DurationMs: ms(a.Duration())}
 	if a.StatusText != "" {
@@ -230,7 +228,7 @@ var triageCall = tool[triageIn, triageOut]{
 			out.PDDms, out.SetupMs, out.DurationMs = ms(a.PDD()), ms(a.Setup()), ms(a.Duration())
 		}
 		for i := range tr.Attempts {
-			out.Attempts = append(out.Attempts, newAttemptRow(&tr.Attempts[i]))
+			out.Attempts = append(out.Attempts, attemptRowOf(&tr.Attempts[i]))
 		}
 		if tr.StatusText != "" {
 			out.StatusText = &tr.StatusText
@@ -251,16 +249,20 @@ type reportLimits struct {
 	MessageBytes          int64 `json:"message_bytes"`
 }
 
+func reportLimitsOf(l sip.Limits) reportLimits {
+	return reportLimits{Dialogs: l.Dialogs, MessagesPerDialog: l.MessagesPerDialog, TransactionsPerDialog: l.TransactionsPerDialog, MessageBytes: l.MessageBytes}
+}
+
 type reportOut struct {
-	Store  sip.Stats      `json:"store"`
+	Store  storeStatsRow  `json:"store"`
 	Limits reportLimits   `json:"limits"`
 	States map[string]int `json:"dialogs_by_state"`
 	// Streams and Decode are the SPAN analysers' counters; null, with
 	// counters_reason, when no analyser reports them.
-	Streams        *sip.StreamStats `json:"streams"`
-	Decode         *netdecode.Stats `json:"decode"`
-	CountersReason string           `json:"counters_reason,omitempty" jsonschema:"why streams and decode are null"`
-	Notes          []string         `json:"notes"`
+	Streams        *streamStatsRow `json:"streams"`
+	Decode         *decodeStatsRow `json:"decode"`
+	CountersReason string          `json:"counters_reason,omitempty" jsonschema:"why streams and decode are null"`
+	Notes          []string        `json:"notes"`
 }
 
 var captureReport = tool[noArgs, reportOut]{
@@ -273,32 +275,17 @@ var captureReport = tool[noArgs, reportOut]{
 		if err != nil {
 			return reportOut{}, err
 		}
-		l := c.d.SIP.Limits()
-		out := reportOut{Store: sn.Stats, Limits: reportLimits{Dialogs: l.Dialogs, MessagesPerDialog: l.MessagesPerDialog,
-			TransactionsPerDialog: l.TransactionsPerDialog, MessageBytes: l.MessageBytes},
-			States: map[string]int{}, Notes: []string{}}
-		for _, dl := range sn.Dialogs {
-			out.States[dl.State]++
-		}
+		out := reportOut{Store: storeStatsRowOf(sn.Stats), Limits: reportLimitsOf(c.d.SIP.Limits()), States: sip.CountStates(sn.Dialogs), Notes: []string{}}
 		if c.d.SIPStats == nil {
 			out.CountersReason = "no SPAN analyser reports stream and decode counters on this box"
 			return out, nil
 		}
 		ss, ds := c.d.SIPStats()
-		ds.Skipped, ds.LinkSeen = nonNilMap(ds.Skipped), nonNilMap(ds.LinkSeen)
-		out.Streams, out.Decode = &ss, &ds
+		streams, decode := streamStatsRowOf(ss), decodeStatsRowOf(ds)
+		out.Streams, out.Decode = &streams, &decode
 		if ss.TLS > 0 {
 			out.Notes = append(out.Notes, fmt.Sprintf("%d TLS streams (%d sessions) carried encrypted data nothing here can read: SIP over TLS is not in these counts", ss.TLS, ss.TLSSessions))
 		}
 		return out, nil
 	},
-}
-
-// nonNilMap is a copy of m, empty rather than nil: an answer's object is
-// never null where its schema says object.
-func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
-	if m == nil {
-		return map[K]V{}
-	}
-	return maps.Clone(m)
 }

@@ -34,7 +34,7 @@ var listDialogs = tool[listDialogsIn, page[dialogRow]]{
 		if err != nil {
 			return page[dialogRow]{}, err
 		}
-		return pageDialogs(c, in.Paging, sn, e, nil, newDialogRow)
+		return pageDialogs(c, in.Paging, sn, e, nil, dialogRowOf)
 	},
 }
 
@@ -70,7 +70,7 @@ type transactionRow struct {
 	Responses   int             `json:"responses"`
 }
 
-func newTransactionRow(tx *sip.Transaction) transactionRow {
+func transactionRowOf(tx *sip.Transaction) transactionRow {
 	r := transactionRow{Method: tx.Method, Branch: tx.Branch, CSeq: tx.CSeq, InDialog: tx.InDialog, Src: tx.Src.String(), Dst: tx.Dst.String(),
 		Start: ts(tx.Start), FinalCode: finalCode(tx.FinalCode), Requests: tx.Requests, Responses: tx.Responses}
 	if !tx.RingAt.IsZero() {
@@ -115,16 +115,16 @@ var getDialog = tool[getDialogIn, getDialogOut]{
 		if pg.resumed && pg.from[1] != h {
 			return getDialogOut{}, failErr(CodeStaleCursor, "cursor was issued by get_dialog for another Call-ID", "call get_dialog again without a cursor")
 		}
-		out := getDialogOut{Dialog: newDialogRow(dl), Messages: []messageRow{}, Transactions: make([]transactionRow, 0, len(dl.Txns))}
+		out := getDialogOut{Dialog: dialogRowOf(dl), Messages: []messageRow{}, Transactions: make([]transactionRow, 0, len(dl.Txns))}
 		for i := range dl.Txns {
-			out.Transactions = append(out.Transactions, newTransactionRow(&dl.Txns[i]))
+			out.Transactions = append(out.Transactions, transactionRowOf(&dl.Txns[i]))
 		}
 		for i, seq := range dl.Messages() {
 			if !pg.offer(rowKey{uint64(i), h}) {
 				continue
 			}
 			if m, kept := sn.Message(seq); kept {
-				out.Messages = append(out.Messages, newMessageRow(m))
+				out.Messages = append(out.Messages, messageRowOf(m))
 			} else {
 				out.Messages = append(out.Messages, messageRow{Index: i, Evicted: true})
 			}
@@ -189,7 +189,7 @@ var getMessage = tool[getMessageIn, getMessageOut]{
 		if err := p.Parse(m.Raw); err != nil {
 			return getMessageOut{}, fmt.Errorf("stored message %d of %q no longer parses: %w", in.Index, dl.CallID, err)
 		}
-		out := getMessageOut{Message: newMessageRow(m), Headers: make([]headerRow, 0, len(p.Headers)), Body: untrusted.Body(p.Body), BodyShort: p.BodyShort}
+		out := getMessageOut{Message: messageRowOf(m), Headers: make([]headerRow, 0, len(p.Headers)), Body: untrusted.Body(p.Body), BodyShort: p.BodyShort}
 		for _, h := range p.Headers {
 			out.Headers = append(out.Headers, headerRow{Name: string(h.Name), Value: untrusted.Text(sip.Unfold(h.Value))})
 		}

@@ -92,9 +92,37 @@ type exportIn struct {
 }
 
 type exportOut struct {
-	sip.ExportResult
+	exportResultRow
 	Dir            string `json:"dir"`
 	DialogsMatched int    `json:"dialogs_matched"`
+}
+
+// exportResultRow is what a pcapng export holds and what it could not
+// put in it (sip.ExportResult).
+type exportResultRow struct {
+	Path               string     `json:"path"`
+	Dialogs            int        `json:"dialogs"`
+	Messages           int        `json:"messages"`
+	Frames             int        `json:"frames"`
+	Bytes              int64      `json:"bytes"`
+	FromRecorder       int        `json:"from_recorder"`
+	MessagesEvicted    int        `json:"messages_evicted"`
+	MessagesShed       int        `json:"messages_shed"`
+	MessagesMissing    int        `json:"messages_missing"`
+	Truncated          bool       `json:"truncated"`
+	MediaFlows         int        `json:"media_flows"`
+	RTPFrames          int        `json:"rtp_frames"`
+	RTCPFrames         int        `json:"rtcp_frames"`
+	MediaFramesMissing int        `json:"media_frames_missing"`
+	ScanCut            bool       `json:"scan_cut"`
+	ScanCutAt          *time.Time `json:"scan_cut_at"`
+}
+
+func exportResultRowOf(r sip.ExportResult) exportResultRow {
+	return exportResultRow{Path: r.Path, Dialogs: r.Dialogs, Messages: r.Messages, Frames: r.Frames, Bytes: r.Bytes, FromRecorder: r.FromRecorder,
+		MessagesEvicted: r.MessagesEvicted, MessagesShed: r.MessagesShed, MessagesMissing: r.MessagesMissing, Truncated: r.Truncated,
+		MediaFlows: r.MediaFlows, RTPFrames: r.RTPFrames, RTCPFrames: r.RTCPFrames, MediaFramesMissing: r.MediaFramesMissing,
+		ScanCut: r.ScanCut, ScanCutAt: r.ScanCutAt}
 }
 
 var exportCapture = tool[exportIn, exportOut]{
@@ -138,6 +166,6 @@ var exportCapture = tool[exportIn, exportOut]{
 		for _, w := range sel.Shortfalls(res, c.d.Media != nil) {
 			c.warnf("%s", w)
 		}
-		return exportOut{ExportResult: res, Dir: c.d.SIPExport.Dir(), DialogsMatched: sel.Matched}, nil
+		return exportOut{exportResultRow: exportResultRowOf(res), Dir: c.d.SIPExport.Dir(), DialogsMatched: sel.Matched}, nil
 	},
 }

@@ -123,7 +123,7 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 			}
 			// Offset so times before 1970 still sort first as unsigned keys.
 			at := uint64(m.Time.UnixNano()) ^ 1<<63
-			rows = append(rows, timeRow{CallID: m.CallID, messageRow: newMessageRow(m), at: at, seq: m.Seq})
+			rows = append(rows, timeRow{CallID: m.CallID, messageRow: messageRowOf(m), at: at, seq: m.Seq})
 			return c.ctx.Err() == nil
 		})
 		if err := c.ctx.Err(); err != nil {
@@ -323,7 +323,7 @@ type legRow struct {
 	Evidence  []evidenceRow `json:"evidence"`
 }
 
-func newLegRow(d *sip.Dialog, ev []sip.Evidence) legRow {
+func legRowOf(d *sip.Dialog, ev []sip.Evidence) legRow {
 	return legRow{CallID: d.CallID, Created: ts(d.Created), FromUser: d.FromUser, ToUser: d.ToUser, State: d.State,
 		FinalCode: finalCode(d.FinalCode), Evidence: evidenceRows(ev)}
 }
@@ -352,7 +352,7 @@ var findCorrelated = tool[correlateIn, correlateOut]{
 		cs, more := sip.FindCorrelated(sn.Dialogs, dl)
 		out := correlateOut{CallID: dl.CallID, Correlated: make([]legRow, 0, len(cs)), More: more}
 		for _, cr := range cs {
-			out.Correlated = append(out.Correlated, newLegRow(cr.D, cr.Evidence))
+			out.Correlated = append(out.Correlated, legRowOf(cr.D, cr.Evidence))
 		}
 		return out, nil
 	},
@@ -388,7 +388,7 @@ var getCallTree = tool[correlateIn, callTreeOut]{
 		nodes, truncated := sip.CallTree(sn.Dialogs, dl)
 		out := callTreeOut{Root: dl.CallID, Legs: make([]treeNodeRow, 0, len(nodes)), Truncated: truncated}
 		for _, n := range nodes {
-			r := treeNodeRow{legRow: newLegRow(n.D, n.Evidence), Depth: n.Depth}
+			r := treeNodeRow{legRow: legRowOf(n.D, n.Evidence), Depth: n.Depth}
 			if n.Parent != "" {
 				p := n.Parent
 				r.Parent = &p
@@ -495,7 +495,7 @@ type ruleRow struct {
 	Summary  string `json:"summary"`
 }
 
-func newRuleRow(r siplint.Rule) ruleRow {
+func ruleRowOf(r siplint.Rule) ruleRow {
 	return ruleRow{ID: r.ID, RFC: r.RFC, Section: r.Section, Severity: string(r.Severity), Summary: r.Summary}
 }
 
@@ -539,10 +539,10 @@ var lintDialog = tool[correlateIn, lintOut]{
 		out := lintOut{CallID: dl.CallID, Evaluated: nonNil(r.Evaluated), Violations: make([]violationRow, 0, len(r.Violations)),
 			RulesNotEvaluated: make([]notEvaluatedRow, 0, len(r.NotEvaluated))}
 		for _, v := range r.Violations {
-			out.Violations = append(out.Violations, violationRow{Rule: newRuleRow(v.Rule), CSeq: v.CSeq, Detail: v.Detail})
+			out.Violations = append(out.Violations, violationRow{Rule: ruleRowOf(v.Rule), CSeq: v.CSeq, Detail: v.Detail})
 		}
 		for _, n := range r.NotEvaluated {
-			out.RulesNotEvaluated = append(out.RulesNotEvaluated, notEvaluatedRow{Rule: newRuleRow(n.Rule), Reason: n.Reason})
+			out.RulesNotEvaluated = append(out.RulesNotEvaluated, notEvaluatedRow{Rule: ruleRowOf(n.Rule), Reason: n.Reason})
 		}
 		return out, nil
 	},

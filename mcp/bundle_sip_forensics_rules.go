@@ -55,18 +55,18 @@ var validateMessage = tool[getMessageIn, validateMessageOut]{
 		if err != nil {
 			return validateMessageOut{}, notFound("get_message shows what the store kept", "message %d cannot be validated: %v", in.Index, err)
 		}
-		out := validateMessageOut{CallID: dl.CallID, Message: newMessageRow(m), Evaluated: nonNil(v.Evaluated), More: v.More,
+		out := validateMessageOut{CallID: dl.CallID, Message: messageRowOf(m), Evaluated: nonNil(v.Evaluated), More: v.More,
 			Findings: make([]validateFindingRow, 0, len(v.Findings)), RulesNotEvaluated: make([]notEvaluatedRow, 0, len(v.NotEvaluated))}
 		for _, f := range v.Findings {
-			row := validateFindingRow{Rule: newRuleRow(f.Rule), Detail: f.Detail}
+			row := validateFindingRow{Rule: ruleRowOf(f.Rule), Detail: f.Detail}
 			if f.Evidence != "" {
-				ev := f.Evidence
+				ev := untrusted.Text(f.Evidence)
 				row.Evidence = &ev
 			}
 			out.Findings = append(out.Findings, row)
 		}
 		for _, n := range v.NotEvaluated {
-			out.RulesNotEvaluated = append(out.RulesNotEvaluated, notEvaluatedRow{Rule: newRuleRow(n.Rule), Reason: n.Reason})
+			out.RulesNotEvaluated = append(out.RulesNotEvaluated, notEvaluatedRow{Rule: ruleRowOf(n.Rule), Reason: n.Reason})
 		}
 		return out, nil
 	},
@@ -101,6 +101,6 @@ var explainRule = tool[explainRuleIn, explainRuleOut]{
 		if !ok {
 			return explainRuleOut{}, argErr("rule", "one of: "+strings.Join(siplint.RuleIDs(), ", "), "%q is not a rule id", string(in.Rule))
 		}
-		return explainRuleOut{ruleRow: newRuleRow(r), Checker: r.Checker, Fix: r.Fix}, nil
+		return explainRuleOut{ruleRow: ruleRowOf(r), Checker: r.Checker, Fix: r.Fix}, nil
 	},
 }

@@ -64,7 +64,7 @@ var tailDialogs = tool[tailIn, page[dialogRow]]{
 		rows := []dialogRow{}
 		for _, dl := range hit {
 			if pg.offer(tailKey(dl)) {
-				rows = append(rows, newDialogRow(dl))
+				rows = append(rows, dialogRowOf(dl))
 			}
 		}
 		p := pg.page()
@@ -157,7 +157,7 @@ var awaitCondition = tool[awaitIn, awaitOut]{
 					}
 					out.Matched++
 					if len(out.Dialogs) < awaitMaxRows {
-						out.Dialogs = append(out.Dialogs, newDialogRow(dl))
+						out.Dialogs = append(out.Dialogs, dialogRowOf(dl))
 					}
 				}
 			}

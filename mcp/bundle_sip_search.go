@@ -168,7 +168,7 @@ var searchMessages = tool[searchIn, page[searchRow]]{
 				return true
 			}
 			if pg.offer(key1(m.Seq)) {
-				rows = append(rows, searchRow{CallID: m.CallID, Index: m.Index, Message: newMessageRow(m), Hits: hits, More: more})
+				rows = append(rows, searchRow{CallID: m.CallID, Index: m.Index, Message: messageRowOf(m), Hits: hits, More: more})
 			}
 			return true
 		})

@@ -26,9 +26,39 @@ type groupIn struct {
 
 // groupRow is one group: its value bare or fenced as bucketRow's.
 type groupRow struct {
-	Value   string          `json:"value,omitempty" jsonschema:"the group's value when it is the box's vocabulary or an identifier, and (none) for dialogs without one"`
-	Text    untrusted.Text  `json:"text,omitempty" jsonschema:"the group's value when senders wrote it (user_agent), fenced"`
-	Metrics sip.CallMetrics `json:"metrics"`
+	Value   string         `json:"value,omitempty" jsonschema:"the group's value when it is the box's vocabulary or an identifier, and (none) for dialogs without one"`
+	Text    untrusted.Text `json:"text,omitempty" jsonschema:"the group's value when senders wrote it (user_agent), fenced"`
+	Metrics callMetricsRow `json:"metrics"`
+}
+
+// callMetricsRow is the call figures of a group of dialogs
+// (sip.CallMetrics, docs/sip.md): each figure with its unit and
+// population, or null with a reason.
+type callMetricsRow struct {
+	Dialogs  int       `json:"dialogs"`
+	Attempts int       `json:"attempts"`
+	Answered int       `json:"answered"`
+	ASR      metricRow `json:"asr"`
+	NER      metricRow `json:"ner"`
+	ACD      metricRow `json:"acd"`
+	PDDp50   metricRow `json:"pdd_p50"`
+	PDDp95   metricRow `json:"pdd_p95"`
+}
+
+type metricRow struct {
+	Value      *float64 `json:"value"`
+	Unit       string   `json:"unit"`
+	Population int      `json:"population"`
+	NullReason string   `json:"null_reason,omitempty"`
+}
+
+func metricRowOf(m sip.Metric) metricRow {
+	return metricRow{Value: m.Value, Unit: m.Unit, Population: m.Population, NullReason: m.NullReason}
+}
+
+func callMetricsRowOf(m sip.CallMetrics) callMetricsRow {
+	return callMetricsRow{Dialogs: m.Dialogs, Attempts: m.Attempts, Answered: m.Answered, ASR: metricRowOf(m.ASR), NER: metricRowOf(m.NER),
+		ACD: metricRowOf(m.ACD), PDDp50: metricRowOf(m.PDDp50), PDDp95: metricRowOf(m.PDDp95)}
 }
 
 type groupOut struct {
@@ -36,11 +66,11 @@ type groupOut struct {
 	Groups    []groupRow `json:"groups"`
 	// Other measures the dialogs of the groups past max_groups together;
 	// null, with other_groups 0, when every group is listed.
-	Other        *sip.CallMetrics `json:"other"`
-	OtherGroups  int              `json:"other_groups"`
-	Overall      sip.CallMetrics  `json:"overall"`
-	TotalMatched int              `json:"total_matched"`
-	MultiValued  bool             `json:"multi_valued" jsonschema:"a participant dimension: a dialog is measured in each of its participants' groups"`
+	Other        *callMetricsRow `json:"other"`
+	OtherGroups  int             `json:"other_groups"`
+	Overall      callMetricsRow  `json:"overall"`
+	TotalMatched int             `json:"total_matched"`
+	MultiValued  bool            `json:"multi_valued" jsonschema:"a participant dimension: a dialog is measured in each of its participants' groups"`
 }
 
 var groupDialogs = tool[groupIn, groupOut]{
@@ -60,10 +90,14 @@ var groupDialogs = tool[groupIn, groupOut]{
 		}
 		dim := string(in.Dimension)
 		g := sip.GroupMetrics(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxGroups), defaultBuckets))
-		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), Other: g.Other, OtherGroups: g.OtherGroups, Overall: g.Overall, TotalMatched: g.TotalMatched, MultiValued: g.Multi}
+		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), OtherGroups: g.OtherGroups, Overall: callMetricsRowOf(g.Overall), TotalMatched: g.TotalMatched, MultiValued: g.Multi}
+		if g.Other != nil {
+			other := callMetricsRowOf(*g.Other)
+			out.Other = &other
+		}
 		for _, gr := range g.Groups {
-			b := newBucketRow(dim, gr.Value, 0)
-			out.Groups = append(out.Groups, groupRow{Value: b.Value, Text: b.Text, Metrics: gr.Metrics})
+			b := bucketRowOf(dim, gr.Value, 0)
+			out.Groups = append(out.Groups, groupRow{Value: b.Value, Text: b.Text, Metrics: callMetricsRowOf(gr.Metrics)})
 		}
 		return out, nil
 	},

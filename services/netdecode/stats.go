@@ -26,42 +26,42 @@ const (
 
 // Counters of fragment reassembly (Stats.Frag).
 type FragStats struct {
-	Fragments   uint64 `json:"fragments"`   // fragment packets seen
-	Reassembled uint64 `json:"reassembled"` // datagrams completed
-	TimedOut    uint64 `json:"timed_out"`   // datagrams dropped incomplete after FragTimeout
-	TableFull   uint64 `json:"table_full"`  // datagrams evicted because MaxFragDatagrams were pending
-	Oversize    uint64 `json:"oversize"`    // datagrams refused for exceeding maxDatagram or MaxFragBytes
-	Overlapping uint64 `json:"overlapping"` // fragments overlapping inconsistently, datagram dropped
-	Pending     int    `json:"pending"`     // datagrams waiting now
-	PendingB    int    `json:"pending_bytes"`
+	Fragments   uint64 // fragment packets seen
+	Reassembled uint64 // datagrams completed
+	TimedOut    uint64 // datagrams dropped incomplete after FragTimeout
+	TableFull   uint64 // datagrams evicted because MaxFragDatagrams were pending
+	Oversize    uint64 // datagrams refused for exceeding maxDatagram or MaxFragBytes
+	Overlapping uint64 // fragments overlapping inconsistently, datagram dropped
+	Pending     int    // datagrams waiting now
+	PendingB    int    // bytes they hold
 }
 
 // TCPStats are counters of TCP stream reassembly (Stats.TCP).
 type TCPStats struct {
-	Segments      uint64 `json:"segments"`
-	Streams       uint64 `json:"streams"`       // directions ever tracked
-	Open          int    `json:"open"`          // directions tracked now
-	Evicted       uint64 `json:"evicted"`       // directions dropped because MaxStreams were open
-	IdleClosed    uint64 `json:"idle_closed"`   // directions dropped after StreamIdle without a segment
-	Retransmitted uint64 `json:"retransmitted"` // segments wholly before the expected sequence number
-	OutOfOrder    uint64 `json:"out_of_order"`  // segments held for a gap to fill
-	Gaps          uint64 `json:"gaps"`          // gaps given up on (data lost to the analyser)
-	BufferFull    uint64 `json:"buffer_full"`   // unconsumed bytes discarded at MaxStreamBuffer
+	Segments      uint64
+	Streams       uint64 // directions ever tracked
+	Open          int    // directions tracked now
+	Evicted       uint64 // directions dropped because MaxStreams were open
+	IdleClosed    uint64 // directions dropped after StreamIdle without a segment
+	Retransmitted uint64 // segments wholly before the expected sequence number
+	OutOfOrder    uint64 // segments held for a gap to fill
+	Gaps          uint64 // gaps given up on (data lost to the analyser)
+	BufferFull    uint64 // unconsumed bytes discarded at MaxStreamBuffer
 	// TagsDropped counts frame tags dropped past maxTagSpans on one
 	// direction (Options.TrackFrames only): a message then lacks a frame.
-	TagsDropped uint64 `json:"tags_dropped,omitempty"`
+	TagsDropped uint64
 }
 
 // Stats describes what a Decoder has seen.
 type Stats struct {
-	Frames   uint64            `json:"frames"`
-	IPv4     uint64            `json:"ipv4"`
-	IPv6     uint64            `json:"ipv6"`
-	UDP      uint64            `json:"udp"`
-	Skipped  map[string]uint64 `json:"skipped"` // by reason
-	Frag     FragStats         `json:"fragments"`
-	TCP      TCPStats          `json:"tcp"`
-	LinkSeen map[string]uint64 `json:"link_types"` // frames by link type name
+	Frames   uint64
+	IPv4     uint64
+	IPv6     uint64
+	UDP      uint64
+	Skipped  map[string]uint64 // by reason
+	Frag     FragStats
+	TCP      TCPStats
+	LinkSeen map[string]uint64 // frames by link type name
 }
 
 type counters struct {

@@ -14,19 +14,19 @@ import (
 
 // Stats are the analyser's counters: what it could not place or keep.
 type Stats struct {
-	Datagrams        uint64 `json:"datagrams"`           // non-SIP UDP datagrams seen
-	RTPPackets       uint64 `json:"rtp_packets"`         // accounted to a stream
-	RTCPPackets      uint64 `json:"rtcp_packets"`        // parsed into reports
-	RTCPMalformed    uint64 `json:"rtcp_malformed"`      // RTCP-looking but invalid
-	NotRTP           uint64 `json:"not_rtp"`             // not version 2 or too short
-	Unsignalled      uint64 `json:"unsignalled"`         // RTP-looking to/from no SDP address (heuristic off)
-	StreamsEvicted   uint64 `json:"streams_evicted"`     // oldest streams dropped at MaxStreams
-	EndpointsEvicted uint64 `json:"endpoints_evicted"`   // signalled addresses dropped at MaxEndpoints
-	DialogsEvicted   uint64 `json:"dialogs_evicted"`     // dialogs' SDP dropped at MaxDialogs
-	ReportsOverwrote uint64 `json:"reports_overwritten"` // RTCP reports past MaxReports
-	EventsOverwrote  uint64 `json:"events_overwritten"`  // DTMF events past MaxEvents
-	SDPInvalid       uint64 `json:"sdp_invalid"`         // application/sdp bodies that were not SDP
-	Heuristic        bool   `json:"heuristic"`
+	Datagrams        uint64 // non-SIP UDP datagrams seen
+	RTPPackets       uint64 // accounted to a stream
+	RTCPPackets      uint64 // parsed into reports
+	RTCPMalformed    uint64 // RTCP-looking but invalid
+	NotRTP           uint64 // not version 2 or too short
+	Unsignalled      uint64 // RTP-looking to/from no SDP address (heuristic off)
+	StreamsEvicted   uint64 // oldest streams dropped at MaxStreams
+	EndpointsEvicted uint64 // signalled addresses dropped at MaxEndpoints
+	DialogsEvicted   uint64 // dialogs' SDP dropped at MaxDialogs
+	ReportsOverwrote uint64 // RTCP reports past MaxReports
+	EventsOverwrote  uint64 // DTMF events past MaxEvents
+	SDPInvalid       uint64 // application/sdp bodies that were not SDP
+	Heuristic        bool
 }
 
 // Analyser tracks media for one SPAN analyser. It implements

@@ -5,19 +5,17 @@ import (
 	"strings"
 
 	"fieldtap/services/sdp"
-	"fieldtap/services/untrusted"
 )
 
 // maxPT is the largest RTP payload type (a 7-bit field, RFC 3550 §5.1).
 const maxPT = 127
 
-// Codec is a payload type's encoding name as answers show it. A name the
-// box's own tables know (sdp.KnownEncoding: the RFC 3551 static types and
-// the well-known dynamic encodings) is the box's vocabulary: it is written
-// bare, upper-cased as the table spells it. So is "PT<n>", the box's label
-// for a payload type nothing names. Any other name came only from an SDP
-// body, so the sender wrote it: it fences itself as untrusted text when
-// encoded.
+// Codec is a payload type's encoding name. A name the box's own tables
+// know (sdp.KnownEncoding: the RFC 3551 static types and the well-known
+// dynamic encodings) is the box's vocabulary, upper-cased as the table
+// spells it; so is "PT<n>", the box's label for a payload type nothing
+// names. Any other name came only from an SDP body: the sender wrote it,
+// and an answer that shows it fences it.
 type Codec string
 
 // Own returns c as the box's own name, and whether it is one.
@@ -31,12 +29,4 @@ func (c Codec) Own() (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// MarshalText writes the box's own name bare and any other fenced.
-func (c Codec) MarshalText() ([]byte, error) {
-	if own, ok := c.Own(); ok {
-		return []byte(own), nil
-	}
-	return untrusted.Text(c).MarshalText()
 }

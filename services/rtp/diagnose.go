@@ -33,19 +33,19 @@ const (
 
 // Finding is one diagnosis, with the streams it rests on.
 type Finding struct {
-	Code     string   `json:"code"`
-	Severity string   `json:"severity"` // info, warning, error
-	Message  string   `json:"message"`
-	Streams  []string `json:"streams"`
+	Code     string
+	Severity string // info, warning, error
+	Message  string
+	Streams  []string
 }
 
 // Diagnosis answers media_diagnostics for one Call-ID.
 type Diagnosis struct {
-	CallID     string       `json:"call_id"`
-	Applicable bool         `json:"applicable"`
-	Reason     string       `json:"reason,omitempty"`
-	Findings   []Finding    `json:"findings"`
-	Streams    []StreamView `json:"streams"`
+	CallID     string
+	Applicable bool
+	Reason     string
+	Findings   []Finding
+	Streams    []StreamView
 }
 
 // Diagnose compares what callID signalled with what flowed. An empty

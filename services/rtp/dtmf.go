@@ -25,21 +25,21 @@ const (
 type Event struct {
 	// Seq is the event's place in publication order, never reused: a
 	// stable key while events are added and the oldest overwritten.
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	CallID string    `json:"call_id"`
-	Digit  string    `json:"digit"`
-	Method string    `json:"method"`
+	Seq    uint64
+	Time   time.Time
+	CallID string
+	Digit  string
+	Method string
 	// DurationMs is the final duration the sender reported (RFC 4733 in
 	// timestamp units at 8 kHz; SIP INFO's Duration=).
-	DurationMs *float64 `json:"duration_ms"`
+	DurationMs *float64
 	// Stream identifies the RTP stream for rfc4733 events.
-	Stream string `json:"stream_id,omitempty"`
+	Stream string
 	// EndSeen is false when no end packet arrived (the next event or the
 	// capture's end closed it).
-	EndSeen bool `json:"end_seen"`
+	EndSeen bool
 	// EndRepeats counts repeated end packets de-duplicated into this event.
-	EndRepeats int `json:"end_repeats"`
+	EndRepeats int
 }
 
 // dtmfState follows one stream's telephone-events. An event is one RTP

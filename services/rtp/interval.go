@@ -3,13 +3,13 @@ package rtp
 // Interval is one fixed period of a stream (default 5 s), so a short
 // burst of loss or jitter is not hidden by the stream's mean.
 type Interval struct {
-	Start      int64   `json:"-"` // ns since the epoch, aligned to the interval length
-	Packets    uint64  `json:"packets"`
-	Expected   int64   `json:"expected"`
-	Lost       int64   `json:"lost"`
-	MaxJitter  float64 `json:"max_jitter_ms"`
-	MeanJitter float64 `json:"mean_jitter_ms"`
-	MaxDelta   float64 `json:"max_delta_ms"`
+	Start      int64 // ns since the epoch, aligned to the interval length
+	Packets    uint64
+	Expected   int64
+	Lost       int64
+	MaxJitter  float64 // ms, as MeanJitter and MaxDelta
+	MeanJitter float64
+	MaxDelta   float64
 	jitterSum  float64
 	jitterN    uint64
 	expBase    int64 // stream's expected at the interval's first packet, minus one

@@ -16,12 +16,12 @@ const (
 
 // SDPEvent is one SDP body a dialog carried.
 type SDPEvent struct {
-	Time    time.Time      `json:"time"`
-	From    netip.AddrPort `json:"from"` // signalling sender
-	To      netip.AddrPort `json:"to"`
-	Message string         `json:"message"` // "INVITE" or "200 INVITE"
-	Role    string         `json:"role"`
-	Session *sdp.Session   `json:"sdp"`
+	Time    time.Time
+	From    netip.AddrPort // signalling sender
+	To      netip.AddrPort
+	Message string // "INVITE" or "200 INVITE"
+	Role    string
+	Session *sdp.Session
 }
 
 // dialogMedia is what one Call-ID said about media.

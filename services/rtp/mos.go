@@ -40,15 +40,15 @@ var impairments = map[string]impairment{
 	"opus": {name: "Opus", ie: 0, bpl: 25.1, lookahead: 6.5, basis: "no ITU-T narrowband Ie for Opus: scored as G.711-equivalent (Ie 0, Bpl 25.1)"},
 }
 
-// MOS is an E-model estimate, or a reason it is null.
+// MOS is an E-model estimate, or the reason there is none.
 type MOS struct {
-	Value *float64 `json:"mos"`
-	R     *float64 `json:"r_factor"`
+	Value *float64
+	R     *float64
 	// Grounded is false when the codec has no published impairment
-	// values; Value is then null and Reason is "not_grounded".
-	Grounded bool   `json:"mos_grounded"`
-	Reason   string `json:"mos_reason,omitempty"`
-	Basis    string `json:"mos_basis,omitempty"`
+	// values; Value is then nil and Reason is "not_grounded".
+	Grounded bool
+	Reason   string
+	Basis    string
 }
 
 // EstimateMOS scores a codec (an SDP encoding name) at a loss percentage,

@@ -18,32 +18,32 @@ const (
 	VerdictUnnegotiated  = "unnegotiated_codec_flowed"
 )
 
-// SDPSide is one SDP body of a call's offer/answer exchange as
-// check_codec_negotiation shows it: its audio line only.
+// SDPSide is one SDP body of a call's offer/answer exchange: its audio
+// line only.
 type SDPSide struct {
-	Time    time.Time `json:"time"`
-	Message string    `json:"message"` // "INVITE" or "200 INVITE": method token and status code
-	Role    string    `json:"role"`    // offer or answer
-	From    string    `json:"from"`    // signalling sender, IP:port
-	// Address is where the body asks for audio; null when its audio line
+	Time    time.Time
+	Message string // "INVITE" or "200 INVITE": method token and status code
+	Role    string // offer or answer
+	From    string // signalling sender, IP:port
+	// Address is where the body asks for audio; nil when its audio line
 	// has port 0 or no address (a rejected stream), or it has none.
-	Address   *string `json:"media_address"`
-	Direction string  `json:"direction"` // sendrecv, sendonly, recvonly, inactive; "" without an audio line
-	Codecs    []Codec `json:"codecs"`    // the audio line's formats in order
+	Address   *string
+	Direction string  // sendrecv, sendonly, recvonly, inactive; "" without an audio line
+	Codecs    []Codec // the audio line's formats in order
 }
 
 // Negotiation compares what a call's SDP offered and answered with what
 // its media carried.
 type Negotiation struct {
-	CallID    string    `json:"call_id"`
-	Verdict   string    `json:"verdict"`
-	Reason    string    `json:"reason"`
-	Exchanges []SDPSide `json:"exchanges"`
+	CallID    string
+	Verdict   string
+	Reason    string
+	Exchanges []SDPSide
 	// Negotiated are the codecs the last offer and its answer share,
 	// compared without case and written upper-cased; Flowed are the
 	// codecs the call's RTP streams carried, likewise.
-	Negotiated []Codec `json:"negotiated"`
-	Flowed     []Codec `json:"flowed"`
+	Negotiated []Codec
+	Flowed     []Codec
 }
 
 // Negotiate judges callID's codec negotiation from the snapshot.

@@ -23,30 +23,30 @@ var ErrRTCP = errors.New("rtcp: malformed")
 
 // ReportBlock is one reception report as the endpoint wrote it.
 type ReportBlock struct {
-	SSRC           uint32 `json:"ssrc"`            // the stream reported on
-	FractionLost   uint8  `json:"fraction_lost"`   // /256 since the last report
-	CumulativeLost int32  `json:"cumulative_lost"` // 24-bit signed
-	HighestSeq     uint32 `json:"highest_seq"`     // extended
-	Jitter         uint32 `json:"jitter"`          // RTP timestamp units
-	LSR            uint32 `json:"lsr"`
-	DLSR           uint32 `json:"dlsr"` // 1/65536 s
+	SSRC           uint32 // the stream reported on
+	FractionLost   uint8  // /256 since the last report
+	CumulativeLost int32  // 24-bit signed
+	HighestSeq     uint32 // extended
+	Jitter         uint32 // RTP timestamp units
+	LSR            uint32
+	DLSR           uint32 // 1/65536 s
 }
 
 // Report is one SR or RR.
 type Report struct {
-	Time       time.Time      `json:"time"`
-	Src        netip.AddrPort `json:"src"`
-	Dst        netip.AddrPort `json:"dst"`
-	Type       string         `json:"type"` // SR or RR
-	SenderSSRC uint32         `json:"sender_ssrc"`
+	Time       time.Time
+	Src        netip.AddrPort
+	Dst        netip.AddrPort
+	Type       string // SR or RR
+	SenderSSRC uint32
 	// Sender info (SR only).
-	NTP         uint64        `json:"ntp,omitempty"`
-	RTPTime     uint32        `json:"rtp_time,omitempty"`
-	PacketCount uint32        `json:"packet_count,omitempty"`
-	OctetCount  uint32        `json:"octet_count,omitempty"`
-	Blocks      []ReportBlock `json:"blocks"`
+	NTP         uint64
+	RTPTime     uint32
+	PacketCount uint32
+	OctetCount  uint32
+	Blocks      []ReportBlock
 	// BlocksDropped counts blocks past maxReportBlocks.
-	BlocksDropped int `json:"blocks_dropped,omitempty"`
+	BlocksDropped int
 }
 
 // ParseRTCP parses the SR and RR packets of a compound RTCP datagram;

@@ -3,6 +3,7 @@ package rtp
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -10,72 +11,72 @@ import (
 const defaultPtimeMs = 20
 
 // PTView is one payload type seen on a stream. Codec is the encoding
-// name an SDP body gave, else the static name or "PT<n>"; it is bare when
-// it is the box's own name and fenced when only the SDP gives it (Codec).
+// name an SDP body gave, else the static name or "PT<n>"; Codec.Own says
+// whether it is the box's own name or only the sender's.
 type PTView struct {
-	PT      uint8  `json:"pt"`
-	Codec   Codec  `json:"codec"`
-	Packets uint64 `json:"packets"`
+	PT      uint8
+	Codec   Codec
+	Packets uint64
 }
 
 // IntervalView is one interval with its own loss and MOS.
 type IntervalView struct {
-	Start   time.Time `json:"start"`
-	LostPct float64   `json:"lost_pct"`
+	Start   time.Time
+	LostPct float64
 	Interval
 	MOS
 }
 
 // StreamView is one stream at one moment: plain values, safe to keep.
 type StreamView struct {
-	ID           string    `json:"stream_id"`
-	SSRC         string    `json:"ssrc"` // 8 upper-case hex digits, as in the stream id
-	Src          string    `json:"src"`
-	Dst          string    `json:"dst"`
-	CallID       string    `json:"call_id"`
-	Orphaned     bool      `json:"orphaned"`
-	Codec        Codec     `json:"codec"` // the main payload type's: see PTView
-	ClockRate    int       `json:"clock_rate"`
-	PayloadTypes []PTView  `json:"payload_types"`
-	First        time.Time `json:"first"`
-	Last         time.Time `json:"last"`
-	Packets      uint64    `json:"packets"`
-	Expected     int64     `json:"expected"`
-	Lost         int64     `json:"lost"`
-	LostPct      float64   `json:"lost_pct"`
-	Duplicates   uint64    `json:"duplicates"`
-	OutOfOrder   uint64    `json:"out_of_order"`
-	SeqResets    uint64    `json:"sequence_resets"`
-	Markers      uint64    `json:"markers"`
-	MaxJitterMs  float64   `json:"max_jitter_ms"`
-	MeanJitterMs float64   `json:"mean_jitter_ms"`
-	MaxDeltaMs   float64   `json:"max_delta_ms"`
+	ID           string
+	SSRC         string // 8 upper-case hex digits, as in the stream id
+	Src          string
+	Dst          string
+	CallID       string
+	Orphaned     bool
+	Codec        Codec // the main payload type's: see PTView
+	ClockRate    int
+	PayloadTypes []PTView
+	First        time.Time
+	Last         time.Time
+	Packets      uint64
+	Expected     int64
+	Lost         int64
+	LostPct      float64
+	Duplicates   uint64
+	OutOfOrder   uint64
+	SeqResets    uint64
+	Markers      uint64
+	MaxJitterMs  float64
+	MeanJitterMs float64
+	MaxDeltaMs   float64
 	// TimingEpochs is 1 plus the sender's clock restarts: jitter starts
 	// again at each, max delta goes on by arrival.
-	TimingEpochs uint64 `json:"timing_epochs"`
+	TimingEpochs uint64
 	MOS
-	Intervals        []IntervalView `json:"intervals,omitempty"`
-	IntervalsDropped uint64         `json:"intervals_dropped,omitempty"`
-	PTOverflow       uint64         `json:"payload_types_overflow,omitempty"`
+	Intervals        []IntervalView // nil unless the snapshot copied them
+	IntervalsDropped uint64         // oldest intervals overwritten at the per-stream bound
+	PTOverflow       uint64         // packets of payload types past maxPTs
 
-	Key Key    `json:"-"`
-	Seq uint64 `json:"-"` // creation order, never reused
+	Key Key
+	Seq uint64 // creation order, never reused
 }
 
 // DialogView is what one Call-ID signalled about media.
 type DialogView struct {
-	CallID     string     `json:"call_id"`
-	SDP        []SDPEvent `json:"sdp"`
-	SDPDropped int        `json:"sdp_dropped,omitempty"`
-	Endpoints  []string   `json:"endpoints"`
+	CallID     string
+	SDP        []SDPEvent
+	SDPDropped int
+	Endpoints  []string
 	// EndpointsDropped counts announced addresses past
 	// maxEndpointsPerDialog, not in Endpoints.
-	EndpointsDropped int  `json:"endpoints_dropped,omitempty"`
-	FinalCode        int  `json:"final_code,omitempty"`
-	Ended            bool `json:"ended"`
+	EndpointsDropped int
+	FinalCode        int
+	Ended            bool
 	// RTCPFlowsDropped counts RTCP address pairs past
 	// maxRTCPFlowsPerDialog, whose datagrams export_capture leaves out.
-	RTCPFlowsDropped int `json:"rtcp_flows_dropped,omitempty"`
+	RTCPFlowsDropped int
 
 	rtcp []flowSpan // for Flows
 }
@@ -110,6 +111,50 @@ func (sn *Snapshot) ForCall(callID string) []StreamView {
 	for _, s := range sn.Streams {
 		if s.CallID == callID {
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// StreamFilter selects streams; a zero field selects every stream.
+type StreamFilter struct {
+	CallID   string
+	Orphaned *bool  // true: only unsignalled (heuristic) streams; false: only signalled
+	Codec    string // the main codec's name, compared without case
+	// MinLossPct keeps streams that lost at least this %; MaxMOS those
+	// scored at most this, so an ungrounded stream (no MOS) never matches.
+	MinLossPct *float64
+	MaxMOS     *float64
+}
+
+// Match reports whether f selects s.
+func (f StreamFilter) Match(s StreamView) bool {
+	switch {
+	case f.CallID != "" && s.CallID != f.CallID,
+		f.Orphaned != nil && s.Orphaned != *f.Orphaned,
+		f.Codec != "" && !strings.EqualFold(f.Codec, string(s.Codec)),
+		f.MinLossPct != nil && s.LostPct < *f.MinLossPct,
+		f.MaxMOS != nil && (s.Value == nil || *s.Value > *f.MaxMOS):
+		return false
+	}
+	return true
+}
+
+// ReportsAbout returns the RTCP reports about ss, in the order kept: the
+// SRs their senders sent and those whose report blocks name their SSRCs.
+func (sn *Snapshot) ReportsAbout(ss []StreamView) []Report {
+	ssrcs := map[uint32]bool{}
+	for _, s := range ss {
+		ssrcs[s.Key.SSRC] = true
+	}
+	var out []Report
+	for _, r := range sn.Reports {
+		hit := ssrcs[r.SenderSSRC]
+		for _, b := range r.Blocks {
+			hit = hit || ssrcs[b.SSRC]
+		}
+		if hit {
+			out = append(out, r)
 		}
 	}
 	return out

@@ -37,34 +37,34 @@ var ErrNotSDP = errors.New("sdp: body does not start with v=0")
 // Format is one payload type of a media line with what a=rtpmap and
 // a=fmtp said about it.
 type Format struct {
-	PT        int    `json:"pt"`
-	Encoding  string `json:"encoding,omitempty"` // from rtpmap, or the static name
-	ClockRate int    `json:"clock_rate,omitempty"`
-	Channels  int    `json:"channels,omitempty"`
-	Fmtp      string `json:"fmtp,omitempty"`
+	PT        int
+	Encoding  string // from rtpmap, or the static name
+	ClockRate int
+	Channels  int
+	Fmtp      string
 }
 
 // Media is one m= section.
 type Media struct {
-	Type      string     `json:"type"` // audio, video, …
-	Port      int        `json:"port"` // 0 means the stream is rejected or disabled
-	Proto     string     `json:"proto"`
-	Formats   []Format   `json:"formats"`
-	Conn      netip.Addr `json:"conn"` // media-level c=, else the session's
-	Direction string     `json:"direction"`
-	Ptime     int        `json:"ptime,omitempty"` // ms
-	RTCPMux   bool       `json:"rtcp_mux"`
-	RTCPPort  int        `json:"rtcp_port"` // a=rtcp, else Port+1 (Port with rtcp-mux)
+	Type      string // audio, video, …
+	Port      int    // 0 means the stream is rejected or disabled
+	Proto     string
+	Formats   []Format
+	Conn      netip.Addr // media-level c=, else the session's
+	Direction string
+	Ptime     int // ms
+	RTCPMux   bool
+	RTCPPort  int // a=rtcp, else Port+1 (Port with rtcp-mux)
 }
 
 // Session is a parsed body.
 type Session struct {
-	Origin    string     `json:"origin,omitempty"` // o= username, session id and version
-	Conn      netip.Addr `json:"conn"`             // session-level c=
-	Direction string     `json:"direction,omitempty"`
-	Media     []Media    `json:"media"`
+	Origin    string     // o= username, session id and version
+	Conn      netip.Addr // session-level c=
+	Direction string
+	Media     []Media
 	// Dropped counts m= sections and formats past the bounds.
-	Dropped int `json:"dropped,omitempty"`
+	Dropped int
 }
 
 // Addr is where m expects to receive RTP, or false when it expects none

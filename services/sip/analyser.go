@@ -19,21 +19,21 @@ const (
 
 // StreamStats count TCP streams by what they carried.
 type StreamStats struct {
-	SIP       uint64 `json:"sip"`
-	WebSocket uint64 `json:"websocket"`
+	SIP       uint64
+	WebSocket uint64
 	// TLS streams carry encrypted records nothing here can read: SIP over
 	// TLS is counted, never decoded.
-	TLS         uint64 `json:"tls"`
-	TLSSessions uint64 `json:"tls_sessions"` // ClientHellos seen
+	TLS         uint64
+	TLSSessions uint64 // ClientHellos seen
 	// TLSOnSIPS are the TLS streams to or from 5061, the SIPS port
 	// (RFC 3261 §26.2): SIP the box saw and could not read.
-	TLSOnSIPS    uint64 `json:"tls_on_sips_port"`
-	Other        uint64 `json:"other"`       // neither SIP, WebSocket nor TLS
-	Resyncs      uint64 `json:"resyncs"`     // framing lost and searched for again
-	UDPNotSIP    uint64 `json:"udp_not_sip"` // datagrams that were not SIP (RTP, DNS, …)
-	KeepAlives   uint64 `json:"keepalives"`  // CRLF keep-alives (RFC 5626)
-	Undecodable  uint64 `json:"undecodable"` // SIP-looking messages refused; reasons in the store
-	DecodePanics uint64 `json:"decode_panics"`
+	TLSOnSIPS    uint64
+	Other        uint64 // neither SIP, WebSocket nor TLS
+	Resyncs      uint64 // framing lost and searched for again
+	UDPNotSIP    uint64 // datagrams that were not SIP (RTP, DNS, …)
+	KeepAlives   uint64 // CRLF keep-alives (RFC 5626)
+	Undecodable  uint64 // SIP-looking messages refused; reasons in the store
+	DecodePanics uint64
 }
 
 // sink is where an analyser puts what it decodes: the Store, or an

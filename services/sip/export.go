@@ -101,36 +101,36 @@ func (e *Exporter) UseRecorder(rec Recorded) {
 
 // ExportResult says what a file holds and what could not be put in it.
 type ExportResult struct {
-	Path     string `json:"path"` // empty when nothing was found (and no file written)
-	Dialogs  int    `json:"dialogs"`
-	Messages int    `json:"messages"` // messages of the dialogs whose frames were found
-	Frames   int    `json:"frames"`   // in the file: every fragment and segment of each message, and media
-	Bytes    int64  `json:"bytes"`    // file size
+	Path     string // empty when nothing was found (and no file written)
+	Dialogs  int
+	Messages int   // messages of the dialogs whose frames were found
+	Frames   int   // in the file: every fragment and segment of each message, and media
+	Bytes    int64 // file size
 	// FromRecorder of the frames were read from the recorder: the frame
 	// rings had evicted them.
-	FromRecorder int `json:"from_recorder"`
+	FromRecorder int
 	// MessagesEvicted lost their bytes to the SIP store's byte bound;
 	// MessagesShed were past the per-dialog cap.
-	MessagesEvicted int `json:"messages_evicted"`
-	MessagesShed    int `json:"messages_shed"`
+	MessagesEvicted int
+	MessagesShed    int
 	// MessagesMissing are kept messages whose frames neither the frame
 	// rings nor the recorder hold any more (or never held: the recorder
 	// off, or a gap).
-	MessagesMissing int  `json:"messages_missing"`
-	Truncated       bool `json:"truncated"` // MaxExportFrames or MaxExportBytes reached
+	MessagesMissing int
+	Truncated       bool // MaxExportFrames or MaxExportBytes reached
 
 	// Media: the dialogs' RTP and RTCP flows and the frames found for
 	// them by address pair and time window.
-	MediaFlows int `json:"media_flows"`
-	RTPFrames  int `json:"rtp_frames"`
-	RTCPFrames int `json:"rtcp_frames"`
+	MediaFlows int
+	RTPFrames  int
+	RTCPFrames int
 	// MediaFramesMissing are datagrams the media analyser counted on the
 	// flows that neither the rings nor the recorder hold.
-	MediaFramesMissing int `json:"media_frames_missing"`
+	MediaFramesMissing int
 	// ScanCut says MaxExportScanFrames (or the recorder's read bound) was
 	// reached; frames captured from ScanCutAt on were not examined.
-	ScanCut   bool       `json:"scan_cut"`
-	ScanCutAt *time.Time `json:"scan_cut_at"`
+	ScanCut   bool
+	ScanCutAt *time.Time
 }
 
 // exportFrame is one frame chosen for the file.

@@ -9,22 +9,22 @@ import (
 // Metric is one figure with its basis: the population it was computed
 // over and, when there is no basis, a null value and the reason.
 type Metric struct {
-	Value      *float64 `json:"value"`
-	Unit       string   `json:"unit"`
-	Population int      `json:"population"`
-	NullReason string   `json:"null_reason,omitempty"`
+	Value      *float64
+	Unit       string
+	Population int
+	NullReason string
 }
 
 // CallMetrics are the call figures of a group of dialogs (docs/sip.md).
 type CallMetrics struct {
-	Dialogs  int    `json:"dialogs"`  // every dialog in the group
-	Attempts int    `json:"attempts"` // call attempts (Dialog.Attempts) with a final response
-	Answered int    `json:"answered"` // attempts answered with a 2xx
-	ASR      Metric `json:"asr"`      // answered / attempts
-	NER      Metric `json:"ner"`      // (answered + user-side endings) / attempts
-	ACD      Metric `json:"acd"`      // mean 2xx → BYE of answered calls with a BYE
-	PDDp50   Metric `json:"pdd_p50"`  // nearest-rank median of INVITE → first 180/183
-	PDDp95   Metric `json:"pdd_p95"`
+	Dialogs  int    // every dialog in the group
+	Attempts int    // call attempts (Dialog.Attempts) with a final response
+	Answered int    // attempts answered with a 2xx
+	ASR      Metric // answered / attempts
+	NER      Metric // (answered + user-side endings) / attempts
+	ACD      Metric // mean 2xx → BYE of answered calls with a BYE
+	PDDp50   Metric // nearest-rank median of INVITE → first 180/183
+	PDDp95   Metric
 }
 
 // nerCodes are the final responses that end an attempt at the user rather

@@ -51,11 +51,11 @@ type Limits struct {
 	MessagesPerDialog int
 	// TransactionsPerDialog bounds Dialog.Txns; more are counted in
 	// Dialog.TxnsShed and Stats.TransactionsShed.
-	TransactionsPerDialog int `json:"transactions_per_dialog"`
+	TransactionsPerDialog int
 	MessageBytes          int64
-	// DialogBytes is not in the sip tools' answers (their output schema
-	// is pinned); capture_status shows it as sip_dialogs' share.
-	DialogBytes int64 `json:"-"`
+	// DialogBytes bounds the dialogs' bytes; capture_status shows it as
+	// sip_dialogs' share, get_capture_report's limits leave it out.
+	DialogBytes int64
 }
 
 // Meta describes where a message was seen.
@@ -67,19 +67,19 @@ type Meta struct {
 
 // Stats are the store's counters.
 type Stats struct {
-	Messages        uint64 `json:"messages"`
-	Dialogs         int    `json:"dialogs"`
-	DialogsEvicted  uint64 `json:"dialogs_evicted"`
-	MessagesShed    uint64 `json:"messages_shed"`    // over the per-dialog cap
-	MessagesEvicted uint64 `json:"messages_evicted"` // raw messages evicted by the message bound
+	Messages        uint64
+	Dialogs         int
+	DialogsEvicted  uint64
+	MessagesShed    uint64 // over the per-dialog cap
+	MessagesEvicted uint64 // raw messages evicted by the message bound
 	// TransactionsShed counts transactions past a dialog's bound: still
 	// counted in its totals, not kept in its list.
-	TransactionsShed uint64            `json:"transactions_shed"`
-	Requests         map[string]uint64 `json:"requests"`    // by method
-	Responses        map[string]uint64 `json:"responses"`   // by "code CSeq-method"
-	Undecodable      map[string]uint64 `json:"undecodable"` // by reason
-	Transports       map[string]uint64 `json:"transports"`  // messages by transport
-	Revision         uint64            `json:"revision"`
+	TransactionsShed uint64
+	Requests         map[string]uint64 // by method
+	Responses        map[string]uint64 // by "code CSeq-method"
+	Undecodable      map[string]uint64 // by reason
+	Transports       map[string]uint64 // messages by transport
+	Revision         uint64
 }
 
 // slot is one dialog's place in the dialog ring.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // Bounds of one validation.
@@ -15,8 +14,8 @@ const (
 	// finding counts the rest. A message can break each header rule once
 	// and each SDP rule once per line, so 32 is well past any real one.
 	MaxFindings = 32
-	// maxEvidence caps one evidence excerpt before fencing (the fence
-	// caps at 256 bytes too, with a mark; this keeps the cut on our side).
+	// maxEvidence caps one evidence excerpt; an answer's fence caps at
+	// 256 bytes too, with a mark, and this keeps the cut on our side.
 	maxEvidence = 200
 	// viaCookie is RFC 3261 §8.1.1.7's magic cookie.
 	viaCookie = "z9hG4bK"
@@ -24,11 +23,11 @@ const (
 
 // Finding is one rule a message breaks: the box's words in Detail, and in
 // Evidence the sender's text it was read from (a header value, an SDP
-// line), as written.
+// line), as written: an answer that shows it fences it.
 type Finding struct {
 	Rule     Rule
 	Detail   string
-	Evidence untrusted.Text
+	Evidence string
 }
 
 // Validation is one message checked.
@@ -59,7 +58,7 @@ func Validate(raw []byte, transport string) (Validation, error) {
 		if len(ev) > maxEvidence {
 			ev = strings.ToValidUTF8(ev[:maxEvidence], "") + "…"
 		}
-		v.Findings = append(v.Findings, Finding{Rule: mustRule(id), Detail: fmt.Sprintf(format, a...), Evidence: untrusted.Text(ev)})
+		v.Findings = append(v.Findings, Finding{Rule: mustRule(id), Detail: fmt.Sprintf(format, a...), Evidence: ev})
 	}
 	skip := func(id, why string) {
 		v.NotEvaluated = append(v.NotEvaluated, NotEvaluated{Rule: mustRule(id), Reason: why})
