@@ -40,7 +40,7 @@ type canBusesIn struct {
 }
 
 type canBusesOut struct {
-	Buses []canbus.Status `json:"buses"`
+	Buses []canBusRow `json:"buses"`
 }
 
 var canBuses = tool[canBusesIn, canBusesOut]{
@@ -53,9 +53,9 @@ var canBuses = tool[canBusesIn, canBusesOut]{
 		if err != nil {
 			return canBusesOut{}, err
 		}
-		out := canBusesOut{Buses: make([]canbus.Status, 0, len(ps))}
+		out := canBusesOut{Buses: make([]canBusRow, 0, len(ps))}
 		for _, p := range ps {
-			out.Buses = append(out.Buses, p.Status())
+			out.Buses = append(out.Buses, canBusRowOf(p.Status()))
 		}
 		return out, nil
 	},
@@ -156,9 +156,22 @@ type canIDsIn struct {
 }
 
 type canIDRow struct {
-	Port string `json:"port"`
-	canbus.IDStats
-	Rate *float64 `json:"rate_hz"` // null with fewer than two frames or no time span
+	Port        string    `json:"port"`
+	ID          string    `json:"id"`
+	Extended    bool      `json:"extended"`
+	Count       uint64    `json:"count"`
+	First       time.Time `json:"first"`
+	Last        time.Time `json:"last"`
+	LastData    string    `json:"last_data"`
+	DLCs        []int     `json:"dlcs"`         // ints, not bytes: []uint8 would encode as base64
+	ChangedBits string    `json:"changed_bits"` // hex mask over the 8 data bytes: a 1 bit has changed at least once
+	ChangedByte []int     `json:"changed_bytes"`
+	Rate        *float64  `json:"rate_hz"` // null with fewer than two frames or no time span
+}
+
+func canIDRowOf(port string, s canbus.IDStats) canIDRow {
+	return canIDRow{Port: port, ID: s.IDHex, Extended: s.Extended, Count: s.Count, First: s.First, Last: s.Last, LastData: s.LastData,
+		DLCs: s.DLCs, ChangedBits: s.ChangedBits, ChangedByte: s.ChangedByte, Rate: s.Rate()}
 }
 
 var canIDs = tool[canIDsIn, page[canIDRow]]{
@@ -182,7 +195,7 @@ var canIDs = tool[canIDsIn, page[canIDRow]]{
 			idx := uint64(slices.Index(all, p))
 			for _, s := range p.IDs() {
 				if pg.offer(rowKey{idx, uint64(s.ID)}) {
-					rows = append(rows, canIDRow{Port: p.Name(), IDStats: s, Rate: s.Rate()})
+					rows = append(rows, canIDRowOf(p.Name(), s))
 				}
 			}
 			if st := p.Status(); st.IDOverflow > 0 {
@@ -257,7 +270,7 @@ type exportCANLogIn struct {
 }
 
 type exportCANLogOut struct {
-	Exports []canbus.Candump `json:"exports" jsonschema:"one per port: candump -l text (replayable with canplayer), lines, from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
+	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: candump -l text (replayable with canplayer), lines, from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
 }
 
 var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
@@ -280,7 +293,7 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 			rec = c.d.BlackBox.Recorder
 		}
 		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines)}
-		out := exportCANLogOut{Exports: []canbus.Candump{}}
+		out := exportCANLogOut{Exports: []canCandumpRow{}}
 		for _, p := range ps {
 			x, err := c.d.CAN.ExportCandump(c.ctx, rec, p.Name(), sel)
 			if errors.Is(err, canbus.ErrNothingToExport) {
@@ -296,7 +309,7 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 			if x.RecorderCut {
 				c.warnf("port %s: the recorder's read bound ended the older frames early; narrow since/until", p.Name())
 			}
-			out.Exports = append(out.Exports, x)
+			out.Exports = append(out.Exports, canCandumpRow(x))
 		}
 		if len(out.Exports) == 0 {
 			return exportCANLogOut{}, notFound("widen since/until or the id; can_frames shows what the store holds, find_in_captures what the recorder holds", "no stored or recorded CAN frame matches")

@@ -54,10 +54,10 @@ type reSeriesOut struct {
 
 type reIDOut struct {
 	reSeriesOut
-	Counters  *canre.Counters  `json:"counters"`
-	Checksums *canre.Checksums `json:"checksums"`
-	Entropy   *canre.Entropy   `json:"entropy"`
-	Signals   *canre.Signals   `json:"signals"`
+	Counters  *reCountersRow  `json:"counters"`
+	Checksums *reChecksumsRow `json:"checksums"`
+	Entropy   *reEntropyRow   `json:"entropy"`
+	Signals   *reSignalsRow   `json:"signals"`
 }
 
 // reOnePort resolves the port argument to one CAN port.
@@ -126,19 +126,19 @@ var canREAnalyse = tool[reIDIn, reIDOut]{
 		want := func(a string) bool { return len(in.Analyses) == 0 || slices.Contains(in.Analyses, reAnalysisArg(a)) }
 		out := reIDOut{reSeriesOut: reSeriesOf(p.Name(), s)}
 		if want(reCounters) {
-			v := canre.FindCounters(s)
+			v := reCountersRowOf(canre.FindCounters(s))
 			out.Counters = &v
 		}
 		if want(reChecksums) {
-			v := canre.FindChecksums(s)
+			v := reChecksumsRowOf(canre.FindChecksums(s))
 			out.Checksums = &v
 		}
 		if want(reEntropy) {
-			v := canre.EntropyOf(s)
+			v := reEntropyRowOf(canre.EntropyOf(s))
 			out.Entropy = &v
 		}
 		if want(reSignals) {
-			v := canre.FindSignals(s)
+			v := reSignalsRowOf(canre.FindSignals(s))
 			out.Signals = &v
 		}
 		return out, nil
@@ -183,7 +183,7 @@ type reCorrelateIn struct {
 
 type reCorrelateOut struct {
 	Series reSeriesOut `json:"series"`
-	canre.Correlations
+	reCorrelationsRow
 }
 
 var canRECorrelate = tool[reCorrelateIn, reCorrelateOut]{
@@ -250,6 +250,6 @@ var canRECorrelate = tool[reCorrelateIn, reCorrelateOut]{
 		if cor.Truncated {
 			c.warnf("listed the %d strongest of %d fields tested", len(cor.Results), cor.Tested)
 		}
-		return reCorrelateOut{Series: reSeriesOf(p.Name(), s), Correlations: cor}, nil
+		return reCorrelateOut{Series: reSeriesOf(p.Name(), s), reCorrelationsRow: reCorrelationsRowOf(cor)}, nil
 	},
 }

@@ -28,25 +28,31 @@ type dbcInspectIn struct {
 // dbcSignalRow is one signal's layout; names are the file author's and
 // fence themselves (a fenced name copied back is accepted).
 type dbcSignalRow struct {
-	Name            untrusted.Text   `json:"name"`
-	StartBit        int              `json:"start_bit"`
-	Length          int              `json:"length"`
-	ByteOrder       string           `json:"byte_order"`
-	ValueType       string           `json:"value_type"`
-	Factor          float64          `json:"factor"`
-	Offset          float64          `json:"offset"`
-	Min             float64          `json:"min"`
-	Max             float64          `json:"max"`
-	Unit            untrusted.Text   `json:"unit,omitempty"`
-	FirstByte       int              `json:"first_byte"`
-	LastByte        int              `json:"last_byte"`
-	Multiplexer     bool             `json:"multiplexer"`
-	MultiplexedBy   untrusted.Text   `json:"multiplexed_by,omitempty"`
-	MuxValues       [][2]int64       `json:"multiplex_values,omitempty"`
-	SPN             *uint32          `json:"spn"`
-	Comment         untrusted.Text   `json:"comment,omitempty"`
-	Labels          []dbc.ValueLabel `json:"value_table"`
-	LabelsTruncated bool             `json:"value_table_truncated,omitempty"`
+	Name            untrusted.Text `json:"name"`
+	StartBit        int            `json:"start_bit"`
+	Length          int            `json:"length"`
+	ByteOrder       string         `json:"byte_order"`
+	ValueType       string         `json:"value_type"`
+	Factor          float64        `json:"factor"`
+	Offset          float64        `json:"offset"`
+	Min             float64        `json:"min"`
+	Max             float64        `json:"max"`
+	Unit            untrusted.Text `json:"unit,omitempty"`
+	FirstByte       int            `json:"first_byte"`
+	LastByte        int            `json:"last_byte"`
+	Multiplexer     bool           `json:"multiplexer"`
+	MultiplexedBy   untrusted.Text `json:"multiplexed_by,omitempty"`
+	MuxValues       [][2]int64     `json:"multiplex_values,omitempty"`
+	SPN             *uint32        `json:"spn"`
+	Comment         untrusted.Text `json:"comment,omitempty"`
+	Labels          []dbcLabelRow  `json:"value_table"`
+	LabelsTruncated bool           `json:"value_table_truncated,omitempty"`
+}
+
+// dbcLabelRow is one VAL_ entry; the label is the file author's text.
+type dbcLabelRow struct {
+	Raw   int64          `json:"raw"`
+	Label untrusted.Text `json:"label"`
 }
 
 type dbcInspectMessage struct {
@@ -72,15 +78,19 @@ type dbcInspectOut struct {
 }
 
 func dbcInspectMessageOf(m dbc.MessageInfo) dbcInspectMessage {
-	out := dbcInspectMessage{ID: m.ID, Extended: m.Extended, Name: untrusted.Text(m.Name), Size: m.Size, Transmitter: untrusted.Text(m.Transmitter),
-		Comment: m.Comment, PGN: m.PGN, Signals: make([]dbcSignalRow, len(m.Signals)), SignalsTruncated: m.SignalsTruncated}
-	for i, s := range m.Signals {
-		out.Signals[i] = dbcSignalRow{Name: untrusted.Text(s.Name), StartBit: s.StartBit, Length: s.Length, ByteOrder: s.ByteOrder, ValueType: s.ValueType,
-			Factor: s.Factor, Offset: s.Offset, Min: s.Min, Max: s.Max, Unit: s.Unit, FirstByte: s.FirstByte, LastByte: s.LastByte,
-			Multiplexer: s.Multiplexer, MultiplexedBy: untrusted.Text(s.MultiplexedBy), MuxValues: s.MuxValues, SPN: s.SPN, Comment: s.Comment,
-			Labels: nonNil(s.Labels), LabelsTruncated: s.LabelsTruncated}
-	}
-	return out
+	return dbcInspectMessage{ID: m.ID, Extended: m.Extended, Name: untrusted.Text(m.Name), Size: m.Size, Transmitter: untrusted.Text(m.Transmitter),
+		Comment: untrusted.Text(m.Comment), PGN: m.PGN, Signals: mapRows(m.Signals, dbcSignalRowOf), SignalsTruncated: m.SignalsTruncated}
+}
+
+func dbcSignalRowOf(s dbc.SignalInfo) dbcSignalRow {
+	return dbcSignalRow{Name: untrusted.Text(s.Name), StartBit: s.StartBit, Length: s.Length, ByteOrder: s.ByteOrder, ValueType: s.ValueType,
+		Factor: s.Factor, Offset: s.Offset, Min: s.Min, Max: s.Max, Unit: untrusted.Text(s.Unit), FirstByte: s.FirstByte, LastByte: s.LastByte,
+		Multiplexer: s.Multiplexer, MultiplexedBy: untrusted.Text(s.MultiplexedBy), MuxValues: s.MuxValues, SPN: s.SPN, Comment: untrusted.Text(s.Comment),
+		Labels: mapRows(nonNil(s.Labels), dbcLabelRowOf), LabelsTruncated: s.LabelsTruncated}
+}
+
+func dbcLabelRowOf(l dbc.ValueLabel) dbcLabelRow {
+	return dbcLabelRow{Raw: l.Raw, Label: untrusted.Text(l.Label)}
 }
 
 // dbcMessageErr maps an unknown message to NOT_FOUND.
@@ -112,10 +122,7 @@ var dbcInspect = tool[dbcInspectIn, dbcInspectOut]{
 			return dbcInspectOut{}, dbcMessageErr(err)
 		}
 		out := dbcInspectOut{Database: ins.Database, File: ins.File, J1939: ins.J1939, Messages: ins.Messages, Signals: ins.Signals,
-			List: make([]dbcInspectMessage, len(ins.List)), Truncated: ins.Truncated}
-		for i, m := range ins.List {
-			out.List[i] = dbcInspectMessageOf(m)
-		}
+			List: mapRows(ins.List, dbcInspectMessageOf), Truncated: ins.Truncated}
 		if ins.Truncated {
 			c.warnf("listed %d of %d messages; name messages to see the rest", len(out.List), ins.Messages)
 		}

@@ -48,19 +48,23 @@ func TestDBCInspectReferenceLayout(t *testing.T) {
 		t.Fatalf("inspection %v", d)
 	}
 	type want struct {
-		id, name, signal string
-		pgn, spn, start  float64
-		length, factor   float64
+		id, name, signal, comment, unit string
+		pgn, spn, start                 float64
+		length, factor                  float64
 	}
 	for i, w := range []want{
-		{id: "0CF004FE", name: "EEC1", signal: "EngineSpeed", pgn: 61444, spn: 190, start: 24, length: 16, factor: 0.125},
-		{id: "18FEF1FE", name: "CCVS1", signal: "WheelBasedVehicleSpeed", pgn: 65265, spn: 84, start: 8, length: 16, factor: 1.0 / 256},
+		{id: "0CF004FE", name: "EEC1", signal: "EngineSpeed", comment: "Electronic Engine Controller 1", unit: "rpm", pgn: 61444, spn: 190, start: 24, length: 16, factor: 0.125},
+		{id: "18FEF1FE", name: "CCVS1", signal: "WheelBasedVehicleSpeed", comment: "Cruise Control/Vehicle Speed 1", unit: "km/h", pgn: 65265, spn: 84, start: 8, length: 16, factor: 1.0 / 256},
 	} {
 		m := d["message_list"].([]any)[i].(map[string]any)
 		s := m["signals"].([]any)[0].(map[string]any)
 		if m["id"] != w.id || m["name"] != fenced(w.name) || m["pgn"] != w.pgn || s["name"] != fenced(w.signal) || s["spn"] != w.spn ||
 			s["start_bit"] != w.start || s["length"] != w.length || s["factor"] != w.factor || s["byte_order"] != "little_endian" {
 			t.Errorf("message %d: %v", i, m)
+		}
+		// services/dbc returns the author's text plain: the row fences it.
+		if m["comment"] != fenced(w.comment) || s["unit"] != fenced(w.unit) {
+			t.Errorf("message %d: comment %q, unit %q: the DBC author's text is not fenced", i, m["comment"], s["unit"])
 		}
 	}
 	if !strings.HasPrefix(r.Content[len(r.Content)-1].Text, "Provenance:") || !strings.Contains(r.Content[len(r.Content)-1].Text, "DBC file") {

@@ -42,7 +42,7 @@ type j1939PortIn struct {
 }
 
 type j1939SummaryOut struct {
-	Ports []j1939.PortSummary `json:"ports"`
+	Ports []j1939SummaryRow `json:"ports"`
 }
 
 var j1939Summary = tool[j1939PortIn, j1939SummaryOut]{
@@ -55,7 +55,7 @@ var j1939Summary = tool[j1939PortIn, j1939SummaryOut]{
 		if err != nil {
 			return j1939SummaryOut{}, err
 		}
-		return j1939SummaryOut{Ports: onPorts(c.d.J1939.Summary(), chosen, func(p j1939.PortSummary) string { return p.Port })}, nil
+		return j1939SummaryOut{Ports: mapRows(onPorts(c.d.J1939.Summary(), chosen, func(p j1939.PortSummary) string { return p.Port }), j1939SummaryRowOf)}, nil
 	},
 }
 
@@ -65,36 +65,36 @@ type j1939ListIn struct {
 	Projection
 }
 
-var j1939Inventory = tool[j1939ListIn, page[j1939.InventoryRow]]{
+var j1939Inventory = tool[j1939ListIn, page[j1939InventoryRow]]{
 	name:  "j1939_inventory",
 	reads: readsJ1939,
 	desc:  "ECUs per port from address claims and traffic, by port then source address: first/last seen, frames, decoded NAME (identity, manufacturer, function, industry group, instances, arbitrary-address capable), claim conflicts, DM1 lamps. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "sa"},
-	run: func(c *call, in j1939ListIn) (page[j1939.InventoryRow], error) {
+	run: func(c *call, in j1939ListIn) (page[j1939InventoryRow], error) {
 		chosen, index, err := j1939Ports(c.d, in.PortSelector)
 		if err != nil {
-			return page[j1939.InventoryRow]{}, err
+			return page[j1939InventoryRow]{}, err
 		}
-		rows := onPorts(c.d.J1939.Inventory(), chosen, func(r j1939.InventoryRow) string { return r.Port })
-		return pageSlice(c, in.Paging, rows, func(r j1939.InventoryRow) rowKey { return rowKey{index[r.Port], uint64(r.SA)} })
+		rows := mapRows(onPorts(c.d.J1939.Inventory(), chosen, func(r j1939.InventoryRow) string { return r.Port }), j1939InventoryRowOf)
+		return pageSlice(c, in.Paging, rows, func(r j1939InventoryRow) rowKey { return rowKey{index[r.Port], uint64(r.SA)} })
 	},
 }
 
-var j1939Faults = tool[j1939ListIn, page[j1939.Fault]]{
+var j1939Faults = tool[j1939ListIn, page[j1939FaultRow]]{
 	name:  "j1939_faults",
 	reads: readsJ1939,
 	desc: "Latest DM1 (active) and DM2 (previously active) per source, by port, then DM1 before DM2, then source address: lamps (MIL, red stop, amber warning, protect: 0 off, 1 on, 2 error, 3 not available) " +
 		"and DTCs with spn, fmi, oc, cm in the SAE J1939-73 layout. no_active marks the SPN 0/FMI 0 'no fault' entry. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "sa", "kind"},
-	run: func(c *call, in j1939ListIn) (page[j1939.Fault], error) {
+	run: func(c *call, in j1939ListIn) (page[j1939FaultRow], error) {
 		chosen, index, err := j1939Ports(c.d, in.PortSelector)
 		if err != nil {
-			return page[j1939.Fault]{}, err
+			return page[j1939FaultRow]{}, err
 		}
-		rows := onPorts(c.d.J1939.Faults(), chosen, func(r j1939.Fault) string { return r.Port })
-		return pageSlice(c, in.Paging, rows, func(r j1939.Fault) rowKey {
+		rows := mapRows(onPorts(c.d.J1939.Faults(), chosen, func(r j1939.Fault) string { return r.Port }), j1939FaultRowOf)
+		return pageSlice(c, in.Paging, rows, func(r j1939FaultRow) rowKey {
 			kind := uint64(1)
 			if r.Kind == "DM2" {
 				kind = 2
@@ -143,7 +143,7 @@ type j1939PGNRow struct {
 // j1939SPNValueOf spells one decoded SPN, fencing a DBC-defined name and
 // telling the call a DBC's author wrote part of the answer.
 func j1939SPNValueOf(c *call, cat *j1939.Catalogue, v j1939.SPNOut) j1939SPNValue {
-	out := j1939SPNValue{SPN: v.SPN, Name: v.Name, Value: v.Value, Unit: v.Unit, DBCUnit: v.DBCUnit, Status: v.Status, Raw: v.Raw, Source: j1939.SourceBuiltin}
+	out := j1939SPNValue{SPN: v.SPN, Name: v.Name, Value: v.Value, Unit: v.Unit, DBCUnit: untrusted.Text(v.DBCUnit), Status: v.Status, Raw: v.Raw, Source: j1939.SourceBuiltin}
 	if p, ok := cat.Lookup(v.SPN); ok && p.Source != j1939.SourceBuiltin {
 		out.Name, out.DBCName, out.Source = "", untrusted.Text(v.Name), p.Source
 		c.text = append(c.text, textDBC)
@@ -241,7 +241,7 @@ var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
 		}
 		return pageRing(c, in.Paging, samples, "samples", keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
 			o := v.Decoded().Out("")
-			return j1939SPNRow{Seq: seq, Port: v.Port(ports), Time: v.Time(), SA: int(v.SA), Value: o.Value, Unit: o.Unit, DBCUnit: param.DBCUnit, Status: o.Status, Raw: o.Raw}
+			return j1939SPNRow{Seq: seq, Port: v.Port(ports), Time: v.Time(), SA: int(v.SA), Value: o.Value, Unit: o.Unit, DBCUnit: untrusted.Text(param.DBCUnit), Status: o.Status, Raw: o.Raw}
 		})
 	},
 }
@@ -322,7 +322,7 @@ func j1939TPRowOf(r j1939.SessionRecord) j1939TPRow {
 }
 
 type j1939RequestsOut struct {
-	Ports []j1939.PortRequests `json:"ports"`
+	Ports []j1939RequestsRow `json:"ports"`
 }
 
 var j1939Requests = tool[j1939PortIn, j1939RequestsOut]{
@@ -335,6 +335,6 @@ var j1939Requests = tool[j1939PortIn, j1939RequestsOut]{
 		if err != nil {
 			return j1939RequestsOut{}, err
 		}
-		return j1939RequestsOut{Ports: onPorts(c.d.J1939.Requests(), chosen, func(p j1939.PortRequests) string { return p.Port })}, nil
+		return j1939RequestsOut{Ports: mapRows(onPorts(c.d.J1939.Requests(), chosen, func(p j1939.PortRequests) string { return p.Port }), j1939RequestsRowOf)}, nil
 	},
 }

@@ -69,7 +69,7 @@ func TestJ1939CatalogueFromAnOperatorDBC(t *testing.T) {
 			speed = v
 		}
 	}
-	if boost == nil || boost["dbc_name"] != fenced("Boost") || boost["name"] != nil || boost["source"] != "dbc:oem" || boost["value"] != last {
+	if boost == nil || boost["dbc_name"] != fenced("Boost") || boost["dbc_unit"] != fenced("kPa") || boost["name"] != nil || boost["source"] != "dbc:oem" || boost["value"] != last {
 		t.Errorf("SPN 9999 in EEC1: %v", boost)
 	}
 	if speed == nil || speed["name"] == nil || speed["dbc_name"] != nil || speed["source"] != j1939.SourceBuiltin {

@@ -48,7 +48,7 @@ type j1939DiagIn struct {
 }
 
 type j1939DiagOut struct {
-	Ports []j1939.Diagnostics `json:"ports"`
+	Ports []j1939DiagnosticsRow `json:"ports"`
 }
 
 var j1939Diagnostics = tool[j1939DiagIn, j1939DiagOut]{
@@ -66,14 +66,14 @@ var j1939Diagnostics = tool[j1939DiagIn, j1939DiagOut]{
 		if err != nil {
 			return j1939DiagOut{}, err
 		}
-		out := j1939DiagOut{Ports: make([]j1939.Diagnostics, 0, len(ports))}
+		out := j1939DiagOut{Ports: make([]j1939DiagnosticsRow, 0, len(ports))}
 		for i, p := range ports {
 			c.progress(float64(i), float64(len(ports)), "scanning "+p)
 			dg := j1939.DiagnosticsOf(p, c.d.CAN.Lookup(p).Frames(), j1939Window(sp), j1939Names(c.d, p))
 			if dg.ChangesTruncated || dg.ClearsTruncated {
 				c.warnf("%s: %d DTC changes and %d clears in the window; the lists were cut: narrow since/until", p, dg.ChangesTotal, dg.ClearsTotal)
 			}
-			out.Ports = append(out.Ports, dg)
+			out.Ports = append(out.Ports, j1939DiagnosticsRowOf(dg))
 		}
 		return out, nil
 	},
@@ -113,7 +113,7 @@ type j1939ParamRow struct {
 
 func j1939ParamRowOf(p j1939.Param) j1939ParamRow {
 	r := j1939ParamRow{SPN: p.SPN, PGN: p.PGN, StartBit: p.StartBit, Bits: p.Bits, BigEndian: p.BigEndian, Scale: p.Scale, Offset: p.Offset,
-		Unit: p.Unit, DBCUnit: p.DBCUnit, Source: p.Source}
+		Unit: p.Unit, DBCUnit: untrusted.Text(p.DBCUnit), Source: p.Source}
 	if strings.HasPrefix(p.Source, "dbc:") {
 		r.DBCName = untrusted.Text(p.Name)
 	} else {
@@ -123,10 +123,10 @@ func j1939ParamRowOf(p j1939.Param) j1939ParamRow {
 }
 
 type j1939HistoryPort struct {
-	Span         j1939.Span            `json:"span"`
-	Sources      []j1939.SourceHistory `json:"sources"`
-	BucketMethod string                `json:"bucket_method,omitempty"`
-	BucketWidth  *float64              `json:"bucket_seconds,omitempty"`
+	Span         j1939SpanRow            `json:"span"`
+	Sources      []j1939SourceHistoryRow `json:"sources"`
+	BucketMethod string                  `json:"bucket_method,omitempty"`
+	BucketWidth  *float64                `json:"bucket_seconds,omitempty"`
 }
 
 type j1939HistoryOut struct {
@@ -184,7 +184,8 @@ var j1939SPNHistory = tool[j1939HistoryIn, j1939HistoryOut]{
 			if err != nil {
 				return j1939HistoryOut{}, argErr("buckets", "ask for fewer buckets", "%v", err)
 			}
-			out.Ports = append(out.Ports, j1939HistoryPort{Span: h.Span, Sources: nonNil(h.Sources), BucketMethod: h.BucketMethod, BucketWidth: h.BucketWidth})
+			out.Ports = append(out.Ports, j1939HistoryPort{Span: j1939SpanRowOf(h.Span), Sources: mapRows(nonNil(h.Sources), j1939SourceHistoryRowOf),
+				BucketMethod: h.BucketMethod, BucketWidth: h.BucketWidth})
 		}
 		return out, nil
 	},
@@ -212,29 +213,29 @@ func j1939OnePort(c *call, arg string, p portArg) (string, error) {
 	return ports[0], nil
 }
 
-var j1939Compare = tool[j1939CompareIn, j1939.Comparison]{
+var j1939Compare = tool[j1939CompareIn, j1939ComparisonRow]{
 	name:  "j1939_compare",
 	reads: readsJ1939,
 	desc:  "Compare two windows of stored frames (one port at two times, or two ports such as two captures) per PGN and source: frame rates, pairs new, vanished and changed past a 1.25× rate ratio, CAN ids and sources seen on one side only, and DTCs that differ between the last DM1/DM2 of each source.",
 	hints: readOnly(),
-	run: func(c *call, in j1939CompareIn) (j1939.Comparison, error) {
+	run: func(c *call, in j1939CompareIn) (j1939ComparisonRow, error) {
 		a, err := j1939OnePort(c, "port", in.Port)
 		if err != nil {
-			return j1939.Comparison{}, err
+			return j1939ComparisonRow{}, err
 		}
 		b := a
 		if in.PortB != "" {
 			if b, err = j1939OnePort(c, "port_b", in.PortB); err != nil {
-				return j1939.Comparison{}, err
+				return j1939ComparisonRow{}, err
 			}
 		}
 		spA, err := window{Since: in.SinceA, Until: in.UntilA}.span()
 		if err != nil {
-			return j1939.Comparison{}, err
+			return j1939ComparisonRow{}, err
 		}
 		spB, err := window{Since: in.SinceB, Until: in.UntilB}.span()
 		if err != nil {
-			return j1939.Comparison{}, err
+			return j1939ComparisonRow{}, err
 		}
 		if a == b && spA == spB {
 			c.warnf("both sides are the same frames of %s: give since_a/until_a and since_b/until_b, or port_b", a)
@@ -244,12 +245,12 @@ var j1939Compare = tool[j1939CompareIn, j1939.Comparison]{
 		if cmp.RowsTruncated {
 			c.warnf("rows list the first %d pairs, changes first; the pair counts are whole", len(cmp.Rows))
 		}
-		return cmp, nil
+		return j1939ComparisonRowOf(cmp), nil
 	},
 }
 
 type j1939TopologyOut struct {
-	Ports []j1939.Topology `json:"ports"`
+	Ports []j1939TopologyRow `json:"ports"`
 }
 
 var j1939Topology = tool[j1939DiagIn, j1939TopologyOut]{
@@ -266,14 +267,14 @@ var j1939Topology = tool[j1939DiagIn, j1939TopologyOut]{
 		if err != nil {
 			return j1939TopologyOut{}, err
 		}
-		out := j1939TopologyOut{Ports: make([]j1939.Topology, 0, len(ports))}
+		out := j1939TopologyOut{Ports: make([]j1939TopologyRow, 0, len(ports))}
 		for i, p := range ports {
 			c.progress(float64(i), float64(len(ports)), "scanning "+p)
 			tp := j1939.TopologyOf(p, c.d.CAN.Lookup(p).Frames(), j1939Window(sp), j1939Names(c.d, p))
 			if tp.EdgeOverflow > 0 {
 				c.warnf("%s: %d events found the edge table full and are in no edge", p, tp.EdgeOverflow)
 			}
-			out.Ports = append(out.Ports, tp)
+			out.Ports = append(out.Ports, j1939TopologyRowOf(tp))
 		}
 		return out, nil
 	},

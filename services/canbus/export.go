@@ -44,16 +44,16 @@ func (s Selection) match(t time.Time, id uint32) bool {
 
 // Candump is an export: candump -l text, oldest frame first.
 type Candump struct {
-	Port  string `json:"port"`
-	Lines int    `json:"lines"`
+	Port  string
+	Lines int
 	// FromRecorder of the lines are frames the store had evicted, read
 	// from the recorder.
-	FromRecorder int  `json:"from_recorder"`
-	Truncated    bool `json:"truncated"` // MaxLines reached: narrow since/until
+	FromRecorder int
+	Truncated    bool // MaxLines reached: narrow since/until
 	// RecorderCut is true when the recorder's read bound ended the older
 	// part early (recorder.ScanStats.Cut): narrow since/until.
-	RecorderCut bool   `json:"recorder_cut"`
-	Candump     string `json:"candump"`
+	RecorderCut bool
+	Candump     string
 }
 
 // recordedEnd stands for "no end" in a recorder query: far past any

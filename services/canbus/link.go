@@ -2,25 +2,25 @@ package canbus
 
 // Link is a driver's view of a port's link: what it applied and what the
 // controller reported. Drivers differ in what they can see, so a field
-// the driver cannot know is null and Note says why, never a guessed 0.
+// the driver cannot know is nil and Note says why, never a guessed 0.
 type Link struct {
-	Driver string `json:"driver"` // "slcan", "socketcan"
-	Open   bool   `json:"open"`   // frames are being read
+	Driver string // "slcan", "socketcan"
+	Open   bool   // frames are being read
 	// Bitrate applied to (slcan) or read back from (socketcan) the link;
 	// 0 before the first session or on a virtual link.
-	Bitrate int `json:"bitrate"`
+	Bitrate int
 	// Mode is "listen-only" or "normal"; "" while the link is not open.
-	Mode string `json:"mode"`
+	Mode string
 	// BusState is error-active, error-warning, error-passive or bus-off.
-	BusState *string `json:"bus_state"`
-	BusOffs  *uint64 `json:"bus_offs"`
+	BusState *string
+	BusOffs  *uint64
 	// Restarts counts controller restarts after bus-off.
-	Restarts *uint64 `json:"restarts"`
+	Restarts *uint64
 	// Reopens counts sessions after the first: the driver reopened the
 	// device after a failure.
-	Reopens   int    `json:"reopens"`
-	LastError string `json:"last_error,omitempty"`
-	Note      string `json:"note,omitempty"`
+	Reopens   int
+	LastError string
+	Note      string
 }
 
 // SetLink gives the port a function returning its driver's link view;

@@ -69,16 +69,16 @@ func (r *Record) Payload() []byte { return r.Data[:r.Len] }
 
 // IDStats is one row of the ID table.
 type IDStats struct {
-	ID          uint32    `json:"-"`
-	IDHex       string    `json:"id"`
-	Extended    bool      `json:"extended"`
-	Count       uint64    `json:"count"`
-	First       time.Time `json:"first"`
-	Last        time.Time `json:"last"`
-	LastData    string    `json:"last_data"`
-	DLCs        []int     `json:"dlcs"`         // ints, not bytes: []uint8 would encode as base64
-	ChangedBits string    `json:"changed_bits"` // hex mask over the 8 data bytes: a 1 bit has changed at least once
-	ChangedByte []int     `json:"changed_bytes"`
+	ID          uint32
+	IDHex       string
+	Extended    bool
+	Count       uint64
+	First       time.Time
+	Last        time.Time
+	LastData    string
+	DLCs        []int  // the distinct lengths, in the order first seen
+	ChangedBits string // hex mask over the 8 data bytes: a 1 bit has changed at least once
+	ChangedByte []int
 	last        [8]byte
 	lastLen     uint8
 	changed     uint64
@@ -86,10 +86,10 @@ type IDStats struct {
 
 // Second is one second of bus load.
 type Second struct {
-	Start  time.Time `json:"start"`
-	Frames uint64    `json:"frames"`
-	Bits   uint64    `json:"bits"`
-	Load   float64   `json:"load"` // bits / bitrate, 0..1 (can exceed 1 for clock skew)
+	Start  time.Time
+	Frames uint64
+	Bits   uint64
+	Load   float64 // bits / bitrate, 0..1 (can exceed 1 for clock skew)
 }
 
 // Port is one bus's counters.

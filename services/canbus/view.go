@@ -12,27 +12,27 @@ import (
 
 // Status is one port's summary.
 type Status struct {
-	Name        string     `json:"port"`
-	Bitrate     int        `json:"bitrate"`
-	Frames      uint64     `json:"frames"`
-	Standard    uint64     `json:"standard_frames"`
-	Extended    uint64     `json:"extended_frames"`
-	Remote      uint64     `json:"remote_frames"`
-	ErrorFrames uint64     `json:"error_frames"`
-	DistinctIDs int        `json:"distinct_ids"`
-	IDOverflow  uint64     `json:"id_table_overflow"` // frames whose new id found the table full
-	First       *time.Time `json:"first_time"`
-	Last        *time.Time `json:"last_time"`
-	// MeanLoad is bits/(bitrate·span) over the whole capture; null with
+	Name        string
+	Bitrate     int
+	Frames      uint64
+	Standard    uint64
+	Extended    uint64
+	Remote      uint64
+	ErrorFrames uint64
+	DistinctIDs int
+	IDOverflow  uint64 // frames whose new id found the table full
+	First       *time.Time
+	Last        *time.Time
+	// MeanLoad is bits/(bitrate·span) over the whole capture; nil with
 	// a reason when the span is zero.
-	MeanLoad       *float64   `json:"mean_load"`
-	MeanLoadReason string     `json:"mean_load_reason,omitempty"`
-	PeakLoad       float64    `json:"peak_load_1s"`
-	Store          ring.Stats `json:"frame_store"`
+	MeanLoad       *float64
+	MeanLoadReason string
+	PeakLoad       float64
+	Store          ring.Stats
 	// Link is the driver's view (bitrate, mode, bus state, bus-offs,
-	// restarts); null with LinkReason when the source has none.
-	Link       *Link  `json:"link"`
-	LinkReason string `json:"link_reason,omitempty"`
+	// restarts); nil with LinkReason when the source has none.
+	Link       *Link
+	LinkReason string
 }
 
 // Status summarises the port.

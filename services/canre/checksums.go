@@ -31,19 +31,19 @@ var checksumAlgs = [...]string{AlgXOR, AlgSum, AlgSumNegated, AlgSumIDLength, Al
 
 // ChecksumCandidate is a byte that one algorithm computes from the rest.
 type ChecksumCandidate struct {
-	Byte      int     `json:"byte"` // 0-based
-	Algorithm string  `json:"algorithm"`
-	Score     float64 `json:"score"` // share of frames it explains
-	Matches   int     `json:"matches"`
+	Byte      int // 0-based
+	Algorithm string
+	Score     float64 // share of frames it explains
+	Matches   int
 }
 
 // Checksums is the checksum search of one id.
 type Checksums struct {
-	Method     string              `json:"method"`
-	Frames     int                 `json:"frames"`
-	Algorithms []string            `json:"algorithms"`
-	Candidates []ChecksumCandidate `json:"candidates"`
-	Truncated  bool                `json:"truncated"`
+	Method     string
+	Frames     int
+	Algorithms []string
+	Candidates []ChecksumCandidate
+	Truncated  bool
 }
 
 // FindChecksums tries, for every byte that takes at least

@@ -67,24 +67,24 @@ func ReferenceFromSPN(snap ring.Snapshot[canbus.Record], w Window, spn uint32, s
 
 // Correlation is one field against the reference.
 type Correlation struct {
-	Field Field `json:"field"`
-	Pairs int   `json:"pairs"`
-	// R, Slope and Intercept are null with Reason when the pairs are too
+	Field Field
+	Pairs int
+	// R, Slope and Intercept are nil with Reason when the pairs are too
 	// few or either side never varies.
-	R         *float64 `json:"r"`
-	Slope     *float64 `json:"slope"`
-	Intercept *float64 `json:"intercept"`
-	Reason    string   `json:"reason,omitempty"`
+	R         *float64
+	Slope     *float64
+	Intercept *float64
+	Reason    string
 }
 
 // Correlations rank fields by how well they follow a reference.
 type Correlations struct {
-	Method     string        `json:"method"`
-	Reference  string        `json:"reference"`
-	MaxHoldSec float64       `json:"max_hold_seconds"`
-	Tested     int           `json:"fields_tested"`
-	Results    []Correlation `json:"results"`
-	Truncated  bool          `json:"truncated"`
+	Method     string
+	Reference  string
+	MaxHoldSec float64
+	Tested     int
+	Results    []Correlation
+	Truncated  bool
 }
 
 // Correlate tests each field (nil: every signal candidate of both byte

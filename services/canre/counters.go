@@ -22,23 +22,23 @@ const (
 
 // CounterCandidate is a bit field that counts frames.
 type CounterCandidate struct {
-	Field Field `json:"field"`
+	Field Field
 	// Score is the share of consecutive frames whose field stepped +1
 	// modulo 2^Length; Wraps how often it went from its top to 0.
-	Score    float64 `json:"score"`
-	Wraps    int     `json:"wraps"`
-	Distinct int     `json:"distinct_values"`
+	Score    float64
+	Wraps    int
+	Distinct int
 	// Skips are steps that were neither +1 nor a repeat: lost frames, or
 	// a field that is not a counter at all.
-	Skips int `json:"skips"`
+	Skips int
 }
 
 // Counters is the rolling-counter search of one id.
 type Counters struct {
-	Method     string             `json:"method"`
-	Frames     int                `json:"frames"`
-	Candidates []CounterCandidate `json:"candidates"`
-	Truncated  bool               `json:"truncated"`
+	Method     string
+	Frames     int
+	Candidates []CounterCandidate
+	Truncated  bool
 }
 
 // FindCounters tries every little-endian field of 2..8 bits inside the

@@ -9,30 +9,30 @@ const EntropyMethod = "shannon_entropy_over_frames"
 
 // BitStat is one bit of the payload.
 type BitStat struct {
-	Bit     int     `json:"bit"` // DBC numbering: byte·8 + bit, bit 0 the LSB
-	Ones    float64 `json:"ones"`
-	Entropy float64 `json:"entropy"`
-	Flips   int     `json:"flips"`
+	Bit     int // DBC numbering: byte·8 + bit, bit 0 the LSB
+	Ones    float64
+	Entropy float64
+	Flips   int
 	// FlipRate is flips per consecutive pair of frames.
-	FlipRate float64 `json:"flip_rate"`
+	FlipRate float64
 }
 
 // ByteStat is one byte of the payload.
 type ByteStat struct {
-	Byte     int     `json:"byte"`
-	Entropy  float64 `json:"entropy"`
-	Distinct int     `json:"distinct_values"`
-	Min      int     `json:"min"`
-	Max      int     `json:"max"`
-	Changes  int     `json:"changes"` // consecutive frames where it differs
+	Byte     int
+	Entropy  float64
+	Distinct int
+	Min      int
+	Max      int
+	Changes  int // consecutive frames where it differs
 }
 
 // Entropy is the per-bit and per-byte variability of one id.
 type Entropy struct {
-	Method string     `json:"method"`
-	Frames int        `json:"frames"`
-	Bytes  []ByteStat `json:"bytes"`
-	Bits   []BitStat  `json:"bits"`
+	Method string
+	Frames int
+	Bytes  []ByteStat
+	Bits   []BitStat
 }
 
 // EntropyOf measures the bytes every frame has.

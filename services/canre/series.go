@@ -111,10 +111,10 @@ func (s *Series) raw(i int, f Field) int64 {
 // (Intel) StartBit is the least significant bit (byte·8 + bit), for
 // big-endian (Motorola) the most significant.
 type Field struct {
-	StartBit  int  `json:"start_bit"`
-	Length    int  `json:"length"`
-	BigEndian bool `json:"big_endian"`
-	Signed    bool `json:"signed"`
+	StartBit  int
+	Length    int
+	BigEndian bool
+	Signed    bool
 }
 
 // MaxFieldBits is the widest field a Series reads.

@@ -17,29 +17,29 @@ const MaxSignalCandidates = 64
 
 // SignalCandidate is a run of bits that behaves as one value.
 type SignalCandidate struct {
-	Field Field `json:"field"`
+	Field Field
 	// Kind: flag (one bit), counter (a rolling counter FindCounters
 	// found at the same place), or value.
-	Kind     string `json:"kind"`
-	Distinct int    `json:"distinct_values"`
-	Min      int64  `json:"min_raw"`
-	Max      int64  `json:"max_raw"`
+	Kind     string
+	Distinct int
+	Min      int64
+	Max      int64
 	// LSBFlipRate and MSBFlipRate are the flip rates of its ends.
-	LSBFlipRate float64 `json:"lsb_flip_rate"`
-	MSBFlipRate float64 `json:"msb_flip_rate"`
+	LSBFlipRate float64
+	MSBFlipRate float64
 	// CoChange is the share of the MSB's flips in which the bit below it
 	// flipped too: near 1 when the bits change together (carries of one
-	// integer), null for a one-bit field or an MSB that never flips.
-	CoChange *float64 `json:"co_change"`
+	// integer), nil for a one-bit field or an MSB that never flips.
+	CoChange *float64
 }
 
 // Signals are the candidates of both byte-order readings.
 type Signals struct {
-	Method       string            `json:"method"`
-	Frames       int               `json:"frames"`
-	LittleEndian []SignalCandidate `json:"little_endian"`
-	BigEndian    []SignalCandidate `json:"big_endian"`
-	Truncated    bool              `json:"truncated"`
+	Method       string
+	Frames       int
+	LittleEndian []SignalCandidate
+	BigEndian    []SignalCandidate
+	Truncated    bool
 }
 
 // FindSignals splits the bytes every frame has into signal candidates,

@@ -23,7 +23,8 @@
 //   - DecodeWindow decodes every message of a window of frames, single
 //     frames and J1939 transfer payloads alike (LookupTransfer).
 //
-// The file's free text (comments, units, value labels) is shown as
-// untrusted.Text; names stay plain identifiers so they round-trip. The
+// Everything the file's author wrote (names, comments, units, value
+// labels) comes back as plain strings, names unchanged so they round-trip
+// into the next call; mcp/ fences that text when it builds an answer. The
 // package takes plain values; it never imports drivers/ beyond wire, or mcp/.
 package dbc

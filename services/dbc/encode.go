@@ -59,32 +59,32 @@ type EncodeOptions struct {
 
 // EncodedSignal says what became of one signal.
 type EncodedSignal struct {
-	Name string `json:"name"`
+	Name string
 	// Status: set (a value was given), kept (from the base or the fill),
 	// not_selected (its multiplexer selects other signals).
-	Status    string   `json:"status"`
-	Requested *float64 `json:"requested"` // the value given; null when kept
-	Raw       int64    `json:"raw"`
+	Status    string
+	Requested *float64 // the value given; nil when kept
+	Raw       int64
 	// Value is what the frame now decodes to (physical); it differs from
 	// Requested by the rounding to the signal's resolution.
-	Value   *float64 `json:"value"`
-	Rounded bool     `json:"rounded"`
+	Value   *float64
+	Rounded bool
 }
 
 // Encoded is one message's payload built from signal values: the bytes a
 // transmit plan (can_send) sends as one frame.
 type Encoded struct {
-	Message  string `json:"message"`
-	ID       uint32 `json:"-"` // with wire.CANEFF for 29-bit
-	IDHex    string `json:"id"`
-	Extended bool   `json:"extended"`
-	Data     []byte `json:"-"`
-	DataHex  string `json:"data"`
-	Size     int    `json:"size_bytes"`
+	Message  string
+	ID       uint32 // with wire.CANEFF for 29-bit
+	IDHex    string
+	Extended bool
+	Data     []byte
+	DataHex  string
+	Size     int
 	// SingleFrame is false for a message over 8 bytes: a transfer
 	// (J1939 TP, ISO-TP), which one CAN frame cannot carry.
-	SingleFrame bool            `json:"single_frame"`
-	Signals     []EncodedSignal `json:"signals"`
+	SingleFrame bool
+	Signals     []EncodedSignal
 }
 
 // Encode builds m's payload from physical values by signal name. It

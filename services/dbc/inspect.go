@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"fieldtap/drivers/wire"
-	"fieldtap/services/untrusted"
 )
 
 // Inspect bounds: the counts beside the lists are always whole.
@@ -29,66 +28,66 @@ const (
 
 // ValueLabel is one VAL_ entry.
 type ValueLabel struct {
-	Raw   int64          `json:"raw"`
-	Label untrusted.Text `json:"label"`
+	Raw   int64
+	Label string
 }
 
 // SignalInfo is one signal's layout and scaling. Names are identifiers
 // (they round-trip into decode and encode); units, comments and labels
-// are free text from the file's author and fence themselves.
+// are free text from the file's author, for an answer to fence.
 type SignalInfo struct {
-	Name      string `json:"name"`
-	StartBit  int    `json:"start_bit"` // as the file writes it
-	Length    int    `json:"length"`
-	ByteOrder string `json:"byte_order"`
+	Name      string
+	StartBit  int // as the file writes it
+	Length    int
+	ByteOrder string
 	// ValueType is unsigned, signed, float32 or float64.
-	ValueType string         `json:"value_type"`
-	Factor    float64        `json:"factor"`
-	Offset    float64        `json:"offset"`
-	Min       float64        `json:"min"`
-	Max       float64        `json:"max"`
-	Unit      untrusted.Text `json:"unit,omitempty"`
+	ValueType string
+	Factor    float64
+	Offset    float64
+	Min       float64
+	Max       float64
+	Unit      string
 	// FirstByte and LastByte are the 0-based payload bytes it touches.
-	FirstByte int `json:"first_byte"`
-	LastByte  int `json:"last_byte"`
+	FirstByte int
+	LastByte  int
 	// Multiplexer is true for a switch (M, or mNM); MultiplexedBy names
 	// the switch that selects this signal and MuxValues its raw values.
-	Multiplexer   bool       `json:"multiplexer"`
-	MultiplexedBy string     `json:"multiplexed_by,omitempty"`
-	MuxValues     [][2]int64 `json:"multiplex_values,omitempty"`
-	// SPN is the file's BA_ "SPN" for the signal; null when it gives none.
-	SPN             *uint32        `json:"spn"`
-	Comment         untrusted.Text `json:"comment,omitempty"`
-	Labels          []ValueLabel   `json:"value_table"`
-	LabelsTruncated bool           `json:"value_table_truncated,omitempty"`
+	Multiplexer   bool
+	MultiplexedBy string
+	MuxValues     [][2]int64
+	// SPN is the file's BA_ "SPN" for the signal; nil when it gives none.
+	SPN             *uint32
+	Comment         string
+	Labels          []ValueLabel
+	LabelsTruncated bool
 }
 
 // MessageInfo is one message and its signals.
 type MessageInfo struct {
-	ID          string         `json:"id"` // hex as can_frames spells it
-	Extended    bool           `json:"extended"`
-	Name        string         `json:"name"`
-	Size        int            `json:"size_bytes"`
-	Transmitter string         `json:"transmitter,omitempty"`
-	Comment     untrusted.Text `json:"comment,omitempty"`
+	ID          string // hex as can_frames spells it
+	Extended    bool
+	Name        string
+	Size        int
+	Transmitter string
+	Comment     string
 	// PGN is set for a J1939 message (matched by PGN) and for an
 	// extended message longer than 8 bytes (a J1939 transfer).
-	PGN              *uint32      `json:"pgn"`
-	Signals          []SignalInfo `json:"signals"`
-	SignalsTruncated bool         `json:"signals_truncated,omitempty"`
+	PGN              *uint32
+	Signals          []SignalInfo
+	SignalsTruncated bool
 }
 
 // Inspection is the layout of the messages of a database a query picked.
 type Inspection struct {
-	Database string `json:"database"`
-	File     string `json:"file"`
-	J1939    bool   `json:"j1939_pgn_matching"`
+	Database string
+	File     string
+	J1939    bool
 	// Messages and Signals count what the query matched; the lists hold
 	// at most MaxInspectMessages and MaxInspectSignals of them.
-	Messages  int           `json:"messages_matched"`
-	Signals   int           `json:"signals_matched"`
-	List      []MessageInfo `json:"message_list"`
-	Truncated bool          `json:"truncated"`
+	Messages  int
+	Signals   int
+	List      []MessageInfo
+	Truncated bool
 }
 
 // Inspect lists the layout of the messages named (each a message name or
@@ -164,7 +163,7 @@ func (m *Message) transfer() (uint32, bool) {
 
 func messageInfo(m *Message) MessageInfo {
 	mi := MessageInfo{ID: m.IDHex(), Extended: m.Extended, Name: m.Name, Size: m.Size, Transmitter: m.Transmitter,
-		Comment: untrusted.Text(m.Comment), Signals: make([]SignalInfo, 0, len(m.Signals))}
+		Comment: m.Comment, Signals: make([]SignalInfo, 0, len(m.Signals))}
 	if pgn, ok := m.transfer(); ok {
 		mi.PGN = &pgn
 	}
@@ -176,7 +175,7 @@ func messageInfo(m *Message) MessageInfo {
 
 func signalInfo(m *Message, s *Signal) SignalInfo {
 	si := SignalInfo{Name: s.Name, StartBit: s.Start, Length: s.Size, ByteOrder: OrderIntel, ValueType: "unsigned",
-		Factor: s.Factor, Offset: s.Offset, Min: s.Min, Max: s.Max, Unit: untrusted.Text(s.Unit), Comment: untrusted.Text(s.Comment),
+		Factor: s.Factor, Offset: s.Offset, Min: s.Min, Max: s.Max, Unit: s.Unit, Comment: s.Comment,
 		Multiplexer: s.Switch, Labels: []ValueLabel{}}
 	first, last := s.Start, s.Start+s.Size-1
 	if s.BigEndian {
@@ -207,7 +206,7 @@ func signalInfo(m *Message, s *Signal) SignalInfo {
 			si.LabelsTruncated = true
 			break
 		}
-		si.Labels = append(si.Labels, ValueLabel{Raw: r, Label: untrusted.Text(s.Labels[r])})
+		si.Labels = append(si.Labels, ValueLabel{Raw: r, Label: s.Labels[r]})
 	}
 	return si
 }

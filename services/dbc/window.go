@@ -11,7 +11,6 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/ring"
-	"fieldtap/services/untrusted"
 )
 
 // Window decode bounds: the tallies are always whole, the rows say when
@@ -54,50 +53,50 @@ type WindowQuery struct {
 
 // SignalValue is one decoded signal of a row.
 type SignalValue struct {
-	Signal string   `json:"signal"`
-	Value  *float64 `json:"value"` // physical; null unless status is ok
-	Raw    *int64   `json:"raw"`   // sign-extended raw (float signals: the bit pattern); null unless ok
+	Signal string
+	Value  *float64 // physical; nil unless Status is ok
+	Raw    *int64   // sign-extended raw (float signals: the bit pattern); nil unless ok
 	// Unit and Label are the file author's free text.
-	Unit  untrusted.Text `json:"unit,omitempty"`
-	Label untrusted.Text `json:"label,omitempty"`
+	Unit  string
+	Label string
 	// Status: ok, not_selected, frame_too_short, not_finite.
-	Status string `json:"status"`
+	Status string
 }
 
 // DecodedRow is one decoded frame or transfer.
 type DecodedRow struct {
-	Seq     uint64    `json:"seq"`
-	Time    time.Time `json:"time"`
-	ID      string    `json:"id"`
-	Message string    `json:"message"`
+	Seq     uint64
+	Time    time.Time
+	ID      string
+	Message string
 	// Match: exact, j1939-pgn (another source or priority), or
 	// transfer-pgn (a TP payload matched by its PGN).
-	Match   string        `json:"match"`
-	Via     string        `json:"via"` // direct, tp-BAM, tp-RTS
-	Data    string        `json:"data"`
-	Signals []SignalValue `json:"signals"`
+	Match   string
+	Via     string // direct, tp-BAM, tp-RTS
+	Data    string
+	Signals []SignalValue
 }
 
 // MessageTally counts one message over the window.
 type MessageTally struct {
-	Message   string `json:"message"`
-	ID        string `json:"id"`
-	Frames    int    `json:"frames"`    // single frames decoded
-	Transfers int    `json:"transfers"` // transfer payloads decoded
+	Message   string
+	ID        string
+	Frames    int // single frames decoded
+	Transfers int // transfer payloads decoded
 	// TooShort counts decodes in which some signal ran past the payload:
 	// a single frame for a message longer than 8 bytes reads this way.
-	TooShort int `json:"decodes_too_short"`
+	TooShort int
 }
 
 // WindowDecode is every decodable frame of a window.
 type WindowDecode struct {
-	Database  string         `json:"database"`
-	Seen      int            `json:"frames_seen"`
-	Decoded   int            `json:"decoded"`
-	Unmatched int            `json:"unmatched"` // frames no selected message describes
-	Messages  []MessageTally `json:"messages"`
-	Rows      []DecodedRow   `json:"rows"`
-	Truncated bool           `json:"rows_truncated"`
+	Database  string
+	Seen      int
+	Decoded   int
+	Unmatched int // frames no selected message describes
+	Messages  []MessageTally
+	Rows      []DecodedRow
+	Truncated bool
 }
 
 // Match kinds DecodeWindow adds for transfers.
@@ -181,7 +180,7 @@ func SignalValues(m *Message, vals []Value) []SignalValue {
 	out := make([]SignalValue, len(vals))
 	for i, v := range vals {
 		s := &m.Signals[i]
-		sv := SignalValue{Signal: s.Name, Unit: untrusted.Text(s.Unit), Status: v.Status.String()}
+		sv := SignalValue{Signal: s.Name, Unit: s.Unit, Status: v.Status.String()}
 		switch {
 		case v.Status != StatusOK:
 		case math.IsNaN(v.Physical) || math.IsInf(v.Physical, 0):
@@ -191,7 +190,7 @@ func SignalValues(m *Message, vals []Value) []SignalValue {
 			phys, raw := RoundPhysical(v.Physical), v.Raw
 			sv.Value, sv.Raw = &phys, &raw
 			if l, ok := s.Label(v); ok {
-				sv.Label = untrusted.Text(l)
+				sv.Label = l
 			}
 		}
 		out[i] = sv

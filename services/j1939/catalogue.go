@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"fieldtap/services/dbc"
-	"fieldtap/services/untrusted"
 )
 
 // Where a parameter definition comes from.
@@ -22,21 +21,22 @@ const MaxParamBits = 32
 // Param is one SPN a catalogue decodes: where it sits in its PGN (bit
 // level, so a DBC's sub-byte signals fit) and how it scales.
 type Param struct {
-	SPN  uint32 `json:"spn"`
-	PGN  uint32 `json:"pgn"`
-	Name string `json:"name"`
+	SPN  uint32
+	PGN  uint32
+	Name string
 	// StartBit is the least significant bit for little-endian (Intel,
 	// every J1939-71 parameter) and as the DBC writes it for big-endian.
-	StartBit  int     `json:"start_bit"`
-	Bits      int     `json:"bits"`
-	BigEndian bool    `json:"big_endian"`
-	Scale     float64 `json:"scale"`
-	Offset    float64 `json:"offset"`
-	// Unit is the built-in table's; DBCUnit the operator file's text.
-	Unit    string         `json:"unit,omitempty"`
-	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
+	StartBit  int
+	Bits      int
+	BigEndian bool
+	Scale     float64
+	Offset    float64
+	// Unit is the built-in table's; DBCUnit the operator file's text,
+	// which an answer fences.
+	Unit    string
+	DBCUnit string
 	// Source is "builtin" or "dbc:<database name>".
-	Source string `json:"source"`
+	Source string
 }
 
 // Catalogue is the set of SPNs every J1939 view decodes: the built-in
@@ -101,7 +101,7 @@ func NewCatalogue(dbs ...*dbc.Database) (*Catalogue, []string) {
 					continue
 				}
 				add(Param{SPN: s.SPN, PGN: pgnOfID(m.ID), Name: s.Name, StartBit: s.Start, Bits: s.Size, BigEndian: s.BigEndian,
-					Scale: s.Factor, Offset: s.Offset, DBCUnit: untrusted.Text(s.Unit), Source: sourceDBC + db.Name})
+					Scale: s.Factor, Offset: s.Offset, DBCUnit: s.Unit, Source: sourceDBC + db.Name})
 			}
 		}
 	}

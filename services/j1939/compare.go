@@ -36,60 +36,60 @@ type Side struct {
 
 // Rate is a (PGN, SA) pair's traffic on one side.
 type Rate struct {
-	Frames int `json:"frames"`
-	// PerSecond is Frames over the side's span; null when the span is 0.
-	PerSecond *float64 `json:"per_second"`
+	Frames int
+	// PerSecond is Frames over the side's span; nil when the span is 0.
+	PerSecond *float64
 }
 
 // PGNChange is one (PGN, SA) pair compared.
 type PGNChange struct {
-	PGN  uint32 `json:"pgn"`
-	Name string `json:"name"`
-	SA   int    `json:"sa"`
-	A    *Rate  `json:"a"` // null: absent in A
-	B    *Rate  `json:"b"`
+	PGN  uint32
+	Name string
+	SA   int
+	A    *Rate // nil: absent in A
+	B    *Rate
 	// Status: new (only in B), vanished (only in A), changed (rate moved
 	// past RateChangeThreshold), same.
-	Status string `json:"status"`
-	// Ratio is B's rate over A's; null unless both have a rate.
-	Ratio *float64 `json:"rate_ratio"`
+	Status string
+	// Ratio is B's rate over A's; nil unless both have a rate.
+	Ratio *float64
 }
 
 // DTCDiff is one DTC whose presence differs between the sides' last DM1
 // (or DM2) of a source.
 type DTCDiff struct {
-	SA     int    `json:"sa"`
-	List   string `json:"list"`   // DM1 or DM2
-	Change string `json:"change"` // new (only in B), gone (only in A), occurrence (both, count moved)
-	DTC    DTC    `json:"dtc"`
-	// OCA and OCB are the occurrence counts on each side (null: absent).
-	OCA *int `json:"oc_a"`
-	OCB *int `json:"oc_b"`
+	SA     int
+	List   string // DM1 or DM2
+	Change string // new (only in B), gone (only in A), occurrence (both, count moved)
+	DTC    DTC
+	// OCA and OCB are the occurrence counts on each side (nil: absent).
+	OCA *int
+	OCB *int
 }
 
 // Comparison is what changed from side A to side B.
 type Comparison struct {
-	SpanA Span `json:"span_a"`
-	SpanB Span `json:"span_b"`
+	SpanA Span
+	SpanB Span
 	// Counts over every pair, whatever the list shows.
-	New           int         `json:"pairs_new"`
-	Vanished      int         `json:"pairs_vanished"`
-	Changed       int         `json:"pairs_changed"`
-	Same          int         `json:"pairs_same"`
-	Rows          []PGNChange `json:"rows"`
-	RowsTruncated bool        `json:"rows_truncated"`
+	New           int
+	Vanished      int
+	Changed       int
+	Same          int
+	Rows          []PGNChange
+	RowsTruncated bool
 	// IDsNew and IDsVanished are CAN ids (11- and 29-bit) seen on one
 	// side only, in hex.
-	IDsNew            []string  `json:"ids_new"`
-	IDsVanished       []string  `json:"ids_vanished"`
-	IDsNewTotal       int       `json:"ids_new_total"`
-	IDsVanishedTotal  int       `json:"ids_vanished_total"`
-	SourcesNew        []int     `json:"sources_new"`
-	SourcesVanished   []int     `json:"sources_vanished"`
-	DTCs              []DTCDiff `json:"dtc_changes"`
-	KeyOverflowA      int       `json:"key_overflow_a"` // frames whose pair found the side's table full
-	KeyOverflowB      int       `json:"key_overflow_b"`
-	RateChangeTrigger float64   `json:"rate_change_threshold"`
+	IDsNew            []string
+	IDsVanished       []string
+	IDsNewTotal       int
+	IDsVanishedTotal  int
+	SourcesNew        []int
+	SourcesVanished   []int
+	DTCs              []DTCDiff
+	KeyOverflowA      int // frames whose pair found the side's table full
+	KeyOverflowB      int
+	RateChangeTrigger float64
 }
 
 type pgnSA struct {

@@ -43,87 +43,87 @@ const (
 
 // DTCList is one source's DM1 or DM2 at a moment.
 type DTCList struct {
-	Seq      uint64    `json:"seq"`
-	Time     time.Time `json:"time"`
-	Via      string    `json:"via"`
-	Lamps    Lamps     `json:"lamps"`
-	NoActive bool      `json:"no_active"`
-	DTCs     []DTC     `json:"dtcs"`
+	Seq      uint64
+	Time     time.Time
+	Via      string
+	Lamps    Lamps
+	NoActive bool
+	DTCs     []DTC
 }
 
 // Ack is an ECU's answer to a clear.
 type Ack struct {
-	Seq     uint64    `json:"seq"`
-	Time    time.Time `json:"time"`
-	From    int       `json:"from_sa"`
-	Control string    `json:"control"` // ack, nack, access_denied, cannot_respond, or "control N"
+	Seq     uint64
+	Time    time.Time
+	From    int
+	Control string // ack, nack, access_denied, cannot_respond, or "control N"
 }
 
 // Clear is one DM3 or DM11 seen on the bus: who asked whom to clear what,
 // when, how the ECU answered, and the list before and after.
 type Clear struct {
-	Seq  uint64    `json:"seq"`
-	Time time.Time `json:"time"`
-	Kind string    `json:"kind"` // DM3 or DM11
+	Seq  uint64
+	Time time.Time
+	Kind string // DM3 or DM11
 	// Via: "request" (a Request, PGN 59904, for the DM: J1939-73's way)
 	// or "direct" (the DM's own PGN sent as a command).
-	Via       string `json:"via"`
-	Requester int    `json:"requester_sa"`
+	Via       string
+	Requester int
 	// Target is the destination address; 255 asks every ECU.
-	Target int   `json:"target_sa"`
-	Name   *Name `json:"requester_name"` // null when the requester never claimed in the window
-	Acks   []Ack `json:"acks"`
+	Target int
+	Name   *Name // nil when the requester never claimed in the window
+	Acks   []Ack
 	// AckReason says why Acks is empty.
-	AckReason string `json:"ack_reason,omitempty"`
+	AckReason string
 	// Before and After are each target's list (DM1 for DM11, DM2 for DM3)
 	// last seen before the clear and first seen after it; Cleared the
 	// DTCs in Before that After no longer holds.
-	Targets []ClearTarget `json:"targets"`
+	Targets []ClearTarget
 }
 
 // ClearTarget is one ECU a clear reached.
 type ClearTarget struct {
-	SA           int      `json:"sa"`
-	Before       *DTCList `json:"before"`
-	BeforeReason string   `json:"before_reason,omitempty"`
-	After        *DTCList `json:"after"`
-	AfterReason  string   `json:"after_reason,omitempty"`
-	Cleared      []DTC    `json:"cleared"`
-	Remaining    []DTC    `json:"remaining"`
+	SA           int
+	Before       *DTCList
+	BeforeReason string
+	After        *DTCList
+	AfterReason  string
+	Cleared      []DTC
+	Remaining    []DTC
 }
 
 // DTCChange is one DTC appearing in, or leaving, a source's DM1 or DM2.
 type DTCChange struct {
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	SA     int       `json:"sa"`
-	List   string    `json:"list"`   // DM1 or DM2
-	Change string    `json:"change"` // appeared, gone
-	DTC    DTC       `json:"dtc"`
+	Seq    uint64
+	Time   time.Time
+	SA     int
+	List   string // DM1 or DM2
+	Change string // appeared, gone
+	DTC    DTC
 }
 
 // SourceDMs is one source's last DM1 and DM2 in the window.
 type SourceDMs struct {
-	SA          int      `json:"sa"`
-	DM1         *DTCList `json:"dm1"`
-	DM1Messages int      `json:"dm1_messages"`
-	DM2         *DTCList `json:"dm2"`
-	DM2Messages int      `json:"dm2_messages"`
+	SA          int
+	DM1         *DTCList
+	DM1Messages int
+	DM2         *DTCList
+	DM2Messages int
 }
 
 // Diagnostics is the J1939-73 view of a window: DM1 and DM2 by source,
 // every change to those lists, and every clear (DM3, DM11).
 type Diagnostics struct {
-	Span             Span        `json:"span"`
-	Sources          []SourceDMs `json:"sources"`
-	Changes          []DTCChange `json:"dtc_changes"`
-	ChangesTotal     int         `json:"dtc_changes_total"`
-	ChangesTruncated bool        `json:"dtc_changes_truncated"`
-	Clears           []Clear     `json:"clears"`
-	ClearsTotal      int         `json:"clears_total"`
-	ClearsTruncated  bool        `json:"clears_truncated"`
+	Span             Span
+	Sources          []SourceDMs
+	Changes          []DTCChange
+	ChangesTotal     int
+	ChangesTruncated bool
+	Clears           []Clear
+	ClearsTotal      int
+	ClearsTruncated  bool
 	// MalformedDM counts DM1/DM2 payloads under two bytes.
-	MalformedDM int `json:"malformed_dm"`
+	MalformedDM int
 }
 
 // diagScan is the state of one diagnostics pass.

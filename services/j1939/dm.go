@@ -18,6 +18,9 @@ const (
 )
 
 // Lamps are the four lamp states of byte 0 and their flash codes (byte 1).
+// Lamps and DTC keep json tags because services/evidence writes them into
+// a bundle's trigger.json, a document of its own; MCP answers spell them
+// with mcp/'s rows.
 type Lamps struct {
 	MIL         uint8 `json:"mil"`           // malfunction indicator, bits 7-6
 	RedStop     uint8 `json:"red_stop"`      // bits 5-4
@@ -39,10 +42,10 @@ type DTC struct {
 
 // DM is a decoded DM1 or DM2.
 type DM struct {
-	Lamps Lamps `json:"lamps"`
-	DTCs  []DTC `json:"dtcs"`
+	Lamps Lamps
+	DTCs  []DTC
 	// NoActive is true when the only entry is SPN 0 FMI 0: "no active DTC".
-	NoActive bool `json:"no_active"`
+	NoActive bool
 }
 
 // ParseDM decodes a DM1/DM2 payload into dst (reused; DTCs appended to

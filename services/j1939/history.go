@@ -38,41 +38,41 @@ type HistoryQuery struct {
 
 // Bucket is one point of a reduced series.
 type Bucket struct {
-	Start   time.Time `json:"start"`
-	Samples int       `json:"samples"` // valid values in the bucket
-	Min     *float64  `json:"min"`     // null when the bucket holds none
-	Max     *float64  `json:"max"`
-	Last    *float64  `json:"last"`
+	Start   time.Time
+	Samples int      // valid values in the bucket
+	Min     *float64 // nil when the bucket holds none
+	Max     *float64
+	Last    *float64
 }
 
 // SourceHistory is one source's statistics of the SPN over the window.
 type SourceHistory struct {
-	SA       int `json:"sa"`
-	Messages int `json:"messages"` // messages that carried the PGN
-	Valid    int `json:"valid"`
+	SA       int
+	Messages int // messages that carried the PGN
+	Valid    int
 	// By status, for the messages whose value was not valid.
-	NotAvailable int `json:"not_available"`
-	Error        int `json:"error"`
-	Reserved     int `json:"reserved"`
-	Missing      int `json:"missing"` // payload too short for the SPN
-	// Min, Max, Mean and Last are over the valid values; null (with the
+	NotAvailable int
+	Error        int
+	Reserved     int
+	Missing      int // payload too short for the SPN
+	// Min, Max, Mean and Last are over the valid values; nil (with the
 	// counts above as the reason) when there is none.
-	Min       *float64   `json:"min"`
-	Max       *float64   `json:"max"`
-	Mean      *float64   `json:"mean"`
-	Last      *float64   `json:"last"`
-	FirstTime *time.Time `json:"first_time"`
-	LastTime  *time.Time `json:"last_time"`
-	Series    []Bucket   `json:"series,omitempty"`
+	Min       *float64
+	Max       *float64
+	Mean      *float64
+	Last      *float64
+	FirstTime *time.Time
+	LastTime  *time.Time
+	Series    []Bucket
 }
 
 // History is one SPN over a window, per source.
 type History struct {
-	Param        Param           `json:"param"`
-	Span         Span            `json:"span"`
-	Sources      []SourceHistory `json:"sources"`
-	BucketMethod string          `json:"bucket_method,omitempty"`
-	BucketWidth  *float64        `json:"bucket_seconds,omitempty"`
+	Param        Param
+	Span         Span
+	Sources      []SourceHistory
+	BucketMethod string
+	BucketWidth  *float64
 }
 
 // SPNHistory scans a window of a port's stored frames (transfers

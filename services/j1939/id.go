@@ -31,15 +31,15 @@ const pdu2Min = 240
 
 // ID is a decoded 29-bit J1939 identifier.
 type ID struct {
-	Priority uint8  `json:"priority"`
-	EDP      uint8  `json:"edp"`
-	DP       uint8  `json:"dp"`
-	PF       uint8  `json:"pf"`
-	PS       uint8  `json:"ps"`
-	PGN      uint32 `json:"pgn"`
-	SA       uint8  `json:"sa"`
+	Priority uint8
+	EDP      uint8
+	DP       uint8
+	PF       uint8
+	PS       uint8
+	PGN      uint32
+	SA       uint8
 	// DA is PS for PDU1 (PF < 240) and AddrGlobal for PDU2.
-	DA uint8 `json:"da"`
+	DA uint8
 }
 
 // ParseID splits a 29-bit identifier (flag bits above bit 28 ignored).

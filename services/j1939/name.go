@@ -5,17 +5,17 @@ import "encoding/binary"
 // Name is a decoded 64-bit J1939 NAME (J1939-81 §4.1.1), sent little-endian
 // in the Address Claimed message.
 type Name struct {
-	Raw                 uint64 `json:"-"`
-	Hex                 string `json:"name"` // as sent, byte 0 first, like candump shows it
-	IdentityNumber      uint32 `json:"identity_number"`
-	ManufacturerCode    uint16 `json:"manufacturer_code"`
-	ECUInstance         uint8  `json:"ecu_instance"`
-	FunctionInstance    uint8  `json:"function_instance"`
-	Function            uint8  `json:"function"`
-	VehicleSystem       uint8  `json:"vehicle_system"`
-	VehicleSystemInst   uint8  `json:"vehicle_system_instance"`
-	IndustryGroup       uint8  `json:"industry_group"`
-	ArbitraryAddressCap bool   `json:"arbitrary_address_capable"`
+	Raw                 uint64
+	Hex                 string // as sent, byte 0 first, like candump shows it
+	IdentityNumber      uint32
+	ManufacturerCode    uint16
+	ECUInstance         uint8
+	FunctionInstance    uint8
+	Function            uint8
+	VehicleSystem       uint8
+	VehicleSystemInst   uint8
+	IndustryGroup       uint8
+	ArbitraryAddressCap bool
 }
 
 // ParseName decodes an 8-byte NAME; ok is false when b is shorter.

@@ -3,14 +3,14 @@ package j1939
 // SPNDef is one curated Suspect Parameter: where it sits in its PGN and
 // how the raw value scales. Byte is 1-based as J1939-71 documents it.
 type SPNDef struct {
-	SPN    uint32  `json:"spn"`
-	PGN    uint32  `json:"pgn"`
-	Name   string  `json:"name"`
-	Byte   int     `json:"byte"`  // first byte, 1-based
-	Bytes  int     `json:"bytes"` // 1, 2 or 4, little-endian
-	Scale  float64 `json:"scale"`
-	Offset float64 `json:"offset"`
-	Unit   string  `json:"unit"`
+	SPN    uint32
+	PGN    uint32
+	Name   string
+	Byte   int // first byte, 1-based
+	Bytes  int // 1, 2 or 4, little-endian
+	Scale  float64
+	Offset float64
+	Unit   string
 }
 
 // spnTable is the curated set: byte-aligned SPNs of common broadcast PGNs,
@@ -103,11 +103,11 @@ const (
 // Unit is the built-in table's; a parameter from an operator's DBC has
 // its unit in its catalogue row (Param.DBCUnit), not in every sample.
 type Value struct {
-	SPN    uint32  `json:"spn"`
-	Raw    uint32  `json:"raw"`
-	Value  float64 `json:"value"`
-	Unit   string  `json:"unit"`
-	Status string  `json:"status"`
+	SPN    uint32
+	Raw    uint32
+	Value  float64
+	Unit   string
+	Status string
 }
 
 // Decode extracts d from a PGN payload.

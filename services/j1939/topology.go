@@ -22,43 +22,43 @@ const (
 
 // Node is one source address on the bus.
 type Node struct {
-	SA int `json:"sa"`
+	SA int
 	// Name is the NAME it claimed (in the window, or before it when the
-	// caller supplies names); null when none is known.
-	Name        *Name     `json:"name"`
-	NameInScope bool      `json:"name_claimed_in_window"`
-	Frames      int       `json:"frames"`
-	PGNs        int       `json:"pgns_sent"`
-	First       time.Time `json:"first_seen"`
-	Last        time.Time `json:"last_seen"`
+	// caller supplies names); nil when none is known.
+	Name        *Name
+	NameInScope bool
+	Frames      int
+	PGNs        int
+	First       time.Time
+	Last        time.Time
 	// Conflicts counts claims in the window for this address with a NAME
 	// other than the one it held.
-	Conflicts int `json:"claim_conflicts"`
+	Conflicts int
 }
 
 // Edge is who talks to whom about what.
 type Edge struct {
-	From    int    `json:"from"`
-	To      int    `json:"to"` // 255: every node (a broadcast)
-	Kind    string `json:"kind"`
-	PGN     uint32 `json:"pgn"`
-	PGNName string `json:"pgn_name"`
-	Count   int    `json:"count"`
+	From    int
+	To      int // 255: every node (a broadcast)
+	Kind    string
+	PGN     uint32
+	PGNName string
+	Count   int
 	// For transfers: how they ended.
-	Complete   int       `json:"complete,omitempty"`
-	Incomplete int       `json:"incomplete,omitempty"`
-	First      time.Time `json:"first"`
-	Last       time.Time `json:"last"`
+	Complete   int
+	Incomplete int
+	First      time.Time
+	Last       time.Time
 }
 
 // Topology is the bus as a graph over a window.
 type Topology struct {
-	Span  Span   `json:"span"`
-	Nodes []Node `json:"nodes"`
-	Edges []Edge `json:"edges"`
+	Span  Span
+	Nodes []Node
+	Edges []Edge
 	// EdgeOverflow counts events whose new edge found MaxTopologyEdges
 	// edges already kept: they are in no edge.
-	EdgeOverflow int `json:"edge_overflow"`
+	EdgeOverflow int
 }
 
 type edgeKey struct {

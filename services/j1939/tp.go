@@ -110,30 +110,30 @@ type tpKey struct{ sa, da uint8 }
 
 // TPCounters count TP.CM control frames and session outcomes.
 type TPCounters struct {
-	BAM         uint64 `json:"bam"`
-	RTS         uint64 `json:"rts"`
-	CTS         uint64 `json:"cts"`
-	EoMA        uint64 `json:"eoma"`
-	Abort       uint64 `json:"abort"`
-	OtherCM     uint64 `json:"other_cm"`
-	Complete    uint64 `json:"complete"`
-	CompleteBAM uint64 `json:"complete_bam"`
-	CompleteRTS uint64 `json:"complete_rts"`
-	Aborted     uint64 `json:"aborted"`
-	TimedOut    uint64 `json:"timed_out"`
-	Superseded  uint64 `json:"superseded"`
-	Refused     uint64 `json:"refused"`
-	Invalid     uint64 `json:"invalid"`
+	BAM         uint64
+	RTS         uint64
+	CTS         uint64
+	EoMA        uint64
+	Abort       uint64
+	OtherCM     uint64
+	Complete    uint64
+	CompleteBAM uint64
+	CompleteRTS uint64
+	Aborted     uint64
+	TimedOut    uint64
+	Superseded  uint64
+	Refused     uint64
+	Invalid     uint64
 	// OrphanDT counts DT frames with no open session (after completion,
 	// or for a transfer whose announcement was never seen).
-	OrphanDT    uint64 `json:"orphan_dt"`
-	BadSequence uint64 `json:"bad_sequence"`
-	DuplicateDT uint64 `json:"duplicate_dt"`
+	OrphanDT    uint64
+	BadSequence uint64
+	DuplicateDT uint64
 	// AbortUnmatched counts aborts that named no open session.
-	AbortUnmatched uint64 `json:"abort_unmatched"`
+	AbortUnmatched uint64
 	// ShortPackets counts announcements whose packet count cannot carry
 	// the announced size; such a transfer delivers packets×7 bytes.
-	ShortPackets uint64 `json:"short_packets"`
+	ShortPackets uint64
 }
 
 // reassembler tracks open transfers of one port.

@@ -4,35 +4,33 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"fieldtap/services/untrusted"
 )
 
 // PGNCount is one row of a PGN histogram.
 type PGNCount struct {
-	PGN    uint32 `json:"pgn"`
-	Name   string `json:"name"`
-	Frames uint64 `json:"frames"`
+	PGN    uint32
+	Name   string
+	Frames uint64
 }
 
 // PortSummary is one port's J1939 overview.
 type PortSummary struct {
-	Port            string     `json:"port"`
-	Frames          uint64     `json:"frames"`
-	StandardSkipped uint64     `json:"standard_frames_skipped"`
-	SourceAddresses []int      `json:"source_addresses"`
-	DistinctPGNs    int        `json:"distinct_pgns"`
-	PGNOverflow     uint64     `json:"pgn_table_overflow"`
-	TopPGNs         []PGNCount `json:"top_pgns"`
-	TP              TPCounters `json:"tp"`
-	OpenSessions    int        `json:"tp_open_sessions"`
-	Requests        uint64     `json:"requests"`
-	AddressClaims   int        `json:"address_claims_kept"`
-	ClaimConflicts  uint64     `json:"claim_conflicts"`
-	MalformedClaims uint64     `json:"malformed_claims"`
-	DM1Sources      []int      `json:"dm1_sources"`
-	ActiveDTCs      int        `json:"active_dtcs"`
-	LatestOverflow  uint64     `json:"latest_table_overflow"`
+	Port            string
+	Frames          uint64
+	StandardSkipped uint64
+	SourceAddresses []int
+	DistinctPGNs    int
+	PGNOverflow     uint64
+	TopPGNs         []PGNCount
+	TP              TPCounters
+	OpenSessions    int
+	Requests        uint64
+	AddressClaims   int
+	ClaimConflicts  uint64
+	MalformedClaims uint64
+	DM1Sources      []int
+	ActiveDTCs      int
+	LatestOverflow  uint64
 }
 
 // topPGNs is how many PGNs a summary lists.
@@ -79,16 +77,16 @@ func (s *Store) Summary() []PortSummary {
 
 // InventoryRow is one ECU of one port.
 type InventoryRow struct {
-	Port        string    `json:"port"`
-	SA          int       `json:"sa"`
-	First       time.Time `json:"first_seen"`
-	Last        time.Time `json:"last_seen"`
-	Frames      uint64    `json:"frames"`
-	Claimed     bool      `json:"claimed"`
-	Name        *Name     `json:"name"` // null when no Address Claimed was seen
-	Conflicts   uint64    `json:"claim_conflicts"`
-	CannotClaim bool      `json:"cannot_claim"`
-	DM1Lamps    *Lamps    `json:"dm1_lamps"` // null without a DM1
+	Port        string
+	SA          int
+	First       time.Time
+	Last        time.Time
+	Frames      uint64
+	Claimed     bool
+	Name        *Name // nil when no Address Claimed was seen
+	Conflicts   uint64
+	CannotClaim bool
+	DM1Lamps    *Lamps // nil without a DM1
 }
 
 // Inventory lists the ECUs seen on every port, by port then SA.
@@ -116,15 +114,15 @@ func (s *Store) Inventory() []InventoryRow {
 
 // Fault is the latest DM1 (or DM2) of one source.
 type Fault struct {
-	Port     string    `json:"port"`
-	SA       int       `json:"sa"`
-	Kind     string    `json:"kind"` // DM1 or DM2
-	Time     time.Time `json:"time"`
-	Via      string    `json:"via"`
-	Messages uint64    `json:"messages"`
-	Lamps    Lamps     `json:"lamps"`
-	NoActive bool      `json:"no_active"`
-	DTCs     []DTC     `json:"dtcs"`
+	Port     string
+	SA       int
+	Kind     string // DM1 or DM2
+	Time     time.Time
+	Via      string
+	Messages uint64
+	Lamps    Lamps
+	NoActive bool
+	DTCs     []DTC
 }
 
 // Faults returns the latest DM1 and DM2 of every source.
@@ -153,34 +151,33 @@ func (s *Store) Faults() []Fault {
 
 // PGNValue is the latest payload of one PGN from one source, decoded.
 type PGNValue struct {
-	Port   string    `json:"port"`
-	SA     int       `json:"sa"`
-	PGN    uint32    `json:"pgn"`
-	Name   string    `json:"name"`
-	Time   time.Time `json:"time"`
-	Via    string    `json:"via"`
-	Count  uint64    `json:"count"`
-	Data   string    `json:"data"` // hex
-	Raw    []byte    `json:"-"`
-	Values []SPNOut  `json:"spns"`
+	Port   string
+	SA     int
+	PGN    uint32
+	Name   string
+	Time   time.Time
+	Via    string
+	Count  uint64
+	Data   string // hex
+	Raw    []byte
+	Values []SPNOut
 }
 
-// SPNOut is one decoded SPN as an answer shows it, with its definition's
-// name. Value is null unless Status is ok, so "not available" never reads
-// as 0.
+// SPNOut is one decoded SPN with its definition's name. Value is nil
+// unless Status is ok, so "not available" never reads as 0.
 type SPNOut struct {
-	SPN    uint32   `json:"spn"`
-	Name   string   `json:"name"`
-	Value  *float64 `json:"value"`
-	Unit   string   `json:"unit"`
-	Status string   `json:"status"`
-	Raw    uint32   `json:"raw"`
+	SPN    uint32
+	Name   string
+	Value  *float64
+	Unit   string
+	Status string
+	Raw    uint32
 	// DBCUnit is the unit of a parameter from an operator's DBC (its
 	// author's text); built-in parameters carry theirs in Unit.
-	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
+	DBCUnit string
 }
 
-// Out is v as an answer shows it.
+// Out is v with its definition's name, its value only when valid.
 func (v Value) Out(name string) SPNOut {
 	o := SPNOut{SPN: v.SPN, Name: name, Unit: v.Unit, Status: v.Status, Raw: v.Raw}
 	if v.Status == StatusOK {
@@ -225,17 +222,17 @@ func (s *Store) LatestPGN(pgn uint32) []PGNValue {
 
 // RequestCount is one requested PGN.
 type RequestCount struct {
-	PGN   uint32 `json:"pgn"`
-	Name  string `json:"name"`
-	Count uint64 `json:"count"`
+	PGN   uint32
+	Name  string
+	Count uint64
 }
 
 // PortRequests is one port's Request (PGN 59904) tally.
 type PortRequests struct {
-	Port      string         `json:"port"`
-	Total     uint64         `json:"total"`
-	Requested []RequestCount `json:"requested"`
-	Overflow  uint64         `json:"requested_table_overflow"`
+	Port      string
+	Total     uint64
+	Requested []RequestCount
+	Overflow  uint64
 }
 
 // Requests returns every port's request tally, most requested first.

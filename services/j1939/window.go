@@ -13,8 +13,8 @@ import (
 // Window selects stored frames by time: Since inclusive, Until exclusive;
 // a zero bound is open.
 type Window struct {
-	Since time.Time `json:"since"`
-	Until time.Time `json:"until"`
+	Since time.Time
+	Until time.Time
 }
 
 // Contains reports whether t is inside w.
@@ -25,18 +25,18 @@ func (w Window) Contains(t time.Time) bool {
 // Span is what a window of frames covered: its bounds where given, else
 // the first and last frame it held.
 type Span struct {
-	Port   string    `json:"port"`
-	From   time.Time `json:"from"`
-	To     time.Time `json:"to"`
-	Frames int       `json:"frames"`
-	// Seconds is To − From; rates are frames per second over it. Null
+	Port   string
+	From   time.Time
+	To     time.Time
+	Frames int
+	// Seconds is To − From; rates are frames per second over it. Nil
 	// with a reason when the window holds fewer than two frame times.
-	Seconds       *float64 `json:"seconds"`
-	SecondsReason string   `json:"seconds_reason,omitempty"`
+	Seconds       *float64
+	SecondsReason string
 	// OldestStored is the time of the port's oldest stored frame: a window
 	// that starts before it lost frames to the ring's bounds.
-	OldestStored *time.Time `json:"oldest_stored"`
-	Evicted      bool       `json:"window_start_evicted"`
+	OldestStored *time.Time
+	Evicted      bool
 }
 
 // scanner runs a fresh Decoder over a window of one port's frames and

@@ -1,0 +1,172 @@
+package mcp
+
+import (
+	"time"
+
+	"fieldtap/services/j1939"
+)
+
+// The j1939 bundle's answer rows, each built from what services/j1939
+// returns by its xRowOf. The NAME, lamps and DTC rows serve every tool
+// that shows one (j1939_inventory, j1939_faults, and the j1939_diag
+// bundle's views).
+
+type j1939PGNCountRow struct {
+	PGN    uint32 `json:"pgn"`
+	Name   string `json:"name"`
+	Frames uint64 `json:"frames"`
+}
+
+// j1939TPCountersRow counts TP.CM control frames and session outcomes.
+type j1939TPCountersRow struct {
+	BAM            uint64 `json:"bam"`
+	RTS            uint64 `json:"rts"`
+	CTS            uint64 `json:"cts"`
+	EoMA           uint64 `json:"eoma"`
+	Abort          uint64 `json:"abort"`
+	OtherCM        uint64 `json:"other_cm"`
+	Complete       uint64 `json:"complete"`
+	CompleteBAM    uint64 `json:"complete_bam"`
+	CompleteRTS    uint64 `json:"complete_rts"`
+	Aborted        uint64 `json:"aborted"`
+	TimedOut       uint64 `json:"timed_out"`
+	Superseded     uint64 `json:"superseded"`
+	Refused        uint64 `json:"refused"`
+	Invalid        uint64 `json:"invalid"`
+	OrphanDT       uint64 `json:"orphan_dt"`
+	BadSequence    uint64 `json:"bad_sequence"`
+	DuplicateDT    uint64 `json:"duplicate_dt"`
+	AbortUnmatched uint64 `json:"abort_unmatched"`
+	ShortPackets   uint64 `json:"short_packets"`
+}
+
+// j1939SummaryRow is one port's J1939 overview.
+type j1939SummaryRow struct {
+	Port            string             `json:"port"`
+	Frames          uint64             `json:"frames"`
+	StandardSkipped uint64             `json:"standard_frames_skipped"`
+	SourceAddresses []int              `json:"source_addresses"`
+	DistinctPGNs    int                `json:"distinct_pgns"`
+	PGNOverflow     uint64             `json:"pgn_table_overflow"`
+	TopPGNs         []j1939PGNCountRow `json:"top_pgns"`
+	TP              j1939TPCountersRow `json:"tp"`
+	OpenSessions    int                `json:"tp_open_sessions"`
+	Requests        uint64             `json:"requests"`
+	AddressClaims   int                `json:"address_claims_kept"`
+	ClaimConflicts  uint64             `json:"claim_conflicts"`
+	MalformedClaims uint64             `json:"malformed_claims"`
+	DM1Sources      []int              `json:"dm1_sources"`
+	ActiveDTCs      int                `json:"active_dtcs"`
+	LatestOverflow  uint64             `json:"latest_table_overflow"`
+}
+
+func j1939SummaryRowOf(p j1939.PortSummary) j1939SummaryRow {
+	top := mapRows(p.TopPGNs, func(c j1939.PGNCount) j1939PGNCountRow { return j1939PGNCountRow(c) })
+	return j1939SummaryRow{Port: p.Port, Frames: p.Frames, StandardSkipped: p.StandardSkipped, SourceAddresses: p.SourceAddresses,
+		DistinctPGNs: p.DistinctPGNs, PGNOverflow: p.PGNOverflow, TopPGNs: top, TP: j1939TPCountersRow(p.TP), OpenSessions: p.OpenSessions,
+		Requests: p.Requests, AddressClaims: p.AddressClaims, ClaimConflicts: p.ClaimConflicts, MalformedClaims: p.MalformedClaims,
+		DM1Sources: p.DM1Sources, ActiveDTCs: p.ActiveDTCs, LatestOverflow: p.LatestOverflow}
+}
+
+// j1939NameRow is a decoded 64-bit NAME (J1939-81).
+type j1939NameRow struct {
+	Hex                 string `json:"name"` // as sent, byte 0 first, like candump shows it
+	IdentityNumber      uint32 `json:"identity_number"`
+	ManufacturerCode    uint16 `json:"manufacturer_code"`
+	ECUInstance         uint8  `json:"ecu_instance"`
+	FunctionInstance    uint8  `json:"function_instance"`
+	Function            uint8  `json:"function"`
+	VehicleSystem       uint8  `json:"vehicle_system"`
+	VehicleSystemInst   uint8  `json:"vehicle_system_instance"`
+	IndustryGroup       uint8  `json:"industry_group"`
+	ArbitraryAddressCap bool   `json:"arbitrary_address_capable"`
+}
+
+func j1939NameRowOf(n j1939.Name) j1939NameRow {
+	return j1939NameRow{Hex: n.Hex, IdentityNumber: n.IdentityNumber, ManufacturerCode: n.ManufacturerCode, ECUInstance: n.ECUInstance,
+		FunctionInstance: n.FunctionInstance, Function: n.Function, VehicleSystem: n.VehicleSystem, VehicleSystemInst: n.VehicleSystemInst,
+		IndustryGroup: n.IndustryGroup, ArbitraryAddressCap: n.ArbitraryAddressCap}
+}
+
+// j1939LampsRow is a DM1/DM2's four lamp states (0 off, 1 on, 2 error,
+// 3 not available) and their flash codes.
+type j1939LampsRow struct {
+	MIL         uint8 `json:"mil"`
+	RedStop     uint8 `json:"red_stop"`
+	AmberWarn   uint8 `json:"amber_warning"`
+	Protect     uint8 `json:"protect"`
+	FlashMIL    uint8 `json:"flash_mil"`
+	FlashRed    uint8 `json:"flash_red_stop"`
+	FlashAmber  uint8 `json:"flash_amber_warning"`
+	FlashProtec uint8 `json:"flash_protect"`
+}
+
+// j1939DTCRow is one DTC in the J1939-73 version 4 layout.
+type j1939DTCRow struct {
+	SPN uint32 `json:"spn"`
+	FMI uint8  `json:"fmi"`
+	OC  uint8  `json:"oc"` // occurrence count
+	CM  uint8  `json:"cm"` // SPN conversion method bit
+}
+
+// services/j1939 keeps json tags on Lamps and DTC for services/evidence's
+// trigger.json, a document of its own: these rows are the answer's.
+func j1939LampsRowOf(l j1939.Lamps) j1939LampsRow { return j1939LampsRow(l) }
+
+func j1939DTCRowOf(d j1939.DTC) j1939DTCRow { return j1939DTCRow(d) }
+
+// j1939InventoryRow is one ECU of one port.
+type j1939InventoryRow struct {
+	Port        string         `json:"port"`
+	SA          int            `json:"sa"`
+	First       time.Time      `json:"first_seen"`
+	Last        time.Time      `json:"last_seen"`
+	Frames      uint64         `json:"frames"`
+	Claimed     bool           `json:"claimed"`
+	Name        *j1939NameRow  `json:"name"` // null when no Address Claimed was seen
+	Conflicts   uint64         `json:"claim_conflicts"`
+	CannotClaim bool           `json:"cannot_claim"`
+	DM1Lamps    *j1939LampsRow `json:"dm1_lamps"` // null without a DM1
+}
+
+func j1939InventoryRowOf(r j1939.InventoryRow) j1939InventoryRow {
+	return j1939InventoryRow{Port: r.Port, SA: r.SA, First: r.First, Last: r.Last, Frames: r.Frames, Claimed: r.Claimed,
+		Name: rowOrNil(r.Name, j1939NameRowOf), Conflicts: r.Conflicts, CannotClaim: r.CannotClaim, DM1Lamps: rowOrNil(r.DM1Lamps, j1939LampsRowOf)}
+}
+
+// j1939FaultRow is the latest DM1 (or DM2) of one source.
+type j1939FaultRow struct {
+	Port     string        `json:"port"`
+	SA       int           `json:"sa"`
+	Kind     string        `json:"kind"` // DM1 or DM2
+	Time     time.Time     `json:"time"`
+	Via      string        `json:"via"`
+	Messages uint64        `json:"messages"`
+	Lamps    j1939LampsRow `json:"lamps"`
+	NoActive bool          `json:"no_active"`
+	DTCs     []j1939DTCRow `json:"dtcs"`
+}
+
+func j1939FaultRowOf(f j1939.Fault) j1939FaultRow {
+	return j1939FaultRow{Port: f.Port, SA: f.SA, Kind: f.Kind, Time: f.Time, Via: f.Via, Messages: f.Messages,
+		Lamps: j1939LampsRowOf(f.Lamps), NoActive: f.NoActive, DTCs: mapRows(f.DTCs, j1939DTCRowOf)}
+}
+
+type j1939RequestCountRow struct {
+	PGN   uint32 `json:"pgn"`
+	Name  string `json:"name"`
+	Count uint64 `json:"count"`
+}
+
+// j1939RequestsRow is one port's Request (PGN 59904) tally.
+type j1939RequestsRow struct {
+	Port      string                 `json:"port"`
+	Total     uint64                 `json:"total"`
+	Requested []j1939RequestCountRow `json:"requested"`
+	Overflow  uint64                 `json:"requested_table_overflow"`
+}
+
+func j1939RequestsRowOf(p j1939.PortRequests) j1939RequestsRow {
+	return j1939RequestsRow{Port: p.Port, Total: p.Total, Overflow: p.Overflow,
+		Requested: mapRows(p.Requested, func(r j1939.RequestCount) j1939RequestCountRow { return j1939RequestCountRow(r) })}
+}
