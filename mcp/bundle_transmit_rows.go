@@ -147,14 +147,14 @@ type udsRow struct {
 	Data             string      `json:"data,omitempty" jsonschema:"a read DID's data in hex"`
 	AvailabilityMask string      `json:"dtc_availability_mask,omitempty"`
 	DTCCount         *int        `json:"dtc_count,omitempty"`
-	DTCs             []isotp.DTC `json:"dtcs,omitempty"`
+	DTCs             []udsDTCRow `json:"dtcs,omitempty"`
 	Problem          string      `json:"problem,omitempty" jsonschema:"why a positive answer could not be fully decoded"`
 }
 
 func udsRowOf(r *isotp.Response) *udsRow {
 	return &udsRow{Positive: r.Positive, Service: r.Service, Pending: r.Pending, NRC: r.NRC, NRCName: r.NRCName, Raw: r.Raw,
 		Session: r.Session, P2Millis: r.P2Millis, P2StarMillis: r.P2StarMs, DID: r.DID, Data: r.DataHex,
-		AvailabilityMask: r.AvailabilityMask, DTCCount: r.DTCCount, DTCs: r.DTCs, Problem: r.Problem}
+		AvailabilityMask: r.AvailabilityMask, DTCCount: r.DTCCount, DTCs: udsDTCRows(r.DTCs), Problem: r.Problem}
 }
 
 func answerRows(as []transmit.Answer) []answerRow {
