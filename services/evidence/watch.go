@@ -39,10 +39,10 @@ type FaultSource interface{ Faults() []j1939.Fault }
 
 // WatchStats count what the triggers did.
 type WatchStats struct {
-	Fired      map[string]uint64 `json:"fired"`      // by kind
-	Suppressed map[string]uint64 `json:"suppressed"` // within an earlier bundle's window of the same trigger
-	Refused    map[string]uint64 `json:"refused"`    // the builder or the recorder said no (full, pinned, busy)
-	LastError  string            `json:"last_error,omitempty"`
+	Fired      map[string]uint64 // by kind
+	Suppressed map[string]uint64 // within an earlier bundle's window of the same trigger
+	Refused    map[string]uint64 // the builder or the recorder said no (full, pinned, busy)
+	LastError  string
 }
 
 // Watcher fires Specs on new dialogs and faults, polling the stores.
