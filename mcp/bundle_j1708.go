@@ -8,7 +8,6 @@ import (
 
 	"fieldtap/drivers/wire"
 	"fieldtap/services/j1587"
-	"fieldtap/services/ring"
 	"fieldtap/services/untrusted"
 )
 
@@ -228,23 +227,6 @@ type j1587OverflowRow struct {
 	Assemblies     uint64 `json:"assemblies"`         // PID 192 parameters not reassembled
 	SectionErrors  uint64 `json:"section_errors"`     // sections out of order or too long
 	FaultTableErrs uint64 `json:"fault_table_errors"` // PID 194 tables with a partial entry
-}
-
-// ringStatsRow is a store's ring: what it keeps and what its bounds
-// pushed out or refused.
-type ringStatsRow struct {
-	Items        int    `json:"items"`
-	Bytes        int64  `json:"bytes"`
-	Evicted      uint64 `json:"evicted"`       // items pushed out by the limits
-	EvictedBytes uint64 `json:"evicted_bytes"` // their bytes
-	Oversize     uint64 `json:"oversize"`      // items refused because alone they exceed the byte limit
-	Appended     uint64 `json:"appended"`      // items ever accepted
-	Revision     uint64 `json:"revision"`
-}
-
-func ringStatsRowOf(s ring.Stats) ringStatsRow {
-	return ringStatsRow{Items: s.Items, Bytes: s.Bytes, Evicted: s.Evicted, EvictedBytes: s.EvictedBytes, Oversize: s.Oversize,
-		Appended: s.Appended, Revision: s.Revision}
 }
 
 type j1587SummaryOut struct {
