@@ -105,12 +105,12 @@ type recorderStatusRow struct {
 	Refill      recorderRefillRow   `json:"refill"`
 }
 
-func recorderStatusRowOf(st *recorder.Status) recorderStatusRow {
+func recorderStatusRowOf(st recorder.Status) recorderStatusRow {
 	return recorderStatusRow{State: st.State, Reason: st.Reason, Since: st.Since, Dir: st.Dir, Segments: st.Segments, Bytes: st.Bytes,
 		QuotaBytes: st.QuotaBytes, QuotaOver: st.QuotaOver, FreeBytes: st.FreeBytes, PinnedBytes: st.PinnedBytes, Pins: st.Pins,
 		Oldest: st.Oldest, Newest: st.Newest, SegmentBytes: st.SegmentBytes, SegmentAge: st.SegmentAge, BytesWritten: st.BytesWritten,
 		Writes: st.Writes, Syncs: st.Syncs, LastSync: st.LastSync, WriteErrors: st.WriteErrors, Retries: st.Retries, Deleted: st.Deleted,
-		Gaps: st.Gaps, GapsTotal: st.GapsTotal, GapsDropped: st.GapsDropped, Recovery: recorderRecoveryRowOf(&st.Recovery),
+		Gaps: st.Gaps, GapsTotal: st.GapsTotal, GapsDropped: st.GapsDropped, Recovery: recorderRecoveryRowOf(st.Recovery),
 		Refill: recorderRefillRow(st.Refill)}
 }
 
@@ -127,15 +127,9 @@ type recorderRecoveryRow struct {
 	Gap     *recorder.Gap        `json:"gap"`     // the gap this start closes; null on a first start
 }
 
-func recorderRecoveryRowOf(r *recorder.Recovery) recorderRecoveryRow {
-	row := recorderRecoveryRow{At: r.At, Unclean: r.Unclean, Trusted: r.Trusted, Removed: r.Removed, Gap: r.Gap}
-	if r.Scanned != nil {
-		row.Scanned = make([]recorderScannedRow, len(r.Scanned))
-		for i, sc := range r.Scanned {
-			row.Scanned[i] = recorderScannedRow(sc)
-		}
-	}
-	return row
+func recorderRecoveryRowOf(r recorder.Recovery) recorderRecoveryRow {
+	return recorderRecoveryRow{At: r.At, Unclean: r.Unclean, Trusted: r.Trusted,
+		Scanned: mapRows(r.Scanned, func(s recorder.ScannedSegment) recorderScannedRow { return recorderScannedRow(s) }), Removed: r.Removed, Gap: r.Gap}
 }
 
 // recorderScannedRow is a segment recovery read block by block.
@@ -197,11 +191,9 @@ func readRecorderSection(d Deps) recorderSection {
 	if st.Refill.Ports == nil {
 		st.Refill.Ports = map[string]recorder.PortRefill{}
 	}
-	row := recorderStatusRowOf(&st)
+	row := recorderStatusRowOf(st)
 	sec.State, sec.Why, sec.Status = st.State, "", &row
-	for _, p := range bb.Recorder.Pins() {
-		sec.Pins = append(sec.Pins, recorderPinRow(p))
-	}
+	sec.Pins = mapRows(nonNil(bb.Recorder.Pins()), func(p recorder.Pin) recorderPinRow { return recorderPinRow(p) })
 	if bb.Evidence != nil {
 		ev := &evidenceSection{Pending: []pendingRow{}}
 		for _, p := range bb.Evidence.Pending() {
@@ -519,10 +511,8 @@ var findInCaptures = tool[findIn, findOut]{
 			}
 			return findOut{}, fmt.Errorf("search the recorder: %w", err)
 		}
-		out := findOut{Hits: []recorderHitRow{}, Truncated: found.Truncated, Scan: recorderScanRowOf(found.Scan)}
-		for _, h := range found.Hits {
-			out.Hits = append(out.Hits, recorderHitRow(h))
-		}
+		out := findOut{Hits: mapRows(nonNil(found.Hits), func(h recorder.Hit) recorderHitRow { return recorderHitRow(h) }),
+			Truncated: found.Truncated, Scan: recorderScanRowOf(found.Scan)}
 		if found.Truncated {
 			c.warnf("max_hits (%d) reached: later frames may match; narrow since/until or raise max_hits", len(found.Hits))
 		}

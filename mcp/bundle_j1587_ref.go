@@ -91,13 +91,7 @@ type j1587MIDRefRow struct {
 	J2497 bool `json:"j2497"`
 }
 
-func j1587MIDRefRows(ms []j1587.MIDInfo) []j1587MIDRefRow {
-	out := make([]j1587MIDRefRow, len(ms))
-	for i, m := range ms {
-		out[i] = j1587MIDRefRow(m)
-	}
-	return out
-}
+func j1587MIDRefRowOf(m j1587.MIDInfo) j1587MIDRefRow { return j1587MIDRefRow(m) }
 
 var j2497MIDs = tool[j2497MIDsIn, j2497MIDsOut]{
 	name:  "j2497_mids",
@@ -106,8 +100,8 @@ var j2497MIDs = tool[j2497MIDsIn, j2497MIDsOut]{
 	hints: readOnly(),
 	run: func(c *call, in j2497MIDsIn) (j2497MIDsOut, error) {
 		if in.All {
-			return j2497MIDsOut{MIDs: j1587MIDRefRows(j1587.MIDs())}, nil
+			return j2497MIDsOut{MIDs: mapRows(j1587.MIDs(), j1587MIDRefRowOf)}, nil
 		}
-		return j2497MIDsOut{MIDs: j1587MIDRefRows(j1587.J2497MIDs())}, nil
+		return j2497MIDsOut{MIDs: mapRows(j1587.J2497MIDs(), j1587MIDRefRowOf)}, nil
 	},
 }

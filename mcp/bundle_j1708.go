@@ -189,15 +189,9 @@ type j1587PortSummary struct {
 }
 
 func j1587PortSummaryOf(port string, s j1587.Summary) j1587PortSummary {
-	r := j1587PortSummary{Port: port, Messages: s.Messages, ChecksumOK: s.ChecksumOK, ChecksumBad: s.ChecksumBad, ByStatus: s.ByStatus,
-		J2497: s.J2497, Stored: ringStatsRowOf(s.Stored), Overflow: j1587OverflowRow(s.Overflow)}
-	if s.MIDs != nil {
-		r.MIDs = make([]j1587MIDSummaryRow, len(s.MIDs))
-		for i, m := range s.MIDs {
-			r.MIDs[i] = j1587MIDSummaryRow(m)
-		}
-	}
-	return r
+	return j1587PortSummary{Port: port, Messages: s.Messages, ChecksumOK: s.ChecksumOK, ChecksumBad: s.ChecksumBad, ByStatus: s.ByStatus,
+		J2497: s.J2497, MIDs: mapRows(s.MIDs, func(m j1587.MIDSummary) j1587MIDSummaryRow { return j1587MIDSummaryRow(m) }),
+		Stored: ringStatsRowOf(s.Stored), Overflow: j1587OverflowRow(s.Overflow)}
 }
 
 // j1587MIDSummaryRow is one sender on a J1708 port.

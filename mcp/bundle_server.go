@@ -74,18 +74,7 @@ type boardPartRow struct {
 	Detail  string `json:"detail" jsonschema:"what was done, or why it was skipped or failed"`
 }
 
-// boardPartRows keeps nil nil: a board view that lists no parts is
-// answered as it said.
-func boardPartRows(ps []ports.BoardPart) []boardPartRow {
-	if ps == nil {
-		return nil
-	}
-	out := make([]boardPartRow, len(ps))
-	for i, p := range ps {
-		out[i] = boardPartRow(p)
-	}
-	return out
-}
+func boardPartRowOf(p ports.BoardPart) boardPartRow { return boardPartRow(p) }
 
 // armRow is the transmit-arm input.
 type armRow struct {
@@ -112,7 +101,7 @@ var noBoard = ports.Arm{Input: ports.ArmInputNone, Where: "this server has no bo
 func readCaptureStatus(d Deps) captureStatus {
 	st := captureStatus{Ports: d.Ports.Snapshot(), Board: []boardPartRow{}, TransmitArm: armRow(noBoard), MemoryBudget: memoryBudgetRow{Stores: []budget.Use{}}}
 	if b, isBoard := d.Ports.(BoardReporter); isBoard {
-		st.Board, st.TransmitArm = boardPartRows(b.BoardParts()), armRow(b.Arm())
+		st.Board, st.TransmitArm = mapRows(b.BoardParts(), boardPartRowOf), armRow(b.Arm())
 	}
 	if b, has := d.Ports.(BudgetReporter); has {
 		st.MemoryBudget = memoryBudgetRow(b.Budget())

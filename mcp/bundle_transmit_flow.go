@@ -119,7 +119,7 @@ func planned(c *call, svc *transmit.Service, p *transmit.Plan) txOut {
 		out.Next = &nextCall{Tool: transmitExecute.name, Arguments: nextArgs{PlanID: p.ID, AckActive: true}, Before: p.Expires}
 	}
 	out.NextReason = n.Text
-	out.Blockers = blockerRows(n.Blockers)
+	out.Blockers = mapRows(n.Blockers, blockerRowOf)
 	return out
 }
 

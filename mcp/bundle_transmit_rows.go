@@ -154,7 +154,7 @@ type udsRow struct {
 func udsRowOf(r *isotp.Response) *udsRow {
 	return &udsRow{Positive: r.Positive, Service: r.Service, Pending: r.Pending, NRC: r.NRC, NRCName: r.NRCName, Raw: r.Raw,
 		Session: r.Session, P2Millis: r.P2Millis, P2StarMillis: r.P2StarMs, DID: r.DID, Data: r.DataHex,
-		AvailabilityMask: r.AvailabilityMask, DTCCount: r.DTCCount, DTCs: udsDTCRows(r.DTCs), Problem: r.Problem}
+		AvailabilityMask: r.AvailabilityMask, DTCCount: r.DTCCount, DTCs: mapRows(r.DTCs, udsDTCRowOf), Problem: r.Problem}
 }
 
 func answerRows(as []transmit.Answer) []answerRow {
@@ -227,19 +227,7 @@ type blockerRow struct {
 	Hint    string `json:"hint"`
 }
 
-// blockerRows keeps nil nil, as every row list here does: an answer
-// shows null where the service left a list out and [] where it gave an
-// empty one.
-func blockerRows(bs []transmit.Blocker) []blockerRow {
-	if bs == nil {
-		return nil
-	}
-	out := make([]blockerRow, len(bs))
-	for i, b := range bs {
-		out[i] = blockerRow(b)
-	}
-	return out
-}
+func blockerRowOf(b transmit.Blocker) blockerRow { return blockerRow(b) }
 
 // transmitStatusOut is transmit_status's answer: the transmitter, each
 // port, and the caller's own plans, questions and recent runs.
@@ -266,23 +254,8 @@ type transmitStatusOut struct {
 func transmitStatusOutOf(st transmit.Status) transmitStatusOut {
 	out := transmitStatusOut{Armed: st.Armed, BundleLoaded: st.BundleLoaded, LoadCeiling: st.LoadCeiling, PlanTTLSecs: st.PlanTTLSecs,
 		Plans: st.Plans, YourPlans: st.YourPlans, PlansEvicted: st.PlansEvicted, PlansExpired: st.PlansExpired, PlansRefused: st.PlansRefused,
-		AuditFailures: st.AuditFailures, Button: txButtonRowOf(st.Button), Confirmations: txConfirmationsRowOf(st.Confirmations)}
-	if p := st.PreviousRun; p != nil {
-		row := txPreviousRunRowOf(p)
-		out.PreviousRun = &row
-	}
-	if st.Ports != nil {
-		out.Ports = make([]txPortRow, len(st.Ports))
-		for i := range st.Ports {
-			out.Ports[i] = txPortRowOf(&st.Ports[i])
-		}
-	}
-	if st.Recent != nil {
-		out.Recent = make([]txRecentRow, len(st.Recent))
-		for i, r := range st.Recent {
-			out.Recent[i] = txRecentRowOf(r)
-		}
-	}
+		AuditFailures: st.AuditFailures, Button: txButtonRowOf(st.Button), Confirmations: txConfirmationsRowOf(st.Confirmations),
+		PreviousRun: rowOrNil(st.PreviousRun, txPreviousRunRowOf), Ports: mapRows(st.Ports, txPortRowOf), Recent: mapRows(st.Recent, txRecentRowOf)}
 	return out
 }
 
@@ -296,11 +269,7 @@ type txButtonRow struct {
 }
 
 func txButtonRowOf(b transmit.ButtonStatus) txButtonRow {
-	r := txButtonRow{Required: b.Required, Present: b.Present, WaitSecs: b.WaitSecs}
-	if w := b.Waiting; w != nil {
-		r.Waiting = &txButtonWaitingRow{PlanID: w.PlanID, Code: w.Code, Since: w.Since, Until: w.Until}
-	}
-	return r
+	return txButtonRow{Required: b.Required, Present: b.Present, WaitSecs: b.WaitSecs, Waiting: rowOrNil(b.Waiting, txButtonWaitingRowOf)}
 }
 
 // txButtonWaitingRow is the plan waiting for a press of the button.
@@ -310,6 +279,10 @@ type txButtonWaitingRow struct {
 	Code   string    `json:"code"`
 	Since  time.Time `json:"since"`
 	Until  time.Time `json:"until"`
+}
+
+func txButtonWaitingRowOf(w transmit.ButtonWaiting) txButtonWaitingRow {
+	return txButtonWaitingRow{PlanID: w.PlanID, Code: w.Code, Since: w.Since, Until: w.Until}
 }
 
 // txConfirmationsRow is the questions waiting for a person's answer.
@@ -323,14 +296,8 @@ type txConfirmationsRow struct {
 }
 
 func txConfirmationsRowOf(c transmit.ConfirmStatus) txConfirmationsRow {
-	r := txConfirmationsRow{Waiting: c.Waiting, Expired: c.Expired, Refused: c.Refused, TTLSecs: c.TTLSecs, PerOwner: c.PerOwner}
-	if c.Yours != nil {
-		r.Yours = make([]txQuestionRow, len(c.Yours))
-		for i, q := range c.Yours {
-			r.Yours[i] = txQuestionRow(q)
-		}
-	}
-	return r
+	return txConfirmationsRow{Waiting: c.Waiting, Yours: mapRows(c.Yours, func(q transmit.Pending) txQuestionRow { return txQuestionRow(q) }),
+		Expired: c.Expired, Refused: c.Refused, TTLSecs: c.TTLSecs, PerOwner: c.PerOwner}
 }
 
 // txQuestionRow is one of the caller's questions waiting for an answer.
@@ -354,21 +321,9 @@ type txPreviousRunRow struct {
 	PortsReset      []txPortResetRow `json:"ports_reset"`
 }
 
-func txPreviousRunRowOf(p *transmit.PreviousRun) txPreviousRunRow {
-	r := txPreviousRunRow{TornRecord: p.TornRecord, UnreadableLines: p.UnreadableLines, Partial: p.Partial}
-	if p.Interrupted != nil {
-		r.Interrupted = make([]txInterruptedRow, len(p.Interrupted))
-		for i, in := range p.Interrupted {
-			r.Interrupted[i] = txInterruptedRow(in)
-		}
-	}
-	if p.PortsReset != nil {
-		r.PortsReset = make([]txPortResetRow, len(p.PortsReset))
-		for i, pr := range p.PortsReset {
-			r.PortsReset[i] = txPortResetRow{Port: pr.Port, Driver: pr.Driver, Mode: string(pr.Mode), Error: pr.Error}
-		}
-	}
-	return r
+func txPreviousRunRowOf(p transmit.PreviousRun) txPreviousRunRow {
+	return txPreviousRunRow{Interrupted: mapRows(p.Interrupted, func(in transmit.Interrupted) txInterruptedRow { return txInterruptedRow(in) }),
+		TornRecord: p.TornRecord, UnreadableLines: p.UnreadableLines, Partial: p.Partial, PortsReset: mapRows(p.PortsReset, txPortResetRowOf)}
 }
 
 // txInterruptedRow is a plan the previous run began sending and never
@@ -390,6 +345,10 @@ type txPortResetRow struct {
 	Error  string `json:"error,omitempty"`
 }
 
+func txPortResetRowOf(r transmit.PortReset) txPortResetRow {
+	return txPortResetRow{Port: r.Port, Driver: r.Driver, Mode: string(r.Mode), Error: r.Error}
+}
+
 // txPortRow is one port as the transmitter sees it.
 type txPortRow struct {
 	Port     string    `json:"port"`
@@ -409,10 +368,10 @@ type txPortRow struct {
 	CannotSend []blockerRow `json:"cannot_send"`
 }
 
-func txPortRowOf(p *transmit.PortStatus) txPortRow {
+func txPortRowOf(p transmit.PortStatus) txPortRow {
 	return txPortRow{Port: p.Port, Medium: string(p.Medium), Enabled: p.Enabled, Writer: p.Writer, Armed: p.Armed, Mode: string(p.Mode),
 		Bitrate: p.Bitrate, Rate: txRateRow{Plans: p.Rate.Plans, WindowSeconds: p.Rate.Window.Seconds()}, Load: p.Load, LoadNote: p.LoadNote,
-		CanSend: p.CanSend, CannotSend: blockerRows(p.CannotSend)}
+		CanSend: p.CanSend, CannotSend: mapRows(p.CannotSend, blockerRowOf)}
 }
 
 // txRateRow is a port's rate limit: at most plans executions within any

@@ -152,21 +152,13 @@ type udsTraceRow struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-func udsTraceRowOf(port string, t *isotp.Transaction) udsTraceRow {
+func udsTraceRowOf(port string, t isotp.Transaction) udsTraceRow {
 	r := udsTraceRow{Port: port, ID: t.ID, Status: t.Status, SID: t.SID, Service: t.Service, SubFunction: t.SubFunction,
 		SubFunctionName: t.SubFunctionName, SuppressPositive: t.SuppressPositive, Identifier: t.Identifier, IdentifierName: t.IdentifierName,
 		Dropped: t.Dropped, Pending: t.Pending, ResponseMs: t.ResponseMs, ResponseReason: t.ResponseReason, NRC: t.NRC, NRCName: t.NRCName,
-		Session: t.Session, DataHex: t.DataHex, Text: untrusted.Text(t.Text), DTCCount: t.DTCCount, DTCs: udsDTCRows(t.DTCs), Problem: t.Problem}
-	if t.Request != nil {
-		m := udsMessageRowOf(t.Request)
-		r.Request = &m
-	}
-	if t.Responses != nil {
-		r.Responses = make([]udsAnswerRow, len(t.Responses))
-		for i := range t.Responses {
-			r.Responses[i] = udsAnswerRowOf(&t.Responses[i])
-		}
-	}
+		Session: t.Session, DataHex: t.DataHex, Text: untrusted.Text(t.Text), DTCCount: t.DTCCount, DTCs: mapRows(t.DTCs, udsDTCRowOf), Problem: t.Problem}
+	r.Request = rowOrNil(t.Request, udsMessageRowOf)
+	r.Responses = mapRows(t.Responses, udsAnswerRowOf)
 	return r
 }
 
@@ -190,7 +182,7 @@ type udsMessageRow struct {
 	Notes      udsNotesRow `json:"flow_control_notes"`
 }
 
-func udsMessageRowOf(m *isotp.Message) udsMessageRow {
+func udsMessageRowOf(m isotp.Message) udsMessageRow {
 	return udsMessageRow{Seq: m.Seq, Time: m.Time, End: m.End, CANID: m.CANID, Addressing: m.Addressing, Source: m.Source, Target: m.Target,
 		Functional: m.Functional, Frames: m.Frames, Length: m.Length, Data: m.Data, Truncated: m.Truncated, Notes: udsNotesRow(m.Notes)}
 }
@@ -208,8 +200,8 @@ type udsAnswerRow struct {
 	AfterMs *float64 `json:"after_request_ms"`
 }
 
-func udsAnswerRowOf(a *isotp.Answer) udsAnswerRow {
-	return udsAnswerRow{udsMessageRow: udsMessageRowOf(&a.Message), Positive: a.Positive, Pending: a.Pending, NRC: a.NRC, NRCName: a.NRCName, AfterMs: a.AfterMs}
+func udsAnswerRowOf(a isotp.Answer) udsAnswerRow {
+	return udsAnswerRow{udsMessageRow: udsMessageRowOf(a.Message), Positive: a.Positive, Pending: a.Pending, NRC: a.NRC, NRCName: a.NRCName, AfterMs: a.AfterMs}
 }
 
 // udsNotesRow counts the flow-control rules a sender broke.
@@ -231,18 +223,7 @@ type udsDTCRow struct {
 	Status string `json:"status"` // status byte hex
 }
 
-// udsDTCRows keeps nil nil: the list is absent from an answer that
-// carries none.
-func udsDTCRows(ds []isotp.DTC) []udsDTCRow {
-	if ds == nil {
-		return nil
-	}
-	out := make([]udsDTCRow, len(ds))
-	for i, d := range ds {
-		out[i] = udsDTCRow(d)
-	}
-	return out
-}
+func udsDTCRowOf(d isotp.DTC) udsDTCRow { return udsDTCRow(d) }
 
 // udsIDs parses the id arguments the way can_frames spells ids.
 func udsIDs(arg string, ids []canIDArg) ([]uint32, error) {
@@ -333,7 +314,7 @@ var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
 			}
 			c.d.UDS.Transactions().Range(0, func(_ uint64, r isotp.Record) bool {
 				if chosen[r.Port] && keep(&r.Transaction) {
-					rows = append(rows, udsTraceRowOf(r.Port, &r.Transaction))
+					rows = append(rows, udsTraceRowOf(r.Port, r.Transaction))
 				}
 				return true
 			})
@@ -363,8 +344,8 @@ func udsFramesTrace(c *call, ps []*canbus.Port, sp span, in udsTraceIn, keep fun
 			c.warnf("%s: the trace kept the first %d transactions of the window; narrow since/until for the rest", p.Name(), isotp.MaxTraceTransactions)
 		}
 		udsWarnRejected(c, p.Name(), tr.Rejections, 0)
-		for i := range tr.Transactions {
-			if t := &tr.Transactions[i]; keep(t) {
+		for _, t := range tr.Transactions {
+			if keep(&t) {
 				rows = append(rows, udsTraceRowOf(p.Name(), t))
 			}
 		}
@@ -441,7 +422,7 @@ type udsPortRow struct {
 	RejectedChannels map[string]uint64 `json:"rejected_channels"`
 }
 
-func udsPortRowOf(p *isotp.PortStatus) udsPortRow {
+func udsPortRowOf(p isotp.PortStatus) udsPortRow {
 	return udsPortRow{Port: p.Port, Frames: p.Frames, Transport: udsTransportRowOf(p.Transport), UDS: udsTraceCountersRow(p.UDS),
 		Outstanding: p.Outstanding, Held: p.Held, RejectedChannels: p.RejectedChannels}
 }
@@ -514,14 +495,8 @@ type udsServiceRefRow struct {
 }
 
 func udsServiceRefRowOf(s isotp.ServiceInfo) udsServiceRefRow {
-	r := udsServiceRefRow{SID: s.SID, Response: s.Response, Name: s.Name, Standard: s.Standard, SubFunction: s.SubFunction, Identifier: s.Identifier}
-	if s.SubFunctions != nil {
-		r.SubFunctions = make([]udsNamedRow, len(s.SubFunctions))
-		for i, n := range s.SubFunctions {
-			r.SubFunctions[i] = udsNamedRow(n)
-		}
-	}
-	return r
+	return udsServiceRefRow{SID: s.SID, Response: s.Response, Name: s.Name, Standard: s.Standard, SubFunction: s.SubFunction,
+		SubFunctions: mapRows(s.SubFunctions, func(n isotp.Named) udsNamedRow { return udsNamedRow(n) }), Identifier: s.Identifier}
 }
 
 // udsNamedRow is a value with its name (a sub-function).
@@ -635,7 +610,7 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 			if !chosen[p.Port] {
 				continue
 			}
-			out.Ports = append(out.Ports, udsPortRowOf(&p))
+			out.Ports = append(out.Ports, udsPortRowOf(p))
 			udsWarnRejected(c, p.Port, p.Rejections, p.Held)
 			rejected += len(p.Rejections)
 			for _, r := range p.Rejections {
@@ -687,15 +662,9 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 			c.warnf("the tallies cover the %d transactions kept; %d older ones were evicted by the store's bound", out.Kept, st.Kept.Evicted)
 		}
 		if in.Reference {
-			for _, sv := range isotp.Services() {
-				out.Services = append(out.Services, udsServiceRefRowOf(sv))
-			}
-			for _, n := range isotp.NRCs() {
-				out.NRCs = append(out.NRCs, udsNRCRefRow(n))
-			}
-			for _, d := range isotp.DIDs() {
-				out.DIDs = append(out.DIDs, udsDIDRefRow(d))
-			}
+			out.Services = mapRows(isotp.Services(), udsServiceRefRowOf)
+			out.NRCs = mapRows(isotp.NRCs(), func(n isotp.NRCInfo) udsNRCRefRow { return udsNRCRefRow(n) })
+			out.DIDs = mapRows(isotp.DIDs(), func(d isotp.DIDInfo) udsDIDRefRow { return udsDIDRefRow(d) })
 		}
 		return out, nil
 	},
