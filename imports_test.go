@@ -25,7 +25,11 @@ package fieldtap_test
 //     nothing under mcp/ reaches mcp/front (the daemon wires the two);
 //   - nothing outside tools/ reaches tools/: the operator CLI may use the
 //     product (board/sim's generators for `fieldtap gen`, firmware/config
-//     and board for `plan run` and `button press`), never the other way.
+//     and board for `plan run` and `button press`), never the other way;
+//   - services/ never reaches the fencing type, services/untrusted:
+//     services/ returns plain values, mcp/ fences sender text when it
+//     builds a row, and a document services/ writes takes the fence as a
+//     function from the daemon (docs/architecture.md).
 
 import (
 	"encoding/json"
@@ -35,7 +39,10 @@ import (
 	"testing"
 )
 
-const wirePkg = "fieldtap/drivers/wire"
+const (
+	wirePkg      = "fieldtap/drivers/wire"
+	untrustedPkg = "fieldtap/services/untrusted"
+)
 
 // The packages mcp/ is split into.
 const (
@@ -69,6 +76,7 @@ var importRules = []importRule{
 	{from: mcpFront, banned: []string{"fieldtap/mcp"}, allowed: []string{mcpAuth, mcpAudit, mcpAnswer, mcpCallslot}},
 	{from: "fieldtap/mcp", banned: []string{mcpFront}},
 	{from: "fieldtap/", unless: "fieldtap/tools/", banned: []string{"fieldtap/tools/"}},
+	{from: "fieldtap/services/", banned: []string{untrustedPkg}},
 }
 
 func TestImportRules(t *testing.T) {
@@ -166,6 +174,10 @@ func TestImportRuleCatchesAViolation(t *testing.T) {
 		{"fieldtap/tools/cmd/fieldtap", "fieldtap/board/sim/sipgen", false},
 		{"fieldtap/tools/cmd/fieldtap", "fieldtap/firmware/config", false},
 		{"fieldtap/tools/cmd/fieldtap", "fieldtap/tools/refdata", false},
+		{"fieldtap/services/mqttpub", untrustedPkg, true},
+		{"fieldtap/services/isotp", untrustedPkg, true},
+		{"fieldtap/mcp", untrustedPkg, false},
+		{"fieldtap/firmware/daemon", untrustedPkg, false},
 	} {
 		hit := false
 		for _, r := range importRules {

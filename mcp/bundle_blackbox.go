@@ -55,9 +55,9 @@ type recorderSection struct {
 	State string `json:"state" jsonschema:"recording, ram_only, closed, or off"`
 	Why   string `json:"why,omitempty" jsonschema:"why the recorder is off"`
 	// Status is the recorder as a whole; null when off.
-	Status   *recorder.Status `json:"status" jsonschema:"segments and bytes on disk against quota_bytes, segments_deleted by the quota, writes, syncs, write errors, gaps (gaps_dropped past the journal), recovery at start and the refill; null when off"`
-	Pins     []recorder.Pin   `json:"pins" jsonschema:"time ranges kept out of the quota's reach"`
-	Evidence *evidenceSection `json:"evidence" jsonschema:"sealed bundles and triggers waiting for their windows; null without an evidence builder"`
+	Status   *recorderStatusRow `json:"status" jsonschema:"segments and bytes on disk against quota_bytes, segments_deleted by the quota, writes, syncs, write errors, gaps (gaps_dropped past the journal), recovery at start and the refill; null when off"`
+	Pins     []recorderPinRow   `json:"pins" jsonschema:"time ranges kept out of the quota's reach"`
+	Evidence *evidenceSection   `json:"evidence" jsonschema:"sealed bundles and triggers waiting for their windows; null without an evidence builder"`
 	// Downloads is the HTTP GET /files counters; null without HTTP.
 	Downloads *FileStats `json:"downloads" jsonschema:"HTTP GET /files: served, bytes, refused by cause; null when not serving HTTP"`
 }
@@ -69,11 +69,107 @@ type evidenceSection struct {
 	Error   string       `json:"error,omitempty" jsonschema:"why the bundles could not be listed"`
 }
 
+// recorderStatusRow is the recorder as a whole. A gap is recorder.Gap
+// as it is, a document: gaps.json and evidence manifests hold it, and a
+// port's status shows its last one.
+type recorderStatusRow struct {
+	State  string     `json:"state"`            // recording, ram_only, closed
+	Reason string     `json:"reason,omitempty"` // why ram_only
+	Since  *time.Time `json:"since"`            // when ram_only began
+	Dir    string     `json:"dir"`
+
+	Segments     int        `json:"segments"` // closed and open
+	Bytes        int64      `json:"bytes"`    // on disk, indexes included
+	QuotaBytes   int64      `json:"quota_bytes"`
+	QuotaOver    int64      `json:"quota_over_bytes"` // kept past the quota by pins
+	FreeBytes    *int64     `json:"free_bytes"`       // left on the file system; null where unknown
+	PinnedBytes  int64      `json:"pinned_bytes"`
+	Pins         int        `json:"pins"`
+	Oldest       *time.Time `json:"oldest_frame"` // on disk
+	Newest       *time.Time `json:"newest_frame"` // written
+	SegmentBytes int64      `json:"segment_bytes"`
+	SegmentAge   string     `json:"segment_age"`
+
+	BytesWritten uint64     `json:"bytes_written"`
+	Writes       uint64     `json:"writes"`
+	Syncs        uint64     `json:"syncs"`
+	LastSync     *time.Time `json:"last_sync"`
+	WriteErrors  uint64     `json:"write_errors"`
+	Retries      uint64     `json:"retries"`
+	Deleted      uint64     `json:"segments_deleted"` // by the quota
+
+	Gaps        []recorder.Gap      `json:"gaps"` // newest last, at most 16; open gaps have a null to
+	GapsTotal   int                 `json:"gaps_total"`
+	GapsDropped uint64              `json:"gaps_dropped"` // pushed out of the journal
+	Recovery    recorderRecoveryRow `json:"recovery"`
+	Refill      recorderRefillRow   `json:"refill"`
+}
+
+func recorderStatusRowOf(st recorder.Status) recorderStatusRow {
+	return recorderStatusRow{State: st.State, Reason: st.Reason, Since: st.Since, Dir: st.Dir, Segments: st.Segments, Bytes: st.Bytes,
+		QuotaBytes: st.QuotaBytes, QuotaOver: st.QuotaOver, FreeBytes: st.FreeBytes, PinnedBytes: st.PinnedBytes, Pins: st.Pins,
+		Oldest: st.Oldest, Newest: st.Newest, SegmentBytes: st.SegmentBytes, SegmentAge: st.SegmentAge, BytesWritten: st.BytesWritten,
+		Writes: st.Writes, Syncs: st.Syncs, LastSync: st.LastSync, WriteErrors: st.WriteErrors, Retries: st.Retries, Deleted: st.Deleted,
+		Gaps: st.Gaps, GapsTotal: st.GapsTotal, GapsDropped: st.GapsDropped, Recovery: recorderRecoveryRowOf(st.Recovery),
+		Refill: recorderRefillRow(st.Refill)}
+}
+
+// recorderRecoveryRow is what the recorder found and did at start.
+type recorderRecoveryRow struct {
+	At      time.Time `json:"at"`
+	Unclean bool      `json:"unclean"` // the last run ended without a clean close
+	// Trusted closed segments were taken from their index unread.
+	Trusted int `json:"trusted"`
+	// Scanned segments had no usable index (left open, or an index that
+	// did not match the file) and were read block by block.
+	Scanned []recorderScannedRow `json:"scanned"`
+	Removed []string             `json:"removed"` // empty segments, orphan indexes, temporary files
+	Gap     *recorder.Gap        `json:"gap"`     // the gap this start closes; null on a first start
+}
+
+func recorderRecoveryRowOf(r recorder.Recovery) recorderRecoveryRow {
+	return recorderRecoveryRow{At: r.At, Unclean: r.Unclean, Trusted: r.Trusted,
+		Scanned: mapRows(r.Scanned, func(s recorder.ScannedSegment) recorderScannedRow { return recorderScannedRow(s) }), Removed: r.Removed, Gap: r.Gap}
+}
+
+// recorderScannedRow is a segment recovery read block by block.
+type recorderScannedRow struct {
+	Name     string `json:"name"`
+	Frames   uint64 `json:"frames"`
+	Bytes    int64  `json:"bytes"`     // kept: whole blocks
+	CutBytes int64  `json:"cut_bytes"` // torn tail removed
+	Reason   string `json:"reason"`    // why the scan stopped; empty at a clean end
+}
+
+// recorderRefillRow is what the start-up refill gave the analysers; a
+// port's share is recorder.PortRefill, the document its status holds.
+type recorderRefillRow struct {
+	Budget   int64                          `json:"budget_bytes"`
+	Segments int                            `json:"segments"`
+	Bytes    int64                          `json:"bytes"` // segment bytes read
+	Frames   uint64                         `json:"frames"`
+	From     *time.Time                     `json:"from"` // earliest frame refilled
+	To       *time.Time                     `json:"to"`
+	Ports    map[string]recorder.PortRefill `json:"ports"`
+	// Older is true when recorded frames older than from stay on disk
+	// only: the budget did not reach them (search finds them).
+	Older bool `json:"older_on_disk"`
+}
+
+// recorderPinRow is a time range kept out of the quota's reach.
+type recorderPinRow struct {
+	ID      string    `json:"id"`
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	Reason  string    `json:"reason"` // the box's note: "evidence ev-…", "operator"
+	Created time.Time `json:"created"`
+}
+
 // readRecorderSection builds the recorder section; every slice is
 // non-nil so the answer matches its schema.
 func readRecorderSection(d Deps) recorderSection {
 	bb := d.BlackBox
-	sec := recorderSection{State: "off", Why: bb.RecorderOff, Pins: []recorder.Pin{}}
+	sec := recorderSection{State: "off", Why: bb.RecorderOff, Pins: []recorderPinRow{}}
 	if bb.Downloads != nil {
 		st := bb.Downloads.Stats()
 		sec.Downloads = &st
@@ -95,8 +191,9 @@ func readRecorderSection(d Deps) recorderSection {
 	if st.Refill.Ports == nil {
 		st.Refill.Ports = map[string]recorder.PortRefill{}
 	}
-	sec.State, sec.Why, sec.Status = st.State, "", &st
-	sec.Pins = nonNil(bb.Recorder.Pins())
+	row := recorderStatusRowOf(st)
+	sec.State, sec.Why, sec.Status = st.State, "", &row
+	sec.Pins = mapRows(nonNil(bb.Recorder.Pins()), func(p recorder.Pin) recorderPinRow { return recorderPinRow(p) })
 	if bb.Evidence != nil {
 		ev := &evidenceSection{Pending: []pendingRow{}}
 		for _, p := range bb.Evidence.Pending() {
@@ -300,10 +397,47 @@ type findIn struct {
 }
 
 type findOut struct {
-	Hits []recorder.Hit `json:"hits" jsonschema:"matching frames: segment and block offset, port, link type, time, lengths, the first 64 bytes in hex"`
+	Hits []recorderHitRow `json:"hits" jsonschema:"matching frames: segment and block offset, port, link type, time, lengths, the first 64 bytes in hex"`
 	// Truncated: max_hits were found and the search stopped.
-	Truncated bool               `json:"truncated" jsonschema:"max_hits reached: later frames may match too"`
-	Scan      recorder.ScanStats `json:"scan" jsonschema:"segments and bytes read, frames read, matched (frames that met the criteria), cut (max_scan_mib ended it at cut_at), segments the quota deleted meanwhile, corrupt segments"`
+	Truncated bool            `json:"truncated" jsonschema:"max_hits reached: later frames may match too"`
+	Scan      recorderScanRow `json:"scan" jsonschema:"segments and bytes read, frames read, matched (frames that met the criteria), cut (max_scan_mib ended it at cut_at), segments the quota deleted meanwhile, corrupt segments"`
+}
+
+// recorderHitRow is one recorded frame a search found.
+type recorderHitRow struct {
+	Segment string    `json:"segment"`
+	Offset  int64     `json:"offset"` // of its block in the segment
+	Port    string    `json:"port"`
+	Link    uint16    `json:"link_type"`
+	Time    time.Time `json:"time"`
+	Len     int       `json:"recorded_len"`
+	OrigLen int       `json:"wire_len"`
+	Head    string    `json:"head"` // hex of the first 64 bytes
+}
+
+// recorderScanRow is how far a search over the segments went.
+type recorderScanRow struct {
+	Segments     int    `json:"segments"`      // segments the query touches
+	SegmentsRead int    `json:"segments_read"` // of which finished
+	BytesPlanned int64  `json:"bytes_planned"` // bytes of their windows
+	BytesRead    int64  `json:"bytes_read"`
+	Frames       uint64 `json:"frames"` // frames read (matching or not)
+	// Matched counts the frames read that met the query.
+	Matched uint64 `json:"matched"`
+	// Cut is true when the byte bound ended the scan; frames from cut_at
+	// on were not read.
+	Cut   bool       `json:"cut"`
+	CutAt *time.Time `json:"cut_at"`
+	// Gone counts segments the quota deleted between listing and reading.
+	Gone int `json:"segments_gone"`
+	// Corrupt names segments that stopped being whole blocks before their
+	// indexed end (a disk fault since they were written).
+	Corrupt []string `json:"corrupt"`
+}
+
+func recorderScanRowOf(s recorder.ScanStats) recorderScanRow {
+	return recorderScanRow{Segments: s.Segments, SegmentsRead: s.SegmentsRead, BytesPlanned: s.BytesPlanned, BytesRead: s.BytesRead, Frames: s.Frames,
+		Matched: s.Matched, Cut: s.Cut, CutAt: s.CutAt, Gone: s.Gone, Corrupt: nonNil(s.Corrupt)}
 }
 
 // match parses the criteria; no criterion matches every frame.
@@ -377,8 +511,8 @@ var findInCaptures = tool[findIn, findOut]{
 			}
 			return findOut{}, fmt.Errorf("search the recorder: %w", err)
 		}
-		out := findOut{Hits: nonNil(found.Hits), Truncated: found.Truncated, Scan: found.Scan}
-		out.Scan.Corrupt = nonNil(out.Scan.Corrupt)
+		out := findOut{Hits: mapRows(nonNil(found.Hits), func(h recorder.Hit) recorderHitRow { return recorderHitRow(h) }),
+			Truncated: found.Truncated, Scan: recorderScanRowOf(found.Scan)}
 		if found.Truncated {
 			c.warnf("max_hits (%d) reached: later frames may match; narrow since/until or raise max_hits", len(found.Hits))
 		}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"fieldtap/services/canbus"
-	"fieldtap/services/ring"
 )
 
 // canBusRow is one CAN port's summary (can_buses).
@@ -21,12 +20,10 @@ type canBusRow struct {
 	First       *time.Time `json:"first_time"`
 	Last        *time.Time `json:"last_time"`
 	// MeanLoad is null, with a reason, when the capture spans no time.
-	MeanLoad       *float64 `json:"mean_load"`
-	MeanLoadReason string   `json:"mean_load_reason,omitempty"`
-	PeakLoad       float64  `json:"peak_load_1s"`
-	// Store is services/ring's Stats as it is: j1587_summary answers it
-	// too.
-	Store ring.Stats `json:"frame_store"`
+	MeanLoad       *float64     `json:"mean_load"`
+	MeanLoadReason string       `json:"mean_load_reason,omitempty"`
+	PeakLoad       float64      `json:"peak_load_1s"`
+	Store          ringStatsRow `json:"frame_store"`
 	// Link is null, with a reason, when the port's source has no driver
 	// that reports one.
 	Link       *canLinkRow `json:"link"`
@@ -36,7 +33,7 @@ type canBusRow struct {
 func canBusRowOf(s canbus.Status) canBusRow {
 	return canBusRow{Name: s.Name, Bitrate: s.Bitrate, Frames: s.Frames, Standard: s.Standard, Extended: s.Extended, Remote: s.Remote,
 		ErrorFrames: s.ErrorFrames, DistinctIDs: s.DistinctIDs, IDOverflow: s.IDOverflow, First: s.First, Last: s.Last,
-		MeanLoad: s.MeanLoad, MeanLoadReason: s.MeanLoadReason, PeakLoad: s.PeakLoad, Store: s.Store,
+		MeanLoad: s.MeanLoad, MeanLoadReason: s.MeanLoadReason, PeakLoad: s.PeakLoad, Store: ringStatsRowOf(s.Store),
 		Link: rowOrNil(s.Link, func(l canbus.Link) canLinkRow { return canLinkRow(l) }), LinkReason: s.LinkReason}
 }
 

@@ -33,8 +33,24 @@ type j1587PIDsIn struct {
 }
 
 type j1587PIDsOut struct {
-	Total int             `json:"pids_known"` // the whole table, whatever the filter
-	PIDs  []j1587.PIDInfo `json:"pids"`
+	Total int              `json:"pids_known"` // the whole table, whatever the filter
+	PIDs  []j1587PIDRefRow `json:"pids"`
+}
+
+// j1587PIDRefRow is one PID of the decoder's table.
+type j1587PIDRefRow struct {
+	PID  uint16 `json:"pid"`
+	Page int    `json:"page"` // 1, or 2 for PIDs sent after the 255 prefix
+	Name string `json:"name"`
+	Kind string `json:"kind"` // number, bits, text, faults, multisection, request
+	// Length is how the PID's number fixes its data length (J1587 §A.1):
+	// one byte, two bytes, a length byte, or the rest of the message.
+	Length string `json:"length"`
+	// ValueBytes is what a number, bit field or request reads.
+	ValueBytes int      `json:"value_bytes,omitempty"`
+	Signed     bool     `json:"signed,omitempty"`
+	Scale      *float64 `json:"scale"` // null when the PID has no single number
+	Unit       string   `json:"unit,omitempty"`
 }
 
 var j1587PIDs = tool[j1587PIDsIn, j1587PIDsOut]{
@@ -45,10 +61,10 @@ var j1587PIDs = tool[j1587PIDsIn, j1587PIDsOut]{
 	hints: readOnly(),
 	run: func(c *call, in j1587PIDsIn) (j1587PIDsOut, error) {
 		all := j1587.PIDs()
-		out := j1587PIDsOut{Total: len(all), PIDs: []j1587.PIDInfo{}}
+		out := j1587PIDsOut{Total: len(all), PIDs: []j1587PIDRefRow{}}
 		for _, p := range all {
 			if (in.PID == nil || int(p.PID) == int(*in.PID)) && (in.Kind == "" || p.Kind == string(in.Kind)) {
-				out.PIDs = append(out.PIDs, p)
+				out.PIDs = append(out.PIDs, j1587PIDRefRow(p))
 			}
 		}
 		if in.PID != nil && len(out.PIDs) == 0 {
@@ -63,8 +79,19 @@ type j2497MIDsIn struct {
 }
 
 type j2497MIDsOut struct {
-	MIDs []j1587.MIDInfo `json:"mids"`
+	MIDs []j1587MIDRefRow `json:"mids"`
 }
+
+// j1587MIDRefRow is one MID of the decoder's table.
+type j1587MIDRefRow struct {
+	MID  uint8  `json:"mid"`
+	Name string `json:"name"` // "" for a reserved or reclaimed MID
+	// J2497 marks the MIDs of trailer equipment and the tractor/trailer
+	// gateways: the units that speak on the J2497 power-line link.
+	J2497 bool `json:"j2497"`
+}
+
+func j1587MIDRefRowOf(m j1587.MIDInfo) j1587MIDRefRow { return j1587MIDRefRow(m) }
 
 var j2497MIDs = tool[j2497MIDsIn, j2497MIDsOut]{
 	name:  "j2497_mids",
@@ -73,8 +100,8 @@ var j2497MIDs = tool[j2497MIDsIn, j2497MIDsOut]{
 	hints: readOnly(),
 	run: func(c *call, in j2497MIDsIn) (j2497MIDsOut, error) {
 		if in.All {
-			return j2497MIDsOut{MIDs: j1587.MIDs()}, nil
+			return j2497MIDsOut{MIDs: mapRows(j1587.MIDs(), j1587MIDRefRowOf)}, nil
 		}
-		return j2497MIDsOut{MIDs: j1587.J2497MIDs()}, nil
+		return j2497MIDsOut{MIDs: mapRows(j1587.J2497MIDs(), j1587MIDRefRowOf)}, nil
 	},
 }

@@ -175,10 +175,52 @@ type j1708PortIn struct {
 	PortSelector
 }
 
-// j1587PortSummary is one source's counters.
+// j1587PortSummary is one J1708 port's counters.
 type j1587PortSummary struct {
-	Port string `json:"port"`
-	j1587.Summary
+	Port        string               `json:"port"`
+	Messages    uint64               `json:"messages"`
+	ChecksumOK  uint64               `json:"checksum_ok"`
+	ChecksumBad uint64               `json:"checksum_bad"` // bad checksum or length
+	ByStatus    map[string]uint64    `json:"by_status"`
+	J2497       uint64               `json:"j2497"`
+	MIDs        []j1587MIDSummaryRow `json:"mids"`
+	Stored      ringStatsRow         `json:"stored"`
+	Overflow    j1587OverflowRow     `json:"overflow"`
+}
+
+func j1587PortSummaryOf(port string, s j1587.Summary) j1587PortSummary {
+	return j1587PortSummary{Port: port, Messages: s.Messages, ChecksumOK: s.ChecksumOK, ChecksumBad: s.ChecksumBad, ByStatus: s.ByStatus,
+		J2497: s.J2497, MIDs: mapRows(s.MIDs, func(m j1587.MIDSummary) j1587MIDSummaryRow { return j1587MIDSummaryRow(m) }),
+		Stored: ringStatsRowOf(s.Stored), Overflow: j1587OverflowRow(s.Overflow)}
+}
+
+// j1587MIDSummaryRow is one sender on a J1708 port.
+type j1587MIDSummaryRow struct {
+	MID          int        `json:"mid"`
+	Name         string     `json:"name"`
+	Messages     uint64     `json:"messages"`
+	ChecksumBad  uint64     `json:"checksum_bad"`
+	DecodeErrors uint64     `json:"decode_errors"`
+	J2497        uint64     `json:"j2497"`
+	First        time.Time  `json:"first_time"`
+	Last         time.Time  `json:"last_time"`
+	PIDs         int        `json:"pids"`
+	ActiveFaults int        `json:"active_faults"`
+	FaultTable   *time.Time `json:"fault_table_time"` // last PID 194; null when none seen
+	// RatePerSecond is messages per second over first..last, null with
+	// rate_null_reason when there is no basis (fewer than two messages).
+	RatePerSecond  *float64 `json:"rate_per_second"`
+	RateBasis      string   `json:"rate_basis,omitempty"`
+	RateNullReason string   `json:"rate_null_reason,omitempty"`
+}
+
+// j1587OverflowRow counts what the J1587 tables could not track.
+type j1587OverflowRow struct {
+	Latest         uint64 `json:"latest"`             // (MID, PID) pairs not tracked
+	Faults         uint64 `json:"faults"`             // fault entries not tracked
+	Assemblies     uint64 `json:"assemblies"`         // PID 192 parameters not reassembled
+	SectionErrors  uint64 `json:"section_errors"`     // sections out of order or too long
+	FaultTableErrs uint64 `json:"fault_table_errors"` // PID 194 tables with a partial entry
 }
 
 type j1587SummaryOut struct {
@@ -198,7 +240,7 @@ var j1587Summary = tool[j1708PortIn, j1587SummaryOut]{
 		}
 		out := j1587SummaryOut{Ports: make([]j1587PortSummary, 0, len(srcs))}
 		for _, s := range srcs {
-			out.Ports = append(out.Ports, j1587PortSummary{Port: s.port, Summary: s.store.Summary()})
+			out.Ports = append(out.Ports, j1587PortSummaryOf(s.port, s.store.Summary()))
 		}
 		return out, nil
 	},
@@ -278,12 +320,32 @@ var j1587Parameters = tool[j1587MIDIn, page[j1587ParamRow]]{
 	},
 }
 
+// j1587FaultRow is one diagnostic code seen in a MID's PID 194 tables.
 type j1587FaultRow struct {
-	Port string `json:"port"`
-	j1587.FaultEntry
+	Port    string `json:"port"`
+	MID     int    `json:"mid"`
+	MIDName string `json:"mid_name"`
+	Code    int    `json:"code"`
+	IsSID   bool   `json:"is_sid"` // true: subsystem id (SID); false: a PID
+	// CodeName names the PID when the code is a PID this build defines.
+	CodeName string `json:"code_name"`
+	FMI      int    `json:"fmi"`
+	// Active: the MID's latest table lists it as currently active.
+	Active bool `json:"active"`
+	// Listed: the MID's latest table lists it (active or previously active).
+	Listed  bool      `json:"listed"`
+	Count   *int      `json:"occurrence_count"` // null when the sender omitted it
+	First   time.Time `json:"first_time"`
+	Last    time.Time `json:"last_time"`
+	Reports uint64    `json:"reports"`
 	// TableTime is when the MID last sent a PID 194 table: active and
 	// listed are as of then.
 	TableTime time.Time `json:"table_time"`
+}
+
+func j1587FaultRowOf(port string, f j1587.FaultEntry, table time.Time) j1587FaultRow {
+	return j1587FaultRow{Port: port, MID: f.MID, MIDName: f.MIDName, Code: f.Code, IsSID: f.IsSID, CodeName: f.CodeName, FMI: f.FMI,
+		Active: f.Active, Listed: f.Listed, Count: f.Count, First: f.First, Last: f.Last, Reports: f.Reports, TableTime: table}
 }
 
 // faultKey orders fault rows by MID, then SIDs after PIDs, code and FMI:
@@ -321,7 +383,7 @@ var j1587Faults = tool[j1587MIDIn, page[j1587FaultRow]]{
 			}
 			for _, f := range s.store.Faults() {
 				if in.MID == nil || f.MID == int(*in.MID) {
-					rows = append(rows, j1587FaultRow{Port: s.port, FaultEntry: f, TableTime: sent[f.MID]})
+					rows = append(rows, j1587FaultRowOf(s.port, f, sent[f.MID]))
 				}
 			}
 		}

@@ -549,7 +549,7 @@ func TestJ1708ReferenceCaptures(t *testing.T) {
 
 			_, env := c.call("j1587_summary", nil)
 			sumJSON, _ := json.Marshal(env["data"].(map[string]any)["ports"].([]any)[0])
-			var got j1587.Summary
+			var got j1587PortSummary
 			json.Unmarshal(sumJSON, &got)
 			if int(got.Messages) != want.Messages || int(got.ChecksumOK) != want.ChecksumOK || int(got.ChecksumBad) != want.ChecksumBad {
 				t.Errorf("messages/ok/bad %d/%d/%d, want %d/%d/%d", got.Messages, got.ChecksumOK, got.ChecksumBad, want.Messages, want.ChecksumOK, want.ChecksumBad)

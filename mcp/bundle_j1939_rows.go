@@ -109,8 +109,6 @@ type j1939DTCRow struct {
 	CM  uint8  `json:"cm"` // SPN conversion method bit
 }
 
-// services/j1939 keeps json tags on Lamps and DTC for services/evidence's
-// trigger.json, a document of its own: these rows are the answer's.
 func j1939LampsRowOf(l j1939.Lamps) j1939LampsRow { return j1939LampsRow(l) }
 
 func j1939DTCRowOf(d j1939.DTC) j1939DTCRow { return j1939DTCRow(d) }

@@ -56,24 +56,55 @@ type BudgetReporter interface {
 	Budget() budget.Status
 }
 
+// captureStatus is capture_status's answer. Its ports are ports.Status
+// as they are, a document (docs/architecture.md): what the status page,
+// open_capture and this answer show of a port is one thing.
 type captureStatus struct {
-	Ports        []ports.Status    `json:"ports"`
-	Board        []ports.BoardPart `json:"board" jsonschema:"bring-up of the SPAN interface, USB gadget and GPIO lines, in order"`
-	TransmitArm  ports.Arm         `json:"transmit_arm"`
-	MemoryBudget budget.Status     `json:"memory_budget" jsonschema:"the one memory budget: where it came from, the stores' pool, and every store's share with what it holds"`
-	Recorder     recorderSection   `json:"recorder" jsonschema:"the recorder on disk: state, segments and bytes against the quota, rotations, gaps and bounds hit, pins, evidence, downloads (bundle_blackbox.go)"`
+	Ports        []ports.Status  `json:"ports"`
+	Board        []boardPartRow  `json:"board" jsonschema:"bring-up of the SPAN interface, USB gadget and GPIO lines, in order"`
+	TransmitArm  armRow          `json:"transmit_arm"`
+	MemoryBudget memoryBudgetRow `json:"memory_budget" jsonschema:"the one memory budget: where it came from, the stores' pool, and every store's share with what it holds"`
+	Recorder     recorderSection `json:"recorder" jsonschema:"the recorder on disk: state, segments and bytes against the quota, rotations, gaps and bounds hit, pins, evidence, downloads (bundle_blackbox.go)"`
+}
+
+// boardPartRow is one part of the board's bring-up.
+type boardPartRow struct {
+	Part    string `json:"part" jsonschema:"span IF, gadget IF, gpio"`
+	Outcome string `json:"outcome" jsonschema:"up, skipped or failed"`
+	Detail  string `json:"detail" jsonschema:"what was done, or why it was skipped or failed"`
+}
+
+func boardPartRowOf(p ports.BoardPart) boardPartRow { return boardPartRow(p) }
+
+// armRow is the transmit-arm input.
+type armRow struct {
+	On      bool   `json:"on"`
+	Input   string `json:"input" jsonschema:"gpio, file or none"`
+	Where   string `json:"where" jsonschema:"the GPIO line (CHIP:OFFSET) or the file; for none, why there is no input"`
+	Changes uint64 `json:"changes" jsonschema:"on/off transitions seen since start (GPIO only)"`
+}
+
+// memoryBudgetRow is the memory budget; each store's share and use is
+// budget.Use, the document a port's status holds too.
+type memoryBudgetRow struct {
+	BudgetBytes int64        `json:"budget_bytes"`
+	From        string       `json:"from"`
+	PoolBytes   int64        `json:"pool_bytes"`   // the stores' part of the budget
+	SharesBytes int64        `json:"shares_bytes"` // every share added up: at most pool_bytes
+	UsedBytes   int64        `json:"used_bytes"`
+	Stores      []budget.Use `json:"stores"`
 }
 
 // noBoard is what capture_status says without a BoardReporter.
 var noBoard = ports.Arm{Input: ports.ArmInputNone, Where: "this server has no board view"}
 
 func readCaptureStatus(d Deps) captureStatus {
-	st := captureStatus{Ports: d.Ports.Snapshot(), Board: []ports.BoardPart{}, TransmitArm: noBoard, MemoryBudget: budget.Status{Stores: []budget.Use{}}}
+	st := captureStatus{Ports: d.Ports.Snapshot(), Board: []boardPartRow{}, TransmitArm: armRow(noBoard), MemoryBudget: memoryBudgetRow{Stores: []budget.Use{}}}
 	if b, isBoard := d.Ports.(BoardReporter); isBoard {
-		st.Board, st.TransmitArm = b.BoardParts(), b.Arm()
+		st.Board, st.TransmitArm = mapRows(b.BoardParts(), boardPartRowOf), armRow(b.Arm())
 	}
 	if b, has := d.Ports.(BudgetReporter); has {
-		st.MemoryBudget = b.Budget()
+		st.MemoryBudget = memoryBudgetRow(b.Budget())
 	}
 	st.Recorder = readRecorderSection(d)
 	return st

@@ -262,27 +262,27 @@ type transmitStatusIn struct {
 	PortSelector
 }
 
-var transmitStatus = tool[transmitStatusIn, transmit.Status]{
+var transmitStatus = tool[transmitStatusIn, transmitStatusOut]{
 	name:  "transmit_status",
 	reads: readsNothing,
 	desc: "The transmitter: per port (or one) whether transmit is enabled, has a writer, is armed, its mode and rate limit, measured load; " +
 		"the load ceiling, the plan store, and the recent transmissions and refusals with their gate.",
 	hints: readOnly(),
-	run: func(c *call, in transmitStatusIn) (transmit.Status, error) {
+	run: func(c *call, in transmitStatusIn) (transmitStatusOut, error) {
 		svc, err := transmitter(c)
 		if err != nil {
-			return transmit.Status{}, err
+			return transmitStatusOut{}, err
 		}
 		st := svc.Status(caller(c.ctx).Owner())
 		chosen, err := transmitPorts(st, in.PortSelector)
 		if err != nil {
-			return transmit.Status{}, err
+			return transmitStatusOut{}, err
 		}
 		if in.Port != "" {
 			st.Ports = slices.DeleteFunc(st.Ports, func(p transmit.PortStatus) bool { return !slices.Contains(chosen, p.Port) })
 			st.Recent = slices.DeleteFunc(st.Recent, func(r transmit.Recent) bool { return !slices.Contains(chosen, r.Port) })
 		}
-		return st, nil
+		return transmitStatusOutOf(st), nil
 	},
 }
 

@@ -119,7 +119,7 @@ func planned(c *call, svc *transmit.Service, p *transmit.Plan) txOut {
 		out.Next = &nextCall{Tool: transmitExecute.name, Arguments: nextArgs{PlanID: p.ID, AckActive: true}, Before: p.Expires}
 	}
 	out.NextReason = n.Text
-	out.Blockers = n.Blockers
+	out.Blockers = mapRows(n.Blockers, blockerRowOf)
 	return out
 }
 
@@ -174,7 +174,7 @@ func execute(c *call, planID string, ack bool, state string) (txOut, error) {
 	for _, w := range out.Warnings {
 		c.warnf("%s", w)
 	}
-	res := txOut{Status: out.Status, Sent: out.Sent, Answers: answerRows(out.Answers), Blockers: []transmit.Blocker{},
+	res := txOut{Status: out.Status, Sent: out.Sent, Answers: answerRows(out.Answers), Blockers: []blockerRow{},
 		NextReason: "sent: a plan runs once; make a new dry run to send again"}
 	if u := out.Uncertain; u != nil {
 		res.Uncertain = uncertainRowOf(u)

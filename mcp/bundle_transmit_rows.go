@@ -147,14 +147,14 @@ type udsRow struct {
 	Data             string      `json:"data,omitempty" jsonschema:"a read DID's data in hex"`
 	AvailabilityMask string      `json:"dtc_availability_mask,omitempty"`
 	DTCCount         *int        `json:"dtc_count,omitempty"`
-	DTCs             []isotp.DTC `json:"dtcs,omitempty"`
+	DTCs             []udsDTCRow `json:"dtcs,omitempty"`
 	Problem          string      `json:"problem,omitempty" jsonschema:"why a positive answer could not be fully decoded"`
 }
 
 func udsRowOf(r *isotp.Response) *udsRow {
 	return &udsRow{Positive: r.Positive, Service: r.Service, Pending: r.Pending, NRC: r.NRC, NRCName: r.NRCName, Raw: r.Raw,
 		Session: r.Session, P2Millis: r.P2Millis, P2StarMillis: r.P2StarMs, DID: r.DID, Data: r.DataHex,
-		AvailabilityMask: r.AvailabilityMask, DTCCount: r.DTCCount, DTCs: r.DTCs, Problem: r.Problem}
+		AvailabilityMask: r.AvailabilityMask, DTCCount: r.DTCCount, DTCs: mapRows(r.DTCs, udsDTCRowOf), Problem: r.Problem}
 }
 
 func answerRows(as []transmit.Answer) []answerRow {
@@ -211,9 +211,190 @@ type txOut struct {
 	Next       *nextCall `json:"next"`
 	NextReason string    `json:"next_reason,omitempty"`
 	// Blockers are the gates that would refuse this plan now.
-	Blockers []transmit.Blocker `json:"blockers"`
-	Sent     int                `json:"frames_sent" jsonschema:"frames the writer confirmed"`
+	Blockers []blockerRow `json:"blockers"`
+	Sent     int          `json:"frames_sent" jsonschema:"frames the writer confirmed"`
 	// Uncertain is set when status is uncertain.
 	Uncertain *uncertainRow `json:"uncertain" jsonschema:"the frame an uncertain run stopped at, and what the adapter answered later; null unless status is uncertain"`
 	Answers   []answerRow   `json:"answers"`
+}
+
+// blockerRow is a gate that would refuse a plan now, or refuses a port
+// any plan.
+type blockerRow struct {
+	Gate    string `json:"gate"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+func blockerRowOf(b transmit.Blocker) blockerRow { return blockerRow(b) }
+
+// transmitStatusOut is transmit_status's answer: the transmitter, each
+// port, and the caller's own plans, questions and recent runs.
+type transmitStatusOut struct {
+	Armed         bool               `json:"armed"`
+	BundleLoaded  bool               `json:"bundle_loaded"`
+	LoadCeiling   float64            `json:"bus_load_ceiling"`
+	PlanTTLSecs   float64            `json:"plan_ttl_s"`
+	Plans         int                `json:"plans_stored"`
+	YourPlans     int                `json:"plans_yours"`
+	PlansEvicted  uint64             `json:"plans_evicted"`
+	PlansExpired  uint64             `json:"plans_expired"`
+	PlansRefused  uint64             `json:"plans_refused_by_bound"`
+	AuditFailures uint64             `json:"audit_failures"`
+	Button        txButtonRow        `json:"confirm_button"`
+	Confirmations txConfirmationsRow `json:"confirmations"`
+	// PreviousRun is what start-up found and did; null before it ran.
+	PreviousRun *txPreviousRunRow `json:"previous_run"`
+	Ports       []txPortRow       `json:"ports"`
+	// Recent is the caller's own recent transmissions and refusals.
+	Recent []txRecentRow `json:"recent"`
+}
+
+func transmitStatusOutOf(st transmit.Status) transmitStatusOut {
+	out := transmitStatusOut{Armed: st.Armed, BundleLoaded: st.BundleLoaded, LoadCeiling: st.LoadCeiling, PlanTTLSecs: st.PlanTTLSecs,
+		Plans: st.Plans, YourPlans: st.YourPlans, PlansEvicted: st.PlansEvicted, PlansExpired: st.PlansExpired, PlansRefused: st.PlansRefused,
+		AuditFailures: st.AuditFailures, Button: txButtonRowOf(st.Button), Confirmations: txConfirmationsRowOf(st.Confirmations),
+		PreviousRun: rowOrNil(st.PreviousRun, txPreviousRunRowOf), Ports: mapRows(st.Ports, txPortRowOf), Recent: mapRows(st.Recent, txRecentRowOf)}
+	return out
+}
+
+// txButtonRow is the board's confirm button as the transmitter uses it.
+type txButtonRow struct {
+	Required bool    `json:"required"`
+	Present  bool    `json:"present"`
+	WaitSecs float64 `json:"wait_s"`
+	// Waiting is the plan waiting for a press now, or null.
+	Waiting *txButtonWaitingRow `json:"waiting"`
+}
+
+func txButtonRowOf(b transmit.ButtonStatus) txButtonRow {
+	return txButtonRow{Required: b.Required, Present: b.Present, WaitSecs: b.WaitSecs, Waiting: rowOrNil(b.Waiting, txButtonWaitingRowOf)}
+}
+
+// txButtonWaitingRow is the plan waiting for a press of the button.
+type txButtonWaitingRow struct {
+	// PlanID is shown only to the plan's owner.
+	PlanID string    `json:"plan_id,omitempty"`
+	Code   string    `json:"code"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"`
+}
+
+func txButtonWaitingRowOf(w transmit.ButtonWaiting) txButtonWaitingRow {
+	return txButtonWaitingRow{PlanID: w.PlanID, Code: w.Code, Since: w.Since, Until: w.Until}
+}
+
+// txConfirmationsRow is the questions waiting for a person's answer.
+type txConfirmationsRow struct {
+	Waiting  int             `json:"waiting"`
+	Yours    []txQuestionRow `json:"yours"`
+	Expired  uint64          `json:"expired"`
+	Refused  uint64          `json:"refused_by_bound"`
+	TTLSecs  float64         `json:"ttl_s"`
+	PerOwner int             `json:"max_per_session"`
+}
+
+func txConfirmationsRowOf(c transmit.ConfirmStatus) txConfirmationsRow {
+	return txConfirmationsRow{Waiting: c.Waiting, Yours: mapRows(c.Yours, func(q transmit.Pending) txQuestionRow { return txQuestionRow(q) }),
+		Expired: c.Expired, Refused: c.Refused, TTLSecs: c.TTLSecs, PerOwner: c.PerOwner}
+}
+
+// txQuestionRow is one of the caller's questions waiting for an answer.
+type txQuestionRow struct {
+	ID      string    `json:"confirmation_id"`
+	PlanID  string    `json:"plan_id"`
+	Tool    string    `json:"tool"`
+	Asked   time.Time `json:"asked"`
+	Expires time.Time `json:"expires"`
+}
+
+// txPreviousRunRow is what start-up found in the transmit audit and did.
+type txPreviousRunRow struct {
+	Interrupted []txInterruptedRow `json:"interrupted"`
+	TornRecord  bool               `json:"torn_record"`
+	// UnreadableLines and Partial say how far the tail can be trusted:
+	// lines that were not records, and a window that began mid-file (a
+	// plan sent before it is not seen).
+	UnreadableLines int              `json:"unreadable_lines"`
+	Partial         bool             `json:"partial"`
+	PortsReset      []txPortResetRow `json:"ports_reset"`
+}
+
+func txPreviousRunRowOf(p transmit.PreviousRun) txPreviousRunRow {
+	return txPreviousRunRow{Interrupted: mapRows(p.Interrupted, func(in transmit.Interrupted) txInterruptedRow { return txInterruptedRow(in) }),
+		TornRecord: p.TornRecord, UnreadableLines: p.UnreadableLines, Partial: p.Partial, PortsReset: mapRows(p.PortsReset, txPortResetRowOf)}
+}
+
+// txInterruptedRow is a plan the previous run began sending and never
+// finished.
+type txInterruptedRow struct {
+	PlanID string    `json:"plan_id"`
+	Port   string    `json:"port"`
+	Tool   string    `json:"tool"`
+	Hash   string    `json:"sha256"`
+	Began  time.Time `json:"began"`
+	Frames int       `json:"frames"` // in the plan; how many went out is unknown
+}
+
+// txPortResetRow is what start-up did to one port.
+type txPortResetRow struct {
+	Port   string `json:"port"`
+	Driver string `json:"driver"`
+	Mode   string `json:"mode,omitempty"` // listen-only when it worked
+	Error  string `json:"error,omitempty"`
+}
+
+func txPortResetRowOf(r transmit.PortReset) txPortResetRow {
+	return txPortResetRow{Port: r.Port, Driver: r.Driver, Mode: string(r.Mode), Error: r.Error}
+}
+
+// txPortRow is one port as the transmitter sees it.
+type txPortRow struct {
+	Port     string    `json:"port"`
+	Medium   string    `json:"medium"`
+	Enabled  bool      `json:"enabled"` // [[port]] transmit = true
+	Writer   bool      `json:"has_writer"`
+	Armed    bool      `json:"armed"`
+	Mode     string    `json:"mode"`
+	Bitrate  int       `json:"bitrate"`
+	Rate     txRateRow `json:"rate_limit"`
+	Load     *float64  `json:"measured_bus_load"`
+	LoadNote string    `json:"measured_bus_load_note,omitempty"`
+	// CanSend is true when no gate of the box or the port would refuse a
+	// plan that adds no load right now; cannot_send lists the ones that
+	// would, in the order an execution checks them.
+	CanSend    bool         `json:"can_send_now"`
+	CannotSend []blockerRow `json:"cannot_send"`
+}
+
+func txPortRowOf(p transmit.PortStatus) txPortRow {
+	return txPortRow{Port: p.Port, Medium: string(p.Medium), Enabled: p.Enabled, Writer: p.Writer, Armed: p.Armed, Mode: string(p.Mode),
+		Bitrate: p.Bitrate, Rate: txRateRow{Plans: p.Rate.Plans, WindowSeconds: p.Rate.Window.Seconds()}, Load: p.Load, LoadNote: p.LoadNote,
+		CanSend: p.CanSend, CannotSend: mapRows(p.CannotSend, blockerRowOf)}
+}
+
+// txRateRow is a port's rate limit: at most plans executions within any
+// window_s seconds.
+type txRateRow struct {
+	Plans         int     `json:"plans"`
+	WindowSeconds float64 `json:"window_s"`
+}
+
+// txRecentRow is one of the caller's recent transmissions or refusals.
+type txRecentRow struct {
+	Time   time.Time `json:"ts"`
+	PlanID string    `json:"plan_id"`
+	Port   string    `json:"port"`
+	Tool   string    `json:"tool"`
+	Event  string    `json:"event"`
+	Gate   string    `json:"gate,omitempty"`
+	Code   string    `json:"code,omitempty"`
+	Sent   int       `json:"frames_sent"`
+	// LateReply is an uncertain run's uncertain.late_reply.
+	LateReply string `json:"late_reply,omitempty"`
+}
+
+func txRecentRowOf(r transmit.Recent) txRecentRow {
+	return txRecentRow{Time: r.Time, PlanID: r.PlanID, Port: r.Port, Tool: r.Tool, Event: r.Event, Gate: r.Gate, Code: r.Code, Sent: r.Sent, LateReply: r.LateReply}
 }

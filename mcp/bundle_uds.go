@@ -12,6 +12,7 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/isotp"
+	"fieldtap/services/untrusted"
 )
 
 // udsTools is the uds bundle: diagnostic sessions overheard on the CAN
@@ -113,11 +114,116 @@ func udsWarnRejected(c *call, port string, rs []isotp.Rejection, held int) {
 	}
 }
 
-// udsTraceRow is one transaction with its port.
+// udsTraceRow is one transaction with its port: a request and its
+// answers, or an answer whose request was not seen.
 type udsTraceRow struct {
 	Port string `json:"port"`
-	isotp.Transaction
+	// ID is the request's first frame number (the answer's, for an
+	// unmatched answer): unique per port, stable across reads.
+	ID     uint64 `json:"id"`
+	Status string `json:"status"`
+	// SID is the request's service id (the one answered, for an answer).
+	SID             uint8  `json:"sid"`
+	Service         string `json:"service"` // "" when the reference table has no name
+	SubFunction     *int   `json:"sub_function"`
+	SubFunctionName string `json:"sub_function_name,omitempty"`
+	// SuppressPositive is the sub-function's bit 7: no positive answer wanted.
+	SuppressPositive bool `json:"suppress_positive_response"`
+	// Identifier is the request's DID, routine or local identifier in hex;
+	// IdentifierName its standard name.
+	Identifier     string         `json:"identifier,omitempty"`
+	IdentifierName string         `json:"identifier_name,omitempty"`
+	Request        *udsMessageRow `json:"request"`
+	Responses      []udsAnswerRow `json:"responses"`
+	Dropped        int            `json:"responses_dropped"` // beyond isotp.MaxResponses
+	Pending        int            `json:"pending_answers"`
+	ResponseMs     *float64       `json:"response_ms"` // request end → final answer start
+	ResponseReason string         `json:"response_ms_reason,omitempty"`
+	NRC            string         `json:"nrc,omitempty"`
+	NRCName        string         `json:"nrc_name,omitempty"`
+	Session        *int           `json:"session,omitempty"`
+	DataHex        string         `json:"data_hex,omitempty"`
+	// Text is the answer's data as printable ASCII (a VIN, a part
+	// number): the ECU wrote it, so it is fenced.
+	Text     untrusted.Text `json:"data_text,omitempty"`
+	DTCCount *int           `json:"dtc_count,omitempty"`
+	DTCs     []udsDTCRow    `json:"dtcs,omitempty"`
+	// Problem says what about the exchange did not follow the standard.
+	Problem string `json:"problem,omitempty"`
 }
+
+func udsTraceRowOf(port string, t isotp.Transaction) udsTraceRow {
+	r := udsTraceRow{Port: port, ID: t.ID, Status: t.Status, SID: t.SID, Service: t.Service, SubFunction: t.SubFunction,
+		SubFunctionName: t.SubFunctionName, SuppressPositive: t.SuppressPositive, Identifier: t.Identifier, IdentifierName: t.IdentifierName,
+		Dropped: t.Dropped, Pending: t.Pending, ResponseMs: t.ResponseMs, ResponseReason: t.ResponseReason, NRC: t.NRC, NRCName: t.NRCName,
+		Session: t.Session, DataHex: t.DataHex, Text: untrusted.Text(t.Text), DTCCount: t.DTCCount, DTCs: mapRows(t.DTCs, udsDTCRowOf), Problem: t.Problem}
+	r.Request = rowOrNil(t.Request, udsMessageRowOf)
+	r.Responses = mapRows(t.Responses, udsAnswerRowOf)
+	return r
+}
+
+// udsMessageRow is one side of an exchange as it crossed the bus.
+type udsMessageRow struct {
+	// Seq is the frame number of the message's first frame.
+	Seq        uint64    `json:"seq"`
+	Time       time.Time `json:"time"` // first frame
+	End        time.Time `json:"end"`  // last frame
+	CANID      string    `json:"can_id"`
+	Addressing string    `json:"addressing"`
+	// Source and Target are the addresses in a normal-fixed id; Target is
+	// N_TA under extended addressing. Null where the format has none.
+	Source     *int        `json:"source_address"`
+	Target     *int        `json:"target_address"`
+	Functional bool        `json:"functional"`
+	Frames     int         `json:"frames"`
+	Length     int         `json:"length"`
+	Data       string      `json:"data"` // hex, at most isotp.MaxShownBytes
+	Truncated  bool        `json:"data_truncated"`
+	Notes      udsNotesRow `json:"flow_control_notes"`
+}
+
+func udsMessageRowOf(m isotp.Message) udsMessageRow {
+	return udsMessageRow{Seq: m.Seq, Time: m.Time, End: m.End, CANID: m.CANID, Addressing: m.Addressing, Source: m.Source, Target: m.Target,
+		Functional: m.Functional, Frames: m.Frames, Length: m.Length, Data: m.Data, Truncated: m.Truncated, Notes: udsNotesRow(m.Notes)}
+}
+
+// udsAnswerRow is one response to a request.
+type udsAnswerRow struct {
+	udsMessageRow
+	Positive bool `json:"positive"`
+	// Pending is NRC 0x78: the ECU asks for more time.
+	Pending bool   `json:"pending"`
+	NRC     string `json:"nrc,omitempty"`
+	NRCName string `json:"nrc_name,omitempty"`
+	// AfterMs is the time from the request's last frame to this answer's
+	// first, in milliseconds; null for an answer with no request.
+	AfterMs *float64 `json:"after_request_ms"`
+}
+
+func udsAnswerRowOf(a isotp.Answer) udsAnswerRow {
+	return udsAnswerRow{udsMessageRow: udsMessageRowOf(a.Message), Positive: a.Positive, Pending: a.Pending, NRC: a.NRC, NRCName: a.NRCName, AfterMs: a.AfterMs}
+}
+
+// udsNotesRow counts the flow-control rules a sender broke.
+type udsNotesRow struct {
+	// BeforeFlowControl: consecutive frames sent before any flow control.
+	BeforeFlowControl int `json:"cf_before_flow_control,omitempty"`
+	// BlockExceeded: consecutive frames beyond the block size granted.
+	BlockExceeded int `json:"block_size_exceeded,omitempty"`
+	// STmin: consecutive frames closer than the separation time granted.
+	STmin int `json:"stmin_violations,omitempty"`
+	// Waits: flow control frames with status WAIT.
+	Waits int `json:"flow_waits,omitempty"`
+}
+
+// udsDTCRow is one UDS trouble code with its status byte: in a traced
+// answer (uds_trace) and in one this box asked for (uds_request).
+type udsDTCRow struct {
+	Code   string `json:"code"`   // 3 bytes hex
+	Status string `json:"status"` // status byte hex
+}
+
+func udsDTCRowOf(d isotp.DTC) udsDTCRow { return udsDTCRow(d) }
 
 // udsIDs parses the id arguments the way can_frames spells ids.
 func udsIDs(arg string, ids []canIDArg) ([]uint32, error) {
@@ -208,7 +314,7 @@ var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
 			}
 			c.d.UDS.Transactions().Range(0, func(_ uint64, r isotp.Record) bool {
 				if chosen[r.Port] && keep(&r.Transaction) {
-					rows = append(rows, udsTraceRow{Port: r.Port, Transaction: r.Transaction})
+					rows = append(rows, udsTraceRowOf(r.Port, r.Transaction))
 				}
 				return true
 			})
@@ -240,7 +346,7 @@ func udsFramesTrace(c *call, ps []*canbus.Port, sp span, in udsTraceIn, keep fun
 		udsWarnRejected(c, p.Name(), tr.Rejections, 0)
 		for _, t := range tr.Transactions {
 			if keep(&t) {
-				rows = append(rows, udsTraceRow{Port: p.Name(), Transaction: t})
+				rows = append(rows, udsTraceRowOf(p.Name(), t))
 			}
 		}
 	}
@@ -289,16 +395,126 @@ type udsECU struct {
 }
 
 type udsServicesOut struct {
-	Ports []isotp.PortStatus `json:"ports"`
-	ECUs  []udsECU           `json:"ecus"`
+	Ports []udsPortRow `json:"ports"`
+	ECUs  []udsECU     `json:"ecus"`
 	// Rejected are the channels on ISO-TP ids not taken for diagnostic
 	// ones, at most maxRejectedRows; ports[].rejected_channels counts all.
-	Rejected []udsRejectedRow    `json:"rejected_channels" jsonschema:"channels on ISO-TP ids that are not diagnostic (a broadcast on a 0x7xx id), whose frames are not tallied as UDS; at most 64, ports[].rejected_channels counts them all by reason"`
-	Kept     int                 `json:"transactions_kept"`
-	Evicted  uint64              `json:"transactions_evicted"`
-	Services []isotp.ServiceInfo `json:"services_reference"`
-	NRCs     []isotp.NRCInfo     `json:"nrcs_reference"`
-	DIDs     []isotp.DIDInfo     `json:"dids_reference"`
+	Rejected []udsRejectedRow   `json:"rejected_channels" jsonschema:"channels on ISO-TP ids that are not diagnostic (a broadcast on a 0x7xx id), whose frames are not tallied as UDS; at most 64, ports[].rejected_channels counts them all by reason"`
+	Kept     int                `json:"transactions_kept"`
+	Evicted  uint64             `json:"transactions_evicted"`
+	Services []udsServiceRefRow `json:"services_reference"`
+	NRCs     []udsNRCRefRow     `json:"nrcs_reference"`
+	DIDs     []udsDIDRefRow     `json:"dids_reference"`
+}
+
+// udsPortRow is one CAN port's ISO-TP and UDS counters.
+type udsPortRow struct {
+	Port        string              `json:"port"`
+	Frames      uint64              `json:"frames"` // every frame fed, the port's frame numbers run 0..frames-1
+	Transport   udsTransportRow     `json:"transport"`
+	UDS         udsTraceCountersRow `json:"uds"`
+	Outstanding int                 `json:"requests_waiting"`
+	// Held counts ended transactions held until their channel is seen in
+	// an answered exchange.
+	Held int `json:"transactions_held"`
+	// RejectedChannels counts the channels not taken for diagnostic ones,
+	// by reason; rejected_channels lists them.
+	RejectedChannels map[string]uint64 `json:"rejected_channels"`
+}
+
+func udsPortRowOf(p isotp.PortStatus) udsPortRow {
+	return udsPortRow{Port: p.Port, Frames: p.Frames, Transport: udsTransportRowOf(p.Transport), UDS: udsTraceCountersRow(p.UDS),
+		Outstanding: p.Outstanding, Held: p.Held, RejectedChannels: p.RejectedChannels}
+}
+
+// udsTransportRow is the ISO-TP layer's counters.
+type udsTransportRow struct {
+	Frames      uint64 `json:"frames"` // selected frames read
+	Single      uint64 `json:"single_frames"`
+	First       uint64 `json:"first_frames"`
+	Consecutive uint64 `json:"consecutive_frames"`
+	FlowControl uint64 `json:"flow_control_frames"`
+	PDUs        uint64 `json:"pdus"`
+	// OrphanCF counts consecutive frames outside any transfer (after a
+	// sequence error, or whose first frame was never seen).
+	OrphanCF uint64 `json:"orphan_consecutive_frames"`
+	// UnmatchedFC counts flow control that no waiting sender could take.
+	UnmatchedFC uint64 `json:"unmatched_flow_control"`
+	// BadPCI counts selected frames that are not ISO-TP.
+	BadPCI uint64 `json:"not_isotp_frames"`
+	// ChannelOverflow counts frames of a new channel refused at the
+	// channel bound.
+	ChannelOverflow uint64 `json:"channel_overflow"`
+	// RejectedFrames counts frames of channels rejected as not ISO-TP or
+	// as sending both ways: selected (counted in frames), not read.
+	RejectedFrames uint64      `json:"rejected_channel_frames"`
+	Notes          udsNotesRow `json:"flow_control_notes"`
+	// IncompleteByReason counts ended transfers by reason.
+	IncompleteByReason map[string]uint64 `json:"incomplete"`
+}
+
+func udsTransportRowOf(t isotp.TransportSummary) udsTransportRow {
+	c := t.Counters
+	return udsTransportRow{Frames: c.Frames, Single: c.Single, First: c.First, Consecutive: c.Consecutive, FlowControl: c.FlowControl, PDUs: c.PDUs,
+		OrphanCF: c.OrphanCF, UnmatchedFC: c.UnmatchedFC, BadPCI: c.BadPCI, ChannelOverflow: c.ChannelOverflow, RejectedFrames: c.RejectedFrames,
+		Notes: udsNotesRow(c.Notes), IncompleteByReason: t.IncompleteByReason}
+}
+
+// udsTraceCountersRow is a tracer's totals over the transactions of
+// diagnostic channels; rejected_transactions counts the others.
+type udsTraceCountersRow struct {
+	Requests           uint64 `json:"requests"`
+	Positive           uint64 `json:"positive"`
+	Negative           uint64 `json:"negative"`
+	NoResponse         uint64 `json:"no_response"`
+	Suppressed         uint64 `json:"suppressed"`
+	Open               uint64 `json:"open_at_end"`
+	Unmatched          uint64 `json:"unmatched_responses"`
+	PendingAnswers     uint64 `json:"pending_answers"`
+	ResponsesDropped   uint64 `json:"responses_dropped"`
+	OutstandingDropped uint64 `json:"outstanding_overflow"` // requests ended at isotp.MaxOutstanding
+	Malformed          uint64 `json:"malformed"`            // empty, or a negative answer under 3 bytes
+	// Rejected counts transactions not reported because their channel
+	// was rejected (not ISO-TP, both ways, or unpaired).
+	Rejected uint64 `json:"rejected_transactions"`
+}
+
+// udsServiceRefRow is one service of the reference table.
+type udsServiceRefRow struct {
+	SID      uint8  `json:"sid"`
+	Response uint8  `json:"positive_response_sid"`
+	Name     string `json:"name"`
+	Standard string `json:"standard"`
+	// SubFunction says whether the byte after the SID is a sub-function
+	// (its bit 7 then suppresses the positive response).
+	SubFunction  bool          `json:"sub_function"`
+	SubFunctions []udsNamedRow `json:"sub_functions"`
+	// Identifier names what the request's first parameter is ("DID",
+	// "routine", "local identifier", "PID", …); "" when none is decoded.
+	Identifier string `json:"identifier,omitempty"`
+}
+
+func udsServiceRefRowOf(s isotp.ServiceInfo) udsServiceRefRow {
+	return udsServiceRefRow{SID: s.SID, Response: s.Response, Name: s.Name, Standard: s.Standard, SubFunction: s.SubFunction,
+		SubFunctions: mapRows(s.SubFunctions, func(n isotp.Named) udsNamedRow { return udsNamedRow(n) }), Identifier: s.Identifier}
+}
+
+// udsNamedRow is a value with its name (a sub-function).
+type udsNamedRow struct {
+	Value uint8  `json:"value"`
+	Name  string `json:"name"`
+}
+
+// udsNRCRefRow is one negative response code of the reference table.
+type udsNRCRefRow struct {
+	Code uint8  `json:"code"`
+	Name string `json:"name"`
+}
+
+// udsDIDRefRow is one standard DID of the reference table.
+type udsDIDRefRow struct {
+	DID  uint16 `json:"did"`
+	Name string `json:"name"`
 }
 
 // udsPeer is the ECU that answered a tester's id.
@@ -387,14 +603,14 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 			chosen[p.Name()] = true
 		}
 		st := c.d.UDS.Status()
-		out := udsServicesOut{Ports: []isotp.PortStatus{}, ECUs: []udsECU{}, Rejected: []udsRejectedRow{}, Evicted: st.Kept.Evicted,
-			Services: []isotp.ServiceInfo{}, NRCs: []isotp.NRCInfo{}, DIDs: []isotp.DIDInfo{}}
+		out := udsServicesOut{Ports: []udsPortRow{}, ECUs: []udsECU{}, Rejected: []udsRejectedRow{}, Evicted: st.Kept.Evicted,
+			Services: []udsServiceRefRow{}, NRCs: []udsNRCRefRow{}, DIDs: []udsDIDRefRow{}}
 		rejected := 0
 		for _, p := range st.Ports {
 			if !chosen[p.Port] {
 				continue
 			}
-			out.Ports = append(out.Ports, p)
+			out.Ports = append(out.Ports, udsPortRowOf(p))
 			udsWarnRejected(c, p.Port, p.Rejections, p.Held)
 			rejected += len(p.Rejections)
 			for _, r := range p.Rejections {
@@ -446,7 +662,9 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 			c.warnf("the tallies cover the %d transactions kept; %d older ones were evicted by the store's bound", out.Kept, st.Kept.Evicted)
 		}
 		if in.Reference {
-			out.Services, out.NRCs, out.DIDs = isotp.Services(), isotp.NRCs(), isotp.DIDs()
+			out.Services = mapRows(isotp.Services(), udsServiceRefRowOf)
+			out.NRCs = mapRows(isotp.NRCs(), func(n isotp.NRCInfo) udsNRCRefRow { return udsNRCRefRow(n) })
+			out.DIDs = mapRows(isotp.DIDs(), func(d isotp.DIDInfo) udsDIDRefRow { return udsDIDRefRow(d) })
 		}
 		return out, nil
 	},

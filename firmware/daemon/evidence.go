@@ -12,6 +12,7 @@ import (
 	"fieldtap/services/evidence"
 	"fieldtap/services/sandbox"
 	"fieldtap/services/sip"
+	"fieldtap/services/untrusted"
 )
 
 // sealing is the evidence builder and its triggers, or nothing when the
@@ -28,7 +29,8 @@ func openSealing(cfg config.Recorder, rec *recording, an *analysers, version str
 	if rec.rec == nil {
 		return &sealing{}
 	}
-	b, err := evidence.New(evidence.Options{Dir: cfg.EvidenceDir, MaxBytes: cfg.EvidenceBytes, Version: version}, rec.rec)
+	b, err := evidence.New(evidence.Options{Dir: cfg.EvidenceDir, MaxBytes: cfg.EvidenceBytes, Version: version,
+		Fence: func(s string) string { return untrusted.Fence(s, false) }}, rec.rec)
 	if err != nil {
 		log.Error("evidence bundles off", "err", err)
 		return &sealing{}

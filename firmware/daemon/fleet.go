@@ -19,6 +19,7 @@ import (
 	"fieldtap/services/metrics"
 	"fieldtap/services/mqttpub"
 	"fieldtap/services/statuspage"
+	"fieldtap/services/untrusted"
 )
 
 // startHEP attaches the HEP exporter to the SPAN analyser: before any
@@ -74,6 +75,7 @@ func (b *box) startMQTT(src statuspage.Sources) (*mqttpub.Publisher, error) {
 	feeder := mqttpub.NewFeeder(pub, mqttpub.Sources{
 		Status: func() statuspage.Status { return statuspage.Build(src, time.Now()) },
 		J1939:  b.an.j1939, J1587: b.an.j1587, Calls: b.an.sip, Media: b.an.media,
+		Fence: func(s string) string { return untrusted.Fence(s, false) },
 	})
 	ctx, wg := b.fleet.ctx, &b.fleet.wg
 	feedCtx, stopFeed := context.WithCancel(ctx)

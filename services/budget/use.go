@@ -33,10 +33,10 @@ type Use struct {
 // Status is the whole budget: where it came from, the stores' pool and
 // every share with its use.
 type Status struct {
-	BudgetBytes int64  `json:"budget_bytes"`
-	From        string `json:"from"`
-	PoolBytes   int64  `json:"pool_bytes"`   // the stores' part of the budget
-	SharesBytes int64  `json:"shares_bytes"` // every share added up: at most PoolBytes
-	UsedBytes   int64  `json:"used_bytes"`
-	Stores      []Use  `json:"stores"`
+	BudgetBytes int64
+	From        string
+	PoolBytes   int64 // the stores' part of the budget
+	SharesBytes int64 // every share added up: at most PoolBytes
+	UsedBytes   int64
+	Stores      []Use
 }

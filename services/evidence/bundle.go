@@ -103,6 +103,11 @@ type Options struct {
 	Version  string // fieldtapd's version, written into each manifest
 	// Now is the clock deciding when a window is recorded; nil is time.Now.
 	Now func() time.Time
+	// Fence cleans and marks the sender text a trigger's trigger.json
+	// quotes (a caller's user part): the daemon gives untrusted.Text's
+	// fence, so the file fences exactly as an answer does. Without it
+	// that text is left out, never written bare.
+	Fence func(string) string
 }
 
 // Request asks for a bundle of the frames in [At-Before, At+After).

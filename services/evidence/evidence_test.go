@@ -17,6 +17,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/recorder"
 	"fieldtap/services/sip"
+	"fieldtap/services/untrusted"
 )
 
 var t0 = time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
@@ -53,9 +54,12 @@ func writeFrames(rec *recorder.Recorder, from time.Time, n int) {
 	rec.Flush()
 }
 
+// fence is the daemon's Options.Fence.
+func fence(s string) string { return untrusted.Fence(s, false) }
+
 func builder(t *testing.T, dir string, src Source, c *clock) *Builder {
 	t.Helper()
-	b, err := New(Options{Dir: dir, Version: "test", Now: c.now}, src)
+	b, err := New(Options{Dir: dir, Version: "test", Now: c.now, Fence: fence}, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,3 +276,37 @@ func TestWatcherFiresOnNewEventsOnly(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestTriggerDocuments pins trigger.json's keys: a fault trigger's DTC
+// and lamps are written by this package, whatever j1939's types become,
+// and sender text is fenced by Options.Fence or left out without one.
+func TestTriggerDocuments(t *testing.T) {
+	b, _ := json.Marshal(faultTrigger{Trigger: KindDM1, Port: "can0", SA: 3, Time: t0,
+		DTC: dtcDoc(j1939.DTC{SPN: 110, FMI: 0, OC: 2, CM: 1}), Lamps: lampsDoc(j1939.Lamps{AmberWarn: 1, FlashProtec: 3})})
+	want := `{"trigger":"dm1","port":"can0","sa":3,"dtc":{"spn":110,"fmi":0,"oc":2,"cm":1},` +
+		`"lamps":{"mil":0,"red_stop":0,"amber_warning":1,"protect":0,"flash_mil":0,"flash_red_stop":0,"flash_amber_warning":0,"flash_protect":3},` +
+		`"time":"2026-04-01T12:00:00Z"}`
+	if string(b) != want {
+		t.Errorf("fault trigger\n got %s\nwant %s", b, want)
+	}
+	for _, tc := range []struct {
+		name  string
+		fence func(string) string
+		want  string
+	}{
+		{name: "fenced", fence: fence, want: `"from_user":"` + untrusted.Open + `alice[31m` + untrusted.Close + `","to_user":"` + untrusted.Open + `bob` + untrusted.Close + `"`},
+		{name: "no fence leaves it out", want: `"from_user":"","to_user":""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := New(Options{Dir: t.TempDir(), Fence: tc.fence}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := NewWatcher(b, nil, nil, nil)
+			raw, _ := json.Marshal(dialogTrigger{Trigger: KindCallFailed, CallID: "c1", FromUser: w.fence("alice\x1b[31m\u202e"), ToUser: w.fence("bob")})
+			if !strings.Contains(string(raw), tc.want) {
+				t.Errorf("dialog trigger %s, want %s", raw, tc.want)
+			}
+		})
+	}
+}

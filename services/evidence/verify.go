@@ -23,15 +23,15 @@ var idRE = regexp.MustCompile(`^ev-\d{8}T\d{6}Z-[0-9a-f]{8}$`)
 // Info is one bundle in a listing: read from its manifest, not verified
 // (Verify and Open hash every file).
 type Info struct {
-	ID      string       `json:"id"`
-	Created time.Time    `json:"created"`
-	Reason  string       `json:"reason"`
-	From    time.Time    `json:"from"`
-	To      time.Time    `json:"to"`
-	Bytes   int64        `json:"bytes"`
-	Files   []FileDigest `json:"files"`
-	Gaps    int          `json:"gaps"` // recording gaps inside the window
-	Cut     bool         `json:"cut"`
+	ID      string
+	Created time.Time
+	Reason  string
+	From    time.Time
+	To      time.Time
+	Bytes   int64
+	Files   []FileDigest
+	Gaps    int // recording gaps inside the window
+	Cut     bool
 }
 
 // usage counts the sealed bundles and their bytes; the caller holds mu.

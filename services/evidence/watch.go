@@ -10,7 +10,6 @@ import (
 	"fieldtap/services/filter"
 	"fieldtap/services/j1939"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // Trigger kinds.
@@ -40,10 +39,10 @@ type FaultSource interface{ Faults() []j1939.Fault }
 
 // WatchStats count what the triggers did.
 type WatchStats struct {
-	Fired      map[string]uint64 `json:"fired"`      // by kind
-	Suppressed map[string]uint64 `json:"suppressed"` // within an earlier bundle's window of the same trigger
-	Refused    map[string]uint64 `json:"refused"`    // the builder or the recorder said no (full, pinned, busy)
-	LastError  string            `json:"last_error,omitempty"`
+	Fired      map[string]uint64 // by kind
+	Suppressed map[string]uint64 // within an earlier bundle's window of the same trigger
+	Refused    map[string]uint64 // the builder or the recorder said no (full, pinned, busy)
+	LastError  string
 }
 
 // Watcher fires Specs on new dialogs and faults, polling the stores.
@@ -117,26 +116,49 @@ func (w *Watcher) Stats() WatchStats {
 	return WatchStats{Fired: c(w.st.Fired), Suppressed: c(w.st.Suppressed), Refused: c(w.st.Refused), LastError: w.st.LastError}
 }
 
-// dialogTrigger is trigger.json for a SIP trigger.
+// dialogTrigger is trigger.json for a SIP trigger. The user parts are
+// the sender's, fenced (Options.Fence).
 type dialogTrigger struct {
-	Trigger   string         `json:"trigger"`
-	CallID    string         `json:"call_id"`
-	State     string         `json:"state"`
-	FinalCode int            `json:"final_code"`
-	FromUser  untrusted.Text `json:"from_user"`
-	ToUser    untrusted.Text `json:"to_user"`
-	Created   time.Time      `json:"created"`
-	Updated   time.Time      `json:"updated"`
+	Trigger   string    `json:"trigger"`
+	CallID    string    `json:"call_id"`
+	State     string    `json:"state"`
+	FinalCode int       `json:"final_code"`
+	FromUser  string    `json:"from_user"`
+	ToUser    string    `json:"to_user"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
 }
 
-// faultTrigger is trigger.json for a DM1 trigger.
+// faultTrigger is trigger.json for a DM1 trigger. Its DTC and lamps are
+// this file's own types, so the document keeps its keys whatever
+// services/j1939 does with its values.
 type faultTrigger struct {
-	Trigger string      `json:"trigger"`
-	Port    string      `json:"port"`
-	SA      int         `json:"sa"`
-	DTC     j1939.DTC   `json:"dtc"`
-	Lamps   j1939.Lamps `json:"lamps"`
-	Time    time.Time   `json:"time"`
+	Trigger string    `json:"trigger"`
+	Port    string    `json:"port"`
+	SA      int       `json:"sa"`
+	DTC     dtcDoc    `json:"dtc"`
+	Lamps   lampsDoc  `json:"lamps"`
+	Time    time.Time `json:"time"`
+}
+
+// dtcDoc is a j1939.DTC in trigger.json.
+type dtcDoc struct {
+	SPN uint32 `json:"spn"`
+	FMI uint8  `json:"fmi"`
+	OC  uint8  `json:"oc"`
+	CM  uint8  `json:"cm"`
+}
+
+// lampsDoc is a DM1's j1939.Lamps in trigger.json.
+type lampsDoc struct {
+	MIL         uint8 `json:"mil"`
+	RedStop     uint8 `json:"red_stop"`
+	AmberWarn   uint8 `json:"amber_warning"`
+	Protect     uint8 `json:"protect"`
+	FlashMIL    uint8 `json:"flash_mil"`
+	FlashRed    uint8 `json:"flash_red_stop"`
+	FlashAmber  uint8 `json:"flash_amber_warning"`
+	FlashProtec uint8 `json:"flash_protect"`
 }
 
 // Check looks at what changed since the last check and fires. The first
@@ -176,7 +198,7 @@ func (w *Watcher) Check() {
 					at = d.FinalAt
 				}
 				w.fire(i, at, dialogTrigger{Trigger: s.Kind, CallID: d.CallID, State: d.State, FinalCode: d.FinalCode,
-					FromUser: untrusted.Text(d.FromUser), ToUser: untrusted.Text(d.ToUser), Created: d.Created, Updated: d.Updated})
+					FromUser: w.fence(d.FromUser), ToUser: w.fence(d.ToUser), Created: d.Created, Updated: d.Updated})
 			}
 		case KindDM1:
 			for _, f := range faults {
@@ -187,7 +209,7 @@ func (w *Watcher) Check() {
 					if !w.seen[i].add(fmt.Sprintf("%s/%d/%d/%d", f.Port, f.SA, dtc.SPN, dtc.FMI)) || first {
 						continue
 					}
-					w.fire(i, f.Time, faultTrigger{Trigger: s.Kind, Port: f.Port, SA: f.SA, DTC: dtc, Lamps: f.Lamps, Time: f.Time})
+					w.fire(i, f.Time, faultTrigger{Trigger: s.Kind, Port: f.Port, SA: f.SA, DTC: dtcDoc(dtc), Lamps: lampsDoc(f.Lamps), Time: f.Time})
 				}
 			}
 		}
@@ -195,6 +217,15 @@ func (w *Watcher) Check() {
 	if sn != nil {
 		w.rev = sn.Revision
 	}
+}
+
+// fence is the builder's Options.Fence, or a fence that leaves the text
+// out.
+func (w *Watcher) fence(s string) string {
+	if w.b.opt.Fence == nil {
+		return ""
+	}
+	return w.b.opt.Fence(s)
 }
 
 // fire asks for spec i's bundle around at, unless an earlier one of the

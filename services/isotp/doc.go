@@ -16,6 +16,7 @@
 //     over a window of a port's frame ring.
 //
 // Services, NRCs and DIDs are named from one reference table
-// (services.go). Text an ECU answers (a VIN, a part number) is
-// untrusted.Text: it fences itself when encoded.
+// (services.go). The package returns plain values: text an ECU answers
+// (a VIN, a part number) is a plain string, fenced by mcp/ when it
+// builds the answer's row.
 package isotp

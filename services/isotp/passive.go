@@ -101,9 +101,6 @@ func (r Reason) String() string {
 	return "unknown"
 }
 
-// MarshalText spells the reason for JSON.
-func (r Reason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
-
 // RejectReason says why a channel was not taken for a diagnostic one.
 // Ids in the diagnostic range also carry other traffic (a car's periodic
 // broadcast on 0x7BC looks like single frames), so a channel counts as
@@ -150,9 +147,6 @@ func (r RejectReason) Why() string {
 	return "unknown"
 }
 
-// MarshalText spells the reason for JSON.
-func (r RejectReason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
-
 // verdict is what the listener holds a channel for.
 type verdict uint8
 
@@ -194,15 +188,15 @@ func RejectedByReason(rs []Rejection) map[string]uint64 {
 // Channel is one sender of ISO-TP frames.
 type Channel struct {
 	// ID is the CAN id with wire.CANEFF for a 29-bit id.
-	ID         uint32     `json:"-"`
-	Addressing Addressing `json:"-"`
+	ID         uint32
+	Addressing Addressing
 	// Target is N_TA: the byte before the PCI under extended addressing,
 	// the id's PS byte under normal fixed addressing.
-	Target uint8 `json:"-"`
+	Target uint8
 	// Source is N_SA under normal fixed addressing (the id's low byte).
-	Source uint8 `json:"-"`
+	Source uint8
 	// Functional is true for a request to every ECU (0x7DF, 0x18DB…).
-	Functional bool `json:"-"`
+	Functional bool
 }
 
 // PDU is one reassembled message. Data aliases the observer's buffer and
@@ -223,13 +217,13 @@ type PDU struct {
 // completes, since a listener cannot make a sender wait.
 type Notes struct {
 	// BeforeFlowControl: consecutive frames sent before any flow control.
-	BeforeFlowControl int `json:"cf_before_flow_control,omitempty"`
+	BeforeFlowControl int
 	// BlockExceeded: consecutive frames beyond the block size granted.
-	BlockExceeded int `json:"block_size_exceeded,omitempty"`
+	BlockExceeded int
 	// STmin: consecutive frames closer than the separation time granted.
-	STmin int `json:"stmin_violations,omitempty"`
+	STmin int
 	// Waits: flow control frames with status WAIT.
-	Waits int `json:"flow_waits,omitempty"`
+	Waits int
 }
 
 // Incomplete is a transfer that ended without its last byte.
@@ -247,27 +241,27 @@ type Incomplete struct {
 
 // Counters are an observer's totals.
 type Counters struct {
-	Frames      uint64 `json:"frames"` // selected frames read
-	Single      uint64 `json:"single_frames"`
-	First       uint64 `json:"first_frames"`
-	Consecutive uint64 `json:"consecutive_frames"`
-	FlowControl uint64 `json:"flow_control_frames"`
-	PDUs        uint64 `json:"pdus"`
+	Frames      uint64 // selected frames read
+	Single      uint64
+	First       uint64
+	Consecutive uint64
+	FlowControl uint64
+	PDUs        uint64
 	// Incomplete counts ended transfers by reason.
-	Incomplete [numReasons]uint64 `json:"-"`
+	Incomplete [numReasons]uint64
 	// OrphanCF counts consecutive frames outside any transfer (after a
 	// sequence error, or whose first frame was never seen).
-	OrphanCF uint64 `json:"orphan_consecutive_frames"`
+	OrphanCF uint64
 	// UnmatchedFC counts flow control that no waiting sender could take.
-	UnmatchedFC uint64 `json:"unmatched_flow_control"`
+	UnmatchedFC uint64
 	// BadPCI counts selected frames that are not ISO-TP.
-	BadPCI uint64 `json:"not_isotp_frames"`
+	BadPCI uint64
 	// ChannelOverflow counts frames of a new channel refused at MaxChannels.
-	ChannelOverflow uint64 `json:"channel_overflow"`
+	ChannelOverflow uint64
 	// RejectedFrames counts frames of channels rejected as not ISO-TP or
 	// as sending both ways: selected (counted in Frames), not read.
-	RejectedFrames uint64 `json:"rejected_channel_frames"`
-	Notes          Notes  `json:"flow_control_notes"`
+	RejectedFrames uint64
+	Notes          Notes
 }
 
 // IncompleteByReason spells Incomplete for a reader.

@@ -19,23 +19,23 @@ const (
 
 // Named is one value of a sub-function or parameter with its name.
 type Named struct {
-	Value uint8  `json:"value"`
-	Name  string `json:"name"`
+	Value uint8
+	Name  string
 }
 
 // ServiceInfo is one row of the diagnostic services reference.
 type ServiceInfo struct {
-	SID      uint8  `json:"sid"`
-	Response uint8  `json:"positive_response_sid"`
-	Name     string `json:"name"`
-	Standard string `json:"standard"`
+	SID      uint8
+	Response uint8
+	Name     string
+	Standard string
 	// SubFunction says whether the byte after the SID is a sub-function
 	// (its bit 7 then suppresses the positive response).
-	SubFunction  bool    `json:"sub_function"`
-	SubFunctions []Named `json:"sub_functions"`
+	SubFunction  bool
+	SubFunctions []Named
 	// Identifier names what the request's first parameter is ("DID",
 	// "routine", "local identifier", "PID", …); "" when none is decoded.
-	Identifier string `json:"identifier,omitempty"`
+	Identifier string
 }
 
 // idDID and friends name the identifier a request carries.
@@ -163,8 +163,8 @@ func SubFunctionName(sid, sub byte) string {
 
 // NRCInfo is one negative response code.
 type NRCInfo struct {
-	Code uint8  `json:"code"`
-	Name string `json:"name"`
+	Code uint8
+	Name string
 }
 
 // NRCs returns the negative response codes by code.
@@ -179,8 +179,8 @@ func NRCs() []NRCInfo {
 
 // DIDInfo is one standardised data identifier.
 type DIDInfo struct {
-	DID  uint16 `json:"did"`
-	Name string `json:"name"`
+	DID  uint16
+	Name string
 }
 
 // didNames are the identifiers ISO 14229-1 Annex C reserves for ECU

@@ -43,30 +43,30 @@ type Limits struct {
 
 // Record is one transaction a Store kept.
 type Record struct {
-	Port string `json:"port"`
+	Port string
 	Transaction
 }
 
 // IncompleteRecord is one incomplete transfer a Store kept.
 type IncompleteRecord struct {
-	Port string `json:"port"`
+	Port string
 	IncompleteRow
 }
 
 // PortStatus is one port's live counters.
 type PortStatus struct {
-	Port        string           `json:"port"`
-	Frames      uint64           `json:"frames"` // every frame fed, the port's frame numbers run 0..frames-1
-	Transport   TransportSummary `json:"transport"`
-	UDS         TraceCounters    `json:"uds"`
-	Outstanding int              `json:"requests_waiting"`
+	Port        string
+	Frames      uint64 // every frame fed, the port's frame numbers run 0..frames-1
+	Transport   TransportSummary
+	UDS         TraceCounters
+	Outstanding int
 	// Held counts ended transactions held until their channel is seen in
 	// an answered exchange.
-	Held int `json:"transactions_held"`
+	Held int
 	// RejectedChannels counts the channels not taken for diagnostic ones,
 	// by reason; Rejections lists them.
-	RejectedChannels map[string]uint64 `json:"rejected_channels"`
-	Rejections       []Rejection       `json:"-"`
+	RejectedChannels map[string]uint64
+	Rejections       []Rejection
 }
 
 type storePort struct {
@@ -204,11 +204,11 @@ func (s *Store) Incomplete() ring.Snapshot[IncompleteRecord] { return s.incomple
 
 // StoreStatus is the whole store's state.
 type StoreStatus struct {
-	Ports []PortStatus `json:"ports"`
+	Ports []PortStatus
 	// PortOverflow counts frames of ports refused at Limits.Ports.
-	PortOverflow uint64     `json:"port_overflow"`
-	Kept         ring.Stats `json:"transactions_kept"`
-	KeptIncomp   ring.Stats `json:"incomplete_kept"`
+	PortOverflow uint64
+	Kept         ring.Stats
+	KeptIncomp   ring.Stats
 }
 
 // Status returns every port's counters, in the order first fed, and the

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
-	"fieldtap/services/untrusted"
 )
 
 // Trace bounds and timing.
@@ -58,90 +57,90 @@ const (
 // Message is one side of an exchange as it crossed the bus.
 type Message struct {
 	// Seq is the caller's number of the message's first frame.
-	Seq        uint64    `json:"seq"`
-	Time       time.Time `json:"time"` // first frame
-	End        time.Time `json:"end"`  // last frame
-	CANID      string    `json:"can_id"`
-	Addressing string    `json:"addressing"`
+	Seq        uint64
+	Time       time.Time // first frame
+	End        time.Time // last frame
+	CANID      string
+	Addressing string
 	// Source and Target are the addresses in a normal-fixed id; Target is
-	// N_TA under extended addressing. Null where the format has none.
-	Source     *int   `json:"source_address"`
-	Target     *int   `json:"target_address"`
-	Functional bool   `json:"functional"`
-	Frames     int    `json:"frames"`
-	Length     int    `json:"length"`
-	Data       string `json:"data"` // hex, at most MaxShownBytes
-	Truncated  bool   `json:"data_truncated"`
-	Notes      Notes  `json:"flow_control_notes"`
+	// N_TA under extended addressing. Nil where the format has none.
+	Source     *int
+	Target     *int
+	Functional bool
+	Frames     int
+	Length     int
+	Data       string // hex, at most MaxShownBytes
+	Truncated  bool
+	Notes      Notes
 }
 
 // Answer is one response to a request.
 type Answer struct {
 	Message
-	Positive bool `json:"positive"`
+	Positive bool
 	// Pending is NRC 0x78: the ECU asks for more time.
-	Pending bool   `json:"pending"`
-	NRC     string `json:"nrc,omitempty"`
-	NRCName string `json:"nrc_name,omitempty"`
+	Pending bool
+	NRC     string
+	NRCName string
 	// AfterMs is the time from the request's last frame to this answer's
-	// first, in milliseconds; null for an answer with no request.
-	AfterMs *float64 `json:"after_request_ms"`
+	// first, in milliseconds; nil for an answer with no request.
+	AfterMs *float64
 }
 
 // Transaction is one request and its answers, or an answer alone.
 type Transaction struct {
 	// ID is the Seq of the request's first frame (the answer's, for an
 	// unmatched answer): unique per port, stable across reads.
-	ID     uint64 `json:"id"`
-	Status string `json:"status"`
+	ID     uint64
+	Status string
 	// SID is the request's service id (the one answered, for an answer).
-	SID             uint8  `json:"sid"`
-	Service         string `json:"service"` // "" when the reference table has no name
-	SubFunction     *int   `json:"sub_function"`
-	SubFunctionName string `json:"sub_function_name,omitempty"`
+	SID             uint8
+	Service         string // "" when the reference table has no name
+	SubFunction     *int
+	SubFunctionName string
 	// SuppressPositive is the sub-function's bit 7: no positive answer wanted.
-	SuppressPositive bool `json:"suppress_positive_response"`
+	SuppressPositive bool
 	// Identifier is the request's DID, routine or local identifier in hex;
 	// IdentifierName its standard name.
-	Identifier     string   `json:"identifier,omitempty"`
-	IdentifierName string   `json:"identifier_name,omitempty"`
-	Request        *Message `json:"request"`
-	Responses      []Answer `json:"responses"`
-	Dropped        int      `json:"responses_dropped"` // beyond MaxResponses
-	Pending        int      `json:"pending_answers"`
-	ResponseMs     *float64 `json:"response_ms"` // request end → final answer start
-	ResponseReason string   `json:"response_ms_reason,omitempty"`
-	NRC            string   `json:"nrc,omitempty"`
-	NRCName        string   `json:"nrc_name,omitempty"`
-	Session        *int     `json:"session,omitempty"`
-	DataHex        string   `json:"data_hex,omitempty"`
+	Identifier     string
+	IdentifierName string
+	Request        *Message
+	Responses      []Answer
+	Dropped        int // beyond MaxResponses
+	Pending        int
+	ResponseMs     *float64 // request end → final answer start
+	ResponseReason string
+	NRC            string
+	NRCName        string
+	Session        *int
+	DataHex        string
 	// Text is the answer's data as printable ASCII (a VIN, a part
-	// number): written by the ECU, so it fences itself.
-	Text     untrusted.Text `json:"data_text,omitempty"`
-	DTCCount *int           `json:"dtc_count,omitempty"`
-	DTCs     []DTC          `json:"dtcs,omitempty"`
+	// number): written by the ECU, so whoever shows it fences it.
+	Text     string
+	DTCCount *int
+	DTCs     []DTC
 	// Problem says what about the exchange did not follow the standard.
-	Problem string `json:"problem,omitempty"`
+	Problem string
 }
 
 // TraceCounters are a tracer's totals over the transactions it reported:
 // those of diagnostic channels (a request and its answer crossed between
 // them and another id). Rejected counts the transactions it did not.
 type TraceCounters struct {
-	Requests           uint64 `json:"requests"`
-	Positive           uint64 `json:"positive"`
-	Negative           uint64 `json:"negative"`
-	NoResponse         uint64 `json:"no_response"`
-	Suppressed         uint64 `json:"suppressed"`
-	Open               uint64 `json:"open_at_end"`
-	Unmatched          uint64 `json:"unmatched_responses"`
-	PendingAnswers     uint64 `json:"pending_answers"`
-	ResponsesDropped   uint64 `json:"responses_dropped"`
-	OutstandingDropped uint64 `json:"outstanding_overflow"` // requests ended at MaxOutstanding
-	Malformed          uint64 `json:"malformed"`            // empty, or a negative answer under 3 bytes
+	Requests           uint64
+	Positive           uint64
+	Negative           uint64
+	NoResponse         uint64
+	Suppressed         uint64
+	Open               uint64
+	Unmatched          uint64
+	PendingAnswers     uint64
+	ResponsesDropped   uint64
+	OutstandingDropped uint64 // requests ended at MaxOutstanding
+	Malformed          uint64 // empty, or a negative answer under 3 bytes
 	// Rejected counts transactions not reported because their channel
 	// was rejected (not ISO-TP, both ways, or unpaired).
-	Rejected uint64 `json:"rejected_transactions"`
+	Rejected uint64
 }
 
 type pending struct {
@@ -367,7 +366,7 @@ func (tr *Tracer) finish(i int, status, why string, at time.Time) {
 			status = StatusPositive
 		}
 		tx.NRC, tx.NRCName, tx.Session, tx.DataHex, tx.DTCCount, tx.DTCs = r.NRC, r.NRCName, r.Session, r.DataHex, r.DTCCount, r.DTCs
-		tx.Text, tx.Problem = untrusted.Text(r.DataText), r.Problem
+		tx.Text, tx.Problem = r.DataText, r.Problem
 	} else if tx.ResponseMs == nil {
 		tx.ResponseReason = "no final answer was seen"
 		if why != "" {

@@ -116,34 +116,34 @@ func TesterPresent(suppress bool) []byte {
 
 // Response is a decoded UDS answer.
 type Response struct {
-	Positive bool   `json:"positive"`
-	Service  string `json:"service"`
+	Positive bool
+	Service  string
 	// Pending is true for NRC 0x78: the ECU will answer later (P2*).
-	Pending bool   `json:"pending,omitempty"`
-	NRC     string `json:"nrc,omitempty"` // hex code of a negative response
-	NRCName string `json:"nrc_name,omitempty"`
+	Pending bool
+	NRC     string // hex code of a negative response
+	NRCName string
 	// Raw is the whole answer in hex.
-	Raw string `json:"raw"`
+	Raw string
 	// Session control: the session and the ECU's P2/P2* timings.
-	Session  *int   `json:"session,omitempty"`
-	P2Millis *int   `json:"p2_ms,omitempty"`
-	P2StarMs *int   `json:"p2_star_ms,omitempty"`
-	DID      string `json:"did,omitempty"`
-	DataHex  string `json:"data_hex,omitempty"`
+	Session  *int
+	P2Millis *int
+	P2StarMs *int
+	DID      string
+	DataHex  string
 	// DataText is the data as printable ASCII when every byte is; it is
-	// ECU-supplied text and must be fenced by whoever shows it to a model (the tag tells mcp/ to).
-	DataText         string `json:"data_text,omitempty" untrusted:"field"`
-	AvailabilityMask string `json:"dtc_availability_mask,omitempty"`
-	DTCCount         *int   `json:"dtc_count,omitempty"`
-	DTCs             []DTC  `json:"dtcs,omitempty"`
+	// ECU-supplied text and must be fenced by whoever shows it to a model.
+	DataText         string
+	AvailabilityMask string
+	DTCCount         *int
+	DTCs             []DTC
 	// Problem says why a positive answer could not be fully decoded.
-	Problem string `json:"problem,omitempty"`
+	Problem string
 }
 
 // DTC is one UDS trouble code with its status byte.
 type DTC struct {
-	Code   string `json:"code"`   // 3 bytes hex
-	Status string `json:"status"` // status byte hex
+	Code   string // 3 bytes hex
+	Status string // status byte hex
 }
 
 // Decode reads an answer to req. An answer to another service is a

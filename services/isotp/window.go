@@ -33,56 +33,56 @@ func (w Window) Contains(t time.Time) bool {
 
 // IncompleteRow is one incomplete transfer as a trace shows it.
 type IncompleteRow struct {
-	Seq        uint64    `json:"seq"` // the transfer's first frame
-	CANID      string    `json:"can_id"`
-	Addressing string    `json:"addressing"`
-	Reason     Reason    `json:"reason"`
-	Start      time.Time `json:"start"`
-	End        time.Time `json:"end"`
-	Frames     int       `json:"frames"`
-	Announced  int       `json:"announced_bytes"`
-	Received   int       `json:"received_bytes"`
+	Seq        uint64 // the transfer's first frame
+	CANID      string
+	Addressing string
+	Reason     Reason
+	Start      time.Time
+	End        time.Time
+	Frames     int
+	Announced  int
+	Received   int
 	// Expected and Got are the sequence numbers of a "sequence" end.
-	Expected *int `json:"expected_sn"`
-	Got      *int `json:"got_sn"`
+	Expected *int
+	Got      *int
 }
 
 // TransportSummary is the ISO-TP layer of a trace.
 type TransportSummary struct {
 	Counters
-	IncompleteByReason map[string]uint64 `json:"incomplete"`
+	IncompleteByReason map[string]uint64
 }
 
 // ServiceCount is one service's tally in a trace.
 type ServiceCount struct {
-	SID        uint8  `json:"sid"`
-	Name       string `json:"name"`
-	Requests   int    `json:"requests"`
-	Positive   int    `json:"positive"`
-	Negative   int    `json:"negative"`
-	NoResponse int    `json:"no_response"`
+	SID        uint8
+	Name       string
+	Requests   int
+	Positive   int
+	Negative   int
+	NoResponse int
 }
 
 // Trace is what TraceFrames found in a window.
 type Trace struct {
-	Port string `json:"port"`
+	Port string
 	// Frames is how many stored frames the window held; FirstSeq the
 	// oldest stored (frames before it were evicted by the ring's bounds).
-	Frames    int              `json:"frames_in_window"`
-	FirstSeq  uint64           `json:"oldest_stored_seq"`
-	Transport TransportSummary `json:"transport"`
-	UDS       TraceCounters    `json:"uds"`
-	Services  []ServiceCount   `json:"services"`
+	Frames    int
+	FirstSeq  uint64
+	Transport TransportSummary
+	UDS       TraceCounters
+	Services  []ServiceCount
 	// Transactions are in order of their first frame.
-	Transactions          []Transaction   `json:"transactions"`
-	TransactionsTruncated bool            `json:"transactions_truncated"`
-	Incomplete            []IncompleteRow `json:"incomplete_transfers"`
-	IncompleteTruncated   bool            `json:"incomplete_truncated"`
+	Transactions          []Transaction
+	TransactionsTruncated bool
+	Incomplete            []IncompleteRow
+	IncompleteTruncated   bool
 	// RejectedChannels counts the channels not taken for diagnostic ones,
 	// by reason; Rejections lists them. Their transactions are not in
 	// Transactions (UDS.Rejected counts them).
-	RejectedChannels map[string]uint64 `json:"rejected_channels"`
-	Rejections       []Rejection       `json:"-"`
+	RejectedChannels map[string]uint64
+	Rejections       []Rejection
 }
 
 // TraceFrames runs a fresh tracer over the stored frames of one port in w

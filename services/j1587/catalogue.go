@@ -5,18 +5,18 @@ import "strings"
 // PIDInfo is one row of the PID catalogue: what the decoder knows of a
 // PID, read from the same table Interpret uses.
 type PIDInfo struct {
-	PID  uint16 `json:"pid"`
-	Page int    `json:"page"` // 1, or 2 for PIDs sent after the 255 prefix
-	Name string `json:"name"`
-	Kind string `json:"kind"` // number, bits, text, faults, multisection, request
+	PID  uint16
+	Page int // 1, or 2 for PIDs sent after the 255 prefix
+	Name string
+	Kind string // number, bits, text, faults, multisection, request
 	// Length is how the PID's number fixes its data length (J1587 §A.1):
 	// one byte, two bytes, a length byte, or the rest of the message.
-	Length string `json:"length"`
+	Length string
 	// ValueBytes is what a number, bit field or request reads.
-	ValueBytes int      `json:"value_bytes,omitempty"`
-	Signed     bool     `json:"signed,omitempty"`
-	Scale      *float64 `json:"scale"` // null when the PID has no single number
-	Unit       string   `json:"unit,omitempty"`
+	ValueBytes int
+	Signed     bool
+	Scale      *float64 // nil when the PID has no single number
+	Unit       string
 }
 
 // Length names, by page-relative PID range.
@@ -61,11 +61,11 @@ func PIDs() []PIDInfo {
 
 // MIDInfo is one J1587 message identifier.
 type MIDInfo struct {
-	MID  uint8  `json:"mid"`
-	Name string `json:"name"` // "" for a reserved or reclaimed MID
+	MID  uint8
+	Name string // "" for a reserved or reclaimed MID
 	// J2497 marks the MIDs of trailer equipment and the tractor/trailer
 	// gateways: the units that speak on the J2497 power-line link.
-	J2497 bool `json:"j2497"`
+	J2497 bool
 }
 
 // j2497Word is how the MID table marks trailer equipment.

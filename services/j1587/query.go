@@ -11,34 +11,34 @@ const Any = -1
 
 // MIDSummary is one sender.
 type MIDSummary struct {
-	MID          int        `json:"mid"`
-	Name         string     `json:"name"`
-	Messages     uint64     `json:"messages"`
-	ChecksumBad  uint64     `json:"checksum_bad"`
-	DecodeErrors uint64     `json:"decode_errors"`
-	J2497        uint64     `json:"j2497"`
-	First        time.Time  `json:"first_time"`
-	Last         time.Time  `json:"last_time"`
-	PIDs         int        `json:"pids"`
-	ActiveFaults int        `json:"active_faults"`
-	FaultTable   *time.Time `json:"fault_table_time"` // last PID 194; null when none seen
-	// RatePerSecond is messages per second over First..Last, null with
+	MID          int
+	Name         string
+	Messages     uint64
+	ChecksumBad  uint64
+	DecodeErrors uint64
+	J2497        uint64
+	First        time.Time
+	Last         time.Time
+	PIDs         int
+	ActiveFaults int
+	FaultTable   *time.Time // last PID 194; nil when none seen
+	// RatePerSecond is messages per second over First..Last, nil with
 	// RateNullReason when there is no basis (fewer than two messages).
-	RatePerSecond  *float64 `json:"rate_per_second"`
-	RateBasis      string   `json:"rate_basis,omitempty"`
-	RateNullReason string   `json:"rate_null_reason,omitempty"`
+	RatePerSecond  *float64
+	RateBasis      string
+	RateNullReason string
 }
 
 // Summary is the whole store at one moment.
 type Summary struct {
-	Messages    uint64            `json:"messages"`
-	ChecksumOK  uint64            `json:"checksum_ok"`
-	ChecksumBad uint64            `json:"checksum_bad"` // bad checksum or length
-	ByStatus    map[string]uint64 `json:"by_status"`
-	J2497       uint64            `json:"j2497"`
-	MIDs        []MIDSummary      `json:"mids"`
-	Stored      ring.Stats        `json:"stored"`
-	Overflow    Overflow          `json:"overflow"`
+	Messages    uint64
+	ChecksumOK  uint64
+	ChecksumBad uint64 // bad checksum or length
+	ByStatus    map[string]uint64
+	J2497       uint64
+	MIDs        []MIDSummary
+	Stored      ring.Stats
+	Overflow    Overflow
 }
 
 // Summary counts this port's messages, checksum errors and per-MID rates.
@@ -55,25 +55,25 @@ func rate(n uint64, first, last time.Time) (*float64, string, string) {
 
 // ParamValue is the latest value of one (MID, PID).
 type ParamValue struct {
-	MID    int       `json:"mid"`
-	PID    int       `json:"pid"`
-	Name   string    `json:"name"` // empty for a PID this build does not define
-	Kind   string    `json:"kind"`
-	Value  *float64  `json:"value"` // null unless status is ok
-	Unit   string    `json:"unit"`
-	Status string    `json:"status"` // ok, not_available, short, no_number
-	Raw    string    `json:"raw"`    // value bytes in hex
-	Time   time.Time `json:"time"`
-	Count  uint64    `json:"count"` // messages that carried it
-	J2497  bool      `json:"j2497"`
-	// Min and Max over the NumberCount numeric values seen; null when none.
-	Min         *float64 `json:"min"`
-	Max         *float64 `json:"max"`
-	NumberCount uint64   `json:"number_count"`
+	MID    int
+	PID    int
+	Name   string // empty for a PID this build does not define
+	Kind   string
+	Value  *float64 // nil unless status is ok
+	Unit   string
+	Status string // ok, not_available, short, no_number
+	Raw    string // value bytes in hex
+	Time   time.Time
+	Count  uint64 // messages that carried it
+	J2497  bool
+	// Min and Max over the NumberCount numeric values seen; nil when none.
+	Min         *float64
+	Max         *float64
+	NumberCount uint64
 	// Text is sender text (VIN, component id): UNTRUSTED, to be fenced
 	// before display. Empty for other kinds.
-	Text          string `json:"text,omitempty"`
-	TextUntrusted bool   `json:"text_untrusted,omitempty"`
+	Text          string
+	TextUntrusted bool
 }
 
 // Parameters returns this port's latest value per (MID, PID), ordered by
@@ -82,21 +82,21 @@ func (s *Port) Parameters(mid int) []ParamValue { return aggregateOf(s).paramete
 
 // FaultEntry is one diagnostic code seen in a PID 194 table.
 type FaultEntry struct {
-	MID     int    `json:"mid"`
-	MIDName string `json:"mid_name"`
-	Code    int    `json:"code"`
-	IsSID   bool   `json:"is_sid"` // true: subsystem id (SID); false: a PID
+	MID     int
+	MIDName string
+	Code    int
+	IsSID   bool // true: subsystem id (SID); false: a PID
 	// CodeName names the PID when the code is a PID this build defines.
-	CodeName string `json:"code_name"`
-	FMI      int    `json:"fmi"`
+	CodeName string
+	FMI      int
 	// Active: the MID's latest table lists it as currently active.
-	Active bool `json:"active"`
+	Active bool
 	// Listed: the MID's latest table lists it (active or previously active).
-	Listed  bool      `json:"listed"`
-	Count   *int      `json:"occurrence_count"` // null when the sender omitted it
-	First   time.Time `json:"first_time"`
-	Last    time.Time `json:"last_time"`
-	Reports uint64    `json:"reports"`
+	Listed  bool
+	Count   *int // nil when the sender omitted it
+	First   time.Time
+	Last    time.Time
+	Reports uint64
 }
 
 // Faults returns this port's fault entries, listed ones first, then by

@@ -147,11 +147,11 @@ type assembly struct {
 
 // Overflow counts what the bounds refused.
 type Overflow struct {
-	Latest         uint64 `json:"latest"`             // (MID, PID) pairs not tracked
-	Faults         uint64 `json:"faults"`             // fault entries not tracked
-	Assemblies     uint64 `json:"assemblies"`         // PID 192 parameters not reassembled
-	SectionErrors  uint64 `json:"section_errors"`     // sections out of order or too long
-	FaultTableErrs uint64 `json:"fault_table_errors"` // PID 194 tables with a partial entry
+	Latest         uint64 // (MID, PID) pairs not tracked
+	Faults         uint64 // fault entries not tracked
+	Assemblies     uint64 // PID 192 parameters not reassembled
+	SectionErrors  uint64 // sections out of order or too long
+	FaultTableErrs uint64 // PID 194 tables with a partial entry
 }
 
 // Store holds the J1708/J1587 traffic of every J1708 port, one Port

@@ -18,26 +18,23 @@ const (
 )
 
 // Lamps are the four lamp states of byte 0 and their flash codes (byte 1).
-// Lamps and DTC keep json tags because services/evidence writes them into
-// a bundle's trigger.json, a document of its own; MCP answers spell them
-// with mcp/'s rows.
 type Lamps struct {
-	MIL         uint8 `json:"mil"`           // malfunction indicator, bits 7-6
-	RedStop     uint8 `json:"red_stop"`      // bits 5-4
-	AmberWarn   uint8 `json:"amber_warning"` // bits 3-2
-	Protect     uint8 `json:"protect"`       // bits 1-0
-	FlashMIL    uint8 `json:"flash_mil"`
-	FlashRed    uint8 `json:"flash_red_stop"`
-	FlashAmber  uint8 `json:"flash_amber_warning"`
-	FlashProtec uint8 `json:"flash_protect"`
+	MIL         uint8 // malfunction indicator, bits 7-6
+	RedStop     uint8 // bits 5-4
+	AmberWarn   uint8 // bits 3-2
+	Protect     uint8 // bits 1-0
+	FlashMIL    uint8
+	FlashRed    uint8
+	FlashAmber  uint8
+	FlashProtec uint8
 }
 
 // DTC is one diagnostic trouble code in the J1939-73 version 4 layout.
 type DTC struct {
-	SPN uint32 `json:"spn"` // 19 bits
-	FMI uint8  `json:"fmi"` // 5 bits
-	OC  uint8  `json:"oc"`  // occurrence count, 7 bits
-	CM  uint8  `json:"cm"`  // SPN conversion method bit
+	SPN uint32 // 19 bits
+	FMI uint8  // 5 bits
+	OC  uint8  // occurrence count, 7 bits
+	CM  uint8  // SPN conversion method bit
 }
 
 // DM is a decoded DM1 or DM2.

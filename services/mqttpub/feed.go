@@ -14,7 +14,6 @@ import (
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/statuspage"
-	"fieldtap/services/untrusted"
 )
 
 // Feeder bounds.
@@ -42,6 +41,11 @@ type Sources struct {
 	J1587  interface{ Faults() []j1587.FaultEntry }
 	Calls  interface{ Snapshot() *sip.Snapshot }
 	Media  interface{ Snapshot(bool) *rtp.Snapshot }
+	// Fence cleans and marks the sender text a call summary quotes (the
+	// caller's and callee's user parts, the reason phrase): the daemon
+	// gives untrusted.Text's fence, so a payload fences exactly as an
+	// answer does. Without it that text is left out, never sent bare.
+	Fence func(string) string
 }
 
 // Feeder publishes state every tick, fault topics when they change and
@@ -246,14 +250,14 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // CallSummary is one finished call on the calls topic. Names are what
-// the sender wrote and arrive fenced.
+// the sender wrote and arrive fenced (Sources.Fence).
 type CallSummary struct {
 	CallID      string          `json:"call_id"`
 	State       string          `json:"state"`
 	FinalCode   int             `json:"final_code"`
-	FinalReason untrusted.Text  `json:"final_reason,omitempty"`
-	From        untrusted.Text  `json:"from_user"`
-	To          untrusted.Text  `json:"to_user"`
+	FinalReason string          `json:"final_reason,omitempty"`
+	From        string          `json:"from_user"`
+	To          string          `json:"to_user"`
 	Start       time.Time       `json:"start"`
 	DurationS   *float64        `json:"duration_s"`
 	PDDMs       *float64        `json:"pdd_ms"`
@@ -303,7 +307,7 @@ func (f *Feeder) publishCalls() {
 		if media == nil && f.src.Media != nil {
 			media = f.src.Media.Snapshot(false)
 		}
-		if b, err := json.Marshal(summary(d, media)); err == nil {
+		if b, err := json.Marshal(summary(d, media, f.fence)); err == nil {
 			f.sink.Publish(TopicCalls, b, false)
 		}
 		delete(f.pending, d.ID)
@@ -317,9 +321,17 @@ func (f *Feeder) publishCalls() {
 	}
 }
 
-func summary(d *sip.Dialog, media *rtp.Snapshot) CallSummary {
-	c := CallSummary{CallID: d.CallID, State: d.State, FinalCode: d.FinalCode, FinalReason: untrusted.Text(d.FinalReason),
-		From: untrusted.Text(d.FromUser), To: untrusted.Text(d.ToUser), Start: d.Created.UTC(), Streams: []StreamSummary{}}
+// fence is Sources.Fence, or a fence that leaves the text out.
+func (f *Feeder) fence(s string) string {
+	if f.src.Fence == nil {
+		return ""
+	}
+	return f.src.Fence(s)
+}
+
+func summary(d *sip.Dialog, media *rtp.Snapshot, fence func(string) string) CallSummary {
+	c := CallSummary{CallID: d.CallID, State: d.State, FinalCode: d.FinalCode, FinalReason: fence(d.FinalReason),
+		From: fence(d.FromUser), To: fence(d.ToUser), Start: d.Created.UTC(), Streams: []StreamSummary{}}
 	if v, ok := d.Duration(); ok {
 		s := round3(v.Seconds())
 		c.DurationS = &s

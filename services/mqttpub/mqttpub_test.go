@@ -11,6 +11,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/mqttpub/mqtttest"
 	"fieldtap/services/sip"
+	"fieldtap/services/untrusted"
 )
 
 func newPublisher(t *testing.T, url string, queue int) (*Publisher, func()) {
@@ -265,5 +266,31 @@ func TestFeederCallsOncePerFinishedCall(t *testing.T) {
 	f.Tick()
 	if len(f.pending) != 0 {
 		t.Errorf("pending %v after the store evicted every dialog", f.pending)
+	}
+}
+
+// TestCallSummaryFencesSenderText: the user parts and reason phrase are
+// fenced by Sources.Fence (the daemon gives untrusted's), and left out
+// without one, never published bare.
+func TestCallSummaryFencesSenderText(t *testing.T) {
+	d := &sip.Dialog{ID: 1, CallID: "c1", FirstMethod: "INVITE", HasInvite: true, State: sip.StateFailed, FinalCode: 486,
+		FinalReason: "Busy\u202e", FromUser: "alice\x1b[31m", ToUser: "bob"}
+	fenced := func(s string) string { return untrusted.Open + s + untrusted.Close }
+	for _, tc := range []struct {
+		name  string
+		fence func(string) string
+		want  string
+	}{
+		{name: "fenced", fence: func(s string) string { return untrusted.Fence(s, false) },
+			want: `"final_reason":"` + fenced("Busy") + `","from_user":"` + fenced("alice[31m") + `","to_user":"` + fenced("bob") + `"`},
+		{name: "no fence leaves it out", want: `"final_code":486,"from_user":"","to_user":""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &recordSink{}
+			NewFeeder(sink, Sources{Calls: &fakeCalls{sn: &sip.Snapshot{Dialogs: []*sip.Dialog{d}}}, Fence: tc.fence}).Tick()
+			if len(sink.msgs) != 1 || !strings.Contains(string(sink.msgs[0].payload), tc.want) {
+				t.Errorf("published %+v, want a summary holding %s", sink.msgs, tc.want)
+			}
+		})
 	}
 }

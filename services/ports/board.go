@@ -20,18 +20,20 @@ const (
 // BoardPart is one part of the board's bring-up (the SPAN interface, the
 // USB gadget, the GPIO lines) as capture_status reports it.
 type BoardPart struct {
-	Part    string `json:"part" jsonschema:"span IF, gadget IF, gpio"`
-	Outcome string `json:"outcome" jsonschema:"up, skipped or failed"`
-	Detail  string `json:"detail" jsonschema:"what was done, or why it was skipped or failed"`
+	Part    string // "span IF", "gadget IF", "gpio"
+	Outcome string // OutcomeUp, OutcomeSkipped or OutcomeFailed
+	Detail  string // what was done, or why it was skipped or failed
 }
 
-// Arm is the transmit-arm input as capture_status reports it. On is read
-// from the input at the call, the same read the transmit gatekeeper makes.
+// Arm is the transmit-arm input as capture_status reports it, and a
+// document: the status page's status.json holds it as key_switch. On is
+// read from the input at the call, the same read the transmit gatekeeper
+// makes.
 type Arm struct {
 	On      bool   `json:"on"`
-	Input   string `json:"input" jsonschema:"gpio, file or none"`
-	Where   string `json:"where" jsonschema:"the GPIO line (CHIP:OFFSET) or the file; for none, why there is no input"`
-	Changes uint64 `json:"changes" jsonschema:"on/off transitions seen since start (GPIO only)"`
+	Input   string `json:"input"`   // ArmInputGPIO, ArmInputFile or ArmInputNone
+	Where   string `json:"where"`   // the GPIO line (CHIP:OFFSET) or the file; for none, why there is no input
+	Changes uint64 `json:"changes"` // on/off transitions seen since start (GPIO only)
 }
 
 // board is the Registry's board half: parts in bring-up order and the

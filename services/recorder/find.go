@@ -82,24 +82,24 @@ func (m Match) matches(f *Frame) bool {
 
 // Hit is one frame Find found.
 type Hit struct {
-	Segment string    `json:"segment"`
-	Offset  int64     `json:"offset"` // of its block in the segment
-	Port    string    `json:"port"`
-	Link    uint16    `json:"link_type"`
-	Time    time.Time `json:"time"`
-	Len     int       `json:"recorded_len"`
-	OrigLen int       `json:"wire_len"`
-	Head    string    `json:"head"` // hex of the first 64 bytes
+	Segment string
+	Offset  int64 // of its block in the segment
+	Port    string
+	Link    uint16
+	Time    time.Time
+	Len     int
+	OrigLen int
+	Head    string // hex of the first 64 bytes
 }
 
 // Found is Find's answer.
 type Found struct {
-	Hits []Hit `json:"hits"`
+	Hits []Hit
 	// Truncated is true when a match past limit was found and the
 	// search stopped at it (Scan.Matched is then limit+1): later frames
 	// may match too.
-	Truncated bool      `json:"truncated"`
-	Scan      ScanStats `json:"scan"`
+	Truncated bool
+	Scan      ScanStats
 }
 
 // Find lists the recorded frames in q that satisfy m, at most limit

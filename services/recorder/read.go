@@ -53,11 +53,11 @@ type Query struct {
 
 // Progress is a scan's position.
 type Progress struct {
-	Segments     int    `json:"segments"`      // segments the query touches
-	SegmentsRead int    `json:"segments_read"` // of which finished
-	BytesPlanned int64  `json:"bytes_planned"` // bytes of their windows
-	BytesRead    int64  `json:"bytes_read"`
-	Frames       uint64 `json:"frames"` // frames read (matching or not)
+	Segments     int   // segments the query touches
+	SegmentsRead int   // of which finished
+	BytesPlanned int64 // bytes of their windows
+	BytesRead    int64
+	Frames       uint64 // frames read (matching or not)
 }
 
 // ScanStats says what a scan read and where it stopped short.
@@ -65,16 +65,16 @@ type ScanStats struct {
 	Progress
 	// Matched counts the frames read that met the query (its window and
 	// ports; Find's criteria too), each given to the callback.
-	Matched uint64 `json:"matched"`
+	Matched uint64
 	// Cut is true when MaxBytes ended the scan; frames from CutAt on were
 	// not read.
-	Cut   bool       `json:"cut"`
-	CutAt *time.Time `json:"cut_at"`
+	Cut   bool
+	CutAt *time.Time
 	// Gone counts segments the quota deleted between listing and reading.
-	Gone int `json:"segments_gone"`
+	Gone int
 	// Corrupt names segments that stopped being whole blocks before their
 	// indexed end (a disk fault since they were written).
-	Corrupt []string `json:"corrupt"`
+	Corrupt []string
 }
 
 // view is a segment as a reader sees it at one moment.
@@ -249,16 +249,16 @@ func (r *Recorder) readSpan(ctx context.Context, s span, st *ScanStats, fn func(
 
 // RefillStats says what Refill gave the analysers.
 type RefillStats struct {
-	Budget   int64                 `json:"budget_bytes"`
-	Segments int                   `json:"segments"`
-	Bytes    int64                 `json:"bytes"` // segment bytes read
-	Frames   uint64                `json:"frames"`
-	From     *time.Time            `json:"from"` // earliest frame refilled
-	To       *time.Time            `json:"to"`
-	Ports    map[string]PortRefill `json:"ports"`
+	Budget   int64
+	Segments int
+	Bytes    int64 // segment bytes read
+	Frames   uint64
+	From     *time.Time // earliest frame refilled
+	To       *time.Time
+	Ports    map[string]PortRefill
 	// Older is true when recorded frames older than From stay on disk
 	// only: the budget did not reach them (search finds them).
-	Older bool `json:"older_on_disk"`
+	Older bool
 }
 
 // PortRefill is one port's share of a refill.

@@ -26,24 +26,24 @@ type runState struct {
 
 // Recovery is what Open found and did.
 type Recovery struct {
-	At      time.Time `json:"at"`
-	Unclean bool      `json:"unclean"` // the last run ended without Close
+	At      time.Time
+	Unclean bool // the last run ended without Close
 	// Trusted closed segments were taken from their index unread.
-	Trusted int `json:"trusted"`
+	Trusted int
 	// Scanned segments had no usable index (left open, or an index that
 	// did not match the file) and were read block by block.
-	Scanned []ScannedSegment `json:"scanned"`
-	Removed []string         `json:"removed"` // empty segments, orphan indexes, temporary files
-	Gap     *Gap             `json:"gap"`     // the gap this start closes; null on a first start
+	Scanned []ScannedSegment
+	Removed []string // empty segments, orphan indexes, temporary files
+	Gap     *Gap     // the gap this start closes; nil on a first start
 }
 
 // ScannedSegment is one segment recovered by a scan.
 type ScannedSegment struct {
-	Name     string `json:"name"`
-	Frames   uint64 `json:"frames"`
-	Bytes    int64  `json:"bytes"`     // kept: whole blocks
-	CutBytes int64  `json:"cut_bytes"` // torn tail removed
-	Reason   string `json:"reason"`    // why the scan stopped; empty at a clean end
+	Name     string
+	Frames   uint64
+	Bytes    int64  // kept: whole blocks
+	CutBytes int64  // torn tail removed
+	Reason   string // why the scan stopped; empty at a clean end
 }
 
 type found struct {

@@ -11,36 +11,36 @@ const maxStatusGaps = 16
 
 // Status is the recorder as a whole.
 type Status struct {
-	State  string     `json:"state"`            // recording, ram_only, closed
-	Reason string     `json:"reason,omitempty"` // why ram_only
-	Since  *time.Time `json:"since"`            // when ram_only began
-	Dir    string     `json:"dir"`
+	State  string     // recording, ram_only, closed
+	Reason string     // why ram_only
+	Since  *time.Time // when ram_only began
+	Dir    string
 
-	Segments     int        `json:"segments"` // closed and open
-	Bytes        int64      `json:"bytes"`    // on disk, indexes included
-	QuotaBytes   int64      `json:"quota_bytes"`
-	QuotaOver    int64      `json:"quota_over_bytes"` // kept past the quota by pins
-	FreeBytes    *int64     `json:"free_bytes"`       // left on the file system; null where unknown
-	PinnedBytes  int64      `json:"pinned_bytes"`
-	Pins         int        `json:"pins"`
-	Oldest       *time.Time `json:"oldest_frame"` // on disk
-	Newest       *time.Time `json:"newest_frame"` // written
-	SegmentBytes int64      `json:"segment_bytes"`
-	SegmentAge   string     `json:"segment_age"`
+	Segments     int   // closed and open
+	Bytes        int64 // on disk, indexes included
+	QuotaBytes   int64
+	QuotaOver    int64  // kept past the quota by pins
+	FreeBytes    *int64 // left on the file system; nil where unknown
+	PinnedBytes  int64
+	Pins         int
+	Oldest       *time.Time // on disk
+	Newest       *time.Time // written
+	SegmentBytes int64
+	SegmentAge   string
 
-	BytesWritten uint64     `json:"bytes_written"`
-	Writes       uint64     `json:"writes"`
-	Syncs        uint64     `json:"syncs"`
-	LastSync     *time.Time `json:"last_sync"`
-	WriteErrors  uint64     `json:"write_errors"`
-	Retries      uint64     `json:"retries"`
-	Deleted      uint64     `json:"segments_deleted"` // by the quota
+	BytesWritten uint64
+	Writes       uint64
+	Syncs        uint64
+	LastSync     *time.Time
+	WriteErrors  uint64
+	Retries      uint64
+	Deleted      uint64 // by the quota
 
-	Gaps        []Gap       `json:"gaps"` // newest last, at most 16; open gaps have a null to
-	GapsTotal   int         `json:"gaps_total"`
-	GapsDropped uint64      `json:"gaps_dropped"` // pushed out of the journal
-	Recovery    Recovery    `json:"recovery"`
-	Refill      RefillStats `json:"refill"`
+	Gaps        []Gap // newest last, at most 16; open gaps have a nil To
+	GapsTotal   int
+	GapsDropped uint64 // pushed out of the journal
+	Recovery    Recovery
+	Refill      RefillStats
 }
 
 // PortStatus is one port's recording, shown in capture_status.
@@ -62,18 +62,18 @@ type PortStatus struct {
 
 // SegmentInfo is one segment for listing.
 type SegmentInfo struct {
-	Name      string      `json:"name"`
-	Seq       uint64      `json:"seq"`
-	Open      bool        `json:"open"`
-	Created   time.Time   `json:"created"`
-	Closed    *time.Time  `json:"closed"`
-	Bytes     int64       `json:"bytes"`
-	Frames    uint64      `json:"frames"`
-	First     *time.Time  `json:"first_frame"`
-	Last      *time.Time  `json:"last_frame"`
-	Ports     []PortIndex `json:"ports"`
-	Pinned    bool        `json:"pinned"`
-	Recovered *Recovered  `json:"recovered"`
+	Name      string
+	Seq       uint64
+	Open      bool
+	Created   time.Time
+	Closed    *time.Time
+	Bytes     int64
+	Frames    uint64
+	First     *time.Time
+	Last      *time.Time
+	Ports     []PortIndex
+	Pinned    bool
+	Recovered *Recovered
 }
 
 func timePtr(t time.Time) *time.Time {

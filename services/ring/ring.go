@@ -24,20 +24,20 @@ type Limits struct {
 
 // Stats describes a ring at one revision.
 type Stats struct {
-	Items        int    `json:"items"`
-	Bytes        int64  `json:"bytes"`
-	Limits       Limits `json:"-"`
-	Evicted      uint64 `json:"evicted"`       // items pushed out by the limits
-	EvictedBytes uint64 `json:"evicted_bytes"` // their bytes
-	Oversize     uint64 `json:"oversize"`      // items refused because alone they exceed Limits.Bytes
-	Appended     uint64 `json:"appended"`      // items ever accepted
-	Revision     uint64 `json:"revision"`
+	Items        int
+	Bytes        int64
+	Limits       Limits
+	Evicted      uint64 // items pushed out by the limits
+	EvictedBytes uint64 // their bytes
+	Oversize     uint64 // items refused because alone they exceed Limits.Bytes
+	Appended     uint64 // items ever accepted
+	Revision     uint64
 	// Oldest is the time of the oldest kept item and EvictedTo that of
 	// the newest evicted one, by the ring's TimeOf; zero without TimeOf,
 	// with nothing kept, or with nothing evicted. An answer over the ring
 	// is whole for a window that starts after EvictedTo.
-	Oldest    time.Time `json:"-"`
-	EvictedTo time.Time `json:"-"`
+	Oldest    time.Time
+	EvictedTo time.Time
 }
 
 type chunk[T any] struct {

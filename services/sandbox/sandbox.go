@@ -37,9 +37,9 @@ type Root struct {
 
 // Entry is one file.
 type Entry struct {
-	Name     string    `json:"name"` // ROOT/REL, as Open takes it
-	Bytes    int64     `json:"bytes"`
-	Modified time.Time `json:"modified"`
+	Name     string // ROOT/REL, as Open takes it
+	Bytes    int64
+	Modified time.Time
 }
 
 // Sandbox serves its roots.

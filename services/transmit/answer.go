@@ -31,15 +31,15 @@ const (
 // Answer is one reply an ECU sent to the plan. Text is ECU-supplied and
 // must be fenced by whoever shows it to a model.
 type Answer struct {
-	Time time.Time `json:"ts"`
-	From string    `json:"from"` // J1939 source address or UDS response id, hex
-	PGN  uint32    `json:"pgn,omitempty"`
-	Via  string    `json:"via,omitempty"` // direct, tp-BAM, tp-RTS, isotp
-	Data string    `json:"data_hex"`
-	Text string    `json:"text,omitempty" untrusted:"field"`
+	Time time.Time
+	From string // J1939 source address or UDS response id, hex
+	PGN  uint32
+	Via  string // direct, tp-BAM, tp-RTS, isotp
+	Data string
+	Text string
 	// NACK is set for a J1939 negative acknowledgement of the request.
-	NACK bool            `json:"nack,omitempty"`
-	UDS  *isotp.Response `json:"uds,omitempty"`
+	NACK bool
+	UDS  *isotp.Response
 }
 
 // listening matches received frames against the plan's expectation.

@@ -73,10 +73,10 @@ type ButtonPress struct {
 // ButtonWaiting is the plan waiting for the button now.
 type ButtonWaiting struct {
 	// PlanID is shown only to the plan's owner.
-	PlanID string    `json:"plan_id,omitempty"`
-	Code   string    `json:"code"`
-	Since  time.Time `json:"since"`
-	Until  time.Time `json:"until"`
+	PlanID string
+	Code   string
+	Since  time.Time
+	Until  time.Time
 	owner  Owner
 }
 

@@ -56,23 +56,23 @@ func ArgsDigest(args any) (string, error) {
 // Question is an issued confirmation: what to ask a person, and the
 // request state the answer must come back with.
 type Question struct {
-	ID     string `json:"confirmation_id"`
-	PlanID string `json:"plan_id"`
-	Text   string `json:"question"`
+	ID     string
+	PlanID string
+	Text   string
 	// State goes to the client with the question (MCP requestState) and
 	// comes back with the answer; it is a credential for one answer.
-	State   string    `json:"-"`
-	Asked   time.Time `json:"asked"`
-	Expires time.Time `json:"expires"`
+	State   string
+	Asked   time.Time
+	Expires time.Time
 }
 
 // Pending is one unanswered confirmation, as Confirmations lists it.
 type Pending struct {
-	ID      string    `json:"confirmation_id"`
-	PlanID  string    `json:"plan_id"`
-	Tool    string    `json:"tool"`
-	Asked   time.Time `json:"asked"`
-	Expires time.Time `json:"expires"`
+	ID      string
+	PlanID  string
+	Tool    string
+	Asked   time.Time
+	Expires time.Time
 }
 
 type pending struct {

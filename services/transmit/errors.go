@@ -37,9 +37,9 @@ const (
 
 // Error is a failure that is not a gate's refusal, with a stable code.
 type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Hint    string `json:"hint"`
+	Code    string
+	Message string
+	Hint    string
 }
 
 func (e *Error) Error() string { return "transmit: " + e.Message }

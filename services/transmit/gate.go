@@ -25,18 +25,18 @@ const ScopeTransmit = "transmit"
 // Refusal is why nothing (or, for GateWriter and GateDisarmed, nothing
 // more) was sent.
 type Refusal struct {
-	Gate string `json:"gate"`
+	Gate string
 	// Code says which reason, where a gate has several (the
 	// confirmation and button gates); empty otherwise.
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message"`
-	Hint    string `json:"hint"`
+	Code    string
+	Message string
+	Hint    string
 	// Sent counts frames that reached the writer before the refusal.
-	Sent int `json:"frames_sent"`
+	Sent int
 	// PlanID and FramesSHA256 name the plan refused, when there is one,
 	// as the transmit audit records it (Note).
-	PlanID       string `json:"plan_id,omitempty"`
-	FramesSHA256 string `json:"frames_sha256,omitempty"`
+	PlanID       string
+	FramesSHA256 string
 }
 
 func (r *Refusal) Error() string {

@@ -12,8 +12,8 @@ import (
 // owns the pipe. Another owner can neither list, read, run nor evict the
 // plan, nor answer its confirmation.
 type Owner struct {
-	Token   string `json:"token_id,omitempty"`
-	Session string `json:"-"`
+	Token   string
+	Session string
 }
 
 // Owner is the caller as an owner.

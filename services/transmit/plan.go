@@ -139,18 +139,18 @@ func (f Frame) IDHex() string {
 
 // Expect is the answer a plan listens for after its frames.
 type Expect struct {
-	Kind string `json:"kind"` // "j1939" or "uds"
+	Kind string // "j1939" or "uds"
 	// J1939: the PGN and, unless 0xFF, the address it must come from.
-	PGN  uint32 `json:"pgn,omitempty"`
-	From uint8  `json:"from,omitempty"`
+	PGN  uint32
+	From uint8
 	// UDS: request and answer ids, the request payload for decoding, and
 	// the flow-control frame this box sends after a First Frame.
-	RequestID   uint32 `json:"-"`
-	ResponseID  uint32 `json:"-"`
-	Request     []byte `json:"-"`
-	FlowControl []byte `json:"-"`
+	RequestID   uint32
+	ResponseID  uint32
+	Request     []byte
+	FlowControl []byte
 	// Timeout is how long the plan listens after its last frame.
-	Timeout time.Duration `json:"-"`
+	Timeout time.Duration
 }
 
 // Spec is what a planner produces: everything but the id and times.

@@ -14,10 +14,8 @@ const (
 
 // RateLimit allows Plans executions per port within any Window.
 type RateLimit struct {
-	Plans  int           `json:"plans"`
-	Window time.Duration `json:"-"`
-	// WindowSeconds is Window for JSON readers.
-	WindowSeconds float64 `json:"window_s"`
+	Plans  int
+	Window time.Duration
 }
 
 // limiter is a sliding-window counter per port.
@@ -28,7 +26,6 @@ type limiter struct {
 }
 
 func newLimiter(l RateLimit) *limiter {
-	l.WindowSeconds = l.Window.Seconds()
 	return &limiter{limit: l, times: map[string][]time.Time{}}
 }
 

@@ -11,10 +11,10 @@ import (
 // with the first one; transmit_status and Next list them all. Both come
 // from the same checks, so what the status promises is what Execute does.
 type Blocker struct {
-	Gate    string `json:"gate"`
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message"`
-	Hint    string `json:"hint"`
+	Gate    string
+	Code    string
+	Message string
+	Hint    string
 }
 
 func blockerOf(r *Refusal) Blocker {
@@ -97,10 +97,10 @@ func planGate(p *Plan, id string, ttl time.Duration) *Refusal {
 // enabled, disarmed, load, rate, no audit file, no button, a client that
 // cannot ask a person for an actuate or erase plan).
 type Next struct {
-	CanSend bool `json:"can_send"`
+	CanSend bool
 	// Text is one line for a person or an agent.
-	Text     string    `json:"text"`
-	Blockers []Blocker `json:"blockers"`
+	Text     string
+	Blockers []Blocker
 }
 
 // Next says how o's plan p can be sent by c, whose client can ask a

@@ -21,24 +21,24 @@ const auditTailBytes = 256 << 10
 // Interrupted is a plan the previous run began to send and never finished:
 // its "sending" record has no result after it.
 type Interrupted struct {
-	PlanID string    `json:"plan_id"`
-	Port   string    `json:"port"`
-	Tool   string    `json:"tool"`
-	Hash   string    `json:"sha256"`
-	Began  time.Time `json:"began"`
-	Frames int       `json:"frames"` // in the plan; how many went out is unknown
+	PlanID string
+	Port   string
+	Tool   string
+	Hash   string
+	Began  time.Time
+	Frames int // in the plan; how many went out is unknown
 }
 
 // Tail is what the end of an audit file says about the run that wrote it.
 type Tail struct {
-	Interrupted []Interrupted `json:"interrupted"`
-	Records     int           `json:"records_read"`
+	Interrupted []Interrupted
+	Records     int
 	// Unreadable counts whole lines that are not audit records.
-	Unreadable int `json:"unreadable_lines"`
+	Unreadable int
 	// Torn: the file ends mid-record (the crash came during a write).
-	Torn bool `json:"torn_record"`
+	Torn bool
 	// Partial: the window began mid-file, so older records were not read.
-	Partial bool `json:"partial"`
+	Partial bool
 }
 
 // tailRecord is the part of a Record the scan reads.
@@ -122,14 +122,14 @@ type PortReset struct {
 
 // PreviousRun is what the daemon found at start-up, for transmit_status.
 type PreviousRun struct {
-	Interrupted []Interrupted `json:"interrupted"`
-	TornRecord  bool          `json:"torn_record"`
+	Interrupted []Interrupted
+	TornRecord  bool
 	// UnreadableLines and Partial say how far the tail can be trusted:
 	// lines that were not records, and a window that began mid-file (a
 	// plan sent before it is not seen).
-	UnreadableLines int         `json:"unreadable_lines"`
-	Partial         bool        `json:"partial"`
-	PortsReset      []PortReset `json:"ports_reset"`
+	UnreadableLines int
+	Partial         bool
+	PortsReset      []PortReset
 }
 
 // RecordStart writes what this run found and did at start-up, before any

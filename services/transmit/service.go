@@ -129,25 +129,25 @@ type Confirmation struct {
 
 // Outcome is what Execute did.
 type Outcome struct {
-	PlanID string `json:"plan_id"`
-	Status string `json:"status"` // StatusNeedsConfirmation or StatusSent
+	PlanID string
+	Status string // StatusNeedsConfirmation or StatusSent
 	// Question and Token are set with StatusNeedsConfirmation: ask the
 	// question, hand Token to the client as the request state, then call
 	// Execute again with the reply and the state. Token answers once,
 	// before ConfirmExpires.
-	Question       string    `json:"question,omitempty"`
-	Token          string    `json:"-"`
-	ConfirmExpires time.Time `json:"confirmation_expires,omitzero"`
+	Question       string
+	Token          string
+	ConfirmExpires time.Time
 	// FramesSHA256 is the plan's digest of port and frames, as the
 	// transmit audit records it.
-	FramesSHA256 string       `json:"frames_sha256"`
-	Button       *ButtonPress `json:"button,omitempty"`
+	FramesSHA256 string
+	Button       *ButtonPress
 	// Sent counts the frames the writer confirmed.
-	Sent int `json:"frames_sent"`
+	Sent int
 	// Uncertain is set with StatusUncertain: the frame the run stopped at.
-	Uncertain *Uncertain `json:"uncertain,omitempty"`
-	Answers   []Answer   `json:"answers"`
-	Warnings  []string   `json:"warnings"`
+	Uncertain *Uncertain
+	Answers   []Answer
+	Warnings  []string
 }
 
 // Outcome statuses.

@@ -11,63 +11,63 @@ const loadDecimals = 1000
 
 // PortStatus is one port as transmit_status shows it.
 type PortStatus struct {
-	Port     string    `json:"port"`
-	Medium   Medium    `json:"medium"`
-	Enabled  bool      `json:"enabled"` // [[port]] transmit = true
-	Writer   bool      `json:"has_writer"`
-	Armed    bool      `json:"armed"`
-	Mode     Mode      `json:"mode"`
-	Bitrate  int       `json:"bitrate"`
-	Rate     RateLimit `json:"rate_limit"`
-	Load     *float64  `json:"measured_bus_load"`
-	LoadNote string    `json:"measured_bus_load_note,omitempty"`
+	Port     string
+	Medium   Medium
+	Enabled  bool // [[port]] transmit = true
+	Writer   bool
+	Armed    bool
+	Mode     Mode
+	Bitrate  int
+	Rate     RateLimit
+	Load     *float64
+	LoadNote string
 	// CanSend is true when no gate of the box or the port would refuse a
 	// plan that adds no load right now; CannotSend lists the ones that
 	// would, in Execute's order. The caller's own gates (scope, ack, a
 	// person's answer) still apply.
-	CanSend    bool      `json:"can_send_now"`
-	CannotSend []Blocker `json:"cannot_send"`
+	CanSend    bool
+	CannotSend []Blocker
 }
 
 // ButtonStatus is the board's confirm button as transmit_status shows it.
 type ButtonStatus struct {
-	Required bool    `json:"required"`
-	Present  bool    `json:"present"`
-	WaitSecs float64 `json:"wait_s"`
-	// Waiting is the plan waiting for a press now, or null.
-	Waiting *ButtonWaiting `json:"waiting"`
+	Required bool
+	Present  bool
+	WaitSecs float64
+	// Waiting is the plan waiting for a press now, or nil.
+	Waiting *ButtonWaiting
 }
 
 // ConfirmStatus counts confirmations: waiting in all, the caller's own,
 // expired unanswered, and refused by a bound.
 type ConfirmStatus struct {
-	Waiting  int       `json:"waiting"`
-	Yours    []Pending `json:"yours"`
-	Expired  uint64    `json:"expired"`
-	Refused  uint64    `json:"refused_by_bound"`
-	TTLSecs  float64   `json:"ttl_s"`
-	PerOwner int       `json:"max_per_session"`
+	Waiting  int
+	Yours    []Pending
+	Expired  uint64
+	Refused  uint64
+	TTLSecs  float64
+	PerOwner int
 }
 
 // Status is the whole transmitter, as one caller sees it.
 type Status struct {
-	Armed         bool          `json:"armed"`
-	BundleLoaded  bool          `json:"bundle_loaded"`
-	LoadCeiling   float64       `json:"bus_load_ceiling"`
-	PlanTTLSecs   float64       `json:"plan_ttl_s"`
-	Plans         int           `json:"plans_stored"`
-	YourPlans     int           `json:"plans_yours"`
-	PlansEvicted  uint64        `json:"plans_evicted"`
-	PlansExpired  uint64        `json:"plans_expired"`
-	PlansRefused  uint64        `json:"plans_refused_by_bound"`
-	AuditFailures uint64        `json:"audit_failures"`
-	Button        ButtonStatus  `json:"confirm_button"`
-	Confirmations ConfirmStatus `json:"confirmations"`
-	// PreviousRun is what start-up found and did; null before RecordStart.
-	PreviousRun *PreviousRun `json:"previous_run"`
-	Ports       []PortStatus `json:"ports"`
+	Armed         bool
+	BundleLoaded  bool
+	LoadCeiling   float64
+	PlanTTLSecs   float64
+	Plans         int
+	YourPlans     int
+	PlansEvicted  uint64
+	PlansExpired  uint64
+	PlansRefused  uint64
+	AuditFailures uint64
+	Button        ButtonStatus
+	Confirmations ConfirmStatus
+	// PreviousRun is what start-up found and did; nil before RecordStart.
+	PreviousRun *PreviousRun
+	Ports       []PortStatus
 	// Recent is the caller's own recent transmissions and refusals.
-	Recent []Recent `json:"recent"`
+	Recent []Recent
 }
 
 // Status reports every port, the caller o's plans and history, and the

@@ -35,14 +35,14 @@ const (
 // say whether it went out: frames before it were sent, frames after it
 // were not, and it may have gone out.
 type Uncertain struct {
-	Frame  int    `json:"frame"`  // 1-based, in the plan
-	Reason string `json:"reason"` // the writer's words
+	Frame  int    // 1-based, in the plan
+	Reason string // the writer's words
 	// LateReply is LateAck, LateRefused or LateNone; "" when the writer
 	// cannot tell (a J1708 echo).
-	LateReply string `json:"late_reply,omitempty"`
+	LateReply string
 	// LateAfter is when the late reply came, after the frame was handed
 	// to the writer; 0 for none.
-	LateAfter time.Duration `json:"-"`
+	LateAfter time.Duration
 }
 
 // uncertainOf is the Uncertain of frame (1-based) when err says it may
