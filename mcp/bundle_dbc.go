@@ -12,9 +12,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
-	"fieldtap/services/untrusted"
 )
 
 // dbcMaxListed bounds dbc_load's message list (~200 bytes a row with

@@ -10,8 +10,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/dbc"
-	"fieldtap/services/untrusted"
 )
 
 // dbcTools is the dbc bundle: a loaded database's layout, decoding a

@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/dbc"
 	"fieldtap/services/j1939"
-	"fieldtap/services/untrusted"
 )
 
 // maxRowsArg bounds the rows dbc_decode_window lists per port.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/j1587"
-	"fieldtap/services/untrusted"
 )
 
 // j1708Tools is the j1708 bundle: raw J1708/J2497 messages, the J1587

@@ -16,10 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/j1587"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
-	"fieldtap/services/untrusted"
 	"fieldtap/tools/refdata"
 )
 

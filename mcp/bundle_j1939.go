@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/j1939"
-	"fieldtap/services/untrusted"
 )
 
 // j1939Tools is the j1939 bundle.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/j1939"
-	"fieldtap/services/untrusted"
 )
 
 // j1939DiagTools is the j1939_diag bundle: window views over the stored

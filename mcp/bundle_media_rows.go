@@ -3,8 +3,8 @@ package mcp
 import (
 	"fmt"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/rtp"
-	"fieldtap/services/untrusted"
 )
 
 // The rows of the media bundle, built from the analyser's plain values:

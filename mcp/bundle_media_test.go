@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 var (

@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/filter"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // sipTools is the sip bundle: dialogs and messages, analysis, search,

@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // dimensionArg is the dimension aggregate_dialogs and group_dialogs count

@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/filter"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 type listDialogsIn struct {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // Bounds of the ladder and export tools. Each answer is one object (a

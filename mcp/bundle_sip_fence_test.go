@@ -18,10 +18,10 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"fieldtap/drivers/pcapfile"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 	"fieldtap/tools/refdata"
 )
 

@@ -8,11 +8,11 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/siplint"
 	"fieldtap/services/sipsecurity"
-	"fieldtap/services/untrusted"
 )
 
 // sipForensicsTools is the sip_forensics bundle: what an engineer asks

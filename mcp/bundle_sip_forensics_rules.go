@@ -5,8 +5,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/siplint"
-	"fieldtap/services/untrusted"
 )
 
 // The conformance tools of the sip_forensics bundle: validate_message

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/rtp"
 	"fieldtap/services/siplint"
-	"fieldtap/services/untrusted"
 	"fieldtap/tools/refdata"
 )
 

@@ -13,11 +13,11 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/framestore"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/ring"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 func TestSIPMoreTools(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // maxGroupsArg bounds group_dialogs' groups, as max_buckets does

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // harness serves the sip and media bundles with output schemas on and

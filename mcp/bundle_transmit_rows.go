@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
 	"fieldtap/services/transmit"
-	"fieldtap/services/untrusted"
 )
 
 // The rows of the transmit bundle: a plan as a client reads it, and what

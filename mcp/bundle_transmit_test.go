@@ -22,10 +22,10 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/mcp/audit"
 	"fieldtap/mcp/front"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/canbus"
 	"fieldtap/services/ring"
 	"fieldtap/services/transmit"
-	"fieldtap/services/untrusted"
 )
 
 // fakeBus is a CAN bus with slcantest's engine ECU on it (the simulator

@@ -10,9 +10,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/canbus"
 	"fieldtap/services/isotp"
-	"fieldtap/services/untrusted"
 )
 
 // udsTools is the uds bundle: diagnostic sessions overheard on the CAN

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"fieldtap/board/sim/j1939gen"
-	"fieldtap/services/untrusted"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/tools/refdata"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"fieldtap/services/untrusted"
+	"fieldtap/mcp/untrusted"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"

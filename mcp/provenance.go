@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strings"
 
-	"fieldtap/services/untrusted"
+	"fieldtap/mcp/untrusted"
 )
 
 // textSource names who wrote the sender text an answer may carry, so the

@@ -11,7 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 
-	"fieldtap/services/untrusted"
+	"fieldtap/mcp/untrusted"
 )
 
 // Synthetic tools exercise the framework alone, one rule at a time.

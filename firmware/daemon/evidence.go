@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"fieldtap/firmware/config"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/evidence"
 	"fieldtap/services/sandbox"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 // sealing is the evidence builder and its triggers, or nothing when the

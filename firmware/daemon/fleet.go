@@ -15,11 +15,11 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/mcp/audit"
 	"fieldtap/mcp/front"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/hep"
 	"fieldtap/services/metrics"
 	"fieldtap/services/mqttpub"
 	"fieldtap/services/statuspage"
-	"fieldtap/services/untrusted"
 )
 
 // startHEP attaches the HEP exporter to the SPAN analyser: before any

@@ -9,7 +9,7 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
-	"fieldtap/services/untrusted"
+	"fieldtap/mcp/untrusted"
 )
 
 // answerCases are tools/call answers Append writes itself.

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/j1939"
 	"fieldtap/services/recorder"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 var t0 = time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)

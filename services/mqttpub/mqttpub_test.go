@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/j1939"
 	"fieldtap/services/mqttpub/mqtttest"
 	"fieldtap/services/sip"
-	"fieldtap/services/untrusted"
 )
 
 func newPublisher(t *testing.T, url string, queue int) (*Publisher, func()) {

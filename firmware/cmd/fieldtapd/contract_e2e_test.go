@@ -23,7 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"fieldtap/services/untrusted"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/tools/refdata"
 )
 

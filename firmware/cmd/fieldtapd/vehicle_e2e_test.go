@@ -18,7 +18,7 @@ import (
 
 	"fieldtap/board/sim/j1939gen"
 	"fieldtap/drivers/wire"
-	"fieldtap/services/untrusted"
+	"fieldtap/mcp/untrusted"
 	"fieldtap/tools/refdata"
 )
 
