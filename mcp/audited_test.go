@@ -21,7 +21,7 @@ func TestAuditRecordsEveryCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	s, err := NewServer(testDeps(), Options{Audit: a})
+	s, err := NewServer(fullDeps(t), Options{Audit: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestAuditFailureWithholdsTheAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewServer(testDeps(), Options{Audit: a})
+	s, err := NewServer(fullDeps(t), Options{Audit: a})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"fieldtap/services/evidence"
 	"fieldtap/services/recorder"
-	"fieldtap/services/sandbox"
 )
 
 // blackboxTools is the blackbox bundle: the recorder's segments on disk,
@@ -20,17 +19,17 @@ import (
 // (docs/recorder.md).
 var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture}
 
-// BlackBox is what the blackbox tools read: the recorder, the evidence
-// builder and the file sandbox. Each is nil when the box runs without it
-// (recorder.enabled false, or it could not open).
+// BlackBox is what the blackbox tools and capture_status read: the
+// recorder, the evidence builder, the download counters and the capture
+// opener. The first three are states, not missing stores: Recorder is
+// nil when the recorder is off (recorder.enabled false, or it could not
+// open), Evidence when evidence is off, Downloads without HTTP; the
+// tools say so. Captures is what the blackbox bundle needs.
 type BlackBox struct {
 	Recorder *recorder.Recorder
 	// RecorderOff says why Recorder is nil, for capture_status.
 	RecorderOff string
 	Evidence    *evidence.Builder
-	// Files is the one sandbox (exports, evidence, captures) resources,
-	// file tools and the HTTP GET read through.
-	Files *sandbox.Sandbox
 	// Downloads counts the HTTP GET /files handler; nil without HTTP.
 	Downloads Downloads
 	// Captures opens files of store.capture_dir as ports (open_capture).

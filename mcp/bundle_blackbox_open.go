@@ -58,14 +58,10 @@ var openCapture = tool[openCaptureIn, openCaptureOut]{
 	desc:  "Load a capture file from the box's capture directory (pcap, pcapng, candump -l, J1708 log) as a new read-only port, within the budget store.opened_captures reserves; waits up to wait_s (10 s) for it to load, with progress.",
 	hints: writesFile(),
 	run: func(c *call, in openCaptureIn) (openCaptureOut, error) {
-		o := c.d.BlackBox.Captures
-		if o == nil {
-			return openCaptureOut{}, unavailable("capture directory (store.capture_dir)", "the daemon's log says why at start-up")
-		}
 		if strings.TrimSpace(string(in.Name)) == "" {
 			return openCaptureOut{}, argErr("name", "give a file name inside store.capture_dir", "is empty")
 		}
-		st, err := o.OpenCapture(c.ctx, string(in.Name))
+		st, err := c.d.BlackBox.Captures.OpenCapture(c.ctx, string(in.Name))
 		switch {
 		case errors.Is(err, ErrCaptureRefused):
 			return openCaptureOut{}, failErr(CodeUnavailable, err.Error(), "store.capture_dir holds the files an operator copied onto the box; store.opened_captures reserves their ports at start-up (docs/recorder.md)")

@@ -88,7 +88,8 @@ func blackboxDeps(t *testing.T) Deps {
 	}
 	d := bbPortDeps()
 	d.CAN = store
-	d.BlackBox = BlackBox{Recorder: rec, Evidence: b, Files: files, Downloads: idleDownloads{}}
+	d.Files = files
+	d.BlackBox = BlackBox{Recorder: rec, Evidence: b, Downloads: idleDownloads{}}
 	return d
 }
 
@@ -102,12 +103,10 @@ func (idleDownloads) Stats() FileStats { return FileStats{Max: maxDownloads} }
 
 // bbPortDeps has the recorded ports as capture_status lists them.
 func bbPortDeps() Deps {
-	d := testDeps()
-	d.Ports = fakePorts{
+	return withPorts(testDeps(), fakePorts{
 		{Name: "can0", Kind: "can", Drops: map[string]uint64{}, Errors: map[string]uint64{}},
 		{Name: "j1708", Kind: "j1708", Drops: map[string]uint64{}, Errors: map[string]uint64{}},
-	}
-	return d
+	})
 }
 
 func at(i int) string { return bbStart.Add(time.Duration(i) * bbStep).Format(time.RFC3339Nano) }
@@ -296,7 +295,7 @@ func TestBuildEvidencePackage(t *testing.T) {
 	for _, f := range data["files"].([]any) {
 		f := f.(map[string]any)
 		name := f["name"].(string)
-		path, err := d.BlackBox.Files.Path(name)
+		path, err := d.Files.Path(name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -8,7 +8,7 @@ import (
 // TestAwaitBus: conditions that hold are met at once with their
 // evidence, ones that do not hold pass the deadline without an error,
 // pgn_seen waits for a message that arrives during the call, and missing
-// arguments or stores are refused before any wait.
+// arguments or ports are refused before any wait.
 func TestAwaitBus(t *testing.T) {
 	b := newLiveBox(t)
 	s := testServer(t, b.d, awaitBus)
@@ -81,8 +81,9 @@ func TestAwaitBus(t *testing.T) {
 			}
 		})
 	}
-	_, env = callTool(t, testServer(t, testDeps(), awaitBus), "await_bus", map[string]any{"condition": "dm1_active"})
-	if code, _, _ := firstError(t, env); code != CodeUnavailable {
-		t.Errorf("without a J1939 store: %s", code)
+	// A box without a CAN port has its stores, empty, and no port to name.
+	_, env = callTool(t, testServer(t, fullDeps(t), awaitBus), "await_bus", map[string]any{"condition": "dm1_active", "port": "can0"})
+	if code, msg, _ := firstError(t, env); code != CodeInvalidArgument || !strings.Contains(msg, "this box has no J1939 port") {
+		t.Errorf("without a CAN port: %s %s", code, msg)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/services/canbus"
 	"fieldtap/services/canre"
-	"fieldtap/services/j1939"
 )
 
 // canreTools is the canre bundle: reverse-engineering helpers for one CAN
@@ -220,11 +219,7 @@ var canRECorrelate = tool[reCorrelateIn, reCorrelateOut]{
 				v := uint8(*in.SA)
 				sa = &v
 			}
-			cat := j1939.BuiltinCatalogue()
-			if c.d.J1939 != nil {
-				cat = c.d.J1939.Catalogue()
-			}
-			if ref, err = canre.ReferenceFromSPN(p.Frames(), w, param.SPN, sa, cat); err != nil {
+			if ref, err = canre.ReferenceFromSPN(p.Frames(), w, param.SPN, sa, c.d.J1939.Catalogue()); err != nil {
 				return reCorrelateOut{}, notFound("j1939_spn_history shows which sources send the SPN in the window", "spn: %v", err)
 			}
 		} else {

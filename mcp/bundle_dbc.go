@@ -88,9 +88,6 @@ var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 	hints: readOnly(),
 	text:  []textSource{textDBC},
 	run: func(c *call, in dbcLoadIn) (dbcLoadOut, error) {
-		if c.d.DBC == nil {
-			return dbcLoadOut{}, unavailable("DBC registry", "the can bundle needs a CAN store")
-		}
 		db, err := c.d.DBC.Load(c.ctx, string(in.Name), in.File)
 		if err != nil {
 			return dbcLoadOut{}, dbcErr(err)
@@ -160,9 +157,6 @@ func unfence(s string) string {
 
 // dbcDatabase resolves the database argument.
 func dbcDatabase(d Deps, name dbcNameArg) (*dbc.Database, error) {
-	if d.DBC == nil {
-		return nil, unavailable("DBC registry", "the can bundle needs a CAN store")
-	}
 	if name != "" {
 		db, err := d.DBC.Get(string(name))
 		if err != nil {

@@ -37,7 +37,7 @@ func j1708Sources(c *call, sel PortSelector) ([]j1708Source, error) {
 			names = append(names, p.Name)
 		}
 	}
-	if c.d.J1587 == nil || len(names) == 0 {
+	if len(names) == 0 {
 		return nil, unavailable("J1708 port", "capture_status lists the ports this box has; a J1708 port is a [[port]] with driver j1708 or a J1708 log as --source")
 	}
 	chosen, err := choosePorts(sel, "J1708", names, func(n string) string { return n })

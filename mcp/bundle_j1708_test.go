@@ -30,7 +30,8 @@ func withJ1708(t *testing.T, d Deps, s *j1587.Store, names ...string) Deps {
 	for _, n := range names {
 		ps = append(ps, ports.Status{Name: n, Kind: portKindJ1708, Live: true})
 	}
-	d.Ports, d.J1587 = ps, s
+	d = withPorts(d, ps)
+	d.J1587 = s
 	return d
 }
 
@@ -392,27 +393,21 @@ func TestJ1708ArgumentsRefused(t *testing.T) {
 	}
 }
 
-// TestJ1708ToolsWithoutAPort: a box with no J1708 port answers every
-// j1708 tool UNAVAILABLE, whether or not a store exists.
+// TestJ1708ToolsWithoutAPort: a box with no J1708 port (its J1587 store
+// empty) answers every j1708 tool UNAVAILABLE.
 func TestJ1708ToolsWithoutAPort(t *testing.T) {
-	for name, d := range map[string]Deps{
-		"no store":        testDeps(),
-		"no J1708 port":   withJ1708(t, testDeps(), newJ1587(t, 10)),
-		"no store, ports": withJ1708(t, testDeps(), nil, "j1708"),
-	} {
-		c := newChecker(t, j1708Server(t, d))
-		for _, td := range j1708Tools {
-			tool := td.info().name
-			t.Run(name+"/"+tool, func(t *testing.T) {
-				r, env := c.call(tool, nil)
-				if !r.IsError {
-					t.Fatalf("answered: %s", r.Content[0].Text)
-				}
-				if code, _, _ := firstError(t, env); code != CodeUnavailable {
-					t.Errorf("code %s, want UNAVAILABLE", code)
-				}
-			})
-		}
+	c := newChecker(t, j1708Server(t, withJ1708(t, testDeps(), newJ1587(t, 10))))
+	for _, td := range j1708Tools {
+		tool := td.info().name
+		t.Run(tool, func(t *testing.T) {
+			r, env := c.call(tool, nil)
+			if !r.IsError {
+				t.Fatalf("answered: %s", r.Content[0].Text)
+			}
+			if code, _, _ := firstError(t, env); code != CodeUnavailable {
+				t.Errorf("code %s, want UNAVAILABLE", code)
+			}
+		})
 	}
 }
 
@@ -758,8 +753,7 @@ func BenchmarkJ1708Messages(b *testing.B) {
 	for i := range j1587.DefaultMaxMessages {
 		p.Add(t1708.Add(time.Duration(i)*time.Millisecond), msg, false)
 	}
-	d := testDeps()
-	d.Ports = fakePorts{{Name: "j1708", Kind: portKindJ1708}}
+	d := withPorts(testDeps(), fakePorts{{Name: "j1708", Kind: portKindJ1708}})
 	d.J1587 = s
 	srv := build(d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, j1708Tools, false)
 	for _, bc := range []struct {

@@ -34,14 +34,6 @@ func j1939CANPorts(c *call, sel PortSelector) ([]string, error) {
 	return names, nil
 }
 
-// j1939Names is the live NAME table of port, or nil without a J1939 store.
-func j1939Names(d Deps, port string) func(uint8) *j1939.Name {
-	if d.J1939 == nil {
-		return nil
-	}
-	return d.J1939.NameOf(port)
-}
-
 type j1939DiagIn struct {
 	PortSelector
 	window
@@ -69,7 +61,7 @@ var j1939Diagnostics = tool[j1939DiagIn, j1939DiagOut]{
 		out := j1939DiagOut{Ports: make([]j1939DiagnosticsRow, 0, len(ports))}
 		for i, p := range ports {
 			c.progress(float64(i), float64(len(ports)), "scanning "+p)
-			dg := j1939.DiagnosticsOf(p, c.d.CAN.Lookup(p).Frames(), j1939Window(sp), j1939Names(c.d, p))
+			dg := j1939.DiagnosticsOf(p, c.d.CAN.Lookup(p).Frames(), j1939Window(sp), c.d.J1939.NameOf(p))
 			if dg.ChangesTruncated || dg.ClearsTruncated {
 				c.warnf("%s: %d DTC changes and %d clears in the window; the lists were cut: narrow since/until", p, dg.ChangesTotal, dg.ClearsTotal)
 			}
@@ -137,10 +129,7 @@ type j1939HistoryOut struct {
 // j1939Param looks spn up in the live catalogue (built-in and the
 // loaded J1939 DBCs), refusing one it does not hold.
 func j1939Param(d Deps, spn spnArg) (j1939.Param, error) {
-	cat := j1939.BuiltinCatalogue()
-	if d.J1939 != nil {
-		cat = d.J1939.Catalogue()
-	}
+	cat := d.J1939.Catalogue()
 	p, ok := cat.Lookup(uint32(spn))
 	if !ok {
 		return j1939.Param{}, notFound("docs/j1939.md lists the built-in SPNs; dbc_load of a J1939 DBC with SPN attributes adds more", "SPN %d is not in the catalogue (%d SPNs)", spn, len(cat.Params()))
@@ -173,10 +162,7 @@ var j1939SPNHistory = tool[j1939HistoryIn, j1939HistoryOut]{
 			sa := uint8(*in.SA)
 			q.SA = &sa
 		}
-		cat := j1939.BuiltinCatalogue()
-		if c.d.J1939 != nil {
-			cat = c.d.J1939.Catalogue()
-		}
+		cat := c.d.J1939.Catalogue()
 		out := j1939HistoryOut{Param: j1939ParamRowOf(param), Ports: make([]j1939HistoryPort, 0, len(ports))}
 		for i, p := range ports {
 			c.progress(float64(i), float64(len(ports)), "scanning "+p)
@@ -270,7 +256,7 @@ var j1939Topology = tool[j1939DiagIn, j1939TopologyOut]{
 		out := j1939TopologyOut{Ports: make([]j1939TopologyRow, 0, len(ports))}
 		for i, p := range ports {
 			c.progress(float64(i), float64(len(ports)), "scanning "+p)
-			tp := j1939.TopologyOf(p, c.d.CAN.Lookup(p).Frames(), j1939Window(sp), j1939Names(c.d, p))
+			tp := j1939.TopologyOf(p, c.d.CAN.Lookup(p).Frames(), j1939Window(sp), c.d.J1939.NameOf(p))
 			if tp.EdgeOverflow > 0 {
 				c.warnf("%s: %d events found the edge table full and are in no edge", p, tp.EdgeOverflow)
 			}

@@ -10,13 +10,10 @@ import (
 // diagnostics, the codec negotiation and DTMF.
 var mediaTools = []toolDef{rtpStreams, rtpStats, mediaDiagnostics, codecNegotiation, dtmfEvents}
 
-// mediaSnapshot is a copy of the media analyser's tables, or UNAVAILABLE
-// when the box has none. Intervals are copied only when asked: they are
-// most of a stream's memory.
-func mediaSnapshot(c *call, intervals bool) (*rtp.Snapshot, error) {
-	if c.d.Media == nil {
-		return nil, unavailable("media analyser (no Ethernet port)", "capture_status lists the ports this box has")
-	}
+// mediaSnapshot is a copy of the media analyser's tables, with warnings
+// for what they do not hold. Intervals are copied only when asked: they
+// are most of a stream's memory.
+func mediaSnapshot(c *call, intervals bool) *rtp.Snapshot {
 	sn := c.d.Media.Snapshot(intervals)
 	if !sn.Stats.Heuristic && sn.Stats.Unsignalled > 0 {
 		c.warnf("heuristic RTP detection is off: %d RTP-looking datagrams to or from unsignalled addresses were counted, not tracked", sn.Stats.Unsignalled)
@@ -24,7 +21,7 @@ func mediaSnapshot(c *call, intervals bool) (*rtp.Snapshot, error) {
 	if sn.Stats.StreamsEvicted > 0 {
 		c.warnf("%d older streams were evicted at the analyser's stream bound and are not listed", sn.Stats.StreamsEvicted)
 	}
-	return sn, nil
+	return sn
 }
 
 // mosArg is an E-model MOS, 1 to 4.5 (G.107 Annex B's range).
@@ -74,10 +71,7 @@ var rtpStreams = tool[rtpStreamsIn, page[streamRow]]{
 	ids:   []string{"stream_id"},
 	text:  []textSource{textSIP},
 	run: func(c *call, in rtpStreamsIn) (page[streamRow], error) {
-		sn, err := mediaSnapshot(c, false)
-		if err != nil {
-			return page[streamRow]{}, err
-		}
+		sn := mediaSnapshot(c, false)
 		pg, err := newPager(c, in.Paging)
 		if err != nil {
 			return page[streamRow]{}, err
@@ -115,10 +109,7 @@ var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
 		if (in.StreamID == "") == (in.CallID == "") {
 			return rtpStatsOut{}, argErr("stream_id", "rtp_streams lists stream_id values; a stream is src>dst/SSRC", "give exactly one of stream_id and call_id")
 		}
-		sn, err := mediaSnapshot(c, true)
-		if err != nil {
-			return rtpStatsOut{}, err
-		}
+		sn := mediaSnapshot(c, true)
 		out := rtpStatsOut{IntervalSeconds: rtp.DefaultInterval.Seconds()}
 		if c.d.MediaInterval > 0 {
 			out.IntervalSeconds = c.d.MediaInterval.Seconds()
@@ -155,10 +146,7 @@ var mediaDiagnostics = tool[diagnosticsIn, diagnosisOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in diagnosticsIn) (diagnosisOut, error) {
-		sn, err := mediaSnapshot(c, false)
-		if err != nil {
-			return diagnosisOut{}, err
-		}
+		sn := mediaSnapshot(c, false)
 		if in.CallID != "" {
 			return diagnosisOutOf(sn.Diagnose(string(in.CallID))), nil
 		}
@@ -177,10 +165,7 @@ var codecNegotiation = tool[codecIn, negotiationOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in codecIn) (negotiationOut, error) {
-		sn, err := mediaSnapshot(c, false)
-		if err != nil {
-			return negotiationOut{}, err
-		}
+		sn := mediaSnapshot(c, false)
 		return negotiationOutOf(sn.Negotiate(string(in.CallID))), nil
 	},
 }
@@ -198,10 +183,7 @@ var dtmfEvents = tool[dtmfIn, page[dtmfRow]]{
 	hints: readOnly(),
 	ids:   []string{"seq"},
 	run: func(c *call, in dtmfIn) (page[dtmfRow], error) {
-		sn, err := mediaSnapshot(c, false)
-		if err != nil {
-			return page[dtmfRow]{}, err
-		}
+		sn := mediaSnapshot(c, false)
 		if n := sn.Stats.EventsOverwrote; n > 0 {
 			c.warnf("%d older events were overwritten at the analyser's event bound and are not listed", n)
 		}

@@ -56,7 +56,7 @@ func sendRTP(a *rtp.Analyser, src, dst netip.AddrPort, pt uint8, ssrc uint32, sk
 // with two lost toward the caller, and one RFC 4733 digit.
 func mediaTestDeps(t *testing.T) Deps {
 	t.Helper()
-	d := testDeps()
+	d := fullDeps(t)
 	a := rtp.NewAnalyser(rtp.Options{})
 	mediaSDP(t, a, "call-1", "INVITE sip:b@h SIP/2.0", testCaller, "0 101", "rtpmap:101 telephone-event/8000")
 	mediaSDP(t, a, "call-1", "SIP/2.0 200 OK", testCallee, "0 101", "rtpmap:101 telephone-event/8000")

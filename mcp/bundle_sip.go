@@ -22,15 +22,6 @@ var sipTools = []toolDef{listDialogs, getDialog, getMessage, validateFilter, agg
 // SIPStats reports the SPAN analysers' stream and decode counters.
 type SIPStats func() (sip.StreamStats, netdecode.Stats)
 
-// sipSnapshot is a consistent view of the dialog store, or UNAVAILABLE
-// when the box has no SPAN analyser.
-func sipSnapshot(d Deps) (*sip.Snapshot, error) {
-	if d.SIP == nil {
-		return nil, unavailable("SIP store (no Ethernet port)", "capture_status lists the ports this box has")
-	}
-	return d.SIP.Snapshot(), nil
-}
-
 // filterArg is a dialog filter in the filter language (docs/filter.md).
 type filterArg string
 

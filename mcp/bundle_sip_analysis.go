@@ -68,10 +68,7 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in aggregateIn) (aggregateOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return aggregateOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return aggregateOut{}, err
@@ -131,10 +128,7 @@ var findProblems = tool[findProblemsIn, page[problemRow]]{
 	ids:   []string{"call_id"},
 	text:  []textSource{textSIP},
 	run: func(c *call, in findProblemsIn) (page[problemRow], error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return page[problemRow]{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return page[problemRow]{}, err
@@ -212,10 +206,7 @@ var triageCall = tool[triageIn, triageOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in triageIn) (triageOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return triageOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return triageOut{}, err
@@ -271,15 +262,8 @@ var captureReport = tool[noArgs, reportOut]{
 	desc:  "Capture-wide SIP counters: messages by method and response, dialogs by state, undecodable by reason, streams (TLS counted, never read), decoder counters, the store's bounds and what they shed.",
 	hints: readOnly(),
 	run: func(c *call, _ noArgs) (reportOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return reportOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		out := reportOut{Store: storeStatsRowOf(sn.Stats), Limits: reportLimitsOf(c.d.SIP.Limits()), States: sip.CountStates(sn.Dialogs), Notes: []string{}}
-		if c.d.SIPStats == nil {
-			out.CountersReason = "no SPAN analyser reports stream and decode counters on this box"
-			return out, nil
-		}
 		ss, ds := c.d.SIPStats()
 		streams, decode := streamStatsRowOf(ss), decodeStatsRowOf(ds)
 		out.Streams, out.Decode = &streams, &decode

@@ -26,10 +26,7 @@ var listDialogs = tool[listDialogsIn, page[dialogRow]]{
 	ids:   []string{"call_id"},
 	text:  []textSource{textSIP},
 	run: func(c *call, in listDialogsIn) (page[dialogRow], error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return page[dialogRow]{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return page[dialogRow]{}, err
@@ -99,10 +96,7 @@ var getDialog = tool[getDialogIn, getDialogOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in getDialogIn) (getDialogOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return getDialogOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return getDialogOut{}, err
@@ -169,10 +163,7 @@ var getMessage = tool[getMessageIn, getMessageOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in getMessageIn) (getMessageOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return getMessageOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return getMessageOut{}, err

@@ -58,10 +58,7 @@ var renderLadder = tool[ladderIn, ladderOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in ladderIn) (ladderOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return ladderOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return ladderOut{}, err
@@ -131,13 +128,7 @@ var exportCapture = tool[exportIn, exportOut]{
 	desc:  "Write the frames (SIP, RTP, RTCP) of one dialog or of the dialogs a filter matches (at most max_dialogs) to a new pcapng file in the export directory; reports the path and what is missing.",
 	hints: writesFile(),
 	run: func(c *call, in exportIn) (exportOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return exportOut{}, err
-		}
-		if c.d.SIPExport == nil {
-			return exportOut{}, unavailable("export directory (no Ethernet port)", "capture_status lists the ports this box has")
-		}
+		sn := c.d.SIP.Snapshot()
 		if (in.CallID == "") == (in.Filter == "") {
 			return exportOut{}, argErr("call_id", "call_id for one dialog, filter for many", "give exactly one of call_id and filter")
 		}
@@ -152,10 +143,7 @@ var exportCapture = tool[exportIn, exportOut]{
 		if err != nil {
 			return exportOut{}, err
 		}
-		var media []sip.MediaFlow
-		if c.d.Media != nil {
-			media = c.d.Media.Snapshot(false).CallFlows(sel.Dialogs)
-		}
+		media := c.d.Media.Snapshot(false).CallFlows(sel.Dialogs)
 		res, err := c.d.SIPExport.Export(c.ctx, sn, sel.Dialogs, media, time.Now())
 		if errors.Is(err, sip.ErrNothingToExport) {
 			return exportOut{}, notFound("the frames of these dialogs are gone from the frame rings and the recorder; nothing was written", "%v", err)
@@ -163,7 +151,7 @@ var exportCapture = tool[exportIn, exportOut]{
 		if err != nil {
 			return exportOut{}, fmt.Errorf("export to %s (is store.export_dir writable, with space?): %w", c.d.SIPExport.Dir(), err)
 		}
-		for _, w := range sel.Shortfalls(res, c.d.Media != nil) {
+		for _, w := range sel.Shortfalls(res) {
 			c.warnf("%s", w)
 		}
 		return exportOut{exportResultRow: exportResultRowOf(res), Dir: c.d.SIPExport.Dir(), DialogsMatched: sel.Matched}, nil

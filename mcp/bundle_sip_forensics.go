@@ -9,7 +9,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/mcp/untrusted"
-	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/siplint"
 	"fieldtap/services/sipsecurity"
@@ -44,23 +43,15 @@ var wiresharkFilter = tool[wiresharkFilterIn, wiresharkFilterOut]{
 	desc:  "A Wireshark display filter for one call: its Call-ID (escaped per the filter grammar) or each RTP/RTCP flow the box tied to it.",
 	hints: readOnly(),
 	run: func(c *call, in wiresharkFilterIn) (wiresharkFilterOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return wiresharkFilterOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return wiresharkFilterOut{}, err
 		}
 		var flows []sip.MediaFlow
-		reason := ""
-		switch {
-		case in.NoMedia:
-			reason = "no_media was asked"
-		case c.d.Media == nil:
-			reason = "this box has no RTP analyser"
-		default:
-			flows = c.d.Media.Snapshot(false).Flows(dl.CallID)
+		reason := "no_media was asked"
+		if !in.NoMedia {
+			flows, reason = c.d.Media.Snapshot(false).Flows(dl.CallID), ""
 			if len(flows) == 0 {
 				reason = "no RTP or RTCP flow was tied to this call"
 			}
@@ -99,10 +90,7 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 	ids:   []string{"call_id", "index"},
 	text:  []textSource{textSIP},
 	run: func(c *call, in searchByTimeIn) (page[timeRow], error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return page[timeRow]{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		sp, err := in.span()
 		if err != nil {
 			return page[timeRow]{}, err
@@ -209,10 +197,7 @@ var describeEndpoint = tool[describeEndpointIn, describeEndpointOut]{
 			q.IP = a.Unmap()
 		}
 		q.User = string(in.User)
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return describeEndpointOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return describeEndpointOut{}, err
@@ -265,10 +250,7 @@ var topTalkers = tool[topTalkersIn, topTalkersOut]{
 	desc:  "Participants (addresses, or URI users) by the dialogs they took part in, largest first, each with its share of the dialogs matched (shares sum above 1).",
 	hints: readOnly(),
 	run: func(c *call, in topTalkersIn) (topTalkersOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return topTalkersOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return topTalkersOut{}, err
@@ -341,10 +323,7 @@ var findCorrelated = tool[correlateIn, correlateOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in correlateIn) (correlateOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return correlateOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return correlateOut{}, err
@@ -377,10 +356,7 @@ var getCallTree = tool[correlateIn, callTreeOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in correlateIn) (callTreeOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return callTreeOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return callTreeOut{}, err
@@ -448,10 +424,7 @@ var securityFindings = tool[securityIn, securityOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in securityIn) (securityOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return securityOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return securityOut{}, err
@@ -523,15 +496,12 @@ var lintDialog = tool[correlateIn, lintOut]{
 	desc:  "Check one dialog against field rules (missing ACK, re-INVITE glare, early CANCEL, SDP answer without offer, RTP on unannounced ports), each with its RFC section; lists rules not evaluated.",
 	hints: readOnly(),
 	run: func(c *call, in correlateIn) (lintOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return lintOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return lintOut{}, err
 		}
-		media := lintMedia(c.d)
+		media := c.d.Media.Snapshot(false)
 		if media != nil && !media.Stats.Heuristic && media.Stats.Unsignalled > 0 {
 			c.warnf("heuristic RTP detection is off: rtp_on_unannounced_port sees only streams with one announced side, not %d unsignalled RTP-looking datagrams", media.Stats.Unsignalled)
 		}
@@ -546,13 +516,4 @@ var lintDialog = tool[correlateIn, lintOut]{
 		}
 		return out, nil
 	},
-}
-
-// lintMedia is the RTP analyser's tables for lint, or nil on a box
-// without one (the media rule is then not evaluated).
-func lintMedia(d Deps) *rtp.Snapshot {
-	if d.Media == nil {
-		return nil
-	}
-	return d.Media.Snapshot(false)
 }

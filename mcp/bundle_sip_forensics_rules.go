@@ -35,10 +35,7 @@ var validateMessage = tool[getMessageIn, validateMessageOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in getMessageIn) (validateMessageOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return validateMessageOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		dl, err := lookupDialog(sn, in.CallID)
 		if err != nil {
 			return validateMessageOut{}, err

@@ -62,14 +62,8 @@ var exportVCon = tool[exportVConIn, exportVConOut]{
 	desc:  "Write a dialog, or those a filter matches, as a vCon file in the export directory: parties, SIP messages, outcome, lint, pcapng up to 4 MiB.",
 	hints: writesFile(),
 	run: func(c *call, in exportVConIn) (exportVConOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return exportVConOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		ex := c.d.SIPExport
-		if ex == nil {
-			return exportVConOut{}, unavailable("export directory (no Ethernet port)", "capture_status lists the ports this box has")
-		}
 		if (in.CallID == "") == (in.Filter == "") {
 			return exportVConOut{}, argErr("call_id", "call_id for one dialog, filter for many", "give exactly one of call_id and filter")
 		}
@@ -98,7 +92,7 @@ var exportVCon = tool[exportVConIn, exportVConOut]{
 				return exportVConOut{}, err
 			}
 		}
-		media := lintMedia(c.d)
+		media := c.d.Media.Snapshot(false)
 		for _, dl := range sel.Dialogs {
 			in2.Calls = append(in2.Calls, sipvcon.Call{D: dl, Lint: siplint.Lint(sn, dl, media)})
 		}
@@ -131,11 +125,7 @@ var exportVCon = tool[exportVConIn, exportVConOut]{
 // inlines the file when it fits vconMaxAttachment; it warns, and leaves
 // the vCon without it, when nothing was found or the file is larger.
 func attachPcapng(c *call, ex *sip.Exporter, sn *sip.Snapshot, ds []*sip.Dialog, now time.Time, in *sipvcon.Input, out *exportVConOut) error {
-	var media []sip.MediaFlow
-	if c.d.Media != nil {
-		media = c.d.Media.Snapshot(false).CallFlows(ds)
-	}
-	res, err := ex.Export(c.ctx, sn, ds, media, now)
+	res, err := ex.Export(c.ctx, sn, ds, c.d.Media.Snapshot(false).CallFlows(ds), now)
 	if errors.Is(err, sip.ErrNothingToExport) {
 		c.warnf("no frame of these dialogs is in the frame rings or the recorder: the vCon has no pcapng attachment")
 		return nil

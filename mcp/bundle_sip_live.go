@@ -38,10 +38,7 @@ var tailDialogs = tool[tailIn, page[dialogRow]]{
 	ids:   []string{"call_id", "updated"},
 	text:  []textSource{textSIP},
 	run: func(c *call, in tailIn) (page[dialogRow], error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return page[dialogRow]{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return page[dialogRow]{}, err
@@ -131,10 +128,6 @@ var awaitCondition = tool[awaitIn, awaitOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in awaitIn) (awaitOut, error) {
-		if c.d.SIP == nil {
-			_, err := sipSnapshot(c.d)
-			return awaitOut{}, err
-		}
 		e, err := in.Filter.compile()
 		if err != nil {
 			return awaitOut{}, err

@@ -126,10 +126,7 @@ var searchMessages = tool[searchIn, page[searchRow]]{
 	ids:   []string{"call_id", "index"},
 	text:  []textSource{textSIP},
 	run: func(c *call, in searchIn) (page[searchRow], error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return page[searchRow]{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		// Lines are matched one at a time (CR stripped), so ^ and $
 		// anchor at line ends.
 		re, err := in.compile()

@@ -80,10 +80,7 @@ var groupDialogs = tool[groupIn, groupOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in groupIn) (groupOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return groupOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return groupOut{}, err
@@ -147,10 +144,7 @@ var timelineTool = tool[timelineIn, timelineOut]{
 	desc:  fmt.Sprintf("Dialogs per time bucket by creation time, and call attempts by start: dialogs, INVITEs, answered, failed, cancelled; buckets align to the epoch, empty ones kept; at most %d buckets.", timelineMaxBuckets),
 	hints: readOnly(),
 	run: func(c *call, in timelineIn) (timelineOut, error) {
-		sn, err := sipSnapshot(c.d)
-		if err != nil {
-			return timelineOut{}, err
-		}
+		sn := c.d.SIP.Snapshot()
 		sp, err := in.span()
 		if err != nil {
 			return timelineOut{}, err

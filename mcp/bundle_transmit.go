@@ -230,10 +230,7 @@ var transmitExecute = tool[transmitExecuteIn, txOut]{
 	hints: transmits(true),
 	text:  []textSource{textJ1939, textUDS},
 	run: func(c *call, in transmitExecuteIn) (txOut, error) {
-		svc, err := transmitter(c)
-		if err != nil {
-			return txOut{}, err
-		}
+		svc := c.d.Transmit
 		owner := caller(c.ctx).Owner()
 		if in.Port != "" {
 			if _, err := transmitPorts(svc.Status(owner), in.PortSelector); err != nil {
@@ -269,10 +266,7 @@ var transmitStatus = tool[transmitStatusIn, transmitStatusOut]{
 		"the load ceiling, the plan store, and the recent transmissions and refusals with their gate.",
 	hints: readOnly(),
 	run: func(c *call, in transmitStatusIn) (transmitStatusOut, error) {
-		svc, err := transmitter(c)
-		if err != nil {
-			return transmitStatusOut{}, err
-		}
+		svc := c.d.Transmit
 		st := svc.Status(caller(c.ctx).Owner())
 		chosen, err := transmitPorts(st, in.PortSelector)
 		if err != nil {
@@ -308,10 +302,7 @@ var transmitPlans = tool[transmitPlansIn, page[planRow]]{
 	hints: readOnly(),
 	ids:   []string{"plan_id"},
 	run: func(c *call, in transmitPlansIn) (page[planRow], error) {
-		svc, err := transmitter(c)
-		if err != nil {
-			return page[planRow]{}, err
-		}
+		svc := c.d.Transmit
 		owner := caller(c.ctx).Owner()
 		chosen, err := transmitPorts(svc.Status(owner), in.PortSelector)
 		if err != nil {

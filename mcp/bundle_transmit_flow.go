@@ -26,15 +26,6 @@ const (
 	elicitSendProp = "send"
 )
 
-// transmitter is the gatekeeper, or TRANSMIT_UNAVAILABLE on a box built
-// without one.
-func transmitter(c *call) (*transmit.Service, error) {
-	if c.d.Transmit == nil {
-		return nil, failErr(CodeTransmitUnavailable, "this box has no transmitter", "fieldtapd builds one when it starts with the transmit bundle")
-	}
-	return c.d.Transmit, nil
-}
-
 // caller is who calls, as the auth layer proved it (mcp/auth), with the
 // MCP session over HTTP: a plan and a confirmation belong to the token
 // and the session that made them. The service applies its own rule: over
@@ -85,10 +76,7 @@ func planInvalid(err error) error {
 // spec: on a confirmation retry it resumes the stored plan (never a new
 // one); otherwise it stores the plan and, unless it is a dry run, runs it.
 func planAndMaybeRun(c *call, g txGate, spec func() (transmit.Spec, error)) (txOut, error) {
-	svc, err := transmitter(c)
-	if err != nil {
-		return txOut{}, err
-	}
+	svc := c.d.Transmit
 	if state := c.req.Params.RequestState; state != "" {
 		// A retry carrying an answer: the state names the plan.
 		return execute(c, "", g.AckActive, state)
@@ -127,10 +115,7 @@ func planned(c *call, svc *transmit.Service, p *transmit.Plan) txOut {
 // through elicitation when the service wants a confirmation. state is the
 // request state a retry carries back, empty on a first call.
 func execute(c *call, planID string, ack bool, state string) (txOut, error) {
-	svc, err := transmitter(c)
-	if err != nil {
-		return txOut{}, err
-	}
+	svc := c.d.Transmit
 	tool, digest, err := binding(c)
 	if err != nil {
 		return txOut{}, err

@@ -427,29 +427,6 @@ func TestTransmitAnnotations(t *testing.T) {
 	}
 }
 
-// TestTransmitWithoutServiceRefuses: a box built without a transmitter
-// answers every transmit tool TRANSMIT_UNAVAILABLE, not a panic.
-func TestTransmitWithoutServiceRefuses(t *testing.T) {
-	args := map[string]map[string]any{
-		"j1939_request": {"port": "can0", "pgn": 65260}, "j1939_request_dm": {"port": "can0", "dm": "DM1"},
-		"uds_request": {"port": "can0", "service": "tester_present"}, "can_send": {"port": "can0", "frames": []any{map[string]any{"id": "123"}}},
-		"replay_frames": {"port": "can0"}, "j1708_send": {"port": "bus1", "mid": 172, "data": ""}, "transmit_execute": {"plan_id": "tx-1"},
-		"transmit_status": {}, "transmit_plans": {},
-	}
-	c := newChecker(t, testServer(t, testDeps(), transmitTools...))
-	for _, td := range transmitTools {
-		name := td.info().name
-		r, env := c.call(name, args[name])
-		if !r.IsError {
-			t.Errorf("%s answered: %s", name, r.Content[0].Text)
-			continue
-		}
-		if code, _, _ := firstError(t, env); code != CodeTransmitUnavailable {
-			t.Errorf("%s: %s, want TRANSMIT_UNAVAILABLE", name, code)
-		}
-	}
-}
-
 // TestTransmitArgumentsChecked: arguments go through the framework's
 // checker, named as the read tools name them, with ranges and enums from
 // services/transmit.

@@ -300,9 +300,6 @@ var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
 			if len(in.IDs) > 0 || len(in.Extended) > 0 {
 				return page[udsTraceRow]{}, argErr("ids", "pass from=frames to choose ids or extended addressing", "ids and extended apply to from=frames only")
 			}
-			if c.d.UDS == nil {
-				return page[udsTraceRow]{}, unavailable("UDS store", "pass from=frames to trace the stored frames")
-			}
 			st := c.d.UDS.Status()
 			if st.Kept.Evicted > 0 {
 				c.warnf("the store evicted its %d oldest transactions; from=frames re-traces what the frame ring still holds", st.Kept.Evicted)
@@ -594,9 +591,6 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 		ps, err := canPorts(c.d, in.PortSelector)
 		if err != nil {
 			return udsServicesOut{}, err
-		}
-		if c.d.UDS == nil {
-			return udsServicesOut{}, unavailable("UDS store", "uds_trace from=frames traces the stored frames")
 		}
 		chosen := map[string]bool{}
 		for _, p := range ps {

@@ -240,11 +240,16 @@ func TestUDSTraceRefuses(t *testing.T) {
 			}
 		})
 	}
-	c2 := newChecker(t, testServer(t, testDeps(), udsTools...))
+	// A box without a CAN port has its stores, empty: nothing to show,
+	// and no port to name.
+	c2 := newChecker(t, testServer(t, fullDeps(t), udsTools...))
 	for _, tool := range []string{"uds_trace", "uds_services"} {
-		_, env := c2.call(tool, map[string]any{})
-		if code, _, _ := firstError(t, env); code != CodeUnavailable {
-			t.Errorf("%s without a CAN port: %s", tool, code)
+		if r, env := c2.call(tool, map[string]any{}); r.IsError {
+			t.Errorf("%s without a CAN port: %v", tool, env)
+		}
+		_, env := c2.call(tool, map[string]any{"port": "can0"})
+		if code, msg, _ := firstError(t, env); code != CodeInvalidArgument || !strings.Contains(msg, "this box has no CAN port") {
+			t.Errorf("%s on can0 without a CAN port: %s %s", tool, code, msg)
 		}
 	}
 }

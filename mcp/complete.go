@@ -20,29 +20,36 @@ const maxCompletions = 100
 // completer answers completion/complete for prompt and resource-template
 // arguments that name something the box holds, read from the stores at
 // the moment of the request (never cached: a Call-ID seen a second ago
-// is offered). An argument it does not know is answered empty.
+// is offered). An argument it does not know is answered empty, and so is
+// one whose store no loaded bundle needs.
 type completer struct {
 	v *views
 }
 
-// holders maps an argument name to what the box holds for it; each
-// returns its values most useful first (newest Call-IDs first).
-func (c completer) holders() map[string]func(ctx context.Context, uri string, known map[string]string) []string {
-	return map[string]func(context.Context, string, map[string]string) []string{
-		"call_id":   c.callIDs,
-		"stream_id": c.streamIDs,
-		"port":      c.ports,
-		"pgn":       c.pgns,
-		"spn":       c.spns,
-		"sa":        c.sources,
-		"mid":       c.mids,
-		"pid":       c.pids,
-		"plan_id":   c.plans,
-		"tool": func(context.Context, string, map[string]string) []string {
+// holder is what the box holds for one argument, most useful first
+// (newest Call-IDs first), read from the stores of need.
+type holder struct {
+	need   need
+	values func(ctx context.Context, uri string, known map[string]string) []string
+}
+
+// holders maps an argument name to its holder.
+func (c completer) holders() map[string]holder {
+	return map[string]holder{
+		"call_id":   {needSIP, c.callIDs},
+		"stream_id": {needMedia, c.streamIDs},
+		"port":      {needPorts, c.ports},
+		"pgn":       {needJ1939, c.pgns},
+		"spn":       {needJ1939, c.spns},
+		"sa":        {needJ1939, c.sources},
+		"mid":       {needJ1587, c.mids},
+		"pid":       {needJ1587, c.pids},
+		"plan_id":   {needTransmit, c.plans},
+		"tool": {0, func(context.Context, string, map[string]string) []string {
 			return slices.Sorted(maps.Keys(c.v.handlers))
-		},
-		"dimension": func(context.Context, string, map[string]string) []string { return slices.Clone(sip.Dimensions) },
-		"field":     func(context.Context, string, map[string]string) []string { return filterFields() },
+		}},
+		"dimension": {0, func(context.Context, string, map[string]string) []string { return slices.Clone(sip.Dimensions) }},
+		"field":     {0, func(context.Context, string, map[string]string) []string { return filterFields() }},
 	}
 }
 
@@ -67,12 +74,12 @@ func (c completer) complete(ctx context.Context, uri string, arg mcpgo.CompleteA
 		name, head, prefix = "field", arg.Value[:i], arg.Value[i:]
 	}
 	held, known := c.holders()[name]
-	if !known {
+	if !known || !c.v.provided.has(held.need) {
 		return &mcpgo.Completion{Values: []string{}}
 	}
 	var match []string
 	seen := map[string]bool{}
-	for _, v := range held(ctx, uri, cc.Arguments) {
+	for _, v := range held.values(ctx, uri, cc.Arguments) {
 		if strings.HasPrefix(v, prefix) && !seen[v] {
 			seen[v] = true
 			match = append(match, head+v)
@@ -95,9 +102,6 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 
 // callIDs are the dialogs' Call-IDs, newest first.
 func (c completer) callIDs(context.Context, string, map[string]string) []string {
-	if c.v.d.SIP == nil {
-		return nil
-	}
 	ds := c.v.d.SIP.Snapshot().Dialogs
 	out := make([]string, 0, len(ds))
 	for i := len(ds) - 1; i >= 0; i-- {
@@ -109,9 +113,6 @@ func (c completer) callIDs(context.Context, string, map[string]string) []string 
 // streamIDs are the RTP streams, newest first, of one call when the
 // request already names a call_id.
 func (c completer) streamIDs(_ context.Context, _ string, known map[string]string) []string {
-	if c.v.d.Media == nil {
-		return nil
-	}
 	ss := c.v.d.Media.Snapshot(false).Streams
 	var out []string
 	for i := len(ss) - 1; i >= 0; i-- {
@@ -138,9 +139,6 @@ func (c completer) ports(_ context.Context, uri string, _ map[string]string) []s
 // decoding catalogue the bus did not carry, so a PGN the box has not
 // heard yet can still be typed.
 func (c completer) pgns(context.Context, string, map[string]string) []string {
-	if c.v.d.J1939 == nil {
-		return nil
-	}
 	seen := c.v.d.J1939.SeenPGNs()
 	out := make([]string, 0, len(seen))
 	for _, p := range seen {
@@ -166,9 +164,6 @@ func (c completer) sampledSPNs() map[uint32]bool {
 
 // spns are the sampled SPNs and the SPNs of the DTCs the faults carry.
 func (c completer) spns(context.Context, string, map[string]string) []string {
-	if c.v.d.J1939 == nil {
-		return nil
-	}
 	set := c.sampledSPNs()
 	for _, f := range c.v.d.J1939.Faults() {
 		for _, d := range f.DTCs {
@@ -181,9 +176,6 @@ func (c completer) spns(context.Context, string, map[string]string) []string {
 // sources are the J1939 source addresses seen, on the named port when
 // the request names one.
 func (c completer) sources(_ context.Context, _ string, known map[string]string) []string {
-	if c.v.d.J1939 == nil {
-		return nil
-	}
 	set := map[uint32]bool{}
 	for _, ps := range c.v.d.J1939.Summary() {
 		if p := known["port"]; p == "" || ps.Port == p {
@@ -197,9 +189,6 @@ func (c completer) sources(_ context.Context, _ string, known map[string]string)
 
 // mids are the J1587 MIDs heard on every J1708 port.
 func (c completer) mids(context.Context, string, map[string]string) []string {
-	if c.v.d.J1587 == nil {
-		return nil
-	}
 	set := map[uint32]bool{}
 	for _, m := range c.v.d.J1587.Summary().MIDs {
 		set[uint32(m.MID)] = true
@@ -210,9 +199,6 @@ func (c completer) mids(context.Context, string, map[string]string) []string {
 // pids are the J1587 PIDs heard, from the named MID when the request
 // names one.
 func (c completer) pids(_ context.Context, _ string, known map[string]string) []string {
-	if c.v.d.J1587 == nil {
-		return nil
-	}
 	set := map[uint32]bool{}
 	for _, m := range c.v.d.J1587.Summary().MIDs {
 		if k := known["mid"]; k != "" && k != strconv.Itoa(m.MID) {
@@ -228,9 +214,6 @@ func (c completer) pids(_ context.Context, _ string, known map[string]string) []
 // plans are the caller's own transmit plans: plans belong to the token
 // and session that made them, so no one is offered another's.
 func (c completer) plans(ctx context.Context, _ string, _ map[string]string) []string {
-	if c.v.d.Transmit == nil {
-		return nil
-	}
 	var out []string
 	for _, p := range c.v.d.Transmit.Plans(caller(ctx).Owner()) {
 		out = append(out, p.ID)

@@ -19,11 +19,12 @@ func TestProductionBuildServesNoConformanceFixture(t *testing.T) {
 	if n := len(fx.tools) + len(fx.prompts) + len(fx.resources) + len(fx.templates) + len(fx.watched); n != 0 {
 		t.Fatalf("a production build carries %d conformance fixtures", n)
 	}
-	defs, err := loadBundles(BundleNames())
+	d := fullDeps(t)
+	defs, err := loadBundles(d, BundleNames())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, subs := assemble(testDeps(), Options{MaxResponseBytes: DefaultMaxResponseBytes}, defs, true)
+	s, subs := assemble(d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, defs, true)
 	var listed struct {
 		Tools     []struct{ Name string } `json:"tools"`
 		Prompts   []struct{ Name string } `json:"prompts"`

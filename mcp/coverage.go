@@ -99,20 +99,6 @@ func coverageQuery[In any](reads coverage.Family, in In) coverage.Query {
 	return q
 }
 
-// coverageFor reports q from the box's counters (Deps.Coverage), or from
-// the ports alone when the box gave no counters (a server built for a
-// test).
-func (d Deps) coverageFor(q coverage.Query) coverage.Report {
-	if d.Coverage != nil {
-		return d.Coverage(q)
-	}
-	var in coverage.Inputs
-	if d.Ports != nil {
-		in.Ports = d.Ports.Snapshot()
-	}
-	return coverage.Build(q, in)
-}
-
 // blockOf is the envelope's view of a report.
 func blockOf(r coverage.Report) *coverageBlock {
 	b := &coverageBlock{Complete: r.Complete, Window: coverageWindow{From: optTime(r.From), To: optTime(r.To)},

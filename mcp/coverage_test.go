@@ -44,8 +44,7 @@ func coverageDeps(t *testing.T) Deps {
 	st := []ports.Status{{Name: "span0", Kind: "ethernet", Live: true, State: ports.StateCapturing, LastTime: &last,
 		Losses: []ports.Loss{{At: t0.Add(55 * time.Minute), Cause: "kernel", N: 12}}}}
 	uses := []budget.Use{{Store: budget.SIPDialogs, Items: 7174, Evicted: 92826, Oldest: &oldest, EvictedTo: oldest.Add(-time.Second)}}
-	d := testDeps()
-	d.Ports = fakePorts(st)
+	d := withPorts(testDeps(), fakePorts(st))
 	d.Coverage = func(q coverage.Query) coverage.Report {
 		return coverage.Build(q, coverage.Inputs{Ports: st, Stores: uses})
 	}

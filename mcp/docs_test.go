@@ -216,7 +216,7 @@ func ceil512(n int) int { return (n + 511) / 512 * 512 }
 // what a client pays in context for loading it.
 func bundleBytes(t *testing.T, bundle string, withOutput bool) int {
 	t.Helper()
-	s, err := NewServer(testDeps(), Options{Bundles: []string{bundle}, OutputSchemas: withOutput})
+	s, err := NewServer(fullDeps(t), Options{Bundles: []string{bundle}, OutputSchemas: withOutput})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func firstDiff(a, b string) string {
 // TestDefaultToolsListIsSmall: with every default bundle and no output
 // schemas, tools/list stays near the 30 KB the issue set.
 func TestDefaultToolsListIsSmall(t *testing.T) {
-	s, err := NewServer(testDeps(), Options{})
+	s, err := NewServer(fullDeps(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

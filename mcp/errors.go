@@ -6,19 +6,18 @@ import "fmt"
 // codes; server_capabilities lists them with their meaning, so an agent
 // can branch on a code instead of parsing a message.
 const (
-	CodeInvalidArgument     = "INVALID_ARGUMENT"
-	CodeStaleCursor         = "STALE_CURSOR"
-	CodeInvalidFilter       = "INVALID_FILTER"
-	CodeNotFound            = "NOT_FOUND"
-	CodeUnavailable         = "UNAVAILABLE"
-	CodeResponseTooLarge    = "RESPONSE_TOO_LARGE"
-	CodeForbidden           = "FORBIDDEN"
-	CodeAuditFailed         = "AUDIT_FAILED"
-	CodeDBCRefused          = "DBC_REFUSED"
-	CodeTransmitRefused     = "TRANSMIT_REFUSED"
-	CodeTransmitUnavailable = "TRANSMIT_UNAVAILABLE"
-	CodePlanInvalid         = "PLAN_INVALID"
-	CodeInternal            = "INTERNAL"
+	CodeInvalidArgument  = "INVALID_ARGUMENT"
+	CodeStaleCursor      = "STALE_CURSOR"
+	CodeInvalidFilter    = "INVALID_FILTER"
+	CodeNotFound         = "NOT_FOUND"
+	CodeUnavailable      = "UNAVAILABLE"
+	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
+	CodeForbidden        = "FORBIDDEN"
+	CodeAuditFailed      = "AUDIT_FAILED"
+	CodeDBCRefused       = "DBC_REFUSED"
+	CodeTransmitRefused  = "TRANSMIT_REFUSED"
+	CodePlanInvalid      = "PLAN_INVALID"
+	CodeInternal         = "INTERNAL"
 )
 
 // ErrorCode is one code of the vocabulary with what it means.
@@ -39,7 +38,6 @@ var ErrorCodes = []ErrorCode{
 	{CodeAuditFailed, "the audit record of the call could not be written, so its answer is withheld"},
 	{CodeDBCRefused, "the DBC file was refused; the message gives file:line and the reason"},
 	{CodeTransmitRefused, "a transmit gate refused; the message names the gate"},
-	{CodeTransmitUnavailable, "this box has no transmit service"},
 	{CodePlanInvalid, "the transmit plan cannot be built from these arguments"},
 	{CodeInternal, "the tool failed in a way it did not expect; report it"},
 }

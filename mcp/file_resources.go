@@ -25,9 +25,6 @@ const filesTemplate = FilesURIPrefix + "{+name}"
 // else base64, one read at most sandbox.MaxRead. A larger file is
 // refused with the HTTP path that serves it whole.
 func addFileResources(s *server.MCPServer, files *sandbox.Sandbox) {
-	if files == nil {
-		return
-	}
 	s.AddResourceTemplate(mcpgo.NewResourceTemplate(filesTemplate, "files",
 		mcpgo.WithTemplateDescription("A file the box wrote: exports/NAME, evidence/ID/FILE, captures/NAME. Binary files come base64, at most 8 MiB a read; larger ones over HTTP GET "+FilesPath+"NAME.")),
 		func(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {

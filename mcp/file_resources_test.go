@@ -36,8 +36,8 @@ func TestFilesAreResources(t *testing.T) {
 	must(os.Symlink("/etc/passwd", filepath.Join(dir, "link.pcapng")))
 	files, err := sandbox.New(sandbox.Root{Name: "exports", Dir: dir})
 	must(err)
-	d := testDeps()
-	d.BlackBox.Files = files
+	d := fullDeps(t)
+	d.Files = files
 	s, err := NewServer(d, Options{})
 	must(err)
 

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"reflect"
@@ -13,20 +14,89 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"fieldtap/mcp/answerjson"
+	"fieldtap/services/canbus"
+	"fieldtap/services/coverage"
+	"fieldtap/services/dbc"
+	"fieldtap/services/isotp"
+	"fieldtap/services/j1587"
+	"fieldtap/services/j1939"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/ports"
+	"fieldtap/services/ring"
+	"fieldtap/services/rtp"
+	"fieldtap/services/sandbox"
+	"fieldtap/services/sip"
+	"fieldtap/services/transmit"
 )
 
 type fakePorts []ports.Status
 
 func (f fakePorts) Snapshot() []ports.Status { return f }
 
+// testDeps is what every server needs (needBox) and no store: for tests
+// that register tools reading none, or add the stores their tools read.
 func testDeps() Deps {
-	return Deps{
-		Ports:  fakePorts{{Name: "span0", Kind: "ethernet", Frames: 3}},
+	files, err := sandbox.New() // no root: every name is refused
+	if err != nil {
+		panic(err)
+	}
+	return withPorts(Deps{
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Source: func() SourceInfo { return SourceInfo{CaptureIdentity: "test", Live: true} },
 		Info:   ServerInfo{Version: "test"},
+		Files:  files,
+	}, fakePorts{{Name: "span0", Kind: "ethernet", Frames: 3}})
+}
+
+// withPorts is d over the ports p, its coverage built from them alone
+// (the daemon's also reads the stores' counters).
+func withPorts(d Deps, p PortLister) Deps {
+	d.Ports = p
+	d.Coverage = func(q coverage.Query) coverage.Report {
+		return coverage.Build(q, coverage.Inputs{Ports: p.Snapshot()})
 	}
+	return d
+}
+
+// fullDeps is testDeps with every store a bundle needs, each real, empty
+// and small, as a box without ports has them: for tests that load every
+// bundle, or a bundle some of whose stores they do not fill.
+func fullDeps(t testing.TB) Deps {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := testDeps()
+	var err error
+	d.CAN, err = canbus.New(ring.Limits{Items: 100, Bytes: 100 * canbus.FrameBytes()})
+	must(err)
+	d.J1939, err = j1939.New(j1939.Limits{Samples: ring.Limits{Items: 100, Bytes: 100 * j1939.SampleBytes()},
+		Sessions: ring.Limits{Items: 10, Bytes: 10 * j1939.SessionBytes()}})
+	must(err)
+	d.DBC = dbc.NewRegistry(t.TempDir())
+	d.UDS, err = isotp.New(isotp.Limits{})
+	must(err)
+	d.J1587, err = j1587.New(ring.Limits{Items: 100, Bytes: 100 * j1587.MessageBytes()})
+	must(err)
+	d.SIP, err = sip.New(sip.Limits{})
+	must(err)
+	d.SIPStats = sip.NewAnalyser(d.SIP, netdecode.Options{}).Stats
+	d.SIPExport = sip.NewExporter(t.TempDir())
+	d.Media, d.MediaInterval = rtp.NewAnalyser(rtp.Options{}), rtp.DefaultInterval
+	d.Transmit, err = transmit.New(transmit.Options{})
+	must(err)
+	d.BlackBox.Captures = noCaptures{}
+	return d
+}
+
+// noCaptures is a capture directory that holds nothing.
+type noCaptures struct{}
+
+func (noCaptures) OpenCapture(_ context.Context, name string) (ports.Status, error) {
+	return ports.Status{}, fmt.Errorf("%w: captures/%s: no such file", ErrCaptureRefused, name)
 }
 
 // testServer registers defs alone, with the default budget.

@@ -11,7 +11,7 @@ import (
 
 func bundleDefs(t *testing.T, names ...string) []toolDef {
 	t.Helper()
-	defs, err := loadBundles(names)
+	defs, err := loadBundles(fullDeps(t), names)
 	if err != nil {
 		t.Fatal(err)
 	}

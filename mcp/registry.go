@@ -20,6 +20,7 @@ import (
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
 	"fieldtap/services/rtp"
+	"fieldtap/services/sandbox"
 	"fieldtap/services/sip"
 	"fieldtap/services/sipsecurity"
 	"fieldtap/services/transmit"
@@ -29,6 +30,9 @@ import (
 type bundle struct {
 	name  string
 	tools []toolDef
+	// needs are the stores its tools read; NewServer refuses a Deps
+	// without them.
+	needs need
 	// optIn keeps a specialist bundle out of the default load, so the
 	// default tools/list stays within its byte ceiling; an operator names
 	// it in --mcp-bundles.
@@ -42,20 +46,20 @@ const bundleTransmit = "transmit"
 func allBundles() []bundle {
 	return []bundle{
 		{name: "server", tools: serverTools},
-		{name: "can", tools: canTools},
-		{name: "j1939", tools: j1939Tools},
-		{name: "sip", tools: sipTools},
-		{name: "media", tools: mediaTools},
-		{name: "j1708", tools: j1708Tools},
-		{name: bundleTransmit, tools: transmitTools},
-		{name: "blackbox", tools: blackboxTools},
-		{name: "uds", tools: udsTools, optIn: true},
-		{name: "dbc", tools: dbcTools, optIn: true},
-		{name: "j1939_diag", tools: j1939DiagTools, optIn: true},
-		{name: "canre", tools: canreTools, optIn: true},
+		{name: "can", tools: canTools, needs: needCAN | needDBC},
+		{name: "j1939", tools: j1939Tools, needs: needJ1939},
+		{name: "sip", tools: sipTools, needs: needSIP | needSIPStats | needSIPExport | needMedia},
+		{name: "media", tools: mediaTools, needs: needMedia},
+		{name: "j1708", tools: j1708Tools, needs: needJ1587},
+		{name: bundleTransmit, tools: transmitTools, needs: needTransmit | needCAN},
+		{name: "blackbox", tools: blackboxTools, needs: needCaptures},
+		{name: "uds", tools: udsTools, needs: needCAN | needUDS, optIn: true},
+		{name: "dbc", tools: dbcTools, needs: needCAN | needDBC, optIn: true},
+		{name: "j1939_diag", tools: j1939DiagTools, needs: needCAN | needJ1939, optIn: true},
+		{name: "canre", tools: canreTools, needs: needCAN | needJ1939, optIn: true},
 		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
-		{name: "sip_forensics", tools: sipForensicsTools},
-		{name: "bus_await", tools: busAwaitTools},
+		{name: "sip_forensics", tools: sipForensicsTools, needs: needSIP | needSIPExport | needMedia},
+		{name: "bus_await", tools: busAwaitTools, needs: needCAN | needJ1939 | needJ1587},
 	}
 }
 
@@ -103,9 +107,11 @@ type Options struct {
 }
 
 // NewServer builds the MCP server with the chosen bundles. An unknown
-// bundle or a tool name registered twice is an error: mcp-go's AddTools
-// would silently replace the first. The server bundle also gets
-// describe_response_shape over every loaded tool.
+// bundle, a tool name registered twice (mcp-go's AddTools would silently
+// replace the first), a Deps without a box-wide field (needBox) or
+// without a store a loaded bundle needs is an error naming what is
+// missing. The server bundle also gets describe_response_shape over
+// every loaded tool.
 func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 	if o.Bundles == nil {
 		o.Bundles = DefaultBundles()
@@ -116,7 +122,10 @@ func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 	if o.MaxResponseBytes < MinMaxResponseBytes {
 		return nil, fmt.Errorf("mcp.max_response_bytes %d: want at least %d", o.MaxResponseBytes, MinMaxResponseBytes)
 	}
-	defs, err := loadBundles(o.Bundles)
+	if miss := d.missing(needBox); miss != "" {
+		return nil, fmt.Errorf("the MCP server needs %s", miss)
+	}
+	defs, err := loadBundles(d, o.Bundles)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +184,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	o.Counts.Know(names)
 	// Live views and subscriptions (resources.go, subscribe.go) render
 	// with the tools' own handlers; send is bound once s exists.
-	v := newViews(d, handlers)
+	v := newViews(d, handlers, needsOf(defs))
 	subs := newSubscriptions(v, func(session, uri string) error {
 		return s.SendNotificationToSpecificClient(session, string(mcpgo.MethodNotificationResourceUpdated), map[string]any{"uri": uri})
 	})
@@ -208,7 +217,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 	)
 	s.AddTools(tools...)
 	v.addResources(s)
-	addFileResources(s, d.BlackBox.Files)
+	addFileResources(s, d.Files)
 	addPrompts(s, func(tool string) bool { return handlers[tool] != nil })
 	if len(fx.prompts) > 0 {
 		s.AddPrompts(fx.prompts...)
@@ -223,8 +232,9 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 }
 
 // loadBundles collects the named bundles' tools, refusing an unknown
-// bundle and a tool name two bundles share.
-func loadBundles(load []string) ([]toolDef, error) {
+// bundle, a tool name two bundles share and a bundle whose stores d
+// lacks.
+func loadBundles(d Deps, load []string) ([]toolDef, error) {
 	all := allBundles()
 	seen := map[string]string{}
 	var tools []toolDef
@@ -232,6 +242,9 @@ func loadBundles(load []string) ([]toolDef, error) {
 		i := slices.IndexFunc(all, func(b bundle) bool { return b.name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("unknown MCP bundle %q (have %v)", name, BundleNames())
+		}
+		if miss := d.missing(all[i].needs); miss != "" {
+			return nil, fmt.Errorf("bundle %s needs %s", name, miss)
 		}
 		for _, t := range all[i].tools {
 			n := t.toolName()
@@ -243,6 +256,21 @@ func loadBundles(load []string) ([]toolDef, error) {
 		tools = append(tools, all[i].tools...)
 	}
 	return tools, nil
+}
+
+// needsOf is what every server needs and what the bundles of defs need:
+// the stores the server-level users (completions, live views) may read
+// beside the tools.
+func needsOf(defs []toolDef) need {
+	n := needBox
+	for _, b := range allBundles() {
+		if slices.ContainsFunc(b.tools, func(t toolDef) bool {
+			return slices.ContainsFunc(defs, func(d toolDef) bool { return d.toolName() == t.toolName() })
+		}) {
+			n |= b.needs
+		}
+	}
+	return n
 }
 
 const instructions = "fieldtap is a passive capture box (SPAN, CAN/J1939, J1708). " +
@@ -291,36 +319,47 @@ func recovery(d Deps) server.ToolHandlerMiddleware {
 	}
 }
 
-// Deps is what tools read. It holds stores and functions, never drivers.
+// Deps is what tools read: stores and functions, never drivers. Every
+// server needs the box-wide fields (needBox); a bundle needs the stores
+// its tools read (bundle.needs). NewServer refuses a Deps without them,
+// so no tool checks a store for nil: a box without a port of some kind
+// has that kind's stores, empty. The daemon fills them all.
 type Deps struct {
-	Info     ServerInfo
-	Ports    PortLister
-	Source   func() SourceInfo
-	Log      *slog.Logger
-	CAN      *canbus.Store // nil when the box has no CAN port
-	J1939    *j1939.Store  // nil when the box has no CAN port
-	DBC      *dbc.Registry // databases dbc_load keeps; nil: dbc tools refuse
-	SIP      *sip.Store    // nil when the box has no Ethernet port
-	SIPStats SIPStats      // SPAN decode counters; nil when none
-	J1587    *j1587.Store  // nil when the box has no J1708 port
-	UDS      *isotp.Store  // every CAN port's UDS transactions; nil when no CAN port
-	// Media is the SPAN port's RTP analyser; nil when none.
+	// The box as a whole.
+	Info   ServerInfo
+	Ports  PortLister
+	Source func() SourceInfo
+	Log    *slog.Logger
+	// Coverage reports what an answer over a query covers, from the
+	// box's counters (services/coverage).
+	Coverage func(coverage.Query) coverage.Report
+	// Files is the one sandbox (exports, evidence, captures) the file
+	// resources and the HTTP GET read through.
+	Files *sandbox.Sandbox
+
+	// The CAN ports' stores.
+	CAN   *canbus.Store
+	J1939 *j1939.Store
+	DBC   *dbc.Registry // databases dbc_load keeps
+	UDS   *isotp.Store  // every CAN port's UDS transactions
+
+	// The J1708 ports' store.
+	J1587 *j1587.Store
+
+	// The SPAN ports' SIP and media analysis.
+	SIP      *sip.Store
+	SIPStats SIPStats // the SPAN analyser's stream and decode counters
+	// SIPExport writes export_capture's and export_vcon's files.
+	SIPExport *sip.Exporter
+	// Media is the RTP analyser the SIP analyser feeds.
 	Media         *rtp.Analyser
 	MediaInterval time.Duration // its per-interval figure length
 	// SIPSecurity are sip_security_findings' thresholds; the zero value
 	// takes sipsecurity.Defaults.
 	SIPSecurity sipsecurity.Thresholds
-	// Transmit is the gatekeeper every transmit tool goes through; nil
-	// when the box was built without one (the tools then refuse).
+
+	// Transmit is the gatekeeper every transmit tool goes through.
 	Transmit *transmit.Service
 
-	// SIPExport writes export_capture files; nil when the box has no
-	// Ethernet port.
-	SIPExport *sip.Exporter
-
-	BlackBox BlackBox // the recorder, evidence and files (bundle_blackbox.go)
-
-	// Coverage reports what an answer over a query covers, from the
-	// box's counters (services/coverage); nil: from the ports alone.
-	Coverage func(coverage.Query) coverage.Report
+	BlackBox BlackBox // the recorder, evidence and capture files (bundle_blackbox.go)
 }

@@ -33,7 +33,7 @@ func allInfos(t *testing.T) map[string][]toolInfo {
 // hints set explicitly, an object input schema without a "type": [..]
 // union, and an output schema that an independent validator compiles.
 func TestEveryToolDeclaresItsContract(t *testing.T) {
-	s, err := NewServer(testDeps(), Options{Bundles: BundleNames(), OutputSchemas: true})
+	s, err := NewServer(fullDeps(t), Options{Bundles: BundleNames(), OutputSchemas: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +157,13 @@ func TestPerPortToolsTakeOnePortArgument(t *testing.T) {
 }
 
 func TestNewServerRefusesUnknownBundle(t *testing.T) {
-	if _, err := NewServer(testDeps(), Options{Bundles: []string{"server", "nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if _, err := NewServer(fullDeps(t), Options{Bundles: []string{"server", "nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Fatalf("err = %v, want it to name the bundle", err)
 	}
 }
 
 func TestNewServerRefusesATinyBudget(t *testing.T) {
-	if _, err := NewServer(testDeps(), Options{MaxResponseBytes: MinMaxResponseBytes - 1}); err == nil {
+	if _, err := NewServer(fullDeps(t), Options{MaxResponseBytes: MinMaxResponseBytes - 1}); err == nil {
 		t.Fatal("a budget under the minimum was accepted")
 	}
 }
@@ -179,7 +179,7 @@ func TestDefaultBundlesNeverTransmit(t *testing.T) {
 // on, every tool has one.
 func TestOutputSchemasAreTheOperatorsChoice(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		s, err := NewServer(testDeps(), Options{Bundles: BundleNames(), OutputSchemas: on})
+		s, err := NewServer(fullDeps(t), Options{Bundles: BundleNames(), OutputSchemas: on})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestWriteToolsMatchTheProtocolTable(t *testing.T) {
 // TestDescribeResponseShape answers any loaded tool's schema, advertised
 // or not, with an example.
 func TestDescribeResponseShape(t *testing.T) {
-	s, err := NewServer(testDeps(), Options{})
+	s, err := NewServer(fullDeps(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,10 +118,13 @@ type views struct {
 	d        Deps
 	handlers map[string]server.ToolHandlerFunc
 	loaded   []liveView
+	// provided are the stores the loaded bundles need: a view's revision
+	// and a completion read no other (needsOf).
+	provided need
 }
 
-func newViews(d Deps, handlers map[string]server.ToolHandlerFunc) *views {
-	v := &views{d: d, handlers: handlers}
+func newViews(d Deps, handlers map[string]server.ToolHandlerFunc, provided need) *views {
+	v := &views{d: d, handlers: handlers, provided: provided}
 	for _, lv := range liveViews {
 		if handlers[lv.tool] != nil {
 			v.loaded = append(v.loaded, lv)

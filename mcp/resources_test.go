@@ -62,7 +62,7 @@ func newLiveBox(t *testing.T) *liveBox {
 		t.Fatal(err)
 	}
 	b := &liveBox{d: d, ports: &countingPorts{}, at: time.Unix(5000, 0).UTC()}
-	b.d.Ports = b.ports
+	b.d = withPorts(b.d, b.ports)
 	b.feed(t, eec1)
 	return b
 }
@@ -180,7 +180,7 @@ func TestLiveViewsAreTheToolsAnswers(t *testing.T) {
 }
 
 // TestResourceListsFollowTheLoadedTools: a view is listed only when its
-// tool is loaded; the reference pages always are.
+// tool is loaded; the reference pages and the files template always are.
 func TestResourceListsFollowTheLoadedTools(t *testing.T) {
 	names := func(raw json.RawMessage, key, field string) []string {
 		var m map[string][]map[string]any
@@ -203,7 +203,7 @@ func TestResourceListsFollowTheLoadedTools(t *testing.T) {
 		t.Errorf("resources = %v, want %v", got, want)
 	}
 	if got, want := names(rpc(t, all, "resources/templates/list", nil), "resourceTemplates", "uriTemplate"), []string{
-		"fieldtap://live/can/{port}", "fieldtap://live/dialogs/{call_id}", "fieldtap://live/streams/{call_id}",
+		filesTemplate, "fieldtap://live/can/{port}", "fieldtap://live/dialogs/{call_id}", "fieldtap://live/streams/{call_id}",
 	}; !slices.Equal(got, want) {
 		t.Errorf("templates = %v, want %v", got, want)
 	}

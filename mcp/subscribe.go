@@ -311,8 +311,11 @@ func (s *subscriptions) tick() {
 }
 
 // revision is the sum of the counters of the stores a view reads: frames
-// taken, each store's revision, restarts. It moves whenever anything the
-// view could show moved; the digest then decides whether it did.
+// taken, each store's revision, restarts, and for an Ethernet view the
+// SIP store's revision when a loaded bundle needs that store (without
+// one, the media views move with their ports' counters). It moves
+// whenever anything the view could show moved; the digest then decides
+// whether it did.
 func (v *views) revision(lv liveView) uint64 {
 	var rev uint64
 	for _, p := range v.d.Ports.Snapshot() {
@@ -324,7 +327,7 @@ func (v *views) revision(lv liveView) uint64 {
 			rev += u.Revision
 		}
 	}
-	if v.d.SIP != nil && slices.Contains(lv.kinds, portKindEthernet) {
+	if v.provided.has(needSIP) && slices.Contains(lv.kinds, portKindEthernet) {
 		rev += v.d.SIP.Revision()
 	}
 	return rev

@@ -157,7 +157,7 @@ func (t tool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.ToolHan
 			return failure(c, err), nil
 		}
 		if t.reads != readsNothing {
-			rep := d.coverageFor(coverageQuery(t.reads, in))
+			rep := d.Coverage(coverageQuery(t.reads, in))
 			c.cov = blockOf(rep)
 			c.warn = append(c.warn, rep.Warnings...)
 		}

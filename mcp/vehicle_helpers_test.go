@@ -80,7 +80,7 @@ func vehiclePorts(t testing.TB, dataDir string, feeds ...portFrames) Deps {
 		}
 		listed = append(listed, ports.Status{Name: pf.name, Kind: "can", Live: true})
 	}
-	d.Ports = listed
+	d = withPorts(d, listed)
 	d.CAN, d.J1939, d.UDS, d.DBC = cs, js, us, dbc.NewRegistry(dataDir)
 	return d
 }

@@ -10,7 +10,6 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
-	"fieldtap/mcp"
 	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/dbc"
@@ -292,19 +291,6 @@ func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, rec
 		_ = uds.FeedAll(name, rs)
 	}
 	return bad
-}
-
-// deps adds the stores tools read to d.
-func (a *analysers) deps(d *mcp.Deps) {
-	d.CAN = a.can
-	d.J1939 = a.j1939
-	d.J1587 = a.j1587
-	d.SIP = a.sip
-	d.SIPStats = a.sipStats
-	d.SIPExport = a.sipExport
-	d.DBC = a.dbc
-	d.UDS = a.uds
-	d.Media, d.MediaInterval = a.media, a.mediaInterval
 }
 
 // sipStats reads the SPAN analyser's counters for get_capture_report.

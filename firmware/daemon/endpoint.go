@@ -63,18 +63,16 @@ func (b *box) bundles() []string {
 }
 
 // mcpDeps is what the MCP layer reads, and over HTTP the file server its
-// downloads go through. The MCP layer reaches the recorder and the files
-// through deps.BlackBox: rec.rec (list_captures, find_in_captures),
-// seal.builder (build_evidence_package), files (the HTTP GET and
-// resources), captures (open_capture).
+// downloads go through. It holds every store whether or not a port of
+// its kind exists: mcp.NewServer refuses a Deps without a store a loaded
+// bundle needs, and the tools read theirs without a nil check. The
+// recorder (list_captures, find_in_captures) and the evidence builder
+// (build_evidence_package) are nil when off, which the tools report;
+// files is the sandbox of the HTTP GET and the file resources, captures
+// opens store.capture_dir's files (open_capture).
 func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 	identity := fmt.Sprintf("%s-%x", b.cfg.Board, time.Now().UnixNano())
 	deps := mcp.Deps{
-		Ports: &b.reg,
-		Log:   b.log,
-		Source: func() mcp.SourceInfo {
-			return sourceInfo(identity, b.reg.Snapshot())
-		},
 		Info: mcp.ServerInfo{
 			Version:       b.version,
 			Build:         buildInfo(),
@@ -85,11 +83,26 @@ func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 			OutputSchemas: b.cfg.MCP.OutputSchemas,
 			Bundles:       b.bundles(),
 		},
-		Transmit: b.tx,
+		Ports: &b.reg,
+		Source: func() mcp.SourceInfo {
+			return sourceInfo(identity, b.reg.Snapshot())
+		},
+		Log:           b.log,
+		Coverage:      func(q coverage.Query) coverage.Report { return b.an.coverageOf(&b.reg, q) },
+		Files:         b.files,
+		CAN:           b.an.can,
+		J1939:         b.an.j1939,
+		DBC:           b.an.dbc,
+		UDS:           b.an.uds,
+		J1587:         b.an.j1587,
+		SIP:           b.an.sip,
+		SIPStats:      b.an.sipStats,
+		SIPExport:     b.an.sipExport,
+		Media:         b.an.media,
+		MediaInterval: b.an.mediaInterval,
+		Transmit:      b.tx,
+		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures},
 	}
-	b.an.deps(&deps)
-	deps.Coverage = func(q coverage.Query) coverage.Report { return b.an.coverageOf(&b.reg, q) }
-	deps.BlackBox = mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Files: b.files, Captures: b.captures}
 	var downloads *front.FileServer
 	if b.cfg.MCP.Transport == "http" {
 		downloads = front.NewFileServer(b.files)

@@ -16,6 +16,7 @@ import (
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
+	"fieldtap/services/sandbox"
 	"fieldtap/tools/refdata"
 )
 
@@ -56,8 +57,14 @@ func TestMediaSwitchChangesRTPStreams(t *testing.T) {
 			}
 			replay(t, capturePath, consume)
 
-			d := mcp.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Source: func() mcp.SourceInfo { return mcp.SourceInfo{CaptureIdentity: "test"} }}
-			an.deps(&d)
+			// The box's own Deps, recorder off: the media bundle reads
+			// the analyser and interval the daemon wires.
+			files, err := sandbox.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &box{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), an: an, rec: &recording{}, seal: &sealing{}, files: files}
+			d, _ := b.mcpDeps()
 			s, err := mcp.NewServer(d, mcp.Options{Bundles: []string{"media"}})
 			if err != nil {
 				t.Fatal(err)

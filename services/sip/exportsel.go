@@ -42,9 +42,8 @@ func SelectExport(sn *Snapshot, callID string, match func(*Dialog) bool, maxDial
 }
 
 // Shortfalls says, in plain words, what the selection and the written
-// file res do not hold; media is whether a media analyser supplied the
-// dialogs' RTP and RTCP flows. Every non-zero shortfall has its line.
-func (sel ExportSelection) Shortfalls(res ExportResult, media bool) []string {
+// file res do not hold. Every non-zero shortfall has its line.
+func (sel ExportSelection) Shortfalls(res ExportResult) []string {
 	var w []string
 	if sel.Matched > len(sel.Dialogs) {
 		w = append(w, fmt.Sprintf("%d dialogs matched; the file holds the oldest %d (max_dialogs)", sel.Matched, len(sel.Dialogs)))
@@ -52,9 +51,6 @@ func (sel ExportSelection) Shortfalls(res ExportResult, media bool) []string {
 	if res.MessagesMissing > 0 || res.MessagesEvicted > 0 || res.MessagesShed > 0 {
 		w = append(w, fmt.Sprintf("not in the file: %d messages whose frames neither the frame rings nor the recorder hold, %d messages evicted, %d past the per-dialog cap",
 			res.MessagesMissing, res.MessagesEvicted, res.MessagesShed))
-	}
-	if !media {
-		w = append(w, "no media analyser: the file holds SIP only")
 	}
 	if res.MediaFramesMissing > 0 {
 		w = append(w, fmt.Sprintf("%d RTP/RTCP datagrams counted on these calls are not in the file: their frames left the frame ring and the recorder no longer hold them, or they were not kept whole", res.MediaFramesMissing))

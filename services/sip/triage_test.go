@@ -141,12 +141,12 @@ func TestSelectExport(t *testing.T) {
 	if err != nil || sel.Matched != 2 || len(sel.Dialogs) != 1 || sel.Dialogs[0].CallID != "x1" {
 		t.Fatalf("selection %+v, %v", sel, err)
 	}
-	if w := sel.Shortfalls(ExportResult{}, true); len(w) != 1 || !strings.Contains(w[0], "2 dialogs matched; the file holds the oldest 1") {
+	if w := sel.Shortfalls(ExportResult{}); len(w) != 1 || !strings.Contains(w[0], "2 dialogs matched; the file holds the oldest 1") {
 		t.Errorf("shortfalls %q", w)
 	}
 	cut := time.Unix(100, 0)
-	if w := sel.Shortfalls(ExportResult{ScanCut: true, ScanCutAt: &cut, Truncated: true}, false); len(w) != 4 {
-		t.Errorf("shortfalls %q: want max_dialogs, no media, scan cut and truncated", w)
+	if w := sel.Shortfalls(ExportResult{ScanCut: true, ScanCutAt: &cut, Truncated: true}); len(w) != 3 {
+		t.Errorf("shortfalls %q: want max_dialogs, scan cut and truncated", w)
 	}
 	if sel, err := SelectExport(sn, "x3", nil, 1); err != nil || len(sel.Dialogs) != 1 || sel.Dialogs[0].CallID != "x3" {
 		t.Errorf("by Call-ID: %+v, %v", sel, err)
