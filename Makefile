@@ -34,8 +34,9 @@ demo: build
 	@./scripts/demo-banner.sh
 	@$(BIN)/fieldtapd --board sim --mcp-transport http --mcp-listen 127.0.0.1:8731
 
-# Every test: lint, unit and end-to-end tests, and short fuzz runs of
-# every parser, ending with one line `test: N passed, N failed`.
+# Every test: lint, unit and end-to-end tests, every benchmark once, and
+# short fuzz runs of every parser, ending with one line
+# `test: N passed, N failed`.
 test:
 	@./scripts/test.sh $(FUZZTIME)
 

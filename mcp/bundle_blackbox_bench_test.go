@@ -39,7 +39,7 @@ func BenchmarkFindInCaptures(b *testing.B) {
 		}
 	}
 	rec.Flush()
-	d := testDeps()
+	d := fullDeps(b)
 	d.BlackBox.Recorder = rec
 	s := build(d, Options{MaxResponseBytes: DefaultMaxResponseBytes}, blackboxTools, false)
 	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "find_in_captures",
@@ -54,7 +54,8 @@ func BenchmarkFindInCaptures(b *testing.B) {
 		var env struct {
 			Data findOut `json:"data"`
 		}
-		if err := json.Unmarshal(res.Result.(*mcpgo.CallToolResult).RawStructuredContent, &env); err != nil {
+		// Without output schemas the envelope is the text content only.
+		if err := json.Unmarshal([]byte(res.Result.(*mcpgo.CallToolResult).Content[0].(mcpgo.TextContent).Text), &env); err != nil {
 			b.Fatal(err)
 		}
 		if n := len(env.Data.Hits); n != benchFrames/1000 {
