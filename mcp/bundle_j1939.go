@@ -81,22 +81,26 @@ var j1939Inventory = tool[j1939ListIn, page[j1939InventoryRow]]{
 var j1939Faults = tool[j1939ListIn, page[j1939FaultRow]]{
 	name:  "j1939_faults",
 	reads: readsJ1939,
-	desc: "Latest DM1 (active) and DM2 (previously active) per source, by port, then DM1 before DM2, then source address: lamps (MIL, red stop, amber warning, protect: 0 off, 1 on, 2 error, 3 not available) " +
-		"and DTCs with spn, fmi, oc, cm in the SAE J1939-73 layout. no_active marks the SPN 0/FMI 0 'no fault' entry. Paged.",
+	desc: "Each DTC in a source's DM1 (active) or DM2 (previously active), by port, kind, sa, spn, fmi: ecu name, spn_name, fmi_text, oc, " +
+		"first_seen/last_seen and messages (DMs with it), listed (in the latest DM) and its lamps (0 off, 1 on, 2 error, 3 n/a). " +
+		"SPN 0/FMI 0 (no active DTC) gets no row. Paged.",
 	hints: readOnly(),
-	ids:   []string{"port", "sa", "kind"},
+	ids:   []string{"port", "sa", "kind", "spn", "fmi"},
 	run: func(c *call, in j1939ListIn) (page[j1939FaultRow], error) {
 		chosen, index, err := j1939Ports(c.d, in.PortSelector)
 		if err != nil {
 			return page[j1939FaultRow]{}, err
 		}
-		rows := mapRows(onPorts(c.d.J1939.Faults(), chosen, func(r j1939.Fault) string { return r.Port }), j1939FaultRowOf)
+		cat := c.d.J1939.Catalogue()
+		codes := onPorts(c.d.J1939.FaultCodes(), chosen, func(r j1939.FaultCode) string { return r.Port })
+		rows := mapRows(codes, func(f j1939.FaultCode) j1939FaultRow { return j1939FaultRowOf(c, cat, f) })
 		return pageSlice(c, in.Paging, rows, func(r j1939FaultRow) rowKey {
-			kind := uint64(1)
+			kind := uint64(0)
 			if r.Kind == "DM2" {
-				kind = 2
+				kind = 1
 			}
-			return rowKey{index[r.Port], kind<<8 | uint64(r.SA)}
+			// port (MaxPorts) | kind | sa, then spn (19 bits) | fmi (5 bits)
+			return rowKey{index[r.Port]<<9 | kind<<8 | uint64(r.SA), uint64(r.SPN)<<5 | uint64(r.FMI)}
 		})
 	},
 }

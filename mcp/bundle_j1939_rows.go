@@ -3,6 +3,8 @@ package mcp
 import (
 	"time"
 
+	"fieldtap/mcp/untrusted"
+
 	"fieldtap/services/j1939"
 )
 
@@ -58,6 +60,7 @@ type j1939SummaryRow struct {
 	DM1Sources      []int              `json:"dm1_sources"`
 	ActiveDTCs      int                `json:"active_dtcs"`
 	LatestOverflow  uint64             `json:"latest_table_overflow"`
+	FaultOverflow   uint64             `json:"fault_table_overflow"`
 }
 
 func j1939SummaryRowOf(p j1939.PortSummary) j1939SummaryRow {
@@ -65,7 +68,7 @@ func j1939SummaryRowOf(p j1939.PortSummary) j1939SummaryRow {
 	return j1939SummaryRow{Port: p.Port, Frames: p.Frames, StandardSkipped: p.StandardSkipped, SourceAddresses: p.SourceAddresses,
 		DistinctPGNs: p.DistinctPGNs, PGNOverflow: p.PGNOverflow, TopPGNs: top, TP: j1939TPCountersRow(p.TP), OpenSessions: p.OpenSessions,
 		Requests: p.Requests, AddressClaims: p.AddressClaims, ClaimConflicts: p.ClaimConflicts, MalformedClaims: p.MalformedClaims,
-		DM1Sources: p.DM1Sources, ActiveDTCs: p.ActiveDTCs, LatestOverflow: p.LatestOverflow}
+		DM1Sources: p.DM1Sources, ActiveDTCs: p.ActiveDTCs, LatestOverflow: p.LatestOverflow, FaultOverflow: p.FaultOverflow}
 }
 
 // j1939NameRow is a decoded 64-bit NAME (J1939-81).
@@ -132,22 +135,39 @@ func j1939InventoryRowOf(r j1939.InventoryRow) j1939InventoryRow {
 		Name: rowOrNil(r.Name, j1939NameRowOf), Conflicts: r.Conflicts, CannotClaim: r.CannotClaim, DM1Lamps: rowOrNil(r.DM1Lamps, j1939LampsRowOf)}
 }
 
-// j1939FaultRow is the latest DM1 (or DM2) of one source.
+// j1939FaultRow is one DTC a source listed in its DM1 or DM2. A DBC
+// that defines the SPN has its signal name (the file author's text)
+// fenced in dbc_spn_name; a built-in one is in spn_name.
 type j1939FaultRow struct {
-	Port     string        `json:"port"`
-	SA       int           `json:"sa"`
-	Kind     string        `json:"kind"` // DM1 or DM2
-	Time     time.Time     `json:"time"`
-	Via      string        `json:"via"`
-	Messages uint64        `json:"messages"`
-	Lamps    j1939LampsRow `json:"lamps"`
-	NoActive bool          `json:"no_active"`
-	DTCs     []j1939DTCRow `json:"dtcs"`
+	Port       string         `json:"port"`
+	SA         int            `json:"sa"`
+	ECU        string         `json:"ecu"`
+	Kind       string         `json:"kind"` // DM1 or DM2
+	SPN        uint32         `json:"spn"`
+	SPNName    string         `json:"spn_name,omitempty"`
+	DBCSPNName untrusted.Text `json:"dbc_spn_name,omitempty"`
+	FMI        uint8          `json:"fmi"`
+	FMIText    string         `json:"fmi_text"`
+	OC         uint8          `json:"oc"` // occurrence count, as last listed
+	CM         uint8          `json:"cm"`
+	Listed     bool           `json:"listed"`
+	First      time.Time      `json:"first_seen"`
+	Last       time.Time      `json:"last_seen"`
+	Messages   uint64         `json:"messages"`
+	Lamps      j1939LampsRow  `json:"lamps"`
+	Via        string         `json:"via"`
 }
 
-func j1939FaultRowOf(f j1939.Fault) j1939FaultRow {
-	return j1939FaultRow{Port: f.Port, SA: f.SA, Kind: f.Kind, Time: f.Time, Via: f.Via, Messages: f.Messages,
-		Lamps: j1939LampsRowOf(f.Lamps), NoActive: f.NoActive, DTCs: mapRows(f.DTCs, j1939DTCRowOf)}
+func j1939FaultRowOf(c *call, cat *j1939.Catalogue, f j1939.FaultCode) j1939FaultRow {
+	r := j1939FaultRow{Port: f.Port, SA: f.SA, ECU: f.ECU, Kind: f.Kind, SPN: f.SPN, FMI: f.FMI, FMIText: j1939.FMIText(f.FMI),
+		OC: f.OC, CM: f.CM, Listed: f.Listed, First: f.First, Last: f.Last, Messages: f.Messages, Lamps: j1939LampsRowOf(f.Lamps), Via: f.Via}
+	if p, ok := cat.Lookup(f.SPN); ok && p.Source == j1939.SourceBuiltin {
+		r.SPNName = p.Name
+	} else if ok {
+		r.DBCSPNName = untrusted.Text(p.Name)
+		c.text = append(c.text, textDBC)
+	}
+	return r
 }
 
 type j1939RequestCountRow struct {

@@ -91,7 +91,9 @@ var workflows = []workflow{
 		tools: []string{"j1939_faults", "j1939_spn", "j1939_pgn"},
 		steps: func(a map[string]string) []string {
 			return []string{
-				"Call j1939_faults (" + either(a, "port", "every port") + ") and list the active DTCs (DM1) (" + either(a, "sa", "every source") + "): SPN, FMI, occurrence count, lamps.",
+				"Call j1939_faults (" + either(a, "port", "every port") + ") and list the DTCs (" + either(a, "sa", "every source") + ") as a technician reads them: " +
+					"the ECU by name, the SPN by number and name, the FMI by number and text, the occurrence count, the lamps, and since when (first_seen) and until when (last_seen) it was listed; " +
+					"active ones (kind DM1, listed true) first, then those no longer listed and the previously active (DM2).",
 				"For each active SPN call j1939_spn with that spn (and the source's sa) to see how the parameter behaved before and since the fault.",
 				"Call j1939_pgn with pgn: 65229 (DM4, freeze frame) to see whether an ECU sent the conditions at the time of the fault.",
 			}

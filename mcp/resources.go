@@ -60,7 +60,7 @@ var liveViews = []liveView{
 		args: func(v string) map[string]any { return map[string]any{"port": v} },
 		desc: "One CAN port's stored frames as can_frames answers for it; an unknown port is an empty page."},
 	{uri: "fieldtap://live/faults", name: "live J1939 faults", tool: "j1939_faults", args: noViewArgs, kinds: []string{portKindCAN},
-		desc: "Latest DM1/DM2 per source as j1939_faults answers with no arguments."},
+		desc: "Every DTC of the DM1s and DM2s seen, per source, as j1939_faults answers with no arguments."},
 	{uri: "fieldtap://live/j1587", name: "live J1587 summary", tool: "j1587_summary", args: noViewArgs, kinds: []string{portKindJ1708},
 		desc: "The J1708/J1587 overview as j1587_summary answers with no arguments."},
 	{uri: "fieldtap://status", name: "capture status", tool: toolCaptureStatus, args: noViewArgs,

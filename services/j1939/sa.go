@@ -1,5 +1,7 @@
 package j1939
 
+import "strconv"
+
 // saNames are the preferred source addresses of industry group 0 (SAE
 // J1939 Appendix B, Table B2), as Wireshark's packet-j1939.c names them,
 // so the box and a Wireshark trace agree. 90–247 are not listed there:
@@ -57,4 +59,33 @@ func SAName(sa uint8) string {
 		return "self-configurable"
 	}
 	return "reserved"
+}
+
+// functionNames are the industry-group-independent NAME functions 0–40
+// (SAE J1939 Appendix B, Table B11; 10, "Brakes - Steer Axle", as the
+// preferred address 12 has it). Functions 128–253 depend on the industry
+// group and vehicle system, so a NAME with one names nothing here.
+var functionNames = [...]string{
+	"Engine", "Auxiliary Power Unit", "Electric Propulsion Control", "Transmission", "Battery Pack Monitor",
+	"Shift Control/Console", "Power TakeOff - (Main or Rear)", "Axle - Steering", "Axle - Drive",
+	"Brakes - System Controller", "Brakes - Steer Axle", "Brakes - Drive axle", "Retarder - Engine",
+	"Retarder - Driveline", "Cruise Control", "Fuel System", "Steering Controller", "Suspension - Steer Axle",
+	"Suspension - Drive Axle", "Instrument Cluster", "Trip Recorder", "Cab Climate Control", "Aerodynamic Control",
+	"Vehicle Navigation", "Vehicle Security", "Network Interconnect ECU", "Body Controller",
+	"Power TakeOff (Secondary or Front)", "Off Vehicle Gateway", "Virtual Terminal (in cab)", "Management Computer",
+	"Propulsion Battery Charger", "Headway Controller", "System Monitor", "Hydraulic Pump Controller",
+	"Suspension - System Controller", "Pneumatic - System Controller", "Cab Controller", "Tire Pressure Control",
+	"Ignition Control Module", "Seat Control",
+}
+
+// ECUName is the one name every answer, the MQTT feed and the status
+// page give a source: its claimed NAME's function and instance ("Engine
+// #1" for function 0, instance 0) when the NAME has a function listed
+// above, else its address's preferred assignment (SAName). n is nil when
+// the source never claimed.
+func ECUName(sa uint8, n *Name) string {
+	if n != nil && int(n.Function) < len(functionNames) {
+		return functionNames[n.Function] + " #" + strconv.Itoa(int(n.FunctionInstance)+1)
+	}
+	return SAName(sa)
 }

@@ -91,8 +91,8 @@ func SessionBytes() int64 { return int64(ring.SlotBytes[SessionRecord]()) }
 
 // TableBytes is the most one port's fixed-bound tables hold: ECUs and
 // their NAMEs, DM1/DM2 states with a full DTC list each, the PGN,
-// request and latest maps (latest payloads up to MaxLatestBytes), the
-// claim history and MaxOpenSessions open transfers. The memory budget
+// request, latest and fault-code maps (latest payloads up to
+// MaxLatestBytes), the claim history and MaxOpenSessions open transfers. The memory budget
 // takes it as a fixed cost per CAN port.
 func TableBytes() int64 {
 	ptr := int(unsafe.Sizeof(uintptr(0)))
@@ -102,7 +102,8 @@ func TableBytes() int64 {
 	counted := heapsize.MapEntry(4 + 8) // PGN → count
 	claims := heapsize.Pointers(MaxClaimEvents*int(unsafe.Sizeof(ClaimEvent{}))) + MaxClaimEvents*heapsize.Bytes(16)
 	open := heapsize.MapEntry(int(unsafe.Sizeof(tpKey{}))+ptr) + heapsize.Pointers(int(unsafe.Sizeof(tpSession{})))
-	n := 256*ecu + 2*256*dm + MaxLatest*latest + MaxLatestBytes + (MaxPGNs+MaxRequested)*counted +
+	fault := heapsize.MapEntry(int(unsafe.Sizeof(faultKey{}))+ptr) + heapsize.Pointers(int(unsafe.Sizeof(faultSeen{})))
+	n := 256*ecu + 2*256*dm + MaxFaultCodes*fault + MaxLatest*latest + MaxLatestBytes + (MaxPGNs+MaxRequested)*counted +
 		claims + MaxOpenSessions*open + heapsize.Pointers(int(unsafe.Sizeof(portState{})))
 	return int64(n)
 }
@@ -177,6 +178,9 @@ type portState struct {
 	claimsDrop uint64
 	badClaims  uint64
 	badDM      uint64
+
+	faults  map[faultKey]*faultSeen // faults.go
+	faultOv uint64
 
 	// hot caches the table entries of recently seen (SA, PGN) pairs: a
 	// bus repeats a few dozen of them at 10–100 Hz, and the cache saves
@@ -366,7 +370,8 @@ func (s *Store) port(name string) *portState {
 		return nil
 	}
 	p := &portState{name: name, index: uint8(len(s.order)), dec: NewDecoder(), pgns: map[uint32]*uint64{},
-		latest: map[latestKey]*Latest{}, requested: map[uint32]uint64{}}
+		latest: map[latestKey]*Latest{}, requested: map[uint32]uint64{},
+		faults: map[faultKey]*faultSeen{}}
 	p.dec.OnMessage = func(m *Message) { s.message(p, m) }
 	p.dec.OnSession = func(ss Session) { s.sessions.Append(SessionRecord{Port: name, Session: ss}) }
 	s.ports[name] = p
@@ -480,9 +485,9 @@ func (s *Store) message(p *portState, m *Message) {
 	case PGNAddressClaim:
 		s.claim(p, m)
 	case PGNDM1, PGNDM2:
-		tbl := &p.dm1
+		tbl, kind := &p.dm1, uint8(0)
 		if m.ID.PGN == PGNDM2 {
-			tbl = &p.dm2
+			tbl, kind = &p.dm2, 1
 		}
 		st := tbl[sa]
 		if st == nil {
@@ -495,6 +500,7 @@ func (s *Store) message(p *portState, m *Message) {
 		st.Time, st.Via = m.Time, m.Via
 		st.DM = DM{Lamps: s.dm.Lamps, DTCs: slices.Clone(s.dm.DTCs), NoActive: s.dm.NoActive}
 		st.Messages++
+		p.seeFaults(kind, sa, st, m.Time)
 	}
 	l := h.latest
 	if l == nil {

@@ -31,6 +31,8 @@ type PortSummary struct {
 	DM1Sources      []int
 	ActiveDTCs      int
 	LatestOverflow  uint64
+	// FaultOverflow counts DTC listings past MaxFaultCodes.
+	FaultOverflow uint64
 }
 
 // topPGNs is how many PGNs a summary lists.
@@ -45,7 +47,7 @@ func (s *Store) Summary() []PortSummary {
 		p := s.ports[n]
 		ps := PortSummary{Port: n, Frames: p.dec.Frames, StandardSkipped: p.dec.Standard, DistinctPGNs: len(p.pgns),
 			PGNOverflow: p.pgnOv, TP: p.dec.TP(), OpenSessions: p.dec.OpenCount(), Requests: p.requests,
-			AddressClaims: len(p.claims), MalformedClaims: p.badClaims, LatestOverflow: p.latOv,
+			AddressClaims: len(p.claims), MalformedClaims: p.badClaims, LatestOverflow: p.latOv, FaultOverflow: p.faultOv,
 			SourceAddresses: []int{}, DM1Sources: []int{}}
 		for sa, e := range p.ecus {
 			if e != nil {
@@ -116,6 +118,7 @@ func (s *Store) Inventory() []InventoryRow {
 type Fault struct {
 	Port     string
 	SA       int
+	ECU      string // ECUName
 	Kind     string // DM1 or DM2
 	Time     time.Time
 	Via      string
@@ -141,7 +144,11 @@ func (s *Store) Faults() []Fault {
 				if d == nil {
 					continue
 				}
-				out = append(out, Fault{Port: n, SA: sa, Kind: kind, Time: d.Time, Via: d.Via.String(), Messages: d.Messages,
+				var name *Name
+				if e := p.ecus[sa]; e != nil {
+					name = e.Claim
+				}
+				out = append(out, Fault{Port: n, SA: sa, ECU: ECUName(uint8(sa), name), Kind: kind, Time: d.Time, Via: d.Via.String(), Messages: d.Messages,
 					Lamps: d.DM.Lamps, NoActive: d.DM.NoActive, DTCs: append([]DTC{}, d.DM.DTCs...)})
 			}
 		}

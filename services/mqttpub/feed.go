@@ -189,7 +189,7 @@ func (f *Feeder) publishFaults() {
 			if d.Kind != "DM1" || d.NoActive || len(d.DTCs) == 0 {
 				continue
 			}
-			sf := SourceFaults{Bus: "j1939", Port: d.Port, Address: d.SA, Name: j1939.SAName(uint8(d.SA)), Time: d.Time.UTC(), Lamps: lamps(d.Lamps), Codes: []FaultCode{}}
+			sf := SourceFaults{Bus: "j1939", Port: d.Port, Address: d.SA, Name: d.ECU, Time: d.Time.UTC(), Lamps: lamps(d.Lamps), Codes: []FaultCode{}}
 			for _, c := range d.DTCs {
 				oc := int(c.OC)
 				sf.Codes = append(sf.Codes, FaultCode{SPN: c.SPN, FMI: int(c.FMI), Count: &oc})

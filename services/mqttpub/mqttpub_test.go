@@ -105,7 +105,7 @@ func TestBrokerAwayQueueBounded(t *testing.T) {
 // address and clears it when the fault goes away.
 func TestFeederFaultsRetainedPerSA(t *testing.T) {
 	faults := &fakeFaults{list: []j1939.Fault{
-		{Port: "can0", SA: 0, Kind: "DM1", DTCs: []j1939.DTC{{SPN: 110, FMI: 0, OC: 3}}, Lamps: j1939.Lamps{AmberWarn: 1}},
+		{Port: "can0", SA: 0, ECU: j1939.ECUName(0, nil), Kind: "DM1", DTCs: []j1939.DTC{{SPN: 110, FMI: 0, OC: 3}}, Lamps: j1939.Lamps{AmberWarn: 1}},
 		{Port: "can0", SA: 0x0B, Kind: "DM1", DTCs: []j1939.DTC{{SPN: 521, FMI: 2, OC: 1}}},
 		{Port: "can0", SA: 0x03, Kind: "DM1", NoActive: true},
 	}}

@@ -223,7 +223,7 @@ func faultsView(s Sources, snap []ports.Status) FaultsView {
 				if len(fv.J1939) == maxFaults {
 					break
 				}
-				fv.J1939 = append(fv.J1939, J1939Fault{Port: f.Port, SA: f.SA, SAName: j1939.SAName(uint8(f.SA)),
+				fv.J1939 = append(fv.J1939, J1939Fault{Port: f.Port, SA: f.SA, SAName: f.ECU,
 					SPN: d.SPN, FMI: d.FMI, OC: d.OC, Lamps: lampsOn(f.Lamps), Time: f.Time.UTC()})
 			}
 		}

@@ -35,6 +35,7 @@ interval = "1s"
 	sub.Wait("online status", on("status", `"online":true`))
 	sub.Wait("state with the arm switch on", on("state", `"armed":true`))
 	sub.Wait("the engine's DM1 on its SA's topic", on("faults/j1939/can0/00", `"spn":110`))
+	sub.Wait("the engine named as j1939_faults names it", on("faults/j1939/can0/00", `"name":"Engine #1"`))
 	sub.Wait("the J1587 code on MID 128's topic", on("faults/j1587/128", `"code":110`))
 	got := sub.Wait("an answered call's summary", on("calls", `"state":"ended"`))
 	var call struct {
