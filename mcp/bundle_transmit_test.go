@@ -264,14 +264,17 @@ func TestElicitation(t *testing.T) {
 }
 
 // lateAck is an slcan writer's error for a frame the adapter acknowledged
-// only after the writer gave up on it (drivers/slcan.NoAckError).
-type lateAck struct{ at time.Time }
+// only after the writer gave up on it (drivers/slcan.NoAckError). The
+// acknowledgement comes after LateReply is asked, so it is after the frame
+// was handed to the writer however slowly the test runs (a fixed instant
+// taken at the test's start was before it under the race detector).
+type lateAck struct{ after time.Duration }
 
 func (lateAck) Error() string {
 	return "slcan: no acknowledgement for the frame within 300ms"
 }
 func (lateAck) MayHaveSent() bool                             { return true }
-func (e lateAck) LateReply(context.Context) (bool, time.Time) { return true, e.at }
+func (e lateAck) LateReply(context.Context) (bool, time.Time) { return true, time.Now().Add(e.after) }
 
 // TestUncertainSendAnswer: a DM11 that may have gone out is answered as
 // uncertain (issue #33: it was TRANSMIT_REFUSED, hinting that nothing was
@@ -279,7 +282,7 @@ func (e lateAck) LateReply(context.Context) (bool, time.Time) { return true, e.a
 // what to do before sending again.
 func TestUncertainSendAnswer(t *testing.T) {
 	b := newFakeBus("1FUJGLDR5CLBP8834")
-	b.doubt = lateAck{at: time.Now().Add(300 * time.Millisecond)}
+	b.doubt = lateAck{after: 300 * time.Millisecond}
 	s := connect(t, transmitDeps(t, b), "", answer("accept", true))
 	m, isErr := txCall(t, s, "j1939_request_dm", map[string]any{"port": "can0", "dm": "DM11", "da": 0, "dry_run": false, "ack_active": true})
 	if isErr || m["ok"] != true {

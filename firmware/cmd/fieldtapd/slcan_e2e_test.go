@@ -57,6 +57,25 @@ func TestConfiguredSlcanPort(t *testing.T) {
 	if ad.Mode() != "listen" || ad.Bitrate() != "S6" {
 		t.Fatalf("adapter mode %q bitrate %q, want listen and S6 (500 kbit/s)", ad.Mode(), ad.Bitrate())
 	}
+	// Opened fires at the first L, the start-up reset's (ResetListenOnly),
+	// which reads past and drops what the adapter streams after it. The
+	// frames go out once the capture session's own L is acknowledged and
+	// the port captures: on a loaded machine the gap between the two was
+	// long enough to lose the first frames.
+	for deadline := time.Now().Add(giveUp); ; time.Sleep(20 * time.Millisecond) {
+		ls := 0
+		for _, c := range ad.Commands() {
+			if c == "L" {
+				ls++
+			}
+		}
+		if ls >= 2 && slcanState(t, ctx, s) == "capturing" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the capture session never opened: commands %q, state %q\n%s", ad.Commands(), slcanState(t, ctx, s), stderr.String())
+		}
+	}
 	start := time.Now()
 	const frames = 20
 	for i := range frames {
@@ -122,4 +141,14 @@ func TestConfiguredSlcanPort(t *testing.T) {
 			t.Errorf("frame time %v is not the host receive time (test started %v)", f.Time, start)
 		}
 	}
+}
+
+// slcanState is can1's state in capture_status.
+func slcanState(t *testing.T, ctx context.Context, s *sdk.ClientSession) string {
+	for _, q := range captureStatus(t, ctx, s).Data.Ports {
+		if q.Name == "can1" {
+			return q.State
+		}
+	}
+	return ""
 }
