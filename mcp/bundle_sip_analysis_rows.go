@@ -64,6 +64,7 @@ type decodeStatsRow struct {
 	Frag     fragStatsRow      `json:"fragments"`
 	TCP      tcpStatsRow       `json:"tcp"`
 	LinkSeen map[string]uint64 `json:"link_types"`
+	Tunnels  map[string]uint64 `json:"tunnels" jsonschema:"tunnel headers opened, by kind: gre, erspan_i, erspan_ii, erspan_iii, vxlan, mpls (a frame in GRE in GRE counts twice); tunnels not opened are skipped as tunnel_not_decoded"`
 }
 
 type fragStatsRow struct {
@@ -99,7 +100,7 @@ func decodeStatsRowOf(s netdecode.Stats) decodeStatsRow {
 			Oversize: f.Oversize, Overlapping: f.Overlapping, Pending: f.Pending, PendingB: f.PendingB},
 		TCP: tcpStatsRow{Segments: t.Segments, Streams: t.Streams, Open: t.Open, Evicted: t.Evicted, IdleClosed: t.IdleClosed,
 			Retransmitted: t.Retransmitted, OutOfOrder: t.OutOfOrder, Gaps: t.Gaps, BufferFull: t.BufferFull, TagsDropped: t.TagsDropped},
-		LinkSeen: nonNilMap(s.LinkSeen)}
+		LinkSeen: nonNilMap(s.LinkSeen), Tunnels: nonNilMap(s.Tunnels)}
 }
 
 // nonNilMap is a copy of m, empty rather than nil: an answer's object is

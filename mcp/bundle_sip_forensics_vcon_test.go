@@ -80,7 +80,7 @@ func exportDeps(t *testing.T, file string) Deps {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := sip.NewExporter(t.TempDir())
+	ex := sip.NewExporter(t.TempDir(), netdecode.Options{})
 	ex.AddPort("span0", fs)
 	refdata.EachRecord(t, filepath.Join(refdata.Dir(t, "sip"), file), func(rec pcapfile.Record) {
 		if _, err := fs.Append(framestore.Record{Time: rec.Time, Link: rec.Link, Data: rec.Data, OrigLen: len(rec.Data)}); err != nil {

@@ -221,7 +221,7 @@ func TestExportCaptureOpensInTshark(t *testing.T) {
 		t.Fatal(err)
 	}
 	an := sip.NewAnalyser(st, netdecode.Options{})
-	ex := sip.NewExporter(t.TempDir())
+	ex := sip.NewExporter(t.TempDir(), netdecode.Options{})
 	ex.AddPort("span0", fs)
 	for i, start := range []string{"INVITE sip:b@h SIP/2.0", "SIP/2.0 180 Ringing", "SIP/2.0 200 OK", "OPTIONS sip:b@h SIP/2.0"} {
 		callID, method := "exp-1", "INVITE"

@@ -84,7 +84,7 @@ func fullDeps(t testing.TB) Deps {
 	d.SIP, err = sip.New(sip.Limits{})
 	must(err)
 	d.SIPStats = sip.NewAnalyser(d.SIP, netdecode.Options{}).Stats
-	d.SIPExport = sip.NewExporter(t.TempDir())
+	d.SIPExport = sip.NewExporter(t.TempDir(), netdecode.Options{})
 	d.Media, d.MediaInterval = rtp.NewAnalyser(rtp.Options{}), rtp.DefaultInterval
 	d.Transmit, err = transmit.New(transmit.Options{})
 	must(err)

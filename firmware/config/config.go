@@ -70,12 +70,15 @@ type Config struct {
 	// derived from it and the Go runtime's soft limit is set to it. 0
 	// takes the board profile's memory_budget_mib (DefaultBudgetMiB with
 	// board none).
-	MemoryLimitMiB int          `toml:"memory_limit_mib"`
-	Ports          []board.Port `toml:"port"`
-	Log            Log          `toml:"log"`
-	MCP            MCP          `toml:"mcp"`
-	Store          Store        `toml:"store"`
-	Media          Media        `toml:"media"` // media.go
+	MemoryLimitMiB int `toml:"memory_limit_mib"`
+	// VXLANPorts are the UDP destination ports every Ethernet port's
+	// decoder opens as VXLAN (decode.go).
+	VXLANPorts []int        `toml:"vxlan_ports"`
+	Ports      []board.Port `toml:"port"`
+	Log        Log          `toml:"log"`
+	MCP        MCP          `toml:"mcp"`
+	Store      Store        `toml:"store"`
+	Media      Media        `toml:"media"` // media.go
 	// SIPSecurity holds the attack thresholds (sipsecurity.go).
 	SIPSecurity SIPSecurity `toml:"sip_security"`
 	// Transmit holds the transmit limits (transmit.go).
@@ -175,6 +178,7 @@ func Default() Config {
 	return Config{
 		Board:       DefaultBoard,
 		ReplaySpeed: DefaultReplaySpeed,
+		VXLANPorts:  slices.Clone(DefaultVXLANPorts),
 		Log:         Log{Level: "info", Format: "text"},
 		MCP:         MCP{Transport: DefaultTransport, Listen: DefaultListen},
 		Store:       Store{HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir, CaptureDir: DefaultCaptureDir},
@@ -341,6 +345,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.Transmit.validate(c.Board)...)
 	errs = append(errs, c.Media.validate()...)
+	errs = append(errs, validateVXLANPorts(c.VXLANPorts)...)
 	errs = append(errs, c.SIPSecurity.validate()...)
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)

@@ -50,6 +50,9 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"speed", func(c *Config) { c.ReplaySpeed = "fast" }, "replay_speed"},
 		{"none without sources", func(c *Config) { c.Board = "none" }, "at least one source"},
 		{"handoff", func(c *Config) { c.Store.HandoffDepth = 0 }, "handoff_depth"},
+		{"vxlan port", func(c *Config) { c.VXLANPorts = []int{4789, 70000} }, "vxlan_ports: 70000 is not a UDP port"},
+		{"vxlan port twice", func(c *Config) { c.VXLANPorts = []int{8472, 8472} }, "vxlan_ports: 8472 is listed twice"},
+		{"vxlan ports", func(c *Config) { c.VXLANPorts = []int{1, 2, 3, 4, 5} }, "vxlan_ports [1 2 3 4 5]: at most 4 ports"},
 		{"port driver", func(c *Config) { c.Ports = []board.Port{{Name: "x", Driver: "can9", Device: "/dev/x"}} }, `driver "can9"`},
 		{"port twice", func(c *Config) {
 			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a"}, {Name: "x", Driver: "j1708", Device: "/dev/b"}}

@@ -66,7 +66,7 @@ func mediaOptions(m config.Media) (rtp.Options, error) {
 }
 
 // newAnalysers builds every store with the bound plan gives it.
-func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options) (*analysers, error) {
+func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec netdecode.Options) (*analysers, error) {
 	exportDir := st.ExportDir
 	if exportDir == "" {
 		exportDir = filepath.Join(os.TempDir(), exportDirName)
@@ -106,7 +106,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options) (*ana
 	if err != nil {
 		return nil, err
 	}
-	sipFeed := sip.NewAnalyser(sipStore, netdecode.Options{})
+	sipFeed := sip.NewAnalyser(sipStore, dec)
 	mediaOpt.MaxBytes = shareOf(plan, budget.RTP, "")
 	media := rtp.NewAnalyser(mediaOpt) // heuristic RTP off unless media.heuristic_rtp (issue #4)
 	mediaInterval := mediaOpt.Interval
@@ -130,7 +130,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options) (*ana
 		mediaInterval: mediaInterval,
 		frames:        map[string]*framestore.Store{},
 		handoffs:      map[string]*capture.Handoff{},
-		sipExport:     sip.NewExporter(exportDir),
+		sipExport:     sip.NewExporter(exportDir, dec),
 		dbc:           dbc.NewRegistry(st.DataDir),
 		uds:           uds,
 		j1708Load:     map[string]*transmit.LoadMeter{},

@@ -16,6 +16,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/firmware/config"
 	"fieldtap/services/budget"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/recorder"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
@@ -49,7 +50,7 @@ func TestPlanFitsTheBudget(t *testing.T) {
 			t.Errorf("no share for %s[%s]", want.store, want.port)
 		}
 	}
-	an, err := newAnalysers(p, cfg.Store, rtp.Options{})
+	an, err := newAnalysers(p, cfg.Store, rtp.Options{}, netdecode.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func spanOnly(t *testing.T, mib int) (budget.Plan, *analysers) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	an, err := newAnalysers(p, cfg.Store, rtp.Options{})
+	an, err := newAnalysers(p, cfg.Store, rtp.Options{}, netdecode.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 	"fieldtap/services/budget"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sandbox"
@@ -94,7 +95,7 @@ func TestOpenCaptureUsesItsReservedShare(t *testing.T) {
 			t.Errorf("no %s share for the opened capture's port", store)
 		}
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/firmware/config"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 )
 
@@ -65,7 +66,7 @@ func ingest(b *testing.B, src capture.Source) uint64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func consumeAll(b *testing.B, kind capture.Kind, frames []capture.Frame) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

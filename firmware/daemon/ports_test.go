@@ -14,6 +14,7 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
 	"fieldtap/services/budget"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 )
@@ -95,7 +96,7 @@ func testAnalysers(t testing.TB, opt rtp.Options, srcs ...capture.Source) *analy
 	if err != nil {
 		t.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, opt)
+	an, err := newAnalysers(plan, cfg.Store, opt, netdecode.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 )
 
@@ -76,7 +77,7 @@ func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

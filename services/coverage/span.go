@@ -9,7 +9,7 @@ import (
 // words. A frame that is not IP (ARP, LLDP) or an IP protocol that
 // carries neither (ICMP, OSPF) is skipped too, and is not listed.
 var spanSkips = []struct{ reason, what string }{
-	{netdecode.SkipTunnel, "frames in a tunnel the box does not decode (GRE/ERSPAN, VXLAN, MPLS, L2TPv3, EtherIP: remote SPAN)"},
+	{netdecode.SkipTunnel, "frames in a tunnel the box does not decode (EtherIP, L2TPv3, PPTP's GRE, GRE or MPLS carrying neither IP nor Ethernet, an unknown ERSPAN version)"},
 	{netdecode.SkipEncrypted, "IPsec ESP packets, encrypted"},
 	{netdecode.SkipLinkType, "frames of a link type the box does not decode"},
 	{netdecode.SkipTruncated, "frames cut short (snap length or a broken header)"},

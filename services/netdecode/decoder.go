@@ -47,6 +47,10 @@ type Options struct {
 	// tell which frames made a datagram or a message (Datagram.Frames,
 	// Stream.Frames). Export turns it on; live analysis does not pay.
 	TrackFrames bool
+	// VXLANPorts are the UDP destination ports read as VXLAN; nil takes
+	// DefaultVXLANPort alone, and ports past MaxVXLANPorts are not read
+	// (configuration refuses more).
+	VXLANPorts []uint16
 }
 
 func (o *Options) fill() {
@@ -65,6 +69,9 @@ func (o *Options) fill() {
 	}
 	if o.StreamIdle <= 0 {
 		o.StreamIdle = DefaultStreamIdle
+	}
+	if o.VXLANPorts == nil {
+		o.VXLANPorts = []uint16{DefaultVXLANPort}
 	}
 }
 
@@ -103,6 +110,10 @@ type Decoder struct {
 	tag     uint64   // the frame being decoded (DecodeTagged)
 	tags    []uint64 // scratch for an unfragmented datagram's Frames
 	n       perFrame // this frame's counts, added to c once it is decoded
+	// vxlanPorts are Options.VXLANPorts held in the decoder, so checking a
+	// datagram's port reads no slice header.
+	vxlanPorts [MaxVXLANPorts]uint16
+	nVXLAN     int
 }
 
 // perFrame is what one frame adds to the counters.
@@ -112,6 +123,7 @@ type perFrame struct{ ipv4, ipv6, udp uint64 }
 func New(o Options, h Handler) *Decoder {
 	o.fill()
 	d := &Decoder{opt: o, h: h}
+	d.nVXLAN = copy(d.vxlanPorts[:], o.VXLANPorts)
 	d.frag = newDefragger(o, &d.c)
 	d.streams = newStreams(o, &d.c)
 	return d

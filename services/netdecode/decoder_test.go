@@ -3,8 +3,13 @@ package netdecode
 import (
 	"encoding/binary"
 	"net/netip"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"fieldtap/drivers/pcapfile"
+	"fieldtap/tools/refdata"
 
 	"github.com/gopacket/gopacket/layers"
 )
@@ -155,10 +160,16 @@ func TestHostileFramesAreCounted(t *testing.T) {
 		{name: "ip length beyond frame", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, udpSeg("x"))[:25], reason: SkipTruncated},
 		{name: "icmp", link: layers.LinkTypeRaw, data: ipv4(1, 1, 0, make([]byte, 8)), reason: SkipProto},
 		{name: "bad udp length", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, []byte{0, 1, 0, 2, 0, 3, 0, 0}), reason: SkipBadUDP},
-		{name: "gre (remote span)", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{0, 0, 0x65, 0x58}), reason: SkipTunnel},
+		{name: "gre version 1 (pptp)", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{0x30, 0x81, 0x88, 0x0B, 0, 0, 0, 0, 0, 0, 0, 1}), reason: SkipTunnel},
+		{name: "gre carrying ppp", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{0, 0, 0x88, 0x0B, 0xFF, 0x03}), reason: SkipTunnel},
+		{name: "gre key beyond frame", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{greKey, 0, 0x65, 0x58, 0}), reason: SkipTruncated},
+		{name: "etherip", link: layers.LinkTypeRaw, data: ipv4(protoEtherIP, 1, 0, []byte{0x30, 0}), reason: SkipTunnel},
+		{name: "l2tpv3", link: layers.LinkTypeRaw, data: ipv4(protoL2TPv3, 1, 0, make([]byte, 8)), reason: SkipTunnel},
 		{name: "esp", link: layers.LinkTypeRaw, data: ipv4(protoESP, 1, 0, make([]byte, 16)), reason: SkipEncrypted},
-		{name: "mpls", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, make([]byte, 24)), reason: SkipTunnel},
-		{name: "vxlan", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, vxlanSeg()), reason: SkipTunnel},
+		{name: "mpls over neither ip nor ethernet", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, []byte{0, 1, 0x21, 64, 0x90}), reason: SkipTunnel},
+		{name: "mpls stack with no bottom", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, make([]byte, 24)), reason: SkipTruncated},
+		{name: "mpls tower", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, make([]byte, 4*(maxEncapsulation+2))), reason: SkipTooDeep},
+		{name: "empty vxlan", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, vxlanSeg()), reason: SkipTruncated},
 		{name: "vlan tower", link: layers.LinkTypeEthernet, data: ether(etherIPv4, make16(etherVLAN, maxEncapsulation+2), nil), reason: SkipTooDeep},
 	}
 	for _, tc := range tests {
@@ -342,6 +353,17 @@ func FuzzDecode(f *testing.F) {
 	f.Add(uint16(layers.LinkTypeEthernet), ether(etherIPv4, nil, ipv4(protoUDP, 1, 0, udpSeg("x"))))
 	f.Add(uint16(layers.LinkTypeRaw), ipv4(protoTCP, 1, 0, tcpSeg(1, 1, 0, "abc")))
 	f.Add(uint16(layers.LinkTypeRaw), ipv6(protoFragment, []byte{17, 0, 0, 1, 0, 0, 0, 1, 1, 2, 3}))
+	// One frame of each tunnel capture (testdata/tunnels): GRE, GRE in
+	// GRE, PPTP, ERSPAN I/II/III, MPLS, VXLAN over IPv4 and IPv6.
+	for _, tc := range tunnelCaptures {
+		var seed []byte
+		refdata.EachRecord(f, filepath.Join("testdata", "tunnels", tc.file), func(rec pcapfile.Record) {
+			if seed == nil || len(rec.Data) > len(seed) && len(rec.Data) < 600 {
+				seed = slices.Clone(rec.Data)
+			}
+		})
+		f.Add(uint16(layers.LinkTypeEthernet), seed)
+	}
 	f.Fuzz(func(t *testing.T, link uint16, b []byte) {
 		d := New(Options{MaxStreams: 4, MaxFragDatagrams: 4}, &sink{})
 		d.Decode(time.Unix(1, 0), layers.LinkType(link), b)
@@ -370,6 +392,23 @@ func BenchmarkDecodeUDP(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeVXLAN is the same datagram as BenchmarkDecodeUDP behind
+// VXLAN: opening a tunnel allocates nothing either.
+func BenchmarkDecodeVXLAN(b *testing.B) {
+	inner := ether(etherIPv4, nil, ipv4(protoUDP, 1, 0, udpSeg("INVITE sip:x SIP/2.0\r\n\r\n")))
+	outer := vxlanSeg()
+	binary.BigEndian.PutUint16(outer[4:], uint16(len(outer)+len(inner)))
+	frame := ether(etherIPv4, nil, ipv4(protoUDP, 1, 0, append(outer, inner...)))
+	d := New(Options{}, nopHandler{})
+	b.ReportAllocs()
+	for b.Loop() {
+		d.Decode(time.Unix(1, 0), layers.LinkTypeEthernet, frame)
+	}
+	if d.Stats().Tunnels[TunnelVXLAN] == 0 || d.Stats().UDP == 0 {
+		b.Fatalf("no datagram out of VXLAN: %+v", d.Stats())
+	}
+}
+
 type nopHandler struct{}
 
 func (nopHandler) UDP(Datagram)                       {}
@@ -379,7 +418,7 @@ func (nopHandler) TCP(*Stream, time.Time, []byte) int { return 0 }
 func vxlanSeg() []byte {
 	b := make([]byte, 16)
 	binary.BigEndian.PutUint16(b[0:], 40000)
-	binary.BigEndian.PutUint16(b[2:], vxlanPort)
+	binary.BigEndian.PutUint16(b[2:], DefaultVXLANPort)
 	binary.BigEndian.PutUint16(b[4:], uint16(len(b)))
 	return b
 }

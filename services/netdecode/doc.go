@@ -7,6 +7,10 @@
 //     PPPoE session frames, Linux cooked capture v1 (SLL) and v2 (SLL2),
 //     raw IPv4/IPv6 (DLT_RAW, LINKTYPE_IPV4, LINKTYPE_IPV6), BSD loopback
 //     (DLT_NULL, host byte order; DLT_LOOP, network byte order) and PPP;
+//   - tunnels (remote SPAN, tunnel.go): GRE with its optional fields
+//     carrying Ethernet, IP or MPLS; ERSPAN types I, II and III; VXLAN on
+//     Options.VXLANPorts; MPLS label stacks; IP in IP; nested up to
+//     maxEncapsulation, each header opened counted by kind (Stats.Tunnels);
 //   - IPv4 and IPv6 (extension headers skipped), with fragment reassembly
 //     that is bounded in datagrams and bytes, timed out on capture time and
 //     counted;

@@ -18,15 +18,15 @@ const (
 	protoDstOpts  = 60
 )
 
-// Tunnels and encryption the decoder counts and does not open (IANA
-// protocol numbers; VXLAN's IANA port, RFC 7348).
+// Tunnels and encryption (IANA protocol numbers): GRE and MPLS in IP are
+// opened (tunnel.go); EtherIP and L2TPv3 are counted as tunnels not
+// decoded, ESP as encrypted.
 const (
 	protoGRE      = 47
 	protoESP      = 50
 	protoEtherIP  = 97
 	protoL2TPv3   = 115
 	protoMPLSinIP = 137
-	vxlanPort     = 4789
 )
 
 const (
@@ -158,7 +158,7 @@ func (d *Decoder) ipv6(b []byte, depth int) {
 func (d *Decoder) transport(p ipPacket, depth int) {
 	switch p.proto {
 	case protoUDP:
-		d.udp(p)
+		d.udp(p, depth)
 	case protoTCP:
 		d.tcp(p)
 	case protoIPIP, protoIPv6:
@@ -167,7 +167,17 @@ func (d *Decoder) transport(p ipPacket, depth int) {
 			return
 		}
 		d.ip(p.payload, depth+1)
-	case protoGRE, protoEtherIP, protoL2TPv3, protoMPLSinIP:
+	case protoGRE, protoMPLSinIP:
+		if depth >= maxEncapsulation {
+			d.c.skip(SkipTooDeep)
+			return
+		}
+		if p.proto == protoGRE {
+			d.gre(p.payload, depth)
+		} else {
+			d.mpls(p.payload, depth+1)
+		}
+	case protoEtherIP, protoL2TPv3:
 		d.c.skip(SkipTunnel)
 	case protoESP:
 		d.c.skip(SkipEncrypted)
@@ -178,7 +188,7 @@ func (d *Decoder) transport(p ipPacket, depth int) {
 
 const udpHeader = 8
 
-func (d *Decoder) udp(p ipPacket) {
+func (d *Decoder) udp(p ipPacket, depth int) {
 	b := p.payload
 	if len(b) < udpHeader {
 		d.c.skip(SkipBadUDP)
@@ -195,9 +205,16 @@ func (d *Decoder) udp(p ipPacket) {
 		d.c.skip(SkipTruncated)
 		return
 	}
-	if binary.BigEndian.Uint16(b[2:]) == vxlanPort {
-		d.c.skip(SkipTunnel)
-		return
+	dport := binary.BigEndian.Uint16(b[2:])
+	for _, v := range d.vxlanPorts[:d.nVXLAN] {
+		if dport == v {
+			if depth >= maxEncapsulation {
+				d.c.skip(SkipTooDeep)
+				return
+			}
+			d.vxlan(b[udpHeader:n], depth)
+			return
+		}
 	}
 	d.n.udp++
 	frames := p.frames
@@ -209,7 +226,7 @@ func (d *Decoder) udp(p ipPacket) {
 		Frames:     frames,
 		Time:       d.now,
 		Src:        netip.AddrPortFrom(p.src, binary.BigEndian.Uint16(b[0:])),
-		Dst:        netip.AddrPortFrom(p.dst, binary.BigEndian.Uint16(b[2:])),
+		Dst:        netip.AddrPortFrom(p.dst, dport),
 		Payload:    b[udpHeader:n],
 		Fragmented: p.fragmented,
 	})

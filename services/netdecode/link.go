@@ -86,7 +86,7 @@ func linkIndex(l layers.LinkType) int {
 func (d *Decoder) link(link layers.LinkType, b []byte) {
 	switch link {
 	case layers.LinkTypeEthernet:
-		d.ether(b)
+		d.ether(b, 0)
 	case layers.LinkTypeLinuxSLL:
 		if len(b) < sllHeader {
 			d.c.skip(SkipTruncated)
@@ -127,12 +127,14 @@ func (d *Decoder) link(link layers.LinkType, b []byte) {
 	}
 }
 
-func (d *Decoder) ether(b []byte) {
+// ether reads an Ethernet frame: the capture's own, or one a tunnel
+// carries at depth.
+func (d *Decoder) ether(b []byte, depth int) {
 	if len(b) < ethHeader {
 		d.c.skip(SkipTruncated)
 		return
 	}
-	d.etherType(binary.BigEndian.Uint16(b[12:]), b[ethHeader:], 0)
+	d.etherType(binary.BigEndian.Uint16(b[12:]), b[ethHeader:], depth)
 }
 
 // etherType follows an EtherType; depth counts encapsulations so far.
@@ -162,7 +164,7 @@ func (d *Decoder) etherType(et uint16, b []byte, depth int) {
 		}
 		d.ppp(b, depth+1)
 	case etherMPLS, etherMPLSMulti:
-		d.c.skip(SkipTunnel)
+		d.mpls(b, depth)
 	default:
 		d.c.skip(SkipNotIP)
 	}

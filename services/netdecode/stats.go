@@ -16,9 +16,12 @@ const (
 	SkipTooDeep   = "too_many_encapsulations"
 	SkipBadUDP    = "bad_udp_header"
 	SkipBadTCP    = "bad_tcp_header"
-	// SkipTunnel is a tunnel the decoder does not open (GRE and ERSPAN,
-	// EtherIP, L2TPv3, MPLS, VXLAN): remote SPAN arrives this way, and
-	// whatever it carries is not analysed, so answers must say so.
+	// SkipTunnel is a tunnel the decoder does not open (EtherIP, L2TPv3,
+	// GRE carrying PPP or another protocol, GRE version 1 or with RFC 1701
+	// routing, an ERSPAN version or frame type it does not know, MPLS over
+	// something other than IP or an Ethernet pseudowire): remote SPAN may
+	// arrive this way, and whatever it carries is not analysed, so answers
+	// must say so.
 	SkipTunnel = "tunnel_not_decoded"
 	// SkipEncrypted is IPsec ESP: its payload cannot be read.
 	SkipEncrypted = "encrypted_ipsec"
@@ -62,6 +65,9 @@ type Stats struct {
 	Frag     FragStats
 	TCP      TCPStats
 	LinkSeen map[string]uint64 // frames by link type name
+	// Tunnels counts the tunnel headers opened by kind (TunnelGRE, …):
+	// a frame in GRE in GRE counts twice.
+	Tunnels map[string]uint64
 }
 
 type counters struct {
@@ -72,6 +78,15 @@ type counters struct {
 	// links counts frames by link type name (linkNames); snapshot names
 	// them.
 	links [len(linkNames)]uint64
+	// tunnels counts headers opened by kind (tunnelNames).
+	tunnels [tunnelKindCount]uint64
+}
+
+// tunnel counts one tunnel header opened; only a frame in a tunnel pays.
+func (c *counters) tunnel(kind int) {
+	c.mu.FeedLock()
+	c.tunnels[kind]++
+	c.mu.FeedUnlock()
 }
 
 func (c *counters) skip(reason string) {
@@ -102,6 +117,15 @@ func (c *counters) snapshot() Stats {
 			s.LinkSeen = map[string]uint64{}
 		}
 		s.LinkSeen[linkNames[i]] = n
+	}
+	for i, n := range c.tunnels {
+		if n == 0 {
+			continue
+		}
+		if s.Tunnels == nil {
+			s.Tunnels = map[string]uint64{}
+		}
+		s.Tunnels[tunnelNames[i]] = n
 	}
 	return s
 }

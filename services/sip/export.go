@@ -21,6 +21,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"fieldtap/services/framestore"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 )
@@ -60,13 +61,17 @@ type Exporter struct {
 	mu    sync.Mutex
 	ports map[string]*framestore.Store
 	rec   Recorded // nil: the frame rings only
+	// dec is the live decoder's options (its VXLAN ports), so an export
+	// opens the tunnels the analysis opened.
+	dec netdecode.Options
 }
 
 // NewExporter returns an exporter writing into dir, which Prepare (or the
 // first export) creates 0700; see openExportDir for what an existing one
-// must be.
-func NewExporter(dir string) *Exporter {
-	return &Exporter{dir: dir, ports: map[string]*framestore.Store{}}
+// must be. dec is the live analyser's decoder options: the export decodes
+// the frames again as they were decoded then.
+func NewExporter(dir string, dec netdecode.Options) *Exporter {
+	return &Exporter{dir: dir, ports: map[string]*framestore.Store{}, dec: dec}
 }
 
 // Prepare creates the export directory (0700, parents 0755) or checks the
@@ -171,6 +176,7 @@ func (e *Exporter) Export(ctx context.Context, sn *Snapshot, ds []*Dialog, media
 	rec := e.rec
 	e.mu.Unlock()
 	sc := newExportScan(kept, media, e.snapshots(), rec, &res)
+	sc.dec = e.dec
 	if err := sc.run(ctx, mergeWindows(ws)); err != nil {
 		return res, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"fieldtap/board/sim/sipgen"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/sip"
 	"fieldtap/tools/tmpfs"
 )
@@ -57,7 +58,7 @@ func entries(t *testing.T, dir string) []string {
 func TestExportNamesAreUnique(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "exports")
 	b, sn, ds := loadedBox(t, dir, 2)
-	other := sip.NewExporter(dir)
+	other := sip.NewExporter(dir, netdecode.Options{})
 	other.AddPort(testPort, b.fs)
 	at := time.Unix(1_800_000_000, 0)
 	first, err := b.ex.Export(context.Background(), sn, ds, nil, at)
@@ -165,7 +166,7 @@ func TestExportDirectoryIsNeverFollowed(t *testing.T) {
 // never read from outside the export directory.
 func TestReadExportKeepsItsBound(t *testing.T) {
 	dir := t.TempDir()
-	ex := sip.NewExporter(dir)
+	ex := sip.NewExporter(dir, netdecode.Options{})
 	path, err := ex.WriteFile(time.Now(), "bound", "bin", make([]byte, 1000))
 	if err != nil {
 		t.Fatal(err)

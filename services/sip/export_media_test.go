@@ -55,7 +55,7 @@ func newBox(t *testing.T, dir string) *box {
 	b.sipA = sip.NewAnalyser(b.store, netdecode.Options{})
 	b.sipA.SetMediaHook(b.media)
 	if dir != "" {
-		b.ex = sip.NewExporter(dir)
+		b.ex = sip.NewExporter(dir, netdecode.Options{})
 		b.ex.AddPort(testPort, fs)
 	}
 	return b

@@ -52,7 +52,7 @@ func recordedBox(t *testing.T, ringItems int) (*box, *recorder.Recorder) {
 	b := &box{store: store, media: rtp.NewAnalyser(rtp.Options{}), fs: fs}
 	b.sipA = sip.NewAnalyser(b.store, netdecode.Options{})
 	b.sipA.SetMediaHook(b.media)
-	b.ex = sip.NewExporter(t.TempDir())
+	b.ex = sip.NewExporter(t.TempDir(), netdecode.Options{})
 	b.ex.AddPort(testPort, fs)
 	b.ex.UseRecorder(rec)
 	b.rec = rec.Port(testPort)

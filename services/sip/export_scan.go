@@ -85,6 +85,8 @@ type exportScan struct {
 	budget   int
 	ports    map[string]*portScan // the current window's decoders
 	cutAt    time.Time
+	// dec is Exporter.dec: the live decoder's VXLAN ports.
+	dec netdecode.Options
 }
 
 func newExportScan(kept map[string]int, flows []MediaFlow, snaps map[string]ring.Snapshot[framestore.Record], rec Recorded, res *ExportResult) *exportScan {
@@ -118,7 +120,9 @@ func (sc *exportScan) port(name string) *portScan {
 		return p
 	}
 	p := &portScan{sc: sc, port: name}
-	p.an = newAnalyser(p, netdecode.Options{TrackFrames: true})
+	o := sc.dec
+	o.TrackFrames = true
+	p.an = newAnalyser(p, o)
 	p.an.SetMediaHook(p)
 	sc.ports[name] = p
 	return p

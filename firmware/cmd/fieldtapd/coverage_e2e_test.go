@@ -206,9 +206,10 @@ func TestSuspensionsReachTheAnswers(t *testing.T) {
 	}
 }
 
-// greCapture is remote SPAN as a switch sends it: SIP INVITEs inside GRE
-// (Transparent Ethernet Bridging), which the box does not decode.
-func greCapture(t *testing.T, path string, n int) {
+// tunnelCapture is remote SPAN as a switch sends it: SIP INVITEs inside
+// GRE (Transparent Ethernet Bridging), which the box opens, or inside
+// EtherIP (RFC 3378), which it does not.
+func tunnelCapture(t *testing.T, path string, n int, proto layers.IPProtocol) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := pcapgo.NewWriter(&buf)
@@ -229,12 +230,15 @@ func greCapture(t *testing.T, path string, n int) {
 		if err := gopacket.SerializeLayers(ib, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, append(inner, udp, gopacket.Payload(sip))...); err != nil {
 			t.Fatal(err)
 		}
+		var tunnel gopacket.SerializableLayer = &layers.GRE{Protocol: layers.EthernetTypeTransparentEthernetBridging}
+		if proto == layers.IPProtocolEtherIP {
+			tunnel = gopacket.Payload{0x30, 0} // EtherIP version 3
+		}
 		ob := gopacket.NewSerializeBuffer()
 		if err := gopacket.SerializeLayers(ob, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
 			&layers.Ethernet{SrcMAC: mac, DstMAC: mac, EthernetType: layers.EthernetTypeIPv4},
-			&layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolGRE, SrcIP: net.IPv4(192, 0, 2, 1), DstIP: net.IPv4(192, 0, 2, 2)},
-			&layers.GRE{Protocol: layers.EthernetTypeTransparentEthernetBridging},
-			gopacket.Payload(ib.Bytes())); err != nil {
+			&layers.IPv4{Version: 4, TTL: 64, Protocol: proto, SrcIP: net.IPv4(192, 0, 2, 1), DstIP: net.IPv4(192, 0, 2, 2)},
+			tunnel, gopacket.Payload(ib.Bytes())); err != nil {
 			t.Fatal(err)
 		}
 		at = at.Add(10 * time.Millisecond)
@@ -248,8 +252,8 @@ func greCapture(t *testing.T, path string, n int) {
 // TestSkippedTunnelIsSaid: SIP inside a tunnel the box does not open is
 // not silently missing: list_dialogs says none were found and why.
 func TestSkippedTunnelIsSaid(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "gre.pcap")
-	greCapture(t, path, 140)
+	path := filepath.Join(t.TempDir(), "etherip.pcap")
+	tunnelCapture(t, path, 140, layers.IPProtocolEtherIP)
 	cc := startContract(t, "--board", "none", "--source", path)
 	cc.waitExhausted()
 	_, blocks := cc.call("list_dialogs", map[string]any{})
@@ -271,9 +275,49 @@ func TestSkippedTunnelIsSaid(t *testing.T) {
 	}
 	if a.Page.TotalMatched != 0 || a.Coverage.Complete || len(a.Coverage.NotAnalysed) != 1 ||
 		a.Coverage.NotAnalysed[0].Cause != "tunnel_not_decoded" || a.Coverage.NotAnalysed[0].Count != 140 {
-		t.Errorf("list_dialogs over 140 GRE-carried INVITEs: %d dialogs, coverage %+v", a.Page.TotalMatched, a.Coverage)
+		t.Errorf("list_dialogs over 140 EtherIP-carried INVITEs: %d dialogs, coverage %+v", a.Page.TotalMatched, a.Coverage)
 	}
 	if !strings.Contains(strings.Join(a.Warnings, " "), "140 frames in a tunnel the box does not decode") {
 		t.Errorf("warnings do not name the tunnel: %q", a.Warnings)
+	}
+}
+
+// TestGRETunnelIsAnalysed: the same INVITEs in GRE are opened: every one
+// is a dialog, the coverage is complete, and get_capture_report counts the
+// GRE headers.
+func TestGRETunnelIsAnalysed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gre.pcap")
+	tunnelCapture(t, path, 140, layers.IPProtocolGRE)
+	cc := startContract(t, "--board", "none", "--source", path)
+	cc.waitExhausted()
+	_, blocks := cc.call("list_dialogs", map[string]any{})
+	var a struct {
+		Page struct {
+			TotalMatched int `json:"total_matched"`
+		} `json:"page"`
+		Coverage struct {
+			Complete bool `json:"complete"`
+		} `json:"coverage"`
+	}
+	if err := json.Unmarshal([]byte(blocks[0]), &a); err != nil {
+		t.Fatal(err)
+	}
+	if a.Page.TotalMatched != 140 || !a.Coverage.Complete {
+		t.Errorf("list_dialogs over 140 GRE-carried INVITEs: %d dialogs, coverage %+v", a.Page.TotalMatched, a.Coverage)
+	}
+	_, blocks = cc.call("get_capture_report", map[string]any{})
+	var r struct {
+		Data struct {
+			Decode struct {
+				Tunnels map[string]uint64 `json:"tunnels"`
+				Skipped map[string]uint64 `json:"skipped"`
+			} `json:"decode"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(blocks[0]), &r); err != nil {
+		t.Fatal(err)
+	}
+	if dec := r.Data.Decode; dec.Tunnels["gre"] != 140 || dec.Skipped["tunnel_not_decoded"] != 0 {
+		t.Errorf("get_capture_report decode: tunnels %v, skipped %v", dec.Tunnels, dec.Skipped)
 	}
 }
