@@ -207,6 +207,9 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	var metricsH http.Handler
 	if b.cfg.Status.Metrics {
 		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes}
+		if b.rec.rec != nil {
+			ms.Recorder = b.rec.rec
+		}
 		if b.access.audit != nil {
 			ms.MCP = mcpCounters{b.access.audit, b.access.counts}
 		}

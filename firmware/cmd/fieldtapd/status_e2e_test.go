@@ -8,13 +8,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/creack/pty"
 
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/slcan"
+	"fieldtap/drivers/slcan/slcantest"
 	"fieldtap/mcp/auth"
 )
 
@@ -232,5 +237,87 @@ func TestStatusPageTakesTheMCPTokens(t *testing.T) {
 				t.Errorf("challenges %q lack %q", got, tc.challenge)
 			}
 		})
+	}
+}
+
+// TestFreshBoxExportsEveryCauseAtZero: the first scrape of a box just
+// started, an slcan adapter on a pty that sends no frame and a recorder,
+// has a series for every drop cause and error reason the driver names
+// (slcan.Source.Causes) and the hand-off's, each at 0 unless the port
+// already counted it; one port_state series per state; the recorder's
+// state, gaps, quota and free space. promtool checks the whole scrape.
+func TestFreshBoxExportsEveryCauseAtZero(t *testing.T) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty available: %v", err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	ad := slcantest.New(master, slcantest.CANable)
+	serveCtx, stopServe := context.WithCancel(context.Background())
+	defer stopServe()
+	go ad.Serve(serveCtx)
+	rec := filepath.Join(t.TempDir(), "rec")
+	d := startDaemon(t, fmt.Sprintf("board = \"none\"\n[status]\nlisten = [\"127.0.0.1:0\"]\n[recorder]\nenabled = true\ndir = %q\n"+
+		"[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = %q\nbitrate = 500000\n", rec, slave.Name()))
+	body := string(d.get(t, "/metrics"))
+	var st struct {
+		Ports []struct {
+			Drops  map[string]uint64 `json:"drops"`
+			Errors map[string]uint64 `json:"errors"`
+		} `json:"ports"`
+	}
+	if err := json.Unmarshal(d.get(t, "/status.json"), &st); err != nil || len(st.Ports) != 1 {
+		t.Fatalf("status.json: %v %+v", err, st)
+	}
+	src, err := slcan.New(slcan.Options{Name: "can1", Device: slave.Name(), Bitrate: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drops, reasons := src.Causes()
+	drops = append(drops, capture.DropHandoffFull, capture.DropUndecodable)
+	// value finds a series' value in the scrape.
+	value := func(series string) (uint64, bool) {
+		i := strings.Index(body, "\n"+series+" ")
+		if i < 0 {
+			return 0, false
+		}
+		line := body[i+len(series)+2:]
+		n, err := strconv.ParseUint(line[:strings.IndexByte(line, '\n')], 10, 64)
+		return n, err == nil
+	}
+	check := func(series string, counted map[string]uint64, cause string) {
+		got, ok := value(series)
+		switch {
+		case !ok:
+			t.Errorf("no series %s on a fresh box", series)
+		case got != 0 && got > counted[cause]:
+			t.Errorf("%s = %d, status.json counts %d after it", series, got, counted[cause])
+		}
+	}
+	for _, c := range drops {
+		check(fmt.Sprintf(`fieldtap_port_drops_total{cause=%q,port="can1"}`, c), st.Ports[0].Drops, c)
+	}
+	for _, r := range reasons {
+		check(fmt.Sprintf(`fieldtap_port_errors_total{port="can1",reason=%q}`, r), st.Ports[0].Errors, r)
+	}
+	for _, s := range []string{"capturing", "silent", "down", "gone", "restarting", "ended"} {
+		if _, ok := value(fmt.Sprintf(`fieldtap_port_state{port="can1",state=%q}`, s)); !ok {
+			t.Errorf("no port_state series for %s", s)
+		}
+	}
+	for _, want := range []string{`fieldtap_recorder_state{state="recording"} 1`, "fieldtap_recorder_gaps_total 0",
+		"fieldtap_recorder_quota_bytes ", "fieldtap_recorder_free_bytes "} {
+		if !strings.Contains(body, "\n"+want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	t.Logf("can1: %d drop causes and %d error reasons exported", len(drops), len(reasons))
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(body)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
 	}
 }
