@@ -96,3 +96,11 @@ type Prober interface {
 	// is MediumGone; between attempts only presence and link count.
 	Probe() Medium
 }
+
+// Causer is implemented by sources that can name every drop cause and
+// error reason their Stats may count, so the box exports each at 0 from
+// start and an alert rule has a series to read before the first loss.
+// The hand-off's DropHandoffFull is every port's; a source names its own.
+type Causer interface {
+	Causes() (drops, errors []string)
+}

@@ -60,6 +60,13 @@ var _ capture.Sizer = (*Source)(nil)
 // Stats returns the port's kernel drops, ring freezes and errors.
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 
+// Causes names what Stats may count (capture.Causer).
+func (s *Source) Causes() (drops, errors []string) {
+	return []string{capture.DropKernel, DropKernelFreeze}, []string{"open", "read", ReasonLinkDown, "ring_offset", "kernel_stats"}
+}
+
+var _ capture.Causer = (*Source)(nil)
+
 // Probe looks the interface up by name: gone when it is missing or is
 // not the one the open socket is bound to (a USB NIC plugged in again
 // gets a new index, and the kernel unbound the old socket), down when it

@@ -82,6 +82,16 @@ func (s *Source) Stats() capture.Stats {
 	return st
 }
 
+// Causes names what Stats may count (capture.Causer): the framer's
+// counts, the line's failures and the write side's outcomes. The framer
+// loses no frame to a drop: what it cannot frame is an error.
+func (s *Source) Causes() (drops, errors []string) {
+	return nil, []string{ErrReasonChecksum, ErrReasonNoise, ErrReasonOverlong, ErrReasonResync, ErrReasonDiscard, "open", "read",
+		ReasonTxCollision, ReasonTxNoEcho, ReasonTxBusy, ReasonTxWrite}
+}
+
+var _ capture.Causer = (*Source)(nil)
+
 // FramerStats returns the framer's counters.
 func (s *Source) FramerStats() FramerStats {
 	s.mu.Lock()

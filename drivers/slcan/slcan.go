@@ -64,6 +64,16 @@ func (s *Source) Origin() string       { return "slcan:" + s.opts.Device }
 func (s *Source) Live() bool           { return true }
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 
+// Causes names what Stats may count (capture.Causer): line errors, the
+// adapter's refusals and the write side's outcomes.
+func (s *Source) Causes() (drops, errors []string) {
+	return []string{DropBeforeOpen}, []string{ReasonBell, ReasonUnknown, ReasonShort, ReasonBadHex, ReasonDLC, ReasonLength,
+		ReasonIDRange, ReasonTimestamp, ReasonOverlong, ReasonReorder, ReasonNotListen, ReasonBitrate, ReasonOpen, ReasonRead,
+		ReasonTxRefused, ReasonTxNoAck, ReasonTxWrite, ReasonTxLateAck, ReasonTxLateRefused}
+}
+
+var _ capture.Causer = (*Source)(nil)
+
 // Probe stats the device path: gone when nothing is there (the adapter
 // was unplugged and its node removed) or another tty is (plugged in
 // again, its by-id link now pointing elsewhere).

@@ -84,6 +84,24 @@ func (s *Source) Origin() string       { return "socketcan:" + s.opts.Interface 
 func (s *Source) Live() bool           { return true }
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 
+// Causes names what Stats may count (capture.Causer): the driver's own
+// reasons and every error-frame class and detail it classifies.
+func (s *Source) Causes() (drops, errors []string) {
+	errors = []string{ReasonConfigure, ReasonOpen, ReasonRead, ReasonShortRead, ReasonLength, ReasonTxWrite, ReasonModeBounce,
+		ReasonMalformedError, "err_unclassified"}
+	for _, c := range classReasons {
+		errors = append(errors, c.reason)
+	}
+	for _, r := range append(ctrlReasons[:], protReasons[:]...) {
+		if r != "" {
+			errors = append(errors, r)
+		}
+	}
+	return []string{capture.DropKernel}, errors
+}
+
+var _ capture.Causer = (*Source)(nil)
+
 // Probe looks the interface up by name: gone when it is missing or is
 // not the one the capture socket is bound to (a USB CAN adapter plugged
 // in again), down when it is not set up or has no carrier (a controller

@@ -196,6 +196,9 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	if b.rec.rec != nil { // a nil *Recorder in the interface would not read as none
 		src.Recorder = b.rec.rec
 	}
+	// The page's frames per second read the counters' samples.
+	src.Rates = statuspage.NewRates()
+	b.fleet.wg.Go(func() { statuspage.RunRates(b.fleet.ctx, src.Rates, &b.reg) })
 	pub, err := b.startMQTT(src)
 	if err != nil {
 		return nil, err
@@ -207,6 +210,9 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	var metricsH http.Handler
 	if b.cfg.Status.Metrics {
 		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes}
+		if b.rec.rec != nil {
+			ms.Recorder = b.rec.rec
+		}
 		if b.access.audit != nil {
 			ms.MCP = mcpCounters{b.access.audit, b.access.counts}
 		}

@@ -60,6 +60,10 @@ type port struct {
 	// the watchdog can restart a port whose device went away.
 	attemptMu   sync.Mutex
 	stopAttempt context.CancelCauseFunc
+
+	// dropCauses and errorReasons name what the port can count, for the
+	// series exported at 0 from start (portCauses).
+	dropCauses, errorReasons []string
 }
 
 func newPort(src capture.Source, an *analysers, o portOptions) (*port, error) {
@@ -77,6 +81,7 @@ func newPort(src capture.Source, an *analysers, o portOptions) (*port, error) {
 	kind := src.Kind()
 	p := &port{src: src, sup: sup, consume: consume, stored: stored, shared: func() []budget.Use { return an.shared(kind) },
 		live: newLiveness(src.Live(), o.silentAfter, time.Now()), poked: make(chan struct{}, 1)}
+	p.dropCauses, p.errorReasons = portCauses(src)
 	p.handoff = capture.NewHandoff(o.depth, &p.counters)
 	an.handoffsMu.Lock()
 	an.handoffs[src.Name()] = p.handoff
@@ -225,6 +230,8 @@ func (p *port) status() ports.Status {
 		SourceExhausted: s.Exhausted && p.drained.Load(),
 		StoppedEarly:    stopped,
 		Losses:          losses(s.Losses, h.Losses),
+		DropCauses:      p.dropCauses,
+		ErrorReasons:    p.errorReasons,
 		Restarts:        sup.Restarts,
 		LastError:       sup.LastError,
 		LastErrorTime:   timePtr(sup.LastAt),
@@ -268,4 +275,21 @@ func losses(logs ...[]capture.Loss) []ports.Loss {
 	}
 	slices.SortStableFunc(out, func(a, b ports.Loss) int { return a.At.Compare(b.At) })
 	return out
+}
+
+// portCauses names every drop cause and error reason a port can count:
+// the hand-off's, a CAN port's undecodable frame (feedCAN), and what
+// its driver names (capture.Causer). A source that names none (a file,
+// the sim board) exports only the hand-off's.
+func portCauses(src capture.Source) (drops, errors []string) {
+	drops = []string{capture.DropHandoffFull}
+	if src.Kind() == capture.KindCAN {
+		drops = append(drops, capture.DropUndecodable)
+	}
+	if c, ok := src.(capture.Causer); ok {
+		d, e := c.Causes()
+		drops = append(drops, d...)
+		errors = e
+	}
+	return drops, errors
 }

@@ -1,11 +1,14 @@
 package metrics
 
 import (
+	"maps"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"fieldtap/services/canbus"
+	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/transmit"
 )
 
@@ -24,7 +27,17 @@ type descs struct {
 	armed, plansStored, attempts, refusals, plans, modeErrors, auditFailures *prometheus.Desc
 	mcpAudit, mcpCalls                                                       *prometheus.Desc
 	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *prometheus.Desc
+	portState                                                                *prometheus.Desc
+	recState, recGaps, recWriteErrors, recUsed, recQuota, recFree, recOldest *prometheus.Desc
 }
+
+// portStates are the values of fieldtap_port_state's state label, each
+// exported for every port (1 for the one it is in) so a rule can read
+// any of them from start.
+var portStates = []string{ports.StateCapturing, ports.StateSilent, ports.StateDown, ports.StateGone, ports.StateRestarting, ports.StateEnded}
+
+// recorderStates are fieldtap_recorder_state's values.
+var recorderStates = []string{recorder.StateRecording, recorder.StateRAMOnly, recorder.StateClosed}
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc("fieldtap_"+name, help, labels, nil)
@@ -40,6 +53,7 @@ func newCollector(s Sources) *collector {
 		portDrops:    desc("port_drops_total", "Frames lost before any analyser saw them, by cause.", "port", "cause"),
 		portErrors:   desc("port_errors_total", "Errors a capture port counted, by reason.", "port", "reason"),
 		portRestarts: desc("port_restarts_total", "Times a live port was started again after it failed, plus its CAN controller's bus-off restarts.", "port"),
+		portState:    desc("port_state", "1 for the state a port is in now, 0 for the others (capturing, silent, down, gone, restarting, ended).", "port", "state"),
 		portLive:     desc("port_live", "1 while a port captures live traffic, 0 for a file or a finished source.", "port"),
 
 		storeItems:      desc("store_items", "Items (frames, messages) a port's store keeps now.", "port"),
@@ -48,6 +62,14 @@ func newCollector(s Sources) *collector {
 		storeLimitBytes: desc("store_limit_bytes", "Bytes a port's store may keep.", "port"),
 		storeEvictions:  desc("store_evictions_total", "Items a port's store evicted to stay within its limits.", "port"),
 		storeOversize:   desc("store_oversize_total", "Items a port's store refused as larger than its byte limit.", "port"),
+
+		recState:       desc("recorder_state", "1 for the recorder's state now, 0 for the others (recording, ram_only: a write failed and frames live in RAM only, closed).", "state"),
+		recGaps:        desc("recorder_gaps_total", "Spans the recorder could not keep on disk."),
+		recWriteErrors: desc("recorder_write_errors_total", "Recorder writes that failed."),
+		recUsed:        desc("recorder_used_bytes", "Bytes of segments and indexes on disk."),
+		recQuota:       desc("recorder_quota_bytes", "Bytes the recorder may keep on disk (its quota)."),
+		recFree:        desc("recorder_free_bytes", "Bytes left on the recorder's file system."),
+		recOldest:      desc("recorder_oldest_segment_timestamp_seconds", "Unix time of the oldest frame kept on disk; absent before the first segment."),
 
 		busLoad: desc("can_bus_load_ratio", "Bus load of the last complete measured second, bits over bitrate.", "port"),
 
@@ -105,11 +127,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, p := range c.s.Ports.Snapshot() {
 			counter(c.d.portFrames, p.Frames, p.Name, p.Kind)
 			counter(c.d.portBytes, p.Bytes, p.Name, p.Kind)
-			for cause, n := range p.Drops {
+			// Every cause the port can count, at 0 until it happens, and
+			// any other it counted.
+			for cause, n := range withZeros(p.Drops, p.DropCauses) {
 				counter(c.d.portDrops, n, p.Name, cause)
 			}
-			for reason, n := range p.Errors {
+			for reason, n := range withZeros(p.Errors, p.ErrorReasons) {
 				counter(c.d.portErrors, n, p.Name, reason)
+			}
+			for _, s := range portStates {
+				gauge(c.d.portState, bool01(p.State == s), p.Name, s)
 			}
 			if p.Live {
 				// The supervisor's restarts (a driver's reopen is one of
@@ -125,6 +152,22 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(c.d.storeOversize, p.Store.Oversize, p.Name)
 		}
 		gauge(c.d.armed, bool01(c.s.Ports.Arm().On))
+	}
+	if c.s.Recorder != nil {
+		r := c.s.Recorder.Status()
+		for _, s := range recorderStates {
+			gauge(c.d.recState, bool01(r.State == s), s)
+		}
+		counter(c.d.recGaps, uint64(r.GapsTotal))
+		counter(c.d.recWriteErrors, r.WriteErrors)
+		gauge(c.d.recUsed, float64(r.Bytes))
+		gauge(c.d.recQuota, float64(r.QuotaBytes))
+		if r.FreeBytes != nil {
+			gauge(c.d.recFree, float64(*r.FreeBytes))
+		}
+		if r.Oldest != nil {
+			gauge(c.d.recOldest, float64(r.Oldest.UnixNano())/1e9)
+		}
 	}
 	if c.s.SIP != nil {
 		st := c.s.SIP.Snapshot().Stats
@@ -177,6 +220,18 @@ func lastSecond(secs []canbus.Second, now time.Time) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// withZeros is counts with every one of names not in it at 0.
+func withZeros(counts map[string]uint64, names []string) map[string]uint64 {
+	out := maps.Clone(counts)
+	if out == nil {
+		out = map[string]uint64{}
+	}
+	for _, n := range names {
+		out[n] += 0
+	}
+	return out
 }
 
 func bool01(b bool) float64 {

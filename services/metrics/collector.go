@@ -10,6 +10,7 @@ import (
 
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
 )
@@ -51,6 +52,11 @@ type ToolCalls struct {
 	Calls         uint64
 }
 
+// Recorder is the on-disk recorder (*recorder.Recorder).
+type Recorder interface {
+	Status() recorder.Status
+}
+
 // Exporter is one fleet exporter (HEP, MQTT) as the endpoint reports it.
 type Exporter interface {
 	ExporterStats() ExporterStats
@@ -75,6 +81,7 @@ type Sources struct {
 	Transmit  TransmitStatus
 	Outcomes  *TransmitCounter
 	MCP       MCPCounters
+	Recorder  Recorder
 	Exporters []Exporter
 	Now       func() time.Time
 }

@@ -18,6 +18,7 @@ import (
 	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
+	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
 	"fieldtap/services/transmit"
 )
@@ -30,6 +31,17 @@ func (f fakePorts) Arm() ports.Arm           { return ports.Arm{On: true, Input:
 type fakeExporter struct{ st ExporterStats }
 
 func (f fakeExporter) ExporterStats() ExporterStats { return f.st }
+
+type fakeRecorder struct{ st recorder.Status }
+
+func (f fakeRecorder) Status() recorder.Status { return f.st }
+
+// recording is a recorder with two segments since t0 and one gap.
+func recording() recorder.Status {
+	free, oldest := int64(5<<30), t0
+	return recorder.Status{State: recorder.StateRecording, Bytes: 1 << 20, QuotaBytes: 1 << 30, FreeBytes: &free,
+		Segments: 2, Oldest: &oldest, GapsTotal: 1}
+}
 
 type fakeMCP uint64
 
@@ -72,7 +84,7 @@ func sources(t *testing.T) Sources {
 			Drops:  map[string]uint64{"handoff_full": 2},
 			Errors: map[string]uint64{},
 			Store:  budget.Use{Store: "can_frames", Port: "can0", Items: 20, Bytes: 960, MaxItems: 1000, MaxBytes: 48000}}}},
-		CAN: cs, Transmit: tx, Outcomes: oc, MCP: fakeMCP(7),
+		CAN: cs, Transmit: tx, Outcomes: oc, MCP: fakeMCP(7), Recorder: fakeRecorder{recording()},
 		Exporters: []Exporter{fakeExporter{ExporterStats{Name: "hep", Sent: 5, SentBytes: 900, Dropped: map[string]uint64{"queue_full": 1}, Connected: true}}},
 		Now:       func() time.Time { return t0.Add(10 * time.Second) },
 	}
@@ -126,6 +138,52 @@ func prometheusFloat(v float64) string {
 	exp, _ := testutil.CollectAndFormat(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "x"}, func() float64 { return v }), expfmt.TypeTextPlain, "x")
 	line := strings.TrimSpace(string(exp))
 	return line[strings.LastIndexByte(line, ' ')+1:]
+}
+
+// TestEveryCauseFromZero: a port that has counted nothing yet exports
+// every drop cause and error reason it names at 0, one port_state
+// series per state (1 for its own), and the recorder's state, gaps,
+// space and oldest segment.
+func TestEveryCauseFromZero(t *testing.T) {
+	fresh := ports.Status{Name: "span0", Kind: "ethernet", Live: true, State: ports.StateSilent,
+		DropCauses: []string{"handoff_full", "kernel"}, ErrorReasons: []string{"open", "link_down"}}
+	counted := fresh
+	counted.Name, counted.Drops, counted.Errors = "span1", map[string]uint64{"kernel": 3}, map[string]uint64{"other": 1}
+	s := Sources{Ports: fakePorts{st: []ports.Status{fresh, counted}}, Recorder: fakeRecorder{recording()}}
+	exp, err := testutil.CollectAndFormat(newCollector(s), expfmt.TypeTextPlain,
+		"fieldtap_port_drops_total", "fieldtap_port_errors_total", "fieldtap_port_state", "fieldtap_recorder_state",
+		"fieldtap_recorder_gaps_total", "fieldtap_recorder_free_bytes", "fieldtap_recorder_quota_bytes", "fieldtap_recorder_oldest_segment_timestamp_seconds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`fieldtap_port_drops_total{cause="handoff_full",port="span0"} 0`,
+		`fieldtap_port_drops_total{cause="kernel",port="span0"} 0`,
+		`fieldtap_port_errors_total{port="span0",reason="open"} 0`,
+		`fieldtap_port_errors_total{port="span0",reason="link_down"} 0`,
+		`fieldtap_port_drops_total{cause="kernel",port="span1"} 3`,
+		`fieldtap_port_drops_total{cause="handoff_full",port="span1"} 0`,
+		`fieldtap_port_errors_total{port="span1",reason="other"} 1`,
+		`fieldtap_port_state{port="span0",state="silent"} 1`,
+		`fieldtap_port_state{port="span0",state="capturing"} 0`,
+		`fieldtap_port_state{port="span0",state="restarting"} 0`,
+		`fieldtap_recorder_state{state="recording"} 1`,
+		`fieldtap_recorder_state{state="ram_only"} 0`,
+		`fieldtap_recorder_gaps_total 1`,
+		`fieldtap_recorder_free_bytes 5.36870912e+09`,
+		`fieldtap_recorder_quota_bytes 1.073741824e+09`,
+		`fieldtap_recorder_oldest_segment_timestamp_seconds ` + prometheusFloat(float64(t0.Unix())),
+	} {
+		if !strings.Contains(string(exp), want+"\n") {
+			t.Errorf("lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("exported:\n%s", exp)
+	}
+	if n := strings.Count(string(exp), "fieldtap_port_state{"); n != 2*len(portStates) {
+		t.Errorf("%d port_state series, want %d", n, 2*len(portStates))
+	}
 }
 
 // TestPromtool pipes the whole endpoint, Go and process collectors

@@ -67,6 +67,11 @@ type Status struct {
 	// Losses are Drops over time, oldest first, for answers that cover a
 	// window (services/coverage); capture_status shows the totals.
 	Losses []Loss `json:"-"`
+
+	// DropCauses and ErrorReasons name every cause the port's driver and
+	// hand-off can count, so /metrics exports each at 0 from start.
+	DropCauses   []string `json:"-"`
+	ErrorReasons []string `json:"-"`
 }
 
 // Loss is n frames lost for one cause in the second that starts At, by

@@ -150,6 +150,12 @@ func (r *Recorder) Status() Status {
 			st.Newest = x.Last
 		}
 	}
+	// The open segment is on disk too: until the first one closes it
+	// holds the oldest frame.
+	if r.seg != nil && r.seg.idx.First != nil && (st.Oldest == nil || r.seg.idx.First.Before(*st.Oldest)) {
+		t := *r.seg.idx.First
+		st.Oldest = &t
+	}
 	if r.seg != nil && r.seg.idx.Last != nil && (st.Newest == nil || r.seg.idx.Last.After(*st.Newest)) {
 		t := *r.seg.idx.Last
 		st.Newest = &t

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"fieldtap/services/canbus"
@@ -37,6 +38,10 @@ const (
 	recorderGaps = 5
 )
 
+// noPortCanSend is the banner's word when nothing would pass the
+// configuration and arm gates.
+const noPortCanSend = "no port can send"
+
 // Build reads every source once and returns the page at now.
 func Build(s Sources, now time.Time) Status {
 	st := Status{Generated: now.UTC(), Box: Box{Version: s.Version, Board: s.Board}, Ports: []PortView{}, BusLoad: []LoadSeries{}}
@@ -52,7 +57,10 @@ func Build(s Sources, now time.Time) Status {
 	links := canLinks(s.CAN)
 	for _, p := range snap {
 		live[p.Name] = p.Live
-		st.Ports = append(st.Ports, portView(p, links))
+		st.Ports = append(st.Ports, portView(p, links, s.Rates, now))
+	}
+	if s.Rates != nil {
+		s.Rates.Sample(snap, now)
 	}
 	if s.CAN != nil {
 		for _, p := range s.CAN.Ports() {
@@ -96,6 +104,7 @@ func transmitView(s Sources, now time.Time) TransmitView {
 	} else {
 		tv.ArmedLEDReason = "the board has no armed LED"
 	}
+	tv.Sending = noPortCanSend
 	if s.Transmit == nil {
 		tv.Reason = "this box runs without a transmitter"
 		return tv
@@ -110,6 +119,10 @@ func transmitView(s Sources, now time.Time) TransmitView {
 		if p.CanSend {
 			tv.CanSendNow = append(tv.CanSendNow, p.Port)
 		}
+	}
+	tv.Sending = noPortCanSend
+	if len(tv.CanSendNow) > 0 {
+		tv.Sending = "can send on " + strings.Join(tv.CanSendNow, ", ")
 	}
 	tv.Recent = ts.Recent[max(0, len(ts.Recent)-recentTransmit):]
 	return tv
@@ -127,11 +140,43 @@ func canLinks(c CANLoad) map[string]*canbus.Link {
 	return out
 }
 
-func portView(p ports.Status, links map[string]*canbus.Link) PortView {
-	v := PortView{Name: p.Name, Kind: p.Kind, Source: p.Source, Live: p.Live, Frames: p.Frames, Bytes: p.Bytes,
-		Drops: p.Drops, Errors: p.Errors, StoppedEarly: p.StoppedEarly, StoreEvicted: p.Store.Evicted}
+func portView(p ports.Status, links map[string]*canbus.Link, rates *Rates, now time.Time) PortView {
+	v := PortView{Name: p.Name, Kind: p.Kind, Source: p.Source, Live: p.Live, State: p.State, StateSince: p.StateSince,
+		Frames: p.Frames, Bytes: p.Bytes, Drops: p.Drops, Errors: p.Errors, StoppedEarly: p.StoppedEarly, StoreEvicted: p.Store.Evicted}
 	for _, n := range p.Drops {
 		v.DropsTotal += n
+	}
+	switch fps, ok := rates.perSecond(p.Name, p.Frames, now); {
+	case rates == nil:
+		v.FramesPerSReason = "no rate sampler on this box"
+	case !ok:
+		v.FramesPerSReason = "measuring: the counters have not been sampled " + rateStep.String() + " apart yet"
+	default:
+		r := math.Round(fps*10) / 10
+		v.FramesPerS = &r
+	}
+	switch {
+	case !p.Live:
+		v.LastFrameAgeReason = "a file's frames carry the file's times"
+		v.DropsLastMinuteReason = "a file's losses carry the file's times"
+	default:
+		if p.LastTime == nil {
+			v.LastFrameAgeReason = "no frame yet"
+		} else {
+			age := math.Round(max(0, now.Sub(*p.LastTime).Seconds())*10) / 10
+			v.LastFrameAgeS = &age
+		}
+		var n uint64
+		for _, l := range p.Losses {
+			// A loss is logged by the second it began in; the whole of
+			// that second counts when it overlaps the minute. The loss
+			// log's folded oldest entry carries its newest time, so past
+			// its bound (capture.maxLosses) this may count a little more.
+			if l.At.Add(time.Second).After(now.Add(-dropWindow)) {
+				n += l.N
+			}
+		}
+		v.DropsLastMinute = &n
 	}
 	if p.Live {
 		// The supervisor's restarts (a driver's reopen is one of them)

@@ -52,21 +52,41 @@ type TransmitView struct {
 	// configuration and arm gates right now.
 	EnabledPorts []string `json:"enabled_ports"`
 	CanSendNow   []string `json:"can_send_now"`
+	// Sending says it in words, for the banner: "no port can send" or
+	// "can send on can0, can1".
+	Sending string `json:"sending"`
 	// Recent is the newest transmitter history, newest last.
 	Recent []transmit.Recent `json:"recent"`
 }
 
 // PortView is one capture port's counters.
 type PortView struct {
-	Name       string            `json:"name"`
-	Kind       string            `json:"kind"`
-	Source     string            `json:"source"`
-	Live       bool              `json:"live"`
-	Frames     uint64            `json:"frames"`
-	Bytes      uint64            `json:"bytes"`
-	Drops      map[string]uint64 `json:"drops"`
-	DropsTotal uint64            `json:"drops_total"`
-	Errors     map[string]uint64 `json:"errors"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Source string `json:"source"`
+	Live   bool   `json:"live"`
+	// State is what the port does now (capturing, silent, down, gone,
+	// restarting, ended), since StateSince (null when unknown).
+	State      string     `json:"state"`
+	StateSince *time.Time `json:"state_since"`
+	Frames     uint64     `json:"frames"`
+	Bytes      uint64     `json:"bytes"`
+	// FramesPerS is the frame counter's rise over the last few seconds
+	// (rateWindow); null with FramesPerSReason until it has a basis.
+	FramesPerS       *float64 `json:"frames_per_s"`
+	FramesPerSReason string   `json:"frames_per_s_reason,omitempty"`
+	// LastFrameAgeS is seconds since the last frame of a live port; null
+	// with LastFrameAgeReason before any frame or for a file.
+	LastFrameAgeS      *float64          `json:"last_frame_age_s"`
+	LastFrameAgeReason string            `json:"last_frame_age_reason,omitempty"`
+	Drops              map[string]uint64 `json:"drops"`
+	// DropsTotal is every drop since start, DropsLastMinute those of the
+	// last minute (a live port's; null with DropsLastMinuteReason for a
+	// file, whose clock is the file's).
+	DropsTotal            uint64            `json:"drops_total"`
+	DropsLastMinute       *uint64           `json:"drops_last_minute"`
+	DropsLastMinuteReason string            `json:"drops_last_minute_reason,omitempty"`
+	Errors                map[string]uint64 `json:"errors"`
 	// Restarts counts a live port's restarts after a failure and its CAN
 	// controller's bus-off restarts; null with RestartsReason for a file.
 	Restarts       *uint64 `json:"restarts"`

@@ -76,6 +76,9 @@ type Sources struct {
 	Calls    Calls
 	Media    Media
 	Recorder Recorder
+	// Rates keeps the ports' frame counts for frames per second (fed by
+	// RunRates; Build adds a sample too). Nil: no rate shown.
+	Rates *Rates
 	// NoRecorder says why Recorder is nil (the daemon's reason: off in
 	// the configuration, or its directory could not be opened).
 	NoRecorder string

@@ -260,7 +260,8 @@ func diskFull() recorder.Status {
 }
 
 // TestRecorderOnThePage reads a real recorder, as the daemon passes it:
-// the page and its JSON show it recording, with segments and free space.
+// the page and its JSON show it recording, with segments, the oldest
+// frame (in the open segment: none is closed yet) and free space.
 func TestRecorderOnThePage(t *testing.T) {
 	r, err := recorder.Open(recorder.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -270,7 +271,7 @@ func TestRecorderOnThePage(t *testing.T) {
 	r.Port("can0").Write(t0, wire.LinkCANSocketCAN, make([]byte, 16), 0)
 	r.Flush()
 	st := Build(Sources{Recorder: r}, t0)
-	if v := st.Recorder; v == nil || v.State != recorder.StateRecording || v.Segments != 1 || v.UsedBytes == 0 || v.FreeBytes == nil || v.Newest == nil {
+	if v := st.Recorder; v == nil || v.State != recorder.StateRecording || v.Segments != 1 || v.UsedBytes == 0 || v.FreeBytes == nil || v.Newest == nil || v.Oldest == nil {
 		t.Fatalf("recorder %+v (%q), want recording into one segment", v, st.RecorderReason)
 	}
 	page, err := NewPage()

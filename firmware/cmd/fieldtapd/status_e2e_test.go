@@ -8,13 +8,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/creack/pty"
 
+	"fieldtap/drivers/capture"
+	"fieldtap/drivers/slcan"
+	"fieldtap/drivers/slcan/slcantest"
 	"fieldtap/mcp/auth"
 )
 
@@ -30,41 +35,78 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// glance is what the status page's test reads of /status.json.
+type glance struct {
+	Transmit struct {
+		KeySwitch struct{ On bool } `json:"key_switch"`
+		Sending   string            `json:"sending"`
+	} `json:"transmit"`
+	Ports []struct {
+		Name          string   `json:"name"`
+		State         string   `json:"state"`
+		FramesPerS    *float64 `json:"frames_per_s"`
+		LastFrameAgeS *float64 `json:"last_frame_age_s"`
+		DropsTotal    uint64   `json:"drops_total"`
+		DropsMinute   *uint64  `json:"drops_last_minute"`
+	} `json:"ports"`
+	Recorder *struct {
+		State     string     `json:"state"`
+		Dir       string     `json:"dir"`
+		Segments  int        `json:"segments"`
+		FreeBytes *int64     `json:"free_bytes"`
+		Oldest    *time.Time `json:"oldest"`
+	} `json:"recorder"`
+	RecorderReason string `json:"recorder_reason"`
+}
+
 // TestStatusPageInBrowser opens the real daemon's page in headless
-// Chromium at a phone's size: it loads without a console error (a CSP
-// violation or a missing resource would be one), shows the sim board
-// armed and its recorder recording, and leaves a screenshot.
+// Chromium at a phone's size and at a desktop's: it loads without a
+// console error (a CSP violation or a missing resource would be one),
+// and the values read back from the page are the box's: the sim board
+// armed with no port able to send (it has no writer), each port
+// capturing with its frames per second, last frame age and drops of the
+// last minute and since start, the recorder recording with its oldest
+// segment and free space. It leaves a screenshot of each.
 func TestStatusPageInBrowser(t *testing.T) {
 	exe := chromium(t)
 	rec := filepath.Join(t.TempDir(), "rec")
 	d := startDaemon(t, armedConfig(t, "", fmt.Sprintf("[recorder]\nenabled = true\ndir = %q\n", rec)))
-	var st struct {
-		Transmit struct {
-			KeySwitch struct{ On bool } `json:"key_switch"`
-		} `json:"transmit"`
-		Recorder *struct {
-			State    string `json:"state"`
-			Dir      string `json:"dir"`
-			Segments int    `json:"segments"`
-		} `json:"recorder"`
-		RecorderReason string `json:"recorder_reason"`
-	}
-	// The first segment opens with the recorder's first write.
+	var st glance
+	// The first segment opens with the recorder's first write; a rate
+	// needs two samples of the counters a second apart.
 	for deadline := time.Now().Add(giveUp); ; time.Sleep(50 * time.Millisecond) {
 		if err := json.Unmarshal(d.get(t, "/status.json"), &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.Recorder == nil || st.Recorder.Segments > 0 || time.Now().After(deadline) {
+		rated := len(st.Ports) > 0
+		for _, p := range st.Ports {
+			rated = rated && p.FramesPerS != nil && *p.FramesPerS > 0
+		}
+		if st.Recorder == nil || (st.Recorder.Segments > 0 && st.Recorder.Oldest != nil && rated) || time.Now().After(deadline) {
 			break
 		}
 	}
-	if !st.Transmit.KeySwitch.On {
-		t.Fatalf("status.json: %+v, want the arm file's armed state", st)
+	if !st.Transmit.KeySwitch.On || st.Transmit.Sending != "no port can send" {
+		t.Fatalf("status.json transmit %+v, want the arm file's armed state and no port able to send", st.Transmit)
 	}
-	if r := st.Recorder; r == nil || r.State != "recording" || r.Dir != rec || r.Segments == 0 {
+	if r := st.Recorder; r == nil || r.State != "recording" || r.Dir != rec || r.Segments == 0 || r.Oldest == nil || r.FreeBytes == nil {
 		t.Fatalf("status.json recorder %+v (%q), want recording into a segment in %s", r, st.RecorderReason, rec)
 	}
+	for _, p := range st.Ports {
+		if p.State != "capturing" || p.FramesPerS == nil || *p.FramesPerS <= 0 || p.LastFrameAgeS == nil || p.DropsMinute == nil {
+			t.Fatalf("status.json port %+v, want capturing with a rate, a last frame age and drops of the minute", p)
+		}
+	}
+	for _, size := range []struct {
+		name string
+		w, h int64
+	}{{"phone", 390, 844}, {"desktop", 1280, 800}} {
+		t.Run(size.name, func(t *testing.T) { pageInBrowser(t, exe, d, st, size.w, size.h) })
+	}
+}
 
+// pageInBrowser loads the page at w×h and reads its values back.
+func pageInBrowser(t *testing.T, exe string, d *box, st glance, w, h int64) {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
@@ -98,27 +140,45 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}()
 	if err := chromedp.Do(ctx,
-		chromedp.EmulateViewport(390, 844),
+		chromedp.EmulateViewport(w, h),
 		chromedp.Navigate(d.base+"/status"),
 		chromedp.WaitVisible(chromedp.ID("arm-state")),
 	); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, d.stderr)
 	}
-	arm, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("arm-state")))
-	if err != nil {
-		t.Fatal(err)
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("the page has no %s: %v", sel, err)
+		}
+		return strings.TrimSpace(s)
 	}
-	keySwitch, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("key-switch")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recState, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("recorder-state")))
-	if err != nil {
-		t.Fatalf("the page has no recorder state: %v", err)
-	}
-	recStorage, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("recorder-storage")))
-	if err != nil {
-		t.Fatal(err)
+	arm, keySwitch, sending := text("#arm-state"), text("#key-switch"), text("#sending")
+	recState, recStorage, recOldest, recFree := text("#recorder-state"), text("#recorder-storage"), text("#recorder-oldest"), text("#recorder-free")
+	for _, p := range st.Ports {
+		row := "#port-" + p.Name
+		fps, age := strings.Fields(text(row+" .fps")), strings.Fields(text(row+" .age"))
+		if v, err := strconv.ParseFloat(fps[0], 64); err != nil || v <= 0 {
+			t.Errorf("%s frames/s %q, want a positive rate", p.Name, fps)
+		}
+		if len(age) != 3 || age[1] != "s" || age[2] != "ago" {
+			t.Errorf("%s last frame %q, want \"N s ago\"", p.Name, age)
+		} else if v, err := strconv.ParseFloat(age[0], 64); err != nil || v < 0 {
+			t.Errorf("%s last frame age %q", p.Name, age[0])
+		}
+		if got := text(row + " .state"); got != "capturing" {
+			t.Errorf("%s state %q, want capturing", p.Name, got)
+		}
+		if !strings.HasPrefix(text(row+" .since"), "since ") {
+			t.Errorf("%s has no since", p.Name)
+		}
+		// Drops only grow: the page, read after the JSON, shows at least as many.
+		minute, err1 := strconv.ParseUint(text(row+" .minute"), 10, 64)
+		total, err2 := strconv.ParseUint(text(row+" .total"), 10, 64)
+		if err1 != nil || err2 != nil || total < p.DropsTotal || minute > total {
+			t.Errorf("%s drops %d (minute) / %d (total), json %d total: want numbers, the minute within the total", p.Name, minute, total, p.DropsTotal)
+		}
 	}
 	title, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {
@@ -138,17 +198,18 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if err := os.WriteFile(path, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("screenshot (%d bytes): %s", len(shot), path)
+	t.Logf("screenshot %d×%d (%d bytes): %s", w, h, len(shot), path)
 	if keep := os.Getenv("FIELDTAP_SCREENSHOT"); keep != "" {
-		if err := os.WriteFile(keep, shot, 0o644); err != nil {
+		if err := os.WriteFile(strings.TrimSuffix(keep, ".png")+fmt.Sprintf("-%dx%d.png", w, h), shot, 0o644); err != nil {
 			t.Error(err)
 		}
 	}
-	if arm != "TRANSMIT ARMED" || !strings.HasPrefix(keySwitch, "on") || !strings.Contains(title, "ARMED") {
-		t.Errorf("page shows %q, key switch %q, title %q; want the sim board armed", arm, keySwitch, title)
+	if !strings.HasPrefix(arm, "TRANSMIT ARMED") || sending != "no port can send" || !strings.HasPrefix(keySwitch, "on") || !strings.Contains(title, "ARMED") {
+		t.Errorf("page shows %q (%q), key switch %q, title %q; want the sim board armed with no port able to send", arm, sending, keySwitch, title)
 	}
-	if !strings.HasPrefix(recState, "recording") || !strings.Contains(recStorage, "free on disk") || !strings.Contains(recStorage, "segments in "+rec) {
-		t.Errorf("recorder on the page: %q, %q; want recording into %s with the disk's free space", recState, recStorage, rec)
+	oldest := st.Recorder.Oldest.UTC().Format("01-02 15:04:05")
+	if !strings.HasPrefix(recState, "recording") || !strings.Contains(recStorage, "segments in "+st.Recorder.Dir) || !strings.HasPrefix(recOldest, oldest) || !strings.HasSuffix(recFree, "iB") {
+		t.Errorf("recorder on the page: %q, %q, oldest %q, free %q; want recording into %s from %s with the disk's free space", recState, recStorage, recOldest, recFree, st.Recorder.Dir, oldest)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -232,5 +293,87 @@ func TestStatusPageTakesTheMCPTokens(t *testing.T) {
 				t.Errorf("challenges %q lack %q", got, tc.challenge)
 			}
 		})
+	}
+}
+
+// TestFreshBoxExportsEveryCauseAtZero: the first scrape of a box just
+// started, an slcan adapter on a pty that sends no frame and a recorder,
+// has a series for every drop cause and error reason the driver names
+// (slcan.Source.Causes) and the hand-off's, each at 0 unless the port
+// already counted it; one port_state series per state; the recorder's
+// state, gaps, quota and free space. promtool checks the whole scrape.
+func TestFreshBoxExportsEveryCauseAtZero(t *testing.T) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty available: %v", err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	ad := slcantest.New(master, slcantest.CANable)
+	serveCtx, stopServe := context.WithCancel(context.Background())
+	defer stopServe()
+	go ad.Serve(serveCtx)
+	rec := filepath.Join(t.TempDir(), "rec")
+	d := startDaemon(t, fmt.Sprintf("board = \"none\"\n[status]\nlisten = [\"127.0.0.1:0\"]\n[recorder]\nenabled = true\ndir = %q\n"+
+		"[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = %q\nbitrate = 500000\n", rec, slave.Name()))
+	body := string(d.get(t, "/metrics"))
+	var st struct {
+		Ports []struct {
+			Drops  map[string]uint64 `json:"drops"`
+			Errors map[string]uint64 `json:"errors"`
+		} `json:"ports"`
+	}
+	if err := json.Unmarshal(d.get(t, "/status.json"), &st); err != nil || len(st.Ports) != 1 {
+		t.Fatalf("status.json: %v %+v", err, st)
+	}
+	src, err := slcan.New(slcan.Options{Name: "can1", Device: slave.Name(), Bitrate: 500000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drops, reasons := src.Causes()
+	drops = append(drops, capture.DropHandoffFull, capture.DropUndecodable)
+	// value finds a series' value in the scrape.
+	value := func(series string) (uint64, bool) {
+		i := strings.Index(body, "\n"+series+" ")
+		if i < 0 {
+			return 0, false
+		}
+		line := body[i+len(series)+2:]
+		n, err := strconv.ParseUint(line[:strings.IndexByte(line, '\n')], 10, 64)
+		return n, err == nil
+	}
+	check := func(series string, counted map[string]uint64, cause string) {
+		got, ok := value(series)
+		switch {
+		case !ok:
+			t.Errorf("no series %s on a fresh box", series)
+		case got != 0 && got > counted[cause]:
+			t.Errorf("%s = %d, status.json counts %d after it", series, got, counted[cause])
+		}
+	}
+	for _, c := range drops {
+		check(fmt.Sprintf(`fieldtap_port_drops_total{cause=%q,port="can1"}`, c), st.Ports[0].Drops, c)
+	}
+	for _, r := range reasons {
+		check(fmt.Sprintf(`fieldtap_port_errors_total{port="can1",reason=%q}`, r), st.Ports[0].Errors, r)
+	}
+	for _, s := range []string{"capturing", "silent", "down", "gone", "restarting", "ended"} {
+		if _, ok := value(fmt.Sprintf(`fieldtap_port_state{port="can1",state=%q}`, s)); !ok {
+			t.Errorf("no port_state series for %s", s)
+		}
+	}
+	for _, want := range []string{`fieldtap_recorder_state{state="recording"} 1`, "fieldtap_recorder_gaps_total 0",
+		"fieldtap_recorder_quota_bytes ", "fieldtap_recorder_free_bytes "} {
+		if !strings.Contains(body, "\n"+want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	t.Logf("can1: %d drop causes and %d error reasons exported", len(drops), len(reasons))
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(body)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
 	}
 }
