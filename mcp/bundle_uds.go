@@ -39,17 +39,41 @@ func (udsStatusArg) argSchema() *jsonschema.Schema {
 		isotp.StatusSuppressed, isotp.StatusOpen, isotp.StatusUnmatched})
 }
 
+// udsHexPattern is a SID or DID argument: hex, "0x" optional.
+const udsHexPattern = "^(0[xX])?[0-9A-Fa-f]{1,6}$"
+
 // udsSIDArg is a request service id.
-type udsSIDArg int
+type udsSIDArg string
 
 func (udsSIDArg) argSchema() *jsonschema.Schema {
-	return intSchema("only this request service id, decimal (34 is ReadDataByIdentifier 0x22); uds_services lists them", 0, 255)
+	return &jsonschema.Schema{Type: "string", Pattern: udsHexPattern, Description: "only this request service id, hex (0x22 ReadDataByIdentifier)"}
+}
+
+// udsDIDArg is the identifier an exchange addresses.
+type udsDIDArg string
+
+func (udsDIDArg) argSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: udsHexPattern, Description: "only exchanges naming this DID, routine, report type, DTC group or local identifier, hex (0xF190)"}
+}
+
+// udsHex reads a hex argument the pattern has checked.
+func udsHex(s string) uint32 {
+	return hexValue(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"))
+}
+
+// udsHasDID reports whether t names the identifier did.
+func udsHasDID(t *isotp.Transaction, did uint32) bool {
+	if t.DIDs == nil {
+		return t.DID != "" && udsHex(t.DID) == did
+	}
+	return slices.ContainsFunc(t.DIDs, func(d string) bool { return udsHex(d) == did })
 }
 
 type udsTraceIn struct {
 	From   udsFromArg   `json:"from,omitempty"`
 	Status udsStatusArg `json:"status,omitempty"`
-	SID    *udsSIDArg   `json:"sid,omitempty"`
+	SID    udsSIDArg    `json:"sid,omitempty"`
+	DID    udsDIDArg    `json:"did,omitempty"`
 	// IDs and Extended apply to from=frames: the live store reads the
 	// conventional ids only.
 	IDs      []canIDArg `json:"ids,omitempty" jsonschema:"only with from frames: hex CAN ids to read as ISO-TP instead of the conventional 0x700-0x7FF and 0x18DA/0x18DB ids"`
@@ -123,26 +147,27 @@ type udsTraceRow struct {
 	ID     uint64 `json:"id"`
 	Status string `json:"status"`
 	// SID is the request's service id (the one answered, for an answer).
-	SID             uint8  `json:"sid"`
+	SID             string `json:"sid"`
 	Service         string `json:"service"` // "" when the reference table has no name
 	SubFunction     *int   `json:"sub_function"`
 	SubFunctionName string `json:"sub_function_name,omitempty"`
 	// SuppressPositive is the sub-function's bit 7: no positive answer wanted.
-	SuppressPositive bool `json:"suppress_positive_response"`
-	// Identifier is the request's DID, routine or local identifier in hex;
-	// IdentifierName its standard name.
-	Identifier     string         `json:"identifier,omitempty"`
-	IdentifierName string         `json:"identifier_name,omitempty"`
-	Request        *udsMessageRow `json:"request"`
-	Responses      []udsAnswerRow `json:"responses"`
-	Dropped        int            `json:"responses_dropped"` // beyond isotp.MaxResponses
-	Pending        int            `json:"pending_answers"`
-	ResponseMs     *float64       `json:"response_ms"` // request end → final answer start
-	ResponseReason string         `json:"response_ms_reason,omitempty"`
-	NRC            string         `json:"nrc,omitempty"`
-	NRCName        string         `json:"nrc_name,omitempty"`
-	Session        *int           `json:"session,omitempty"`
-	DataHex        string         `json:"data_hex,omitempty"`
+	SuppressPositive bool           `json:"suppress_positive_response"`
+	DID              string         `json:"did,omitempty" jsonschema:"hex: the DID (0x22, 0x2E, 0x24, 0x2F), routine (0x31), report type (0x19), DTC group (0x14), local identifier or PID; the first when a request names several"`
+	DIDs             []string       `json:"dids,omitempty" jsonschema:"every DID of a request that names several (at most 16)"`
+	DIDsDropped      int            `json:"dids_dropped,omitempty" jsonschema:"DIDs of the request past the 16 listed"`
+	DIDName          string         `json:"did_name,omitempty"`
+	DIDKind          string         `json:"did_kind,omitempty"`
+	Request          *udsMessageRow `json:"request"`
+	Responses        []udsAnswerRow `json:"responses"`
+	Dropped          int            `json:"responses_dropped"` // beyond isotp.MaxResponses
+	Pending          int            `json:"pending_answers"`
+	ResponseMs       *float64       `json:"response_ms"` // request end → final answer start
+	ResponseReason   string         `json:"response_ms_reason,omitempty"`
+	NRC              string         `json:"nrc,omitempty"`
+	NRCName          string         `json:"nrc_name,omitempty"`
+	Session          *int           `json:"session,omitempty"`
+	DataHex          string         `json:"data_hex,omitempty"`
 	// Text is the answer's data as printable ASCII (a VIN, a part
 	// number): the ECU wrote it, so it is fenced.
 	Text     untrusted.Text `json:"data_text,omitempty"`
@@ -153,8 +178,9 @@ type udsTraceRow struct {
 }
 
 func udsTraceRowOf(port string, t isotp.Transaction) udsTraceRow {
-	r := udsTraceRow{Port: port, ID: t.ID, Status: t.Status, SID: t.SID, Service: t.Service, SubFunction: t.SubFunction,
-		SubFunctionName: t.SubFunctionName, SuppressPositive: t.SuppressPositive, Identifier: t.Identifier, IdentifierName: t.IdentifierName,
+	r := udsTraceRow{Port: port, ID: t.ID, Status: t.Status, SID: isotp.Hex8(t.SID), Service: t.Service, SubFunction: t.SubFunction,
+		SubFunctionName: t.SubFunctionName, SuppressPositive: t.SuppressPositive, DID: t.DID, DIDs: t.DIDs, DIDsDropped: t.DIDsDropped,
+		DIDName: t.DIDName, DIDKind: t.DIDKind,
 		Dropped: t.Dropped, Pending: t.Pending, ResponseMs: t.ResponseMs, ResponseReason: t.ResponseReason, NRC: t.NRC, NRCName: t.NRCName,
 		Session: t.Session, DataHex: t.DataHex, Text: untrusted.Text(t.Text), DTCCount: t.DTCCount, DTCs: mapRows(t.DTCs, udsDTCRowOf), Problem: t.Problem}
 	r.Request = rowOrNil(t.Request, udsMessageRowOf)
@@ -270,7 +296,7 @@ func udsInWindow(t *isotp.Transaction, sp span) bool {
 var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
 	name:  "uds_trace",
 	reads: readsUDS,
-	desc: "UDS, KWP2000 and OBD-II exchanges overheard on the CAN ports (passive ISO-TP on 11- and 29-bit ids), by port then request frame: service, sub-function, DID and their names, every answer with its time, response_ms, NRC and its name, status. " +
+	desc: "UDS, KWP2000 and OBD-II exchanges overheard on the CAN ports (passive ISO-TP on 11- and 29-bit ids), by port then request frame: service, sub-function, did (DID, routine, report type or DTC group) and their names, every answer with its time, response_ms, NRC and its name, status. SIDs, NRCs and DIDs are hex strings (0x22, 0x31, 0xF190). " +
 		"ECU text answers are fenced. Ids that take part in no answered exchange with another id are not diagnostic and not shown (a warning names them). from=frames re-traces the stored frames with other ids or extended addressing. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "id"},
@@ -284,8 +310,13 @@ var udsTraceTool = tool[udsTraceIn, page[udsTraceRow]]{
 		if err != nil {
 			return page[udsTraceRow]{}, err
 		}
+		sid, did := udsHex(string(in.SID)), udsHex(string(in.DID))
+		if sid > 0xFF {
+			return page[udsTraceRow]{}, argErr("sid", "name a one-byte service id such as 0x22", "%s is more than one byte", in.SID)
+		}
 		keep := func(t *isotp.Transaction) bool {
-			return (in.Status == "" || t.Status == string(in.Status)) && (in.SID == nil || int(t.SID) == int(*in.SID)) && udsInWindow(t, sp)
+			return (in.Status == "" || t.Status == string(in.Status)) && (in.SID == "" || uint32(t.SID) == sid) &&
+				(in.DID == "" || udsHasDID(t, did)) && udsInWindow(t, sp)
 		}
 		chosen := map[string]bool{}
 		for _, p := range ps {
@@ -362,10 +393,15 @@ type udsNRCCount struct {
 	Count int    `json:"count"`
 }
 
-// udsServiceTally is one service's exchanges with one ECU.
+// udsServiceTally is one service's exchanges with one ECU about one
+// identifier.
 type udsServiceTally struct {
-	SID        int    `json:"sid"`
-	Service    string `json:"service"`
+	SID     string `json:"sid"`
+	Service string `json:"service"`
+	// DID is the identifier the exchanges name; a request naming several
+	// DIDs is tallied under each.
+	DID        string `json:"did,omitempty" jsonschema:"hex DID, routine, report type, DTC group or local identifier (as uds_trace); absent for services without one"`
+	DIDName    string `json:"did_name,omitempty"`
 	Requests   int    `json:"requests"`
 	Positive   int    `json:"positive"`
 	Negative   int    `json:"negative"`
@@ -478,8 +514,8 @@ type udsTraceCountersRow struct {
 
 // udsServiceRefRow is one service of the reference table.
 type udsServiceRefRow struct {
-	SID      uint8  `json:"sid"`
-	Response uint8  `json:"positive_response_sid"`
+	SID      string `json:"sid"`
+	Response string `json:"positive_response_sid"`
 	Name     string `json:"name"`
 	Standard string `json:"standard"`
 	// SubFunction says whether the byte after the SID is a sub-function
@@ -492,7 +528,7 @@ type udsServiceRefRow struct {
 }
 
 func udsServiceRefRowOf(s isotp.ServiceInfo) udsServiceRefRow {
-	return udsServiceRefRow{SID: s.SID, Response: s.Response, Name: s.Name, Standard: s.Standard, SubFunction: s.SubFunction,
+	return udsServiceRefRow{SID: isotp.Hex8(s.SID), Response: isotp.Hex8(s.Response), Name: s.Name, Standard: s.Standard, SubFunction: s.SubFunction,
 		SubFunctions: mapRows(s.SubFunctions, func(n isotp.Named) udsNamedRow { return udsNamedRow(n) }), Identifier: s.Identifier}
 }
 
@@ -504,13 +540,13 @@ type udsNamedRow struct {
 
 // udsNRCRefRow is one negative response code of the reference table.
 type udsNRCRefRow struct {
-	Code uint8  `json:"code"`
+	Code string `json:"code"`
 	Name string `json:"name"`
 }
 
 // udsDIDRefRow is one standard DID of the reference table.
 type udsDIDRefRow struct {
-	DID  uint16 `json:"did"`
+	DID  string `json:"did"`
 	Name string `json:"name"`
 }
 
@@ -584,7 +620,7 @@ func b2i(b bool) int {
 var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 	name:  "uds_services",
 	reads: readsUDS,
-	desc: "UDS summary of the live store: per port the ISO-TP counters (incomplete transfers by reason) and request outcomes; per ECU and service the requests, positive, negative with each NRC named, no_response, suppressed and response times; the channels on ISO-TP ids rejected as not diagnostic, and why. " +
+	desc: "UDS summary of the live store: per port the ISO-TP counters (incomplete transfers by reason) and request outcomes; per ECU, service and DID (which DIDs a tester read on which ECU) the requests, positive, negative with each NRC named, no_response, suppressed and response times; the channels on ISO-TP ids rejected as not diagnostic, and why. " +
 		"reference=true adds the service, NRC and DID name tables.",
 	hints: readOnly(),
 	run: func(c *call, in udsServicesIn) (udsServicesOut, error) {
@@ -636,17 +672,30 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 				e = &udsECU{Port: k[0], CANID: k[1], Tester: k[2], Address: addr, Services: []udsServiceTally{}}
 				byECU[k] = e
 			}
-			i := slices.IndexFunc(e.Services, func(s udsServiceTally) bool { return s.SID == int(r.SID) })
-			if i < 0 {
-				e.Services = append(e.Services, udsServiceTally{SID: int(r.SID), Service: r.Service, NRCs: []udsNRCCount{}})
-				i = len(e.Services) - 1
+			sid := isotp.Hex8(r.SID)
+			dids := r.DIDs
+			if dids == nil {
+				dids = []string{r.DID}
 			}
-			e.Services[i].add(&r.Transaction)
+			for j, did := range dids {
+				i := slices.IndexFunc(e.Services, func(s udsServiceTally) bool { return s.SID == sid && s.DID == did })
+				if i < 0 {
+					name := r.DIDName
+					if j > 0 {
+						name = isotp.DIDName(uint16(udsHex(did)))
+					}
+					e.Services = append(e.Services, udsServiceTally{SID: sid, Service: r.Service, DID: did, DIDName: name, NRCs: []udsNRCCount{}})
+					i = len(e.Services) - 1
+				}
+				e.Services[i].add(&r.Transaction)
+			}
 			return true
 		})
 		index := canPortIndex(c.d)
 		for _, e := range byECU {
-			slices.SortFunc(e.Services, func(a, b udsServiceTally) int { return cmp.Compare(a.SID, b.SID) })
+			slices.SortFunc(e.Services, func(a, b udsServiceTally) int {
+				return cmp.Or(cmp.Compare(a.SID, b.SID), cmp.Compare(len(a.DID), len(b.DID)), cmp.Compare(a.DID, b.DID))
+			})
 			out.ECUs = append(out.ECUs, *e)
 		}
 		slices.SortFunc(out.ECUs, func(a, b udsECU) int {
@@ -657,8 +706,10 @@ var udsServicesTool = tool[udsServicesIn, udsServicesOut]{
 		}
 		if in.Reference {
 			out.Services = mapRows(isotp.Services(), udsServiceRefRowOf)
-			out.NRCs = mapRows(isotp.NRCs(), func(n isotp.NRCInfo) udsNRCRefRow { return udsNRCRefRow(n) })
-			out.DIDs = mapRows(isotp.DIDs(), func(d isotp.DIDInfo) udsDIDRefRow { return udsDIDRefRow(d) })
+			out.NRCs = mapRows(isotp.NRCs(), func(n isotp.NRCInfo) udsNRCRefRow { return udsNRCRefRow{Code: isotp.Hex8(n.Code), Name: n.Name} })
+			out.DIDs = mapRows(isotp.DIDs(), func(d isotp.DIDInfo) udsDIDRefRow {
+				return udsDIDRefRow{DID: fmt.Sprintf("0x%04X", d.DID), Name: d.Name}
+			})
 		}
 		return out, nil
 	},

@@ -30,7 +30,7 @@ func TestUDSTraceOnTheSimTruck(t *testing.T) {
 			t.Errorf("transaction %v listed twice across pages", id)
 		}
 		seen[r["id"].(float64)] = true
-		if r["identifier"] == "F190" {
+		if r["did"] == "0xF190" {
 			txt, _ := r["data_text"].(string)
 			vin = txt == untrusted.Open+j1939gen.VIN+untrusted.Close
 			if !vin {
@@ -50,11 +50,18 @@ func TestUDSTraceOnTheSimTruck(t *testing.T) {
 	}
 	r, env := c.call("uds_trace", map[string]any{"status": "negative"})
 	neg := items(env)
-	if len(neg) != 1 || neg[0]["nrc"] != "31" || neg[0]["nrc_name"] != "requestOutOfRange" {
+	if len(neg) != 1 || neg[0]["nrc"] != "0x31" || neg[0]["nrc_name"] != "requestOutOfRange" {
 		t.Fatalf("negative transactions %v", neg)
 	}
 	if strings.Contains(r.Content[len(r.Content)-1].Text, "Provenance") {
 		t.Error("an answer with no ECU text carries a provenance note")
+	}
+	// The did filter reads hex with or without 0x, in either case.
+	for _, did := range []string{"0xF190", "f190"} {
+		_, env = c.call("uds_trace", map[string]any{"did": did, "sid": "22"})
+		if got := items(env); len(got) != 1 || got[0]["did"] != "0xF190" || got[0]["did_name"] != "VIN" || got[0]["sid"] != "0x22" {
+			t.Errorf("did=%s: %v, want the one VIN read", did, got)
+		}
 	}
 
 	_, env = c.call("uds_services", map[string]any{})
@@ -68,18 +75,26 @@ func TestUDSTraceOnTheSimTruck(t *testing.T) {
 		t.Errorf("ECU %v, want the engine answering on 18DAF900", e)
 	}
 	var reqs, negs, nrc31 float64
+	reads := map[string]float64{}
 	for _, s := range e["services"].([]any) {
 		s := s.(map[string]any)
+		if s["sid"] == "0x22" {
+			reads[s["did"].(string)] += s["requests"].(float64)
+		}
 		reqs += s["requests"].(float64)
 		negs += s["negative"].(float64)
 		for _, n := range s["nrcs"].([]any) {
-			if n := n.(map[string]any); n["nrc"] == "31" && n["name"] == "requestOutOfRange" {
+			if n := n.(map[string]any); n["nrc"] == "0x31" && n["name"] == "requestOutOfRange" {
 				nrc31 += n["count"].(float64)
 			}
 		}
 	}
 	if reqs != j1939gen.WorkshopRequests || negs != 1 || nrc31 != 1 {
 		t.Errorf("services tally %v requests, %v negative, %v NRC 0x31", reqs, negs, nrc31)
+	}
+	// "Which DIDs did the tester read on which ECU": one row per DID.
+	if len(reads) < 3 || reads["0xF190"] != 1 || reads["0xF18C"] != 1 || reads["0xF186"] != 1 {
+		t.Errorf("ReadDataByIdentifier tallies by DID %v, want F190, F18C and F186 once each", reads)
 	}
 	if n := len(data["services_reference"].([]any)); n != 0 {
 		t.Errorf("reference tables without reference=true: %d services", n)
@@ -106,7 +121,7 @@ func TestUDSOnTheNissanLeaf(t *testing.T) {
 		lid01, lid04     = 13, 13
 		minMs, maxMs     = 1.600, 15.250
 		sumMs            = 192.100
-		serviceKWP, ecus = 0x21, 1
+		serviceKWP, ecus = "0x21", 1
 	)
 	for _, from := range []string{"store", "frames"} {
 		rows := walkPages(t, c, "uds_trace", map[string]any{"from": from, "limit": 10})
@@ -115,12 +130,12 @@ func TestUDSOnTheNissanLeaf(t *testing.T) {
 		}
 		lids := map[string]int{}
 		for _, r := range rows {
-			lids[r["identifier"].(string)]++
-			if r["status"] != "positive" || r["sid"] != float64(serviceKWP) || r["service"] != "ReadDataByLocalIdentifier" {
+			lids[r["did"].(string)]++
+			if r["status"] != "positive" || r["sid"] != serviceKWP || r["did_kind"] != "local identifier" || r["service"] != "ReadDataByLocalIdentifier" {
 				t.Errorf("from=%s: %v %v %v", from, r["status"], r["sid"], r["service"])
 			}
 		}
-		if lids["01"] != lid01 || lids["04"] != lid04 {
+		if lids["0x01"] != lid01 || lids["0x04"] != lid04 {
 			t.Errorf("from=%s: local identifiers %v", from, lids)
 		}
 	}
@@ -135,12 +150,30 @@ func TestUDSOnTheNissanLeaf(t *testing.T) {
 		t.Fatalf("ecus %v", es)
 	}
 	e := es[0].(map[string]any)
-	s := e["services"].([]any)[0].(map[string]any)
-	if e["can_id"] != "7BB" || e["tester_can_id"] != "79B" || s["requests"] != float64(requests) || s["positive"] != float64(requests) {
+	if e["can_id"] != "7BB" || e["tester_can_id"] != "79B" {
 		t.Errorf("ECU %v", e)
 	}
-	if s["response_min_ms"] != minMs || s["response_max_ms"] != maxMs || math.Abs(s["response_mean_ms"].(float64)-sumMs/requests) > 1e-9 {
-		t.Errorf("response times %v / %v / %v, want %v / %v / %v", s["response_min_ms"], s["response_mean_ms"], s["response_max_ms"], minMs, sumMs/requests, maxMs)
+	// One tally per (service, local identifier): 0x21 0x01 and 0x21 0x04,
+	// whose times together are the script's.
+	byLID := map[string]float64{}
+	var positive, sum float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range e["services"].([]any) {
+		s := s.(map[string]any)
+		if s["sid"] != serviceKWP {
+			t.Errorf("tally %v", s)
+			continue
+		}
+		byLID[s["did"].(string)] += s["requests"].(float64)
+		positive += s["positive"].(float64)
+		sum += s["response_mean_ms"].(float64) * s["requests"].(float64)
+		lo, hi = min(lo, s["response_min_ms"].(float64)), max(hi, s["response_max_ms"].(float64))
+	}
+	if len(byLID) != 2 || byLID["0x01"] != lid01 || byLID["0x04"] != lid04 || positive != requests {
+		t.Errorf("tallies by local identifier %v, %v positive", byLID, positive)
+	}
+	if lo != minMs || hi != maxMs || math.Abs(sum-sumMs) > 1e-9 {
+		t.Errorf("response times %v / %v / %v, want %v / %v / %v", lo, sum, hi, minMs, sumMs, maxMs)
 	}
 	port := data["ports"].([]any)[0].(map[string]any)
 	if tr := port["transport"].(map[string]any); tr["pdus"] != 52.0 || tr["first_frames"] != 26.0 || tr["consecutive_frames"] != 143.0 {
@@ -231,6 +264,8 @@ func TestUDSTraceRefuses(t *testing.T) {
 		{name: "ids on the store", args: map[string]any{"ids": []any{"7E0"}}, code: CodeInvalidArgument, in: "from=frames"},
 		{name: "unknown port", args: map[string]any{"port": "can9"}, code: CodeInvalidArgument, in: "can0"},
 		{name: "bad id", args: map[string]any{"from": "frames", "ids": []any{"xyz"}}, code: CodeInvalidArgument, in: "ids"},
+		{name: "sid of two bytes", args: map[string]any{"sid": "0x122"}, code: CodeInvalidArgument, in: "more than one byte"},
+		{name: "decimal-looking did", args: map[string]any{"did": "F190h"}, code: CodeInvalidArgument, in: "did"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, env := c.call("uds_trace", tc.args)

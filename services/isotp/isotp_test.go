@@ -94,10 +94,10 @@ func TestDecode(t *testing.T) {
 		check     func(Response) string
 	}{
 		{"VIN", ReadDataByID(0xF190), append([]byte{0x62, 0xF1, 0x90}, vin...), func(r Response) string {
-			return ok(r.Positive && r.DID == "F190" && r.DataText == string(vin), r)
+			return ok(r.Positive && r.DID == "0xF190" && r.DataText == string(vin), r)
 		}},
 		{"negative named", ReadDataByID(0xF190), []byte{0x7F, 0x22, 0x31}, func(r Response) string {
-			return ok(!r.Positive && r.NRC == "31" && r.NRCName == "requestOutOfRange", r)
+			return ok(!r.Positive && r.NRC == "0x31" && r.NRCName == "requestOutOfRange", r)
 		}},
 		{"pending", ReadDataByID(0xF190), []byte{0x7F, 0x22, 0x78}, func(r Response) string { return ok(r.Pending, r) }},
 		{"session", SessionControl(3), []byte{0x50, 0x03, 0x00, 0x32, 0x01, 0xF4}, func(r Response) string {

@@ -158,7 +158,7 @@ type leafTx struct {
 func leafTxs(txs []Transaction) []leafTx {
 	out := make([]leafTx, 0, len(txs))
 	for _, tx := range txs {
-		out = append(out, leafTx{tx.Status, tx.Service, tx.Identifier, tx.Request.CANID, tx.Responses[0].CANID, tx.DataHex, *tx.ResponseMs})
+		out = append(out, leafTx{tx.Status, tx.Service, tx.DID, tx.Request.CANID, tx.Responses[0].CANID, tx.DataHex, *tx.ResponseMs})
 	}
 	return out
 }

@@ -45,6 +45,8 @@ const (
 	idLocal   = "local identifier (1 byte)"
 	idPID     = "parameter identifier (1 byte)"
 	idAddress = "address and length format, then memory address"
+	idGroup   = "group of DTC (3 bytes)"
+	idReport  = "report type (the sub-function)"
 )
 
 // serviceTable is the reference: UDS services, the KWP2000 services a
@@ -65,10 +67,10 @@ var serviceTable = [...]ServiceInfo{
 		{1, "defaultSession"}, {2, "programmingSession"}, {3, "extendedDiagnosticSession"}, {4, "safetySystemDiagnosticSession"}}},
 	{SID: 0x11, Name: "ECUReset", Standard: stdBoth, SubFunction: true, SubFunctions: []Named{
 		{1, "hardReset"}, {2, "keyOffOnReset"}, {3, "softReset"}, {4, "enableRapidPowerShutDown"}, {5, "disableRapidPowerShutDown"}}},
-	{SID: SIDClearDTC, Name: "ClearDiagnosticInformation", Standard: stdBoth},
+	{SID: SIDClearDTC, Name: "ClearDiagnosticInformation", Standard: stdBoth, Identifier: idGroup},
 	{SID: 0x17, Name: "ReadStatusOfDiagnosticTroubleCodes", Standard: StdKWP},
 	{SID: 0x18, Name: "ReadDiagnosticTroubleCodesByStatus", Standard: StdKWP},
-	{SID: SIDReadDTC, Name: "ReadDTCInformation", Standard: StdUDS, SubFunction: true, SubFunctions: []Named{
+	{SID: SIDReadDTC, Name: "ReadDTCInformation", Standard: StdUDS, SubFunction: true, Identifier: idReport, SubFunctions: []Named{
 		{DTCCountByMask, "reportNumberOfDTCByStatusMask"}, {DTCByMask, "reportDTCByStatusMask"},
 		{0x03, "reportDTCSnapshotIdentification"}, {0x04, "reportDTCSnapshotRecordByDTCNumber"},
 		{0x06, "reportDTCExtDataRecordByDTCNumber"}, {0x07, "reportNumberOfDTCBySeverityMaskRecord"},

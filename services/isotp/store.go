@@ -27,8 +27,10 @@ const (
 	DefaultPorts = 16
 	// transactionBytes and incompleteBytes are what one record costs in
 	// the rings' byte accounting: a request and one answer with their hex
-	// at its cap, and the rest of the record.
-	transactionBytes = 1024 + 2*MaxShownBytes
+	// at its cap, the DIDs of a multi-DID read at theirs (a string header
+	// and "0xF190" in an 8-byte allocation each), and the rest of the
+	// record.
+	transactionBytes = 1024 + 2*MaxShownBytes + MaxDIDs*(16+8)
 	incompleteBytes  = 160
 )
 

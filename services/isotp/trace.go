@@ -100,10 +100,16 @@ type Transaction struct {
 	SubFunctionName string
 	// SuppressPositive is the sub-function's bit 7: no positive answer wanted.
 	SuppressPositive bool
-	// Identifier is the request's DID, routine or local identifier in hex;
-	// IdentifierName its standard name.
-	Identifier     string
-	IdentifierName string
+	// DID is the identifier the exchange addresses (Identify), in hex
+	// ("0xF190"): the request's, or the answer's when the request was not
+	// seen. DIDs lists every one when a request names several (at most
+	// MaxDIDs, DIDsDropped counts the rest); DIDName is a standard DID's
+	// name, DIDKind what the identifier is.
+	DID            string
+	DIDs           []string
+	DIDsDropped    int
+	DIDName        string
+	DIDKind        string
 	Request        *Message
 	Responses      []Answer
 	Dropped        int // beyond MaxResponses
@@ -285,12 +291,13 @@ func (tr *Tracer) answer(p *PDU, reqSID byte) {
 	i := tr.match(p.Channel, reqSID)
 	a := Answer{Message: message(p), Positive: p.Data[0] != SIDNegative}
 	if !a.Positive {
-		a.NRC, a.NRCName = fmt.Sprintf("%02X", p.Data[2]), NRCName(p.Data[2])
+		a.NRC, a.NRCName = Hex8(p.Data[2]), NRCName(p.Data[2])
 		a.Pending = p.Data[2] == nrcResponsePending
 	}
 	if i < 0 {
 		tx := Transaction{ID: p.FirstSeq, Status: StatusUnmatched, SID: reqSID, Service: ServiceName(reqSID), Responses: []Answer{a},
 			ResponseReason: "the request was not seen: it came before the window, or on an id this trace does not read"}
+		identify(&tx, p.Data)
 		if !a.Positive {
 			tx.NRC, tx.NRCName = a.NRC, a.NRCName
 		}
@@ -496,25 +503,29 @@ func describe(tx *Transaction, req []byte) {
 	sid := req[0]
 	tx.SID, tx.Service = sid, ServiceName(sid)
 	info, _ := Service(sid)
-	rest := req[1:]
-	if info.SubFunction && len(rest) > 0 {
+	if rest := req[1:]; info.SubFunction && len(rest) > 0 {
 		sub := int(rest[0] &^ suppressPositiveReply)
 		tx.SubFunction, tx.SubFunctionName = &sub, SubFunctionName(sid, rest[0])
 		tx.SuppressPositive = rest[0]&suppressPositiveReply != 0
-		rest = rest[1:]
 	}
-	switch info.Identifier {
-	case idDID, idRoutine:
-		if len(rest) >= 2 {
-			did := uint16(rest[0])<<8 | uint16(rest[1])
-			tx.Identifier = fmt.Sprintf("%04X", did)
-			if info.Identifier == idDID {
-				tx.IdentifierName = DIDName(did)
-			}
-		}
-	case idLocal, idPID:
-		if len(rest) >= 1 {
-			tx.Identifier = fmt.Sprintf("%02X", rest[0])
+	identify(tx, req)
+}
+
+// identify fills the transaction's DID from a request or, for an answer
+// whose request was not seen, from the answer.
+func identify(tx *Transaction, pdu []byte) {
+	id := Identify(pdu)
+	if len(id.Values) == 0 {
+		return
+	}
+	tx.DIDKind, tx.DID, tx.DIDsDropped = id.Kind, id.Hex(id.Values[0]), id.Dropped
+	if id.Kind == KindDID {
+		tx.DIDName = DIDName(uint16(id.Values[0]))
+	}
+	if len(id.Values) > 1 {
+		tx.DIDs = make([]string, len(id.Values))
+		for i, v := range id.Values {
+			tx.DIDs[i] = id.Hex(v)
 		}
 	}
 }

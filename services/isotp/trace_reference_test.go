@@ -66,7 +66,7 @@ func TestTraceNissanLeaf(t *testing.T) {
 		if tx.Service != "ReadDataByLocalIdentifier" || tx.Request.CANID != "79B" || tx.Responses[0].CANID != "7BB" {
 			t.Errorf("transaction %d: service %q %s → %s", i, tx.Service, tx.Request.CANID, tx.Responses[0].CANID)
 		}
-		pairs[tx.Identifier]++
+		pairs[tx.DID]++
 		lengths[tx.Responses[0].Length]++
 		ms := *tx.ResponseMs
 		if i == 0 || ms < lo {
@@ -75,7 +75,7 @@ func TestTraceNissanLeaf(t *testing.T) {
 		hi = max(hi, ms)
 		sum += ms
 	}
-	if pairs["01"] != pair2101 || pairs["04"] != pair2104 {
+	if pairs["0x01"] != pair2101 || pairs["0x04"] != pair2104 {
 		t.Errorf("local identifiers %v, want 01×%d 04×%d", pairs, pair2101, pair2104)
 	}
 	if lengths[31] != len31 || lengths[53] != len53 {

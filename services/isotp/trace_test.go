@@ -48,7 +48,7 @@ func TestTracer(t *testing.T) {
 			status: []string{StatusPositive},
 			check: func(t *testing.T, txs []Transaction, c TraceCounters) {
 				tx := txs[0]
-				if tx.Service != "ReadDataByIdentifier" || tx.Identifier != "F190" || tx.IdentifierName != "VIN" || tx.Pending != 1 ||
+				if tx.Service != "ReadDataByIdentifier" || tx.DID != "0xF190" || tx.DIDName != "VIN" || tx.Pending != 1 ||
 					len(tx.Responses) != 2 || *tx.ResponseMs != 1040 || tx.Text != "1FUJGLDR8TF000042" {
 					t.Errorf("transaction %+v", tx)
 				}
@@ -68,7 +68,7 @@ func TestTracer(t *testing.T) {
 			},
 			status: []string{StatusNegative},
 			check: func(t *testing.T, txs []Transaction, _ TraceCounters) {
-				if tx := txs[0]; tx.NRC != "31" || tx.NRCName != "requestOutOfRange" || tx.IdentifierName != "activeDiagnosticSession" || *tx.ResponseMs != 12 {
+				if tx := txs[0]; tx.NRC != "0x31" || tx.NRCName != "requestOutOfRange" || tx.DIDName != "activeDiagnosticSession" || *tx.ResponseMs != 12 {
 					t.Errorf("transaction %+v", tx)
 				}
 			},
@@ -135,7 +135,7 @@ func TestTracer(t *testing.T) {
 			status: []string{StatusPositive},
 			check: func(t *testing.T, txs []Transaction, _ TraceCounters) {
 				tx := txs[0]
-				if !tx.Request.Functional || len(tx.Responses) != 2 || *tx.ResponseMs != 5 || tx.Service != "ShowCurrentData" || tx.Identifier != "00" {
+				if !tx.Request.Functional || len(tx.Responses) != 2 || *tx.ResponseMs != 5 || tx.Service != "ShowCurrentData" || tx.DID != "0x00" {
 					t.Errorf("transaction %+v", tx)
 				}
 			},

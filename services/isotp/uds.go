@@ -11,6 +11,9 @@ const (
 	SIDClearDTC           = 0x14
 	SIDReadDTC            = 0x19
 	SIDReadDataByID       = 0x22
+	sidReadScaling        = 0x24
+	SIDWriteDataByID      = 0x2E
+	sidIOControl          = 0x2F
 	SIDRoutineControl     = 0x31
 	SIDTesterPresent      = 0x3E
 	SIDNegative           = 0x7F
@@ -35,6 +38,9 @@ func ServiceName(sid byte) string {
 	}
 	return ""
 }
+
+// Hex8 writes a SID or an NRC as every identifier is written: "0x22".
+func Hex8(b byte) string { return fmt.Sprintf("0x%02X", b) }
 
 // NRCName names a negative response code (ISO 14229-1 Annex A.1).
 func NRCName(nrc byte) string {
@@ -164,7 +170,7 @@ func Decode(req, resp []byte) Response {
 		if resp[1] != sid {
 			r.Problem = fmt.Sprintf("negative response for service 0x%02X, asked 0x%02X", resp[1], sid)
 		}
-		r.NRC, r.NRCName = fmt.Sprintf("%02X", resp[2]), NRCName(resp[2])
+		r.NRC, r.NRCName = Hex8(resp[2]), NRCName(resp[2])
 		r.Pending = resp[2] == nrcResponsePending
 		return r
 	}
@@ -187,9 +193,9 @@ func Decode(req, resp []byte) Response {
 			r.Problem = "ReadDataByIdentifier answer without a DID"
 			break
 		}
-		r.DID = fmt.Sprintf("%04X", binary.BigEndian.Uint16(body))
+		r.DID = fmt.Sprintf("0x%04X", binary.BigEndian.Uint16(body))
 		if len(req) >= 3 && (body[0] != req[1] || body[1] != req[2]) {
-			r.Problem = fmt.Sprintf("answer carries DID %s, asked %02X%02X", r.DID, req[1], req[2])
+			r.Problem = fmt.Sprintf("answer carries DID %s, asked 0x%02X%02X", r.DID, req[1], req[2])
 		}
 		r.DataHex = fmt.Sprintf("%X", body[2:])
 		if printable(body[2:]) {

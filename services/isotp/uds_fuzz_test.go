@@ -55,8 +55,9 @@ func addNissanExchanges(f *testing.F) {
 	}
 }
 
-// FuzzDecodeUDS decodes any answer to any request: no input panics, and
-// what the decoded answer says agrees with its bytes.
+// FuzzDecodeUDS decodes any answer to any request and reads the
+// identifier of both: no input panics, and what the decoded answer and
+// the identifiers say agrees with their bytes.
 func FuzzDecodeUDS(f *testing.F) {
 	addNissanExchanges(f)
 	f.Add(ReadDataByID(0xF190), append([]byte{0x62, 0xF1, 0x90}, "1FUJGLDR9CLBP8834"...))
@@ -65,7 +66,13 @@ func FuzzDecodeUDS(f *testing.F) {
 	f.Add(ReadDTC(DTCByMask, 0xFF), []byte{0x59, 0x02, 0xFF, 0x01, 0x23, 0x45, 0x09, 0xC0, 0x73, 0x00, 0x2F, 0x01})
 	f.Add(ReadDTC(DTCCountByMask, 0x08), []byte{0x59, 0x01, 0xFF, 0x01, 0x00, 0x03})
 	f.Add(TesterPresent(false), []byte{0x7E, 0x00})
+	f.Add([]byte{0x22, 0xF1, 0x90, 0xF1, 0x8C, 0x01}, []byte{0x62, 0xF1, 0x90, 0x41})
+	f.Add([]byte{0x31, 0x01, 0xFF, 0x00}, []byte{0x71, 0x01, 0xFF, 0x00, 0x00})
+	f.Add([]byte{0x14, 0xFF, 0xFF, 0xFF}, []byte{0x54})
+	f.Add([]byte{0x2E, 0xF1, 0x98, 0x00}, []byte{0x6E, 0xF1, 0x98})
 	f.Fuzz(func(t *testing.T, req, resp []byte) {
+		checkIdentify(t, req)
+		checkIdentify(t, resp)
 		r := Decode(req, resp)
 		if r.Raw != strings.ToUpper(fmt.Sprintf("%x", resp)) {
 			t.Fatalf("raw %q for %X", r.Raw, resp)
@@ -85,4 +92,36 @@ func FuzzDecodeUDS(f *testing.F) {
 			t.Fatalf("%d DTCs counted as %v", len(r.DTCs), r.DTCCount)
 		}
 	})
+}
+
+// checkIdentify holds Identify to its layouts: a kind with at least one
+// value, each within its width, the first read from the bytes after the
+// SID (after the sub-function for a routine), and a multi-DID read's
+// DIDs all counted.
+func checkIdentify(t *testing.T, pdu []byte) {
+	id := Identify(pdu)
+	if id.Kind == "" {
+		if len(id.Values) != 0 || id.Dropped != 0 {
+			t.Fatalf("% X: values %v without a kind", pdu, id.Values)
+		}
+		return
+	}
+	if len(id.Values) == 0 || len(id.Values) > MaxDIDs {
+		t.Fatalf("% X: %d %s values", pdu, len(id.Values), id.Kind)
+	}
+	at := 1
+	if id.Kind == KindRoutine {
+		at = 2
+	}
+	n := id.Digits / 2
+	want := fmt.Sprintf("0x%X", pdu[at:at+n])
+	if id.Kind == KindReportType {
+		want = Hex8(pdu[1] &^ suppressPositiveReply)
+	}
+	if got := id.Hex(id.Values[0]); got != want || len(got) != 2+id.Digits {
+		t.Fatalf("% X: %s %s, want %s", pdu, id.Kind, got, want)
+	}
+	if pdu[0] == SIDReadDataByID && len(id.Values)+id.Dropped != (len(pdu)-1)/2 {
+		t.Fatalf("% X: %d DIDs and %d dropped", pdu, len(id.Values), id.Dropped)
+	}
 }

@@ -102,10 +102,10 @@ func TestWorkshopSession(t *testing.T) {
 	}
 	var vin, serial string
 	for _, tx := range tr.Transactions {
-		switch tx.Identifier {
-		case "F190":
+		switch tx.DID {
+		case "0xF190":
 			vin = string(tx.Text)
-		case "F18C":
+		case "0xF18C":
 			serial = string(tx.Text)
 			if tx.Pending != 1 {
 				t.Errorf("F18C %+v: want one pending answer", tx)
