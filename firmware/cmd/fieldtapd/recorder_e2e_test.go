@@ -82,14 +82,16 @@ func j1708Counted(n int) []byte {
 	return m
 }
 
-// start sends a counted frame on each port every frameEvery until stop.
-func (c *countedPorts) start(t *testing.T) {
+// start sends a counted frame on each port every frameEvery until stop,
+// once the slcan port's capture session has opened (slcanCapturing).
+func (c *countedPorts) start(t *testing.T, ctx context.Context, s *sdk.ClientSession) {
 	t.Helper()
 	select {
 	case <-c.ad.Opened():
 	case <-time.After(giveUp):
 		t.Fatalf("slcan adapter never opened: %q", c.ad.Commands())
 	}
+	slcanCapturing(t, ctx, s, c.ad, "can1")
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	c.wg.Add(1)
@@ -247,7 +249,7 @@ func TestRecorderKill9(t *testing.T) {
 	defer cancel()
 	cmd, url, stderr := startHTTP(t, "--config", c.cfg)
 	s := connect(t, ctx, url, stderr)
-	c.start(t)
+	c.start(t, ctx, s)
 	waitAllCounting(t, ctx, s, "bus1", "can1")
 	time.Sleep(2 * time.Second)
 	// Every frame counted here was delivered at least 150 ms before the
@@ -382,7 +384,7 @@ func TestRecorderGracefulStopLosesNothing(t *testing.T) {
 	cmd, url, stderr := startHTTP(t, "--config", c.cfg)
 	s := connect(t, ctx, url, stderr)
 	defer s.Close()
-	c.start(t)
+	c.start(t, ctx, s)
 	waitAllCounting(t, ctx, s, "bus1", "can1")
 	time.Sleep(time.Second)
 	c.halt()

@@ -57,25 +57,7 @@ func TestConfiguredSlcanPort(t *testing.T) {
 	if ad.Mode() != "listen" || ad.Bitrate() != "S6" {
 		t.Fatalf("adapter mode %q bitrate %q, want listen and S6 (500 kbit/s)", ad.Mode(), ad.Bitrate())
 	}
-	// Opened fires at the first L, the start-up reset's (ResetListenOnly),
-	// which reads past and drops what the adapter streams after it. The
-	// frames go out once the capture session's own L is acknowledged and
-	// the port captures: on a loaded machine the gap between the two was
-	// long enough to lose the first frames.
-	for deadline := time.Now().Add(giveUp); ; time.Sleep(20 * time.Millisecond) {
-		ls := 0
-		for _, c := range ad.Commands() {
-			if c == "L" {
-				ls++
-			}
-		}
-		if ls >= 2 && slcanState(t, ctx, s) == "capturing" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the capture session never opened: commands %q, state %q\n%s", ad.Commands(), slcanState(t, ctx, s), stderr.String())
-		}
-	}
+	slcanCapturing(t, ctx, s, ad, "can1")
 	start := time.Now()
 	const frames = 20
 	for i := range frames {
@@ -143,12 +125,35 @@ func TestConfiguredSlcanPort(t *testing.T) {
 	}
 }
 
-// slcanState is can1's state in capture_status.
-func slcanState(t *testing.T, ctx context.Context, s *sdk.ClientSession) string {
-	for _, q := range captureStatus(t, ctx, s).Data.Ports {
-		if q.Name == "can1" {
-			return q.State
+// slcanCapturing waits until the capture session of the slcan port name
+// has opened its adapter. ad.Opened fires at the first L, the start-up
+// reset's (ResetListenOnly), which reads past and drops what the adapter
+// streams after it, and a frame that comes while the session still
+// waits for its own L's acknowledgement is counted before_open: frames a
+// test counts go out once the session's L is acknowledged and the port
+// captures. On a loaded machine the gap between the two Ls lost frames.
+func slcanCapturing(t *testing.T, ctx context.Context, s *sdk.ClientSession, ad *slcantest.Adapter, name string) {
+	t.Helper()
+	state := func() string {
+		for _, q := range captureStatus(t, ctx, s).Data.Ports {
+			if q.Name == name {
+				return q.State
+			}
+		}
+		return ""
+	}
+	for deadline := time.Now().Add(giveUp); ; time.Sleep(20 * time.Millisecond) {
+		ls := 0
+		for _, c := range ad.Commands() {
+			if c == "L" {
+				ls++
+			}
+		}
+		if ls >= 2 && state() == "capturing" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the capture session of %s never opened: commands %q, state %q", name, ad.Commands(), state())
 		}
 	}
-	return ""
 }
