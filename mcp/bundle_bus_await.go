@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/services/canbus"
+	"fieldtap/services/coverage"
 )
 
 // Bus conditions await_bus can wait for.
@@ -48,6 +49,7 @@ type awaitBusIn struct {
 type awaitBusOut struct {
 	Met            bool   `json:"met"`
 	DeadlinePassed bool   `json:"deadline_passed"`
+	CaptureEnded   bool   `json:"capture_ended" jsonschema:"unmet: every port read has ended"`
 	WaitedMs       int64  `json:"waited_ms"`
 	Condition      string `json:"condition"`
 	// Evidence says what met the condition, or what was last seen.
@@ -61,7 +63,7 @@ type busCheck func() (bool, string)
 var awaitBus = tool[awaitBusIn, awaitBusOut]{
 	name:  "await_bus",
 	reads: readsCAN | readsJ1939 | readsJ1708,
-	desc:  "Wait until a CAN/J1939/J1708 condition holds (met at once if it does); a passed deadline answers met false, not an error.",
+	desc:  "Wait until a CAN/J1939/J1708 condition holds (at once if it does); a passed deadline or ended capture answers met false.",
 	hints: readOnly(),
 	run: func(c *call, in awaitBusIn) (awaitBusOut, error) {
 		check, err := busCheckOf(c, in)
@@ -70,16 +72,29 @@ var awaitBus = tool[awaitBusIn, awaitBusOut]{
 		}
 		secs := count(int(in.TimeoutSeconds), awaitDefaultSeconds)
 		out := awaitBusOut{Condition: string(in.Condition)}
-		passed, waited := c.pollUntil(secs, func() (bool, string) {
+		passed, ended, waited := c.pollUntil(secs, c.portsEnded(busWaitQuery(in)), func() (bool, string) {
 			out.Met, out.Evidence = check()
 			return out.Met, "waiting for " + string(in.Condition) + ": " + out.Evidence
 		})
-		out.WaitedMs, out.DeadlinePassed = waited.Milliseconds(), passed
+		out.WaitedMs, out.DeadlinePassed, out.CaptureEnded = waited.Milliseconds(), passed, ended
 		if passed {
 			c.warnf("deadline of %d s passed before %s", secs, in.Condition)
 		}
+		if ended {
+			c.warnf("every port read has ended before %s: it cannot be met", in.Condition)
+		}
 		return out, nil
 	},
+}
+
+// busWaitQuery is the ports a condition reads: J1708 ports for a J1587
+// fault, CAN ports otherwise, narrowed to port when one is named.
+func busWaitQuery(in awaitBusIn) coverage.Query {
+	f := readsCAN | readsJ1939
+	if in.Condition == condJ1587Fault {
+		f = readsJ1708
+	}
+	return coverageQuery(f, in)
 }
 
 // busCheckOf refuses an argument the condition needs and does not have,

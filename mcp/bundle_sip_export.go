@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -122,7 +123,10 @@ func exportResultRowOf(r sip.ExportResult) exportResultRow {
 		ScanCut: r.ScanCut, ScanCutAt: r.ScanCutAt}
 }
 
-var exportCapture = tool[exportIn, exportOut]{
+// exportCapture links the file it wrote as the sandbox's exports root
+// names it (the export directory is that root), as
+// build_evidence_package links its bundle's files.
+var exportCapture = linkedTool[exportIn, exportOut]{tool: tool[exportIn, exportOut]{
 	name:  "export_capture",
 	reads: readsSIP | readsFrames,
 	desc:  "Write the frames (SIP, RTP, RTCP) of one dialog or of the dialogs a filter matches (at most max_dialogs) to a new pcapng file in the export directory; reports the path and what is missing.",
@@ -156,4 +160,6 @@ var exportCapture = tool[exportIn, exportOut]{
 		}
 		return exportOut{exportResultRow: exportResultRowOf(res), Dir: c.d.SIPExport.Dir(), DialogsMatched: sel.Matched}, nil
 	},
-}
+}, links: func(out exportOut) []resourceLink {
+	return []resourceLink{{name: "exports/" + filepath.Base(out.Path), bytes: out.Bytes}}
+}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/services/coverage"
 	"fieldtap/services/sip"
 )
 
@@ -114,6 +115,7 @@ type awaitIn struct {
 type awaitOut struct {
 	Met            bool        `json:"met"`
 	DeadlinePassed bool        `json:"deadline_passed"`
+	CaptureEnded   bool        `json:"capture_ended" jsonschema:"unmet: every port read has ended"`
 	WaitedMs       int64       `json:"waited_ms"`
 	Matched        int         `json:"matched"`
 	MinCount       int         `json:"min_count"`
@@ -124,7 +126,7 @@ type awaitOut struct {
 var awaitCondition = tool[awaitIn, awaitOut]{
 	name:  "await_condition",
 	reads: readsSIP,
-	desc:  fmt.Sprintf("Wait until at least min_count dialogs match a filter, at most timeout_seconds (%d max). A passed deadline answers met false, not an error.", awaitMaxSeconds),
+	desc:  fmt.Sprintf("Wait until min_count dialogs match a filter, at most timeout_seconds (%d max); a passed deadline or ended capture answers met false.", awaitMaxSeconds),
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in awaitIn) (awaitOut, error) {
@@ -140,7 +142,7 @@ var awaitCondition = tool[awaitIn, awaitOut]{
 		startRev := c.d.SIP.Revision()
 		out := awaitOut{MinCount: want, Dialogs: []dialogRow{}}
 		read := false
-		passed, waited := c.pollUntil(secs, func() (bool, string) {
+		passed, ended, waited := c.pollUntil(secs, c.portsEnded(coverage.Query{Families: readsSIP}), func() (bool, string) {
 			if sn := c.d.SIP.Snapshot(); !read || sn.Revision != out.Revision {
 				read = true
 				out.Matched, out.Dialogs, out.Revision = 0, out.Dialogs[:0], sn.Revision
@@ -157,9 +159,12 @@ var awaitCondition = tool[awaitIn, awaitOut]{
 			out.Met = out.Matched >= want
 			return out.Met, fmt.Sprintf("%d of %d dialogs match", out.Matched, want)
 		})
-		out.WaitedMs, out.DeadlinePassed = waited.Milliseconds(), passed
+		out.WaitedMs, out.DeadlinePassed, out.CaptureEnded = waited.Milliseconds(), passed, ended
 		if passed {
 			c.warnf("deadline of %d s passed with %d of %d matching dialogs", secs, out.Matched, want)
+		}
+		if ended {
+			c.warnf("every port read has ended with %d of %d matching dialogs: no more will come", out.Matched, want)
 		}
 		return out, nil
 	},

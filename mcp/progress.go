@@ -5,6 +5,9 @@ import (
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"fieldtap/services/coverage"
+	"fieldtap/services/ports"
 )
 
 // progressEvery spaces a call's progress notifications: a client learns
@@ -43,28 +46,52 @@ func (c *call) progress(done, total float64, message string) {
 }
 
 // pollUntil calls check every awaitPoll until it reports met, secs
-// seconds pass, or the request is cancelled, sending progress (seconds
-// waited of secs) with check's message between calls. It returns whether
-// the deadline passed and how long the wait took; a cancelled wait says
-// so in a warning and ends neither met nor past its deadline.
-func (c *call) pollUntil(secs int, check func() (met bool, msg string)) (deadlinePassed bool, waited time.Duration) {
+// seconds pass, the ports the wait reads have all ended (ended), or the
+// request is cancelled, sending progress (seconds waited of secs) with
+// check's message between calls. ended is read before check, so a
+// condition the last of a source's data meets is still met. It returns
+// whether the deadline passed, whether the ports ended unmet, and how
+// long the wait took; a cancelled wait says so in a warning and is none
+// of these.
+func (c *call) pollUntil(secs int, ended func() bool, check func() (met bool, msg string)) (deadlinePassed, sourceEnded bool, waited time.Duration) {
 	start := time.Now()
 	deadline := start.Add(time.Duration(secs) * time.Second)
 	for {
+		over := ended()
 		met, msg := check()
 		if met {
-			return false, time.Since(start)
+			return false, false, time.Since(start)
+		}
+		if over {
+			return false, true, time.Since(start)
 		}
 		c.progress(time.Since(start).Seconds(), float64(secs), msg)
 		wait := time.Until(deadline)
 		if wait <= 0 {
-			return true, time.Since(start)
+			return true, false, time.Since(start)
 		}
 		select {
 		case <-c.ctx.Done():
 			c.warnf("the request was cancelled before the condition was met")
-			return false, time.Since(start)
+			return false, false, time.Since(start)
 		case <-time.After(min(wait, awaitPoll)):
 		}
+	}
+}
+
+// portsEnded reports whether every port q reads (as the answer's
+// coverage block lists them) has ended: a file read to its end, or a
+// port that can never run here. Nothing more will reach the stores, so
+// a wait on them would only wait out its deadline. No port is not
+// ended: a wait on an empty box keeps today's meaning.
+func (c *call) portsEnded(q coverage.Query) func() bool {
+	return func() bool {
+		ps := c.d.Coverage(q).Ports
+		for _, p := range ps {
+			if p.State != ports.StateEnded {
+				return false
+			}
+		}
+		return len(ps) > 0
 	}
 }
