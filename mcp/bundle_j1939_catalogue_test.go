@@ -12,6 +12,23 @@ import (
 	"fieldtap/tools/refdata"
 )
 
+// oemDBCDeps is vehicleDeps with oem.dbc (the text oem) in its data
+// folder for dbc_load, whose databases extend the J1939 catalogue as the
+// daemon wires it (firmware/daemon/analysers.go).
+func oemDBCDeps(t *testing.T, oem string) Deps {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "oem.dbc"), []byte(oem), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := vehicleDeps(t, dir, nil)
+	d.DBC.Watch(func(loaded []*dbc.Database) {
+		cat, _ := j1939.NewCatalogue(loaded...)
+		d.J1939.SetCatalogue(cat)
+	})
+	return d
+}
+
 // An operator's J1939 DBC defines SPN 9999 (Boost, EEC1 bytes 2-3, 0.25
 // kPa/bit, -50) beside the built-in catalogue; once dbc_load reads it,
 // j1939_spn and j1939_pgn decode it, the name and unit fenced as the file
@@ -23,16 +40,7 @@ func TestJ1939CatalogueFromAnOperatorDBC(t *testing.T) {
 	const oem = "BO_ 2565866545 Oem: 8 N\n SG_ Boost : 8|16@1+ (0.25,-50) [0|16000] \"kPa\" N\n" +
 		"BA_DEF_ SG_ \"SPN\" INT 0 524287;\nBA_ \"SPN\" SG_ 2565866545 Boost 9999;\n"
 	const frames, first, last = 1499, 9908.75, 8688.0
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "oem.dbc"), []byte(oem), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := vehicleDeps(t, dir, nil)
-	// As the daemon wires it (firmware/daemon/analysers.go).
-	d.DBC.Watch(func(loaded []*dbc.Database) {
-		cat, _ := j1939.NewCatalogue(loaded...)
-		d.J1939.SetCatalogue(cat)
-	})
+	d := oemDBCDeps(t, oem)
 	c := newChecker(t, testServer(t, d, append([]toolDef{dbcLoad}, j1939Tools...)...))
 	_, env := c.call("j1939_spn", map[string]any{"spn": 9999})
 	if code, msg, _ := firstError(t, env); code != CodeInvalidArgument || !strings.Contains(msg, "9999") {

@@ -1,14 +1,10 @@
 package mcp
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"fieldtap/drivers/wire"
-	"fieldtap/services/dbc"
-	"fieldtap/services/j1939"
 	"fieldtap/tools/refdata"
 )
 
@@ -21,15 +17,7 @@ import (
 func TestJ1939FaultsAgainstGroundTruth(t *testing.T) {
 	const oem = "BO_ 2566844672 Oem: 8 N\n SG_ Doser : 0|8@1+ (1,0) [0|250] \"\" N\n" +
 		"BA_DEF_ SG_ \"SPN\" INT 0 524287;\nBA_ \"SPN\" SG_ 2566844672 Doser 5357;\n"
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "oem.dbc"), []byte(oem), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := vehicleDeps(t, dir, nil)
-	d.DBC.Watch(func(loaded []*dbc.Database) {
-		cat, _ := j1939.NewCatalogue(loaded...)
-		d.J1939.SetCatalogue(cat)
-	})
+	d := oemDBCDeps(t, oem)
 	c := newChecker(t, testServer(t, d, append([]toolDef{dbcLoad}, j1939Tools...)...))
 	for _, f := range candumpFrames(t, refdata.File(t, "can", "j1939atk_normal.log")) {
 		if err := d.J1939.Feed("can0", f.t, f.id&wire.CANEFFMask, f.id&wire.CANEFF != 0, f.data); err != nil {

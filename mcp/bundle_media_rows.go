@@ -114,12 +114,7 @@ func streamRowOf(s rtp.StreamView) streamRow {
 	for i, p := range s.PayloadTypes {
 		r.PayloadTypes[i] = payloadTypeRow{PT: p.PT, Codec: codecName(p.Codec), Packets: p.Packets}
 	}
-	if s.Intervals != nil {
-		r.Intervals = make([]intervalRow, len(s.Intervals))
-		for i, v := range s.Intervals {
-			r.Intervals[i] = intervalRowOf(v)
-		}
-	}
+	r.Intervals = mapRows(s.Intervals, intervalRowOf)
 	return r
 }
 

@@ -3,7 +3,6 @@ package j1939
 import (
 	"cmp"
 	"encoding/binary"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
-	"fieldtap/tools/refdata"
 )
 
 // TestFaultCodesAgainstGroundTruth feeds every reference log with J1939
@@ -23,21 +21,10 @@ import (
 // with the occurrence count last listed among the truth's, and no row
 // for the SPN 0/FMI 0 "no active DTC" entry.
 func TestFaultCodesAgainstGroundTruth(t *testing.T) {
-	truthPath := refdata.File(t, "can", "GROUND_TRUTH.json")
-	dir := filepath.Dir(truthPath)
-	raw, err := os.ReadFile(truthPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gt struct {
-		CanLogs []gtLog `json:"can_logs"`
-	}
-	if err := json.Unmarshal(raw, &gt); err != nil {
-		t.Fatal(err)
-	}
+	dir, logs := groundTruth(t)
 	type key struct{ sa, spn, fmi int }
 	placeholderLogs, rows := 0, 0
-	for _, want := range gt.CanLogs {
+	for _, want := range logs {
 		if want.J1939 == nil {
 			continue
 		}

@@ -180,10 +180,10 @@ func top10[K comparable](m map[K]int, key func(K) int) [][2]int {
 	return out[:min(10, len(out))]
 }
 
-// TestReferenceJ1939 reproduces every J1939 answer of GROUND_TRUTH.json.
-func TestReferenceJ1939(t *testing.T) {
+// groundTruth is GROUND_TRUTH.json's CAN logs and the folder they are in.
+func groundTruth(t *testing.T) (dir string, logs []gtLog) {
+	t.Helper()
 	truthPath := refdata.File(t, "can", "GROUND_TRUTH.json")
-	dir := filepath.Dir(truthPath)
 	raw, err := os.ReadFile(truthPath)
 	if err != nil {
 		t.Fatal(err)
@@ -194,8 +194,14 @@ func TestReferenceJ1939(t *testing.T) {
 	if err := json.Unmarshal(raw, &gt); err != nil {
 		t.Fatal(err)
 	}
+	return filepath.Dir(truthPath), gt.CanLogs
+}
+
+// TestReferenceJ1939 reproduces every J1939 answer of GROUND_TRUTH.json.
+func TestReferenceJ1939(t *testing.T) {
+	dir, logs := groundTruth(t)
 	checked := 0
-	for _, want := range gt.CanLogs {
+	for _, want := range logs {
 		if want.J1939 == nil {
 			continue
 		}

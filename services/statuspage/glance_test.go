@@ -1,7 +1,6 @@
 package statuspage
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -59,15 +58,7 @@ func TestPortAtAGlance(t *testing.T) {
 		t.Errorf("sending %q with no port able to send", st.Transmit.Sending)
 	}
 
-	page, err := NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := page.Render(&b, st); err != nil {
-		t.Fatal(err)
-	}
-	html := b.String()
+	html := renderPage(t, st)
 	for _, want := range []string{`<span id="sending">no port can send</span>`, `<td class="n fps">250.0`, `1.5 s ago`,
 		`<span class="minute">6</span> / <span class="total">13</span>`, `<span class="state">capturing</span>`} {
 		if !strings.Contains(html, want) {

@@ -274,24 +274,12 @@ func TestRecorderOnThePage(t *testing.T) {
 	if v := st.Recorder; v == nil || v.State != recorder.StateRecording || v.Segments != 1 || v.UsedBytes == 0 || v.FreeBytes == nil || v.Newest == nil || v.Oldest == nil {
 		t.Fatalf("recorder %+v (%q), want recording into one segment", v, st.RecorderReason)
 	}
-	page, err := NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := page.Render(&b, st); err != nil {
-		t.Fatal(err)
-	}
-	html := b.String()
+	html := renderPage(t, st)
 	if !strings.Contains(html, `<td id="recorder-state" class="">recording`) || !strings.Contains(html, "free on disk") || strings.Contains(html, "no recorder") {
 		t.Errorf("page's recorder section:\n%s", html[strings.Index(html, "<h2>Recorder"):])
 	}
 
-	b.Reset()
-	if err := page.Render(&b, Build(Sources{Recorder: fakeRecorder{diskFull()}}, t0)); err != nil {
-		t.Fatal(err)
-	}
-	html = b.String()
+	html = renderPage(t, Build(Sources{Recorder: fakeRecorder{diskFull()}}, t0))
 	if !strings.Contains(html, `<td id="recorder-state" class="warn">ram_only <small>disk full`) || !strings.Contains(html, "–now g6") {
 		t.Errorf("a full disk's recorder section, want ram_only in red and the open gap:\n%s", html[strings.Index(html, "<h2>Recorder"):])
 	}
@@ -308,4 +296,18 @@ func TestHumanBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renderPage is the page's HTML for st.
+func renderPage(t *testing.T, st Status) string {
+	t.Helper()
+	page, err := NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := page.Render(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

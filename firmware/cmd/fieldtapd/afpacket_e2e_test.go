@@ -68,6 +68,32 @@ func sh(t *testing.T, args ...string) {
 	}
 }
 
+// spanBox starts fieldtapd inside the box namespace with the
+// configuration text config, over stdio through ip netns exec (the MCP
+// wire needs no route into the namespace), and connects to it; its
+// stderr is logged when the test fails.
+func spanBox(t *testing.T, ctx context.Context, box, config string) (*sdk.ClientSession, *lockedBuffer) {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "fieldtapd.toml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", box, binary, "--mcp-transport", "stdio", "--config", cfg)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	s, err := newClient().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		s.Close()
+		if t.Failed() {
+			t.Logf("fieldtapd stderr:\n%s", stderr.String())
+		}
+	})
+	return s, stderr
+}
+
 // spanNetwork builds box and peer namespaces joined by a veth pair and
 // returns their names and the box's interface; everything is removed at
 // cleanup. It skips unless root can create namespaces.
@@ -186,28 +212,10 @@ func callTool(t *testing.T, ctx context.Context, s *sdk.ClientSession, name stri
 // and reads them back over MCP while the capture runs.
 func TestSPANCaptureInNetns(t *testing.T) {
 	box, peer, dev := spanNetwork(t)
-	cfg := filepath.Join(t.TempDir(), "fieldtapd.toml")
-	body := fmt.Sprintf("board = \"none\"\n[[port]]\nname = %q\ndriver = \"afpacket\"\ndevice = %q\nfilter = \"\"\"\n%s\"\"\"\n",
-		spanCaptureDev, dev, tcpdumpDD(t, udpPort5060))
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 	defer cancel()
-	// stdio through ip netns exec: the MCP wire needs no route into the namespace.
-	cmd := exec.Command("ip", "netns", "exec", box, binary, "--mcp-transport", "stdio", "--config", cfg)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	s, err := newClient().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
-	defer s.Close()
-	defer func() {
-		if t.Failed() {
-			t.Logf("fieldtapd stderr:\n%s", stderr.String())
-		}
-	}()
+	s, _ := spanBox(t, ctx, box, fmt.Sprintf("board = \"none\"\n[[port]]\nname = %q\ndriver = \"afpacket\"\ndevice = %q\nfilter = \"\"\"\n%s\"\"\"\n",
+		spanCaptureDev, dev, tcpdumpDD(t, udpPort5060)))
 
 	caller, err := udpIn(peer, fmt.Sprintf("%s:%d", spanPeerAddr, spanSIPPort))
 	if err != nil {

@@ -306,14 +306,7 @@ func TestGRETunnelIsAnalysed(t *testing.T) {
 		t.Errorf("list_dialogs over 140 GRE-carried INVITEs: %d dialogs, coverage %+v", a.Page.TotalMatched, a.Coverage)
 	}
 	_, blocks = cc.call("get_capture_report", map[string]any{})
-	var r struct {
-		Data struct {
-			Decode struct {
-				Tunnels map[string]uint64 `json:"tunnels"`
-				Skipped map[string]uint64 `json:"skipped"`
-			} `json:"decode"`
-		} `json:"data"`
-	}
+	var r tunnelReport
 	if err := json.Unmarshal([]byte(blocks[0]), &r); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -87,26 +86,9 @@ func sendUDP(ctx context.Context, ns, from string, to *net.UDPAddr) {
 func TestSPANInterfaceRemovedAndBackIsRestarted(t *testing.T) {
 	box, peer, dev := spanNetwork(t)
 	peerDev := fmt.Sprintf("ftp%d", os.Getpid())
-	cfg := filepath.Join(t.TempDir(), "fieldtapd.toml")
-	body := fmt.Sprintf("board = \"none\"\n[[port]]\nname = %q\ndriver = \"afpacket\"\ndevice = %q\n", spanCaptureDev, dev)
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*giveUp)
 	defer cancel()
-	cmd := exec.Command("ip", "netns", "exec", box, binary, "--mcp-transport", "stdio", "--config", cfg)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	s, err := newClient().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
-	defer s.Close()
-	defer func() {
-		if t.Failed() {
-			t.Logf("fieldtapd stderr:\n%s", stderr.String())
-		}
-	}()
+	s, stderr := spanBox(t, ctx, box, fmt.Sprintf("board = \"none\"\n[[port]]\nname = %q\ndriver = \"afpacket\"\ndevice = %q\n", spanCaptureDev, dev))
 	to := &net.UDPAddr{IP: net.ParseIP(spanBoxAddr), Port: spanOtherPort}
 	sending, stopSending := context.WithCancel(ctx)
 	defer stopSending()

@@ -24,19 +24,10 @@ import (
 // capture_status must count every frame and every bad line, and can_frames
 // must show the frames with host receive times.
 func TestConfiguredSlcanPort(t *testing.T) {
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty available: %v", err)
-	}
-	defer master.Close()
-	defer slave.Close()
-	ad := slcantest.New(master, slcantest.CANable)
-	serveCtx, stopServe := context.WithCancel(context.Background())
-	defer stopServe()
-	go ad.Serve(serveCtx)
+	ad, device := servedCANable(t, nil)
 
 	cfg := filepath.Join(t.TempDir(), "fieldtapd.toml")
-	body := "board = \"none\"\n[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = \"" + slave.Name() + "\"\nbitrate = 500000\n"
+	body := "board = \"none\"\n[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = \"" + device + "\"\nbitrate = 500000\n"
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +114,26 @@ func TestConfiguredSlcanPort(t *testing.T) {
 			t.Errorf("frame time %v is not the host receive time (test started %v)", f.Time, start)
 		}
 	}
+}
+
+// servedCANable is a simulated CANable on the master end of a new pty,
+// answering until the test ends; setup, when given, prepares it before
+// it serves. device is the slave end a [[port]] table names.
+func servedCANable(t *testing.T, setup func(*slcantest.Adapter)) (ad *slcantest.Adapter, device string) {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty available: %v", err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	ad = slcantest.New(master, slcantest.CANable)
+	if setup != nil {
+		setup(ad)
+	}
+	serveCtx, stopServe := context.WithCancel(context.Background())
+	t.Cleanup(stopServe)
+	go ad.Serve(serveCtx)
+	return ad, slave.Name()
 }
 
 // slcanCapturing waits until the capture session of the slcan port name

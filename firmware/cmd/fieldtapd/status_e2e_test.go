@@ -15,11 +15,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/creack/pty"
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/slcan"
-	"fieldtap/drivers/slcan/slcantest"
 	"fieldtap/mcp/auth"
 )
 
@@ -303,19 +301,10 @@ func TestStatusPageTakesTheMCPTokens(t *testing.T) {
 // already counted it; one port_state series per state; the recorder's
 // state, gaps, quota and free space. promtool checks the whole scrape.
 func TestFreshBoxExportsEveryCauseAtZero(t *testing.T) {
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty available: %v", err)
-	}
-	defer master.Close()
-	defer slave.Close()
-	ad := slcantest.New(master, slcantest.CANable)
-	serveCtx, stopServe := context.WithCancel(context.Background())
-	defer stopServe()
-	go ad.Serve(serveCtx)
+	_, device := servedCANable(t, nil)
 	rec := filepath.Join(t.TempDir(), "rec")
 	d := startDaemon(t, fmt.Sprintf("board = \"none\"\n[status]\nlisten = [\"127.0.0.1:0\"]\n[recorder]\nenabled = true\ndir = %q\n"+
-		"[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = %q\nbitrate = 500000\n", rec, slave.Name()))
+		"[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = %q\nbitrate = 500000\n", rec, device))
 	body := string(d.get(t, "/metrics"))
 	var st struct {
 		Ports []struct {
@@ -326,7 +315,7 @@ func TestFreshBoxExportsEveryCauseAtZero(t *testing.T) {
 	if err := json.Unmarshal(d.get(t, "/status.json"), &st); err != nil || len(st.Ports) != 1 {
 		t.Fatalf("status.json: %v %+v", err, st)
 	}
-	src, err := slcan.New(slcan.Options{Name: "can1", Device: slave.Name(), Bitrate: 500000})
+	src, err := slcan.New(slcan.Options{Name: "can1", Device: device, Bitrate: 500000})
 	if err != nil {
 		t.Fatal(err)
 	}

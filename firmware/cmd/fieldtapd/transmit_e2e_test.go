@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"fieldtap/drivers/slcan"
@@ -178,19 +177,10 @@ func TestTransmitThroughGatekeeperOverSlcan(t *testing.T) {
 // to O.
 func slcanTransmitBox(t *testing.T, ctx context.Context, armFile, auditFile string, setup func(*slcantest.Adapter)) (*slcantest.Adapter, *sdk.ClientSession, *lockedBuffer, *[]string) {
 	t.Helper()
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty available: %v", err)
-	}
-	t.Cleanup(func() { master.Close(); slave.Close() })
 	if err := os.WriteFile(armFile, []byte("armed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ad := slcantest.New(master, slcantest.CANable)
-	setup(ad)
-	serveCtx, stopServe := context.WithCancel(context.Background())
-	t.Cleanup(stopServe)
-	go ad.Serve(serveCtx)
+	ad, device := servedCANable(t, setup)
 
 	cfg := filepath.Join(filepath.Dir(auditFile), "fieldtapd.toml")
 	body := `board = "sim"
@@ -200,7 +190,7 @@ audit_file = "` + auditFile + `"
 [[port]]
 name = "can1"
 driver = "slcan"
-device = "` + slave.Name() + `"
+device = "` + device + `"
 bitrate = 250000
 transmit = true
 `

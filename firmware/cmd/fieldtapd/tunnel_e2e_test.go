@@ -10,9 +10,20 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// tunnelReport is what the tunnel tests read of get_capture_report.
+type tunnelReport struct {
+	Data struct {
+		Store struct {
+			Dialogs int `json:"dialogs"`
+		} `json:"store"`
+		Decode struct {
+			Tunnels map[string]uint64 `json:"tunnels"`
+			Skipped map[string]uint64 `json:"skipped"`
+		} `json:"decode"`
+	} `json:"data"`
+}
 
 // TestVXLANPortsFromConfiguration: SIP the Linux kernel carried in VXLAN
 // on port 8472 (services/netdecode/testdata/tunnels, make-kernel.sh) is
@@ -43,16 +54,7 @@ func TestVXLANPortsFromConfiguration(t *testing.T) {
 			cc := startContract(t, "--config", cfg, "--board", "none", "--source", capture)
 			cc.waitExhausted()
 			_, blocks := cc.call("get_capture_report", map[string]any{})
-			var r struct {
-				Data struct {
-					Store struct {
-						Dialogs int `json:"dialogs"`
-					} `json:"store"`
-					Decode struct {
-						Tunnels map[string]uint64 `json:"tunnels"`
-					} `json:"decode"`
-				} `json:"data"`
-			}
+			var r tunnelReport
 			if err := json.Unmarshal([]byte(blocks[0]), &r); err != nil {
 				t.Fatal(err)
 			}
@@ -85,40 +87,16 @@ func TestVXLANSpanInNetns(t *testing.T) {
 	sh(t, "ip", "-n", peer, "link", "set", "vx0", "up")
 	// Nothing answers ARP inside the tunnel at the box: a static neighbour.
 	sh(t, "ip", "-n", peer, "neigh", "add", overlayBox, "lladdr", "02:00:0a:e8:00:02", "dev", "vx0")
-	cfg := filepath.Join(t.TempDir(), "fieldtapd.toml")
-	body := fmt.Sprintf("board = \"none\"\n[[port]]\nname = %q\ndriver = \"afpacket\"\ndevice = %q\n", spanCaptureDev, dev)
-	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 	defer cancel()
-	cmd := exec.Command("ip", "netns", "exec", box, binary, "--mcp-transport", "stdio", "--config", cfg)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	s, err := newClient().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
-	}
-	defer s.Close()
-	defer func() {
-		if t.Failed() {
-			t.Logf("fieldtapd stderr:\n%s", stderr.String())
-		}
-	}()
+	s, _ := spanBox(t, ctx, box, fmt.Sprintf("board = \"none\"\n[[port]]\nname = %q\ndriver = \"afpacket\"\ndevice = %q\n", spanCaptureDev, dev))
 	caller, err := udpIn(peer, overlayPeer+":5060")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer caller.Close()
 	to := &net.UDPAddr{IP: net.ParseIP(overlayBox), Port: 5060}
-	var report struct {
-		Data struct {
-			Decode struct {
-				Tunnels map[string]uint64 `json:"tunnels"`
-				Skipped map[string]uint64 `json:"skipped"`
-			} `json:"decode"`
-		} `json:"data"`
-	}
+	var report tunnelReport
 	// The port opens asynchronously: send rounds until one is all seen.
 	deadline := time.Now().Add(giveUp)
 	for round := 0; ; round++ {
