@@ -35,6 +35,10 @@ type analysers struct {
 	sip        *sip.Store
 	spanMu     sync.Mutex // serialises Ethernet ports through one SIP analyser: its fragment and TCP tables are keyed by addresses, not ports
 	sipFeed    *sip.Analyser
+	// tunnels are the tunnel headers each Ethernet port's frames opened:
+	// the shared decoder's counts split by port (capture_status).
+	tunnels    map[string]*netdecode.TunnelCounts
+	tunnelsMu  sync.Mutex
 	media      *rtp.Analyser // fed by sipFeed's media hook
 	frames     map[string]*framestore.Store
 	framesMu   sync.Mutex
@@ -129,6 +133,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		media:         media,
 		mediaInterval: mediaInterval,
 		frames:        map[string]*framestore.Store{},
+		tunnels:       map[string]*netdecode.TunnelCounts{},
 		handoffs:      map[string]*capture.Handoff{},
 		sipExport:     sip.NewExporter(exportDir, dec),
 		dbc:           dbc.NewRegistry(st.DataDir),
@@ -205,6 +210,10 @@ func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() bud
 	a.frames[name] = fs
 	a.framesMu.Unlock()
 	a.sipExport.AddPort(name, fs)
+	tunnels := new(netdecode.TunnelCounts)
+	a.tunnelsMu.Lock()
+	a.tunnels[name] = tunnels
+	a.tunnelsMu.Unlock()
 	return func(frames []capture.Frame) int {
 		a.spanMu.Lock()
 		defer a.spanMu.Unlock()
@@ -212,12 +221,29 @@ func (a *analysers) attach(name string, kind capture.Kind) (consumer, func() bud
 		// One lock each for the batch, not per frame (issue #14).
 		a.sipFeed.Hold()
 		defer a.sipFeed.Release()
+		before := a.sipFeed.Tunnels()
 		for i := range frames {
 			f := &frames[i]
 			a.sipFeed.Feed(f.Time, f.Link, f.Data)
 		}
+		if opened := a.sipFeed.Tunnels().Sub(before); opened != (netdecode.TunnelCounts{}) {
+			a.tunnelsMu.Lock()
+			tunnels.Add(opened)
+			a.tunnelsMu.Unlock()
+		}
 		return 0
 	}, func() budget.Use { return a.use(budget.Frames, name, fs.Stats()) }, nil
+}
+
+// portTunnels are the tunnel headers port name's frames opened, by kind;
+// nil for a port that is not Ethernet or met no tunnel.
+func (a *analysers) portTunnels(name string) map[string]uint64 {
+	a.tunnelsMu.Lock()
+	defer a.tunnelsMu.Unlock()
+	if t := a.tunnels[name]; t != nil {
+		return t.Map()
+	}
+	return nil
 }
 
 // storeBlock is how many frames storeFrames hands the store at once.

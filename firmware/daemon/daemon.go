@@ -211,7 +211,9 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 		return nil, err
 	}
 	logPlan(b.log, plan)
-	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, b.cfg.DecodeOptions()); err != nil {
+	dec := b.cfg.DecodeOptions()
+	mediaOpt.VXLANPorts = dec.VXLANPorts
+	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, dec); err != nil {
 		return nil, err
 	}
 	b.reg.SetBudget(b.an.budgetStatus)
@@ -241,7 +243,7 @@ func (b *box) startExporters(ctx context.Context) (func() error, error) {
 // openRecorder opens the recorder and recovers its directory before any
 // port opens. Its stop writes what is left and closes the open segment.
 func (b *box) openRecorder(context.Context) (func() error, error) {
-	b.rec = openRecording(b.cfg.Recorder, shareOf(b.an.plan, budget.Recorder, "")/2, "fieldtapd "+b.version, b.log)
+	b.rec = openRecording(b.cfg.Recorder, b.cfg.DecodeOptions().VXLANPorts, shareOf(b.an.plan, budget.Recorder, "")/2, "fieldtapd "+b.version, b.log)
 	if b.rec.rec == nil {
 		return nil, nil
 	}

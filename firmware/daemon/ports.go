@@ -40,6 +40,7 @@ type port struct {
 	consume  consumer
 	stored   func() budget.Use
 	shared   func() []budget.Use
+	tunnels  func() map[string]uint64
 	// rec records every delivered frame (recording.attach); nil with
 	// recWhy when the port is not recorded. trim, when set, says how many
 	// bytes of a frame to keep (RTP headers only).
@@ -80,7 +81,8 @@ func newPort(src capture.Source, an *analysers, o portOptions) (*port, error) {
 	}
 	kind := src.Kind()
 	p := &port{src: src, sup: sup, consume: consume, stored: stored, shared: func() []budget.Use { return an.shared(kind) },
-		live: newLiveness(src.Live(), o.silentAfter, time.Now()), poked: make(chan struct{}, 1)}
+		tunnels: func() map[string]uint64 { return an.portTunnels(src.Name()) },
+		live:    newLiveness(src.Live(), o.silentAfter, time.Now()), poked: make(chan struct{}, 1)}
 	p.dropCauses, p.errorReasons = portCauses(src)
 	p.handoff = capture.NewHandoff(o.depth, &p.counters)
 	an.handoffsMu.Lock()
@@ -239,6 +241,7 @@ func (p *port) status() ports.Status {
 		StateSince:      timePtr(since),
 		Store:           p.stored(),
 		Shared:          p.shared(),
+		Tunnels:         p.tunnels(),
 	}
 }
 

@@ -118,7 +118,7 @@ func TestExhaustedOnlyOnceConsumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &port{src: src, sup: sup, stored: func() budget.Use { return budget.Use{} }, shared: func() []budget.Use { return nil },
+	p := &port{src: src, sup: sup, stored: func() budget.Use { return budget.Use{} }, shared: func() []budget.Use { return nil }, tunnels: func() map[string]uint64 { return nil },
 		live: newLiveness(false, time.Minute, time.Now()), poked: make(chan struct{}, 1),
 		consume: func(frames []capture.Frame) int {
 			<-release

@@ -27,13 +27,14 @@ type recording struct {
 // half is the buffer being written).
 // A recorder that cannot open does not stop the box: it runs RAM-only
 // and capture_status says why on every port.
-func openRecording(c config.Recorder, pending int64, app string, log *slog.Logger) *recording {
+func openRecording(c config.Recorder, vxlanPorts []uint16, pending int64, app string, log *slog.Logger) *recording {
 	if !c.Enabled {
 		return &recording{why: "recorder off (recorder.enabled is false; see docs/recorder.md)"}
 	}
 	o, err := c.Options(app)
 	if err == nil {
 		o.MaxPendingBytes = int(pending)
+		o.VXLANPorts = vxlanPorts
 		var rec *recorder.Recorder
 		if rec, err = recorder.Open(o); err == nil {
 			st := rec.Status()

@@ -133,6 +133,11 @@ func New(o Options, h Handler) *Decoder {
 // held (Hold).
 func (d *Decoder) Stats() Stats { return d.c.snapshot() }
 
+// Tunnels returns the tunnel headers opened so far without taking the
+// counters' lock: only the goroutine that calls Decode may read it,
+// between calls (a caller splitting one decoder's counts by port).
+func (d *Decoder) Tunnels() TunnelCounts { return d.c.tunnels }
+
 // Hold keeps the counters' lock for a batch of Decode calls on the
 // decoder's goroutine, until Release: the batch pays one lock, not one a
 // frame.

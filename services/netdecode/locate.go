@@ -3,13 +3,14 @@ package netdecode
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 
 	"github.com/gopacket/gopacket/layers"
 )
 
-// Location is where a frame's first IP packet and its transport header
-// sit: what the recorder needs to keep RTP headers only and what a search
-// matches addresses on, without a Decoder's tables.
+// Location is where a frame's innermost IP packet and its transport
+// header sit: what the recorder needs to keep RTP headers only and what a
+// search matches addresses on, without a Decoder's tables.
 type Location struct {
 	Src, Dst netip.AddrPort // ports are 0 for protocols other than UDP and TCP
 	Proto    uint8          // IP protocol number
@@ -19,39 +20,174 @@ type Location struct {
 	// Fragment is set when the packet is a fragment: only the first one
 	// carries the transport header, and then Payload is its offset.
 	Fragment bool
+	// OuterSrc and OuterDst are the outermost packet's addresses when the
+	// frame came through a tunnel the decoder opens (remote SPAN: GRE,
+	// ERSPAN, VXLAN, MPLS); zero otherwise. Src and Dst are then the
+	// mirrored packet's.
+	OuterSrc, OuterDst netip.AddrPort
+	// transport is the offset of the transport header, for a tunnel's.
+	transport int
 }
 
-// Locate finds the first IP packet of a frame of the given link type. It
-// reports false when the frame holds no IP packet it can read (another
-// EtherType, a truncated header, a non-first fragment).
-func Locate(link layers.LinkType, b []byte) (Location, bool) {
+// Tunnelled reports whether the packet came through a tunnel an IP packet
+// carried (GRE, ERSPAN, VXLAN, MPLS in GRE); MPLS straight on Ethernet has
+// no outer addresses and is not.
+func (l Location) Tunnelled() bool { return l.OuterSrc.IsValid() }
+
+// Locate finds the innermost IP packet of a frame of the given link type,
+// opening the tunnels a Decoder opens (vxlanPorts as Options.VXLANPorts:
+// nil is DefaultVXLANPort). It reports false when the frame holds no IP
+// packet it can read (another EtherType, a truncated header, a non-first
+// fragment); a tunnel whose inside it cannot read gives the outer packet.
+func Locate(link layers.LinkType, b []byte, vxlanPorts []uint16) (Location, bool) {
+	if vxlanPorts == nil {
+		vxlanPorts = []uint16{DefaultVXLANPort}
+	}
 	off, et, ok := locateLink(link, b)
 	if !ok {
 		return Location{}, false
 	}
+	var (
+		found bool
+		last  Location
+	)
 	for depth := 0; depth <= maxEncapsulation; depth++ {
 		switch et {
 		case etherIPv4, etherIPv6:
-			return locateIP(b, off)
+			l, ok := locateIP(b, off)
+			if !ok {
+				return last, found
+			}
+			if found {
+				l.OuterSrc, l.OuterDst = last.OuterSrc, last.OuterDst
+				if !l.Tunnelled() {
+					l.OuterSrc, l.OuterDst = last.Src, last.Dst
+				}
+			}
+			last, found = l, true
+			if off, et, ok = tunnelInside(b, l, vxlanPorts); !ok {
+				return last, true
+			}
 		case etherVLAN, etherQinQ, etherQinQOld:
 			if len(b) < off+vlanTag {
-				return Location{}, false
+				return last, found
 			}
 			et, off = binary.BigEndian.Uint16(b[off+2:]), off+vlanTag
 		case etherPPPoESess:
 			if len(b) < off+pppoeHeader+2 {
-				return Location{}, false
+				return last, found
 			}
 			off += pppoeHeader
 			if et, ok = pppEtherType(binary.BigEndian.Uint16(b[off:])); !ok {
-				return Location{}, false
+				return last, found
 			}
 			off += 2
+		case etherMPLS, etherMPLSMulti:
+			if off, et, ok = locateMPLS(b, off); !ok {
+				return last, found
+			}
+		case etherTEB:
+			if len(b) < off+ethHeader {
+				return last, found
+			}
+			et, off = binary.BigEndian.Uint16(b[off+12:]), off+ethHeader
 		default:
-			return Location{}, false
+			return last, found
 		}
 	}
-	return Location{}, false
+	return last, found
+}
+
+// tunnelInside returns where the packet l carries a frame or a packet
+// through a tunnel the decoder opens, and what it is (etherTEB for an
+// Ethernet frame); false when l is no such tunnel or is truncated.
+func tunnelInside(b []byte, l Location, vxlanPorts []uint16) (int, uint16, bool) {
+	if l.Fragment {
+		return 0, 0, false
+	}
+	off := l.transport
+	switch l.Proto {
+	case protoUDP:
+		if l.Payload == 0 || len(b) < l.Payload+vxlanHeader || !slices.Contains(vxlanPorts, l.Dst.Port()) {
+			return 0, 0, false
+		}
+		return l.Payload + vxlanHeader, etherTEB, true
+	case protoMPLSinIP:
+		return off, etherMPLS, true
+	case protoGRE:
+		if len(b) < off+greHeader || b[off]&greRouting != 0 || b[off+1]&greVersion != 0 {
+			return 0, 0, false
+		}
+		n := greHeader
+		for _, f := range [...]byte{greChecksum, greKey, greSeq} {
+			if b[off]&f != 0 {
+				n += 4
+			}
+		}
+		seq := b[off]&greSeq != 0
+		proto, off := binary.BigEndian.Uint16(b[off+2:]), off+n
+		switch proto {
+		case etherTEB, etherIPv4, etherIPv6, etherMPLS, etherMPLSMulti:
+			return off, proto, true
+		case etherERSPAN:
+			if !seq { // type I
+				return off, etherTEB, true
+			}
+			if len(b) < off+erspan2Header || b[off]>>4 != 1 {
+				return 0, 0, false
+			}
+			return off + erspan2Header, etherTEB, true
+		case etherERSPAN3:
+			if len(b) < off+erspan3Header || b[off]>>4 != 2 {
+				return 0, 0, false
+			}
+			n := erspan3Header
+			if b[off+11]&1 != 0 {
+				n += erspan3Sub
+			}
+			switch (b[off+10] >> 2) & 0x1F {
+			case 0:
+				return off + n, etherTEB, true
+			case 2:
+				if len(b) <= off+n {
+					return 0, 0, false
+				}
+				if b[off+n]>>4 == 6 {
+					return off + n, etherIPv6, true
+				}
+				return off + n, etherIPv4, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// locateMPLS pops a label stack at off and says what follows it, as
+// Decoder.mpls reads it.
+func locateMPLS(b []byte, off int) (int, uint16, bool) {
+	for range maxEncapsulation {
+		if len(b) < off+mplsEntry {
+			return 0, 0, false
+		}
+		bottom := b[off+2]&1 != 0
+		off += mplsEntry
+		if !bottom {
+			continue
+		}
+		if len(b) <= off {
+			return 0, 0, false
+		}
+		switch b[off] >> 4 {
+		case 4:
+			return off, etherIPv4, true
+		case 6:
+			return off, etherIPv6, true
+		case 0:
+			return off + pwControlWord, etherTEB, true
+		}
+		return 0, 0, false
+	}
+	return 0, 0, false
 }
 
 // locateLink returns the offset after the link header and the EtherType
@@ -174,6 +310,7 @@ func locateIP(b []byte, off int) (Location, bool) {
 
 func locateTransport(b []byte, off int, l Location, src, dst netip.Addr) (Location, bool) {
 	l.Src, l.Dst = netip.AddrPortFrom(src, 0), netip.AddrPortFrom(dst, 0)
+	l.transport = off
 	switch l.Proto {
 	case protoUDP:
 		if len(b) < off+udpHeader {

@@ -3,10 +3,17 @@ package netdecode
 import (
 	"bytes"
 	"net"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"fieldtap/drivers/pcapfile"
+	"fieldtap/tools/refdata"
 )
 
 func serialize(t testing.TB, ls ...gopacket.SerializableLayer) []byte {
@@ -57,7 +64,7 @@ func TestLocateAgreesWithGopacket(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := serialize(t, tc.layers()...)
-			l, ok := Locate(tc.link, b)
+			l, ok := Locate(tc.link, b, nil)
 			if !ok {
 				t.Fatal("not located")
 			}
@@ -89,12 +96,12 @@ func itoa(p uint16) string {
 func TestLocateFragments(t *testing.T) {
 	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IP{192, 0, 2, 1}, DstIP: net.IP{192, 0, 2, 2}, Flags: layers.IPv4MoreFragments}
 	b := serialize(t, ip, gopacket.Payload(make([]byte, 16)))
-	if l, ok := Locate(layers.LinkTypeRaw, b); !ok || !l.Fragment || l.Payload != 28 {
+	if l, ok := Locate(layers.LinkTypeRaw, b, nil); !ok || !l.Fragment || l.Payload != 28 {
 		t.Errorf("first fragment: %+v %v", l, ok)
 	}
 	ip.FragOffset = 2
 	b = serialize(t, ip, gopacket.Payload(make([]byte, 16)))
-	if _, ok := Locate(layers.LinkTypeRaw, b); ok {
+	if _, ok := Locate(layers.LinkTypeRaw, b, nil); ok {
 		t.Error("a later fragment was located")
 	}
 }
@@ -105,10 +112,79 @@ func FuzzLocate(f *testing.F) {
 	udp.SetNetworkLayerForChecksum(ip)
 	f.Add(uint16(layers.LinkTypeEthernet), serialize(f, &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}, ip, udp))
 	f.Add(uint16(layers.LinkTypeLinuxSLL), make([]byte, 40))
+	for _, tc := range tunnelCaptures {
+		refdata.EachRecord(f, filepath.Join("testdata", "tunnels", tc.file), func(rec pcapfile.Record) {
+			f.Add(uint16(rec.Link), rec.Data)
+		})
+	}
 	f.Fuzz(func(t *testing.T, link uint16, b []byte) {
-		l, ok := Locate(layers.LinkType(link), b)
-		if ok && (l.Payload < 0 || l.Payload > len(b)) {
+		l, ok := Locate(layers.LinkType(link), b, []uint16{DefaultVXLANPort, 8472})
+		if ok && (l.Payload < 0 || l.Payload > len(b) || l.Tunnelled() && !l.OuterDst.IsValid()) {
 			t.Fatalf("payload offset %d in %d bytes", l.Payload, len(b))
 		}
 	})
+}
+
+// TestLocateOpensTunnels: in every tunnel capture, the packet Locate finds
+// is the innermost one tshark decodes (the last IPv4 or IPv6 header of
+// the frame, its addresses), and it says the packet came through a
+// tunnel exactly when tshark saw it inside one that an IP packet carried.
+func TestLocateOpensTunnels(t *testing.T) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark is not installed: it is the reference for the tunnel captures (.ci/run installs it)")
+	}
+	for _, tc := range tunnelCaptures {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "tunnels", tc.file)
+			args := append([]string{"-r", path}, tc.tshark...)
+			args = append(args, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,",
+				"-e", "frame.protocols", "-e", "ip.src", "-e", "ip.dst", "-e", "ipv6.src", "-e", "ipv6.dst")
+			out, err := exec.Command("tshark", args...).Output()
+			if err != nil {
+				t.Fatalf("tshark %v: %v", args, err)
+			}
+			lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+			last := func(s string) string { return s[strings.LastIndexByte(s, ',')+1:] }
+			i, checked := 0, 0
+			refdata.EachRecord(t, path, func(rec pcapfile.Record) {
+				f := strings.Split(lines[i], "\t")
+				i++
+				protos := strings.Split(f[0], ":")
+				net := lastNet(protos)
+				lastIP, firstIP, tunnel, icmp := -1, -1, -1, -1
+				for j, p := range protos {
+					switch {
+					case p == "ip" || p == "ipv6":
+						lastIP = j
+						if firstIP < 0 {
+							firstIP = j
+						}
+					case (p == "gre" || p == "vxlan" || p == "mpls") && firstIP >= 0 && tunnel < 0:
+						tunnel = j
+					case (p == "icmp" || p == "icmpv6") && icmp < 0:
+						icmp = j
+					}
+				}
+				if net == "" || icmp >= 0 && icmp < lastIP || slices.Contains(protos, "ppp") {
+					return // no IP, a packet quoted in ICMP, or PPP behind GRE (not opened)
+				}
+				want := last(f[1]) + ">" + last(f[2])
+				if net == "ipv6" {
+					want = last(f[3]) + ">" + last(f[4])
+				}
+				tunnelled := tunnel >= 0 && lastIP > tunnel // an IP packet inside an IP tunnel
+				l, ok := Locate(rec.Link, rec.Data, tc.vxlanPorts)
+				if got := l.Src.Addr().String() + ">" + l.Dst.Addr().String(); !ok || got != want {
+					t.Errorf("frame %d: located %s (%v), tshark's innermost IP %s", i, got, ok, want)
+				}
+				if l.Tunnelled() != tunnelled {
+					t.Errorf("frame %d: tunnelled %v, tshark's layers %s", i, l.Tunnelled(), f[0])
+				}
+				checked++
+			})
+			if checked == 0 && tc.file != "zeek-gre-pptp.pcap" {
+				t.Errorf("no frame with an IP packet to compare")
+			}
+		})
+	}
 }

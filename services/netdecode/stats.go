@@ -118,14 +118,44 @@ func (c *counters) snapshot() Stats {
 		}
 		s.LinkSeen[linkNames[i]] = n
 	}
-	for i, n := range c.tunnels {
+	s.Tunnels = TunnelCounts(c.tunnels).Map()
+	return s
+}
+
+// TunnelCounts are tunnel headers opened by kind, indexed like
+// TunnelKinds: a port's share of a shared decoder is the difference of
+// two readings around its frames.
+type TunnelCounts [tunnelKindCount]uint64
+
+// TunnelKinds names TunnelCounts' entries.
+func TunnelKinds() []string { return tunnelNames[:] }
+
+// Add adds u's counts to t.
+func (t *TunnelCounts) Add(u TunnelCounts) {
+	for i, n := range u {
+		t[i] += n
+	}
+}
+
+// Sub returns t less u.
+func (t TunnelCounts) Sub(u TunnelCounts) TunnelCounts {
+	for i := range t {
+		t[i] -= u[i]
+	}
+	return t
+}
+
+// Map returns the non-zero counts by kind name; nil when none.
+func (t TunnelCounts) Map() map[string]uint64 {
+	var m map[string]uint64
+	for i, n := range t {
 		if n == 0 {
 			continue
 		}
-		if s.Tunnels == nil {
-			s.Tunnels = map[string]uint64{}
+		if m == nil {
+			m = map[string]uint64{}
 		}
-		s.Tunnels[tunnelNames[i]] = n
+		m[tunnelNames[i]] = n
 	}
-	return s
+	return m
 }

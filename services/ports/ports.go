@@ -57,6 +57,10 @@ type Status struct {
 	Store  budget.Use   `json:"store"`
 	Shared []budget.Use `json:"shared_stores"`
 
+	// Tunnels are the tunnel headers (remote SPAN) this port's frames
+	// opened, by kind (netdecode's TunnelKinds); absent when none.
+	Tunnels map[string]uint64 `json:"tunnels,omitempty"`
+
 	// Recorder is the port's recording on disk: state (recording or
 	// ram_only), frames written and made durable, frames not recorded,
 	// what the start-up refill gave back, the last gap. Null with

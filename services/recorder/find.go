@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -47,8 +48,9 @@ func (m Match) check() error {
 	return nil
 }
 
-// matches reports whether f satisfies m.
-func (m Match) matches(f *Frame) bool {
+// matches reports whether f satisfies m, opening the tunnels on
+// vxlanPorts as the SPAN decoder does.
+func (m Match) matches(f *Frame, vxlanPorts []uint16) bool {
 	if m.HasCAN {
 		if f.Link != wire.LinkCANSocketCAN {
 			return false
@@ -66,14 +68,17 @@ func (m Match) matches(f *Frame) bool {
 		return false
 	}
 	if m.Host.IsValid() || m.L4Port != 0 {
-		l, ok := netdecode.Locate(layers.LinkType(f.Link), f.Data)
+		l, ok := netdecode.Locate(layers.LinkType(f.Link), f.Data, vxlanPorts)
 		if !ok {
 			return false
 		}
-		if m.Host.IsValid() && l.Src.Addr() != m.Host && l.Dst.Addr() != m.Host {
+		// A tunnelled frame matches on the mirrored packet or on the
+		// tunnel's own endpoints.
+		ends := [...]netip.AddrPort{l.Src, l.Dst, l.OuterSrc, l.OuterDst}
+		if m.Host.IsValid() && !slices.ContainsFunc(ends[:], func(a netip.AddrPort) bool { return a.Addr() == m.Host }) {
 			return false
 		}
-		if m.L4Port != 0 && l.Src.Port() != m.L4Port && l.Dst.Port() != m.L4Port {
+		if m.L4Port != 0 && !slices.ContainsFunc(ends[:], func(a netip.AddrPort) bool { return a.IsValid() && a.Port() == m.L4Port }) {
 			return false
 		}
 	}
@@ -115,7 +120,7 @@ func (r *Recorder) Find(ctx context.Context, q Query, m Match, limit int) (Found
 		return Found{}, err
 	}
 	out := Found{Hits: []Hit{}}
-	st, err := r.scan(ctx, q, m.matches, func(f *Frame) error {
+	st, err := r.scan(ctx, q, func(f *Frame) bool { return m.matches(f, r.opt.VXLANPorts) }, func(f *Frame) error {
 		if len(out.Hits) == limit {
 			out.Truncated = true
 			return ErrStop

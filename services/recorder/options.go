@@ -64,6 +64,9 @@ type Options struct {
 	MaxPendingBytes int
 	// App is written as each segment's shb_userappl ("fieldtap dev").
 	App string
+	// VXLANPorts are the SPAN decoder's (netdecode.Options.VXLANPorts):
+	// Find matches addresses inside the tunnels the decoder opens.
+	VXLANPorts []uint16
 	// Now is the clock for segment names, ages and gaps; nil is time.Now.
 	Now func() time.Time
 }

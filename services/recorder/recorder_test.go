@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/pcapfile"
 	"fieldtap/drivers/wire"
+	"fieldtap/tools/refdata"
 )
 
 var t0 = time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
@@ -791,5 +794,59 @@ func TestFailedSegmentStartIsNotTrusted(t *testing.T) {
 	}
 	if got, _ := readAll(t, r, Query{}); len(got) != 30 {
 		t.Errorf("%d frames read back, want the 30 written after the retry", len(got))
+	}
+}
+
+// TestFindOpensTunnels: find matches addresses and ports of the mirrored
+// packet inside VXLAN on the configured ports, and still the tunnel's own
+// endpoints; the counts are tshark's for the same capture (ip.addr and
+// udp.port match any layer there too).
+func TestFindOpensTunnels(t *testing.T) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark is not installed: it is the reference for the tunnel capture (.ci/run installs it)")
+	}
+	path := filepath.Join("..", "netdecode", "testdata", "tunnels", "kernel-vxlan8472.pcap")
+	tsharkCount := func(filter string) int {
+		out, err := exec.Command("tshark", "-r", path, "-d", "udp.port==8472,vxlan", "-Y", filter).Output()
+		if err != nil {
+			t.Fatalf("tshark %s: %v", filter, err)
+		}
+		return strings.Count(string(out), "\n")
+	}
+	for _, tc := range []struct {
+		name  string
+		ports []uint16
+		m     Match
+		want  int
+	}{
+		{"mirrored host", []uint16{4789, 8472}, Match{Host: netip.MustParseAddr("10.33.6.100")}, tsharkCount("ip.addr==10.33.6.100")},
+		{"mirrored port", []uint16{4789, 8472}, Match{L4Port: 6000}, tsharkCount("udp.port==6000")},
+		{"tunnel endpoint", []uint16{4789, 8472}, Match{Host: netip.MustParseAddr("192.0.2.1")}, tsharkCount("ip.addr==192.0.2.1")},
+		{"port 8472 not VXLAN here", nil, Match{Host: netip.MustParseAddr("10.33.6.100")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := open(t, Options{Dir: t.TempDir(), VXLANPorts: tc.ports})
+			defer r.Close()
+			p := r.Port("span0")
+			var first, last time.Time
+			refdata.EachRecord(t, path, func(rec pcapfile.Record) {
+				if first.IsZero() {
+					first = rec.Time
+				}
+				last = rec.Time
+				p.Write(rec.Time, uint16(rec.Link), rec.Data, 0)
+			})
+			r.Flush()
+			f, err := r.Find(context.Background(), Query{From: first, To: last.Add(time.Second)}, tc.m, MaxFindHits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.ports != nil && tc.want == 0 {
+				t.Fatal("tshark matched no frame: the case checks nothing")
+			}
+			if len(f.Hits) != tc.want {
+				t.Errorf("%d hits, want %d", len(f.Hits), tc.want)
+			}
+		})
 	}
 }

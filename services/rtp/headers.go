@@ -17,7 +17,7 @@ const ipProtoUDP = 17
 // fragments, RTP nobody signalled). Call it after the frame was fed, so
 // a stream the frame starts is already known.
 func (a *Analyser) HeadersOnly(link layers.LinkType, frame []byte) int {
-	l, ok := netdecode.Locate(link, frame)
+	l, ok := netdecode.Locate(link, frame, a.opt.VXLANPorts)
 	if !ok || l.Proto != ipProtoUDP || l.Payload == 0 || l.Fragment {
 		return len(frame)
 	}

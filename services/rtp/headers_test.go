@@ -2,6 +2,11 @@ package rtp_test
 
 import (
 	"bytes"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,9 +14,11 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"fieldtap/board/sim/sipgen"
+	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/tools/refdata"
 )
 
 // TestHeadersOnlyCutsSignalledRTPOnly feeds generated calls through the
@@ -62,3 +69,35 @@ func TestHeadersOnlyCutsSignalledRTPOnly(t *testing.T) {
 }
 
 func rtpLike(b []byte) bool { return rtp.LooksLikeRTP(b) && !sip.LooksLikeSIP(b) }
+
+// TestHeadersOnlyOpensTunnels: RTP that remote SPAN carried in VXLAN is
+// cut at its RTP header as on the wire itself: every frame tshark
+// decodes as RTP in the kernel-made capture (SDP-signalled, 393 of its
+// 432 frames), and nothing else.
+func TestHeadersOnlyOpensTunnels(t *testing.T) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark is not installed: it is the reference for the tunnel capture (.ci/run installs it)")
+	}
+	path := filepath.Join("..", "netdecode", "testdata", "tunnels", "kernel-vxlan.pcap")
+	out, err := exec.Command("tshark", "-r", path, "-Y", "rtp", "-T", "fields", "-e", "frame.number").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(string(out))
+	media := rtp.NewAnalyser(rtp.Options{})
+	st, _ := sip.New(sip.Limits{})
+	an := sip.NewAnalyser(st, netdecode.Options{})
+	an.SetMediaHook(media)
+	var got []string
+	n := 0
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) {
+		n++
+		an.Feed(rec.Time, rec.Link, rec.Data)
+		if media.HeadersOnly(rec.Link, rec.Data) < len(rec.Data) {
+			got = append(got, strconv.Itoa(n))
+		}
+	})
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("cut %d frames, tshark's RTP frames are %d (cut %v…, tshark %v…)", len(got), len(want), got[:min(5, len(got))], want[:min(5, len(want))])
+	}
+}

@@ -45,6 +45,10 @@ type Options struct {
 	// in sequence). Off by default: on a busy port it also catches
 	// anything whose first byte looks like RTP.
 	Heuristic bool
+	// VXLANPorts are the SPAN decoder's (netdecode.Options.VXLANPorts), so
+	// HeadersOnly finds RTP that remote SPAN carried where the decoder
+	// found it; nil is VXLAN's IANA port.
+	VXLANPorts []uint16
 }
 
 func (o *Options) fill() {

@@ -92,6 +92,10 @@ func (a *Analyser) Stats() (StreamStats, netdecode.Stats) {
 	return s, a.dec.Stats()
 }
 
+// Tunnels is the decoder's Tunnels: read it only on the goroutine that
+// feeds, between Feed calls.
+func (a *Analyser) Tunnels() netdecode.TunnelCounts { return a.dec.Tunnels() }
+
 func (a *Analyser) count(fn func(s *StreamStats)) {
 	a.mu.FeedLock()
 	fn(&a.st)

@@ -126,3 +126,49 @@ func TestVXLANSpanInNetns(t *testing.T) {
 		t.Errorf("get_capture_report decode: tunnels %v, skipped %v", dec.Tunnels, dec.Skipped)
 	}
 }
+
+// TestTunnelsByPort: two ports share one decoder, and capture_status
+// splits its tunnel counts by the port whose frames opened them. tshark
+// counts 430 VXLAN frames in kernel-vxlan.pcap and 40 GRE frames in
+// zeek-gre-sample.pcap (`tshark -Y vxlan`, `-Y gre`; one header each);
+// the ports' shares add up to get_capture_report's decode.tunnels.
+func TestTunnelsByPort(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "services", "netdecode", "testdata", "tunnels"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := startContract(t, "--board", "none",
+		"--source", filepath.Join(dir, "kernel-vxlan.pcap"), "--source", filepath.Join(dir, "zeek-gre-sample.pcap"))
+	cc.waitExhausted()
+	_, blocks := cc.call("capture_status", map[string]any{})
+	var st struct {
+		Data struct {
+			Ports []struct {
+				Source  string            `json:"source"`
+				Tunnels map[string]uint64 `json:"tunnels"`
+			} `json:"ports"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(blocks[0]), &st); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]uint64{"kernel-vxlan.pcap": {"vxlan": 430}, "zeek-gre-sample.pcap": {"gre": 40}}
+	sum := map[string]uint64{}
+	for _, p := range st.Data.Ports {
+		w := want[filepath.Base(p.Source)]
+		if fmt.Sprint(p.Tunnels) != fmt.Sprint(w) {
+			t.Errorf("port %s: tunnels %v, want %v", p.Source, p.Tunnels, w)
+		}
+		for k, n := range p.Tunnels {
+			sum[k] += n
+		}
+	}
+	_, blocks = cc.call("get_capture_report", map[string]any{})
+	var r tunnelReport
+	if err := json.Unmarshal([]byte(blocks[0]), &r); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(sum) != fmt.Sprint(r.Data.Decode.Tunnels) {
+		t.Errorf("ports' tunnels add up to %v; the decoder counted %v", sum, r.Data.Decode.Tunnels)
+	}
+}
