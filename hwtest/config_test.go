@@ -24,8 +24,9 @@ func TestGuestConfigLoads(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Ports) != 1 || cfg.Ports[0].Name != "can0" || !cfg.Ports[0].Transmit || cfg.Transmit.AuditFile == "" {
-		t.Errorf("config %+v: want can0 with transmit and an audit file", cfg)
+	if len(cfg.Ports) != 2 || cfg.Ports[0].Name != TunnelPort || cfg.Ports[0].Device != TunnelUnderlay ||
+		cfg.Ports[1].Name != "can0" || !cfg.Ports[1].Transmit || cfg.Transmit.AuditFile == "" {
+		t.Errorf("config %+v: want the tunnel underlay's port, can0 with transmit and an audit file", cfg)
 	}
 	if !cfg.Recorder.Enabled || cfg.Recorder.Dir != RecorderMount+"/recorder" {
 		t.Errorf("recorder %+v: want it on, on the virtio disk", cfg.Recorder)

@@ -142,6 +142,9 @@ func TestEmulatedBoard(t *testing.T) {
 		sendSIP(t, b.spanAddr, sipCall())
 		decoded(t, ctx, cs, "list_dialogs", map[string]any{"filter": "method == INVITE and final_code == 200"})
 	})
+	t.Run("remote SPAN: the kernel's GRE, ERSPAN II/III and ip6gretap links on the tun port", func(t *testing.T) {
+		tunnelCheck(t, ctx, b, cs)
+	})
 	t.Run("can0 receives can1 on one kvaser bus (kernel)", func(t *testing.T) {
 		st := b.console.waitStat(t, "can0_rx", 20, checkGiveUp)
 		t.Logf("kernel: can0_rx=%s can1_tx=%s", st["can0_rx"], st["can1_tx"])
@@ -499,6 +502,7 @@ type portStatus struct {
 	LastError    string            `json:"last_error"`
 	State        string            `json:"state"`
 	StateSince   *time.Time        `json:"state_since"`
+	Tunnels      map[string]uint64 `json:"tunnels"`
 }
 
 type status struct {

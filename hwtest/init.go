@@ -1,6 +1,9 @@
 package hwtest
 
-import "strconv"
+import (
+	"net/netip"
+	"strconv"
+)
 
 // Marker lines the guest prints on its console. The host test waits for
 // Ready before it talks MCP.
@@ -18,6 +21,26 @@ const (
 	// LinkLine answers a "link IF up|down" the host typed on the console
 	// (QEMU's stdin), once the guest has set the link: LinkLine IF HOW.
 	LinkLine = "FIELDTAP-HWTEST LINK"
+	// TunnelsLine answers a "tunnels N" typed on the console once `guest
+	// tunnels` has sent N INVITEs into each tunnel link: sent=N and each
+	// link's tx_packets (NAME=COUNT).
+	TunnelsLine = "FIELDTAP-HWTEST TUNNELS"
+)
+
+// Remote SPAN made by the guest's kernel: tunnel links (gretap, erspan
+// type II and III, ip6gretap) from TunnelLocal to TunnelRemote over the
+// dummy device TunnelUnderlay, which the port TunnelPort captures as a
+// collector's port would. Nothing answers at the far end.
+const (
+	TunnelUnderlay = "tun0"
+	TunnelPort     = "tun"
+)
+
+var (
+	TunnelLocal   = netip.MustParseAddr("10.77.0.1")
+	TunnelRemote  = netip.MustParseAddr("10.77.0.2")
+	TunnelLocal6  = netip.MustParseAddr("fd77::1")
+	TunnelRemote6 = netip.MustParseAddr("fd77::2")
 )
 
 // MCPPort is fieldtapd's HTTP port inside the guest; QEMU forwards a host
@@ -58,13 +81,17 @@ const (
 	KillAfter = 5
 )
 
-// GuestConfig is /etc/fieldtap/fieldtapd.toml: the profile's can0 with
-// transmit enabled (a [[port]] replaces the profile's port of that name),
+// GuestConfig is /etc/fieldtap/fieldtapd.toml: a port on the kernel
+// tunnels' underlay, the profile's can0 with transmit enabled (a [[port]]
+// replaces the profile's port of that name),
 // the audit file the gatekeeper needs before it sends anything, and the
 // confirm button required: every send waits for a press of PL061 line 3.
 // button_wait covers reading the blink code from the host (up to two
 // cycles of about 10 s under TCG) before pressing.
 const GuestConfig = `board = "qemu-virt"
+# The profile's 128 MiB holds its own ports; the tunnel underlay's port
+# adds a 16 MiB AF_PACKET ring and its hand-off (the guest has 512 MiB).
+memory_limit_mib = 192
 
 [recorder]
 enabled = true
@@ -74,6 +101,11 @@ dir = "` + RecorderMount + `/recorder"
 audit_file = "/var/lib/fieldtap/transmit.jsonl"
 require_button = true
 button_wait = "60s"
+
+[[port]]
+name = "` + TunnelPort + `"
+driver = "afpacket"
+device = "` + TunnelUnderlay + `"
 
 [[port]]
 name = "can0"
@@ -87,7 +119,7 @@ transmit = true
 // eth0 for QEMU's user network, set both CAN controllers to 250 kbit/s,
 // run the GPIO contract tests on the real PL061 lines, start a frame
 // reader on can1, the mid-plan killer and the reader of the host's
-// console commands ("link IF up|down"), start fieldtapd through the
+// console commands ("link IF up|down", "tunnels N"), start fieldtapd through the
 // image's own init script (buildroot's S90fieldtapd, whose respawn loop
 // restarts it) on the qemu-virt profile with GuestConfig (dropping to user
 // fieldtap), print Ready once it listens, then keep J1939 frames flowing
@@ -107,6 +139,13 @@ ip link set lo up
 ip addr add 10.0.2.15/24 dev eth0
 ip link set eth0 up
 ip route add default via 10.0.2.2
+# The underlay of the kernel's tunnels (guest tunnels): a dummy device
+# sends nothing anywhere, and AF_PACKET sees what the kernel puts on it.
+ip link add ` + TunnelUnderlay + ` type dummy
+echo 0 >/proc/sys/net/ipv6/conf/` + TunnelUnderlay + `/accept_dad
+ip addr add ` + TunnelLocal.String() + `/24 dev ` + TunnelUnderlay + `
+ip -6 addr add ` + TunnelLocal6.String() + `/64 dev ` + TunnelUnderlay + `
+ip link set ` + TunnelUnderlay + ` up
 /bin/guest canup can0 250000 || echo "hwtest: can0 not up"
 /bin/guest canup can1 250000 || echo "hwtest: can1 not up"
 echo "hwtest: net $(ls /sys/class/net | tr '\n' ' ')"
@@ -136,6 +175,8 @@ chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/li
 while read -r cmd dev how; do
 	if [ "$cmd" = link ] && { [ "$how" = up ] || [ "$how" = down ]; }; then
 		ip link set "$dev" "$how" && echo "` + LinkLine + ` $dev $how"
+	elif [ "$cmd" = tunnels ]; then
+		/bin/guest tunnels "$dev" || echo "hwtest: guest tunnels failed"
 	fi
 done </dev/ttyAMA0 &
 echo "FIELDTAPD_ARGS=\"--config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth\"" >>/etc/default/fieldtapd

@@ -19,6 +19,8 @@ var Modules = []string{
 	// The recorder's disk: ext4 on virtio-blk; ext4 asks the crypto API
 	// for crc32c by name, which modprobe would load and insmod does not.
 	"virtio_blk", "crc32c_generic", "ext4",
+	// Remote SPAN made by the kernel: the underlay and the tunnel links.
+	"dummy", "ip_gre", "ip6_gre",
 }
 
 // modName is the kernel's name for a module file: hyphens become

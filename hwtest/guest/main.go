@@ -1,12 +1,16 @@
 // Command guest runs inside the emulated board (hwtest) and does what
 // busybox cannot: set a CAN controller's bitrate over netlink, put J1939
-// frames on a CAN interface, print what else arrives on one, and read a
-// controller's mode back (busybox ip has no -d for CAN).
+// frames on a CAN interface, print what else arrives on one, read a
+// controller's mode back (busybox ip has no -d for CAN), and make the
+// kernel's GRE and ERSPAN tunnel links (busybox ip has no tunnel options).
 //
 //	guest canup IF BITRATE   set bitrate, bring the link up
 //	guest cansend IF N       send N J1939 frames, 10 ms apart
 //	guest candump IF         print every frame but our own EEC1 as an RxLine
 //	guest canmode IF         print listen-only or normal
+//	guest tunnels N          make gretap, erspan II/III and ip6gretap links
+//	                         over the dummy underlay, send N SIP INVITEs
+//	                         into each, print a TunnelsLine
 //	guest killon IF ID N CTRL
 //	                         on the Nth frame with 29-bit ID on IF, SIGKILL
 //	                         every fieldtapd, print a KilledLine with CTRL's
@@ -67,10 +71,16 @@ func run(args []string) error {
 			return dump(args[1])
 		case "canmode":
 			return mode(args[1])
+		case "tunnels":
+			n, err := strconv.Atoi(args[1])
+			if err != nil {
+				return err
+			}
+			return tunnels(n)
 		}
 	}
 	if len(args) != 3 {
-		return fmt.Errorf("usage: guest canup IF BITRATE | cansend IF N | candump IF | canmode IF")
+		return fmt.Errorf("usage: guest canup IF BITRATE | cansend IF N | candump IF | canmode IF | tunnels N")
 	}
 	n, err := strconv.Atoi(args[2])
 	if err != nil {
