@@ -17,12 +17,22 @@ const (
 	ipv6Header = 40
 	udpHeader  = 8
 	tcpHeader  = 20
-	// maxHeaders is the most a frame adds to its payload.
-	maxHeaders = ipv6Header + tcpHeader
 	// maxIPPayload is what an IP length field can say: 65535 bytes for
 	// IPv4's total length, for IPv6's payload length.
 	maxIPPayload = 65535
 )
+
+// frameLen is the length of the frame built around payload.
+func frameLen(m *wire.HEPMessage, payload []byte) int {
+	n := udpHeader + len(payload)
+	if m.Proto == wire.HEPProtoTCP {
+		n = tcpHeader + len(payload)
+	}
+	if m.Src.Addr().Is4() {
+		return ipv4Header + n
+	}
+	return ipv6Header + n
+}
 
 // frame builds the raw IP packet the agent saw: its addresses, ports and
 // transport around the payload, stamped with the agent's capture time.

@@ -24,6 +24,13 @@ const (
 	// MaxMaxConnections bounds what a configuration may ask: each
 	// connection holds a read buffer of max_frame bytes.
 	MaxMaxConnections = 256
+	// DefaultBufferBytes bounds the frames waiting for the analysers:
+	// seconds of a busy PBX's signalling (≈1 KiB a message).
+	DefaultBufferBytes = 4 << 20
+	// MinBufferBytes holds one largest packet; MaxBufferBytes keeps a
+	// configuration from spending the board's memory on one port.
+	MinBufferBytes = 1 << 16
+	MaxBufferBytes = 64 << 20
 	// maxTCPFlows bounds the table of sequence numbers given to SIP over
 	// TCP flows (tcp.go): a site's signalling connections, many times over.
 	maxTCPFlows = 4096
@@ -47,6 +54,10 @@ type Options struct {
 	// MaxConnections is how many TCP connections are served at once;
 	// one more is closed at once and counted (ErrConnectionCap).
 	MaxConnections int
+	// BufferBytes bounds the bytes of frames handed off and not yet
+	// released by the analysers; a packet that would pass it is dropped
+	// (DropBufferFull).
+	BufferBytes int
 }
 
 func (o *Options) check() error {
@@ -58,6 +69,12 @@ func (o *Options) check() error {
 	}
 	if o.MaxConnections == 0 {
 		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.BufferBytes == 0 {
+		o.BufferBytes = DefaultBufferBytes
+	}
+	if o.BufferBytes < MinBufferBytes || o.BufferBytes > MaxBufferBytes {
+		return fmt.Errorf("hep port %s: buffer_bytes %d: want %d to %d", o.Name, o.BufferBytes, MinBufferBytes, MaxBufferBytes)
 	}
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return fmt.Errorf("hep port %s: listen %q: want host:port: %w", o.Name, o.Listen, err)
@@ -79,6 +96,7 @@ const (
 	DropUnsupportedProto = "hep_unsupported_proto"  // a transport other than UDP or TCP (SCTP)
 	DropTooLarge         = "hep_too_large"          // past max_frame, or an IP packet past 65535 bytes
 	DropBadRTCP          = "hep_bad_rtcp"           // RTCP JSON that is not a report
+	DropBufferFull       = "hep_buffer_full"        // buffer_bytes of frames wait for the analysers
 )
 
 // Error reasons: counted, not frame losses.
@@ -100,6 +118,6 @@ const (
 
 // drops lists every drop cause, for Causes.
 var drops = []string{wire.HEPBadMagic, wire.HEPShort, wire.HEPBadLength, wire.HEPBadChunk, wire.HEPIncomplete, wire.HEPCompressed,
-	DropAuthRefused, DropCaptureIDRefused, DropUnsupportedType, DropUnsupportedProto, DropTooLarge, DropBadRTCP}
+	DropAuthRefused, DropCaptureIDRefused, DropUnsupportedType, DropUnsupportedProto, DropTooLarge, DropBadRTCP, DropBufferFull}
 
 var errorReasons = []string{ErrConnectionCap, ErrUnknownChunk, ErrKeepAlive, ErrTCPFlowsFull, ErrRead}

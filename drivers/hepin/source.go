@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"fieldtap/drivers/capture"
@@ -20,6 +21,8 @@ type Source struct {
 	o        Options
 	counters capture.Counters
 	tcp      tcpSeqs
+	// buffered is the bytes of frames handed off and not yet released.
+	buffered atomic.Int64
 
 	mu    sync.Mutex
 	conns int // TCP connections being served
@@ -55,10 +58,10 @@ func (s *Source) Causes() (drops_, errors_ []string) {
 }
 
 // Footprint implements capture.Sizer: a read buffer per TCP connection
-// and one for UDP, and each frame allocated on its own, as large as the
-// largest packet plus the IP and TCP headers put around its payload.
+// and one for UDP, and the frames waiting for the analysers, which never
+// pass buffer_bytes.
 func (s *Source) Footprint() capture.Footprint {
-	return capture.Footprint{Heap: int64(s.o.MaxConnections+1) * int64(s.o.MaxFrame), PerFrame: s.o.MaxFrame + maxHeaders}
+	return capture.Footprint{Heap: int64(s.o.MaxConnections+1)*int64(s.o.MaxFrame+1) + int64(s.o.BufferBytes)}
 }
 
 // Run implements capture.Source: one attempt binds both listeners and
@@ -237,12 +240,25 @@ func (s *Source) take(b []byte, m *wire.HEPMessage, out *capture.Handoff) {
 		s.counters.Drop(DropUnsupportedProto, 1)
 		return
 	}
-	f, ok := s.frame(m, payload)
-	if !ok {
+	size := int64(frameLen(m, payload))
+	if size > maxIPPayload+ipv6Header {
 		s.counters.Drop(DropTooLarge, 1)
 		return
 	}
-	out.Offer(f)
+	if s.buffered.Add(size) > int64(s.o.BufferBytes) {
+		s.buffered.Add(-size)
+		s.counters.Drop(DropBufferFull, 1)
+		return
+	}
+	f, ok := s.frame(m, payload)
+	if !ok {
+		s.buffered.Add(-size)
+		s.counters.Drop(DropTooLarge, 1)
+		return
+	}
+	// One frame a batch, so its bytes leave buffer_bytes when the
+	// analysers release it (or the hand-off drops it).
+	out.OfferBatch(capture.NewBatch([]capture.Frame{f}, func() { s.buffered.Add(-size) }))
 }
 
 var (

@@ -44,18 +44,21 @@ func encode(t *testing.T, p wire.HEPPacket) []byte {
 	return b
 }
 
-// dial waits for the port's listener, which Run binds on its goroutine.
-func dial(t *testing.T, network, addr string) net.Conn {
+// dial connects once the port has bound both listeners (Run binds
+// them on its goroutine and then says it is open).
+func dial(t *testing.T, src *Source, network, addr string) net.Conn {
 	t.Helper()
-	for range 200 {
-		c, err := net.Dial(network, addr)
-		if err == nil {
-			return c
+	for i := 0; src.Stats().OpenSince.IsZero(); i++ {
+		if i == 1000 {
+			t.Fatalf("%s never opened", addr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("%s %s never listened", network, addr)
-	return nil
+	c, err := net.Dial(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestSourceTakesAndRefuses sends what an agent sends, and what a wrong
@@ -85,7 +88,7 @@ func TestSourceTakesAndRefuses(t *testing.T) {
 	rtcp := good
 	rtcp.Type, rtcp.Src, rtcp.Dst, rtcp.Payload = wire.HEPTypeRTCP, netip.MustParseAddrPort("[2001:db8::1]:6001"), netip.MustParseAddrPort("[2001:db8::2]:7001"), rr
 
-	u := dial(t, "udp", addr)
+	u := dial(t, src, "udp", addr)
 	defer u.Close()
 	for _, p := range [][]byte{encode(t, wrongKey), encode(t, noKey), encode(t, otherID), encode(t, mos), encode(t, sctp),
 		[]byte("HEP2\x00\x06"), []byte("HEP"), encode(t, good), encode(t, rtcp)} {
@@ -115,7 +118,7 @@ func TestSourceTakesAndRefuses(t *testing.T) {
 
 	// TCP: two messages in one write, split by their length fields; the
 	// second's sequence number follows the first's bytes.
-	c := dial(t, "tcp", addr)
+	c := dial(t, src, "tcp", addr)
 	defer c.Close()
 	tcp := good
 	tcp.Proto = wire.HEPProtoTCP
@@ -137,7 +140,7 @@ func TestSourceTakesAndRefuses(t *testing.T) {
 	}
 	// A stream that is not HEP ends its connection and is counted; the
 	// connection's end is the read that says so.
-	c2 := dial(t, "tcp", addr)
+	c2 := dial(t, src, "tcp", addr)
 	c2.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
 	c2.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c2.Read(make([]byte, 1)); err == nil {
