@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"fieldtap/drivers/pcapfile"
+	"fieldtap/drivers/wire"
+	"fieldtap/tools/refdata"
+)
+
+// hepBox is a fieldtapd started by the test with MCP over HTTP.
+type hepBox struct {
+	s      *sdk.ClientSession
+	stderr *lockedBuffer
+}
+
+// startHEPBox runs fieldtapd on a config body and connects to its MCP.
+func startHEPBox(t *testing.T, ctx context.Context, body string) hepBox {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "fieldtapd.toml")
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, url, stderr := startHTTP(t, "--config", cfg)
+	s, err := newClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() { s.Close() })
+	return hepBox{s: s, stderr: stderr}
+}
+
+// answer is a tool's envelope, its data and items left as JSON values.
+type answer struct {
+	OK    bool             `json:"ok"`
+	Data  map[string]any   `json:"data"`
+	Items []map[string]any `json:"items"`
+}
+
+// hepListen is a loopback address free now for a hep port's UDP and TCP.
+func hepListen(t *testing.T) string {
+	t.Helper()
+	return "127.0.0.1:" + strconv.Itoa(freePort(t, "udp"))
+}
+
+// hepWait polls until ok holds, failing with what the box logged.
+func hepWait(t *testing.T, b hepBox, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(giveUp); !ok(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never %s:\n%s", what, b.stderr)
+		}
+	}
+}
+
+// TestHEPBoxToBox: one fieldtapd replays RTP-Protocol.pcap (one call,
+// nine SIP messages, two RTCP reports: PROVENANCE.md) and exports it by
+// HEP; another listens on a hep port. The second box's dialog, its
+// messages and the RTCP reports the endpoints sent are the first's. The
+// exporter sends SIP and RTCP only, so the test also sends the capture's
+// RTP by HEP (type 4, as heplify does): the reports are read against
+// their streams, and the streams too must be the first box's.
+func TestHEPBoxToBox(t *testing.T) {
+	pcap := refdata.File(t, "sip", "RTP-Protocol.pcap")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*giveUp)
+	defer cancel()
+	listen := hepListen(t)
+	b := startHEPBox(t, ctx, fmt.Sprintf("board = \"none\"\n[[port]]\nname = \"hep0\"\ndriver = \"hep\"\nlisten = %q\ncapture_ids = [2001]\n", listen))
+	hepWait(t, b, "opened the hep port", func() bool {
+		p := byName(captureStatus(t, ctx, b.s))["hep0"]
+		return p.State == "capturing" || p.State == "silent"
+	})
+	a := startHEPBox(t, ctx, fmt.Sprintf("board = \"none\"\nsources = [%q]\n[hep]\nenabled = true\ncollector = %q\ncapture_id = 2001\nrtcp = true\n", pcap, listen))
+
+	var da, db answer
+	hepWait(t, a, "listed the capture's ended call", func() bool {
+		callTool(t, ctx, a.s, "list_dialogs", map[string]any{}, &da)
+		return len(da.Items) == 1 && da.Items[0]["state"] == "ended"
+	})
+	hepWait(t, b, "listed the exported call with its nine messages", func() bool {
+		callTool(t, ctx, b.s, "list_dialogs", map[string]any{}, &db)
+		return len(db.Items) == 1 && db.Items[0]["messages"] == float64(9)
+	})
+	if !reflect.DeepEqual(da.Items, db.Items) {
+		t.Errorf("dialogs differ:\nexporting box %v\nhep port box  %v", da.Items, db.Items)
+	}
+	callID := da.Items[0]["call_id"].(string)
+	var ma, mb answer
+	callTool(t, ctx, a.s, "get_dialog", map[string]any{"call_id": callID}, &ma)
+	callTool(t, ctx, b.s, "get_dialog", map[string]any{"call_id": callID}, &mb)
+	if !reflect.DeepEqual(ma.Data, mb.Data) {
+		t.Errorf("get_dialog differs:\nexporting box %v\nhep port box  %v", ma.Data, mb.Data)
+	}
+
+	rtp := sendRTPByHEP(t, pcap, listen)
+	var sa, sb answer
+	callTool(t, ctx, a.s, "rtp_stats", map[string]any{"call_id": callID}, &sa)
+	hepWait(t, b, "measured the streams sent by HEP", func() bool {
+		callTool(t, ctx, b.s, "rtp_streams", map[string]any{"call_id": callID}, &sb)
+		var n float64
+		for _, s := range sb.Items {
+			n += s["packets"].(float64)
+		}
+		return int(n) == rtp
+	})
+	callTool(t, ctx, b.s, "rtp_stats", map[string]any{"call_id": callID}, &sb)
+	reports := sa.Data["endpoint_reported"].([]any)
+	if len(reports) != 2 || !reflect.DeepEqual(sa.Data["endpoint_reported"], sb.Data["endpoint_reported"]) {
+		t.Errorf("RTCP reports differ (want the capture's 2):\nexporting box %v\nhep port box  %v", sa.Data["endpoint_reported"], sb.Data["endpoint_reported"])
+	}
+	if !reflect.DeepEqual(sa.Data["streams"], sb.Data["streams"]) {
+		t.Errorf("streams differ:\nexporting box %v\nhep port box  %v", sa.Data["streams"], sb.Data["streams"])
+	}
+	st := byName(captureStatus(t, ctx, b.s))["hep0"]
+	for cause, n := range st.Drops {
+		if n != 0 {
+			t.Errorf("hep port dropped %d for %s (all %v)", n, cause, st.Drops)
+		}
+	}
+	t.Logf("hep port: %d frames (9 SIP, 2 RTCP, %d RTP), dialog %s; drops %v", st.Frames, rtp, callID, st.Drops)
+}
+
+// sendRTPByHEP sends the capture's RTP packets (not its RTCP) to a hep
+// port as type 4 with the exporting box's capture id, and returns how many.
+func sendRTPByHEP(t *testing.T, pcap, listen string) int {
+	t.Helper()
+	c, err := net.Dial("udp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := 0
+	refdata.EachRecord(t, pcap, func(r pcapfile.Record) {
+		pkt := gopacket.NewPacket(r.Data, r.Link, gopacket.NoCopy)
+		ip, _ := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+		udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
+		if ip == nil || udp == nil || udp.SrcPort == 5060 || udp.DstPort == 5060 || len(udp.Payload) < 12 ||
+			udp.Payload[0]>>6 != 2 || (udp.Payload[1] >= 200 && udp.Payload[1] <= 207) {
+			return
+		}
+		src, _ := netip.AddrFromSlice(ip.SrcIP)
+		dst, _ := netip.AddrFromSlice(ip.DstIP)
+		b, err := wire.AppendHEP(nil, &wire.HEPPacket{Src: netip.AddrPortFrom(src, uint16(udp.SrcPort)), Dst: netip.AddrPortFrom(dst, uint16(udp.DstPort)),
+			Proto: wire.HEPProtoUDP, Time: r.Time, Type: wire.HEPTypeRTP, CaptureID: 2001, Payload: udp.Payload})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		// A pause every few packets keeps loopback's socket buffer from
+		// overflowing: a lost datagram would be the test's, not the box's.
+		if n%64 == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	return n
+}
+
