@@ -130,7 +130,39 @@ func TestHEPBoxToBox(t *testing.T) {
 			t.Errorf("hep port dropped %d for %s (all %v)", n, cause, st.Drops)
 		}
 	}
-	t.Logf("hep port: %d frames (9 SIP, 2 RTCP, %d RTP), dialog %s; drops %v", st.Frames, rtp, callID, st.Drops)
+	t.Logf("hep port: %d frames (9 SIP, 2 RTCP, %d RTP), dialog %s", st.Frames, rtp, callID)
+
+	// What the port refuses is lost by cause, in capture_status and in
+	// the coverage of an answer that reads the port.
+	c, err := net.Dial("udp", listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other, err := wire.AppendHEP(nil, &wire.HEPPacket{Src: netip.MustParseAddrPort("192.0.2.1:5060"), Dst: netip.MustParseAddrPort("192.0.2.2:5060"),
+		Proto: wire.HEPProtoUDP, Time: time.Now(), Type: wire.HEPTypeSIP, CaptureID: 7, Payload: []byte("OPTIONS sip:x SIP/2.0\r\n\r\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte("HEP2\x00\x06"))
+	c.Write(other)
+	hepWait(t, b, "counted the refused packets", func() bool {
+		st = byName(captureStatus(t, ctx, b.s))["hep0"]
+		return st.Drops["hep_bad_magic"] == 1 && st.Drops["hep_capture_id_refused"] == 1
+	})
+	var cov struct {
+		Coverage struct {
+			Complete bool `json:"complete"`
+			Ports    []struct {
+				Port string            `json:"port"`
+				Lost map[string]uint64 `json:"lost"`
+			} `json:"ports"`
+		} `json:"coverage"`
+	}
+	callTool(t, ctx, b.s, "list_dialogs", map[string]any{}, &cov)
+	if p := cov.Coverage.Ports; cov.Coverage.Complete || len(p) != 1 || p[0].Lost["hep_bad_magic"] != 1 || p[0].Lost["hep_capture_id_refused"] != 1 {
+		t.Errorf("coverage after two refused packets: %+v", cov.Coverage)
+	}
 }
 
 // sendRTPByHEP sends the capture's RTP packets (not its RTCP) to a hep
@@ -170,4 +202,3 @@ func sendRTPByHEP(t *testing.T, pcap, listen string) int {
 	})
 	return n
 }
-
