@@ -80,12 +80,12 @@ func TestHEPBoxToBox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*giveUp)
 	defer cancel()
 	listen := hepListen(t)
-	b := startHEPBox(t, ctx, fmt.Sprintf("board = \"none\"\n[[port]]\nname = \"hep0\"\ndriver = \"hep\"\nlisten = %q\ncapture_ids = [2001]\n", listen))
+	b := startHEPBox(t, ctx, fmt.Sprintf("board = \"none\"\n[[port]]\nname = \"hep0\"\ndriver = \"hep\"\nlisten = %q\nauth_key = \"s3cret\"\ncapture_ids = [2001]\n", listen))
 	hepWait(t, b, "opened the hep port", func() bool {
 		p := byName(captureStatus(t, ctx, b.s))["hep0"]
 		return p.State == "capturing" || p.State == "silent"
 	})
-	a := startHEPBox(t, ctx, fmt.Sprintf("board = \"none\"\nsources = [%q]\n[hep]\nenabled = true\ncollector = %q\ncapture_id = 2001\nrtcp = true\n", pcap, listen))
+	a := startHEPBox(t, ctx, fmt.Sprintf("board = \"none\"\nsources = [%q]\n[hep]\nenabled = true\ncollector = %q\ncapture_id = 2001\npassword = \"s3cret\"\nrtcp = true\n", pcap, listen))
 
 	var da, db answer
 	hepWait(t, a, "listed the capture's ended call", func() bool {
@@ -147,10 +147,16 @@ func TestHEPBoxToBox(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Write([]byte("HEP2\x00\x06"))
+	c.Write(other) // no key, and another capture id: refused for the key
+	other, err = wire.AppendHEP(nil, &wire.HEPPacket{Src: netip.MustParseAddrPort("192.0.2.1:5060"), Dst: netip.MustParseAddrPort("192.0.2.2:5060"),
+		Proto: wire.HEPProtoUDP, Time: time.Now(), Type: wire.HEPTypeSIP, CaptureID: 7, AuthKey: "s3cret", Payload: []byte("OPTIONS sip:x SIP/2.0\r\n\r\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.Write(other)
 	hepWait(t, b, "counted the refused packets", func() bool {
 		st = byName(captureStatus(t, ctx, b.s))["hep0"]
-		return st.Drops["hep_bad_magic"] == 1 && st.Drops["hep_capture_id_refused"] == 1
+		return st.Drops["hep_bad_magic"] == 1 && st.Drops["hep_auth_refused"] == 1 && st.Drops["hep_capture_id_refused"] == 1
 	})
 	var cov struct {
 		Coverage struct {
@@ -162,13 +168,14 @@ func TestHEPBoxToBox(t *testing.T) {
 		} `json:"coverage"`
 	}
 	callTool(t, ctx, b.s, "list_dialogs", map[string]any{}, &cov)
-	if p := cov.Coverage.Ports; cov.Coverage.Complete || len(p) != 1 || p[0].Lost["hep_bad_magic"] != 1 || p[0].Lost["hep_capture_id_refused"] != 1 {
-		t.Errorf("coverage after two refused packets: %+v", cov.Coverage)
+	if p := cov.Coverage.Ports; cov.Coverage.Complete || len(p) != 1 || p[0].Lost["hep_bad_magic"] != 1 || p[0].Lost["hep_auth_refused"] != 1 ||
+		p[0].Lost["hep_capture_id_refused"] != 1 {
+		t.Errorf("coverage after three refused packets: %+v", cov.Coverage)
 	}
 }
 
 // sendRTPByHEP sends the capture's RTP packets (not its RTCP) to a hep
-// port as type 4 with the exporting box's capture id, and returns how many.
+// port as type 4 with the exporting box's capture id and key, and returns how many.
 func sendRTPByHEP(t *testing.T, pcap, listen string) int {
 	t.Helper()
 	c, err := net.Dial("udp", listen)
@@ -188,7 +195,7 @@ func sendRTPByHEP(t *testing.T, pcap, listen string) int {
 		src, _ := netip.AddrFromSlice(ip.SrcIP)
 		dst, _ := netip.AddrFromSlice(ip.DstIP)
 		b, err := wire.AppendHEP(nil, &wire.HEPPacket{Src: netip.AddrPortFrom(src, uint16(udp.SrcPort)), Dst: netip.AddrPortFrom(dst, uint16(udp.DstPort)),
-			Proto: wire.HEPProtoUDP, Time: r.Time, Type: wire.HEPTypeRTP, CaptureID: 2001, Payload: udp.Payload})
+			Proto: wire.HEPProtoUDP, Time: r.Time, Type: wire.HEPTypeRTP, CaptureID: 2001, AuthKey: "s3cret", Payload: udp.Payload})
 		if err != nil {
 			t.Fatal(err)
 		}
