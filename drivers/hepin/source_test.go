@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,4 +188,23 @@ func FuzzRTCPFromJSON(f *testing.F) {
 			t.Fatalf("built % x", out)
 		}
 	})
+}
+
+// An address another socket holds fails the attempt with an error naming
+// it, for the supervisor to retry; it is not taken for a clean end.
+func TestSourceListenFails(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	src, err := New(Options{Name: "hep0", Listen: held.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counters capture.Counters
+	err = src.Run(context.Background(), capture.NewHandoff(4, &counters))
+	if err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Fatalf("Run on a held address: %v", err)
+	}
 }
