@@ -25,9 +25,10 @@ import (
 
 // startKamailioTracer runs Debian's Kamailio on loopback as a proxy that
 // mirrors every SIP message it receives and sends to a hep port by
-// siptrace (HEP3, capture id 2001): OPTIONS answered statelessly, INVITE
-// relayed statefully to callee. It returns Kamailio's UDP port.
-func startKamailioTracer(t *testing.T, hepListen string, callee int) int {
+// siptrace (HEP3 over hepProto, udp or tcp; capture id 2001): OPTIONS
+// answered statelessly, INVITE relayed statefully to callee. It returns
+// Kamailio's UDP port.
+func startKamailioTracer(t *testing.T, hepListen, hepProto string, callee int) int {
 	t.Helper()
 	bin, err := exec.LookPath("kamailio")
 	if err != nil {
@@ -47,14 +48,14 @@ debug=2
 log_stderror=yes
 fork=yes
 children=1
-disable_tcp=yes
 auto_aliases=no
 listen=udp:127.0.0.1:%d
+listen=tcp:127.0.0.1:%d
 mpath="%s"
 loadmodule "sl.so"
 loadmodule "tm.so"
 loadmodule "siptrace.so"
-modparam("siptrace", "duplicate_uri", "sip:%s")
+modparam("siptrace", "duplicate_uri", "sip:%s;transport=%s")
 modparam("siptrace", "hep_mode_on", 1)
 modparam("siptrace", "hep_version", 3)
 modparam("siptrace", "hep_capture_id", 2001)
@@ -67,7 +68,7 @@ request_route {
 	if (method == "ACK") { t_check_trans(); exit; }
 	sl_send_reply("405", "Method Not Allowed");
 }
-`, port, filepath.Dir(mods[0]), hepListen, callee)
+`, port, port, filepath.Dir(mods[0]), hepListen, hepProto, callee)
 	path := filepath.Join(dir, "kamailio.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -194,14 +195,21 @@ var (
 
 // TestHEPFromKamailio: SIP passes through Debian's Kamailio, whose
 // siptrace sends a HEP3 copy of every message it receives and sends to
-// a fieldtapd hep port. The box's dialogs hold exactly the messages the
-// test's two endpoints sent and got on the wire, with their addresses.
+// a fieldtapd hep port, over UDP and over TCP. The box's dialogs hold
+// exactly the messages the test's two endpoints sent and got on the
+// wire, with their addresses.
 func TestHEPFromKamailio(t *testing.T) {
+	for _, proto := range []string{"udp", "tcp"} {
+		t.Run("hep over "+proto, func(t *testing.T) { hepFromKamailio(t, proto) })
+	}
+}
+
+func hepFromKamailio(t *testing.T, hepProto string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*giveUp)
 	defer cancel()
 	listen := hepListen(t)
 	caller, callee := newSIPEnd(t), newSIPEnd(t)
-	kport := startKamailioTracer(t, listen, callee.c.LocalAddr().(*net.UDPAddr).Port)
+	kport := startKamailioTracer(t, listen, hepProto, callee.c.LocalAddr().(*net.UDPAddr).Port)
 	b := startHEPBox(t, ctx, fmt.Sprintf("board = \"none\"\n[[port]]\nname = \"hep0\"\ndriver = \"hep\"\nlisten = %q\ncapture_ids = [2001]\n", listen))
 	hepWait(t, b, "opened the hep port", func() bool {
 		p := byName(captureStatus(t, ctx, b.s))["hep0"]
