@@ -53,7 +53,7 @@ func (s *Source) Live() bool { return true }
 func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 
 // Causes implements capture.Causer.
-func (s *Source) Causes() (drops_, errors_ []string) {
+func (s *Source) Causes() (dropCauses, errorNames []string) {
 	return slices.Clone(drops), slices.Clone(errorReasons)
 }
 
