@@ -26,4 +26,16 @@ type Port struct {
 	// before capture_status shows it silent: a duration such as "2m";
 	// empty takes the default (docs/configuration.md).
 	SilentAfter string `toml:"silent_after"`
+
+	// The keys of a hep port (driver "hep", docs/configuration.md): the
+	// address both its UDP and TCP listeners bind, the auth key every
+	// packet must carry, the capture ids taken, the largest packet, the
+	// most TCP connections at once and the bytes of frames that may wait
+	// for the analysers. Zero values take the driver's defaults.
+	Listen         string   `toml:"listen"`
+	AuthKey        string   `toml:"auth_key"`
+	CaptureIDs     []uint32 `toml:"capture_ids"`
+	MaxFrame       int      `toml:"max_frame"`
+	MaxConnections int      `toml:"max_connections"`
+	BufferBytes    int      `toml:"buffer_bytes"`
 }

@@ -1,7 +1,7 @@
 package board
 
 import (
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -59,7 +59,7 @@ func TestMergePorts(t *testing.T) {
 	conf := []Port{{Name: "j1708", Driver: "j1708", Device: "/dev/ttyUSB0"}, {Name: "extra", Driver: "j1708", Device: "/dev/ttyS9"}}
 	got := MergePorts(prof, conf)
 	want := []Port{prof[0], conf[0], conf[1]}
-	if !slices.Equal(got, want) {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("MergePorts = %+v, want %+v", got, want)
 	}
 	open, skipped := SplitCompiled(got, []string{"j1708"})

@@ -106,7 +106,7 @@ func SilentAfter(p board.Port) (time.Duration, error) {
 }
 
 // Drivers lists the port drivers this build can open from configuration.
-var Drivers = []string{"j1708", "slcan", "socketcan", "afpacket"}
+var Drivers = []string{"j1708", "slcan", "socketcan", "afpacket", "hep"}
 
 // Log configures the stderr logger.
 type Log struct {
@@ -327,8 +327,13 @@ func (c Config) Validate() error {
 		if !slices.Contains(Drivers, p.Driver) {
 			errs = append(errs, fmt.Errorf("port %q: driver %q: want one of %s", p.Name, p.Driver, strings.Join(Drivers, ", ")))
 		}
-		if p.Device == "" {
+		switch {
+		case p.Driver == "hep":
+			errs = append(errs, checkHEPPort(p)...)
+		case p.Device == "":
 			errs = append(errs, fmt.Errorf("port %q: no device", p.Name))
+		default:
+			errs = append(errs, notHEPKeys(p)...)
 		}
 		if p.GapMicros < 0 {
 			errs = append(errs, fmt.Errorf("port %q: gap_us %d is negative", p.Name, p.GapMicros))

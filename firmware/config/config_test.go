@@ -64,6 +64,15 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"silent_after below the watchdog's look", func(c *Config) {
 			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a", SilentAfter: "500ms"}}
 		}, `silent_after "500ms"`},
+		{"hep port with a device", func(c *Config) { c.Ports = []board.Port{{Name: "h", Driver: "hep", Device: "eth0"}} }, `port "h": device "eth0": a hep port has no device`},
+		{"hep port off loopback without a key", func(c *Config) { c.Ports = []board.Port{{Name: "h", Driver: "hep", Listen: "0.0.0.0:9060"}} }, `port "h": listen "0.0.0.0:9060" is not loopback: set auth_key`},
+		{"hep port max_frame", func(c *Config) { c.Ports = []board.Port{{Name: "h", Driver: "hep", MaxFrame: 70000}} }, "max_frame 70000: want 512 to 65535"},
+		{"hep port max_connections", func(c *Config) { c.Ports = []board.Port{{Name: "h", Driver: "hep", MaxConnections: -1}} }, "max_connections -1"},
+		{"hep port buffer_bytes", func(c *Config) { c.Ports = []board.Port{{Name: "h", Driver: "hep", BufferBytes: 1}} }, "buffer_bytes 1"},
+		{"hep port listen", func(c *Config) { c.Ports = []board.Port{{Name: "h", Driver: "hep", Listen: "9060"}} }, `listen "9060": want host:port`},
+		{"hep keys on another driver", func(c *Config) {
+			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a", AuthKey: "k"}}
+		}, `keys of a hep port, not of driver "j1708"`},
 		{"negative cap", func(c *Config) { n := -1; c.MCP.MaxConcurrent = &n }, "mcp.max_concurrent -1"},
 		{"negative rate", func(c *Config) { n := -3; c.MCP.RateLimitPerPeer = &n }, "mcp.rate_limit_per_peer -3"},
 		{"negative budget", func(c *Config) { c.MCP.MaxResponseBytes = -1 }, "mcp.max_response_bytes"},
@@ -186,6 +195,20 @@ func TestSilentAfterDefaultsAndParses(t *testing.T) {
 	} {
 		if got, err := SilentAfter(board.Port{SilentAfter: tc.set}); err != nil || got != tc.want {
 			t.Errorf("silent_after %q = %v, %v; want %v", tc.set, got, err, tc.want)
+		}
+	}
+}
+
+// A hep port needs no key but its driver; off loopback, its auth key.
+func TestHEPPortValidates(t *testing.T) {
+	for _, p := range []board.Port{
+		{Name: "hep0", Driver: "hep"},
+		{Name: "hep0", Driver: "hep", Listen: "0.0.0.0:9060", AuthKey: "k", CaptureIDs: []uint32{2001}, SilentAfter: "10m"},
+	} {
+		c := Default()
+		c.Ports = []board.Port{p}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v: %v", p, err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/hep"
 	"fieldtap/services/mqttpub"
 )
@@ -131,8 +132,8 @@ func (h HEP) validate() []error {
 	if h.QueuePackets < 1 || h.QueuePackets > hep.MaxQueuePackets {
 		errs = append(errs, fmt.Errorf("hep.queue_packets %d: want 1 to %d", h.QueuePackets, hep.MaxQueuePackets))
 	}
-	if h.QueueBytes < hep.MaxPacket || h.QueueBytes > hep.MaxQueueBytes {
-		errs = append(errs, fmt.Errorf("hep.queue_bytes %d: want %d (one packet) to %d", h.QueueBytes, hep.MaxPacket, hep.MaxQueueBytes))
+	if h.QueueBytes < wire.HEPMaxPacket || h.QueueBytes > hep.MaxQueueBytes {
+		errs = append(errs, fmt.Errorf("hep.queue_bytes %d: want %d (one packet) to %d", h.QueueBytes, wire.HEPMaxPacket, hep.MaxQueueBytes))
 	}
 	return errs
 }

@@ -7,9 +7,11 @@ import (
 	"fieldtap/board"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/ethernet"
+	"fieldtap/drivers/hepin"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
 	"fieldtap/drivers/socketcan"
+	"fieldtap/firmware/config"
 )
 
 // openPort builds the Source for one configured port. Config.Validate has
@@ -25,6 +27,8 @@ func openPort(p board.Port) (capture.Source, error) {
 		return socketcan.New(socketcan.Options{Name: p.Name, Interface: p.Device, Bitrate: p.Bitrate})
 	case "afpacket":
 		return ethernet.New(ethernet.Options{Name: p.Name, Device: p.Device, Filter: p.Filter})
+	case "hep":
+		return hepin.New(config.HEPOptions(p))
 	}
 	return nil, fmt.Errorf("port %s: driver %q is not in this build", p.Name, p.Driver)
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"fieldtap/drivers/wire"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
@@ -35,7 +36,7 @@ const (
 // Drop causes, as the exporter counts them.
 const (
 	DropQueueFull   = "queue_full"   // the queue was at its bound
-	DropTooLarge    = "too_large"    // past MaxPacket
+	DropTooLarge    = "too_large"    // past wire.HEPMaxPacket
 	DropSendError   = "send_error"   // the socket refused the datagram
 	DropNoCall      = "rtcp_no_call" // RTCP whose addresses no SDP announced
 	DropUnencodable = "unencodable"  // mixed address families, bad RTCP
@@ -65,8 +66,8 @@ func (o *Options) check() error {
 	if o.QueuePackets < 1 || o.QueuePackets > MaxQueuePackets {
 		return fmt.Errorf("hep: queue_packets %d: want 1 to %d", o.QueuePackets, MaxQueuePackets)
 	}
-	if o.QueueBytes < MaxPacket || o.QueueBytes > MaxQueueBytes {
-		return fmt.Errorf("hep: queue_bytes %d: want %d (one packet) to %d", o.QueueBytes, MaxPacket, MaxQueueBytes)
+	if o.QueueBytes < wire.HEPMaxPacket || o.QueueBytes > MaxQueueBytes {
+		return fmt.Errorf("hep: queue_bytes %d: want %d (one packet) to %d", o.QueueBytes, wire.HEPMaxPacket, MaxQueueBytes)
 	}
 	if _, _, err := net.SplitHostPort(o.Collector); err != nil {
 		return fmt.Errorf("hep: collector %q: %w", o.Collector, err)
@@ -127,11 +128,11 @@ func (e *Exporter) Stats() Stats {
 
 // Message implements sip.Tap: one stored SIP message.
 func (e *Exporter) Message(meta sip.Meta, raw []byte) {
-	proto := uint8(ProtoTCP)
+	proto := uint8(wire.HEPProtoTCP)
 	if meta.Transport == sip.TransportUDP {
-		proto = ProtoUDP
+		proto = wire.HEPProtoUDP
 	}
-	if e.enqueue(&Packet{Src: meta.Src, Dst: meta.Dst, Proto: proto, Time: meta.Time, Type: TypeSIP, Payload: raw}) {
+	if e.enqueue(&wire.HEPPacket{Src: meta.Src, Dst: meta.Dst, Proto: proto, Time: meta.Time, Type: wire.HEPTypeSIP, Payload: raw}) {
 		e.sip.Add(1)
 	}
 }
@@ -149,17 +150,17 @@ func (e *Exporter) report(d netdecode.Datagram, callID string) {
 			e.drop(DropUnencodable)
 			continue
 		}
-		if e.enqueue(&Packet{Src: d.Src, Dst: d.Dst, Proto: ProtoUDP, Time: d.Time, Type: TypeRTCP, Correlation: callID, Payload: j}) {
+		if e.enqueue(&wire.HEPPacket{Src: d.Src, Dst: d.Dst, Proto: wire.HEPProtoUDP, Time: d.Time, Type: wire.HEPTypeRTCP, Correlation: callID, Payload: j}) {
 			e.rtcp.Add(1)
 		}
 	}
 }
 
 // enqueue encodes p and queues it, or counts why not. It never blocks.
-func (e *Exporter) enqueue(p *Packet) bool {
+func (e *Exporter) enqueue(p *wire.HEPPacket) bool {
 	p.CaptureID, p.AuthKey, p.Node = e.o.CaptureID, e.o.AuthKey, e.o.Node
 	size := p.Size()
-	if size > MaxPacket {
+	if size > wire.HEPMaxPacket {
 		e.drop(DropTooLarge)
 		return false
 	}
@@ -168,7 +169,7 @@ func (e *Exporter) enqueue(p *Packet) bool {
 		e.drop(DropQueueFull)
 		return false
 	}
-	b, err := Append(make([]byte, 0, size), p)
+	b, err := wire.AppendHEP(make([]byte, 0, size), p)
 	if err != nil {
 		e.qBytes.Add(-int64(size))
 		e.drop(DropUnencodable)

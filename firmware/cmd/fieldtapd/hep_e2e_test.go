@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"fieldtap/board/sim/sipgen"
-	"fieldtap/services/hep"
+	"fieldtap/drivers/wire"
 	"fieldtap/tools/refdata"
 )
 
@@ -235,8 +235,8 @@ func probeKamailio(t *testing.T, pg *postgres, port int, log *bytes.Buffer) {
 	defer conn.Close()
 	msg := "OPTIONS sip:probe@127.0.0.1 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5060;branch=z9hG4bK-probe\r\nFrom: <sip:probe@127.0.0.1>;tag=1\r\n" +
 		"To: <sip:probe@127.0.0.1>\r\nCall-ID: fieldtap-probe\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
-	pkt, err := hep.Append(nil, &hep.Packet{Src: netip.MustParseAddrPort("127.0.0.1:5060"), Dst: netip.MustParseAddrPort("127.0.0.1:5061"),
-		Proto: hep.ProtoUDP, Time: time.Now(), Type: hep.TypeSIP, Payload: []byte(msg)})
+	pkt, err := wire.AppendHEP(nil, &wire.HEPPacket{Src: netip.MustParseAddrPort("127.0.0.1:5060"), Dst: netip.MustParseAddrPort("127.0.0.1:5061"),
+		Proto: wire.HEPProtoUDP, Time: time.Now(), Type: wire.HEPTypeSIP, Payload: []byte(msg)})
 	if err != nil {
 		t.Fatal(err)
 	}
