@@ -190,7 +190,7 @@ var compareCaptures = tool[compareCapturesIn, page[compareRow]]{
 	desc: "Before/after of two sides (each a time window, a SPAN port, or an opened capture): dialogs by method, final codes, ASR, NER, PDD, ACD, RTP streams by MOS band, " +
 		"top endpoints and User-Agents, each with before, after, change and relative change, ranked by movement; a figure whose population is under min_population on either side is listed, unranked, as too few. Paged.",
 	hints: readOnly(),
-	ids:   []string{"metric"},
+	ids:   []string{"metric", "key", "text"},
 	text:  []textSource{textSIP},
 	run: func(c *call, in compareCapturesIn) (page[compareRow], error) {
 		var sides [2]sideIn
@@ -209,7 +209,7 @@ var compareCaptures = tool[compareCapturesIn, page[compareRow]]{
 			}
 			sides[i] = sideIn{name: s.name, port: p, sp: sp}
 		}
-		if sides[0] == sides[1] {
+		if sides[0].port == sides[1].port && sides[0].sp == sides[1].sp {
 			c.warnf("both sides are the same dialogs: give since_a/until_a and since_b/until_b, or port and port_b")
 		}
 		sn, media := c.d.SIP.Snapshot(), c.d.Media.Snapshot(false)
@@ -228,7 +228,11 @@ var compareCaptures = tool[compareCapturesIn, page[compareRow]]{
 		}
 		cmp := sipcompare.Compare(got[0], got[1], o)
 		for _, cut := range cmp.Cut {
-			c.warnf("%s: %d more values %s are past the bound and not compared", cut.Family, cut.Values, cut.Side)
+			bound := "top"
+			if cut.Family == sipcompare.FamilyMethod || cut.Family == sipcompare.FamilyFinalCode {
+				bound = fmt.Sprint(sipcompare.MaxCategories)
+			}
+			c.warnf("%s: %d more values %s are past the bound (%s a side) and not compared", cut.Family, cut.Values, cut.Side, bound)
 		}
 		rows := make([]compareRow, len(cmp.Rows))
 		for i, r := range cmp.Rows {

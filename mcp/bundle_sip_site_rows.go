@@ -7,12 +7,13 @@ import (
 
 // compareRow is one figure of compare_captures on both sides. Its key is
 // the box's vocabulary or an identifier (key, bare) or, for a User-Agent,
-// sender text (text, fenced): at most one is set.
+// sender text (text, fenced): at most one is set, and with metric they
+// name the row.
 type compareRow struct {
 	Rank   *int           `json:"rank" jsonschema:"1 is the largest movement; null when the row is not ranked (note says why)"`
 	Metric string         `json:"metric" jsonschema:"dialogs, method, final_code, asr, ner, pdd_p50, pdd_p95, acd, rtp_streams, mos_band, endpoint or user_agent (docs/sip.md)"`
-	Key    string         `json:"key,omitempty" jsonschema:"the category: a method, a final code ((none) without one), a MOS band, an address"`
-	Text   untrusted.Text `json:"text,omitempty" jsonschema:"the User-Agent of a user_agent row, fenced"`
+	Key    string         `json:"key" jsonschema:"the category: a method, a final code ((none) without one), a MOS band, an address; empty for a whole-side figure and a user_agent row"`
+	Text   untrusted.Text `json:"text" jsonschema:"the User-Agent of a user_agent row, fenced; empty otherwise"`
 	Unit   string         `json:"unit" jsonschema:"count, share (of the population), ratio, ms or s"`
 	Before *float64       `json:"before" jsonschema:"side A's value; null without a basis"`
 	After  *float64       `json:"after" jsonschema:"side B's value; null without a basis"`

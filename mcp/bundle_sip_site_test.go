@@ -66,7 +66,7 @@ func compareRows(h *harness, args map[string]any) map[string]map[string]any {
 		env := h.ok("compare_captures", args)
 		for _, r := range items(env) {
 			k, _ := r["key"].(string)
-			if txt, ok := r["text"].(string); ok {
+			if txt, _ := r["text"].(string); txt != "" {
 				k = txt
 			}
 			out[r["metric"].(string)+"/"+k] = r
@@ -247,6 +247,42 @@ func TestCompareCapturesOpenedCaptures(t *testing.T) {
 		t.Errorf("asr with min_population 1: %v, want ranked with movement 1", asr)
 	}
 
+	if w := fmt.Sprint(h.ok("compare_captures", map[string]any{"port": "file2", "port_b": "file2"})["warnings"]); !strings.Contains(w, "both sides are the same dialogs") {
+		t.Errorf("a side compared with itself: warnings %s", w)
+	}
 	h.fails("compare_captures", map[string]any{"port": "file1", "port_b": "file9"}, CodeInvalidArgument)
 	h.fails("compare_captures", map[string]any{"since_b": "2020-01-02T00:00:00Z", "until_b": "2020-01-01T00:00:00Z"}, CodeInvalidArgument)
+}
+
+// TestCompareCapturesPopulationGuard: a window of one call (the first 50
+// ms of branch-scenario-sipp.pcapng hold Call-ID 1-4461 alone, refused
+// 403, tshark 4.0.17) against the first minute (102 answered of 588
+// attempts) moves the ASR by 100 %, yet with the default guard nothing
+// ranks: every row's population on side A is one dialog. Lowered to 1,
+// the ASR ranks.
+func TestCompareCapturesPopulationGuard(t *testing.T) {
+	path := filepath.Join(refdata.Dir(t, "sip"), "branch-scenario-sipp.pcapng")
+	var first time.Time
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) {
+		if first.IsZero() {
+			first = rec.Time
+		}
+	})
+	at := func(d time.Duration) string { return first.Add(d).UTC().Format(time.RFC3339Nano) }
+	h := newHarness(t, siteDeps(t, map[string]string{"file1": path}))
+	args := map[string]any{"until_a": at(50 * time.Millisecond), "until_b": at(time.Minute)}
+	rows := compareRows(h, args)
+	for k, r := range rows {
+		if r["rank"] != nil {
+			t.Errorf("%s ranked over a one-call window: %v", k, r)
+		}
+	}
+	if asr := rows["asr/"]; asr["before"] != 0.0 || asr["movement"] != 1.0 || asr["note"] != "too few: 1 attempts before, 588 after (min_population 20)" {
+		t.Errorf("asr %v: want 0 vs 102/588, too few", asr)
+	}
+	delete(args, "cursor")
+	args["min_population"] = 1
+	if asr := compareRows(h, args)["asr/"]; asr["rank"] == nil {
+		t.Errorf("asr with min_population 1: %v, want ranked", asr)
+	}
 }

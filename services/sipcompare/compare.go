@@ -19,11 +19,11 @@ const (
 	// each side's head: the union of both heads is compared.
 	DefaultTop = 5
 	MaxTop     = 50
-	// maxCategories bounds the methods and final codes taken from each
+	// MaxCategories bounds the methods and final codes taken from each
 	// side (largest first): the vocabulary is a dozen methods and a few
 	// dozen codes, and a sender can invent more; past it they are counted
 	// in Comparison.Cut.
-	maxCategories = 50
+	MaxCategories = 50
 )
 
 // Families, in the order unranked rows are listed.
@@ -110,8 +110,8 @@ func Compare(a, b Side, o Options) Comparison {
 	var out Comparison
 	na, nb := len(a.Dialogs), len(b.Dialogs)
 	out.add(countRow(FamilyDialogs, na, nb, populationDialog))
-	out.shares(FamilyMethod, a.Dialogs, b.Dialogs, carried, maxCategories)
-	out.shares(FamilyFinalCode, a.Dialogs, b.Dialogs, byDimension("final_code"), maxCategories)
+	out.shares(FamilyMethod, a.Dialogs, b.Dialogs, carried, MaxCategories)
+	out.shares(FamilyFinalCode, a.Dialogs, b.Dialogs, byDimension("final_code"), MaxCategories)
 	ma, mb := metricsOf(a.Dialogs), metricsOf(b.Dialogs)
 	for _, m := range []struct {
 		family string
