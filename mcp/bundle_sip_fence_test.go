@@ -222,6 +222,8 @@ func TestCraftedCaptureIsFencedEverywhere(t *testing.T) {
 		{"dtmf_events", nil, false},
 		{"lint_dialog", map[string]any{"call_id": "hostile-1"}, false},
 		{"explain_rule", map[string]any{"rule": "via_branch_cookie"}, false},
+		{"compare_captures", nil, true},
+		{"compare_captures", map[string]any{"fields": []any{"before"}}, true}, // text is an id column
 	}
 	for i := range 7 { // the call's seven messages
 		probes = append(probes, probe{"get_message", map[string]any{"call_id": "hostile-1", "index": i}, true})
@@ -252,7 +254,7 @@ func TestCraftedCaptureIsFencedEverywhere(t *testing.T) {
 			}
 		})
 	}
-	for _, td := range append(append([]toolDef{}, sipTools...), mediaTools...) {
+	for _, td := range slices.Concat(sipTools, mediaTools, sipSiteTools) {
 		i := td.info()
 		if ro := i.hints.ReadOnlyHint; ro != nil && *ro && !covered[i.name] {
 			t.Errorf("read-only tool %s was not run on the crafted capture", i.name)

@@ -62,6 +62,7 @@ func answerEveryTool(t *testing.T, h *harness) {
 		{"search_by_time", map[string]any{"limit": 5}},
 		{"top_talkers", nil},
 		{"sip_security_findings", nil},
+		{"compare_captures", map[string]any{"min_population": 1}},
 	}
 	for _, dim := range sip.Dimensions {
 		calls = append(calls, struct {

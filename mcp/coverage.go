@@ -84,10 +84,23 @@ func (p PortSelector) selectedPort() string { return string(p.Port) }
 // windowed is a tool's input with a time window (window).
 type windowed interface{ span() (span, error) }
 
+// twoSided is a tool's input that reads more than one port or window (the
+// two sides of a comparison): the ports it names (nil: every port) over
+// the hull of its windows.
+type twoSided interface {
+	coverageScope() ([]string, span, error)
+}
+
 // coverageQuery is what a run over in read: the tool's families, the
 // port it asked for, its window.
 func coverageQuery[In any](reads coverage.Family, in In) coverage.Query {
 	q := coverage.Query{Families: reads}
+	if sc, ok := any(in).(twoSided); ok {
+		if ps, s, err := sc.coverageScope(); err == nil {
+			q.Ports, q.Since, q.Until = ps, s.since, s.until
+		}
+		return q
+	}
 	if p, ok := any(in).(portSelected); ok && p.selectedPort() != "" {
 		q.Ports = []string{p.selectedPort()}
 	}

@@ -96,3 +96,32 @@ func rToMOS(r float64) float64 {
 	m := 1 + 0.035*r + r*(r-60)*(100-r)*7e-6
 	return math.Round(math.Max(m, 1)*100) / 100
 }
+
+// SatisfactionBand is one of ITU-T G.107's user satisfaction categories
+// as a MOS range: Min <= MOS < Max.
+type SatisfactionBand struct {
+	Label    string
+	Min, Max float64
+}
+
+// SatisfactionBands are G.107's categories (R 90/80/70/60/50) as MOS,
+// through G.107 Annex B's R-to-MOS mapping, best first; the last takes
+// every score below its Max.
+var SatisfactionBands = []SatisfactionBand{
+	{Label: "very satisfied", Min: 4.34, Max: 5},
+	{Label: "satisfied", Min: 4.03, Max: 4.34},
+	{Label: "some dissatisfied", Min: 3.60, Max: 4.03},
+	{Label: "many dissatisfied", Min: 3.10, Max: 3.60},
+	{Label: "nearly all dissatisfied", Min: 2.58, Max: 3.10},
+	{Label: "not recommended", Min: 1, Max: 2.58},
+}
+
+// BandOf is the index in SatisfactionBands of the band mos falls in.
+func BandOf(mos float64) int {
+	for i, b := range SatisfactionBands {
+		if mos >= b.Min {
+			return i
+		}
+	}
+	return len(SatisfactionBands) - 1
+}

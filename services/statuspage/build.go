@@ -305,15 +305,13 @@ func lampsOn(l j1939.Lamps) []string {
 	return out
 }
 
-// mosBands are ITU-T G.107's user satisfaction bands (R 90/80/70/60/50)
-// as MOS, from G.107 Annex B's R-to-MOS mapping.
-var mosBands = []MOSBand{
-	{Label: "very satisfied", Min: 4.34, Max: 5},
-	{Label: "satisfied", Min: 4.03, Max: 4.34},
-	{Label: "some dissatisfied", Min: 3.60, Max: 4.03},
-	{Label: "many dissatisfied", Min: 3.10, Max: 3.60},
-	{Label: "nearly all dissatisfied", Min: 2.58, Max: 3.10},
-	{Label: "not recommended", Min: 1, Max: 2.58},
+// mosBands are rtp.SatisfactionBands as the page shows them.
+func mosBands() []MOSBand {
+	out := make([]MOSBand, len(rtp.SatisfactionBands))
+	for i, b := range rtp.SatisfactionBands {
+		out[i] = MOSBand{Label: b.Label, Min: b.Min, Max: b.Max}
+	}
+	return out
 }
 
 func voipView(s Sources, snap []ports.Status) (*VoIPView, string) {
@@ -340,7 +338,7 @@ func voipView(s Sources, snap []ports.Status) (*VoIPView, string) {
 	} else {
 		v.ASRReason = m.ASR.NullReason
 	}
-	v.MOS.Bands = slices.Clone(mosBands)
+	v.MOS.Bands = mosBands()
 	if s.Media == nil {
 		return v, ""
 	}
@@ -353,12 +351,7 @@ func voipView(s Sources, snap []ports.Status) (*VoIPView, string) {
 			continue
 		}
 		v.MOS.Streams++
-		for i, b := range v.MOS.Bands {
-			if *st.Value >= b.Min || i == len(v.MOS.Bands)-1 {
-				v.MOS.Bands[i].Streams++
-				break
-			}
-		}
+		v.MOS.Bands[rtp.BandOf(*st.Value)].Streams++
 	}
 	// Diagnose each call on a snapshot of its own streams: one pass over
 	// the streams, not one per call (thousands of each on a busy port).

@@ -1,0 +1,319 @@
+package sipcompare
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"fieldtap/services/rtp"
+	"fieldtap/services/sip"
+)
+
+// Bounds and defaults of a comparison.
+const (
+	// DefaultMinPopulation is the guard: below 20 attempts one call moves
+	// a ratio by 5 points or more, which is noise, not a change.
+	DefaultMinPopulation = 20
+	// DefaultTop and MaxTop bound the endpoints and User-Agents taken from
+	// each side's head: the union of both heads is compared.
+	DefaultTop = 5
+	MaxTop     = 50
+	// MaxCategories bounds the methods and final codes taken from each
+	// side (largest first): the vocabulary is a dozen methods and a few
+	// dozen codes, and a sender can invent more; past it they are counted
+	// in Comparison.Cut.
+	MaxCategories = 50
+)
+
+// Families, in the order unranked rows are listed.
+const (
+	FamilyDialogs    = "dialogs"     // count of dialogs
+	FamilyMethod     = "method"      // share of dialogs that carried a method
+	FamilyFinalCode  = "final_code"  // share of dialogs by final code
+	FamilyASR        = "asr"         // sip.CallMetrics.ASR
+	FamilyNER        = "ner"         // sip.CallMetrics.NER
+	FamilyPDDp50     = "pdd_p50"     // sip.CallMetrics.PDDp50
+	FamilyPDDp95     = "pdd_p95"     // sip.CallMetrics.PDDp95
+	FamilyACD        = "acd"         // sip.CallMetrics.ACD
+	FamilyStreams    = "rtp_streams" // count of RTP streams
+	FamilyMOSBand    = "mos_band"    // share of streams by G.107 band
+	FamilyEndpoint   = "endpoint"    // share of dialogs an address took part in
+	FamilyUserAgent  = "user_agent"  // share of dialogs by first User-Agent (sender text)
+	NoScore          = "no score"    // the mos_band of a stream without a MOS
+	unitCount        = "count"
+	unitShare        = "share"
+	populationDialog = "dialogs"
+	populationStream = "streams"
+)
+
+var familyOrder = []string{FamilyDialogs, FamilyMethod, FamilyFinalCode, FamilyASR, FamilyNER, FamilyPDDp50, FamilyPDDp95, FamilyACD,
+	FamilyStreams, FamilyMOSBand, FamilyEndpoint, FamilyUserAgent}
+
+// Side is what one side holds: its dialogs (a snapshot's, already
+// chosen by window and port) and its confirmed RTP streams.
+type Side struct {
+	Dialogs []*sip.Dialog
+	Streams []rtp.StreamView
+}
+
+// Options are a comparison's guard and head size; zero takes the default.
+type Options struct {
+	MinPopulation int
+	Top           int
+}
+
+// Row is one figure on both sides.
+type Row struct {
+	Family string
+	Key    string // the category (a method, a code, a band, an address, a User-Agent); empty for a whole-side figure
+	// Text is set when Key is sender text (a User-Agent).
+	Text          bool
+	Unit          string // count, share (of the population), ratio, ms, s
+	Before, After *float64
+	// CountBefore and CountAfter are a share's dialogs or streams.
+	CountBefore, CountAfter *int
+	PopBefore, PopAfter     int
+	PopUnit                 string // what the population counts: dialogs, attempts, samples, streams
+	Change                  *float64
+	ChangePct               *float64 // relative to Before, in %; nil when Before is 0 or nil
+	// Movement is |After − Before| / max(|Before|, |After|), 0 to 1: a
+	// scale shared by counts, shares, ratios and times.
+	Movement float64
+	Rank     int    // 1 is the largest movement; 0 when not ranked
+	Note     string // why a row is not ranked
+}
+
+// Cut is a side's values of a family left out by a bound.
+type Cut struct {
+	Family string
+	Side   string // before or after
+	Values int
+}
+
+// Comparison is every row, ranked rows first by movement, then the
+// unranked in family order.
+type Comparison struct {
+	Rows []Row
+	Cut  []Cut
+}
+
+// Compare pairs the figures of a (before) and b (after).
+func Compare(a, b Side, o Options) Comparison {
+	if o.MinPopulation <= 0 {
+		o.MinPopulation = DefaultMinPopulation
+	}
+	if o.Top <= 0 {
+		o.Top = DefaultTop
+	}
+	o.Top = min(o.Top, MaxTop)
+	var out Comparison
+	na, nb := len(a.Dialogs), len(b.Dialogs)
+	out.add(countRow(FamilyDialogs, na, nb, populationDialog))
+	out.shares(FamilyMethod, a.Dialogs, b.Dialogs, carried, MaxCategories)
+	out.shares(FamilyFinalCode, a.Dialogs, b.Dialogs, byDimension("final_code"), MaxCategories)
+	ma, mb := metricsOf(a.Dialogs), metricsOf(b.Dialogs)
+	for _, m := range []struct {
+		family string
+		a, b   sip.Metric
+		pop    string
+	}{{FamilyASR, ma.ASR, mb.ASR, "attempts"}, {FamilyNER, ma.NER, mb.NER, "attempts"},
+		{FamilyPDDp50, ma.PDDp50, mb.PDDp50, "samples"}, {FamilyPDDp95, ma.PDDp95, mb.PDDp95, "samples"},
+		{FamilyACD, ma.ACD, mb.ACD, "answered calls"}} {
+		out.add(metricRow(m.family, m.a, m.b, m.pop))
+	}
+	out.add(countRow(FamilyStreams, len(a.Streams), len(b.Streams), populationStream))
+	out.mosBands(a.Streams, b.Streams)
+	out.shares(FamilyEndpoint, a.Dialogs, b.Dialogs, byDimension("participant_ip"), o.Top)
+	out.shares(FamilyUserAgent, a.Dialogs, b.Dialogs, byDimension("user_agent"), o.Top)
+	out.rank(o.MinPopulation)
+	return out
+}
+
+func (c *Comparison) add(r Row) { c.Rows = append(c.Rows, r) }
+
+func metricsOf(ds []*sip.Dialog) sip.CallMetrics {
+	var acc sip.MetricsAcc
+	for _, d := range ds {
+		acc.Add(d)
+	}
+	return acc.Result()
+}
+
+func countRow(family string, a, b int, pop string) Row {
+	fa, fb := float64(a), float64(b)
+	return Row{Family: family, Unit: unitCount, Before: &fa, After: &fb, PopBefore: a, PopAfter: b, PopUnit: pop}
+}
+
+func metricRow(family string, a, b sip.Metric, pop string) Row {
+	r := Row{Family: family, Unit: a.Unit, Before: a.Value, After: b.Value, PopBefore: a.Population, PopAfter: b.Population, PopUnit: pop}
+	switch {
+	case a.Value == nil:
+		r.Note = "before: " + a.NullReason
+	case b.Value == nil:
+		r.Note = "after: " + b.NullReason
+	}
+	return r
+}
+
+// all matches every dialog: the sides are chosen before the comparison.
+func all(*sip.Dialog) bool { return true }
+
+// counter counts one side's dialogs per value, largest first, ties by
+// value; text reports whether a value is sender text.
+type counter struct {
+	count func(ds []*sip.Dialog) []sip.Bucket
+	text  func(v string) bool
+}
+
+// byDimension counts by one of sip.Dimensions (sip.Aggregate).
+func byDimension(dim string) counter {
+	return counter{
+		count: func(ds []*sip.Dialog) []sip.Bucket { return sip.Aggregate(ds, all, dim, math.MaxInt).Buckets },
+		text:  func(v string) bool { return sip.TextDimension(dim) && v != sip.NoValue },
+	}
+}
+
+// carried counts the dialogs that carried each method (a REGISTER then
+// an INVITE on one Call-ID counts in both): the method dimension is only
+// the first, which hides the calls of a dialog a REGISTER opened.
+var carried = counter{
+	count: func(ds []*sip.Dialog) []sip.Bucket {
+		n := map[string]int{}
+		for _, d := range ds {
+			for _, m := range d.Methods {
+				n[m]++
+			}
+		}
+		out := make([]sip.Bucket, 0, len(n))
+		for v, c := range n {
+			out = append(out, sip.Bucket{Value: v, Count: c})
+		}
+		slices.SortFunc(out, func(a, b sip.Bucket) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value)) })
+		return out
+	},
+	text: func(string) bool { return false },
+}
+
+// shares compares the share of each side's dialogs per value, for the
+// union of the head (at most head values, largest first) of each side.
+func (c *Comparison) shares(family string, a, b []*sip.Dialog, by counter, head int) {
+	ca, ha := c.counts(family, "before", a, by, head)
+	cb, hb := c.counts(family, "after", b, by, head)
+	keys := slices.Clone(ha)
+	for _, k := range hb {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		r := shareRow(family, ca[k], len(a), cb[k], len(b), populationDialog)
+		r.Key, r.Text = k, by.text(k)
+		c.add(r)
+	}
+}
+
+// counts is every value's dialogs on one side and its head, noting the
+// values past the head.
+func (c *Comparison) counts(family, side string, ds []*sip.Dialog, by counter, head int) (map[string]int, []string) {
+	bs := by.count(ds)
+	n := make(map[string]int, len(bs))
+	var keys []string
+	for i, bk := range bs {
+		n[bk.Value] = bk.Count
+		if i < head {
+			keys = append(keys, bk.Value)
+		}
+	}
+	if over := len(bs) - head; over > 0 {
+		c.Cut = append(c.Cut, Cut{Family: family, Side: side, Values: over})
+	}
+	return n, keys
+}
+
+func shareRow(family string, a, popA, b, popB int, pop string) Row {
+	r := Row{Family: family, Unit: unitShare, CountBefore: &a, CountAfter: &b, PopBefore: popA, PopAfter: popB, PopUnit: pop}
+	if popA > 0 {
+		v := float64(a) / float64(popA)
+		r.Before = &v
+	} else {
+		r.Note = "before: no " + pop
+	}
+	if popB > 0 {
+		v := float64(b) / float64(popB)
+		r.After = &v
+	} else if r.Note == "" {
+		r.Note = "after: no " + pop
+	}
+	return r
+}
+
+// mosBands compares the share of each side's streams per G.107 band, and
+// of those without a score (an ungrounded codec, or too few packets).
+func (c *Comparison) mosBands(a, b []rtp.StreamView) {
+	band := func(ss []rtp.StreamView) []int {
+		n := make([]int, len(rtp.SatisfactionBands)+1)
+		for _, s := range ss {
+			if s.Value == nil {
+				n[len(rtp.SatisfactionBands)]++
+				continue
+			}
+			n[rtp.BandOf(*s.Value)]++
+		}
+		return n
+	}
+	na, nb := band(a), band(b)
+	for i := range na {
+		r := shareRow(FamilyMOSBand, na[i], len(a), nb[i], len(b), populationStream)
+		r.Key = NoScore
+		if i < len(rtp.SatisfactionBands) {
+			r.Key = rtp.SatisfactionBands[i].Label
+		}
+		c.add(r)
+	}
+}
+
+// rank computes each row's change and movement, ranks the rows whose
+// populations reach minPop on both sides, and orders the list.
+func (c *Comparison) rank(minPop int) {
+	for i := range c.Rows {
+		r := &c.Rows[i]
+		if r.Before == nil || r.After == nil {
+			continue
+		}
+		d := *r.After - *r.Before
+		r.Change = &d
+		if *r.Before != 0 {
+			p := d / math.Abs(*r.Before) * 100
+			r.ChangePct = &p
+		}
+		if den := math.Max(math.Abs(*r.Before), math.Abs(*r.After)); den > 0 {
+			r.Movement = math.Abs(d) / den
+		}
+		if r.PopBefore < minPop || r.PopAfter < minPop {
+			r.Note = fmt.Sprintf("too few: %d %s before, %d after (min_population %d)", r.PopBefore, r.PopUnit, r.PopAfter, minPop)
+			continue
+		}
+		r.Rank = -1 // ranked below
+	}
+	ranked := func(r Row) bool { return r.Rank != 0 }
+	slices.SortStableFunc(c.Rows, func(x, y Row) int {
+		switch {
+		case ranked(x) != ranked(y):
+			if ranked(x) {
+				return -1
+			}
+			return 1
+		case ranked(x):
+			if m := cmp.Or(cmp.Compare(y.Movement, x.Movement), cmp.Compare(math.Abs(*y.Change), math.Abs(*x.Change))); m != 0 {
+				return m
+			}
+		}
+		return cmp.Compare(slices.Index(familyOrder, x.Family), slices.Index(familyOrder, y.Family))
+	})
+	for i := range c.Rows {
+		if c.Rows[i].Rank != 0 {
+			c.Rows[i].Rank = i + 1
+		}
+	}
+}

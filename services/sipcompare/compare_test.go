@@ -1,0 +1,93 @@
+package sipcompare
+
+import (
+	"strings"
+	"testing"
+
+	"fieldtap/services/rtp"
+	"fieldtap/services/sip"
+)
+
+func dialogs(n int, methods ...string) []*sip.Dialog {
+	out := make([]*sip.Dialog, n)
+	for i := range out {
+		out[i] = &sip.Dialog{CallID: strings.Repeat("x", i+1), Methods: methods}
+	}
+	return out
+}
+
+func streams(mos ...float64) []rtp.StreamView {
+	out := make([]rtp.StreamView, len(mos))
+	for i, m := range mos {
+		if m > 0 {
+			out[i].Value = &m
+		}
+	}
+	return out
+}
+
+func find(t *testing.T, c Comparison, family, key string) Row {
+	t.Helper()
+	for _, r := range c.Rows {
+		if r.Family == family && r.Key == key {
+			return r
+		}
+	}
+	t.Fatalf("no row %s/%s in %+v", family, key, c.Rows)
+	return Row{}
+}
+
+// TestCompareRanksByMovement: 40 OPTIONS dialogs, then 30 OPTIONS and 10
+// INVITE+ACK; 20 streams at 4.4, then 10 at 4.4 and 10 at 3.3. The
+// INVITE share appears (movement 1) and outranks the OPTIONS share's
+// fall to 0.75 (movement 0.25); the dialog count did not move. Without
+// a final response no ratio has a basis: null, unranked, and why.
+func TestCompareRanksByMovement(t *testing.T) {
+	a := Side{Dialogs: dialogs(40, "OPTIONS"), Streams: streams(repeat(4.4, 20)...)}
+	b := Side{Dialogs: append(dialogs(30, "OPTIONS"), dialogs(10, "INVITE", "ACK")...), Streams: streams(append(repeat(4.4, 10), repeat(3.3, 10)...)...)}
+	c := Compare(a, b, Options{})
+	inv, opt, n := find(t, c, FamilyMethod, "INVITE"), find(t, c, FamilyMethod, "OPTIONS"), find(t, c, FamilyDialogs, "")
+	if inv.Movement != 1 || inv.ChangePct != nil || *inv.CountAfter != 10 || opt.Movement != 0.25 || *opt.ChangePct != -25 || n.Movement != 0 {
+		t.Errorf("INVITE %+v, OPTIONS %+v, dialogs %+v", inv, opt, n)
+	}
+	if inv.Rank == 0 || opt.Rank == 0 || inv.Rank > opt.Rank || opt.Rank > n.Rank {
+		t.Errorf("ranks INVITE %d, OPTIONS %d, dialogs %d: want by movement", inv.Rank, opt.Rank, n.Rank)
+	}
+	if band := find(t, c, FamilyMOSBand, "many dissatisfied"); *band.CountBefore != 0 || *band.CountAfter != 10 || band.Rank == 0 {
+		t.Errorf("3.3 is G.107's many-dissatisfied band: %+v", band)
+	}
+	if asr := find(t, c, FamilyASR, ""); asr.Before != nil || asr.Rank != 0 || !strings.HasPrefix(asr.Note, "before: no call attempt") {
+		t.Errorf("asr without attempts %+v", asr)
+	}
+	for i, r := range c.Rows {
+		if r.Rank != 0 && r.Rank != i+1 || r.Rank == 0 && i+1 < len(c.Rows) && c.Rows[i+1].Rank != 0 {
+			t.Fatalf("row %d %+v: ranked rows first, numbered in order", i, r)
+		}
+	}
+}
+
+// TestCompareGuardsSmallPopulations: 3 dialogs against 40 move every
+// share, and none ranks under the default guard; a guard of 3 ranks them.
+func TestCompareGuardsSmallPopulations(t *testing.T) {
+	a, b := Side{Dialogs: dialogs(3, "INVITE")}, Side{Dialogs: dialogs(40, "OPTIONS")}
+	for _, r := range Compare(a, b, Options{}).Rows {
+		if r.Rank != 0 {
+			t.Errorf("%+v ranked over 3 dialogs", r)
+		}
+	}
+	r := find(t, Compare(a, b, Options{}), FamilyMethod, "INVITE")
+	if r.Note != "too few: 3 dialogs before, 40 after (min_population 20)" {
+		t.Errorf("note %q", r.Note)
+	}
+	if r := find(t, Compare(a, b, Options{MinPopulation: 3}), FamilyMethod, "INVITE"); r.Rank == 0 || r.Note != "" {
+		t.Errorf("with a guard of 3: %+v", r)
+	}
+}
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
