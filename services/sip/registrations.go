@@ -26,12 +26,19 @@ const (
 	// with no final response this long after its last request, in
 	// capture time, went unanswered.
 	RegisterTimeout = 32 * time.Second
+	// LapseGrace is how long past its expiry a binding is still taken as
+	// held. Clients commonly refresh at the granted time itself, not
+	// before (SIP_CALL_RTP_G711.pcap's Verso phone re-registers 0.25 s
+	// after its 20 s ran out, and is answered 200), and registrars
+	// remove bindings on a timer, not at the second; a refresh takes up
+	// to RegisterTimeout, so that is the grace.
+	LapseGrace = RegisterTimeout
 )
 
 // Registration states (Registration.State).
 const (
 	RegRegistered   = "registered"   // the last outcome granted a binding that has not expired
-	RegLapsed       = "lapsed"       // the granted expiry passed with no refresh seen
+	RegLapsed       = "lapsed"       // the granted expiry (and LapseGrace) passed with no refresh seen
 	RegUnregistered = "unregistered" // the last outcome removed every binding (Expires: 0)
 	RegFailed       = "failed"       // the last outcome was a failure, a failed challenge or no answer
 	RegPending      = "pending"      // REGISTERs seen, no outcome yet
@@ -58,6 +65,7 @@ type CodeCount struct {
 type regAttempt struct {
 	callID       string
 	src          netip.AddrPort
+	start        time.Time // its first message
 	last         time.Time // its last request or challenge
 	challenged   bool
 	unregister   bool
@@ -233,7 +241,7 @@ func (r *Registration) request(meta Meta, m *Parsed) {
 		if len(r.pending) >= maxRegOpen {
 			r.close(&r.pending[0], meta.Time)
 		}
-		r.pending = append(r.pending, regAttempt{callID: callID, src: meta.Src})
+		r.pending = append(r.pending, regAttempt{callID: callID, src: meta.Src, start: meta.Time})
 		a = &r.pending[len(r.pending)-1]
 	}
 	a.last = meta.Time
@@ -266,7 +274,7 @@ func (r *Registration) response(meta Meta, m *Parsed) {
 		if len(r.pending) >= maxRegOpen {
 			r.close(&r.pending[0], meta.Time)
 		}
-		r.pending = append(r.pending, regAttempt{callID: callID, src: meta.Dst, reqExpires: -1})
+		r.pending = append(r.pending, regAttempt{callID: callID, src: meta.Dst, start: meta.Time, reqExpires: -1})
 		a = &r.pending[len(r.pending)-1]
 		r.Registrar, r.Source = meta.Src, meta.Dst
 	}
@@ -371,8 +379,9 @@ func (r *Registration) expire(now time.Time) {
 				i = j
 			}
 		}
-		lapse := r.up && !r.ExpiresAt.IsZero() && !r.ExpiresAt.After(now)
-		if lapse && (i < 0 || !r.ExpiresAt.After(r.pending[i].last.Add(RegisterTimeout))) {
+		deadline := r.ExpiresAt.Add(LapseGrace)
+		lapse := r.up && !r.ExpiresAt.IsZero() && !deadline.After(now) && !r.refreshing(deadline)
+		if lapse && (i < 0 || !deadline.After(r.pending[i].last.Add(RegisterTimeout))) {
 			r.Lapses++
 			r.up = false
 			continue
@@ -382,6 +391,19 @@ func (r *Registration) expire(now time.Time) {
 		}
 		r.close(&r.pending[i], now)
 	}
+}
+
+// refreshing reports a refresh sent before deadline (the grant's
+// expiry and its grace) still awaiting its answer: a 200 arriving after
+// the deadline is no lapse, and if the refresh fails, that failure is
+// what ends the binding.
+func (r *Registration) refreshing(deadline time.Time) bool {
+	for _, a := range r.pending {
+		if !a.start.After(deadline) {
+			return true
+		}
+	}
+	return false
 }
 
 // close settles, at capture time now, an attempt that got no final

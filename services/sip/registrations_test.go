@@ -89,6 +89,14 @@ func TestRegistrationsMatchTshark(t *testing.T) {
 			if got := ours(st); !maps.Equal(got, want) {
 				t.Errorf("per AoR\n got %v\nwant %v (tshark)", got, want)
 			}
+			// Every REGISTER in them is a phone's or SIPp's user agent,
+			// each answered 200 within its grant.
+			v := st.Registrations()
+			for i, k := range Kinds(v.Rows) {
+				if r := v.Rows[i].At(v.Latest); k.Kind != KindUser || r.State() != RegRegistered || r.Flaps != 0 {
+					t.Errorf("%s: %s %v, %s, %d flaps; want a registered user", r.AoR, k.Kind, k.Reasons, r.State(), r.Flaps)
+				}
+			}
 			t.Logf("%s: %v", file, want)
 		})
 	}
@@ -184,12 +192,58 @@ func TestGeneratedRegistrationStates(t *testing.T) {
 	if len(tr.Contacts) == 1 && tr.Contacts[0].Expires != 120 {
 		t.Errorf("trunk contact expires %d, want 120 (Expires header)", tr.Contacts[0].Expires)
 	}
-	// Judged before 1001's grant ran out, it is still registered.
+	// Judged before 1001's grant and its grace ran out, it is still
+	// registered.
 	for _, row := range v.Rows {
 		if row.AoR == "sip:1001@pbx.example.com" {
-			if s := row.At(row.LastSuccess.Add(time.Second)); s.State() != RegRegistered || s.Lapses != 0 {
+			if s := row.At(row.ExpiresAt.Add(LapseGrace - time.Second)); s.State() != RegRegistered || s.Lapses != 0 {
 				t.Errorf("1001 a second after its refresh: %s, %d lapses", s.State(), s.Lapses)
 			}
+		}
+	}
+}
+
+// regMsg adds one SIP message, sent at base plus secs, to st.
+func regMsg(t *testing.T, st *Store, secs float64, text string) {
+	t.Helper()
+	var p Parsed
+	text = strings.ReplaceAll(text, "\n", "\r\n") + "\r\n"
+	if err := p.Parse([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st.Add(Meta{Time: base.Add(time.Duration(secs * float64(time.Second)))}, &p, []byte(text))
+}
+
+// TestRefreshAnsweredAfterExpiry: a refresh sent before the grant and its
+// grace ran out and answered after is neither a lapse nor a flap.
+func TestRefreshAnsweredAfterExpiry(t *testing.T) {
+	st := newStore(t, Limits{})
+	req := func(cseq string) string {
+		return "REGISTER sip:x SIP/2.0\nVia: SIP/2.0/UDP h;branch=z9hG4bK" + cseq + "\nTo: <sip:1@x>\nFrom: <sip:1@x>;tag=a\nCall-ID: c\nCSeq: " + cseq + " REGISTER\nContact: <sip:1@h>\nExpires: 60\nContent-Length: 0\n"
+	}
+	ok := func(cseq string) string {
+		return "SIP/2.0 200 OK\nVia: SIP/2.0/UDP h;branch=z9hG4bK" + cseq + "\nTo: <sip:1@x>;tag=b\nFrom: <sip:1@x>;tag=a\nCall-ID: c\nCSeq: " + cseq + " REGISTER\nContact: <sip:1@h>;expires=60\nContent-Length: 0\n"
+	}
+	regMsg(t, st, 0, req("1"))
+	regMsg(t, st, 0.1, ok("1"))
+	regMsg(t, st, 91.9, req("2"))
+	regMsg(t, st, 92.3, ok("2"))
+	v := st.Registrations()
+	r := v.Rows[0].At(v.Latest)
+	if r.State() != RegRegistered || r.Lapses != 0 || r.Flaps != 0 || r.Successes != 2 {
+		t.Errorf("%s, %d lapses, %d flaps, %d successes; want registered, 0, 0, 2", r.State(), r.Lapses, r.Flaps, r.Successes)
+	}
+	// Unanswered, the same refresh is a failure at its timeout, not a lapse.
+	st = newStore(t, Limits{})
+	regMsg(t, st, 0, req("1"))
+	regMsg(t, st, 0.1, ok("1"))
+	regMsg(t, st, 91.9, req("2"))
+	regMsg(t, st, 140, "OPTIONS sip:x SIP/2.0\nTo: <sip:1@x>\nFrom: <sip:2@x>;tag=z\nCall-ID: o\nCSeq: 1 OPTIONS\nContent-Length: 0\n")
+	v = st.Registrations()
+	for _, row := range v.Rows {
+		if r := row.At(v.Latest); r.State() != RegFailed || r.NoAnswer != 1 || r.Lapses != 0 {
+			t.Errorf("%s, %d no answer, %d lapses; want failed, 1, 0", r.State(), r.NoAnswer, r.Lapses)
 		}
 	}
 }

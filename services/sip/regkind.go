@@ -14,7 +14,7 @@ const (
 // Why a registration is judged a trunk (RegKind.Reasons).
 const (
 	ReasonPBXAgent   = "pbx_user_agent"      // its User-Agent names PBX software
-	ReasonRegistrar  = "source_is_registrar" // its source answers REGISTERs of other AoRs
+	ReasonRegistrar  = "source_is_registrar" // its source address and port answers REGISTERs of other AoRs
 	ReasonNoUserPart = "no_user_part"        // the AoR names a host only
 )
 
@@ -35,10 +35,10 @@ type RegKind struct {
 // an AoR without a user part. Anything else is a user. It is a
 // heuristic over what the capture shows, and says which signs it read.
 func Kinds(rows []Registration) []RegKind {
-	registrars := map[netip.Addr]bool{}
+	registrars := map[netip.AddrPort]bool{}
 	for _, r := range rows {
 		if r.Registrar.IsValid() {
-			registrars[r.Registrar.Addr().Unmap()] = true
+			registrars[unmap(r.Registrar)] = true
 		}
 	}
 	out := make([]RegKind, len(rows))
@@ -51,7 +51,7 @@ func Kinds(rows []Registration) []RegKind {
 				break
 			}
 		}
-		if r.Source.IsValid() && registrars[r.Source.Addr().Unmap()] {
+		if r.Source.IsValid() && registrars[unmap(r.Source)] {
 			k.Reasons = append(k.Reasons, ReasonRegistrar)
 		}
 		if len(UserOf([]byte(r.AoR))) == 0 {
@@ -64,3 +64,5 @@ func Kinds(rows []Registration) []RegKind {
 	}
 	return out
 }
+
+func unmap(a netip.AddrPort) netip.AddrPort { return netip.AddrPortFrom(a.Addr().Unmap(), a.Port()) }

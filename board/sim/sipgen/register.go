@@ -19,12 +19,14 @@ import (
 // one address of record per case a registration monitor must tell apart:
 //
 //   - 1001 registers for 60 s, refreshes once at 50 s (the refresh sent
-//     twice: a retransmission) and is never seen again: lapsed at 110 s.
+//     twice: a retransmission) and is never seen again: lapsed at 110 s
+//     (142 s with the 32 s grace a monitor allows).
 //   - 1002 is challenged (401), retries, and is refused 403 at 5 s; at
 //     100 s it is challenged again and its retry is never answered: two
 //     failed challenges, one of them no answer.
 //   - 1003 is challenged (407) and registered at 10 s, refused 503 at
-//     40 s, registered again at 45 s for 30 s (a flap), lapses at 75 s,
+//     40 s, registered again at 45 s for 30 s (a flap), lapses at 75 s
+//     (107 s with the grace),
 //     registers again at 120 s for 120 s (a second flap): registered.
 //   - 1004 registers for an hour at 20 s and unregisters (Expires: 0) at
 //     150 s: unregistered.

@@ -27,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts under te
 
 // goldenBundles is every bundle: a tool in an opt-in bundle is as much
 // the box's contract as one loaded by default.
-const goldenBundles = "server,can,j1939,sip,media,j1708,transmit,blackbox,uds,dbc,j1939_diag,canre,j1587_ref,sip_forensics,bus_await"
+const goldenBundles = "server,can,j1939,sip,media,j1708,transmit,blackbox,uds,dbc,j1939_diag,canre,j1587_ref,sip_forensics,sip_site,bus_await"
 
 // goldenSimStart fixes the sim board's clock, so its traffic is the
 // same byte for byte on every run.
