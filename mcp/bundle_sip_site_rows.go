@@ -75,8 +75,8 @@ func registrationRowOf(r sip.Registration, k sip.RegKind, at time.Time) registra
 	for _, c := range r.Contacts {
 		cr := regContactRow{URI: untrusted.Text(c.URI)}
 		if c.Expires >= 0 {
-			e, at := c.Expires, ts(c.ExpiresAt)
-			cr.ExpiresS, cr.ExpiresAt = &e, &at
+			e, until := c.Expires, ts(c.ExpiresAt)
+			cr.ExpiresS, cr.ExpiresAt = &e, &until
 		}
 		row.Contacts = append(row.Contacts, cr)
 	}

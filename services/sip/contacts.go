@@ -10,11 +10,11 @@ import (
 // an expiry time never overflows.
 const maxExpires = 365 * 24 * 3600
 
-// SplitContacts splits a Contact header value into its contacts at the
+// splitContacts splits a Contact header value into its contacts at the
 // commas outside quotes and <…> (RFC 3261 §20.10, a name-addr may quote
 // a display name holding commas). "*" is one contact. Empty elements are
 // left out. The parts are sub-slices of v.
-func SplitContacts(v []byte, each func(c []byte) bool) {
+func splitContacts(v []byte, each func(c []byte) bool) {
 	depth, start := 0, 0
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
@@ -48,10 +48,10 @@ func SplitContacts(v []byte, each func(c []byte) bool) {
 	}
 }
 
-// ExpiresValue reads a delta-seconds value (an Expires header, or a
+// expiresValue reads a delta-seconds value (an Expires header, or a
 // Contact's expires parameter): ok is false when b is not decimal
 // digits; values past a year are read as a year.
-func ExpiresValue(b []byte) (secs int, ok bool) {
+func expiresValue(b []byte) (secs int, ok bool) {
 	b = trimWS(b)
 	if len(b) == 0 {
 		return 0, false
@@ -74,7 +74,7 @@ func ExpiresValue(b []byte) (secs int, ok bool) {
 func expiresHeader(m *Parsed) (int, bool) {
 	for _, h := range m.Headers {
 		if len(h.Name) == len("Expires") && bytes.EqualFold(h.Name, []byte("Expires")) {
-			return ExpiresValue(h.Value)
+			return expiresValue(h.Value)
 		}
 	}
 	return 0, false

@@ -473,7 +473,7 @@ func contactsOf(m *Parsed, def int, t time.Time) (cs []RegContact, n int, star b
 		if h.ID != HContact {
 			continue
 		}
-		SplitContacts(Unfold(h.Value), func(c []byte) bool {
+		splitContacts(Unfold(h.Value), func(c []byte) bool {
 			if bytes.Equal(c, []byte("*")) {
 				star = true
 				return true
@@ -483,7 +483,7 @@ func contactsOf(m *Parsed, def int, t time.Time) (cs []RegContact, n int, star b
 				return true
 			}
 			exp := def
-			if e, ok := ExpiresValue(Param(c, "expires")); ok {
+			if e, ok := expiresValue(Param(c, "expires")); ok {
 				exp = e
 			}
 			cs = append(cs, RegContact{URI: capText(URIOf(c)), Expires: exp, ExpiresAt: expiryAt(t, exp)})

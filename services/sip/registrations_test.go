@@ -288,7 +288,7 @@ func TestAoROf(t *testing.T) {
 
 func TestSplitContacts(t *testing.T) {
 	var got []string
-	SplitContacts([]byte(`"a, b" <sip:1@x;p=1,2>;expires=60, <sip:2@y>;expires=30 ,sip:3@z,`), func(c []byte) bool {
+	splitContacts([]byte(`"a, b" <sip:1@x;p=1,2>;expires=60, <sip:2@y>;expires=30 ,sip:3@z,`), func(c []byte) bool {
 		got = append(got, string(c))
 		return true
 	})
