@@ -249,16 +249,11 @@ func (r *Registration) request(meta Meta, m *Parsed) {
 	if e, ok := expiresHeader(m); ok {
 		a.reqExpires = e
 	}
-	a.reqContacts, a.reqContactsN, a.reqWildcard = contactsOf(m, -1, meta.Time)
-	a.unregister = a.reqWildcard || a.reqExpires == 0 && len(a.reqContacts) > 0
-	if !a.unregister && len(a.reqContacts) > 0 {
-		a.unregister = true
-		for _, c := range a.reqContacts {
-			if c.Expires != 0 {
-				a.unregister = false
-			}
-		}
-	}
+	// Each contact asks for its expires parameter, else the Expires
+	// header (RFC 3261 §10.2.1.1): an unregistration asks 0 for all.
+	a.reqContacts, a.reqContactsN, a.reqWildcard = contactsOf(m, a.reqExpires, meta.Time)
+	a.unregister = a.reqWildcard || len(a.reqContacts) > 0 &&
+		!slices.ContainsFunc(a.reqContacts, func(c RegContact) bool { return c.Expires != 0 })
 }
 
 func (r *Registration) response(meta Meta, m *Parsed) {

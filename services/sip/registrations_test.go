@@ -330,3 +330,28 @@ func FuzzRegistrations(f *testing.F) {
 		Kinds(v.Rows)
 	})
 }
+
+// TestUnregistrationIsPerContact: a contact's expires parameter wins over
+// the Expires header (RFC 3261 §10.2.1.1), so Expires: 0 with a contact
+// asking an hour registers; Contact: * unregisters.
+func TestUnregistrationIsPerContact(t *testing.T) {
+	st := newStore(t, Limits{})
+	msg := func(cseq, contact, expires string) string {
+		return "REGISTER sip:x SIP/2.0\nVia: SIP/2.0/UDP h;branch=z9hG4bK" + cseq + "\nTo: <sip:1@x>\nFrom: <sip:1@x>;tag=a\nCall-ID: c\nCSeq: " + cseq + " REGISTER\nContact: " + contact + "\nExpires: " + expires + "\nContent-Length: 0\n"
+	}
+	ok := func(cseq, contact string) string {
+		return "SIP/2.0 200 OK\nVia: SIP/2.0/UDP h;branch=z9hG4bK" + cseq + "\nTo: <sip:1@x>;tag=b\nFrom: <sip:1@x>;tag=a\nCall-ID: c\nCSeq: " + cseq + " REGISTER\n" + contact + "Content-Length: 0\n"
+	}
+	regMsg(t, st, 0, msg("1", "<sip:1@h>;expires=3600", "0"))
+	regMsg(t, st, 0.1, ok("1", ""))
+	v := st.Registrations()
+	if r := v.Rows[0].At(v.Latest); r.State() != RegRegistered || r.Unregistrations != 0 || len(r.Contacts) != 1 || r.Contacts[0].Expires != 3600 {
+		t.Errorf("%s, %d unregistrations, contacts %+v; want registered for 3600 s", r.State(), r.Unregistrations, r.Contacts)
+	}
+	regMsg(t, st, 10, msg("2", "*", "0"))
+	regMsg(t, st, 10.1, ok("2", ""))
+	v = st.Registrations()
+	if r := v.Rows[0].At(v.Latest); r.State() != RegUnregistered || r.Unregistrations != 1 || len(r.Contacts) != 0 {
+		t.Errorf("%s, %d unregistrations, contacts %+v; want unregistered", r.State(), r.Unregistrations, r.Contacts)
+	}
+}
