@@ -56,6 +56,8 @@ var liveViews = []liveView{
 	{uri: "fieldtap://live/streams/{call_id}", name: "live RTP streams of a call", tool: "rtp_streams", kinds: []string{portKindEthernet},
 		args: func(v string) map[string]any { return map[string]any{"call_id": v} },
 		desc: "One call's RTP streams as rtp_streams answers for its call_id; an unknown Call-ID is an empty page."},
+	{uri: "fieldtap://live/registrations", name: "live registrations", tool: "sip_registrations", args: noViewArgs, kinds: []string{portKindEthernet},
+		desc: "Registrations per address of record as sip_registrations answers with no arguments (the first page)."},
 	{uri: "fieldtap://live/can/{port}", name: "live CAN frames", tool: "can_frames", kinds: []string{portKindCAN},
 		args: func(v string) map[string]any { return map[string]any{"port": v} },
 		desc: "One CAN port's stored frames as can_frames answers for it; an unknown port is an empty page."},

@@ -111,6 +111,7 @@ type Store struct {
 	cache   *Snapshot
 	epoch   uint64
 	raw     *ring.Slabs // the kept messages' raw bytes
+	regs    regTable    // registrations per AoR (registrations.go)
 	methods map[string]string
 	resps   map[respKey]string
 }
@@ -261,6 +262,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog) {
 		s.st.TransactionsShed++
 	}
+	s.regs.observe(meta, m, method, msg.Retransmission)
 	if d.MessagesKept < s.lim.MessagesPerDialog {
 		msg.Raw = s.raw.Copy(raw)
 		msg.Seq = s.msgs.Next()
