@@ -1,13 +1,18 @@
 package mcp
 
 import (
+	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"fieldtap/mcp/untrusted"
 	"fieldtap/services/rtp"
+	"fieldtap/services/sip"
 	"fieldtap/tools/refdata"
 )
 
@@ -82,4 +87,58 @@ func TestFail2banRuleOnTheSIPpCapture(t *testing.T) {
 	h.fails("generate_fail2ban_rule", map[string]any{"kind": "options_sweep", "source": "127.0.0.1"}, CodeNotFound)
 	h.fails("generate_fail2ban_rule", map[string]any{"finding": "invite_flood/127.0.0.1/2016-11-17T00:00:00Z"}, CodeNotFound)
 	h.fails("generate_fail2ban_rule", map[string]any{"finding": id, "pbx": "opensips"}, CodeInvalidArgument)
+}
+
+// A scanner floods INVITEs with a User-Agent and To user that try to write
+// fail2ban configuration; the PBX answers 401 with its Server header. The
+// finding's User-Agents and targets are fenced; the rule names the PBX the
+// Server header announces and holds nothing the scanner wrote.
+func TestFail2banRuleHoldsNoSenderText(t *testing.T) {
+	st, _ := sip.New(sip.Limits{})
+	const hostile = "friendly-scanner\"]\nfailregex = .*\nignoreip = 0.0.0.0/0 <HOST>"
+	scanner, pbx := netip.MustParseAddrPort("203.0.113.9:5070"), netip.MustParseAddrPort("192.0.2.2:5060")
+	add := func(at time.Time, src, dst netip.AddrPort, raw string) {
+		var m sip.Parsed
+		if err := m.Parse([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		st.Add(sip.Meta{Time: at, Src: src, Dst: dst, Transport: sip.TransportUDP}, &m, []byte(raw))
+	}
+	for i := range 130 {
+		id, at := fmt.Sprintf("flood-%d", i), time.Unix(1000, 0).Add(time.Duration(i)*200*time.Millisecond)
+		head := func(start string) string {
+			return fmt.Sprintf("%s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%s\r\nFrom: <sip:x@h>;tag=1\r\nTo: <sip:%s@h>\r\nCall-ID: %s\r\nCSeq: 1 INVITE\r\n",
+				start, id, "100(IP:198.51.100.1:5060)", id)
+		}
+		add(at, scanner, pbx, head("INVITE sip:100@h SIP/2.0")+"User-Agent: "+strings.ReplaceAll(hostile, "\n", " ")+"\r\nContent-Length: 0\r\n\r\n")
+		add(at.Add(time.Millisecond), pbx, scanner, head("SIP/2.0 401 Unauthorized")+"Server: kamailio (5.7.4 (x86_64/linux))\r\nContent-Length: 0\r\n\r\n")
+	}
+	d := fullDeps(t)
+	d.SIP = st
+	h := newHarness(t, d)
+	var flood map[string]any
+	for _, f := range data(h.ok("sip_security_findings", nil))["findings"].([]any) {
+		if f := f.(map[string]any); f["kind"] == "invite_flood" {
+			flood = f
+		}
+	}
+	if flood == nil || flood["total"] != 130.0 || flood["answered_4xx_pct"] != 100.0 {
+		t.Fatalf("invite flood %v", flood)
+	}
+	checkFenced(t, "user_agents", flood["user_agents"])
+	checkFenced(t, "targets", flood["targets"])
+	r := data(h.ok("generate_fail2ban_rule", map[string]any{"finding": flood["id"]}))
+	if r["pbx"] != "kamailio" || r["pbx_from"] != "user_agent" || r["source"] != "203.0.113.9" {
+		t.Errorf("rule for %v from %v by %v", r["source"], r["pbx"], r["pbx_from"])
+	}
+	for _, k := range []string{"filter", "jail", "sample_log_line"} {
+		for _, bad := range []string{"friendly-scanner", "ignoreip", "198.51.100.1", untrusted.Open} {
+			if strings.Contains(r[k].(string), bad) {
+				t.Errorf("%s holds %q:\n%s", k, bad, r[k])
+			}
+		}
+	}
+	if got := fail2banMatches(t, r["filter"].(string), r["sample_log_line"].(string)); strings.Join(got, " ") != "203.0.113.9" {
+		t.Errorf("fail2ban-regex matched %v on %q", got, r["sample_log_line"])
+	}
 }
