@@ -205,3 +205,61 @@ func TestJail(t *testing.T) {
 		}
 	}
 }
+
+// fail2ban-client loads each jail with its filter on a copy of the host's
+// /etc/fail2ban (its own jails left out, the logpath a temporary file):
+// the configuration test passes and the dump has the jail's actions for
+// TCP and UDP, its maxretry and findtime, and the filter's failregex.
+func TestJailLoadsInFail2banClient(t *testing.T) {
+	bin, err := exec.LookPath("fail2ban-client")
+	if err != nil {
+		t.Skip("fail2ban-client (Debian's fail2ban package) is not installed")
+	}
+	if _, err := os.Stat("/etc/fail2ban/jail.conf"); err != nil {
+		t.Skip("/etc/fail2ban/jail.conf (Debian's fail2ban package) is not installed")
+	}
+	for _, pbx := range PBXs {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS("/etc/fail2ban")); err != nil {
+			t.Fatal(err)
+		}
+		jails, _ := filepath.Glob(filepath.Join(dir, "jail.d", "*"))
+		for _, j := range append(jails, filepath.Join(dir, "jail.local")) {
+			os.Remove(j)
+		}
+		r, err := Build(finding(kindInviteFlood, "203.0.113.9"), pbx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := filepath.Join(dir, "pbx.log")
+		jail := strings.Replace(r.Jail, "logpath  = "+r.LogPath+"\n", "logpath  = "+log+"\n", 1)
+		for name, body := range map[string]string{log: r.Sample + "\n", filepath.Join(dir, "filter.d", r.Name+".conf"): r.Filter, filepath.Join(dir, "jail.d", r.Name+".conf"): jail} {
+			if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out, err := exec.Command(bin, "-c", dir, "--test").CombinedOutput(); err != nil {
+			t.Fatalf("%s: fail2ban-client --test: %v\n%s\njail:\n%s", r.Name, err, out, jail)
+		}
+		out, err := exec.Command(bin, "-c", dir, "-d").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: fail2ban-client -d: %v\n%s", r.Name, err, out)
+		}
+		for _, want := range []string{
+			"['add', '" + r.Name + "', 'auto']",
+			"['set', '" + r.Name + "', 'maxretry', 120]",
+			"['set', '" + r.Name + "', 'findtime', '60']",
+			"['set', '" + r.Name + "', 'addfailregex', ",
+		} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s: fail2ban-client -d lacks %s", r.Name, want)
+			}
+		}
+		// The action is the host's banaction, one for each protocol.
+		for _, proto := range []string{"tcp", "udp"} {
+			if !regexp.MustCompile(`\['set', '` + r.Name + `', 'addaction', '[^']+-` + proto + `'\]`).Match(out) {
+				t.Errorf("%s: fail2ban-client -d has no %s action", r.Name, proto)
+			}
+		}
+	}
+}
