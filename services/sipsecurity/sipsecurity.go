@@ -29,6 +29,8 @@ const (
 
 // Thresholds decide what is an attack. Rates are counted in a sliding
 // Window per source address; a source reaching a threshold is a finding.
+// Window is also the quiet gap that ends an episode: a whole Window below
+// the threshold.
 type Thresholds struct {
 	Window time.Duration
 	// Registers: REGISTER transactions from one source in Window.
@@ -314,21 +316,28 @@ type tallier[V comparable] map[V]int
 
 func (t tallier[V]) add(v V) { t[v]++ }
 
-// tally keeps the MaxListed values of most events (ties in first-seen
-// order would depend on map order, so by value text) and counts the rest.
+// tally keeps the MaxListed values of most events (ties by value text, so
+// that map order never shows) and counts the rest.
 func (t tallier[V]) tally() Tally[V] {
-	all := make([]Counted[V], 0, len(t))
-	for v, n := range t {
-		all = append(all, Counted[V]{v, n})
+	type keyed struct {
+		c   Counted[V]
+		key string
 	}
-	slices.SortFunc(all, func(a, b Counted[V]) int {
-		return cmp.Or(cmp.Compare(b.Events, a.Events), strings.Compare(fmt.Sprint(a.Value), fmt.Sprint(b.Value)))
+	all := make([]keyed, 0, len(t))
+	for v, n := range t {
+		all = append(all, keyed{Counted[V]{v, n}, fmt.Sprint(v)})
+	}
+	slices.SortFunc(all, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(b.c.Events, a.c.Events), strings.Compare(a.key, b.key))
 	})
-	var out Tally[V]
-	out.Top = all[:min(len(all), MaxListed)]
-	for _, c := range all[len(out.Top):] {
+	out := Tally[V]{Top: make([]Counted[V], 0, min(len(all), MaxListed))}
+	for i, k := range all {
+		if i < MaxListed {
+			out.Top = append(out.Top, k.c)
+			continue
+		}
 		out.Others++
-		out.OthersEvents += c.Events
+		out.OthersEvents += k.c.Events
 	}
 	return out
 }
