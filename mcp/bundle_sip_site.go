@@ -99,7 +99,7 @@ var generateFail2banRule = tool[fail2banIn, fail2banOut]{
 		}
 		r, err := sipfail2ban.Build(bf, pbx)
 		if err != nil {
-			return fail2banOut{}, argErr("pbx", "one of "+sipfail2ban.Names(), "%v", err)
+			return fail2banOut{}, argErr("finding", "a finding whose source fail2ban can ban", "%v", err)
 		}
 		filterPath := "/etc/fail2ban/filter.d/" + r.Name + ".conf"
 		return fail2banOut{Finding: f.ID, Kind: f.Kind, Source: f.Source.String(), PBX: string(pbx), PBXFrom: from, Log: r.Log, LogPath: r.LogPath,

@@ -171,8 +171,11 @@ func Build(f Finding, pbx PBX) (Rule, error) {
 	if !slices.Contains([]string{kindScanner, kindRegisterFlood, kindAuthStorm, kindInviteFlood, kindOptionsSweep}, f.Kind) {
 		return Rule{}, fmt.Errorf("finding kind %q: not one sip_security_findings reports", f.Kind)
 	}
-	if !f.Source.IsValid() || f.Source.Unmap().IsUnspecified() {
-		return Rule{}, fmt.Errorf("source %q: want an IP address", f.Source)
+	if !f.Source.IsValid() {
+		return Rule{}, fmt.Errorf("the finding has no source address")
+	}
+	if f.Source.Unmap().IsUnspecified() {
+		return Rule{}, fmt.Errorf("source %s is the unspecified address: no host sends from it, and a ban on it means nothing", f.Source)
 	}
 	if f.Threshold < 1 || f.Window < time.Second {
 		return Rule{}, fmt.Errorf("threshold %d per %v: want a threshold of at least 1 and a window of at least 1s", f.Threshold, f.Window)
