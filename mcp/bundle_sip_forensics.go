@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"fieldtap/mcp/untrusted"
+	"fieldtap/services/filter"
 	"fieldtap/services/sip"
 	"fieldtap/services/siplint"
 	"fieldtap/services/sipsecurity"
@@ -379,27 +380,6 @@ type securityIn struct {
 	Filter filterArg `json:"filter,omitempty"`
 }
 
-// securityEvidence is one transaction behind a finding.
-type securityEvidence struct {
-	CallID    string          `json:"call_id"`
-	Time      string          `json:"time"`
-	Method    string          `json:"method"`
-	Dst       string          `json:"dst"`
-	FinalCode *int            `json:"final_code"`
-	UserAgent *untrusted.Text `json:"user_agent,omitempty" jsonschema:"the scanner's User-Agent, as written"`
-}
-
-type findingRow struct {
-	Kind      string             `json:"kind" jsonschema:"scanner_user_agent, register_flood, digest_bruteforce, invite_flood or options_sweep"`
-	Source    string             `json:"source" jsonschema:"the source address"`
-	Count     int                `json:"count" jsonschema:"the most events in one window (distinct targets for options_sweep; dialogs for scanner_user_agent)"`
-	Threshold int                `json:"threshold"`
-	First     string             `json:"first"`
-	Last      string             `json:"last"`
-	Evidence  []securityEvidence `json:"evidence" jsonschema:"the window's first 10 transactions"`
-	More      int                `json:"more_evidence"`
-}
-
 type securityThresholds struct {
 	WindowSeconds  float64  `json:"window_seconds"`
 	Registers      int      `json:"registers"`
@@ -410,7 +390,7 @@ type securityThresholds struct {
 }
 
 type securityOut struct {
-	Findings     []findingRow       `json:"findings" jsonschema:"largest count first, at most 100"`
+	Findings     []findingRow       `json:"findings" jsonschema:"one per episode, the largest total first, at most 100"`
 	FindingsLeft int                `json:"findings_left" jsonschema:"findings past 100"`
 	Dialogs      int                `json:"dialogs" jsonschema:"dialogs looked at"`
 	TxnsShed     int                `json:"transactions_shed" jsonschema:"transactions the store did not keep: rates may be low by that many"`
@@ -424,40 +404,36 @@ var securityFindings = tool[securityIn, securityOut]{
 	hints: readOnly(),
 	text:  []textSource{textSIP},
 	run: func(c *call, in securityIn) (securityOut, error) {
-		sn := c.d.SIP.Snapshot()
 		e, err := in.Filter.compile()
 		if err != nil {
 			return securityOut{}, err
 		}
-		th := c.d.SIPSecurity
-		if th.Window == 0 {
-			th = sipsecurity.Defaults
-		}
-		ds := make([]*sip.Dialog, 0, len(sn.Dialogs))
-		for _, dl := range sn.Dialogs {
-			if e.Match(dl) {
-				ds = append(ds, dl)
-			}
-		}
-		r := sipsecurity.Analyse(ds, th)
+		r, th := securityReport(c, e)
 		out := securityOut{Findings: make([]findingRow, 0, len(r.Findings)), FindingsLeft: r.FindingsLeft, Dialogs: r.Dialogs, TxnsShed: r.TxnsShed,
 			Thresholds: securityThresholds{WindowSeconds: th.Window.Seconds(), Registers: th.Registers, AuthChallenges: th.AuthChallenges,
 				Invites: th.Invites, OptionsTargets: th.OptionsTargets, ScannerAgents: nonNil(th.ScannerAgents)}}
 		for _, f := range r.Findings {
-			row := findingRow{Kind: f.Kind, Source: f.Source.String(), Count: f.Count, Threshold: f.Threshold, First: ts(f.First), Last: ts(f.Last),
-				Evidence: make([]securityEvidence, 0, len(f.Evidence)), More: f.More}
-			for _, ev := range f.Evidence {
-				se := securityEvidence{CallID: ev.CallID, Time: ts(ev.Time), Method: ev.Method, Dst: ev.Dst.String(), FinalCode: finalCode(ev.FinalCode)}
-				if ev.UserAgent != "" {
-					ua := untrusted.Text(ev.UserAgent)
-					se.UserAgent = &ua
-				}
-				row.Evidence = append(row.Evidence, se)
-			}
-			out.Findings = append(out.Findings, row)
+			out.Findings = append(out.Findings, findingRowOf(f))
 		}
 		return out, nil
 	},
+}
+
+// securityReport analyses the dialogs e matches with the configured
+// thresholds (sipsecurity.Defaults when none are).
+func securityReport(c *call, e *filter.Expr) (sipsecurity.Report, sipsecurity.Thresholds) {
+	sn := c.d.SIP.Snapshot()
+	th := c.d.SIPSecurity
+	if th.Window == 0 {
+		th = sipsecurity.Defaults
+	}
+	ds := make([]*sip.Dialog, 0, len(sn.Dialogs))
+	for _, dl := range sn.Dialogs {
+		if e.Match(dl) {
+			ds = append(ds, dl)
+		}
+	}
+	return sipsecurity.Analyse(ds, th), th
 }
 
 type ruleRow struct {

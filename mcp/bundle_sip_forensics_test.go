@@ -196,28 +196,35 @@ func TestCallTreeAcrossABackToBackUA(t *testing.T) {
 	h.fails("find_correlated", map[string]any{}, CodeInvalidArgument)
 }
 
-// branch-scenario-sipp.pcapng: a SIPp load run from 127.0.0.1, at most
-// 601 REGISTER and 601 INVITE transactions in any 60 s window (tshark
-// 4.0.17, by Via branch and frame time). The configured thresholds decide.
+// branch-scenario-sipp.pcapng: a SIPp load run from 127.0.0.1 over 133 s,
+// 1,334 REGISTER and 1,334 INVITE transactions, at most 601 of each in any
+// 60 s window, 1,148 INVITEs answered 403 (tshark 4.0.17, by Via branch,
+// frame time and sip.Status-Code). Each flood is one episode of the whole
+// capture; the configured thresholds decide what is one.
 func TestSecurityFindingsOnTheSIPpCapture(t *testing.T) {
 	d := captureDeps(t, filepath.Join(refdata.Dir(t, "sip"), "branch-scenario-sipp.pcapng"), rtp.Options{})
 	kinds := func(h *harness) map[string]any {
 		out := map[string]any{}
 		for _, f := range data(h.ok("sip_security_findings", nil))["findings"].([]any) {
 			f := f.(map[string]any)
-			out[f["kind"].(string)] = f["count"]
-			if f["source"] != "127.0.0.1" || len(f["evidence"].([]any)) != 10 || f["more_evidence"] != 591.0 {
-				t.Errorf("finding %v: want 127.0.0.1 with 10 evidence rows and 591 more", f)
+			peak := f["peak"].(map[string]any)
+			out[f["kind"].(string)] = fmt.Sprintf("%v %v %.2f", f["total"], f["answered_4xx"], f["answered_4xx_pct"])
+			if f["source"] != "127.0.0.1" || len(f["evidence"].([]any)) != 10 || f["more_evidence"] != 1324.0 || peak["count"] != 601.0 || peak["window_seconds"] != 60.0 {
+				t.Errorf("finding %v: want 127.0.0.1 with 10 evidence rows and 1324 more, a peak of 601 in 60 s", f)
+			}
+			if f["kind"] == "invite_flood" && (f["first"] != "2016-11-17T21:52:35.303579687Z" || f["last"] != "2016-11-17T21:54:48.601474824Z" ||
+				f["id"] != "invite_flood/127.0.0.1/2016-11-17T21:52:35.303579687Z") {
+				t.Errorf("invite flood %v to %v, id %v", f["first"], f["last"], f["id"])
 			}
 		}
 		return out
 	}
-	if got, want := kinds(newHarness(t, d)), map[string]any{"register_flood": 601.0, "invite_flood": 601.0}; !maps.Equal(got, want) {
+	if got, want := kinds(newHarness(t, d)), map[string]any{"register_flood": "1334 0 0.00", "invite_flood": "1334 1148 86.06"}; !maps.Equal(got, want) {
 		t.Errorf("findings %v, want %v", got, want)
 	}
 	d.SIPSecurity = sipsecurity.Defaults
 	d.SIPSecurity.Registers = 602
-	if got, want := kinds(newHarness(t, d)), map[string]any{"invite_flood": 601.0}; !maps.Equal(got, want) {
+	if got, want := kinds(newHarness(t, d)), map[string]any{"invite_flood": "1334 1148 86.06"}; !maps.Equal(got, want) {
 		t.Errorf("with registers = 602: findings %v, want %v", got, want)
 	}
 }

@@ -149,8 +149,15 @@ var workflows = []workflow{
 				"Call aggregate_dialogs with dimension: src_ip and filter: final_code == 401 or final_code == 403 or final_code == 404 or final_code == 407 for the sources being refused; then dimension: to_user with the same filter for the users or extensions they tried.",
 				"Call aggregate_dialogs with dimension: user_agent and the same filter: scanner names (friendly-scanner, sipvicious, sipcli) are fenced sender text, and easily forged.",
 				"For each source in a finding call describe_endpoint with its ip: any answered call or registration (a 2xx) from it means an attempt got through.",
-				"Answer: yes or no, with each attacking source, its method, when, how many attempts, which accounts it targeted, whether any succeeded, and what to block; say what the coverage warnings leave unknown." + windowNote(a),
 			}
+		},
+		optional: []optionalStep{{
+			tools:     []string{"generate_fail2ban_rule"},
+			step:      "For each source to block, call generate_fail2ban_rule with the finding's id (and pbx: asterisk, kamailio or freeswitch when the site's PBX is known): a fail2ban filter and jail for the PBX's log, with a sample line to check the filter with fail2ban-regex.",
+			otherwise: "Name each source to block by its address; no tool loaded here writes a ban rule.",
+		}},
+		last: func(a map[string]string) string {
+			return "Answer: yes or no, with each attacking source, its method, when (first and last), how many attempts, which accounts it targeted, whether any succeeded, and what to block; say what the coverage warnings leave unknown." + windowNote(a)
 		},
 	},
 	{

@@ -75,7 +75,8 @@ func TestPromptsFollowTheLoadedTools(t *testing.T) {
 				!strings.HasPrefix(text[strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n")+1:], "8. Answer:") {
 				t.Errorf("site_failing_calls text:\n%s", text)
 			}
-			if text := promptText(t, s, "site_under_attack", nil); !strings.Contains(text, "Call timeline (the whole capture)") {
+			if text := promptText(t, s, "site_under_attack", nil); !strings.Contains(text, "Call timeline (the whole capture)") || !strings.Contains(text, "6. For each source to block, call generate_fail2ban_rule") ||
+				!strings.Contains(text, "\n7. Answer:") {
 				t.Errorf("site_under_attack text:\n%s", text)
 			}
 			if text := promptText(t, s, "bad_audio", map[string]string{"call_id": "call-3"}); !strings.Contains(text, "2. Call rtp_streams with call_id: call-3 ") {
@@ -87,6 +88,10 @@ func TestPromptsFollowTheLoadedTools(t *testing.T) {
 			s, _ = cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, "sip")...)
 			if text := promptText(t, s, "site_failing_calls", nil); strings.Contains(text, "sip_security_findings") || !strings.Contains(text, "no security tools loaded") {
 				t.Errorf("site_failing_calls without sip_forensics:\n%s", text)
+			}
+			s, _ = cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, "sip", "sip_forensics")...)
+			if text := promptText(t, s, "site_under_attack", nil); strings.Contains(text, "generate_fail2ban_rule") || !strings.Contains(text, "no tool loaded here writes a ban rule") {
+				t.Errorf("site_under_attack without sip_site:\n%s", text)
 			}
 			s, _ = cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, "j1939", bundleTransmit)...)
 			if text := promptText(t, s, "truck_fault_triage", nil); !strings.Contains(text, "4. If no freeze frame was seen, plan (dry run, the default) j1939_request") {

@@ -24,10 +24,13 @@ const (
 const (
 	MaxFindings = 100 // findings listed, the largest first; the rest counted
 	MaxEvidence = 10  // evidence rows per finding, oldest first; the rest counted
+	MaxListed   = 10  // values per tally (sources, User-Agents, targets), most events first; the rest counted
 )
 
 // Thresholds decide what is an attack. Rates are counted in a sliding
 // Window per source address; a source reaching a threshold is a finding.
+// Window is also the quiet gap that ends an episode: a whole Window below
+// the threshold.
 type Thresholds struct {
 	Window time.Duration
 	// Registers: REGISTER transactions from one source in Window.
@@ -83,16 +86,63 @@ type Evidence struct {
 	UserAgent string // sender text; set for scanner findings
 }
 
-// Finding is one source doing one kind of thing past its threshold.
+// Target is where a finding's requests went: the destination and the
+// To user (sender text). The store keeps one To user per dialog, its first
+// request's, so User is empty for a later transaction of the dialog (a
+// SIPp INVITE after its REGISTER) rather than another request's user.
+type Target struct {
+	Dst  netip.AddrPort
+	User string
+}
+
+// Counted is one value of a tally and the events that carried it.
+type Counted[V comparable] struct {
+	Value  V
+	Events int
+}
+
+// Tally is the distinct values of one attribute over an episode's events:
+// the MaxListed carried by most events, and the rest counted.
+type Tally[V comparable] struct {
+	Top          []Counted[V]
+	Others       int // distinct values past MaxListed
+	OthersEvents int // the events that carried them
+}
+
+// Finding is one episode of one source doing one kind of thing past its
+// threshold: from the first window that reached the threshold to the last,
+// windows less than one Window apart merged. An episode ends once the
+// source stays below the threshold for a whole Window; a later burst is a
+// new finding with its own ID.
 type Finding struct {
-	Kind      string
-	Source    netip.Addr
-	Count     int // the most events in one Window (scanner: dialogs)
+	// ID names the episode: kind/source/first time (RFC 3339). It stays
+	// the same while the episode grows, as long as the store keeps its
+	// first event.
+	ID     string
+	Kind   string
+	Source netip.Addr
+	First  time.Time // the episode's first event
+	Last   time.Time // its last event
+	// Total is the episode's events: transactions (REGISTER, INVITE,
+	// OPTIONS), 401/407 answers (digest_bruteforce) or dialogs
+	// (scanner_user_agent).
+	Total int
+	// Peak is the most events in one Window of the episode (distinct
+	// targets for options_sweep), the window starting at PeakStart.
+	Peak      int
+	PeakStart time.Time
+	Window    time.Duration
 	Threshold int
-	First     time.Time // the window where Count was reached
-	Last      time.Time
-	Evidence  []Evidence
-	More      int // evidence rows past MaxEvidence
+	// Answered4xx counts the events whose final answer was 4xx.
+	Answered4xx int
+	// Sources are the source's address:port pairs.
+	Sources Tally[netip.AddrPort]
+	// UserAgents are the User-Agent and Server values (sender text) of
+	// the events' dialogs.
+	UserAgents Tally[string]
+	Targets    Tally[Target]
+	Evidence   []Evidence // the episode's first MaxEvidence events
+	More       int        // evidence rows past MaxEvidence
 }
 
 // Report is every finding of a snapshot.
@@ -105,10 +155,15 @@ type Report struct {
 	TxnsShed int
 }
 
+// event is one transaction (tx nil: one scanner dialog) behind a finding.
 type event struct {
 	t   time.Time
 	key string // the OPTIONS target, else ""
-	ev  Evidence
+	d   *sip.Dialog
+	tx  *sip.Transaction
+	ua  string // the scanner User-Agent, for scanner events
+	// later is a transaction after the dialog's first: d.ToUser is not its.
+	later bool
 }
 
 // Analyse looks at every kept transaction of ds.
@@ -119,18 +174,17 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 		kind string
 	}
 	events := map[srcKind][]event{}
-	scanners := map[netip.Addr][]Evidence{}
 	for _, d := range ds {
 		r.Dialogs++
 		r.TxnsShed += d.TxnsShed
 		if ua, ok := scannerAgent(d.UserAgents, th.ScannerAgents); ok {
-			src := d.Src.Addr().Unmap()
-			scanners[src] = append(scanners[src], Evidence{CallID: d.CallID, Time: d.Created, Method: d.FirstMethod, Dst: d.Dst, FinalCode: d.FinalCode, UserAgent: ua})
+			sk := srcKind{d.Src.Addr().Unmap(), KindScanner}
+			events[sk] = append(events[sk], event{t: d.Created, d: d, ua: ua})
 		}
 		for i := range d.Txns {
 			tx := &d.Txns[i]
 			src := tx.Src.Addr().Unmap()
-			e := event{t: tx.Start, ev: Evidence{CallID: d.CallID, Time: tx.Start, Method: tx.Method, Dst: tx.Dst, FinalCode: tx.FinalCode}}
+			e := event{t: tx.Start, d: d, tx: tx, later: i > 0}
 			switch {
 			case tx.Method == "REGISTER":
 				events[srcKind{src, KindRegisterFlood}] = append(events[srcKind{src, KindRegisterFlood}], e)
@@ -148,19 +202,18 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 	}
 	var out []Finding
 	for sk, evs := range events {
-		limit := map[string]int{KindRegisterFlood: th.Registers, KindInviteFlood: th.Invites, KindAuthStorm: th.AuthChallenges, KindOptionsSweep: th.OptionsTargets}[sk.kind]
-		if f, ok := peak(evs, th.Window, limit, sk.kind == KindOptionsSweep); ok {
-			f.Kind, f.Source = sk.kind, sk.src
+		limit := map[string]int{KindRegisterFlood: th.Registers, KindInviteFlood: th.Invites, KindAuthStorm: th.AuthChallenges, KindOptionsSweep: th.OptionsTargets, KindScanner: 1}[sk.kind]
+		slices.SortStableFunc(evs, func(a, b event) int { return a.t.Compare(b.t) })
+		for _, ep := range episodes(evs, th.Window, limit, sk.kind == KindOptionsSweep) {
+			f := summarise(evs[ep.lo:ep.hi+1], sk.kind == KindScanner)
+			f.Kind, f.Source, f.Window, f.Threshold = sk.kind, sk.src, th.Window, limit
+			f.Peak, f.PeakStart = ep.peak, evs[ep.peakLo].t
+			f.ID = FindingID(sk.kind, sk.src, f.First)
 			out = append(out, f)
 		}
 	}
-	for src, evs := range scanners {
-		f := Finding{Kind: KindScanner, Source: src, Count: len(evs), Threshold: 1, First: evs[0].Time, Last: evs[len(evs)-1].Time}
-		f.Evidence, f.More = evs[:min(len(evs), MaxEvidence)], max(len(evs)-MaxEvidence, 0)
-		out = append(out, f)
-	}
 	slices.SortFunc(out, func(a, b Finding) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Kind, b.Kind), a.Source.Compare(b.Source))
+		return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(a.Kind, b.Kind), a.Source.Compare(b.Source), a.First.Compare(b.First))
 	})
 	if len(out) > MaxFindings {
 		r.FindingsLeft, out = len(out)-MaxFindings, out[:MaxFindings]
@@ -169,11 +222,22 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 	return r
 }
 
-// peak finds the window of the most events (distinct keys when distinct)
-// ending at an event: the events s with t-Window < s ≤ t.
-func peak(evs []event, w time.Duration, limit int, distinct bool) (Finding, bool) {
-	slices.SortStableFunc(evs, func(a, b event) int { return a.t.Compare(b.t) })
-	best, bi, bj := 0, 0, 0
+// FindingID names an episode; generate_fail2ban_rule takes it back.
+func FindingID(kind string, src netip.Addr, first time.Time) string {
+	return kind + "/" + src.String() + "/" + first.UTC().Format(time.RFC3339Nano)
+}
+
+// span is one episode: events lo..hi, its peak window starting at peakLo.
+type span struct{ lo, hi, peak, peakLo int }
+
+// episodes finds the hot windows of evs (sorted by time): each window of
+// length w ending at an event, the events s with t-w < s ≤ t, that holds
+// at least limit events (distinct keys when distinct). Hot windows that
+// overlap or are less than w apart are one episode: the source never
+// stayed below the threshold for a whole window in between.
+func episodes(evs []event, w time.Duration, limit int, distinct bool) []span {
+	var out []span
+	cur := span{lo: -1}
 	j := 0
 	keys := map[string]int{}
 	for i, e := range evs {
@@ -188,20 +252,94 @@ func peak(evs []event, w time.Duration, limit int, distinct bool) (Finding, bool
 		if distinct {
 			n = len(keys)
 		}
-		if n > best {
-			best, bi, bj = n, i, j
+		if n < limit {
+			continue
+		}
+		if cur.lo >= 0 && (j <= cur.hi || evs[j].t.Sub(evs[cur.hi].t) < w) {
+			cur.hi = i
+		} else {
+			if cur.lo >= 0 {
+				out = append(out, cur)
+			}
+			cur = span{lo: j, hi: i}
+		}
+		if n > cur.peak {
+			cur.peak, cur.peakLo = n, j
 		}
 	}
-	if best < limit {
-		return Finding{}, false
+	if cur.lo >= 0 {
+		out = append(out, cur)
 	}
-	win := evs[bj : bi+1]
-	f := Finding{Count: best, Threshold: limit, First: win[0].t, Last: win[len(win)-1].t}
-	for _, e := range win[:min(len(win), MaxEvidence)] {
-		f.Evidence = append(f.Evidence, e.ev)
+	return out
+}
+
+// summarise totals one episode's events.
+func summarise(evs []event, scanner bool) Finding {
+	f := Finding{First: evs[0].t, Last: evs[len(evs)-1].t, Total: len(evs)}
+	srcs, uas, tgts := tallier[netip.AddrPort]{}, tallier[string]{}, tallier[Target]{}
+	for _, e := range evs {
+		ev := Evidence{CallID: e.d.CallID, Time: e.t, UserAgent: e.ua}
+		src, tgt := e.d.Src, Target{e.d.Dst, e.d.ToUser}
+		if e.tx != nil {
+			ev.Method, ev.Dst, ev.FinalCode = e.tx.Method, e.tx.Dst, e.tx.FinalCode
+			src, tgt.Dst = e.tx.Src, e.tx.Dst
+			if e.later {
+				tgt.User = ""
+			}
+		} else {
+			ev.Method, ev.Dst, ev.FinalCode = e.d.FirstMethod, e.d.Dst, e.d.FinalCode
+		}
+		if ev.FinalCode >= 400 && ev.FinalCode < 500 {
+			f.Answered4xx++
+		}
+		srcs.add(src)
+		tgts.add(tgt)
+		if scanner {
+			uas.add(e.ua)
+		} else {
+			for _, ua := range e.d.UserAgents {
+				uas.add(ua)
+			}
+		}
+		if len(f.Evidence) < MaxEvidence {
+			f.Evidence = append(f.Evidence, ev)
+		}
 	}
-	f.More = max(len(win)-MaxEvidence, 0)
-	return f, true
+	f.More = f.Total - len(f.Evidence)
+	f.Sources, f.UserAgents, f.Targets = srcs.tally(), uas.tally(), tgts.tally()
+	return f
+}
+
+// tallier counts events per value. Its size is bounded by the episode's
+// events, which the store bounds.
+type tallier[V comparable] map[V]int
+
+func (t tallier[V]) add(v V) { t[v]++ }
+
+// tally keeps the MaxListed values of most events (ties by value text, so
+// that map order never shows) and counts the rest.
+func (t tallier[V]) tally() Tally[V] {
+	type keyed struct {
+		c   Counted[V]
+		key string
+	}
+	all := make([]keyed, 0, len(t))
+	for v, n := range t {
+		all = append(all, keyed{Counted[V]{v, n}, fmt.Sprint(v)})
+	}
+	slices.SortFunc(all, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(b.c.Events, a.c.Events), strings.Compare(a.key, b.key))
+	})
+	out := Tally[V]{Top: make([]Counted[V], 0, min(len(all), MaxListed))}
+	for i, k := range all {
+		if i < MaxListed {
+			out.Top = append(out.Top, k.c)
+			continue
+		}
+		out.Others++
+		out.OthersEvents += k.c.Events
+	}
+	return out
 }
 
 // scannerAgent returns the first of uas containing one of known.

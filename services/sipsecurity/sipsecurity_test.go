@@ -52,9 +52,9 @@ func TestFindingsOnAnAttack(t *testing.T) {
 	r := Analyse(st.Snapshot().Dialogs, Defaults)
 	got := map[string]string{}
 	for _, f := range r.Findings {
-		got[f.Kind] = fmt.Sprintf("%s %d", f.Source, f.Count)
-		if len(f.Evidence) != min(f.Count, MaxEvidence) || f.More != max(f.Count-MaxEvidence, 0) {
-			t.Errorf("%s: %d evidence rows and %d more for %d", f.Kind, len(f.Evidence), f.More, f.Count)
+		got[f.Kind] = fmt.Sprintf("%s %d", f.Source, f.Total)
+		if len(f.Evidence) != min(f.Total, MaxEvidence) || f.More != max(f.Total-MaxEvidence, 0) {
+			t.Errorf("%s: %d evidence rows and %d more for %d", f.Kind, len(f.Evidence), f.More, f.Total)
 		}
 	}
 	want := map[string]string{KindOptionsSweep: "203.0.113.9 25", KindAuthStorm: "203.0.113.9 30", KindScanner: "203.0.113.9 25"}
@@ -84,10 +84,52 @@ func TestFindingsAreBounded(t *testing.T) {
 	}
 }
 
-// branch-scenario-sipp.pcapng is a SIPp load run from 127.0.0.1: tshark
-// 4.0.17 (`-Y 'sip.Method == "REGISTER"' -T fields -e frame.time_epoch
-// -e ip.src -e sip.Via.branch`) gives 1,334 REGISTER and 1,334 INVITE
-// transactions, at most 601 of each in any 60 s window.
+// Two INVITE bursts from one source: 150 in 30 s, a quiet 50 s (less
+// than the 60 s window), 150 more: one episode. After 10 quiet minutes a
+// third burst is a new episode with its own ID.
+func TestEpisodesMergeAcrossWindows(t *testing.T) {
+	st, _ := sip.New(sip.Limits{})
+	t0 := time.Unix(1000, 0)
+	const src = "203.0.113.9:5070"
+	burst := func(at time.Time, tag string, n int) {
+		for i := range n {
+			id := fmt.Sprintf("%s%d", tag, i)
+			when := at.Add(time.Duration(i) * 200 * time.Millisecond)
+			add(t, st, when, src, "192.0.2.1:5060", msg("INVITE sip:100@h SIP/2.0", id, fmt.Sprint(100+i%12), "INVITE", 1, "User-Agent: pplsip\r\n"))
+			add(t, st, when.Add(time.Millisecond), "192.0.2.1:5060", src, msg("SIP/2.0 403 Forbidden", id, fmt.Sprint(100+i%12), "INVITE", 1, "Server: pbx\r\n"))
+		}
+	}
+	burst(t0, "a", 150)
+	burst(t0.Add(80*time.Second), "b", 150)
+	burst(t0.Add(15*time.Minute), "c", 130)
+	r := Analyse(st.Snapshot().Dialogs, Defaults)
+	if len(r.Findings) != 2 {
+		t.Fatalf("%d findings, want 2: %+v", len(r.Findings), r.Findings)
+	}
+	f := r.Findings[0]
+	if f.Kind != KindInviteFlood || f.Total != 300 || f.Answered4xx != 300 || f.Peak != 150 || !f.First.Equal(t0) ||
+		!f.Last.Equal(t0.Add(80*time.Second+149*200*time.Millisecond)) || f.ID != "invite_flood/203.0.113.9/1970-01-01T00:16:40Z" {
+		t.Errorf("first episode %s: total %d, 4xx %d, peak %d, %v to %v", f.ID, f.Total, f.Answered4xx, f.Peak, f.First, f.Last)
+	}
+	// 12 To users: 10 listed, 2 counted (24 events each).
+	if len(f.Targets.Top) != MaxListed || f.Targets.Others != 2 || f.Targets.OthersEvents != 48 || f.Targets.Top[0].Events != 26 {
+		t.Errorf("targets %+v", f.Targets)
+	}
+	if fmt.Sprint(f.UserAgents.Top) != "[{pbx 300} {pplsip 300}]" || len(f.Sources.Top) != 1 || f.More != 290 {
+		t.Errorf("user agents %v, sources %v, more %d", f.UserAgents.Top, f.Sources.Top, f.More)
+	}
+	if g := r.Findings[1]; g.Total != 130 || !g.First.Equal(t0.Add(15*time.Minute)) || g.ID == f.ID {
+		t.Errorf("second episode %s: total %d from %v", g.ID, g.Total, g.First)
+	}
+}
+
+// branch-scenario-sipp.pcapng is a SIPp load run from 127.0.0.1 over 133 s:
+// tshark 4.0.17 (`-Y 'sip.Method == "INVITE"' -T fields -e frame.time_epoch
+// -e sip.Via.branch`, the same for REGISTER, and `-Y 'sip.CSeq.method ==
+// "INVITE" && sip.Status-Code == 403'`) gives 1,334 REGISTER and 1,334
+// INVITE transactions, at most 601 of each in any 60 s window, the INVITEs
+// from 21:52:35.303579687 to 21:54:48.601474824 UTC, 1,148 answered 403.
+// The flood never pauses: each is one episode of the whole capture.
 func TestFloodsOnTheSIPpCapture(t *testing.T) {
 	st, _ := sip.New(sip.Limits{})
 	a := sip.NewAnalyser(st, netdecode.Options{})
@@ -95,9 +137,19 @@ func TestFloodsOnTheSIPpCapture(t *testing.T) {
 	r := Analyse(st.Snapshot().Dialogs, Defaults)
 	got := map[string]string{}
 	for _, f := range r.Findings {
-		got[f.Kind] = fmt.Sprintf("%s %d", f.Source, f.Count)
+		got[f.Kind] = fmt.Sprintf("%s total %d peak %d 4xx %d", f.Source, f.Total, f.Peak, f.Answered4xx)
+		if f.Kind == KindInviteFlood {
+			first, last := f.First.UTC().Format(time.RFC3339Nano), f.Last.UTC().Format(time.RFC3339Nano)
+			if first != "2016-11-17T21:52:35.303579687Z" || last != "2016-11-17T21:54:48.601474824Z" {
+				t.Errorf("invite flood from %s to %s", first, last)
+			}
+			// The INVITE follows the dialog's REGISTER (To ua1): its To user is not kept.
+			if len(f.Targets.Top) != 1 || f.Targets.Top[0].Value != (Target{Dst: netip.MustParseAddrPort("127.0.0.1:5060")}) || f.Targets.Top[0].Events != 1334 {
+				t.Errorf("targets %+v", f.Targets)
+			}
+		}
 	}
-	want := map[string]string{KindRegisterFlood: "127.0.0.1 601", KindInviteFlood: "127.0.0.1 601"}
+	want := map[string]string{KindRegisterFlood: "127.0.0.1 total 1334 peak 601 4xx 0", KindInviteFlood: "127.0.0.1 total 1334 peak 601 4xx 1148"}
 	if fmt.Sprint(got) != fmt.Sprint(want) || r.Dialogs != 1334 {
 		t.Errorf("findings %v over %d dialogs, want %v over 1334", got, r.Dialogs, want)
 	}
