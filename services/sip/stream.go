@@ -15,7 +15,8 @@ const (
 	modeSIP                  // SIP framed by Content-Length
 	modeHandshake            // HTTP request or response, before WebSocket
 	modeWS                   // WebSocket frames carrying SIP (RFC 7118)
-	modeIgnore               // TLS or other traffic: consumed unread
+	modeTLS                  // TLS records: offered to the TCP hook
+	modeIgnore               // other traffic: consumed unread
 )
 
 type streamState struct {
@@ -66,6 +67,8 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 			}
 		case modeIgnore:
 			return len(data)
+		case modeTLS:
+			return done + a.tls(s, t, b)
 		case modeSIP:
 			n = a.frameSIP(st, meta, b, s, done)
 		case modeHandshake:
@@ -85,7 +88,7 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 func (a *Analyser) classify(st *streamState, b []byte, sips bool) int {
 	switch {
 	case len(b) >= tlsRecordHdr+1 && b[0] == tlsHandshake && b[1] == tlsMajor:
-		st.mode = modeIgnore
+		st.mode = modeTLS
 		a.count(func(c *StreamStats) {
 			c.TLS++
 			if sips {
