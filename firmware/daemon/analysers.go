@@ -22,6 +22,7 @@ import (
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
+	"fieldtap/services/trunk"
 )
 
 // analysers holds the stores that analysers fill, one set per daemon,
@@ -36,6 +37,7 @@ type analysers struct {
 	spanMu     sync.Mutex // serialises Ethernet ports through one SIP analyser: its fragment and TCP tables are keyed by addresses, not ports
 	sipFeed    *sip.Analyser
 	media      *rtp.Analyser // fed by sipFeed's media hook
+	trunk      *trunk.Table  // fed by sipFeed's TCP hook
 	frames     map[string]*framestore.Store
 	framesMu   sync.Mutex
 	handoffs   map[string]*capture.Handoff // for the budget view's hand-off use
@@ -114,6 +116,10 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		mediaInterval = rtp.DefaultInterval
 	}
 	sipFeed.SetMediaHook(media)
+	// Trunk health sees every SPAN port's and opened capture's TCP
+	// segments on SIP ports and TLS handshakes on SIPS ports.
+	trunkTable := trunk.New(trunk.Options{})
+	sipFeed.SetTCPHook(trunkTable)
 	uds, err := isotp.New(isotp.LimitsFor(shareOf(plan, budget.UDS, "")))
 	if err != nil {
 		return nil, err
@@ -127,6 +133,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		sip:           sipStore,
 		sipFeed:       sipFeed,
 		media:         media,
+		trunk:         trunkTable,
 		mediaInterval: mediaInterval,
 		frames:        map[string]*framestore.Store{},
 		handoffs:      map[string]*capture.Handoff{},
