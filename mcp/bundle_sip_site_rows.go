@@ -25,9 +25,9 @@ type trunkFlowRow struct {
 type tcpCountsRow struct {
 	Segments                uint64 `json:"segments"`
 	Bytes                   uint64 `json:"bytes" jsonschema:"payload bytes"`
-	Retransmissions         uint64 `json:"retransmissions" jsonschema:"tshark's tcp.analysis.retransmission: fast retransmissions included, spurious ones apart"`
+	Retransmissions         uint64 `json:"retransmissions" jsonschema:"tshark's tcp.analysis.retransmission: fast and spurious retransmissions included"`
 	FastRetransmissions     uint64 `json:"fast_retransmissions"`
-	SpuriousRetransmissions uint64 `json:"spurious_retransmissions" jsonschema:"data the other side had already acknowledged"`
+	SpuriousRetransmissions uint64 `json:"spurious_retransmissions" jsonschema:"of those, data the other side had already acknowledged"`
 	OutOfOrder              uint64 `json:"out_of_order"`
 	ZeroWindows             uint64 `json:"zero_windows" jsonschema:"segments advertising a window of 0 (this side's receive buffer was full)"`
 	Resets                  uint64 `json:"resets" jsonschema:"segments with RST"`

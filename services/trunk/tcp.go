@@ -13,13 +13,14 @@ import (
 //   - Retransmissions: a segment carrying data, SYN or FIN whose sequence
 //     number is below the highest next sequence number seen in its
 //     direction, not a keep-alive and not out of order: tshark's
-//     tcp.analysis.retransmission, which fast retransmissions also carry.
+//     tcp.analysis.retransmission, which fast and spurious retransmissions
+//     also carry.
 //   - FastRetransmissions: of those, the ones at the sequence number the
 //     other side acknowledged twice more in duplicate, within 20 ms of its
 //     last acknowledgement (tcp.analysis.fast_retransmission).
-//   - SpuriousRetransmissions: data the other side had already
-//     acknowledged (tcp.analysis.spurious_retransmission); tshark 4.0
-//     flags them apart from tcp.analysis.retransmission, and so does this.
+//   - SpuriousRetransmissions: of those, the data the other side had
+//     already acknowledged (tcp.analysis.spurious_retransmission, which
+//     tshark 4.0 also flags tcp.analysis.retransmission).
 //   - OutOfOrder: a segment below the highest next sequence number that
 //     came sooner after its direction's previous segment than the
 //     connection's initial round trip (3 ms when the handshake was not
@@ -97,6 +98,7 @@ func analyse(fwd, rev *direction, g netdecode.Segment, irtt time.Duration) {
 			c.OutOfOrder++
 		case g.Len > 0 && rev.hasAck && !seqLess(rev.lastAck, g.Seq+uint32(g.Len)):
 			c.SpuriousRetransmissions++
+			c.Retransmissions++
 		default:
 			c.Retransmissions++
 		}
