@@ -83,10 +83,10 @@ func TestTCPAnalysisMatchesTshark(t *testing.T) {
 		{at: ms(1003), seq: 5001, ack: 1401, flags: "A", window: 65535},
 		{at: ms(1004), seq: 5001, ack: 1401, flags: "A", window: 65535},
 		{at: ms(1005), fromCli: true, seq: 1401, ack: 5001, flags: "PA", window: 65535, payload: data}, // fast
-		{at: ms(1100), seq: 5001, ack: 1601, flags: "A", window: 0},                                   // zero window
+		{at: ms(1100), seq: 5001, ack: 1601, flags: "A", window: 0},                                    // zero window
 		{at: ms(1200), seq: 5001, ack: 1601, flags: "A", window: 65535},
 		{at: ms(1250), fromCli: true, seq: 1600, ack: 5001, flags: "A", window: 65535, payload: data[:1]}, // keep-alive
-		{at: ms(1300), fromCli: true, seq: 1601, ack: 5001, flags: "RA", window: 0},                      // reset
+		{at: ms(1300), fromCli: true, seq: 1601, ack: 5001, flags: "RA", window: 0},                       // reset
 	}
 	path := writeCapture(t, cli, srv, segs)
 	flows, _ := feedFile(t, path).Flows()
