@@ -68,7 +68,7 @@ func mediaOptions(m config.Media) (rtp.Options, error) {
 }
 
 // newAnalysers builds every store with the bound plan gives it.
-func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec netdecode.Options) (*analysers, error) {
+func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec netdecode.Options, trunkOpt trunk.Options) (*analysers, error) {
 	exportDir := st.ExportDir
 	if exportDir == "" {
 		exportDir = filepath.Join(os.TempDir(), exportDirName)
@@ -118,7 +118,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 	sipFeed.SetMediaHook(media)
 	// Trunk health sees every SPAN port's and opened capture's TCP
 	// segments on SIP ports and TLS handshakes on SIPS ports.
-	trunkTable := trunk.New(trunk.Options{})
+	trunkTable := trunk.New(trunkOpt)
 	sipFeed.SetTCPHook(trunkTable)
 	uds, err := isotp.New(isotp.LimitsFor(shareOf(plan, budget.UDS, "")))
 	if err != nil {

@@ -211,7 +211,7 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 		return nil, err
 	}
 	logPlan(b.log, plan)
-	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, b.cfg.DecodeOptions()); err != nil {
+	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, b.cfg.DecodeOptions(), b.cfg.TrunkOptions()); err != nil {
 		return nil, err
 	}
 	b.reg.SetBudget(b.an.budgetStatus)

@@ -3,6 +3,8 @@ package trunk
 import (
 	"bytes"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -67,7 +69,7 @@ type Alert struct {
 // Certificate is what the server's clear Certificate message (TLS 1.2
 // and earlier) shows of its first certificate.
 type Certificate struct {
-	Subject, Issuer     string // RFC 2253 order, as pkix.Name.String writes them
+	Subject, Issuer     string // RFC 2253, as openssl x509 -nameopt RFC2253 prints them
 	NotBefore, NotAfter time.Time
 	// SeenAt is the capture time of the record that completed the
 	// message: days to expiry count from it.
@@ -355,7 +357,18 @@ func (s *TLSState) certificate(at time.Time, b []byte) error {
 	if err != nil {
 		return fmt.Errorf("server certificate does not parse: %w", err)
 	}
-	s.Cert = &Certificate{Subject: c.Subject.String(), Issuer: c.Issuer.String(), NotBefore: c.NotBefore, NotAfter: c.NotAfter,
+	s.Cert = &Certificate{Subject: rdnString(c.RawSubject), Issuer: rdnString(c.RawIssuer), NotBefore: c.NotBefore, NotAfter: c.NotAfter,
 		SeenAt: at, Chain: chain}
 	return nil
+}
+
+// rdnString writes a DER name in RFC 2253 order, its attributes as the
+// certificate holds them (pkix.Name.String reorders them by type).
+// x509.ParseCertificate has already parsed it.
+func rdnString(der []byte) string {
+	var rdn pkix.RDNSequence
+	if _, err := asn1.Unmarshal(der, &rdn); err != nil {
+		return ""
+	}
+	return rdn.String()
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/services/netdecode"
 	"fieldtap/tools/refdata"
 )
 
@@ -116,5 +117,24 @@ func TestTableEvictsAtItsBound(t *testing.T) {
 	flows, st := tb.Flows()
 	if st.Evicted != 1 || st.Flows != 2 || st.Created != 3 || flows[0].ID != 2 || flows[1].ID != 3 {
 		t.Errorf("stats %+v, flows %d and %d: want flow 1 evicted", st, flows[0].ID, flows[1].ID)
+	}
+}
+
+// TestConfiguredSIPSPort: a SIPS port from the configuration is read as
+// TLS, and 5061 is not once the list leaves it out.
+func TestConfiguredSIPSPort(t *testing.T) {
+	tb := New(Options{SIPSPorts: []uint16{5081}})
+	at := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	for _, port := range []uint16{5081, 5061} {
+		cli, srv := netip.MustParseAddrPort("10.0.0.1:40000"), netip.AddrPortFrom(netip.MustParseAddr("10.0.0.2"), port)
+		tb.Segment(segmentOf(cli, srv, at))
+		s := &netdecode.Stream{Src: cli, Dst: srv}
+		if n := tb.TLS(s, at, clientHelloSeed); n != len(clientHelloSeed) {
+			t.Fatalf("port %d: consumed %d of %d", port, n, len(clientHelloSeed))
+		}
+	}
+	flows, _ := tb.Flows()
+	if len(flows) != 1 || flows[0].TLS == nil || flows[0].TLS.SNI != "sip.example.test" {
+		t.Fatalf("flows %+v: want the one on 5081, its SNI read", flows)
 	}
 }
