@@ -191,6 +191,9 @@ func (s *TLSState) record(side *tlsSide, fromServer bool, at time.Time, typ uint
 		}
 		side.hs = append(side.hs, body...)
 		side.hs = side.hs[:copy(side.hs, side.hs[s.messages(fromServer, at, side.hs):])]
+		if len(side.hs) == 0 {
+			side.hs = nil // memory is held only while a message spans records
+		}
 	case recApplicationData:
 		side.encrypted = true
 	}
