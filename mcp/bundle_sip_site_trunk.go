@@ -12,7 +12,7 @@ import (
 const textTLS textSource = "the TLS peers on SIPS ports (the server name a client asked for, the server certificate's subject and issuer)"
 
 type trunkHealthIn struct {
-	ProblemsOnly bool `json:"problems_only,omitempty" jsonschema:"only flows with a retransmission, out-of-order segment, zero window or reset, a TLS handshake that did not complete, an alert, or a certificate expiring within 30 days"`
+	ProblemsOnly bool `json:"problems_only,omitempty" jsonschema:"only flows with a retransmission, out-of-order segment, zero window or reset, a TLS handshake that did not complete, a clear alert other than close_notify, or a certificate expiring within 30 days"`
 	Paging
 	Projection
 }
@@ -111,7 +111,8 @@ func (r trunkFlowRow) problem() bool {
 }
 
 // closeNotifyOnly reports alerts that are all clear close_notify or
-// encrypted after a completed handshake: an orderly end.
+// encrypted (of a completed handshake, problem's only caller: an orderly
+// end is the usual encrypted alert).
 func closeNotifyOnly(as []tlsAlertRow) bool {
 	for _, a := range as {
 		if !a.Encrypted && *a.Description != "close_notify" {
