@@ -22,6 +22,7 @@ import (
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/trunk"
 	"fieldtap/tools/refdata"
 )
 
@@ -130,9 +131,11 @@ func captureDeps(t *testing.T, path string, o rtp.Options) Deps {
 	an := sip.NewAnalyser(st, netdecode.Options{})
 	media := rtp.NewAnalyser(o)
 	an.SetMediaHook(media)
+	tb := trunk.New(trunk.Options{})
+	an.SetTCPHook(tb)
 	refdata.EachRecord(t, path, func(rec pcapfile.Record) { an.Feed(rec.Time, rec.Link, rec.Data) })
 	d := testDeps()
-	d.SIP, d.Media, d.MediaInterval = st, media, rtp.DefaultInterval
+	d.SIP, d.Media, d.MediaInterval, d.Trunk = st, media, rtp.DefaultInterval, tb
 	d.SIPStats = an.Stats
 	return d
 }
@@ -224,6 +227,7 @@ func TestCraftedCaptureIsFencedEverywhere(t *testing.T) {
 		{"explain_rule", map[string]any{"rule": "via_branch_cookie"}, false},
 		{"compare_captures", nil, true},
 		{"compare_captures", map[string]any{"fields": []any{"before"}}, true}, // text is an id column
+		{"trunk_health", nil, false},                                          // the crafted capture is SIP over UDP
 		{"sip_registrations", nil, false},                                     // the crafted capture registers nothing
 	}
 	for i := range 7 { // the call's seven messages

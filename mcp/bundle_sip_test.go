@@ -30,7 +30,13 @@ type harness struct {
 
 func newHarness(t *testing.T, d Deps) *harness {
 	t.Helper()
-	s := testServer(t, d, slices.Concat(sipTools, mediaTools, sipForensicsTools, sipSiteTools)...)
+	return newHarnessOf(t, d, slices.Concat(sipTools, mediaTools, sipForensicsTools, sipSiteTools)...)
+}
+
+// newHarnessOf is newHarness over the tools defs.
+func newHarnessOf(t *testing.T, d Deps, defs ...toolDef) *harness {
+	t.Helper()
+	s := testServer(t, d, defs...)
 	h := &harness{t: t, s: s, v: newOutputValidator(), schemas: map[string]json.RawMessage{}, list: map[string]bool{}}
 	for _, lt := range listTools(t, s) {
 		h.schemas[lt.Name] = lt.Output

@@ -27,6 +27,7 @@ import (
 	"fieldtap/services/sandbox"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
+	"fieldtap/services/trunk"
 )
 
 type fakePorts []ports.Status
@@ -89,6 +90,7 @@ func fullDeps(t testing.TB) Deps {
 	d.Transmit, err = transmit.New(transmit.Options{})
 	must(err)
 	d.BlackBox.Captures = noCaptures{}
+	d.Trunk = trunk.New(trunk.Options{})
 	return d
 }
 

@@ -26,6 +26,7 @@ const (
 	needLog
 	needCoverage
 	needFiles
+	needTrunk
 )
 
 // needBox is what every server needs, whatever it loads: the adapter
@@ -59,6 +60,7 @@ var depsFields = []struct {
 	{needLog, "Log", func(d Deps) bool { return d.Log != nil }},
 	{needCoverage, "Coverage", func(d Deps) bool { return d.Coverage != nil }},
 	{needFiles, "Files", func(d Deps) bool { return d.Files != nil }},
+	{needTrunk, "Trunk", func(d Deps) bool { return d.Trunk != nil }},
 }
 
 // has reports whether every need of o is in n.

@@ -24,6 +24,7 @@ var clearers = map[need]func(*Deps){
 	needLog:       func(d *Deps) { d.Log = nil },
 	needCoverage:  func(d *Deps) { d.Coverage = nil },
 	needFiles:     func(d *Deps) { d.Files = nil },
+	needTrunk:     func(d *Deps) { d.Trunk = nil },
 }
 
 // TestEveryNeedHasAClearer keeps the table above whole: a need added to

@@ -24,6 +24,7 @@ import (
 	"fieldtap/services/sip"
 	"fieldtap/services/sipsecurity"
 	"fieldtap/services/transmit"
+	"fieldtap/services/trunk"
 )
 
 // bundle is a named list of tools an operator loads together.
@@ -59,7 +60,7 @@ func allBundles() []bundle {
 		{name: "canre", tools: canreTools, needs: needCAN | needJ1939, optIn: true},
 		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
 		{name: "sip_forensics", tools: sipForensicsTools, needs: needSIP | needSIPExport | needMedia},
-		{name: "sip_site", tools: sipSiteTools, needs: needSIP | needSIPExport | needMedia},
+		{name: "sip_site", tools: sipSiteTools, needs: needSIP | needSIPExport | needMedia | needTrunk},
 		{name: "bus_await", tools: busAwaitTools, needs: needCAN | needJ1939 | needJ1587},
 	}
 }
@@ -358,6 +359,9 @@ type Deps struct {
 	// SIPSecurity are sip_security_findings' thresholds; the zero value
 	// takes sipsecurity.Defaults.
 	SIPSecurity sipsecurity.Thresholds
+	// Trunk holds the SIP ports' TCP flows and the SIPS ports' TLS
+	// handshakes, fed by the SPAN analyser.
+	Trunk *trunk.Table
 
 	// Transmit is the gatekeeper every transmit tool goes through.
 	Transmit *transmit.Service

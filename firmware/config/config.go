@@ -73,12 +73,15 @@ type Config struct {
 	MemoryLimitMiB int `toml:"memory_limit_mib"`
 	// VXLANPorts are the UDP destination ports every Ethernet port's
 	// decoder opens as VXLAN (decode.go).
-	VXLANPorts []int        `toml:"vxlan_ports"`
-	Ports      []board.Port `toml:"port"`
-	Log        Log          `toml:"log"`
-	MCP        MCP          `toml:"mcp"`
-	Store      Store        `toml:"store"`
-	Media      Media        `toml:"media"` // media.go
+	VXLANPorts []int `toml:"vxlan_ports"`
+	// SIPSPorts are the TCP ports whose TLS handshakes trunk health reads
+	// (decode.go).
+	SIPSPorts []int        `toml:"sips_ports"`
+	Ports     []board.Port `toml:"port"`
+	Log       Log          `toml:"log"`
+	MCP       MCP          `toml:"mcp"`
+	Store     Store        `toml:"store"`
+	Media     Media        `toml:"media"` // media.go
 	// SIPSecurity holds the attack thresholds (sipsecurity.go).
 	SIPSecurity SIPSecurity `toml:"sip_security"`
 	// Transmit holds the transmit limits (transmit.go).
@@ -179,6 +182,7 @@ func Default() Config {
 		Board:       DefaultBoard,
 		ReplaySpeed: DefaultReplaySpeed,
 		VXLANPorts:  slices.Clone(DefaultVXLANPorts),
+		SIPSPorts:   slices.Clone(DefaultSIPSPorts),
 		Log:         Log{Level: "info", Format: "text"},
 		MCP:         MCP{Transport: DefaultTransport, Listen: DefaultListen},
 		Store:       Store{HandoffDepth: DefaultHandoffDepth, DataDir: DefaultDataDir, CaptureDir: DefaultCaptureDir},
@@ -351,6 +355,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.Transmit.validate(c.Board)...)
 	errs = append(errs, c.Media.validate()...)
 	errs = append(errs, validateVXLANPorts(c.VXLANPorts)...)
+	errs = append(errs, validateSIPSPorts(c.SIPSPorts)...)
 	errs = append(errs, c.SIPSecurity.validate()...)
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)

@@ -53,6 +53,9 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"vxlan port", func(c *Config) { c.VXLANPorts = []int{4789, 70000} }, "vxlan_ports: 70000 is not a UDP port"},
 		{"vxlan port twice", func(c *Config) { c.VXLANPorts = []int{8472, 8472} }, "vxlan_ports: 8472 is listed twice"},
 		{"vxlan ports", func(c *Config) { c.VXLANPorts = []int{1, 2, 3, 4, 5} }, "vxlan_ports [1 2 3 4 5]: at most 4 ports"},
+		{"sips port", func(c *Config) { c.SIPSPorts = []int{5061, 0} }, "sips_ports: 0 is not a TCP port"},
+		{"sips port twice", func(c *Config) { c.SIPSPorts = []int{5061, 5061} }, "sips_ports: 5061 is listed twice"},
+		{"sips ports", func(c *Config) { c.SIPSPorts = []int{1, 2, 3, 4, 5, 6, 7, 8, 9} }, "sips_ports [1 2 3 4 5 6 7 8 9]: at most 8 ports"},
 		{"port driver", func(c *Config) { c.Ports = []board.Port{{Name: "x", Driver: "can9", Device: "/dev/x"}} }, `driver "can9"`},
 		{"port twice", func(c *Config) {
 			c.Ports = []board.Port{{Name: "x", Driver: "j1708", Device: "/dev/a"}, {Name: "x", Driver: "j1708", Device: "/dev/b"}}

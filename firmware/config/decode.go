@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"fieldtap/services/netdecode"
+	"fieldtap/services/trunk"
 )
 
 // DefaultVXLANPorts is VXLAN's IANA port alone (RFC 7348).
@@ -37,4 +38,38 @@ func (c Config) DecodeOptions() netdecode.Options {
 		ports = append(ports, uint16(p))
 	}
 	return netdecode.Options{VXLANPorts: ports}
+}
+
+// DefaultSIPSPorts is SIP over TLS's well-known port alone (RFC 3261 §26.2).
+var DefaultSIPSPorts = []int{trunk.SIPSPort}
+
+// maxSIPSPorts bounds sips_ports: each is compared with every TCP segment.
+const maxSIPSPorts = 8
+
+// validateSIPSPorts checks sips_ports: at most maxSIPSPorts, each a TCP
+// port, none twice. An empty list reads no TLS handshake.
+func validateSIPSPorts(ports []int) []error {
+	if len(ports) > maxSIPSPorts {
+		return []error{fmt.Errorf("sips_ports %v: at most %d ports", ports, maxSIPSPorts)}
+	}
+	var errs []error
+	for i, p := range ports {
+		if p < 1 || p > 65535 {
+			errs = append(errs, fmt.Errorf("sips_ports: %d is not a TCP port (1 to 65535)", p))
+		}
+		if slices.Contains(ports[:i], p) {
+			errs = append(errs, fmt.Errorf("sips_ports: %d is listed twice", p))
+		}
+	}
+	return errs
+}
+
+// TrunkOptions are trunk health's options from the configuration: which
+// TCP ports carry SIP over TLS. c must have been validated.
+func (c Config) TrunkOptions() trunk.Options {
+	ports := make([]uint16, 0, len(c.SIPSPorts))
+	for _, p := range c.SIPSPorts {
+		ports = append(ports, uint16(p))
+	}
+	return trunk.Options{SIPSPorts: ports}
 }

@@ -22,6 +22,7 @@ import (
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
+	"fieldtap/services/trunk"
 )
 
 // analysers holds the stores that analysers fill, one set per daemon,
@@ -40,6 +41,7 @@ type analysers struct {
 	tunnels    map[string]*netdecode.TunnelCounts
 	tunnelsMu  sync.Mutex
 	media      *rtp.Analyser // fed by sipFeed's media hook
+	trunk      *trunk.Table  // fed by sipFeed's TCP hook
 	frames     map[string]*framestore.Store
 	framesMu   sync.Mutex
 	handoffs   map[string]*capture.Handoff // for the budget view's hand-off use
@@ -70,7 +72,7 @@ func mediaOptions(m config.Media) (rtp.Options, error) {
 }
 
 // newAnalysers builds every store with the bound plan gives it.
-func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec netdecode.Options) (*analysers, error) {
+func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec netdecode.Options, trunkOpt trunk.Options) (*analysers, error) {
 	exportDir := st.ExportDir
 	if exportDir == "" {
 		exportDir = filepath.Join(os.TempDir(), exportDirName)
@@ -118,6 +120,10 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		mediaInterval = rtp.DefaultInterval
 	}
 	sipFeed.SetMediaHook(media)
+	// Trunk health sees every SPAN port's and opened capture's TCP
+	// segments on SIP ports and TLS handshakes on SIPS ports.
+	trunkTable := trunk.New(trunkOpt)
+	sipFeed.SetTCPHook(trunkTable)
 	uds, err := isotp.New(isotp.LimitsFor(shareOf(plan, budget.UDS, "")))
 	if err != nil {
 		return nil, err
@@ -131,6 +137,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		sip:           sipStore,
 		sipFeed:       sipFeed,
 		media:         media,
+		trunk:         trunkTable,
 		mediaInterval: mediaInterval,
 		frames:        map[string]*framestore.Store{},
 		tunnels:       map[string]*netdecode.TunnelCounts{},

@@ -20,6 +20,7 @@ import (
 	"fieldtap/services/recorder"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/trunk"
 )
 
 // TestPlanFitsTheBudget: with every kind of port, every store has a share,
@@ -50,7 +51,7 @@ func TestPlanFitsTheBudget(t *testing.T) {
 			t.Errorf("no share for %s[%s]", want.store, want.port)
 		}
 	}
-	an, err := newAnalysers(p, cfg.Store, rtp.Options{}, netdecode.Options{})
+	an, err := newAnalysers(p, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func spanOnly(t *testing.T, mib int) (budget.Plan, *analysers) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	an, err := newAnalysers(p, cfg.Store, rtp.Options{}, netdecode.Options{})
+	an, err := newAnalysers(p, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

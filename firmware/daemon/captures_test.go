@@ -20,6 +20,7 @@ import (
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sandbox"
+	"fieldtap/services/trunk"
 )
 
 // TestOpenCaptureIsRefusedOutsideTheBudget: every store's bound is planned
@@ -95,7 +96,7 @@ func TestOpenCaptureUsesItsReservedShare(t *testing.T) {
 			t.Errorf("no %s share for the opened capture's port", store)
 		}
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 	logPlan(b.log, plan)
 	dec := b.cfg.DecodeOptions()
 	mediaOpt.VXLANPorts = dec.VXLANPorts
-	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, dec); err != nil {
+	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, dec, b.cfg.TrunkOptions()); err != nil {
 		return nil, err
 	}
 	b.reg.SetBudget(b.an.budgetStatus)

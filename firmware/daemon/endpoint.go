@@ -101,6 +101,7 @@ func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 		Media:         b.an.media,
 		MediaInterval: b.an.mediaInterval,
 		Transmit:      b.tx,
+		Trunk:         b.an.trunk,
 		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures},
 	}
 	var downloads *front.FileServer

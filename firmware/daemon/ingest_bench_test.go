@@ -20,6 +20,7 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
+	"fieldtap/services/trunk"
 )
 
 // The daemon's whole ingest path, in process: a file source, the hand-off,
@@ -66,7 +67,7 @@ func ingest(b *testing.B, src capture.Source) uint64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func consumeAll(b *testing.B, kind capture.Kind, frames []capture.Frame) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"fieldtap/services/netdecode"
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
+	"fieldtap/services/trunk"
 )
 
 // frameSource is a finite source that emits a fixed list of frames.
@@ -96,7 +97,7 @@ func testAnalysers(t testing.TB, opt rtp.Options, srcs ...capture.Source) *analy
 	if err != nil {
 		t.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, opt, netdecode.Options{})
+	an, err := newAnalysers(plan, cfg.Store, opt, netdecode.Options{}, trunk.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
+	"fieldtap/services/trunk"
 )
 
 // The sim truck's workshop session reaches the live UDS store through
@@ -77,7 +78,7 @@ func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{})
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

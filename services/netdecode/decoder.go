@@ -103,6 +103,7 @@ type Handler interface {
 type Decoder struct {
 	opt     Options
 	h       Handler
+	seg     SegmentObserver // h, when it observes segments
 	c       counters
 	frag    *defragger
 	streams *streams
@@ -123,6 +124,7 @@ type perFrame struct{ ipv4, ipv6, udp uint64 }
 func New(o Options, h Handler) *Decoder {
 	o.fill()
 	d := &Decoder{opt: o, h: h}
+	d.seg, _ = h.(SegmentObserver)
 	d.nVXLAN = copy(d.vxlanPorts[:], o.VXLANPorts)
 	d.frag = newDefragger(o, &d.c)
 	d.streams = newStreams(o, &d.c)

@@ -14,7 +14,38 @@ const (
 	tcpFIN = 0x01
 	tcpSYN = 0x02
 	tcpRST = 0x04
+	tcpACK = 0x10
 )
+
+// Segment is one TCP segment's header as captured, before reassembly:
+// what a per-flow observer needs to judge retransmissions, windows and
+// resets, which the reassembled byte stream no longer shows.
+type Segment struct {
+	Time     time.Time
+	Src, Dst netip.AddrPort
+	Seq, Ack uint32
+	// Flags are the header's flag byte (FIN 0x01, SYN 0x02, RST 0x04,
+	// PSH 0x08, ACK 0x10, …).
+	Flags uint8
+	// Window is the advertised window as sent, not scaled.
+	Window uint16
+	Len    int // payload bytes
+}
+
+// The Segment.Flags bits an observer reads.
+const (
+	FlagFIN = tcpFIN
+	FlagSYN = tcpSYN
+	FlagRST = tcpRST
+	FlagACK = tcpACK
+)
+
+// SegmentObserver is a Handler that also sees every TCP segment's header,
+// before the decoder reassembles or drops it (a reset closes the stream,
+// a retransmission is not delivered). It runs on the decoder's goroutine.
+type SegmentObserver interface {
+	Segment(g Segment)
+}
 
 // Stream is one direction of a TCP connection as the Handler sees it.
 type Stream struct {
@@ -175,6 +206,10 @@ func (d *Decoder) tcp(p ipPacket) {
 		dst: netip.AddrPortFrom(p.dst, binary.BigEndian.Uint16(b[2:])),
 	}
 	seq, flags, data := binary.BigEndian.Uint32(b[4:]), b[13], b[hl:]
+	if d.seg != nil {
+		d.seg.Segment(Segment{Time: d.now, Src: k.src, Dst: k.dst, Seq: seq, Ack: binary.BigEndian.Uint32(b[8:]),
+			Flags: flags, Window: binary.BigEndian.Uint16(b[14:]), Len: len(data)})
+	}
 	ss := d.streams
 	if flags&tcpRST != 0 {
 		delete(ss.m, k)

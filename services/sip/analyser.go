@@ -22,7 +22,7 @@ type StreamStats struct {
 	SIP       uint64
 	WebSocket uint64
 	// TLS streams carry encrypted records nothing here can read: SIP over
-	// TLS is counted, never decoded.
+	// TLS is counted, never decoded (the TCP hook sees the handshake).
 	TLS         uint64
 	TLSSessions uint64 // ClientHellos seen
 	// TLSOnSIPS are the TLS streams to or from 5061, the SIPS port
@@ -53,6 +53,9 @@ type Analyser struct {
 	st    StreamStats
 	media MediaHook // mediahook.go; nil when no media analyser is attached
 	tap   Tap       // tap.go; nil unless an exporter is on
+	// tcpHook sees TCP segments and TLS streams (tcphook.go); nil unless
+	// trunk health is wired.
+	tcpHook TCPHook
 	// msgFrames are the tags of the frames that carried the message being
 	// added, with netdecode.Options.TrackFrames (export_scan.go).
 	msgFrames []uint64

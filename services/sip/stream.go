@@ -15,7 +15,8 @@ const (
 	modeSIP                  // SIP framed by Content-Length
 	modeHandshake            // HTTP request or response, before WebSocket
 	modeWS                   // WebSocket frames carrying SIP (RFC 7118)
-	modeIgnore               // TLS or other traffic: consumed unread
+	modeTLS                  // TLS records: offered to the TCP hook
+	modeIgnore               // other traffic: consumed unread
 )
 
 type streamState struct {
@@ -28,6 +29,7 @@ type streamState struct {
 // tls record constants (RFC 8446 §5.1).
 const (
 	tlsHandshake   = 0x16
+	tlsAlert       = 0x15
 	tlsMajor       = 0x03
 	tlsClientHello = 0x01
 	tlsRecordHdr   = 5
@@ -60,12 +62,15 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		var n int
 		switch st.mode {
 		case modeUnknown:
-			n = a.classify(st, b, s.Src.Port() == sipsPort || s.Dst.Port() == sipsPort)
+			a.classify(st, b, s.Src.Port() == sipsPort || s.Dst.Port() == sipsPort)
 			if st.mode == modeUnknown {
 				return done // need more bytes to decide
 			}
+			continue // read the same bytes in the mode just decided
 		case modeIgnore:
 			return len(data)
+		case modeTLS:
+			return done + a.tls(s, t, b)
 		case modeSIP:
 			n = a.frameSIP(st, meta, b, s, done)
 		case modeHandshake:
@@ -82,16 +87,19 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 	return done
 }
 
-func (a *Analyser) classify(st *streamState, b []byte, sips bool) int {
+// classify decides st's mode from the first bytes of a direction, or
+// leaves it unknown until more bytes come.
+func (a *Analyser) classify(st *streamState, b []byte, sips bool) {
 	switch {
-	case len(b) >= tlsRecordHdr+1 && b[0] == tlsHandshake && b[1] == tlsMajor:
-		st.mode = modeIgnore
+	// A server refusing a ClientHello answers with an alert record first.
+	case len(b) >= tlsRecordHdr+1 && (b[0] == tlsHandshake || b[0] == tlsAlert) && b[1] == tlsMajor:
+		st.mode = modeTLS
 		a.count(func(c *StreamStats) {
 			c.TLS++
 			if sips {
 				c.TLSOnSIPS++
 			}
-			if b[tlsRecordHdr] == tlsClientHello {
+			if b[0] == tlsHandshake && b[tlsRecordHdr] == tlsClientHello {
 				c.TLSSessions++
 			}
 		})
@@ -101,12 +109,11 @@ func (a *Analyser) classify(st *streamState, b []byte, sips bool) int {
 		st.mode = modeSIP
 		a.count(func(c *StreamStats) { c.SIP++ })
 	case bytes.IndexByte(b, '\n') < 0 && len(b) < MaxHeaderLine:
-		return 0 // the first line is not complete yet
+		// the first line is not complete yet
 	default:
 		st.mode = modeIgnore
 		a.count(func(c *StreamStats) { c.Other++ })
 	}
-	return 0
 }
 
 // frameSIP frames one message at b, which starts at base in the data the
