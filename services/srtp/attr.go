@@ -41,7 +41,9 @@ type Key struct {
 }
 
 // String names the key's suite, never its material.
-func (k Key) String() string { return fmt.Sprintf("srtp key (tag %d, %s, material redacted)", k.Tag, k.Suite) }
+func (k Key) String() string {
+	return fmt.Sprintf("srtp key (tag %d, %s, material redacted)", k.Tag, k.Suite)
+}
 
 // GoString is String, so %#v prints no material either.
 func (k Key) GoString() string { return k.String() }
