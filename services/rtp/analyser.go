@@ -145,6 +145,13 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 		*h = hotStream{k: k, s: s}
 	}
 	a.st.RTPPackets++
+	if s.keying() != "" {
+		// Sequence, timestamp and SSRC are clear in SRTP (RFC 3711 §3.1):
+		// the figures below come from them as for RTP; only the payload
+		// needs the key.
+		_, event := s.clockFor(a.hdr.PT)
+		s.unprotect(&a.hdr, b, event)
+	}
 	t := d.Time.UnixNano()
 	if s.add(t, &a.hdr, len(b), int64(a.opt.Interval)) {
 		a.restarts++

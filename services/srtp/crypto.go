@@ -96,21 +96,48 @@ func keystream(b cipher.Block, iv *[aes.BlockSize]byte, out []byte) {
 
 // Unprotect authenticates one SRTP packet and decrypts its payload into
 // dst (grown as needed, returned): the RTP packet as the sender built it,
-// without MKI and tag. The packet's header must be whole (CSRCs and
-// extension within it); the caller has checked it is RTP. The rollover
-// counter moves only on packets that authenticate (RFC 3711 §3.3.1).
+// without MKI and tag. The caller has checked the packet is RTP. The
+// rollover counter moves only on packets that authenticate (RFC 3711
+// §3.3.1).
 func (s *Session) Unprotect(dst, pkt []byte) ([]byte, error) {
+	hdr, authed, roc, err := s.authenticate(pkt)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst[:0], authed...)
+	var iv [aes.BlockSize]byte
+	copy(iv[:], s.salt[:])
+	ssrc := binary.BigEndian.Uint32(pkt[8:])
+	index := uint64(roc)<<16 | uint64(binary.BigEndian.Uint16(pkt[2:]))
+	var x [12]byte // SSRC·2^64 XOR index·2^16 in the IV's bytes 4..15
+	binary.BigEndian.PutUint32(x[0:], ssrc)
+	binary.BigEndian.PutUint64(x[4:], index<<16)
+	subtle.XORBytes(iv[4:], iv[4:], x[:])
+	keystream(s.block, &iv, dst[hdr:])
+	return dst, nil
+}
+
+// Check authenticates one SRTP packet without decrypting it, moving the
+// rollover counter as Unprotect does: for packets whose payload nobody
+// reads, at no copy.
+func (s *Session) Check(pkt []byte) error {
+	_, _, _, err := s.authenticate(pkt)
+	return err
+}
+
+// authenticate checks pkt's tag (RFC 3711 §4.2: HMAC-SHA1 over header,
+// encrypted payload and ROC) and returns the header's length, the
+// authenticated portion and the packet's ROC.
+func (s *Session) authenticate(pkt []byte) (int, []byte, uint32, error) {
 	tagLen := s.suite.TagLen()
 	hdr, ok := headerLen(pkt)
 	if !ok || len(pkt) < hdr+s.mkiLen+tagLen {
-		return dst, ErrShort
+		return 0, nil, 0, ErrShort
 	}
 	authed := pkt[:len(pkt)-s.mkiLen-tagLen]
 	tag := pkt[len(pkt)-tagLen:]
 	seq := binary.BigEndian.Uint16(pkt[2:])
-	ssrc := binary.BigEndian.Uint32(pkt[8:])
 	roc := s.estimate(seq)
-
 	var rocb [4]byte
 	binary.BigEndian.PutUint32(rocb[:], roc)
 	s.mac.Reset()
@@ -118,24 +145,10 @@ func (s *Session) Unprotect(dst, pkt []byte) ([]byte, error) {
 	s.mac.Write(rocb[:])
 	s.sum = s.mac.Sum(s.sum[:0])
 	if !hmac.Equal(s.sum[:tagLen], tag) {
-		return dst, ErrAuth
+		return 0, nil, 0, ErrAuth
 	}
 	s.update(seq, roc)
-
-	dst = append(dst[:0], authed...)
-	var iv [aes.BlockSize]byte
-	copy(iv[:], s.salt[:])
-	index := uint64(roc)<<16 | uint64(seq)
-	for i, v := range binary.BigEndian.AppendUint32(nil, ssrc) {
-		iv[4+i] ^= v
-	}
-	var ib [8]byte
-	binary.BigEndian.PutUint64(ib[:], index<<16)
-	for i := range 8 {
-		iv[8+i] ^= ib[i]
-	}
-	keystream(s.block, &iv, dst[hdr:])
-	return dst, nil
+	return hdr, authed, roc, nil
 }
 
 // estimate is RFC 3711 Appendix A's guess of the packet's ROC from its
