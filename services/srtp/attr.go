@@ -165,10 +165,12 @@ func Redact(b []byte) ([]byte, int) {
 	return append(out, rest...), n
 }
 
-// indexFold is bytes.Index ignoring ASCII case of an ASCII lower-case sep.
+// indexFold is bytes.Index ignoring ASCII case of an ASCII lower-case
+// sep; its first byte is compared first, as the search runs over every
+// line a message search scans.
 func indexFold(b []byte, sep string) int {
 	for i := 0; i+len(sep) <= len(b); i++ {
-		if bytes.EqualFold(b[i:i+len(sep)], []byte(sep)) {
+		if b[i]|0x20 == sep[0] && bytes.EqualFold(b[i:i+len(sep)], []byte(sep)) {
 			return i
 		}
 	}
