@@ -230,7 +230,7 @@ func TestSRTPEndToEnd(t *testing.T) {
 
 	cc := startContract(t, "--board", "none", "--source", path, "--mcp-bundles", "server,sip,media")
 	cc.waitExhausted()
-	env, blocks := cc.call("rtp_streams", map[string]any{})
+	env, _ = cc.call("rtp_streams", map[string]any{})
 	items, _ := env["items"].([]any)
 	if len(items) != 4 {
 		t.Fatalf("%d streams, want 4: %v", len(items), env)
@@ -321,7 +321,7 @@ func TestSRTPEndToEnd(t *testing.T) {
 		t.Errorf("dtmf_events of the keyed call warns of another call's keys: %v", env["warnings"])
 	}
 
-	env, blocks = cc.call("get_message", map[string]any{"call_id": "sdes-call", "index": 0})
+	env, blocks := cc.call("get_message", map[string]any{"call_id": "sdes-call", "index": 0})
 	data := env["data"].(map[string]any)
 	for _, k := range []string{keyA, keyA[:20], keyB} {
 		for _, b := range blocks {
