@@ -153,7 +153,13 @@ func TestSRTPStreams(t *testing.T) {
 				binary.BigEndian.PutUint16(p[2:], 200)
 				a.Datagram(netdecode.Datagram{Time: time.Unix(1003, 0), Src: srtpCaller, Dst: srtpCallee, Payload: p})
 			}
+			// An SR to the caller's RTCP port: SRTCP on an SRTP call.
+			sr := []byte{0x80, 200, 0, 6, 0, 0, 0, 0xB2, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}
+			a.Datagram(netdecode.Datagram{Time: time.Unix(1004, 0), Src: netip.AddrPortFrom(srtpCallee.Addr(), 50001), Dst: netip.AddrPortFrom(srtpCaller.Addr(), 40001), Payload: sr})
 			sn := a.Snapshot(false)
+			if srtcp := c.keying != ""; (sn.Stats.SRTCPUnread == 1) != srtcp || (len(sn.Reports) == 0) != srtcp {
+				t.Errorf("SRTCP unread %d, reports %d: want the SR parsed on clear RTP only", sn.Stats.SRTCPUnread, len(sn.Reports))
+			}
 			var digits strings.Builder
 			for _, e := range sn.Events {
 				digits.WriteString(e.Digit)
