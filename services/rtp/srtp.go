@@ -38,6 +38,7 @@ type srtpState struct {
 	// packets tried since.
 	triedSDP int
 	trials   int
+	keyedSDP int    // the dialog's SDP count when the key was found
 	offered  bool   // an a=crypto line was parsed for this stream
 	reason   string // why no offered key could be used
 	buf      []byte // decrypted packet, reused
@@ -99,6 +100,14 @@ func (s *stream) unprotect(h *Header, pkt []byte, event bool) {
 	default:
 		err = st.sess.Check(pkt)
 	}
+	if errors.Is(err, srtp.ErrAuth) && sdpCount(s.ep.dialog) != st.keyedSDP {
+		// A body since the key was found may rekey the stream (RFC 4568
+		// §7.1.4: a re-INVITE with a new key): try the call's keys again.
+		st.sess, err = nil, nil
+		if st.trial(s, pkt) && event {
+			err = st.decrypt(h, pkt)
+		}
+	}
 	switch {
 	case st.sess != nil && err == nil:
 		st.authenticated++
@@ -133,7 +142,7 @@ func (st *srtpState) decrypt(h *Header, pkt []byte) error {
 // maxTrialPackets packets per SDP state of the dialog.
 func (st *srtpState) trial(s *stream, pkt []byte) bool {
 	d := s.ep.dialog
-	n := len(d.sdp) + d.sdpDropped
+	n := sdpCount(d)
 	if n != st.triedSDP {
 		st.triedSDP, st.trials = n, 0
 	}
@@ -155,6 +164,7 @@ func (st *srtpState) trial(s *stream, pkt []byte) bool {
 					}
 					tried++
 					if st.try(c, pkt) {
+						st.keyedSDP = n
 						return true
 					}
 				}
@@ -183,6 +193,10 @@ func (st *srtpState) try(c sdp.Secret, pkt []byte) bool {
 	st.sess, st.reason = sess, ""
 	return true
 }
+
+// sdpCount is how many SDP bodies d has carried: it changes with every
+// new one, kept or dropped at the bound.
+func sdpCount(d *dialogMedia) int { return len(d.sdp) + d.sdpDropped }
 
 // srtpView reports the stream's SRTP, nil for RTP.
 func (s *stream) srtpView() *SRTPView {

@@ -207,3 +207,40 @@ func TestSRTPStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestSRTPRekey: a re-INVITE with a new a=crypto key rekeys the caller's
+// stream mid-call; the digit sent under the new key is read.
+func TestSRTPRekey(t *testing.T) {
+	kA, kC := keyOf(1), keyOf(70)
+	a := NewAnalyser(Options{})
+	feedSDP(t, a, "INVITE sip:b@h SIP/2.0", srtpCaller, "RTP/SAVP", "crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"+inline(kA))
+	feedSDP(t, a, "SIP/2.0 200 OK", srtpCallee, "RTP/SAVP", "crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"+inline(keyOf(9)))
+	oldKey, newKey := pionProtect(t, kA, pion.ProtectionProfileAes128CmHmacSha1_80), pionProtect(t, kC, pion.ProtectionProfileAes128CmHmacSha1_80)
+	n := 0
+	rekeyed := false
+	sendCall(a, srtpCaller, srtpCallee, 0xA1, 3, func(p []byte) []byte {
+		if n++; n == 51 { // the re-INVITE, a new session version, before packet 51
+			rekeyed = true
+			body := fmt.Sprintf("v=0\r\no=- 1 2 IN IP4 %s\r\ns=-\r\nc=IN IP4 %s\r\nt=0 0\r\nm=audio %d RTP/SAVP 0 101\r\na=rtpmap:101 telephone-event/8000\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:%s\r\n",
+				srtpCaller.Addr(), srtpCaller.Addr(), srtpCaller.Port(), inline(kC))
+			raw := fmt.Sprintf("INVITE sip:b@h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK2\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>;tag=2\r\nCall-ID: srtp-1\r\nCSeq: 2 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			var m sip.Parsed
+			if err := m.Parse([]byte(raw)); err != nil {
+				t.Fatal(err)
+			}
+			a.SIPMessage(sip.Meta{Time: time.Unix(1002, 0), Src: srtpCaller, Dst: srtpCallee}, &m)
+		}
+		if rekeyed {
+			return newKey(p)
+		}
+		return oldKey(p)
+	})
+	sn := a.Snapshot(false)
+	if len(sn.Events) != 1 || sn.Events[0].Digit != "3" {
+		t.Errorf("events %+v, want the digit 3 sent under the new key", sn.Events)
+	}
+	s := sn.Streams[0]
+	if s.SRTP == nil || s.SRTP.Payload != PayloadDecrypted || s.SRTP.Authenticated != 104 || s.SRTP.Unread != 0 {
+		t.Errorf("srtp %+v, want every packet authenticated across the rekey", s.SRTP)
+	}
+}
