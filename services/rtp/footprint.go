@@ -25,10 +25,11 @@ const (
 	// typicalSDPEvents is the offer and answer of a call plus a re-INVITE.
 	typicalSDPEvents = 4
 	// srtpSessionBytes is an SRTP stream's key state (srtp.Session: an
-	// AES key schedule, HMAC-SHA1 and its scratch) with its event-sized
-	// buffer, measured at about 1.45 KiB (footprint_test.go). Every
-	// stream is accounted as if it were SRTP with a key.
-	srtpSessionBytes = 1600
+	// AES key schedule, HMAC-SHA1 and its scratch), measured at about
+	// 1.35 KiB with a small event's buffer (footprint_test.go), plus the
+	// buffer's bound, maxEventPacket. Every stream is accounted as if it
+	// were SRTP with a key.
+	srtpSessionBytes = 1400 + maxEventPacket
 )
 
 // Shares of Options.MaxBytes, in percent: streams carry the interval

@@ -72,8 +72,9 @@ func TestSRTPStateWithinFootprint(t *testing.T) {
 		a := NewAnalyser(Options{})
 		feedSDP(t, a, "INVITE sip:b@h SIP/2.0", srtpCaller, proto, attrs...)
 		var pkts [][]byte
-		for s := range n { // one event packet each: the buffer is grown too
-			pkts = append(pkts, enc(rtpPacket(101, 1, 0, uint32(s), []byte{1, 0x80, 0, 160})))
+		for s := range n { // one event packet each, at the size bound: the buffer is grown too
+			p := rtpPacket(101, 1, 0, uint32(s), append([]byte{1, 0x80, 0, 160}, make([]byte, maxEventPacket-12-4-10)...))
+			pkts = append(pkts, enc(p))
 		}
 		runtime.GC()
 		var before, after runtime.MemStats

@@ -28,7 +28,14 @@ const (
 	// keys before the stream waits for new SDP: one packet damaged on the
 	// way must not decide, and the keys cannot change without a new body.
 	maxTrialPackets = 4
+	// maxEventPacket bounds the SRTP packets decrypted for events (and so
+	// the stream's buffer): an RFC 4733 event is 4 bytes after a header of
+	// 12 to 72 bytes and an extension; a larger packet is not read.
+	maxEventPacket = 256
 )
+
+// errEventSize refuses an event packet past maxEventPacket.
+var errEventSize = errors.New("rtp: SRTP telephone-event packet past maxEventPacket")
 
 // srtpState is a stream's SRTP reading, allocated for streams whose SDP
 // said SRTP.
@@ -125,6 +132,9 @@ func (s *stream) unprotect(h *Header, pkt []byte, event bool) {
 // decrypt reads an event packet's payload into h. The buffer stays an
 // event's size, since no other packet is decrypted.
 func (st *srtpState) decrypt(h *Header, pkt []byte) error {
+	if len(pkt) > maxEventPacket {
+		return errEventSize
+	}
 	var err error
 	if st.buf, err = st.sess.Unprotect(st.buf, pkt); err != nil {
 		return err
