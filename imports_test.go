@@ -78,6 +78,10 @@ var importRules = []importRule{
 	{from: "fieldtap/mcp", banned: []string{mcpFront}},
 	{from: "fieldtap/", unless: "fieldtap/tools/", banned: []string{"fieldtap/tools/"}},
 	{from: untrustedPkg, banned: []string{"fieldtap/"}},
+	// pion/srtp encrypts the SRTP tests' packets as an independent
+	// implementation: ground truth for tests, never part of the product,
+	// whose SRTP is services/srtp's.
+	{from: "fieldtap/", banned: []string{"github.com/pion/"}},
 }
 
 func TestImportRules(t *testing.T) {

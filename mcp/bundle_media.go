@@ -66,7 +66,7 @@ func (in rtpStreamsIn) filter() rtp.StreamFilter {
 var rtpStreams = tool[rtpStreamsIn, page[streamRow]]{
 	name:  "rtp_streams",
 	reads: readsMedia,
-	desc:  "RTP streams (per SSRC and address pair), oldest first: packets, loss, jitter, E-model MOS (null when not grounded). Filters: call_id, orphaned, max_mos, min_loss_pct, codec. Paged.",
+	desc:  "RTP and SRTP streams (per SSRC and address pair), oldest first: packets, loss, jitter, E-model MOS (null when not grounded), srtp keying and whether its payload was read. Filters: call_id, orphaned, max_mos, min_loss_pct, codec. Paged.",
 	hints: readOnly(),
 	ids:   []string{"stream_id"},
 	text:  []textSource{textSIP},
@@ -128,6 +128,9 @@ var rtpStats = tool[rtpStatsIn, rtpStatsOut]{
 			}
 		}
 		out.Streams, out.EndpointReported = streamRows(streams), reportRows(sn.ReportsAbout(streams))
+		if n := sn.Stats.SRTCPUnread; n > 0 {
+			c.warnf("%d RTCP packets of SRTP media (SRTCP, encrypted) were counted, not parsed: endpoint_reported holds no report of SRTP calls", n)
+		}
 		for i := range out.Streams {
 			out.Streams[i].Intervals = nonNil(out.Streams[i].Intervals)
 		}
@@ -179,13 +182,25 @@ type dtmfIn struct {
 var dtmfEvents = tool[dtmfIn, page[dtmfRow]]{
 	name:  "dtmf_events",
 	reads: readsMedia,
-	desc:  "DTMF digits in time order (RFC 4733 with repeats folded, and SIP INFO), per call or all. Paged.",
+	desc:  "DTMF digits in time order (RFC 4733 with repeats folded, SRTP ones once decrypted with the call's SDES key, and SIP INFO), per call or all; warns when SRTP events need keys. Paged.",
 	hints: readOnly(),
 	ids:   []string{"seq"},
 	run: func(c *call, in dtmfIn) (page[dtmfRow], error) {
 		sn := mediaSnapshot(c, false)
 		if n := sn.Stats.EventsOverwrote; n > 0 {
 			c.warnf("%d older events were overwritten at the analyser's event bound and are not listed", n)
+		}
+		// SRTP events whose payload needed a key the box did not have are
+		// said, not read as noise.
+		var streams, packets uint64
+		for _, s := range sn.Streams {
+			if s.SRTP != nil && s.SRTP.EventsUnread > 0 && (in.CallID == "" || s.CallID == string(in.CallID)) {
+				streams++
+				packets += s.SRTP.EventsUnread
+			}
+		}
+		if streams > 0 {
+			c.warnf("%d SRTP streams carried %d RFC 4733 event packets whose payload needs keys the box does not have: their digits are not listed (rtp_streams' srtp says why per stream; SDES keys are read from SDP the box sees in clear)", streams, packets)
 		}
 		rows := []dtmfRow{}
 		for _, e := range sn.Events {

@@ -103,6 +103,28 @@ type streamRow struct {
 	Intervals        []intervalRow `json:"intervals,omitempty"`
 	IntervalsDropped uint64        `json:"intervals_dropped,omitempty"`
 	PTOverflow       uint64        `json:"payload_types_overflow,omitempty"`
+	SRTP             *srtpRow      `json:"srtp" jsonschema:"null for RTP (or a stream no SDP announced)"`
+}
+
+// srtpRow is what the box knows of an SRTP stream (rtp.SRTPView): how its
+// SDP keyed it and whether the payload could be read. Loss, jitter and
+// MOS come from the clear RTP header either way.
+type srtpRow struct {
+	Keying        string `json:"keying" jsonschema:"sdes (a=crypto), dtls (DTLS-SRTP fingerprint) or unknown (RTP/SAVP with neither)"`
+	Payload       string `json:"payload" jsonschema:"decrypted: an a=crypto key of the call authenticated the packets; needs_keys: no key the box can use; keys_failed: the offered keys did not authenticate them"`
+	Reason        string `json:"reason,omitempty" jsonschema:"why the payload was not read"`
+	Authenticated uint64 `json:"authenticated" jsonschema:"packets the key authenticated (telephone-events among them decrypted and read)"`
+	AuthFailures  uint64 `json:"auth_failures" jsonschema:"packets whose tag did not match the stream's key"`
+	Unread        uint64 `json:"unread" jsonschema:"packets whose payload was not read"`
+	EventsUnread  uint64 `json:"events_unread" jsonschema:"telephone-event packets among unread: digits dtmf_events cannot list"`
+}
+
+func srtpRowOf(v *rtp.SRTPView) *srtpRow {
+	if v == nil {
+		return nil
+	}
+	return &srtpRow{Keying: v.Keying, Payload: v.Payload, Reason: v.Reason, Authenticated: v.Authenticated, AuthFailures: v.AuthFailures,
+		Unread: v.Unread, EventsUnread: v.EventsUnread}
 }
 
 func streamRowOf(s rtp.StreamView) streamRow {
@@ -110,7 +132,7 @@ func streamRowOf(s rtp.StreamView) streamRow {
 		ClockRate: s.ClockRate, PayloadTypes: make([]payloadTypeRow, len(s.PayloadTypes)), First: ts(s.First), Last: ts(s.Last),
 		Packets: s.Packets, Expected: s.Expected, Lost: s.Lost, LostPct: s.LostPct, Duplicates: s.Duplicates, OutOfOrder: s.OutOfOrder,
 		SeqResets: s.SeqResets, Markers: s.Markers, MaxJitterMs: s.MaxJitterMs, MeanJitterMs: s.MeanJitterMs, MaxDeltaMs: s.MaxDeltaMs,
-		TimingEpochs: s.TimingEpochs, mosRow: mosRowOf(s.MOS), IntervalsDropped: s.IntervalsDropped, PTOverflow: s.PTOverflow}
+		TimingEpochs: s.TimingEpochs, mosRow: mosRowOf(s.MOS), IntervalsDropped: s.IntervalsDropped, PTOverflow: s.PTOverflow, SRTP: srtpRowOf(s.SRTP)}
 	for i, p := range s.PayloadTypes {
 		r.PayloadTypes[i] = payloadTypeRow{PT: p.PT, Codec: codecName(p.Codec), Packets: p.Packets}
 	}

@@ -10,6 +10,7 @@ import (
 	"fieldtap/mcp/untrusted"
 	"fieldtap/services/filter"
 	"fieldtap/services/sip"
+	"fieldtap/services/srtp"
 )
 
 type listDialogsIn struct {
@@ -152,8 +153,11 @@ type headerRow struct {
 type getMessageOut struct {
 	Message   messageRow     `json:"message"`
 	Headers   []headerRow    `json:"headers" jsonschema:"every header in order"`
-	Body      untrusted.Body `json:"body"`
+	Body      untrusted.Body `json:"body" jsonschema:"SDES keys (a=crypto inline:) shown as REDACTED"`
 	BodyShort bool           `json:"body_short" jsonschema:"Content-Length promised more than was captured"`
+	// KeysRedacted counts the inline SRTP keys masked in the body: key
+	// material never leaves the box in an answer.
+	KeysRedacted int `json:"keys_redacted" jsonschema:"SRTP inline keys masked in body (RFC 4568 a=crypto)"`
 }
 
 var getMessage = tool[getMessageIn, getMessageOut]{
@@ -180,7 +184,9 @@ var getMessage = tool[getMessageIn, getMessageOut]{
 		if err := p.Parse(m.Raw); err != nil {
 			return getMessageOut{}, fmt.Errorf("stored message %d of %q no longer parses: %w", in.Index, dl.CallID, err)
 		}
-		out := getMessageOut{Message: messageRowOf(m), Headers: make([]headerRow, 0, len(p.Headers)), Body: untrusted.Body(p.Body), BodyShort: p.BodyShort}
+		body, keys := srtp.Redact(p.Body)
+		out := getMessageOut{Message: messageRowOf(m), Headers: make([]headerRow, 0, len(p.Headers)), Body: untrusted.Body(body), BodyShort: p.BodyShort,
+			KeysRedacted: keys}
 		for _, h := range p.Headers {
 			out.Headers = append(out.Headers, headerRow{Name: string(h.Name), Value: untrusted.Text(sip.Unfold(h.Value))})
 		}

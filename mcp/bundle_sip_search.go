@@ -10,6 +10,7 @@ import (
 	"fieldtap/mcp/untrusted"
 	"fieldtap/services/filter"
 	"fieldtap/services/sip"
+	"fieldtap/services/srtp"
 )
 
 // search_messages bounds.
@@ -87,6 +88,9 @@ func messageHits(re *regexp.Regexp, raw []byte) ([]searchHit, int) {
 			rest = nil
 		}
 		l = bytes.TrimRight(l, "\r")
+		// SDES keys are masked before matching: a hit shows none, and a
+		// pattern cannot probe one a character at a time.
+		l, _ = srtp.Redact(l)
 		part := "start_line"
 		switch {
 		case inBody:

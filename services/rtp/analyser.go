@@ -26,6 +26,7 @@ type Stats struct {
 	ReportsOverwrote uint64 // RTCP reports past MaxReports
 	EventsOverwrote  uint64 // DTMF events past MaxEvents
 	SDPInvalid       uint64 // application/sdp bodies that were not SDP
+	SRTCPUnread      uint64 // RTCP of SRTP media: encrypted (SRTCP), not parsed
 	Heuristic        bool
 }
 
@@ -145,6 +146,13 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 		*h = hotStream{k: k, s: s}
 	}
 	a.st.RTPPackets++
+	if s.keying() != "" {
+		// Sequence, timestamp and SSRC are clear in SRTP (RFC 3711 §3.1):
+		// the figures below come from them as for RTP; only the payload
+		// needs the key.
+		_, event := s.clockFor(a.hdr.PT)
+		s.unprotect(&a.hdr, b, event)
+	}
 	t := d.Time.UnixNano()
 	if s.add(t, &a.hdr, len(b), int64(a.opt.Interval)) {
 		a.restarts++
@@ -199,6 +207,12 @@ func (a *Analyser) rtcp(d netdecode.Datagram) {
 	switch {
 	case ok:
 		ep.dialog.noteRTCP(d.Src, d.Dst, d.Time) // for export_capture
+		if ep.media.SRTP() != "" {
+			// SRTCP (RFC 3711 §3.4) keeps only its first 8 bytes clear:
+			// parsed, the encrypted rest would be reports nobody sent.
+			a.st.SRTCPUnread++
+			return
+		}
 	case !a.opt.Heuristic:
 		a.st.Unsignalled++
 		return

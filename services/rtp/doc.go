@@ -4,6 +4,12 @@
 // the endpoints sent them, an E-model MOS, DTMF (RFC 4733 and SIP INFO)
 // and per-dialog findings such as one-way audio.
 //
+// SRTP streams (the SDP says so: a=crypto, a=fingerprint, RTP/SAVP) are
+// measured from their clear headers like RTP; their payload, which only
+// RFC 4733 events need, is read when an SDES key of the call authenticates
+// the packets (services/srtp), and otherwise counted as unread. SRTCP is
+// counted, not parsed.
+//
 // An Analyser is fed by the SIP analyser through sip.MediaHook on the
 // port's consumer goroutine; Snapshot may be called from any goroutine.
 //

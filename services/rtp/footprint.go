@@ -24,6 +24,12 @@ const (
 	typicalCallID = 64
 	// typicalSDPEvents is the offer and answer of a call plus a re-INVITE.
 	typicalSDPEvents = 4
+	// srtpSessionBytes is an SRTP stream's key state (srtp.Session: an
+	// AES key schedule, HMAC-SHA1 and its scratch), measured at about
+	// 1.35 KiB with a small event's buffer (footprint_test.go), plus the
+	// buffer's bound, maxEventPacket. Every stream is accounted as if it
+	// were SRTP with a key.
+	srtpSessionBytes = 1400 + maxEventPacket
 )
 
 // Shares of Options.MaxBytes, in percent: streams carry the interval
@@ -39,12 +45,17 @@ const (
 const ptr = int(unsafe.Sizeof(uintptr(0)))
 
 // streamBytes is one stream at its fullest: its state, its table and
-// order entries, an interval ring of MaxIntervals grown by append, and
-// its last-event entry.
+// order entries, an interval ring of MaxIntervals grown by append, its
+// last-event entry and its SRTP state.
 func streamBytes(o Options) int {
 	key := int(unsafe.Sizeof(Key{}))
 	return heapsize.Pointers(int(unsafe.Sizeof(stream{}))) + heapsize.MapEntry(key+ptr) + key +
-		heapsize.Appended(o.MaxIntervals, int(unsafe.Sizeof(Interval{})), false) + heapsize.MapEntry(key+ptr)
+		heapsize.Appended(o.MaxIntervals, int(unsafe.Sizeof(Interval{})), false) + heapsize.MapEntry(key+ptr) + srtpBytes()
+}
+
+// srtpBytes is a keyed SRTP stream's state beyond the stream itself.
+func srtpBytes() int {
+	return heapsize.Pointers(int(unsafe.Sizeof(srtpState{}))) + srtpSessionBytes
 }
 
 func endpointBytes() int {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	pion "github.com/pion/srtp/v3"
+
 	"fieldtap/services/netdecode"
 )
 
@@ -57,4 +59,44 @@ func TestFullStreamsStayWithinFootprint(t *testing.T) {
 		t.Errorf("full streams grew the heap by %.0f bytes; the footprint says %.0f", heap, streams)
 	}
 	runtime.KeepAlive(a)
+}
+
+// TestSRTPStateWithinFootprint keys a thousand SRTP streams and checks the
+// heap grew, beyond the same streams in clear RTP, no more than srtpBytes
+// each.
+func TestSRTPStateWithinFootprint(t *testing.T) {
+	key := keyOf(1)
+	protect := pionProtect(t, key, pion.ProtectionProfileAes128CmHmacSha1_80)
+	const n = 1000
+	grow := func(proto string, attrs []string, enc func([]byte) []byte) (float64, *Analyser) {
+		a := NewAnalyser(Options{})
+		feedSDP(t, a, "INVITE sip:b@h SIP/2.0", srtpCaller, proto, attrs...)
+		var pkts [][]byte
+		for s := range n { // one event packet each, at the size bound: the buffer is grown too
+			p := rtpPacket(101, 1, 0, uint32(s), append([]byte{1, 0x80, 0, 160}, make([]byte, maxEventPacket-12-4-10)...))
+			pkts = append(pkts, enc(p))
+		}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for s, p := range pkts {
+			src := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(10000+2*s))
+			a.Datagram(netdecode.Datagram{Time: time.Unix(1001, 0), Src: src, Dst: srtpCaller, Payload: p})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(pkts)
+		return float64(after.HeapAlloc) - float64(before.HeapAlloc), a
+	}
+	plain, _ := grow("RTP/AVP", nil, clear)
+	keyed, a := grow("RTP/SAVP", []string{"crypto:1 AES_CM_128_HMAC_SHA1_80 inline:" + inline(key)}, protect)
+	sn := a.Snapshot(false)
+	if len(sn.Events) != n {
+		t.Fatalf("%d events read, want %d: the streams were not keyed", len(sn.Events), n)
+	}
+	per := (keyed - plain) / n
+	t.Logf("an SRTP stream's key state: %.0f bytes, accounted %d", per, srtpBytes())
+	if per > float64(srtpBytes()) || per < float64(srtpBytes())/2 {
+		t.Errorf("SRTP state grew the heap by %.0f bytes a stream; the footprint says %d", per, srtpBytes())
+	}
 }

@@ -86,6 +86,9 @@ type stream struct {
 
 	dtmf dtmfState
 	iv   intervals
+	// srtp reads the payloads of a stream whose SDP said SRTP; nil for
+	// RTP and until its first packet.
+	srtp *srtpState
 }
 
 // clockFor resolves pt's clock rate from the signalled formats, caching

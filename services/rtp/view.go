@@ -58,6 +58,8 @@ type StreamView struct {
 	Intervals        []IntervalView // nil unless the snapshot copied them
 	IntervalsDropped uint64         // oldest intervals overwritten at the per-stream bound
 	PTOverflow       uint64         // packets of payload types past maxPTs
+	// SRTP is nil for RTP (or a stream no SDP announced).
+	SRTP *SRTPView
 
 	Key Key
 	Seq uint64 // creation order, never reused
@@ -200,7 +202,7 @@ func (s *stream) view(withIntervals bool) StreamView {
 		OutOfOrder: s.seq.outOfOrder, SeqResets: s.seq.resets, Markers: s.markers,
 		MaxJitterMs: s.maxJitter, MeanJitterMs: s.meanJitter, MaxDeltaMs: s.maxDelta, TimingEpochs: s.epochs,
 		IntervalsDropped: s.iv.dropped, PTOverflow: s.ptOverflow, Key: s.key, Seq: s.id,
-		PayloadTypes: []PTView{},
+		PayloadTypes: []PTView{}, SRTP: s.srtpView(),
 	}
 	var main PTView
 	for _, p := range s.pts {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -21,7 +22,37 @@ const (
 	MaxFormats = 32
 	// maxValue caps the bytes of one kept attribute value (fmtp, encoding).
 	maxValue = 128
+	// MaxCrypto bounds a=crypto lines kept per m= section: offers list
+	// one per suite they accept, two or three in practice.
+	MaxCrypto = 4
+	// maxCryptoValue caps one a=crypto value: a key of 40 base64
+	// characters with lifetime and MKI, a suite name and parameters fit
+	// many times; a longer line is not kept.
+	maxCryptoValue = 512
 )
+
+// SRTP keying, as Media.SRTP names it.
+const (
+	KeyingSDES    = "sdes"    // a=crypto (RFC 4568): the key is in the body
+	KeyingDTLS    = "dtls"    // DTLS-SRTP (RFC 5763): keys never cross the wire
+	KeyingUnknown = "unknown" // RTP/SAVP(F) with neither
+)
+
+// Secret is text that holds key material (an a=crypto value). It prints
+// as a placeholder, so a value put in a log line or an answer by mistake
+// shows no key; code that needs the key converts it with string().
+type Secret string
+
+const secretShown = "[secret]"
+
+// String is the placeholder.
+func (Secret) String() string { return secretShown }
+
+// GoString is the placeholder, for %#v.
+func (Secret) GoString() string { return secretShown }
+
+// MarshalText is the placeholder, for JSON.
+func (Secret) MarshalText() ([]byte, error) { return []byte(secretShown), nil }
 
 // Directions (RFC 3264 §5.1). An empty direction means none was written.
 const (
@@ -55,6 +86,27 @@ type Media struct {
 	Ptime     int // ms
 	RTCPMux   bool
 	RTCPPort  int // a=rtcp, else Port+1 (Port with rtcp-mux)
+	// Crypto holds the a=crypto values (RFC 4568 §9.1, after the colon),
+	// up to MaxCrypto; services/srtp parses them.
+	Crypto []Secret
+	// Fingerprint is set when the section or the session carries
+	// a=fingerprint: DTLS-SRTP keying (RFC 5763 §5).
+	Fingerprint bool
+}
+
+// SRTP names how m's media is keyed when it is SRTP: KeyingSDES with
+// a=crypto, KeyingDTLS with a fingerprint or a UDP/TLS profile,
+// KeyingUnknown for RTP/SAVP or RTP/SAVPF with neither; "" for RTP.
+func (m *Media) SRTP() string {
+	switch {
+	case len(m.Crypto) > 0:
+		return KeyingSDES
+	case m.Fingerprint || strings.HasPrefix(m.Proto, "UDP/TLS/"):
+		return KeyingDTLS
+	case m.Proto == "RTP/SAVP" || m.Proto == "RTP/SAVPF":
+		return KeyingUnknown
+	}
+	return ""
 }
 
 // Session is a parsed body.
@@ -63,7 +115,11 @@ type Session struct {
 	Conn      netip.Addr // session-level c=
 	Direction string
 	Media     []Media
-	// Dropped counts m= sections and formats past the bounds.
+	// fingerprint is a session-level a=fingerprint, applied to every
+	// section.
+	fingerprint bool
+	// Dropped counts m= sections, formats and a=crypto lines past the
+	// bounds.
 	Dropped int
 }
 
@@ -169,6 +225,7 @@ func (s *Session) finish(m *Media, hasConn bool) {
 	if m.Direction == "" {
 		m.Direction = s.Direction
 	}
+	m.Fingerprint = m.Fingerprint || s.fingerprint
 	if m.Direction == "" {
 		m.Direction = SendRecv // RFC 3264 §5.1 default
 	}
@@ -192,6 +249,20 @@ func (s *Session) attr(m *Media, v []byte) {
 			m.Direction = dir
 		} else {
 			s.Direction = dir
+		}
+	case "crypto":
+		switch {
+		case m == nil: // RFC 4568 §9.1: media level only
+		case len(m.Crypto) >= MaxCrypto || len(val) > maxCryptoValue:
+			s.Dropped++
+		default:
+			m.Crypto = append(m.Crypto, Secret(val))
+		}
+	case "fingerprint":
+		if m != nil {
+			m.Fingerprint = true
+		} else {
+			s.fingerprint = true
 		}
 	case "rtcp-mux":
 		if m != nil {

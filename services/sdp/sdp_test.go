@@ -1,6 +1,7 @@
 package sdp
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -91,6 +92,7 @@ func TestParseBounds(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(offer))
 	f.Add([]byte("v=0\nm=audio 1/2 RTP/AVP 0 x 200\na=rtpmap:\na=fmtp:0\nc=IN IP4 1.2.3.4/127/3\n"))
+	f.Add([]byte(srtpOffer))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Parse(b)
 		if err != nil {
@@ -100,8 +102,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("media %d over bound", len(s.Media))
 		}
 		for _, m := range s.Media {
-			if len(m.Formats) > MaxFormats {
-				t.Fatalf("formats %d over bound", len(m.Formats))
+			if len(m.Formats) > MaxFormats || len(m.Crypto) > MaxCrypto {
+				t.Fatalf("formats %d or crypto %d over bound", len(m.Formats), len(m.Crypto))
 			}
 			m.Addr()
 		}
@@ -148,5 +150,44 @@ func TestOriginFieldsJoined(t *testing.T) {
 				t.Errorf("Origin = %q, %v; want %q", s.Origin, err, tc.want)
 			}
 		})
+	}
+}
+
+// srtpOffer has an SDES section, a DTLS one by session-level fingerprint
+// and a bare RTP/SAVPF one.
+const srtpOffer = "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\n" +
+	"a=crypto:9 AES_CM_128_HMAC_SHA1_80 inline:session-level-is-ignored\r\n" +
+	"m=audio 4000 RTP/SAVP 0\r\n" +
+	"a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR|2^20|1:4\r\n" +
+	"a=crypto:2 AES_CM_128_HMAC_SHA1_32 inline:NzB4d1BINUAvLEw6UzF3WSJ+PSdFcGdUJShpX1Zj\r\n" +
+	"m=audio 4002 RTP/SAVPF 0\r\n" +
+	"m=audio 4004 RTP/AVP 0\r\n"
+
+func TestParseSRTP(t *testing.T) {
+	s, err := Parse([]byte(srtpOffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{s.Media[0].SRTP(), s.Media[1].SRTP(), s.Media[2].SRTP()}; got[0] != KeyingSDES || got[1] != KeyingUnknown || got[2] != "" {
+		t.Errorf("keying = %q", got)
+	}
+	if len(s.Media[0].Crypto) != 2 || string(s.Media[0].Crypto[1]) != "2 AES_CM_128_HMAC_SHA1_32 inline:NzB4d1BINUAvLEw6UzF3WSJ+PSdFcGdUJShpX1Zj" {
+		t.Errorf("crypto = %q", s.Media[0].Crypto)
+	}
+	if printed := fmt.Sprintf("%v %+v %#v", s.Media[0], s.Media[0].Crypto, s.Media[0]); strings.Contains(printed, "inline:") {
+		t.Errorf("printing media shows the key: %s", printed)
+	}
+	dtls, err := Parse([]byte("v=0\r\nc=IN IP4 192.0.2.1\r\na=fingerprint:sha-256 AB:CD\r\nm=audio 1 RTP/SAVPF 0\r\nm=audio 2 UDP/TLS/RTP/SAVPF 0\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range dtls.Media {
+		if m.SRTP() != KeyingDTLS {
+			t.Errorf("media %d: keying %q, want dtls", i, m.SRTP())
+		}
+	}
+	many := "v=0\r\nm=audio 1 RTP/SAVP 0\r\n" + strings.Repeat("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:x\r\n", MaxCrypto+2) + "a=crypto:" + strings.Repeat("x", 600) + "\r\n"
+	if s, _ := Parse([]byte(many)); len(s.Media[0].Crypto) != MaxCrypto || s.Dropped != 3 {
+		t.Errorf("crypto kept %d, dropped %d; want %d and 3", len(s.Media[0].Crypto), s.Dropped, MaxCrypto)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"fieldtap/services/sip"
+	"fieldtap/services/srtp"
 )
 
 // Bounds of one validation.
@@ -54,6 +55,9 @@ func Validate(raw []byte, transport string) (Validation, error) {
 		if len(v.Findings) >= MaxFindings {
 			v.More++
 			return
+		}
+		if r, n := srtp.Redact([]byte(ev)); n > 0 { // SDES keys never leave the box
+			ev = string(r)
 		}
 		if len(ev) > maxEvidence {
 			ev = strings.ToValidUTF8(ev[:maxEvidence], "") + "…"

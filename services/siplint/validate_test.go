@@ -118,3 +118,17 @@ func TestValidateKeepsMaxFindings(t *testing.T) {
 		t.Errorf("%d findings and %d more, want %d and 8", len(v.Findings), v.More, MaxFindings)
 	}
 }
+
+// TestValidateMasksKeys: a broken a=crypto line is evidence, its SDES key
+// masked.
+func TestValidateMasksKeys(t *testing.T) {
+	const key = "PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR"
+	good := "Via: SIP/2.0/UDP h;branch=z9hG4bK1\r\nMax-Forwards: 70\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: c\r\nCSeq: 1 INVITE\r\nContact: <sip:a@h>\r\n"
+	v, err := Validate([]byte(inviteWith(good, goodSDP+"a crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"+key+"|2^20\r\n")), "udp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Findings) != 1 || v.Findings[0].Evidence != "a crypto:1 AES_CM_128_HMAC_SHA1_80 inline:REDACTED|2^20" {
+		t.Errorf("findings %+v, want the broken line with its key masked", v.Findings)
+	}
+}

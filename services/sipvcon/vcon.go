@@ -9,6 +9,7 @@ import (
 
 	"fieldtap/services/sip"
 	"fieldtap/services/siplint"
+	"fieldtap/services/srtp"
 )
 
 // Vendor names the box in every Analysis Object.
@@ -251,7 +252,7 @@ func messages(sn *sip.Snapshot, d *sip.Dialog) (msgs []Message, from, to Party, 
 			continue
 		}
 		msgs = append(msgs, Message{Time: m.Time.UTC().Format(time.RFC3339Nano), Src: m.Src.String(), Dst: m.Dst.String(),
-			Transport: m.Transport, Text: strings.ToValidUTF8(string(m.Raw), "\uFFFD")})
+			Transport: m.Transport, Text: strings.ToValidUTF8(string(redacted(m.Raw)), "\uFFFD")})
 		// The first request's From and To (a later one may come from the
 		// callee, its From and To swapped); a response's until then.
 		if !found && (m.Request || from == (Party{})) && p.Parse(m.Raw) == nil {
@@ -301,3 +302,10 @@ func truncate(s string) string {
 
 // String names a vCon for logs.
 func (v VCon) String() string { return fmt.Sprintf("vCon %s (%d dialogs)", v.UUID, len(v.Dialog)) }
+
+// redacted is a message with its SDES keys (a=crypto inline:) masked: a
+// vCon is shared, and key material never leaves the box in one.
+func redacted(raw []byte) []byte {
+	b, _ := srtp.Redact(raw)
+	return b
+}

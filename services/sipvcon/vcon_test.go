@@ -3,11 +3,15 @@ package sipvcon
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"fieldtap/drivers/pcapfile"
@@ -149,5 +153,39 @@ func TestUUIDv8(t *testing.T) {
 	}
 	if UUIDv8(at, "other.example", 0xfff)[19:] == u[19:] {
 		t.Error("rand_b does not follow the host name")
+	}
+}
+
+// TestBuildMasksKeys: a message's SDES key is masked in the vCon's text.
+func TestBuildMasksKeys(t *testing.T) {
+	const key = "PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR"
+	body := "v=0\r\no=- 1 1 IN IP4 192.0.2.1\r\ns=-\r\nc=IN IP4 192.0.2.1\r\nt=0 0\r\nm=audio 4000 RTP/SAVP 0\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:" + key + "\r\n"
+	msg := "INVITE sip:b@example.com SIP/2.0\r\nVia: SIP/2.0/UDP 192.0.2.1:5060;branch=z9hG4bKk\r\nFrom: <sip:a@example.com>;tag=1\r\nTo: <sip:b@example.com>\r\n" +
+		"Call-ID: keyed\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	eth := &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IP{192, 0, 2, 1}, DstIP: net.IP{192, 0, 2, 2}}
+	udp := &layers.UDP{SrcPort: 5060, DstPort: 5060}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		t.Fatal(err)
+	}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, udp, gopacket.Payload(msg)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := sip.New(sip.Limits{})
+	a := sip.NewAnalyser(st, netdecode.Options{})
+	a.Feed(time.Unix(1000, 0), layers.LinkTypeEthernet, buf.Bytes())
+	sn := st.Snapshot()
+	d := sn.Lookup("keyed")
+	if d == nil {
+		t.Fatal("the INVITE made no dialog")
+	}
+	v, _ := Build(Input{Snapshot: sn, Calls: []Call{{D: d}}, Now: time.Unix(2000, 0), Host: "fieldtap.example"})
+	doc, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(doc, []byte(key)) || !bytes.Contains(doc, []byte("inline:REDACTED")) {
+		t.Errorf("the vCon shows the SDES key, or no masked key: %s", doc)
 	}
 }
