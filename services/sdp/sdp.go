@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -54,7 +55,15 @@ type Media struct {
 	Direction string
 	Ptime     int // ms
 	RTCPMux   bool
-	RTCPPort  int // a=rtcp, else Port+1 (Port with rtcp-mux)
+	RTCPPort  int  // a=rtcp, else Port+1 (Port with rtcp-mux)
+	Crypto    bool // an a=crypto: line (RFC 4568 SDES keys for SRTP)
+}
+
+// SRTP reports whether m's media is SRTP: a secure profile (RTP/SAVP,
+// RTP/SAVPF, UDP/TLS/RTP/SAVP(F) of RFC 3711, 5124, 5764) or SDES keys
+// offered with it. Its payload is ciphertext to anyone without the keys.
+func (m *Media) SRTP() bool {
+	return m.Crypto || strings.Contains(strings.ToUpper(m.Proto), "SAVP")
 }
 
 // Session is a parsed body.
@@ -196,6 +205,10 @@ func (s *Session) attr(m *Media, v []byte) {
 	case "rtcp-mux":
 		if m != nil {
 			m.RTCPMux = true
+		}
+	case "crypto":
+		if m != nil {
+			m.Crypto = true
 		}
 	case "rtcp":
 		if m != nil {

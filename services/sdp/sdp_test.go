@@ -150,3 +150,23 @@ func TestOriginFieldsJoined(t *testing.T) {
 		})
 	}
 }
+
+func TestSRTP(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want bool
+	}{
+		{"v=0\r\nc=IN IP4 10.0.0.1\r\nm=audio 4000 RTP/AVP 0\r\n", false},
+		{"v=0\r\nc=IN IP4 10.0.0.1\r\nm=audio 4000 RTP/SAVP 0\r\n", true},
+		{"v=0\r\nc=IN IP4 10.0.0.1\r\nm=audio 4000 UDP/TLS/RTP/SAVPF 111\r\n", true},
+		{"v=0\r\nc=IN IP4 10.0.0.1\r\nm=audio 4000 RTP/AVP 0\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:WVNfX19zZW1jdGwgKCkgewkyMjA7fQp9CnVubGVz\r\n", true},
+	} {
+		s, err := Parse([]byte(c.body))
+		if err != nil || len(s.Media) != 1 {
+			t.Fatalf("%q: %v, %d media", c.body, err, len(s.Media))
+		}
+		if got := s.Media[0].SRTP(); got != c.want {
+			t.Errorf("%q: SRTP %v, want %v", c.body, got, c.want)
+		}
+	}
+}
