@@ -59,6 +59,7 @@ func allBundles() []bundle {
 		{name: "canre", tools: canreTools, needs: needCAN | needJ1939, optIn: true},
 		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
 		{name: "sip_forensics", tools: sipForensicsTools, needs: needSIP | needSIPExport | needMedia},
+		{name: "sip_site", tools: sipSiteTools, needs: needSIP | needSIPExport | needMedia},
 		{name: "bus_await", tools: busAwaitTools, needs: needCAN | needJ1939 | needJ1587},
 	}
 }

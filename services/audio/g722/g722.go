@@ -236,7 +236,7 @@ func (d *Decoder) receiveQMF(rl, rh int32) (int16, int16) {
 	d.xs[0] = rl + rh
 	var even, odd int32
 	for i := range 12 {
-		even += qmf[i] * d.xd[i]    // h(2i)·xd(j-i)
+		even += qmf[i] * d.xd[i]   // h(2i)·xd(j-i)
 		odd += qmf[11-i] * d.xs[i] // h(2i+1)·xs(j-i), h(2i+1) = h(22-2i)
 	}
 	return int16(sat(even >> 11)), int16(sat(odd >> 11))

@@ -52,7 +52,7 @@ func encode(x []int16) []byte {
 		hist[1], hist[0] = int32(x[n]), int32(x[n+1])
 		var xa, xb int32
 		for i := range 12 {
-			xa += qmf[i] * hist[2*i]     // h(2i)·x(2n-2i)
+			xa += qmf[i] * hist[2*i]      // h(2i)·x(2n-2i)
 			xb += qmf[11-i] * hist[2*i+1] // h(2i+1)·x(2n-2i-1)
 		}
 		xl, xh := (xa+xb)>>14, (xa-xb)>>14
