@@ -30,7 +30,7 @@ type harness struct {
 
 func newHarness(t *testing.T, d Deps) *harness {
 	t.Helper()
-	s := testServer(t, d, slices.Concat(sipTools, mediaTools, sipForensicsTools)...)
+	s := testServer(t, d, slices.Concat(sipTools, mediaTools, sipForensicsTools, sipSiteTools)...)
 	h := &harness{t: t, s: s, v: newOutputValidator(), schemas: map[string]json.RawMessage{}, list: map[string]bool{}}
 	for _, lt := range listTools(t, s) {
 		h.schemas[lt.Name] = lt.Output
