@@ -185,7 +185,7 @@ func runExportAudio(c *call, in exportAudioIn) (exportAudioOut, error) {
 	if mixed != nil {
 		out.Bytes += mixed.Bytes
 	}
-	out.DTMF, out.DTMFNot = callDTMF(ms, dl.CallID, rendered)
+	out.DTMF, out.DTMFNot = callDTMF(ms, dl.CallID, views)
 	for _, s := range out.Skipped {
 		c.warnf("stream %s has no file: %s", s.StreamID, s.Reason)
 	}
@@ -219,7 +219,7 @@ func renderStream(s *audioStream, maxSeconds int, mr sip.MediaRead) string {
 		return "unsupported codec " + strings.Join(names, ", ") + " (export_audio decodes PCMU, PCMA and G722)"
 	}
 	if len(tr.Samples) == 0 {
-		return fmt.Sprintf("no audio: its %d packets found are comfort noise, DTMF events or malformed", len(s.pkts))
+		return fmt.Sprintf("no audio: of its %d packets found, %d are malformed and the rest comfort noise or DTMF events (listed in dtmf)", len(s.pkts), tr.Malformed)
 	}
 	// The bound is in seconds whatever the rate.
 	if limit := maxSeconds * tr.Rate; len(tr.Samples) > limit {
@@ -349,12 +349,13 @@ func skippedReasons(ss []audioSkippedRow) string {
 	return strings.Join(parts, "; ")
 }
 
-// callDTMF lists the RFC 4733 digits of the rendered streams, at most
-// audioMaxDTMF, and how many more there were.
-func callDTMF(ms *rtp.Snapshot, callID string, ss []*audioStream) ([]dtmfRow, int) {
+// callDTMF lists the RFC 4733 digits of the selected streams (some
+// senders put events on an SSRC of their own), at most audioMaxDTMF, and
+// how many more there were.
+func callDTMF(ms *rtp.Snapshot, callID string, views []rtp.StreamView) ([]dtmfRow, int) {
 	ids := map[string]bool{}
-	for _, s := range ss {
-		ids[s.view.ID] = true
+	for _, v := range views {
+		ids[v.ID] = true
 	}
 	rows, more := []dtmfRow{}, 0
 	for _, e := range ms.Events {

@@ -136,3 +136,37 @@ func TestExportAudioNamesUnsupportedCodec(t *testing.T) {
 		t.Errorf("refusal %q does not name G729", msg)
 	}
 }
+
+// gen-sipp-hold-resume-rfc2833-udp.pcapng: PCMA both ways, a hold, and
+// one RFC 2833 digit on an SSRC of its own (tshark: event 1, 10 packets
+// on 0x0E05384E). The digit is listed as dtmf_events lists it, the
+// events-only stream is skipped with its reason, and a pause its sender's
+// timestamps do not show is not made up.
+func TestExportAudioListsDTMFAndPauses(t *testing.T) {
+	h := newHarness(t, audioDeps(t, "gen-sipp-hold-resume-rfc2833-udp.pcapng", nil, nil))
+	const call = "1-4124@127.0.0.1"
+	env := h.ok("export_audio", map[string]any{"call_id": call})
+	out := data(env)
+	want := items(h.ok("dtmf_events", map[string]any{"call_id": call}))
+	got := out["dtmf"].([]any)
+	if len(want) != 1 || len(got) != 1 || got[0].(map[string]any)["digit"] != "1" || got[0].(map[string]any)["stream_id"] != want[0]["stream_id"] {
+		t.Fatalf("dtmf %v, dtmf_events %v; want the one digit 1", got, want)
+	}
+	skipped := out["skipped"].([]any)
+	if len(skipped) != 1 || !strings.Contains(skipped[0].(map[string]any)["reason"].(string), "DTMF events") {
+		t.Errorf("skipped %v, want the events-only stream", skipped)
+	}
+	if len(out["streams"].([]any)) != 2 || out["mixed"] == nil {
+		t.Fatalf("%d streams, mixed %v", len(out["streams"].([]any)), out["mixed"])
+	}
+	// The hold: 6100's sender stopped for 2.04 s but its timestamps went
+	// on by one packet (tshark: seq 59232 ts 24000 at 3.277 s, seq 59233
+	// ts 24240 at 5.315 s). Placed by timestamp, there is no gap there,
+	// and its file is as long as its timestamps say.
+	for _, r := range out["streams"].([]any) {
+		s := r.(map[string]any)
+		if strings.HasPrefix(s["stream_id"].(string), "127.0.0.1:6100>") && s["silence_s"] != 0.0 {
+			t.Errorf("stream %s: %v s of silence; its timestamps have no gap", s["stream_id"], s["silence_s"])
+		}
+	}
+}
