@@ -208,7 +208,7 @@ func renderStream(s *audioStream, maxSeconds int, mr sip.MediaRead) string {
 			codecs[p.PT] = string(p.Codec)
 		}
 	}
-	tr, err := audio.Render(s.pkts, audio.Options{Codecs: codecs, MaxSamples: maxSeconds * 16000})
+	tr, err := audio.Render(s.pkts, audio.Options{Codecs: codecs, MaxDuration: time.Duration(maxSeconds) * time.Second})
 	var unsup *audio.Unsupported
 	if errors.As(err, &unsup) {
 		names := make([]string, len(unsup.Codecs))
@@ -220,10 +220,6 @@ func renderStream(s *audioStream, maxSeconds int, mr sip.MediaRead) string {
 	}
 	if len(tr.Samples) == 0 {
 		return fmt.Sprintf("no audio: of its %d packets found, %d are malformed and the rest comfort noise or DTMF events (listed in dtmf)", len(s.pkts), tr.Malformed)
-	}
-	// The bound is in seconds whatever the rate.
-	if limit := maxSeconds * tr.Rate; len(tr.Samples) > limit {
-		tr.Samples, tr.Cut, tr.CutAt = tr.Samples[:limit], true, time.Duration(maxSeconds)*time.Second
 	}
 	s.track = tr
 	return ""
@@ -254,8 +250,9 @@ func writeStream(c *call, s *audioStream, now time.Time) (audioStreamRow, error)
 // writeMix writes the stereo file, or says why there is none.
 func writeMix(c *call, ss []*audioStream, maxSeconds int, now time.Time) (*audioFileRow, string, error) {
 	var left, right []*audio.Track
-	rate := 0
+	rate, side := 0, ""
 	for _, s := range ss {
+		side = s.side
 		rate = max(rate, s.track.Rate)
 		if s.side == sideCaller {
 			left = append(left, &s.track)
@@ -264,7 +261,7 @@ func writeMix(c *call, ss []*audioStream, maxSeconds int, now time.Time) (*audio
 		}
 	}
 	if len(left) == 0 || len(right) == 0 {
-		return nil, "only one side of the call has audio: its own file is the whole call", nil
+		return nil, fmt.Sprintf("every stream with audio is the %s's: the other side has none the box could decode, so there is nothing to mix", side), nil
 	}
 	st, _, cut := audio.Mix(left, right, rate, maxSeconds*rate)
 	if cut {

@@ -57,9 +57,9 @@ type Options struct {
 	// as rtp.PTView gives them); the static types 0, 8, 9 and 13 need
 	// no entry.
 	Codecs map[uint8]string
-	// MaxSamples bounds the track; past it rendering stops and Track.Cut
-	// says where.
-	MaxSamples int
+	// MaxDuration bounds the track; past it rendering stops and
+	// Track.Cut says where.
+	MaxDuration time.Duration
 }
 
 // Gap is one stretch of silence the track holds in place of audio.
@@ -183,7 +183,7 @@ func Render(pkts []Packet, o Options) (Track, error) {
 	}
 	kind, name := kindOf(seq[first].h.PT, o.Codecs)
 	t.Rate, t.Codec = rateOf(kind), name
-	r := renderer{t: &t, o: o, g722: g722.NewDecoder()}
+	r := renderer{t: &t, max: int(o.MaxDuration * time.Duration(t.Rate) / time.Second), g722: g722.NewDecoder()}
 	var prev *ordered // the previous packet of any kind, for loss
 	for i := range seq {
 		p := &seq[i]
@@ -249,7 +249,7 @@ func order(pkts []Packet, t *Track) []ordered {
 // renderer places packets on the track.
 type renderer struct {
 	t      *Track
-	o      Options
+	max    int // samples: Options.MaxDuration at the track's rate
 	g722   *g722.Decoder
 	buf    []int16
 	lost   int // lost by sequence since the last placed packet
@@ -313,7 +313,7 @@ func (r *renderer) place(p *ordered, kind int) bool {
 		skip := min(len(t.Samples)-pos, len(s))
 		s = s[skip:]
 	}
-	if room := r.o.MaxSamples - len(t.Samples); len(s) > room {
+	if room := r.max - len(t.Samples); len(s) > room {
 		t.Samples = append(t.Samples, s[:max(room, 0)]...)
 		t.Cut, t.CutAt = true, samplesDur(len(t.Samples), t.Rate)
 		return false
@@ -325,7 +325,7 @@ func (r *renderer) place(p *ordered, kind int) bool {
 // gap adds n samples of silence at sample position at, and lists it.
 func (r *renderer) gap(at, n int) {
 	t := r.t
-	if room := r.o.MaxSamples - len(t.Samples); n > room {
+	if room := r.max - len(t.Samples); n > room {
 		n = max(room, 0)
 		t.Cut, t.CutAt = true, samplesDur(at+n, t.Rate)
 	}

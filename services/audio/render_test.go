@@ -37,7 +37,7 @@ func TestRenderPlacesByTimestamp(t *testing.T) {
 		pkt(101, 107, 1800+8000, 1110, 4, 0),
 		pkt(8, 108, 1800+16000, 2100, 160, 0xD5),
 	}
-	tr, err := Render(ps, Options{Codecs: map[uint8]string{101: "telephone-event"}, MaxSamples: 1 << 20})
+	tr, err := Render(ps, Options{Codecs: map[uint8]string{101: "telephone-event"}, MaxDuration: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestRenderPlacesByTimestamp(t *testing.T) {
 
 func TestRenderG722AndBounds(t *testing.T) {
 	ps := []Packet{pkt(9, 1, 0, 0, 160, 0xFF), pkt(9, 2, 160, 20, 160, 0xFF), pkt(9, 3, 320, 40, 160, 0xFF)}
-	tr, err := Render(ps, Options{MaxSamples: 500})
+	tr, err := Render(ps, Options{MaxDuration: 500 * time.Second / 16000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestRenderG722AndBounds(t *testing.T) {
 }
 
 func TestRenderNamesUnsupportedCodec(t *testing.T) {
-	_, err := Render([]Packet{pkt(18, 1, 0, 0, 20, 0)}, Options{Codecs: map[uint8]string{18: "G729"}, MaxSamples: 1000})
+	_, err := Render([]Packet{pkt(18, 1, 0, 0, 20, 0)}, Options{Codecs: map[uint8]string{18: "G729"}, MaxDuration: time.Second})
 	u, ok := err.(*Unsupported)
 	if !ok || len(u.Codecs) != 1 || u.Codecs[0] != "G729" {
 		t.Fatalf("err %v, want Unsupported naming G729", err)
@@ -88,7 +88,7 @@ func TestRenderNamesUnsupportedCodec(t *testing.T) {
 
 func TestRenderTimestampRestart(t *testing.T) {
 	ps := []Packet{pkt(0, 1, 5000, 0, 160, 0xFF), pkt(0, 2, 900_000_000, 20, 160, 0xFF)}
-	tr, _ := Render(ps, Options{MaxSamples: 1 << 20})
+	tr, _ := Render(ps, Options{MaxDuration: time.Hour})
 	if tr.Jumps != 1 || len(tr.Samples) != 320 {
 		t.Fatalf("jumps %d, %d samples; want 1 jump placed by capture time, 320 samples", tr.Jumps, len(tr.Samples))
 	}
@@ -114,8 +114,8 @@ func FuzzRender(f *testing.F) {
 	f.Add(pkt(13, 1, 0, 0, 1, 0).Data, pkt(0, 65535, 4_000_000_000, 40, 10, 0x12).Data, uint16(0))
 	f.Fuzz(func(t *testing.T, a, b []byte, ms uint16) {
 		ps := []Packet{{Time: t0, Data: a}, {Time: t0.Add(time.Duration(ms) * time.Millisecond), Data: b}, {Time: t0, Data: a}}
-		tr, _ := Render(ps, Options{Codecs: map[uint8]string{101: "telephone-event", 96: "G722"}, MaxSamples: 1 << 16})
-		if len(tr.Samples) > 1<<16 {
+		tr, _ := Render(ps, Options{Codecs: map[uint8]string{101: "telephone-event", 96: "G722"}, MaxDuration: 4 * time.Second})
+		if len(tr.Samples) > 4*tr.Rate {
 			t.Fatalf("%d samples past the bound", len(tr.Samples))
 		}
 	})

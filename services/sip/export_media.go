@@ -22,9 +22,6 @@ type MediaDatagram struct {
 // MediaRead says what ReadMedia found and what it could not.
 type MediaRead struct {
 	Datagrams int
-	// Missing are datagrams the media analyser counted on the flows that
-	// neither the rings nor the recorder hold.
-	Missing int
 	// Trimmed counts frames on the flows' address pairs whose bytes were
 	// cut short of what was on the wire (the recorder's
 	// rtp_headers_only, or a snap length): their payload is not there.
@@ -70,9 +67,6 @@ func (e *Exporter) ReadMedia(ctx context.Context, flows []MediaFlow, maxDatagram
 	}
 	if err := sc.run(ctx, mergeWindows(ws)); err != nil {
 		return mr, err
-	}
-	for i, f := range flows {
-		mr.Missing += int(max(f.Packets, sc.flowFound[i]) - sc.flowFound[i])
 	}
 	mr.ScanCut, mr.ScanCutAt = res.ScanCut, res.ScanCutAt
 	return mr, nil
