@@ -17,9 +17,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"fieldtap/board/sim/sipgen"
 	"fieldtap/mcp"
 	"fieldtap/tools/refdata"
 )
@@ -65,14 +67,25 @@ func soxi(t *testing.T, flag, path string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// soxAlaw decodes A-law bytes with sox, little-endian 16-bit out.
-func soxAlaw(t *testing.T, b []byte) []int16 {
+// g711 names a G.711 law as its RTP payload type and sox's encoding.
+type g711 struct {
+	pt  int
+	sox string
+}
+
+var (
+	alaw = g711{8, "a-law"}
+	ulaw = g711{0, "u-law"}
+)
+
+// soxDecode decodes G.711 bytes with sox, little-endian 16-bit out.
+func soxDecode(t *testing.T, law g711, b []byte) []int16 {
 	t.Helper()
-	cmd := exec.Command("sox", "-t", "raw", "-e", "a-law", "-b", "8", "-r", "8000", "-c", "1", "-", "-t", "raw", "-e", "signed", "-b", "16", "-L", "-")
+	cmd := exec.Command("sox", "-t", "raw", "-e", law.sox, "-b", "8", "-r", "8000", "-c", "1", "-", "-t", "raw", "-e", "signed", "-b", "16", "-L", "-")
 	cmd.Stdin = bytes.NewReader(b)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("sox a-law decode: %v", err)
+		t.Fatalf("sox %s decode: %v", law.sox, err)
 	}
 	s := make([]int16, len(out)/2)
 	for i := range s {
@@ -101,6 +114,7 @@ type audioAnswer struct {
 				OffsetS   float64 `json:"offset_s"`
 				DurationS float64 `json:"duration_s"`
 				Cause     string  `json:"cause"`
+				Lost      int     `json:"lost_packets"`
 			} `json:"gaps"`
 		} `json:"streams"`
 		Mixed *struct {
@@ -111,6 +125,9 @@ type audioAnswer struct {
 			StreamID string `json:"stream_id"`
 			Reason   string `json:"reason"`
 		} `json:"skipped"`
+		DTMF []struct {
+			Digit string `json:"digit"`
+		} `json:"dtmf"`
 	} `json:"data"`
 }
 
@@ -164,7 +181,7 @@ func TestExportAudioAgainstSox(t *testing.T) {
 				if len(pkts) == 0 {
 					t.Fatalf("tshark has no RTP for %s (%s)", s.StreamID, s.SSRC+"@"+src)
 				}
-				checkStreamFile(t, s.File.Path, pkts)
+				checkStreamFile(t, s.File.Path, alaw, pkts)
 				t.Logf("%s: %s side, %d packets, %.3f s, %d lost, %.3f s of silence in %d gaps", s.StreamID, s.Side, s.Packets, s.File.DurationS, s.Lost, s.SilenceS, len(s.Gaps))
 				if !links[mcp.FilesURIPrefix+"exports/"+filepath.Base(s.File.Path)] {
 					t.Errorf("no resource_link to %s", s.File.Path)
@@ -181,12 +198,13 @@ func TestExportAudioAgainstSox(t *testing.T) {
 }
 
 // checkStreamFile compares one mono file with tshark's packets of its
-// stream: soxi's rate, channels and duration, and every sample.
-func checkStreamFile(t *testing.T, path string, pkts []tsharkRTP) {
+// stream: soxi's rate, channels and duration, and every sample (sox's
+// decoding of each packet of law at its timestamp, silence between).
+func checkStreamFile(t *testing.T, path string, law g711, pkts []tsharkRTP) {
 	t.Helper()
 	first, last, lastLen := pkts[0].ts, pkts[0].ts, 0
 	for _, p := range pkts {
-		if p.pt != 8 {
+		if p.pt != law.pt {
 			continue
 		}
 		if int32(p.ts-last) >= 0 {
@@ -214,15 +232,15 @@ func checkStreamFile(t *testing.T, path string, pkts []tsharkRTP) {
 	var raw []byte
 	var at []int
 	for _, p := range pkts {
-		if p.pt == 8 {
+		if p.pt == law.pt {
 			raw = append(raw, p.payload...)
 			at = append(at, int(p.ts-first))
 		}
 	}
-	dec := soxAlaw(t, raw)
+	dec := soxDecode(t, law, raw)
 	off, n := 0, 0
 	for _, p := range pkts {
-		if p.pt != 8 {
+		if p.pt != law.pt {
 			continue
 		}
 		copy(expect[min(at[n], len(expect)):], dec[off:off+len(p.payload)])
@@ -238,4 +256,95 @@ func checkStreamFile(t *testing.T, path string, pkts []tsharkRTP) {
 	if diff > 0 {
 		t.Errorf("%s: %d of %d samples differ from sox's decoding of tshark's payload placed by timestamp", path, diff, len(samples))
 	}
+}
+
+// TestExportAudioOfLossyCall: the first answered call of four generated
+// (board/sim/sipgen), PCMU with 5 % of the RTP dropped at random. Every file is checked as the
+// reference captures' are, against tshark and sox's µ-law decoder; each
+// stream's lost_packets is the sequence numbers tshark does not see, and
+// every one of them is in a gap of cause loss.
+func TestExportAudioOfLossyCall(t *testing.T) {
+	for _, prog := range []string{"tshark", "sox", "soxi"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("%s is not installed (Debian sox and tshark)", prog)
+		}
+	}
+	dir := t.TempDir()
+	capture := filepath.Join(dir, "lossy.pcapng")
+	f, err := os.Create(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sipgen.Options{Seed: 7, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Duration: 60 * time.Second, Calls: 4, Impair: sipgen.Impairment{LossPct: 5}}
+	if err := sipgen.WritePcapng(f, o); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cfg := writeFile(t, filepath.Join(dir, "fieldtapd.toml"), []byte("[store]\nexport_dir = \""+filepath.Join(dir, "exports")+"\"\n"))
+	cc := startContract(t, "--config", cfg, "--board", "none", "--source", capture)
+	cc.waitExhausted()
+	env, _ := cc.call("list_dialogs", map[string]any{"filter": "final_code == 200", "limit": 1})
+	rows := env["items"].([]any)
+	if len(rows) != 1 {
+		t.Fatalf("%d answered dialogs of the generated calls", len(rows))
+	}
+	callID := rows[0].(map[string]any)["call_id"].(string)
+	env, blocks := cc.call("export_audio", map[string]any{"call_id": callID})
+	var a audioAnswer
+	if err := json.Unmarshal([]byte(blocks[0]), &a); err != nil || !a.OK {
+		t.Fatalf("export_audio: %v %v", err, env)
+	}
+	if len(a.Data.Streams) != 2 || a.Data.Mixed == nil {
+		t.Fatalf("%d streams, mixed %v, skipped %+v", len(a.Data.Streams), a.Data.Mixed, a.Data.Skipped)
+	}
+	env, _ = cc.call("dtmf_events", map[string]any{"call_id": callID})
+	var digits []string
+	for _, r := range env["items"].([]any) {
+		digits = append(digits, r.(map[string]any)["digit"].(string))
+	}
+	var listed []string
+	for _, d := range a.Data.DTMF {
+		listed = append(listed, d.Digit)
+	}
+	if strings.Join(listed, "") != strings.Join(digits, "") {
+		t.Errorf("export_audio lists digits %q, dtmf_events %q", listed, digits)
+	}
+	t.Logf("digits %q", listed)
+	truth := tsharkStreams(t, capture)
+	for _, s := range a.Data.Streams {
+		src := strings.SplitN(s.StreamID, ">", 2)[0]
+		pkts := truth[s.SSRC+"@"+src]
+		checkStreamFile(t, s.File.Path, ulaw, pkts)
+		want := missingSeqs(t, capture, s.SSRC, src)
+		inGaps := 0
+		for _, g := range s.Gaps {
+			if g.Cause == "loss" {
+				inGaps += g.Lost
+			}
+		}
+		t.Logf("%s: %d packets, %d lost (tshark: %d sequence numbers missing), %d in loss gaps, %.3f s of silence", s.StreamID, s.Packets, s.Lost, want, inGaps, s.SilenceS)
+		if s.Lost != want || inGaps != want || want == 0 {
+			t.Errorf("%s: lost %d, in loss gaps %d; tshark misses %d sequence numbers (want equal and not 0)", s.StreamID, s.Lost, inGaps, want)
+		}
+	}
+}
+
+// missingSeqs counts the sequence numbers between a stream's first and
+// last that tshark does not see.
+func missingSeqs(t *testing.T, capture, ssrc, src string) int {
+	t.Helper()
+	host, port, _ := strings.Cut(src, ":")
+	out, err := exec.Command("tshark", "-r", capture, "-Y", "rtp.ssrc == 0x"+ssrc+" && ip.src == "+host+" && udp.srcport == "+port,
+		"-T", "fields", "-e", "rtp.seq").Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	seen := map[int]bool{}
+	lo, hi := math.MaxInt, 0
+	for _, f := range strings.Fields(string(out)) {
+		n, _ := strconv.Atoi(f)
+		seen[n] = true
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	return hi - lo + 1 - len(seen)
 }
