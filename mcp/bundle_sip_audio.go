@@ -98,7 +98,6 @@ var exportAudio = linkedTool[exportAudioIn, exportAudioOut]{tool: tool[exportAud
 type audioStream struct {
 	view  rtp.StreamView
 	side  string
-	flow  int
 	pkts  []audio.Packet
 	track audio.Track
 }
@@ -136,7 +135,8 @@ func runExportAudio(c *call, in exportAudioIn) (exportAudioOut, error) {
 			out.Skipped = append(out.Skipped, audioSkippedRow{StreamID: v.ID, Reason: "SRTP: the call's SDP offers this address a secure profile (RTP/SAVP, SAVPF) or a=crypto keys; without the keys its payload is noise"})
 			continue
 		}
-		streams = append(streams, &audioStream{view: v, side: sideOf(v, dl, caller, callee), flow: len(flows)})
+		// streams and flows share an index: ReadMedia's Flow is both.
+		streams = append(streams, &audioStream{view: v, side: sideOf(v, dl, caller, callee)})
 		flows = append(flows, sip.MediaFlow{Src: v.Key.Src, Dst: v.Key.Dst, First: v.First, Last: v.Last, Packets: v.Packets})
 	}
 	if len(streams) == 0 {
