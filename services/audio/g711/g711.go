@@ -3,8 +3,8 @@
 // is a 256-entry table built once from the law's segment formula.
 package g711
 
-// ulawBias is the bias µ-law adds before companding (G.711 §2: the
-// encoder adds 33 to the 14-bit magnitude; 0x84 is 33 at the 16-bit scale).
+// ulawBias is the bias µ-law adds before companding: the G.711 encoder
+// adds 33 to the 14-bit magnitude, and 0x84 is 33 at the 16-bit scale.
 const ulawBias = 0x84
 
 var ulaw, alaw [256]int16

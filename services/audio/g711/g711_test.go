@@ -3,9 +3,10 @@ package g711
 import "testing"
 
 // Known values: the µ-law ones are G.711's own (0xFF is +0, 0x00 the
-// largest negative, -32124 at the 16-bit scale, a set sign bit positive); the A-law ones follow
-// from G.711 Table 1a (0xD5 and 0x55 are the smallest steps, ±8; 0xAA
-// and 0x2A the largest, ±32256) and agree with sox's `-e a-law`.
+// largest negative, -32124 at the 16-bit scale, a set sign bit
+// positive); the A-law ones follow from G.711's A-law table (0xD5 and
+// 0x55 are the smallest steps, ±8; 0xAA and 0x2A the largest, ±32256).
+// All of them agree with sox's `-e u-law` and `-e a-law` decoding.
 func TestKnownValues(t *testing.T) {
 	for _, c := range []struct {
 		law  string

@@ -2,15 +2,16 @@
 // 16-bit linear PCM: mode 1, the 64 kbit/s mode every RTP payload type 9
 // stream uses (RFC 3551 §4.5.2), one byte per pair of output samples.
 //
-// The decoder follows the functional blocks of G.722 §6 (lower and higher
-// sub-band ADPCM decoders, the adaptive predictors of §6.2 blocks 4L/4H,
-// and the receive QMF of §4.4) in the spec's fixed-point arithmetic, so
-// that a stream decodes the same on every box. Each block's name in the
-// spec is given beside the code that does it.
+// The decoder follows the functional blocks of the G.722 decoder (the
+// lower and higher sub-band ADPCM decoders, their adaptive predictors,
+// blocks 4L/4H, and the receive QMF) in the spec's fixed-point
+// arithmetic, so that a stream decodes the same on every box. Each
+// block's name in the spec (INVQBL, LOGSCL, UPPOL2, …) is given beside
+// the code that does it.
 package g722
 
-// Spec tables (G.722 Tables 6/7/9/10/11 and the QMF coefficients of
-// Table 12), at the spec's integer scales.
+// The spec's tables (inverse quantizers, log-scale multipliers, the
+// scale factor's mantissa, the QMF coefficients), at its integer scales.
 var (
 	// qm6 is the lower-band inverse quantizer's output per 6-bit code
 	// (INVQBL, mode 1), indexed by the code itself.
@@ -52,7 +53,8 @@ var (
 	qmf = [12]int32{3, -11, 12, 32, -210, 951, 3876, -805, 362, -156, 53, -11}
 )
 
-// Scale-factor bounds and initial values (LOGSCL, LOGSCH, §6.2.1.3).
+// Scale-factor bounds, initial values and leak factors (LOGSCL, LOGSCH,
+// UPPOL1, UPPOL2, UPZERO, LIMIT).
 const (
 	nblMax     = 18432
 	nbhMax     = 22528
@@ -89,7 +91,7 @@ type Decoder struct {
 	xd, xs    [12]int32 // the receive QMF's delay lines, newest first
 }
 
-// NewDecoder returns a decoder in the reset state of §6.2.
+// NewDecoder returns a decoder in the spec's reset state.
 func NewDecoder() *Decoder {
 	d := &Decoder{}
 	d.Reset()
@@ -114,7 +116,8 @@ func (d *Decoder) Decode(dst []int16, src []byte) []int16 {
 	return dst
 }
 
-// lower is the lower sub-band decoder (§6.2, blocks 1L-5L in mode 1).
+// lower is the lower sub-band decoder (mode 1: all six bits for the
+// output, the four high ones for adaptation).
 func (d *Decoder) lower(il int) int32 {
 	b := &d.low
 	// INVQAL: the 4-bit difference that drives adaptation.
@@ -130,7 +133,7 @@ func (d *Decoder) lower(il int) int32 {
 	return rl
 }
 
-// higher is the higher sub-band decoder (§6.2, blocks 1H-5H).
+// higher is the higher sub-band decoder.
 func (d *Decoder) higher(ih int) int32 {
 	b := &d.high
 	// INVQAH.
@@ -224,7 +227,7 @@ func (b *band) adapt(dq int32) {
 	b.s = sat(b.sp + b.sz)
 }
 
-// receiveQMF is §4.4's receive quadrature mirror filter: the two bands'
+// receiveQMF is the spec's receive quadrature mirror filter: the two bands'
 // sum and difference through the 24-tap filter give two output samples.
 // The spec's output is 14-bit (2·Σ at 2^-13, a shift of 12); this scales
 // it to 16 bits the way deployed VoIP decoders do (one bit of the two, a

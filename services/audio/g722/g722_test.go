@@ -40,7 +40,7 @@ func TestTablesFollowTheirFormulas(t *testing.T) {
 	}
 }
 
-// encode is the test's encoder: the spec's transmit QMF (§3.2) at the
+// encode is the test's encoder: the spec's transmit QMF at the
 // 16-bit scale deployed encoders use, and per band sample the code whose
 // reconstruction is nearest.
 func encode(x []int16) []byte {
