@@ -9,6 +9,8 @@ func MediaType(name string) string {
 	switch path.Ext(name) {
 	case ".pcapng":
 		return "application/vnd.tcpdump.pcap" // pcapng shares pcap's registration
+	case ".wav":
+		return "audio/wav"
 	case ".json":
 		return "application/json"
 	case ".txt", ".sha256", ".log":

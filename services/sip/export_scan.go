@@ -87,6 +87,10 @@ type exportScan struct {
 	cutAt    time.Time
 	// dec is Exporter.dec: the live decoder's VXLAN ports.
 	dec netdecode.Options
+	// media, when set, receives each flow datagram found (ReadMedia);
+	// trimmed sees every frame scanned, to count those cut short.
+	media   func(flow int, d netdecode.Datagram)
+	trimmed func(link layers.LinkType, data []byte, origLen int)
 }
 
 func newExportScan(kept map[string]int, flows []MediaFlow, snaps map[string]ring.Snapshot[framestore.Record], rec Recorded, res *ExportResult) *exportScan {
@@ -174,6 +178,9 @@ func (p *portScan) Datagram(d netdecode.Datagram) {
 		return // already in the file (a SIP frame, or seen in an earlier window)
 	}
 	sc.flowFound[best]++
+	if sc.media != nil {
+		sc.media(best, d)
+	}
 	if sc.flows[best].RTCP {
 		sc.res.RTCPFrames++
 	} else {
@@ -210,6 +217,9 @@ func (sc *exportScan) run(ctx context.Context, ws []window) error {
 				if !ok {
 					return errScanCut
 				}
+				if sc.trimmed != nil {
+					sc.trimmed(layers.LinkType(f.Link), f.Data, f.OrigLen)
+				}
 				sc.port(f.Port).an.feedTagged(tag, f.Time, layers.LinkType(f.Link), f.Data)
 				return nil
 			})
@@ -230,6 +240,9 @@ func (sc *exportScan) run(ctx context.Context, ws []window) error {
 				r, _ := snap.Get(seq)
 				if !sc.spend(r.Time) {
 					return nil
+				}
+				if sc.trimmed != nil {
+					sc.trimmed(r.Link, r.Data, r.OrigLen)
 				}
 				sc.port(name).an.feedTagged(seq, r.Time, r.Link, r.Data)
 			}
