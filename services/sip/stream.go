@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"fieldtap/services/netdecode"
+	"fieldtap/services/tlsdecrypt"
 )
 
 type streamMode int
@@ -16,6 +17,7 @@ const (
 	modeHandshake            // HTTP request or response, before WebSocket
 	modeWS                   // WebSocket frames carrying SIP (RFC 7118)
 	modeIgnore               // TLS or other traffic: consumed unread
+	modeTLS                  // TLS records, decrypted with logged keys
 )
 
 type streamState struct {
@@ -23,6 +25,9 @@ type streamState struct {
 	gaps     int
 	ws       []byte   // WebSocket message being reassembled (unmasked)
 	wsFrames []uint64 // the frames that carried it (TrackFrames)
+	tls      *tlsdecrypt.Half
+	tlsSIP   bool // the decrypted bytes were SIP
+	sips     bool // to or from the SIPS port
 }
 
 // tls record constants (RFC 8446 §5.1).
@@ -52,6 +57,9 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		if st.mode == modeSIP {
 			st.mode = modeUnknown
 		}
+		if st.mode == modeTLS {
+			st.tls.Lost()
+		}
 	}
 	meta := Meta{Time: t, Src: s.Src, Dst: s.Dst, Transport: TransportTCP}
 	done := 0
@@ -60,9 +68,12 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		var n int
 		switch st.mode {
 		case modeUnknown:
-			n = a.classify(st, b, s.Src.Port() == sipsPort || s.Dst.Port() == sipsPort)
+			n = a.classify(st, s, b)
 			if st.mode == modeUnknown {
 				return done // need more bytes to decide
+			}
+			if st.mode == modeTLS {
+				continue // the records are read at once: the other direction's wait on them
 			}
 		case modeIgnore:
 			return len(data)
@@ -73,6 +84,9 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		case modeWS:
 			meta.Transport = TransportWS
 			n = a.frameWS(st, meta, b, s, done)
+		case modeTLS:
+			meta.Transport = TransportTLS
+			n = a.readTLS(st, meta, b, s, done)
 		}
 		if n == 0 {
 			return done
@@ -82,13 +96,17 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 	return done
 }
 
-func (a *Analyser) classify(st *streamState, b []byte, sips bool) int {
+func (a *Analyser) classify(st *streamState, s *netdecode.Stream, b []byte) int {
+	sips := s.Src.Port() == sipsPort || s.Dst.Port() == sipsPort
 	switch {
 	case len(b) >= tlsRecordHdr+1 && b[0] == tlsHandshake && b[1] == tlsMajor:
-		st.mode = modeIgnore
+		st.mode, st.sips = modeIgnore, sips
+		if a.tls != nil {
+			st.mode, st.tls = modeTLS, a.tls.Open(s.Src, s.Dst)
+		}
 		a.count(func(c *StreamStats) {
 			c.TLS++
-			if sips {
+			if sips && a.tls == nil {
 				c.TLSOnSIPS++
 			}
 			if b[tlsRecordHdr] == tlsClientHello {
@@ -237,4 +255,52 @@ func (a *Analyser) frameWS(st *streamState, meta Meta, b []byte, s *netdecode.St
 		}
 	}
 	return total
+}
+
+// readTLS decrypts the whole records at b (base in the data s offered)
+// and frames the SIP messages their bytes carry, as frameSIP does for
+// clear SIP. A direction that cannot be read is counted once and
+// consumed unread from then on.
+func (a *Analyser) readTLS(st *streamState, meta Meta, b []byte, s *netdecode.Stream, base int) int {
+	n, res := st.tls.Read(b)
+	defer a.count(func(c *StreamStats) { c.TLSFlows = a.tls.Stats() })
+	if res != tlsdecrypt.Reading {
+		st.mode = modeIgnore
+		if st.sips && !st.tlsSIP {
+			a.count(func(c *StreamStats) { c.TLSOnSIPS++ })
+		}
+		return len(b)
+	}
+	for p := st.tls.Pending(); len(p) > 0; p = st.tls.Pending() {
+		if !st.tlsSIP {
+			switch {
+			case isKeepAlive(p) || LooksLikeSIP(p):
+				st.tlsSIP = true
+				a.count(func(c *StreamStats) { c.TLSDecrypted++ })
+			case bytes.IndexByte(p, '\n') < 0 && len(p) < MaxHeaderLine:
+				return n // the first line is not complete yet
+			default:
+				st.mode = modeIgnore // another protocol over TLS
+				a.count(func(c *StreamStats) { c.Other++ })
+				return len(b)
+			}
+		}
+		m, err := FrameLen(p)
+		if err != nil {
+			a.refuse(err)
+			a.count(func(c *StreamStats) { c.Resyncs++ })
+			st.tls.Consume(len(p))
+			st.tlsSIP = false
+			break
+		}
+		if m == 0 {
+			break
+		}
+		if !isKeepAlive(p[:m]) {
+			a.msgFrames = s.Frames(base, base+n)
+			a.message(meta, bytes.TrimLeft(p[:m], "\r\n"))
+		}
+		st.tls.Consume(m)
+	}
+	return n
 }
