@@ -21,6 +21,7 @@ import (
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/tlsdecrypt"
 	"fieldtap/services/transmit"
 )
 
@@ -35,7 +36,8 @@ type analysers struct {
 	sip        *sip.Store
 	spanMu     sync.Mutex // serialises Ethernet ports through one SIP analyser: its fragment and TCP tables are keyed by addresses, not ports
 	sipFeed    *sip.Analyser
-	media      *rtp.Analyser // fed by sipFeed's media hook
+	tlsKeys    *tlsdecrypt.Keys // the sessions sipFeed decrypts SIP over TLS with
+	media      *rtp.Analyser    // fed by sipFeed's media hook
 	frames     map[string]*framestore.Store
 	framesMu   sync.Mutex
 	handoffs   map[string]*capture.Handoff // for the budget view's hand-off use
@@ -107,6 +109,8 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		return nil, err
 	}
 	sipFeed := sip.NewAnalyser(sipStore, dec)
+	tlsKeys := tlsdecrypt.NewKeys(0)
+	sipFeed.SetTLSKeys(tlsKeys, tlsdecrypt.Limits{})
 	mediaOpt.MaxBytes = shareOf(plan, budget.RTP, "")
 	media := rtp.NewAnalyser(mediaOpt) // heuristic RTP off unless media.heuristic_rtp (issue #4)
 	mediaInterval := mediaOpt.Interval
@@ -126,6 +130,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		j1587:         j1587s,
 		sip:           sipStore,
 		sipFeed:       sipFeed,
+		tlsKeys:       tlsKeys,
 		media:         media,
 		mediaInterval: mediaInterval,
 		frames:        map[string]*framestore.Store{},

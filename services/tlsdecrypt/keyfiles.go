@@ -25,14 +25,16 @@ type KeyFiles struct {
 	keys  *Keys
 	paths []string
 	dir   string
-	// report hears each file that could not be read or parsed; the
-	// error names the file and line, never a secret.
+	// report hears each file that could not be read or parsed, once
+	// until its error changes; the error names the file and line, never
+	// a secret.
 	report func(path string, err error)
 
-	mu   sync.Mutex
-	seen map[string]fileStamp
-	last time.Time
-	now  func() time.Time
+	mu       sync.Mutex
+	seen     map[string]fileStamp
+	reported map[string]string
+	last     time.Time
+	now      func() time.Time
 }
 
 type fileStamp struct {
@@ -46,7 +48,7 @@ func NewKeyFiles(keys *Keys, paths []string, dir string, report func(path string
 	if report == nil {
 		report = func(string, error) {}
 	}
-	return &KeyFiles{keys: keys, paths: paths, dir: dir, report: report, seen: map[string]fileStamp{}, now: time.Now}
+	return &KeyFiles{keys: keys, paths: paths, dir: dir, report: report, seen: map[string]fileStamp{}, reported: map[string]string{}, now: time.Now}
 }
 
 // Load reads every file that changed since it was last read and returns
@@ -60,7 +62,7 @@ func (f *KeyFiles) Load() int {
 	for _, p := range f.files() {
 		fi, err := os.Stat(p)
 		if err != nil {
-			f.report(p, err)
+			f.fault(p, err)
 			continue
 		}
 		st := fileStamp{size: fi.Size(), mod: fi.ModTime()}
@@ -70,15 +72,26 @@ func (f *KeyFiles) Load() int {
 		f.seen[p] = st
 		data, err := ReadKeyLogFile(p)
 		if err != nil {
-			f.report(p, err)
+			f.fault(p, err)
 			continue
 		}
 		if err := f.keys.Add(data); err != nil {
-			f.report(p, err)
+			f.fault(p, err)
+		} else {
+			delete(f.reported, p)
 		}
 		read++
 	}
 	return read
+}
+
+// fault reports err for path unless it was the last reported for it.
+func (f *KeyFiles) fault(path string, err error) {
+	if f.reported[path] == err.Error() {
+		return
+	}
+	f.reported[path] = err.Error()
+	f.report(path, err)
 }
 
 // Reload is Load at most once every reloadEvery: Keys' miss hook.
