@@ -214,7 +214,9 @@ func TestTLSLiveOpenSSL(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cli.Process.Kill(); cli.Wait() })
-			waitFor(t, "the handshake", func() bool { return strings.Contains(cOut.String(), "---\n") && strings.Contains(sOut.String(), "CIPHER is") })
+			waitFor(t, "the handshake", func() bool {
+				return strings.Contains(cOut.String(), "---\n") && strings.Contains(sOut.String(), "CIPHER is")
+			})
 
 			say := func(w io.Writer, text string, seen *liveOutput, mark string) {
 				t.Helper()
