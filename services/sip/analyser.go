@@ -33,8 +33,10 @@ type StreamStats struct {
 	TLSOnSIPS uint64
 	// TLSDecrypted are the TLS streams whose decrypted bytes were SIP.
 	TLSDecrypted uint64
-	// TLSFlows is what the TLS decryptor did, by flow and record.
+	// TLSFlows is what the TLS decryptor did, by flow and record;
+	// TLSKeys what its key store holds.
 	TLSFlows     tlsdecrypt.Stats
+	TLSKeys      tlsdecrypt.KeyStats
 	Other        uint64 // neither SIP, WebSocket nor TLS
 	Resyncs      uint64 // framing lost and searched for again
 	UDPNotSIP    uint64 // datagrams that were not SIP (RTP, DNS, …)
@@ -103,6 +105,9 @@ func (a *Analyser) Stats() (StreamStats, netdecode.Stats) {
 	a.mu.Lock()
 	s := a.st
 	a.mu.Unlock()
+	if a.tls != nil {
+		s.TLSKeys = a.tls.KeyStats()
+	}
 	return s, a.dec.Stats()
 }
 

@@ -79,8 +79,12 @@ func NewFlows(keys *Keys, lim Limits) *Flows {
 	return &Flows{keys: keys, lim: lim, m: map[connKey]*flow{}}
 }
 
-// Stats returns the table's counters.
+// Stats returns the table's counters; only the goroutine using the
+// table may call it.
 func (fs *Flows) Stats() Stats { return fs.st }
+
+// KeyStats returns the key store's counters; any goroutine may call it.
+func (fs *Flows) KeyStats() KeyStats { return fs.keys.Stats() }
 
 // Open returns the half of the connection src→dst, making the
 // connection's entry if needed; a full table drops its least recently
