@@ -140,6 +140,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		uds:           uds,
 		j1708Load:     map[string]*transmit.LoadMeter{},
 	}
+	a.sipExport.SetTLSKeys(tlsKeys)
 	// An operator's J1939 DBC extends the SPN catalogue of every J1939
 	// view from the moment dbc_load reads it.
 	a.dbc.Watch(func(loaded []*dbc.Database) {

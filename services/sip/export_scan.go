@@ -16,6 +16,7 @@ import (
 	"fieldtap/services/netdecode"
 	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
+	"fieldtap/services/tlsdecrypt"
 )
 
 // MaxExportScanFrames bounds the frames one export decodes, over all
@@ -87,6 +88,7 @@ type exportScan struct {
 	cutAt    time.Time
 	// dec is Exporter.dec: the live decoder's VXLAN ports.
 	dec netdecode.Options
+	tls *tlsdecrypt.Keys // Exporter.tls
 }
 
 func newExportScan(kept map[string]int, flows []MediaFlow, snaps map[string]ring.Snapshot[framestore.Record], rec Recorded, res *ExportResult) *exportScan {
@@ -124,6 +126,9 @@ func (sc *exportScan) port(name string) *portScan {
 	o.TrackFrames = true
 	p.an = newAnalyser(p, o)
 	p.an.SetMediaHook(p)
+	if sc.tls != nil {
+		p.an.SetTLSKeys(sc.tls, tlsdecrypt.Limits{})
+	}
 	sc.ports[name] = p
 	return p
 }
