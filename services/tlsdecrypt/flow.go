@@ -24,10 +24,12 @@ type Limits struct {
 	MaxBuffer int
 }
 
-// Defaults for Limits.
+// Defaults for Limits. A direction's buffer holds a SIP message being
+// framed (at most 64 KiB, sip.MaxMessage) and the record that completes
+// it (at most 16 KiB and its padding).
 const (
 	DefaultMaxFlows  = 1024
-	DefaultMaxBuffer = 256 << 10
+	DefaultMaxBuffer = 96 << 10
 )
 
 // maxFailures is how many records in a row may fail to authenticate
