@@ -24,13 +24,6 @@ type suite struct {
 	hash    func() hash.Hash
 }
 
-func (s suite) explicitNonce() int {
-	if s.fixedIV == 4 {
-		return 8
-	}
-	return 0
-}
-
 func (s suite) aead(key []byte) (cipher.AEAD, error) {
 	if s.chacha {
 		return chacha20poly1305.New(key)

@@ -67,7 +67,7 @@ type flow struct {
 	used         uint64 // last use, for eviction
 	counted      bool   // Decrypted, NoKeys or Unsupported counted once
 	sec          *secrets
-	half         [2]Half // [0] client to server, [1] server to client
+	half         [2]Half // the direction that spoke first, then the other
 }
 
 // NewFlows returns a flow table reading secrets from keys.
@@ -104,7 +104,10 @@ func (fs *Flows) Open(src, dst netip.AddrPort) *Half {
 				}
 			}
 			delete(fs.m, oldK)
-			old.half[0].state, old.half[1].state = stateGone, stateGone
+			for i := range old.half {
+				old.half[i].stop(Stopped)
+				old.half[i].state = stateGone
+			}
 			fs.st.Evicted++
 		}
 		f = &flow{}
@@ -112,18 +115,23 @@ func (fs *Flows) Open(src, dst netip.AddrPort) *Half {
 		f.half[1] = Half{fs: fs, f: f}
 		fs.m[k] = f
 	}
+	f.touch()
+	// Directions take a half each in the order they first speak (the
+	// key holds just the two ends); the ClientHello then says which end
+	// is the client.
+	h := &f.half[0]
+	if h.opened && h.src != src {
+		h = &f.half[1]
+	}
+	h.opened, h.src = true, src
+	return h
+}
+
+// touch marks the flow used now, for eviction.
+func (f *flow) touch() {
+	fs := f.half[0].fs
 	fs.seq++
 	f.used = fs.seq
-	// Directions take a half each in the order they first speak; the
-	// ClientHello then says which end is the client.
-	for i := range f.half {
-		h := &f.half[i]
-		if !h.opened || h.src == src {
-			h.opened, h.src = true, src
-			return h
-		}
-	}
-	return &f.half[1] // unreachable: a connection has two ends
 }
 
 type halfState int
@@ -173,6 +181,7 @@ func (h *Half) Read(b []byte) (int, Result) {
 		if h.state >= stateDone {
 			return len(b), h.result()
 		}
+		h.f.touch()
 		rec, n, err := ParseRecord(b[done:])
 		if err != nil {
 			h.fs.st.BadRecords++
