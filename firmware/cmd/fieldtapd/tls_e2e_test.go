@@ -123,6 +123,7 @@ func TestTLSKeysEndToEnd(t *testing.T) {
 						Responses  map[string]uint64 `json:"responses"`
 						Transports map[string]uint64 `json:"transports"`
 					} `json:"store"`
+					Notes   []string `json:"notes"`
 					Streams struct {
 						TLSDecrypted uint64 `json:"tls_decrypted"`
 						TLSOnSIPS    uint64 `json:"tls_on_sips_port"`
@@ -143,6 +144,9 @@ func TestTLSKeysEndToEnd(t *testing.T) {
 			}
 			if r.Streams.TLSDecrypted != 2 || r.Streams.TLSOnSIPS != 0 || r.Streams.TLSKeys.Sessions != 1 {
 				t.Errorf("streams %+v, want both directions decrypted with the one session's keys", r.Streams)
+			}
+			if notes := strings.Join(r.Notes, " "); !strings.Contains(notes, "2 TLS streams were decrypted") || strings.Contains(notes, "not read") {
+				t.Errorf("notes %q, want the two streams said decrypted and none unread", r.Notes)
 			}
 
 			var answers bytes.Buffer
