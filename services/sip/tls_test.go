@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"fieldtap/drivers/pcapfile"
@@ -95,4 +97,39 @@ func TestTLSWithoutKeysIsCounted(t *testing.T) {
 	if ss.TLSOnSIPS != 2 || ss.TLSFlows.NoKeys != 1 {
 		t.Errorf("unread on 5061 = %d, flows without keys = %d; want 2 and 1", ss.TLSOnSIPS, ss.TLSFlows.NoKeys)
 	}
+}
+
+// FuzzAnalyserTLS feeds a connection's two directions arbitrary bytes
+// through an analyser that decrypts TLS: whatever comes, it consumes
+// without panicking and every TLS direction is read or counted.
+func FuzzAnalyserTLS(f *testing.F) {
+	hello := []byte{0x16, 0x03, 0x01, 0x00, 0x2a, 0x01, 0x00, 0x00, 0x26, 0x03, 0x03}
+	hello = append(hello, make([]byte, 33)...)
+	f.Add(hello, []byte{0x16, 0x03, 0x03, 0x00, 0x05, 0x02, 0x00, 0x00, 0x01, 0x00})
+	f.Add([]byte(invite), []byte{0x17, 0x03, 0x03, 0x00, 0x00})
+	f.Fuzz(func(t *testing.T, c, s []byte) {
+		a := NewAnalyser(newStore(t, Limits{Dialogs: 4, MessagesPerDialog: 4}), netdecode.Options{})
+		keys := tlsdecrypt.NewKeys(4)
+		_ = keys.Add([]byte("CLIENT_RANDOM " + strings.Repeat("00", 32) + " " + strings.Repeat("11", 48) + "\n"))
+		a.SetTLSKeys(keys, tlsdecrypt.Limits{MaxFlows: 2, MaxBuffer: 4096})
+		cs := &netdecode.Stream{Src: netip.MustParseAddrPort("10.0.0.1:40000"), Dst: netip.MustParseAddrPort("10.0.0.2:5061")}
+		ss := &netdecode.Stream{Src: cs.Dst, Dst: cs.Src}
+		in := [2][]byte{c, s}
+		st := [2]*netdecode.Stream{cs, ss}
+		for progress := true; progress; {
+			progress = false
+			for i := range st {
+				if len(in[i]) == 0 {
+					continue
+				}
+				n := a.TCP(st[i], timeZero, in[i])
+				if n > 0 {
+					in[i], progress = in[i][n:], true
+				}
+			}
+		}
+		if stats, _ := a.Stats(); stats.DecodePanics != 0 {
+			t.Fatal("panic")
+		}
+	})
 }
