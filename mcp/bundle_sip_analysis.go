@@ -259,7 +259,7 @@ type reportOut struct {
 var captureReport = tool[noArgs, reportOut]{
 	name:  "get_capture_report",
 	reads: readsSIP | readsMedia,
-	desc:  "Capture-wide SIP counters: messages by method and response, dialogs by state, undecodable by reason, streams (TLS counted, never read), decoder counters, the store's bounds and what they shed.",
+	desc:  "Capture-wide SIP counters: messages by method and response, dialogs by state, undecodable by reason, streams (TLS read with logged keys, else counted), decoder counters, the store's bounds and what they shed.",
 	hints: readOnly(),
 	run: func(c *call, _ noArgs) (reportOut, error) {
 		sn := c.d.SIP.Snapshot()
@@ -267,8 +267,12 @@ var captureReport = tool[noArgs, reportOut]{
 		ss, ds := c.d.SIPStats()
 		streams, decode := streamStatsRowOf(ss), decodeStatsRowOf(ds)
 		out.Streams, out.Decode = &streams, &decode
-		if ss.TLS > 0 {
-			out.Notes = append(out.Notes, fmt.Sprintf("%d TLS streams (%d sessions) carried encrypted data nothing here can read: SIP over TLS is not in these counts", ss.TLS, ss.TLSSessions))
+		if ss.TLSDecrypted > 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("%d TLS streams were decrypted with logged keys: their SIP is in these counts, transport tls", ss.TLSDecrypted))
+		}
+		if unread := ss.TLS - min(ss.TLS, ss.TLSDecrypted); unread > 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("%d TLS streams (of %d sessions) were not read as SIP: SIP they carried is not in these counts; "+
+				"streams.tls_flows says why (no_keys: give the PBX's key log in tls.key_logs or store.data_dir)", unread, ss.TLSSessions))
 		}
 		return out, nil
 	},

@@ -5,6 +5,7 @@ import (
 
 	"fieldtap/services/netdecode"
 	"fieldtap/services/sip"
+	"fieldtap/services/tlsdecrypt"
 )
 
 // The counters get_capture_report shows: the dialog store's, the TCP
@@ -35,23 +36,59 @@ func storeStatsRowOf(s sip.Stats) storeStatsRow {
 
 // streamStatsRow is the TCP streams by what they carried (sip.StreamStats).
 type streamStatsRow struct {
-	SIP          uint64 `json:"sip"`
-	WebSocket    uint64 `json:"websocket"`
-	TLS          uint64 `json:"tls"`
-	TLSSessions  uint64 `json:"tls_sessions"`
-	TLSOnSIPS    uint64 `json:"tls_on_sips_port"`
-	Other        uint64 `json:"other"`
-	Resyncs      uint64 `json:"resyncs"`
-	UDPNotSIP    uint64 `json:"udp_not_sip"`
-	KeepAlives   uint64 `json:"keepalives"`
-	Undecodable  uint64 `json:"undecodable"`
-	DecodePanics uint64 `json:"decode_panics"`
+	SIP          uint64      `json:"sip"`
+	WebSocket    uint64      `json:"websocket"`
+	TLS          uint64      `json:"tls"`
+	TLSSessions  uint64      `json:"tls_sessions"`
+	TLSOnSIPS    uint64      `json:"tls_on_sips_port"`
+	TLSDecrypted uint64      `json:"tls_decrypted"`
+	TLSFlows     tlsFlowsRow `json:"tls_flows"`
+	TLSKeys      tlsKeysRow  `json:"tls_keys"`
+	Other        uint64      `json:"other"`
+	Resyncs      uint64      `json:"resyncs"`
+	UDPNotSIP    uint64      `json:"udp_not_sip"`
+	KeepAlives   uint64      `json:"keepalives"`
+	Undecodable  uint64      `json:"undecodable"`
+	DecodePanics uint64      `json:"decode_panics"`
 }
 
 func streamStatsRowOf(s sip.StreamStats) streamStatsRow {
 	return streamStatsRow{SIP: s.SIP, WebSocket: s.WebSocket, TLS: s.TLS, TLSSessions: s.TLSSessions, TLSOnSIPS: s.TLSOnSIPS,
 		Other: s.Other, Resyncs: s.Resyncs, UDPNotSIP: s.UDPNotSIP, KeepAlives: s.KeepAlives, Undecodable: s.Undecodable,
-		DecodePanics: s.DecodePanics}
+		DecodePanics: s.DecodePanics, TLSDecrypted: s.TLSDecrypted, TLSFlows: tlsFlowsRowOf(s.TLSFlows), TLSKeys: tlsKeysRowOf(s.TLSKeys)}
+}
+
+// tlsFlowsRow is what the TLS decryptor made of each connection
+// (tlsdecrypt.Stats; docs/sip.md explains each count).
+type tlsFlowsRow struct {
+	Flows       uint64 `json:"flows"`
+	Decrypted   uint64 `json:"decrypted"`
+	NoKeys      uint64 `json:"no_keys"`
+	Unsupported uint64 `json:"unsupported"`
+	NoHello     uint64 `json:"no_hello"`
+	Failed      uint64 `json:"failed"`
+	Lost        uint64 `json:"lost"`
+	Evicted     uint64 `json:"evicted"`
+	Overflow    uint64 `json:"overflow"`
+	Records     uint64 `json:"records"`
+	BadRecords  uint64 `json:"bad_records"`
+}
+
+func tlsFlowsRowOf(s tlsdecrypt.Stats) tlsFlowsRow {
+	return tlsFlowsRow{Flows: s.Flows, Decrypted: s.Decrypted, NoKeys: s.NoKeys, Unsupported: s.Unsupported, NoHello: s.NoHello,
+		Failed: s.Failed, Lost: s.Lost, Evicted: s.Evicted, Overflow: s.Overflow, Records: s.Records, BadRecords: s.BadRecords}
+}
+
+// tlsKeysRow is the key store's counters (tlsdecrypt.KeyStats): counts
+// only, never a secret.
+type tlsKeysRow struct {
+	Sessions int    `json:"sessions"`
+	Evicted  uint64 `json:"evicted"`
+	Refused  uint64 `json:"refused"`
+}
+
+func tlsKeysRowOf(s tlsdecrypt.KeyStats) tlsKeysRow {
+	return tlsKeysRow{Sessions: s.Sessions, Evicted: s.Evicted, Refused: s.Refused}
 }
 
 // decodeStatsRow is the decoder's counters (netdecode.Stats).

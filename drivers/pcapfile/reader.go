@@ -48,7 +48,12 @@ const (
 	blockPB  = 2 // obsolete Packet Block
 	blockSPB = 3
 	blockEPB = 6
+	blockDSB = 10 // Decryption Secrets Block
 )
+
+// SecretsTLSKeyLog is the Decryption Secrets Block type of an NSS key log
+// ("TLSK"), the one editcap --inject-secrets tls writes.
+const SecretsTLSKeyLog = 0x544c534b
 
 // Sniff reports which format head (the first bytes of a file) is, or "".
 func Sniff(head []byte) Format {
@@ -136,7 +141,15 @@ type Reader struct {
 	// the chunk being left is passed along. The plain Reader reuses one
 	// chunk; Source hands the old one off with the frames that borrow it.
 	next func(old []byte, n int) ([]byte, error)
+	// secrets hears each Decryption Secrets Block (OnSecrets).
+	secrets func(typ uint32, data []byte)
 }
+
+// OnSecrets makes the reader hand each pcapng Decryption Secrets Block to
+// fn as it passes, before any packet after it is returned: its type
+// (SecretsTLSKeyLog, …) and data, valid for the call. Without it the
+// blocks are skipped, as any block not a packet is.
+func (rd *Reader) OnSecrets(fn func(typ uint32, data []byte)) { rd.secrets = fn }
 
 // The reader asks next for a chunk of at least n bytes; n is a block or
 // record length, bounded by maxBlock.
@@ -343,6 +356,15 @@ func (rd *Reader) nextPcapng() (Record, error) {
 			}
 		case blockEPB, blockPB, blockSPB:
 			return rd.packet(start, btype, body)
+		case blockDSB:
+			if rd.secrets == nil {
+				continue
+			}
+			typ, data, err := parseDSB(rd.order, body)
+			if err != nil {
+				return Record{}, &FormatError{start, err.Error()}
+			}
+			rd.secrets(typ, data)
 		}
 	}
 }
@@ -485,4 +507,18 @@ func (rd *Reader) packet(start int64, btype uint32, body []byte) (Record, error)
 		OrigLen:   int(max(origLen, capLen)),
 		Offset:    start,
 	}, nil
+}
+
+// parseDSB reads the body of a Decryption Secrets Block (without its
+// type, length and trailing length words) in byte order o: the secrets'
+// type and data.
+func parseDSB(o byteOrder, body []byte) (uint32, []byte, error) {
+	if len(body) < 8 {
+		return 0, nil, fmt.Errorf("decryption secrets block of %d bytes, want at least 8", len(body))
+	}
+	typ, n := o.Uint32(body), o.Uint32(body[4:])
+	if uint64(n) > uint64(len(body)-8) {
+		return 0, nil, fmt.Errorf("decryption secrets block: secrets length %d overruns its block (%d)", n, len(body)-8)
+	}
+	return typ, body[8 : 8+n], nil
 }

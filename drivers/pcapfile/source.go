@@ -16,12 +16,18 @@ import (
 type Source struct {
 	name, path string
 	counters   capture.Counters
+	secrets    func(typ uint32, data []byte)
 }
 
 var _ capture.Source = (*Source)(nil)
 
 // New returns a port named name that will read path when run.
 func New(name, path string) *Source { return &Source{name: name, path: path} }
+
+// OnSecrets hands the file's pcapng Decryption Secrets Blocks to fn as
+// the file is read (Reader.OnSecrets); call it before Run. The frames
+// after a block reach the analysers after fn has returned.
+func (s *Source) OnSecrets(fn func(typ uint32, data []byte)) { s.secrets = fn }
 
 func (s *Source) Name() string         { return s.name }
 func (s *Source) Kind() capture.Kind   { return capture.KindEthernet }
@@ -80,6 +86,7 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 		s.counters.Error("format")
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
+	rd.OnSecrets(s.secrets)
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {

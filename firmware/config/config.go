@@ -86,6 +86,8 @@ type Config struct {
 	SIPSecurity SIPSecurity `toml:"sip_security"`
 	// Transmit holds the transmit limits (transmit.go).
 	Transmit Transmit `toml:"transmit"`
+	// TLS names the key logs SIP over TLS is read with (tls.go).
+	TLS TLS `toml:"tls"`
 	// Status, HEP and MQTT are the page and the fleet exporters (fleet.go).
 	Status Status `toml:"status"`
 	HEP    HEP    `toml:"hep"`
@@ -357,6 +359,7 @@ func (c Config) Validate() error {
 	errs = append(errs, validateVXLANPorts(c.VXLANPorts)...)
 	errs = append(errs, validateSIPSPorts(c.SIPSPorts)...)
 	errs = append(errs, c.SIPSecurity.validate()...)
+	errs = append(errs, c.TLS.validate()...)
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)

@@ -21,6 +21,7 @@ import (
 	"fieldtap/services/ring"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
+	"fieldtap/services/tlsdecrypt"
 	"fieldtap/services/transmit"
 	"fieldtap/services/trunk"
 )
@@ -40,8 +41,9 @@ type analysers struct {
 	// the shared decoder's counts split by port (capture_status).
 	tunnels    map[string]*netdecode.TunnelCounts
 	tunnelsMu  sync.Mutex
-	media      *rtp.Analyser // fed by sipFeed's media hook
-	trunk      *trunk.Table  // fed by sipFeed's TCP hook
+	tlsKeys    *tlsdecrypt.Keys // the sessions sipFeed decrypts SIP over TLS with
+	media      *rtp.Analyser    // fed by sipFeed's media hook
+	trunk      *trunk.Table     // fed by sipFeed's TCP hook
 	frames     map[string]*framestore.Store
 	framesMu   sync.Mutex
 	handoffs   map[string]*capture.Handoff // for the budget view's hand-off use
@@ -113,6 +115,8 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		return nil, err
 	}
 	sipFeed := sip.NewAnalyser(sipStore, dec)
+	tlsKeys := tlsdecrypt.NewKeys(0)
+	sipFeed.SetTLSKeys(tlsKeys, tlsdecrypt.Limits{})
 	mediaOpt.MaxBytes = shareOf(plan, budget.RTP, "")
 	media := rtp.NewAnalyser(mediaOpt) // heuristic RTP off unless media.heuristic_rtp (issue #4)
 	mediaInterval := mediaOpt.Interval
@@ -136,6 +140,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		j1587:         j1587s,
 		sip:           sipStore,
 		sipFeed:       sipFeed,
+		tlsKeys:       tlsKeys,
 		media:         media,
 		trunk:         trunkTable,
 		mediaInterval: mediaInterval,
@@ -147,6 +152,7 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		uds:           uds,
 		j1708Load:     map[string]*transmit.LoadMeter{},
 	}
+	a.sipExport.SetTLSKeys(tlsKeys)
 	// An operator's J1939 DBC extends the SPN catalogue of every J1939
 	// view from the moment dbc_load reads it.
 	a.dbc.Watch(func(loaded []*dbc.Database) {

@@ -11,6 +11,7 @@ import (
 	"fieldtap/mcp"
 	"fieldtap/services/ports"
 	"fieldtap/services/sandbox"
+	"fieldtap/services/tlsdecrypt"
 )
 
 // capturesRoot is the sandbox root of store.capture_dir.
@@ -84,6 +85,7 @@ func (o *captureOpener) OpenCapture(ctx context.Context, name string) (ports.Sta
 	if err != nil {
 		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)
 	}
+	takeSecrets(src, func() *tlsdecrypt.Keys { return o.an.tlsKeys }, o.log)
 	p, err := newPort(src, o.an, portOptions{depth: o.depth})
 	if err != nil {
 		return ports.Status{}, fmt.Errorf("%w: %w", ErrCaptureRefused, err)

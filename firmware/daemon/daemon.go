@@ -18,6 +18,7 @@ import (
 	"fieldtap/services/metrics"
 	"fieldtap/services/ports"
 	"fieldtap/services/sandbox"
+	"fieldtap/services/tlsdecrypt"
 	"fieldtap/services/transmit"
 )
 
@@ -193,6 +194,7 @@ func (b *box) openSources(context.Context) (func() error, error) {
 			b.reg.Add(failedPort(fileName(i), path, err))
 			continue
 		}
+		takeSecrets(src, func() *tlsdecrypt.Keys { return b.an.tlsKeys }, b.log)
 		b.sources = append(b.sources, src)
 	}
 	return nil, nil
@@ -217,6 +219,7 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 		return nil, err
 	}
 	b.reg.SetBudget(b.an.budgetStatus)
+	loadKeyLogs(b.an.tlsKeys, b.cfg, b.log)
 	// The export directory is made (0700) or checked now, so a planted
 	// one is reported at start-up; capture does not depend on it.
 	if err := b.an.sipExport.Prepare(); err != nil {

@@ -34,7 +34,7 @@ func SPAN(ds netdecode.Stats, ss sip.StreamStats) []Cause {
 		Cause{Family: SIP, Name: "tcp_bytes_lost", Count: ds.TCP.Gaps + ds.TCP.BufferFull + ds.TCP.Evicted,
 			What: "TCP streams that lost bytes to a gap, a full buffer or the stream limit"},
 		Cause{Family: SIP, Name: "tls_on_sips_port", Count: ss.TLSOnSIPS,
-			What: "TLS streams on the SIPS port 5061, encrypted"},
+			What: "TLS streams on the SIPS port 5061 not read: no logged keys, a cipher suite not read, or bytes lost"},
 		Cause{Family: SIP, Name: "sip_undecodable", Count: ss.Undecodable + ss.DecodePanics,
 			What: "SIP-looking messages the parser refused"},
 	)

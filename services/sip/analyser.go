@@ -8,6 +8,7 @@ import (
 
 	"fieldtap/services/batchlock"
 	"fieldtap/services/netdecode"
+	"fieldtap/services/tlsdecrypt"
 )
 
 // Transports as stored in Meta.Transport.
@@ -15,19 +16,28 @@ const (
 	TransportUDP = "udp"
 	TransportTCP = "tcp"
 	TransportWS  = "ws"
+	TransportTLS = "tls" // decrypted from TLS records with logged keys
 )
 
 // StreamStats count TCP streams by what they carried.
 type StreamStats struct {
 	SIP       uint64
 	WebSocket uint64
-	// TLS streams carry encrypted records nothing here can read: SIP over
-	// TLS is counted, never decoded (the TCP hook sees the handshake).
+	// TLS streams carry encrypted records: read when their session's keys
+	// were logged (SetTLSKeys), else counted; the TCP hook sees the clear
+	// handshake either way (trunk health).
 	TLS         uint64
 	TLSSessions uint64 // ClientHellos seen
 	// TLSOnSIPS are the TLS streams to or from 5061, the SIPS port
-	// (RFC 3261 §26.2): SIP the box saw and could not read.
-	TLSOnSIPS    uint64
+	// (RFC 3261 §26.2), that gave no SIP: SIP the box saw and could not
+	// read (no keys, a suite not read, bytes lost).
+	TLSOnSIPS uint64
+	// TLSDecrypted are the TLS streams whose decrypted bytes were SIP.
+	TLSDecrypted uint64
+	// TLSFlows is what the TLS decryptor did, by flow and record;
+	// TLSKeys what its key store holds.
+	TLSFlows     tlsdecrypt.Stats
+	TLSKeys      tlsdecrypt.KeyStats
 	Other        uint64 // neither SIP, WebSocket nor TLS
 	Resyncs      uint64 // framing lost and searched for again
 	UDPNotSIP    uint64 // datagrams that were not SIP (RTP, DNS, …)
@@ -59,6 +69,13 @@ type Analyser struct {
 	// msgFrames are the tags of the frames that carried the message being
 	// added, with netdecode.Options.TrackFrames (export_scan.go).
 	msgFrames []uint64
+	tls       *tlsdecrypt.Flows // nil: TLS is counted, not read
+}
+
+// SetTLSKeys makes the analyser decrypt TLS streams whose sessions keys
+// holds, following at most lim's flows; call it before the first Feed.
+func (a *Analyser) SetTLSKeys(keys *tlsdecrypt.Keys, lim tlsdecrypt.Limits) {
+	a.tls = tlsdecrypt.NewFlows(keys, lim)
 }
 
 // NewAnalyser returns an analyser feeding store.
@@ -92,6 +109,9 @@ func (a *Analyser) Stats() (StreamStats, netdecode.Stats) {
 	a.mu.Lock()
 	s := a.st
 	a.mu.Unlock()
+	if a.tls != nil {
+		s.TLSKeys = a.tls.KeyStats()
+	}
 	return s, a.dec.Stats()
 }
 

@@ -24,6 +24,7 @@ import (
 	"fieldtap/services/netdecode"
 	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
+	"fieldtap/services/tlsdecrypt"
 )
 
 // Export bounds: one file stays small enough to mail and to open on a
@@ -64,6 +65,18 @@ type Exporter struct {
 	// dec is the live decoder's options (its VXLAN ports), so an export
 	// opens the tunnels the analysis opened.
 	dec netdecode.Options
+	// tls is the live analyser's key store: an export finds the frames
+	// of SIP over TLS as the analysis did (SetTLSKeys).
+	tls *tlsdecrypt.Keys
+}
+
+// SetTLSKeys makes exports decrypt SIP over TLS with keys, to find the
+// frames that carried a dialog's messages. The frames are written as
+// captured, encrypted; no key material goes into an export.
+func (e *Exporter) SetTLSKeys(keys *tlsdecrypt.Keys) {
+	e.mu.Lock()
+	e.tls = keys
+	e.mu.Unlock()
 }
 
 // NewExporter returns an exporter writing into dir, which Prepare (or the
@@ -173,10 +186,10 @@ func (e *Exporter) Export(ctx context.Context, sn *Snapshot, ds []*Dialog, media
 		ws = append(ws, window{f.First, f.Last})
 	}
 	e.mu.Lock()
-	rec := e.rec
+	rec, keys := e.rec, e.tls
 	e.mu.Unlock()
 	sc := newExportScan(kept, media, e.snapshots(), rec, &res)
-	sc.dec = e.dec
+	sc.dec, sc.tls = e.dec, keys
 	if err := sc.run(ctx, mergeWindows(ws)); err != nil {
 		return res, err
 	}

@@ -16,6 +16,7 @@ import (
 	"fieldtap/services/netdecode"
 	"fieldtap/services/recorder"
 	"fieldtap/services/ring"
+	"fieldtap/services/tlsdecrypt"
 )
 
 // MaxExportScanFrames bounds the frames one export decodes, over all
@@ -91,6 +92,7 @@ type exportScan struct {
 	// trimmed sees every frame scanned, to count those cut short.
 	media   func(flow int, d netdecode.Datagram)
 	trimmed func(link layers.LinkType, data []byte, origLen int)
+	tls *tlsdecrypt.Keys // Exporter.tls
 }
 
 func newExportScan(kept map[string]int, flows []MediaFlow, snaps map[string]ring.Snapshot[framestore.Record], rec Recorded, res *ExportResult) *exportScan {
@@ -128,6 +130,9 @@ func (sc *exportScan) port(name string) *portScan {
 	o.TrackFrames = true
 	p.an = newAnalyser(p, o)
 	p.an.SetMediaHook(p)
+	if sc.tls != nil {
+		p.an.SetTLSKeys(sc.tls, tlsdecrypt.Limits{})
+	}
 	sc.ports[name] = p
 	return p
 }

@@ -70,7 +70,7 @@ var groundTruth = []truth{
 	{file: "gen-sipp-hold-resume-tls13-with-keys.pcapng", dialogs: 0, tlsSessions: 1,
 		requests: map[string]uint64{}, responses: map[string]uint64{},
 		why: "tshark decrypts with the keys embedded in the file (a Decryption Secrets Block) and counts 13 SIP " +
-			"messages on 1 Call-ID; fieldtap does not decrypt TLS (issue #3), so it must see no SIP and count the TLS session as unreadable"},
+			"messages on 1 Call-ID; this analyser is given no keys (TestTLSKeysReference gives it the file's), so it must see no SIP and count the TLS session as unreadable"},
 }
 
 func TestGroundTruth(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"fieldtap/services/netdecode"
+	"fieldtap/services/tlsdecrypt"
 )
 
 type streamMode int
@@ -15,7 +16,7 @@ const (
 	modeSIP                  // SIP framed by Content-Length
 	modeHandshake            // HTTP request or response, before WebSocket
 	modeWS                   // WebSocket frames carrying SIP (RFC 7118)
-	modeTLS                  // TLS records: offered to the TCP hook
+	modeTLS                  // TLS records: decrypted with logged keys, and offered to the TCP hook
 	modeIgnore               // other traffic: consumed unread
 )
 
@@ -24,6 +25,12 @@ type streamState struct {
 	gaps     int
 	ws       []byte   // WebSocket message being reassembled (unmasked)
 	wsFrames []uint64 // the frames that carried it (TrackFrames)
+	// tls decrypts a TLS direction whose keys can be logged; nil when
+	// there is no decryptor, the direction opened with an alert, or it
+	// could not be read (then the records only go to the TCP hook).
+	tls    *tlsdecrypt.Half
+	tlsSIP bool // the decrypted bytes were SIP
+	sips   bool // to or from the SIPS port
 }
 
 // tls record constants (RFC 8446 §5.1).
@@ -54,6 +61,9 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		if st.mode == modeSIP {
 			st.mode = modeUnknown
 		}
+		if st.tls != nil {
+			st.tls.Lost()
+		}
 	}
 	meta := Meta{Time: t, Src: s.Src, Dst: s.Dst, Transport: TransportTCP}
 	done := 0
@@ -62,7 +72,7 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		var n int
 		switch st.mode {
 		case modeUnknown:
-			a.classify(st, b, s.Src.Port() == sipsPort || s.Dst.Port() == sipsPort)
+			a.classify(st, s, b)
 			if st.mode == modeUnknown {
 				return done // need more bytes to decide
 			}
@@ -70,7 +80,11 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 		case modeIgnore:
 			return len(data)
 		case modeTLS:
-			return done + a.tls(s, t, b)
+			if st.tls == nil {
+				return done + a.offerTLS(s, t, b)
+			}
+			meta.Transport = TransportTLS
+			n = a.readTLS(st, meta, b, s, done)
 		case modeSIP:
 			n = a.frameSIP(st, meta, b, s, done)
 		case modeHandshake:
@@ -89,14 +103,18 @@ func (a *Analyser) TCP(s *netdecode.Stream, t time.Time, data []byte) int {
 
 // classify decides st's mode from the first bytes of a direction, or
 // leaves it unknown until more bytes come.
-func (a *Analyser) classify(st *streamState, b []byte, sips bool) {
+func (a *Analyser) classify(st *streamState, s *netdecode.Stream, b []byte) {
+	sips := s.Src.Port() == sipsPort || s.Dst.Port() == sipsPort
 	switch {
 	// A server refusing a ClientHello answers with an alert record first.
 	case len(b) >= tlsRecordHdr+1 && (b[0] == tlsHandshake || b[0] == tlsAlert) && b[1] == tlsMajor:
-		st.mode = modeTLS
+		st.mode, st.sips = modeTLS, sips
+		if a.tls != nil && b[0] == tlsHandshake {
+			st.tls = a.tls.Open(s.Src, s.Dst)
+		}
 		a.count(func(c *StreamStats) {
 			c.TLS++
-			if sips {
+			if sips && st.tls == nil {
 				c.TLSOnSIPS++
 			}
 			if b[0] == tlsHandshake && b[tlsRecordHdr] == tlsClientHello {
@@ -244,4 +262,55 @@ func (a *Analyser) frameWS(st *streamState, meta Meta, b []byte, s *netdecode.St
 		}
 	}
 	return total
+}
+
+// readTLS decrypts the whole records at b (base in the data s offered)
+// and frames the SIP messages their bytes carry, as frameSIP does for
+// clear SIP; the TCP hook sees the records too. A direction that cannot
+// be read is counted once, and from then on only the hook reads it.
+func (a *Analyser) readTLS(st *streamState, meta Meta, b []byte, s *netdecode.Stream, base int) int {
+	n, res := st.tls.Read(b)
+	defer a.count(func(c *StreamStats) { c.TLSFlows = a.tls.Stats() })
+	if res != tlsdecrypt.Reading {
+		st.tls = nil // from here on the records only go to the TCP hook
+		if st.sips && !st.tlsSIP {
+			a.count(func(c *StreamStats) { c.TLSOnSIPS++ })
+		}
+		return a.offerTLS(s, meta.Time, b)
+	}
+	if n > 0 {
+		a.offerTLS(s, meta.Time, b[:n]) // whole records: the hook takes them all
+	}
+	for p := st.tls.Pending(); len(p) > 0; p = st.tls.Pending() {
+		if !st.tlsSIP {
+			switch {
+			case isKeepAlive(p) || LooksLikeSIP(p):
+				st.tlsSIP = true
+				a.count(func(c *StreamStats) { c.TLSDecrypted++ })
+			case bytes.IndexByte(p, '\n') < 0 && len(p) < MaxHeaderLine:
+				return n // the first line is not complete yet
+			default:
+				st.tls = nil // another protocol over TLS
+				a.count(func(c *StreamStats) { c.Other++ })
+				return n
+			}
+		}
+		m, err := FrameLen(p)
+		if err != nil {
+			a.refuse(err)
+			a.count(func(c *StreamStats) { c.Resyncs++ })
+			st.tls.Consume(len(p))
+			st.tlsSIP = false
+			break
+		}
+		if m == 0 {
+			break
+		}
+		if !isKeepAlive(p[:m]) {
+			a.msgFrames = s.Frames(base, base+n)
+			a.message(meta, bytes.TrimLeft(p[:m], "\r\n"))
+		}
+		st.tls.Consume(m)
+	}
+	return n
 }

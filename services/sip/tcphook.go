@@ -27,9 +27,9 @@ func (a *Analyser) Segment(g netdecode.Segment) {
 	}
 }
 
-// tls offers a TLS stream's bytes to the hook; without one they are
+// offerTLS offers a TLS stream's bytes to the hook; without one they are
 // consumed unread.
-func (a *Analyser) tls(s *netdecode.Stream, t time.Time, b []byte) int {
+func (a *Analyser) offerTLS(s *netdecode.Stream, t time.Time, b []byte) int {
 	if a.tcpHook == nil {
 		return len(b)
 	}

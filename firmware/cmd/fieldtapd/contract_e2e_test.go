@@ -38,6 +38,8 @@ type contractClient struct {
 	// seen are identifiers earlier answers named (a Call-ID, a stream),
 	// offered to tools that require them.
 	seen map[string]any
+	// stderr is the daemon's log.
+	stderr *lockedBuffer
 }
 
 // startContract runs fieldtapd over stdio with output schemas on.
@@ -46,8 +48,8 @@ func startContract(t *testing.T, args ...string) *contractClient {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*giveUp)
 	t.Cleanup(cancel)
 	cmd := exec.Command(binary, append([]string{"--mcp-transport", "stdio", "--mcp-output-schemas"}, args...)...)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
 	s, err := newClient().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
@@ -58,7 +60,7 @@ func startContract(t *testing.T, args ...string) *contractClient {
 		t.Fatal(err)
 	}
 	cc := &contractClient{t: t, ctx: ctx, s: s, tools: map[string]*sdk.Tool{}, schemas: map[string]*jsonschema.Schema{},
-		c: jsonschema.NewCompiler(), seen: map[string]any{}}
+		c: jsonschema.NewCompiler(), seen: map[string]any{}, stderr: stderr}
 	for _, tool := range list.Tools {
 		cc.tools[tool.Name] = tool
 	}
