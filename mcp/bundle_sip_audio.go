@@ -15,7 +15,9 @@ import (
 	"fieldtap/services/audio"
 	"fieldtap/services/audio/wav"
 	"fieldtap/services/rtp"
+	"fieldtap/services/sdp"
 	"fieldtap/services/sip"
+	"fieldtap/services/srtp"
 )
 
 // Bounds of export_audio. Rendering holds every sample in memory before
@@ -79,7 +81,7 @@ type exportAudioOut struct {
 var exportAudio = linkedTool[exportAudioIn, exportAudioOut]{tool: tool[exportAudioIn, exportAudioOut]{
 	name:  "export_audio",
 	reads: readsSIP | readsMedia | readsFrames,
-	desc:  "Decode a call's RTP (G.711 µ-law/A-law, G.722) to WAV in the export directory: one file per stream and a stereo mix (caller left, callee right). Loss, pauses and comfort noise become silence of their length, each listed; RFC 4733 DTMF listed. Refuses SRTP, unsupported codecs, payloads not kept.",
+	desc:  "Decode a call's RTP (G.711 µ-law/A-law, G.722) to WAV in the export directory: one file per stream and a stereo mix (caller left, callee right). Loss, pauses and comfort noise become silence of their length, each listed; RFC 4733 DTMF listed. SRTP is decrypted with an SDES key its SDP offered, refused without one; unsupported codecs and payloads not kept are refused.",
 	hints: writesFile(),
 	text:  []textSource{textSIP},
 	run:   runExportAudio,
@@ -100,6 +102,11 @@ type audioStream struct {
 	side  string
 	pkts  []audio.Packet
 	track audio.Track
+	// keys are the SDES keys the call's SDP offered when the stream is
+	// SRTP, its own sender's first; srtp says one authenticated it.
+	keys       []sdp.Secret
+	srtp       bool
+	authFailed int
 }
 
 func runExportAudio(c *call, in exportAudioIn) (exportAudioOut, error) {
@@ -127,20 +134,26 @@ func runExportAudio(c *call, in exportAudioIn) (exportAudioOut, error) {
 			"call %q has no RTP stream the media analyser tied to it", dl.CallID)
 	}
 	dv := ms.Dialogs[dl.CallID]
-	caller, callee, secure := sdpAddrs(dl, dv)
+	caller, callee, secure, keys := sdpAddrs(dl, dv)
 	var streams []*audioStream
 	var flows []sip.MediaFlow
 	for _, v := range views {
+		var ks []sdp.Secret
 		if secure[v.Key.Src] || secure[v.Key.Dst] {
-			out.Skipped = append(out.Skipped, audioSkippedRow{StreamID: v.ID, Reason: "SRTP: the call's SDP offers this address a secure profile (RTP/SAVP, SAVPF) or a=crypto keys; without the keys its payload is noise"})
-			continue
+			// RFC 4568: each side offers the key it sends with; the
+			// others are tried after it.
+			ks = slices.Concat(keys[v.Key.Src], keys[v.Key.Dst])
+			if len(ks) == 0 {
+				out.Skipped = append(out.Skipped, audioSkippedRow{StreamID: v.ID, Reason: "SRTP without keys: the call's SDP offers this address a secure profile (RTP/SAVP, SAVPF, DTLS) and no a=crypto key the box can read; its payload is ciphertext"})
+				continue
+			}
 		}
 		// streams and flows share an index: ReadMedia's Flow is both.
-		streams = append(streams, &audioStream{view: v, side: streamSide(v, dl, caller, callee)})
+		streams = append(streams, &audioStream{view: v, side: streamSide(v, dl, caller, callee), keys: ks})
 		flows = append(flows, sip.MediaFlow{Src: v.Key.Src, Dst: v.Key.Dst, First: v.First, Last: v.Last, Packets: v.Packets})
 	}
 	if len(streams) == 0 {
-		return out, failErr(CodeUnavailable, "every stream of the call is SRTP: "+skippedReasons(out.Skipped), "the box holds no SRTP keys; export_capture writes the packets for a tool that has them")
+		return out, failErr(CodeUnavailable, "every stream of the call is SRTP without keys: "+skippedReasons(out.Skipped), "only SDES keys (a=crypto in SDP the box reads, clear or TLS-decrypted) decrypt SRTP here; export_capture writes the packets for a tool that has the keys")
 	}
 	mr, err := c.d.SIPExport.ReadMedia(c.ctx, flows, audioMaxDatagrams, func(d sip.MediaDatagram) {
 		s := streams[d.Flow]
@@ -159,7 +172,14 @@ func runExportAudio(c *call, in exportAudioIn) (exportAudioOut, error) {
 	now := time.Now()
 	var rendered []*audioStream
 	for _, s := range streams {
-		if why := renderStream(s, maxS, mr); why != "" {
+		why := ""
+		if len(s.keys) > 0 {
+			why = decryptStream(s)
+		}
+		if why == "" {
+			why = renderStream(s, maxS, mr)
+		}
+		if why != "" {
 			out.Skipped = append(out.Skipped, audioSkippedRow{StreamID: s.view.ID, Reason: why})
 			continue
 		}
@@ -190,6 +210,57 @@ func runExportAudio(c *call, in exportAudioIn) (exportAudioOut, error) {
 		c.warnf("stream %s has no file: %s", s.StreamID, s.Reason)
 	}
 	return out, nil
+}
+
+// decryptStream finds which offered key authenticates s's first packet
+// and decrypts every packet with it in capture order (the rollover
+// counter follows the sequence numbers); a packet whose tag does not
+// match is left out and counted, as the media analyser does. It says why
+// when no key fits.
+func decryptStream(s *audioStream) string {
+	if len(s.pkts) == 0 {
+		return "" // renderStream says why nothing was found
+	}
+	var key srtp.Key
+	found, why := false, ""
+	for _, c := range s.keys {
+		k, err := srtp.ParseCrypto(string(c))
+		if err != nil {
+			why = err.Error() // never holds key material
+			continue
+		}
+		probe, err := srtp.NewSession(k)
+		if err != nil {
+			why = err.Error()
+			continue
+		}
+		if probe.Check(s.pkts[0].Data) == nil {
+			key, found = k, true
+			break
+		}
+	}
+	if !found {
+		if why == "" {
+			why = "no offered key authenticates its packets"
+		}
+		return fmt.Sprintf("SRTP: none of the %d SDES keys the call's SDP offers decrypts it (%s)", len(s.keys), why)
+	}
+	sess, err := srtp.NewSession(key)
+	if err != nil {
+		return "SRTP: " + err.Error()
+	}
+	clear := s.pkts[:0]
+	for _, p := range s.pkts {
+		dec, err := sess.Unprotect(nil, p.Data)
+		if err != nil {
+			s.authFailed++
+			continue
+		}
+		p.Data = dec
+		clear = append(clear, p)
+	}
+	s.pkts, s.srtp = clear, true
+	return ""
 }
 
 // renderStream decodes s's packets, or says why it has no file.
@@ -238,8 +309,9 @@ func writeStream(c *call, s *audioStream, now time.Time) (audioStreamRow, error)
 	}
 	row := audioStreamRow{StreamID: s.view.ID, SSRC: s.view.SSRC, Side: s.side, Codec: codecName(tr.Codec), File: f, Start: ts(tr.Start),
 		Packets: tr.Packets, Lost: tr.Lost, Duplicates: tr.Duplicates, Overlapped: tr.Overlapped, TimestampJumps: tr.Jumps, Malformed: tr.Malformed,
-		OtherRate: tr.OtherRate, Unsupported: unsup, EventPackets: tr.Events, PayloadsMissing: int(max(int64(s.view.Packets)-int64(len(s.pkts)), 0)),
-		SilenceS: tr.SilenceTotal.Seconds(), Gaps: audioGapRows(tr.Gaps), GapsNotListed: tr.GapsDropped, Cut: tr.Cut}
+		OtherRate: tr.OtherRate, Unsupported: unsup, EventPackets: tr.Events, PayloadsMissing: int(max(int64(s.view.Packets)-int64(len(s.pkts)+s.authFailed), 0)),
+		SilenceS: tr.SilenceTotal.Seconds(), Gaps: audioGapRows(tr.Gaps), GapsNotListed: tr.GapsDropped, Cut: tr.Cut,
+		SRTP: s.srtp, SRTPAuthFailed: s.authFailed}
 	if tr.Cut {
 		at := tr.CutAt.Seconds()
 		row.CutAtS = &at
@@ -294,12 +366,13 @@ const (
 )
 
 // sdpAddrs returns the media addresses each side's SDP announced (the
-// caller's being those in SDP its first request's sender sent) and the
-// addresses of SRTP sections, from the SDP the media analyser kept.
-func sdpAddrs(dl *sip.Dialog, dv *rtp.DialogView) (caller, callee, secure map[netip.AddrPort]bool) {
-	caller, callee, secure = map[netip.AddrPort]bool{}, map[netip.AddrPort]bool{}, map[netip.AddrPort]bool{}
+// caller's being those in SDP its first request's sender sent), the
+// addresses of SRTP sections and the SDES keys each offered, from the SDP
+// the media analyser kept.
+func sdpAddrs(dl *sip.Dialog, dv *rtp.DialogView) (caller, callee, secure map[netip.AddrPort]bool, keys map[netip.AddrPort][]sdp.Secret) {
+	caller, callee, secure, keys = map[netip.AddrPort]bool{}, map[netip.AddrPort]bool{}, map[netip.AddrPort]bool{}, map[netip.AddrPort][]sdp.Secret{}
 	if dv == nil {
-		return caller, callee, secure
+		return caller, callee, secure, keys
 	}
 	for _, ev := range dv.SDP {
 		if ev.Session == nil {
@@ -312,6 +385,7 @@ func sdpAddrs(dl *sip.Dialog, dv *rtp.DialogView) (caller, callee, secure map[ne
 			}
 			if m.SRTP() != "" {
 				secure[a] = true
+				keys[a] = append(keys[a], m.Crypto...)
 			}
 			if ev.From == dl.Src {
 				caller[a] = true
@@ -320,7 +394,7 @@ func sdpAddrs(dl *sip.Dialog, dv *rtp.DialogView) (caller, callee, secure map[ne
 			}
 		}
 	}
-	return caller, callee, secure
+	return caller, callee, secure, keys
 }
 
 // streamSide places a stream: sent from the caller's media address or to the

@@ -45,6 +45,8 @@ type audioStreamRow struct {
 	SilenceS        float64       `json:"silence_s" jsonschema:"seconds of silence put in place of missing audio, all gaps"`
 	Gaps            []audioGapRow `json:"gaps"`
 	GapsNotListed   int           `json:"gaps_not_listed" jsonschema:"gaps past the list's bound (1000), counted in silence_s"`
+	SRTP            bool          `json:"srtp" jsonschema:"the stream is SRTP, decrypted with an SDES key its call's SDP offered"`
+	SRTPAuthFailed  int           `json:"srtp_auth_failed" jsonschema:"SRTP packets whose authentication tag did not match the key: left out, as lost"`
 	Cut             bool          `json:"cut" jsonschema:"max_seconds ended the stream's file"`
 	CutAtS          *float64      `json:"cut_at_s"`
 }

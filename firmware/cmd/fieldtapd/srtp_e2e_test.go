@@ -213,7 +213,7 @@ func TestSRTPEndToEnd(t *testing.T) {
 	}
 	path, clearPath := write("srtp.pcap", true), write("clear.pcap", false)
 
-	twin := startContract(t, "--board", "none", "--source", clearPath, "--mcp-bundles", "server,media")
+	twin := startContract(t, "--board", "none", "--source", clearPath, "--mcp-bundles", "server,sip,media,sip_site")
 	twin.waitExhausted()
 	env, _ := twin.call("rtp_streams", map[string]any{})
 	clearRows := map[string]map[string]any{}
@@ -228,7 +228,9 @@ func TestSRTPEndToEnd(t *testing.T) {
 		clearDigits = append(clearDigits, e["call_id"].(string)+":"+e["digit"].(string))
 	}
 
-	cc := startContract(t, "--board", "none", "--source", path, "--mcp-bundles", "server,sip,media")
+	clearWAVs := exportedWAVs(t, twin, "sdes-call", false)
+
+	cc := startContract(t, "--board", "none", "--source", path, "--mcp-bundles", "server,sip,media,sip_site")
 	cc.waitExhausted()
 	env, _ = cc.call("rtp_streams", map[string]any{})
 	items, _ := env["items"].([]any)
@@ -321,6 +323,22 @@ func TestSRTPEndToEnd(t *testing.T) {
 		t.Errorf("dtmf_events of the keyed call warns of another call's keys: %v", env["warnings"])
 	}
 
+	// export_audio decrypts the keyed call with the SDES keys its SDP
+	// offered: every file is byte for byte the clear twin's; the keyless
+	// call is refused with the reason.
+	wavs := exportedWAVs(t, cc, "sdes-call", true)
+	if len(wavs) != 3 || len(clearWAVs) != 3 {
+		t.Errorf("export_audio wrote %d files of the SRTP call, %d of its clear twin; want 2 streams and the mix each", len(wavs), len(clearWAVs))
+	}
+	for name, b := range clearWAVs {
+		if !bytes.Equal(wavs[name], b) {
+			t.Errorf("export_audio %s: %d bytes from SRTP differ from the clear twin's %d", name, len(wavs[name]), len(b))
+		}
+	}
+	if env, _ := cc.call("export_audio", map[string]any{"call_id": "nokey-call"}); env["ok"] != false || !strings.Contains(fmt.Sprint(env["errors"]), "SRTP without keys") {
+		t.Errorf("export_audio of the keyless SRTP call: %v", env)
+	}
+
 	env, blocks := cc.call("get_message", map[string]any{"call_id": "sdes-call", "index": 0})
 	data := env["data"].(map[string]any)
 	for _, k := range []string{keyA, keyA[:20], keyB} {
@@ -340,4 +358,35 @@ func TestSRTPEndToEnd(t *testing.T) {
 	if env, _ := cc.call("search_messages", map[string]any{"query": "inline:" + keyA[:4]}); len(env["items"].([]any)) != 0 {
 		t.Error("search_messages matched key material: a pattern can probe the key")
 	}
+}
+
+// exportedWAVs calls export_audio for callID and reads back each file it
+// wrote, by stream SSRC ("mixed" for the mix), and checks each stream
+// was decrypted exactly when the call is SRTP.
+func exportedWAVs(t *testing.T, cc *contractClient, callID string, srtp bool) map[string][]byte {
+	t.Helper()
+	env, _ := cc.call("export_audio", map[string]any{"call_id": callID})
+	data, _ := env["data"].(map[string]any)
+	if data == nil {
+		t.Fatalf("export_audio %s: %v", callID, env)
+	}
+	out := map[string][]byte{}
+	read := func(name string, f map[string]any) {
+		b, err := os.ReadFile(f["path"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = b
+	}
+	for _, it := range data["streams"].([]any) {
+		s := it.(map[string]any)
+		if s["srtp"] != srtp || s["srtp_auth_failed"].(float64) != 0 {
+			t.Errorf("%s: srtp %v with %v packets failing authentication, want srtp %v and none", s["ssrc"], s["srtp"], s["srtp_auth_failed"], srtp)
+		}
+		read(s["ssrc"].(string), s["file"].(map[string]any))
+	}
+	if m, ok := data["mixed"].(map[string]any); ok {
+		read("mixed", m)
+	}
+	return out
 }
