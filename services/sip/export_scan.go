@@ -92,7 +92,7 @@ type exportScan struct {
 	// trimmed sees every frame scanned, to count those cut short.
 	media   func(flow int, d netdecode.Datagram)
 	trimmed func(link layers.LinkType, data []byte, origLen int)
-	tls *tlsdecrypt.Keys // Exporter.tls
+	tls     *tlsdecrypt.Keys // Exporter.tls
 }
 
 func newExportScan(kept map[string]int, flows []MediaFlow, snaps map[string]ring.Snapshot[framestore.Record], rec Recorded, res *ExportResult) *exportScan {
