@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"fieldtap/drivers/pcapfile"
-	"fieldtap/services/netdecode"
 	"fieldtap/services/tlsdecrypt"
 )
 
@@ -255,28 +254,7 @@ func TestTLSLiveOpenSSL(t *testing.T) {
 			if err := keys.Add(text); err != nil {
 				t.Fatal(err)
 			}
-			st := newStore(t, Limits{})
-			a := NewAnalyser(st, netdecode.Options{})
-			a.SetTLSKeys(keys, tlsdecrypt.Limits{})
-			f, err := os.Open(capPath)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			rd, err := pcapfile.NewReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for {
-				rec, err := rd.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				a.Feed(rec.Time, rec.Link, rec.Data)
-			}
+			st, a := loadWithSecrets(t, capPath, keys) // a live capture has no secrets block: the key log is the keys
 			snap := st.Snapshot()
 			wantReq, wantResp := tsharkSIP(t, capPath, keyLog, port)
 			if len(wantReq) == 0 || len(wantResp) == 0 {
