@@ -197,36 +197,15 @@ modparam("sipcapture", "capture_node", "homer-test")
 request_route { sip_capture(); drop; }
 onreply_route { sip_capture(); drop; }
 `, port, filepath.Dir(mods[0]), pg.port)
-	path := filepath.Join(dir, "kamailio.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("kamailio -c: %v\n%s", err, out)
-	}
-	var log bytes.Buffer
-	k := exec.Command(bin, "-f", path, "-DD", "-E", "-P", filepath.Join(dir, "pid"), "-Y", dir)
-	k.Stderr = &log
-	k.Stdout = &log
-	k.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := k.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-k.Process.Pid, syscall.SIGTERM)
-		_ = k.Wait()
-		if t.Failed() {
-			t.Logf("kamailio:\n%s", log.String())
-		}
-	})
-	probeKamailio(t, pg, port, &log)
+	log := runKamailio(t, bin, dir, cfg)
+	probeKamailio(t, pg, port, log)
 	return port
 }
 
 // probeKamailio sends one HEP message until it is in the database, so
 // the test's traffic finds Kamailio's worker and its connection ready,
 // then removes it.
-func probeKamailio(t *testing.T, pg *postgres, port int, log *bytes.Buffer) {
+func probeKamailio(t *testing.T, pg *postgres, port int, log *lockedBuffer) {
 	t.Helper()
 	conn, err := net.Dial("udp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
@@ -363,4 +342,34 @@ func TestHEPToKamailioSipcapture(t *testing.T) {
 		t.Errorf("RTCP report stored as %q, want HOMER's JSON", js)
 	}
 	t.Logf("sip_capture: %d messages, Call-IDs %v; rtcp_capture: %d reports under %s", rows, got, len(rtcp), rtpCall)
+}
+
+// runKamailio writes cfg to dir, checks it (kamailio -c), and runs
+// Kamailio in the foreground of its own process group until the test
+// ends; its log is shown when the test failed.
+func runKamailio(t *testing.T, bin, dir, cfg string) *lockedBuffer {
+	t.Helper()
+	path := filepath.Join(dir, "kamailio.cfg")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
+		t.Fatalf("kamailio -c: %v\n%s", err, out)
+	}
+	log := &lockedBuffer{}
+	k := exec.Command(bin, "-f", path, "-DD", "-E", "-P", filepath.Join(dir, "pid"), "-Y", dir)
+	k.Stderr = log
+	k.Stdout = log
+	k.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := k.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-k.Process.Pid, syscall.SIGTERM)
+		_ = k.Wait()
+		if t.Failed() {
+			t.Logf("kamailio:\n%s", log.String())
+		}
+	})
+	return log
 }

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,28 +68,7 @@ request_route {
 	sl_send_reply("405", "Method Not Allowed");
 }
 `, port, port, filepath.Dir(mods[0]), hepListen, hepProto, callee)
-	path := filepath.Join(dir, "kamailio.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(bin, "-c", "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("kamailio -c: %v\n%s", err, out)
-	}
-	var log lockedBuffer
-	k := exec.Command(bin, "-f", path, "-DD", "-E", "-P", filepath.Join(dir, "pid"), "-Y", dir)
-	k.Stderr = &log
-	k.Stdout = &log
-	k.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := k.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-k.Process.Pid, syscall.SIGTERM)
-		_ = k.Wait()
-		if t.Failed() {
-			t.Logf("kamailio:\n%s", log.String())
-		}
-	})
+	runKamailio(t, bin, dir, cfg)
 	return port
 }
 
