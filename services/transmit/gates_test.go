@@ -22,6 +22,10 @@ type rig struct {
 	spec   Spec
 }
 
+// rawFrames are frames the box cannot name: actuate-class whatever tool
+// plans them.
+var rawFrames = []Frame{{ID: 0x123, Data: []byte{0x01, 0x02, 0x03}}}
+
 func openRig(t testing.TB) *rig {
 	r := &rig{w: &recWriter{}, arm: armed(), audit: &memAudit{}, ack: true,
 		caller: Caller{Via: ViaMCP, Transport: "stdio"}}
@@ -60,7 +64,7 @@ func TestEachGateAlone(t *testing.T) {
 		{gate: GateArm, close: func(r *rig) { r.arm.on.Store(false) }},
 		{gate: GateBusLoad, close: func(r *rig) { r.o.BusLoad = func(string) (float64, bool) { return 0.9, true } }},
 		{gate: GateRate, close: func(r *rig) { r.o.Rate = RateLimit{Plans: 1, Window: time.Minute} }},
-		{gate: GateConfirmation, close: func(r *rig) { r.spec = CANSend("can0", r.spec.Frames) }}, // actuate, client cannot ask
+		{gate: GateConfirmation, close: func(r *rig) { r.spec = CANSend("can0", rawFrames) }}, // actuate, client cannot ask
 		{gate: GateAudit, close: func(r *rig) { r.audit.fail = true }},
 	} {
 		t.Run(tc.gate, func(t *testing.T) {

@@ -160,7 +160,6 @@ type Spec struct {
 	Tool    string // the planner that made it
 	Summary string // one line a person reads first
 	Frames  []Frame
-	Risk    Risk
 	// Preconditions a person should check; Unknowns what the plan cannot know.
 	Preconditions []string
 	Unknowns      []string

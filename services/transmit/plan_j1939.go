@@ -54,7 +54,7 @@ func (r J1939Request) Spec() (Spec, error) {
 		to = "every ECU (global)"
 	}
 	sp := Spec{
-		Port: r.Port, Medium: MediumCAN, Tool: "j1939_request", Risk: RiskRead,
+		Port: r.Port, Medium: MediumCAN, Tool: "j1939_request",
 		Summary: fmt.Sprintf("J1939 Request for PGN %d (%s) to %s from %02X", r.PGN, name, to, r.Source),
 		Frames:  []Frame{{ID: id, Data: data}},
 		Preconditions: []string{
@@ -96,7 +96,6 @@ func J1939RequestDM(port, dm string, dest, source, priority uint8) (Spec, error)
 	sp.Tool = "j1939_request_dm"
 	switch dm {
 	case "DM3", "DM11":
-		sp.Risk = RiskErase
 		what := map[string]string{"DM3": "previously active", "DM11": "active"}[dm]
 		sp.Summary = fmt.Sprintf("J1939 %s: CLEAR the %s diagnostic trouble codes of %s (erases fault memory; repair evidence is lost)", dm, what, destName(dest))
 		sp.Preconditions = append(sp.Preconditions, "the faults have been read and recorded (DM1/DM2) before they are cleared",

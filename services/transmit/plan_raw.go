@@ -12,7 +12,7 @@ import (
 // arbitrary frames can command anything on the bus.
 func CANSend(port string, frames []Frame) Spec {
 	return Spec{
-		Port: port, Medium: MediumCAN, Tool: "can_send", Risk: RiskActuate,
+		Port: port, Medium: MediumCAN, Tool: "can_send",
 		Summary: fmt.Sprintf("%d raw CAN frame(s) as given", len(frames)),
 		Frames:  frames,
 		Preconditions: []string{
@@ -74,7 +74,7 @@ func Replay(port *canbus.Port, target string, w Window) (Spec, error) {
 		return Spec{}, fmt.Errorf("the window holds %d frames, more than the %d a plan may replay: narrow since/until or the id", matched, limit)
 	}
 	sp := Spec{
-		Port: target, Medium: MediumCAN, Tool: "replay_frames", Risk: RiskActuate,
+		Port: target, Medium: MediumCAN, Tool: "replay_frames",
 		Summary: fmt.Sprintf("replay %d frame(s) captured on %s with their captured timing", len(frames), port.Name()),
 		Frames:  frames,
 		Preconditions: []string{
@@ -104,7 +104,7 @@ func J1708Send(port string, mid byte, data []byte) (Spec, error) {
 	}
 	msg = append(msg, -sum)
 	return Spec{
-		Port: port, Medium: MediumJ1708, Tool: "j1708_send", Risk: RiskActuate,
+		Port: port, Medium: MediumJ1708, Tool: "j1708_send",
 		Summary: fmt.Sprintf("one J1708 message from MID %d (%d data bytes, checksum %02X added)", mid, len(data), msg[len(msg)-1]),
 		Frames:  []Frame{{ID: IDJ1708, Data: msg}},
 		Preconditions: []string{

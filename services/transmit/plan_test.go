@@ -107,7 +107,7 @@ func TestPlanRefusesBadSpecs(t *testing.T) {
 	}
 }
 
-func TestClassifyRaisesRisk(t *testing.T) {
+func TestClassifyFromFrames(t *testing.T) {
 	s, _ := New(Options{Ports: []Port{{Name: "can0", Medium: MediumCAN}}})
 	for _, tc := range []struct {
 		name string
@@ -117,7 +117,15 @@ func TestClassifyRaisesRisk(t *testing.T) {
 		{"raw DM11 request", Frame{ID: wire.CANEFF | 0x18EA00F9, Data: []byte{0xD3, 0xFE, 0x00}}, RiskErase},
 		{"raw DM3 request", Frame{ID: wire.CANEFF | 0x18EAFFF9, Data: []byte{0xCC, 0xFE, 0x00}}, RiskErase},
 		{"raw UDS clear", Frame{ID: 0x7DF, Data: []byte{0x04, 0x14, 0xFF, 0xFF, 0xFF}}, RiskErase},
-		{"raw VIN request", Frame{ID: wire.CANEFF | 0x18EA00F9, Data: []byte{0xEC, 0xFE, 0x00}}, RiskActuate},
+		{"raw OBD-II clear", Frame{ID: 0x7DF, Data: []byte{0x01, 0x04}}, RiskErase},
+		{"raw VIN request", Frame{ID: wire.CANEFF | 0x18EA00F9, Data: []byte{0xEC, 0xFE, 0x00}}, RiskRead},
+		{"raw UDS read", Frame{ID: 0x7E0, Data: []byte{0x03, 0x22, 0xF1, 0x90}}, RiskRead},
+		{"raw UDS write memory", Frame{ID: 0x7E0, Data: []byte{0x05, 0x3D, 0x14, 0x10, 0x00, 0x01}}, RiskActuate},
+		{"raw UDS session", Frame{ID: 0x7E0, Data: []byte{0x02, 0x10, 0x03}}, RiskActuate},
+		{"engine speed frame", Frame{ID: wire.CANEFF | 0x0CF00400, Data: []byte{0xF0, 0x7D, 0x7D, 0x00, 0x1A, 0x00, 0x0F, 0x7D}}, RiskActuate},
+		{"request bytes on a non-diagnostic id", Frame{ID: 0x123, Data: []byte{0x03, 0x22, 0xF1, 0x90}}, RiskActuate},
+		{"29-bit UDS read", Frame{ID: wire.CANEFF | 0x18DA00F1, Data: []byte{0x03, 0x22, 0xF1, 0x90}}, RiskRead},
+		{"short request", Frame{ID: wire.CANEFF | 0x18EA00F9, Data: []byte{0xEC}}, RiskActuate},
 	} {
 		p, err := s.Plan(context.Background(), Caller{}, CANSend("can0", []Frame{tc.f}))
 		if err != nil {
@@ -125,6 +133,43 @@ func TestClassifyRaisesRisk(t *testing.T) {
 		}
 		if p.Risk != tc.want {
 			t.Errorf("%s: risk %s, want %s", tc.name, p.Risk, tc.want)
+		}
+	}
+}
+
+// TestSameFramesSameClass plans the frames each planner makes through
+// can_send too: the class depends on the frames, not on the tool.
+func TestSameFramesSameClass(t *testing.T) {
+	s, _ := New(Options{Ports: []Port{{Name: "can0", Medium: MediumCAN}}})
+	var specs []Spec
+	for _, dm := range DMNames() {
+		sp, err := J1939RequestDM("can0", dm, 0x00, 0xF9, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
+	vin, _ := J1939Request{Port: "can0", PGN: 65260, Destination: 0xFF, Source: 0xF9, Priority: 6}.Spec()
+	specs = append(specs, vin)
+	for _, payload := range [][]byte{{0x22, 0xF1, 0x90}, {0x10, 0x03}, {0x14, 0xFF, 0xFF, 0xFF}, {0x2E, 0xF1, 0x90, 1, 2, 3, 4, 5, 6, 7, 8}, {0x19, 0x02, 0xFF}} {
+		u, err := UDSRequest{Port: "can0", RequestID: 0x7E0, ResponseID: 0x7E8, Payload: payload, Pad: true}.Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, u)
+	}
+	for _, sp := range specs {
+		byTool, err := s.Plan(context.Background(), Caller{}, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := CANSend("can0", sp.Frames)
+		byRaw, err := s.Plan(context.Background(), Caller{}, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byTool.Risk != byRaw.Risk {
+			t.Errorf("%s: %s through %s, %s through can_send", sp.Summary, byTool.Risk, sp.Tool, byRaw.Risk)
 		}
 	}
 }

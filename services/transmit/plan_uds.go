@@ -50,12 +50,8 @@ func (r UDSRequest) Spec() (Spec, error) {
 	if name == "" {
 		name = fmt.Sprintf("service 0x%02X", sid)
 	}
-	risk := RiskRead
-	if sid == isotp.SIDSessionControl {
-		risk = RiskActuate
-	}
 	sp := Spec{
-		Port: r.Port, Medium: MediumCAN, Tool: "uds_request", Risk: risk,
+		Port: r.Port, Medium: MediumCAN, Tool: "uds_request",
 		Summary: fmt.Sprintf("UDS %s (% X) to %s, answer expected on %s", name, r.Payload, Frame{ID: r.RequestID}.IDHex(), Frame{ID: r.ResponseID}.IDHex()),
 		Frames:  frames,
 		Unknowns: []string{
@@ -65,7 +61,7 @@ func (r UDSRequest) Spec() (Spec, error) {
 		Expect: &Expect{Kind: ExpectUDS, RequestID: r.RequestID, ResponseID: r.ResponseID, Request: append([]byte(nil), r.Payload...),
 			FlowControl: isotp.FlowControl(isotp.FlowContinue, 0, 0, r.Pad), Timeout: udsAnswerWait},
 	}
-	if risk == RiskActuate {
+	if sid == isotp.SIDSessionControl {
 		sp.Preconditions = append(sp.Preconditions, "a non-default session can change how the ECU behaves until it times out (about 5 s without TesterPresent)")
 	}
 	return sp, nil

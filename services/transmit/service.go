@@ -264,9 +264,7 @@ func (s *Service) Plan(ctx context.Context, c Caller, sp Spec) (*Plan, error) {
 	if err := sp.check(); err != nil {
 		return nil, fmt.Errorf("transmit: plan: %w", err)
 	}
-	if r := classify(&sp); r.rank() > sp.Risk.rank() {
-		sp.Risk = r
-	}
+	risk := classify(&sp)
 	now := s.o.Now()
 	frames := make([]Frame, len(sp.Frames))
 	var d time.Duration
@@ -276,7 +274,7 @@ func (s *Service) Plan(ctx context.Context, c Caller, sp Spec) (*Plan, error) {
 	}
 	p := &Plan{
 		ID: newID(planPrefix), Port: sp.Port, owner: c.Owner(), Medium: sp.Medium, Tool: sp.Tool, Summary: sp.Summary,
-		Frames: frames, Count: len(frames), DurationMicro: d.Microseconds(), Risk: sp.Risk,
+		Frames: frames, Count: len(frames), DurationMicro: d.Microseconds(), Risk: risk,
 		Preconditions: nonNil(sp.Preconditions), Unknowns: nonNil(sp.Unknowns),
 		Hash: hashFrames(sp.Port, frames), Created: now, Expires: now.Add(s.o.PlanTTL),
 		expect: sp.Expect, duration: d,

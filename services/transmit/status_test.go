@@ -141,7 +141,7 @@ func TestNextNeverOffersWhatCannotSend(t *testing.T) {
 			s, _ := New(r.o)
 			sp := r.spec
 			if tc.raw {
-				sp = CANSend("can0", sp.Frames)
+				sp = CANSend("can0", rawFrames)
 			}
 			p, _ := s.Plan(context.Background(), r.caller, sp)
 			n := s.Next(r.caller, tc.canAsk, p)

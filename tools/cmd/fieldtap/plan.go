@@ -32,7 +32,8 @@ const planUsage = `usage: fieldtap plan show FILE
 `
 
 // planFile is what a plan file holds (transmit.Plan's JSON, or an
-// envelope around it).
+// envelope around it). Its risk is not read: the service classes the
+// frames again, as it does every plan.
 type planFile struct {
 	PlanID        string           `json:"plan_id"`
 	Port          string           `json:"port"`
@@ -40,7 +41,6 @@ type planFile struct {
 	Tool          string           `json:"tool"`
 	Summary       string           `json:"summary"`
 	Frames        []transmit.Frame `json:"frames"`
-	Risk          transmit.Risk    `json:"risk"`
 	Preconditions []string         `json:"preconditions"`
 	CannotKnow    []string         `json:"cannot_know"`
 	SHA256        string           `json:"sha256"`
@@ -113,7 +113,7 @@ func readPlanFile(path string) (planFile, error) {
 
 func (pf planFile) spec() transmit.Spec {
 	return transmit.Spec{Port: pf.Port, Medium: pf.Medium, Tool: pf.Tool, Summary: pf.Summary, Frames: pf.Frames,
-		Risk: pf.Risk, Preconditions: pf.Preconditions, Unknowns: pf.CannotKnow}
+		Preconditions: pf.Preconditions, Unknowns: pf.CannotKnow}
 }
 
 // showPlan checks the plan as the service would and prints it; a file
