@@ -217,6 +217,7 @@ var j1708Send = tool[j1708SendIn, txOut]{
 type transmitExecuteIn struct {
 	PlanID    string `json:"plan_id" jsonschema:"a plan_id from a dry run"`
 	AckActive bool   `json:"ack_active,omitempty" jsonschema:"must be true"`
+	Override  string `json:"override_conflict,omitempty" jsonschema:"why to send although the plan's bus_check found another node on its id or source address; audited"`
 	// Port, when given, is the bus the caller means: a plan for another
 	// port is refused before any gate runs.
 	PortSelector
@@ -242,7 +243,7 @@ var transmitExecute = tool[transmitExecuteIn, txOut]{
 		}
 		// On a retry the state names the plan too; the service refuses
 		// one that names another (a moved confirmation).
-		return execute(c, in.PlanID, in.AckActive, c.req.Params.RequestState)
+		return execute(c, in.PlanID, in.AckActive, in.Override, c.req.Params.RequestState)
 	},
 }
 

@@ -38,6 +38,7 @@ func (dryRun) argSchema() *jsonschema.Schema {
 type txGate struct {
 	DryRun    *dryRun `json:"dry_run,omitempty"`
 	AckActive bool    `json:"ack_active,omitempty" jsonschema:"must be true to leave dry run; read the plan first"`
+	Override  string  `json:"override_conflict,omitempty" jsonschema:"why to send although the plan's bus_check found another node on its id or source address; audited"`
 }
 
 func (g txGate) dry() bool { return g.DryRun == nil || bool(*g.DryRun) }

@@ -79,7 +79,7 @@ func planAndMaybeRun(c *call, g txGate, spec func() (transmit.Spec, error)) (txO
 	svc := c.d.Transmit
 	if state := c.req.Params.RequestState; state != "" {
 		// A retry carrying an answer: the state names the plan.
-		return execute(c, "", g.AckActive, state)
+		return execute(c, "", g.AckActive, g.Override, state)
 	}
 	sp, err := spec()
 	if err != nil {
@@ -93,7 +93,7 @@ func planAndMaybeRun(c *call, g txGate, spec func() (transmit.Spec, error)) (txO
 		c.note(transmit.PlannedNote(p))
 		return planned(c, svc, p), nil
 	}
-	return execute(c, p.ID, g.AckActive, "")
+	return execute(c, p.ID, g.AckActive, g.Override, "")
 }
 
 // planned is a dry run's answer: the plan, and the call that sends it
@@ -114,13 +114,13 @@ func planned(c *call, svc *transmit.Service, p *transmit.Plan) txOut {
 // execute runs a stored plan through the service's gates, asking a person
 // through elicitation when the service wants a confirmation. state is the
 // request state a retry carries back, empty on a first call.
-func execute(c *call, planID string, ack bool, state string) (txOut, error) {
+func execute(c *call, planID string, ack bool, override, state string) (txOut, error) {
 	svc := c.d.Transmit
 	tool, digest, err := binding(c)
 	if err != nil {
 		return txOut{}, err
 	}
-	conf := transmit.Confirmation{CanAsk: canElicit(c.ctx), Token: state, Tool: tool, ArgsDigest: digest}
+	conf := transmit.Confirmation{CanAsk: canElicit(c.ctx), Token: state, Tool: tool, ArgsDigest: digest, Override: override}
 	if state != "" {
 		conf.Reply = replyOf(server.ElicitationResponse(c.req.Params.InputResponses, elicitKey))
 	}

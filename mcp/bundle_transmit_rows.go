@@ -59,6 +59,7 @@ type planRow struct {
 	Preconditions []string       `json:"preconditions"`
 	CannotKnow    []string       `json:"cannot_know"`
 	ListensFor    *listenRow     `json:"listens_for" jsonschema:"the answer the plan collects; null when it listens for none"`
+	BusCheck      busCheckRow    `json:"bus_check"`
 	SHA256        string         `json:"sha256" jsonschema:"fingerprint of port and frames"`
 	Created       time.Time      `json:"created"`
 	Expires       time.Time      `json:"expires"`
@@ -75,7 +76,7 @@ func planRowOf(p *transmit.Plan) planRow {
 	r := planRow{PlanID: p.ID, Port: p.Port, Medium: string(p.Medium), Tool: p.Tool, Summary: p.Summary, Risk: string(p.Risk),
 		Frames: make([]planFrameRow, len(p.Frames)), Count: p.Count, Duration: p.DurationMicro, AddedLoad: p.AddedLoad, LoadBasis: p.LoadBasis,
 		Preconditions: nonNil(p.Preconditions), CannotKnow: nonNil(p.Unknowns), SHA256: p.Hash, Created: p.Created, Expires: p.Expires,
-		Executed: p.Executed, Ended: p.Ended, ButtonCode: p.ButtonCode, Text: p.Text()}
+		Executed: p.Executed, Ended: p.Ended, ButtonCode: p.ButtonCode, Text: p.Text(), BusCheck: busCheckRowOf(p.Bus)}
 	var at time.Duration
 	known := true
 	for i, f := range p.Frames {
@@ -96,6 +97,53 @@ func planRowOf(p *transmit.Plan) planRow {
 		r.ListensFor = listenRowOf(e)
 	}
 	return r
+}
+
+// busCheckRow is what the plan's frames would meet on the bus, from the
+// box's record of the last minute; transmit_execute checks again.
+type busCheckRow struct {
+	Checked      bool           `json:"checked" jsonschema:"false when the box keeps no record of this bus; reason says why"`
+	Reason       string         `json:"reason,omitempty"`
+	Since        time.Time      `json:"since" jsonschema:"start of the record read"`
+	Conflicts    []conflictRow  `json:"conflicts" jsonschema:"another node on the plan's id or source address; any blocks execution without override_conflict"`
+	LoadNow      *float64       `json:"bus_load_now" jsonschema:"measured over the last second; null when unknown"`
+	LoadWithPlan *float64       `json:"bus_load_with_plan" jsonschema:"bus_load_now plus the plan's estimated added load"`
+	LastAnswer   *lastAnswerRow `json:"last_answer" jsonschema:"the target's last recorded answer to the same request; null when none"`
+}
+
+type conflictRow struct {
+	Kind     string     `json:"kind" jsonschema:"id_in_use, source_address_in_use or source_address_claimed"`
+	ID       *string    `json:"id" jsonschema:"hex CAN id, for id_in_use"`
+	SA       *string    `json:"sa" jsonschema:"hex J1939 source address"`
+	Frames   int        `json:"frames" jsonschema:"frames another node sent on it in the record read"`
+	LastSeen *time.Time `json:"last_seen"`
+	Claimant *string    `json:"claimant" jsonschema:"the node whose address claim holds sa"`
+	Message  string     `json:"message"`
+}
+
+type lastAnswerRow struct {
+	Time    time.Time `json:"time"`
+	Summary string    `json:"summary"`
+}
+
+func busCheckRowOf(b transmit.BusCheck) busCheckRow {
+	r := busCheckRow{Checked: b.Checked, Reason: b.Reason, Since: b.Since, LoadNow: b.LoadNow, LoadWithPlan: b.LoadWithPlan,
+		Conflicts: mapRows(b.Conflicts, func(c transmit.Conflict) conflictRow {
+			return conflictRow{Kind: c.Kind, ID: optText(c.ID), SA: optText(c.SA), Frames: c.Frames, LastSeen: optTime(c.LastSeen),
+				Claimant: optText(c.Claimant), Message: c.Message}
+		})}
+	if a := b.LastAnswer; a != nil {
+		r.LastAnswer = &lastAnswerRow{Time: a.Time, Summary: a.Summary}
+	}
+	return r
+}
+
+// optText is s, or null when empty.
+func optText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func listenRowOf(e *transmit.Expect) *listenRow {

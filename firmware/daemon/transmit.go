@@ -65,6 +65,7 @@ func (b *box) startTransmit(ctx context.Context) (func() error, error) {
 		LoadCeiling:   c.BusLoadCeiling,
 		PlanTTL:       c.TTL(),
 		BusLoad:       busLoad(b.an.can, b.an.j1708Load),
+		Bus:           busRecord{can: b.an.can, j1939: b.an.j1939, uds: b.an.uds},
 		RequireButton: c.RequireButton,
 		ButtonWait:    c.Wait(),
 	}

@@ -58,11 +58,15 @@ type Record struct {
 	// Frame, LateReply and LateReplyMs are an uncertain run's: the frame
 	// that may have gone out, what the adapter answered afterwards, and
 	// when after the frame was handed to the writer.
-	Frame       int          `json:"frame,omitempty"`
-	LateReply   string       `json:"late_reply,omitempty"`
-	LateReplyMs *float64     `json:"late_reply_after_ms,omitempty"`
-	Confirm     string       `json:"confirmation,omitempty"`
-	Button      *ButtonPress `json:"button,omitempty"`
+	Frame       int      `json:"frame,omitempty"`
+	LateReply   string   `json:"late_reply,omitempty"`
+	LateReplyMs *float64 `json:"late_reply_after_ms,omitempty"`
+	Confirm     string   `json:"confirmation,omitempty"`
+	// Override is the caller's reason to send through Conflicts, the bus
+	// check's findings at execution.
+	Override  string       `json:"override_conflict,omitempty"`
+	Conflicts []Conflict   `json:"conflicts,omitempty"`
+	Button    *ButtonPress `json:"button,omitempty"`
 	// Ports is what the start-up step did (EventStarted).
 	Ports []PortReset `json:"ports,omitempty"`
 }

@@ -3,6 +3,7 @@ package transmit
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,6 +58,9 @@ func (s *Service) Execute(ctx context.Context, c Caller, planID string, ack bool
 	if ref := s.ready(p, now); ref != nil {
 		return fail(p, p.ID, ref)
 	}
+	if ref, _ := s.conflictGate(p, conf.Override, now); ref != nil {
+		return fail(p, p.ID, ref)
+	}
 	if !accepted {
 		switch {
 		case conf.CanAsk:
@@ -83,7 +87,15 @@ func (s *Service) Execute(ctx context.Context, c Caller, planID string, ack bool
 			return fail(p, p.ID, ref)
 		}
 	}
-	return s.send(ctx, c, p, conf.Tool, accepted, press)
+	ref, conflicts := s.conflictGate(p, conf.Override, s.o.Now())
+	if ref != nil {
+		return fail(p, p.ID, ref)
+	}
+	over := overridden{conflicts: conflicts}
+	if len(conflicts) > 0 {
+		over.reason = strings.TrimSpace(conf.Override)
+	}
+	return s.send(ctx, c, p, conf.Tool, accepted, press, over)
 }
 
 // ready is the first port gate that refuses p now, or nil.
@@ -133,7 +145,13 @@ func (s *Service) question(p *Plan) string {
 }
 
 // send runs the plan after every gate has passed.
-func (s *Service) send(ctx context.Context, c Caller, p *Plan, callTool string, accepted bool, press *ButtonPress) (*Outcome, error) {
+// overridden is a bus conflict the caller chose to send through, and why.
+type overridden struct {
+	conflicts []Conflict
+	reason    string
+}
+
+func (s *Service) send(ctx context.Context, c Caller, p *Plan, callTool string, accepted bool, press *ButtonPress, over overridden) (*Outcome, error) {
 	ps := s.ports[p.Port]
 	ps.busy.Lock()
 	defer ps.busy.Unlock()
@@ -155,14 +173,20 @@ func (s *Service) send(ctx context.Context, c Caller, p *Plan, callTool string, 
 	if press != nil {
 		confirmed += "; confirm button pressed at " + press.Pressed.UTC().Format(time.RFC3339Nano)
 	}
-	if err := s.audit(ctx, Record{Event: EventSending, CallTool: callTool, Frames: p.Frames, Confirm: confirmed, Button: press}, c, p); err != nil {
+	sending := Record{Event: EventSending, CallTool: callTool, Frames: p.Frames, Confirm: confirmed, Button: press, Override: over.reason, Conflicts: over.conflicts}
+	if err := s.audit(ctx, sending, c, p); err != nil {
 		s.plans.unclaim(p.ID)
 		ref := refuse(GateAudit, "fix the audit file ([transmit] audit_file); nothing is sent unrecorded", "audit record not written: %v", err)
 		s.refused(ctx, c, p, p.ID, ref)
 		return nil, ref
 	}
 	out := &Outcome{PlanID: p.ID, Status: StatusSent, FramesSHA256: p.Hash, Button: press, Answers: []Answer{}, Warnings: []string{}}
+	if over.reason != "" {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("sent although another node uses the plan's identifiers (%d conflict(s)), for the reason given: %q", len(over.conflicts), over.reason))
+	}
+	start := s.o.Now()
 	ref := s.run(ctx, c, ps, p, out)
+	ps.sent.add(start, s.o.Now())
 	err := s.ended(ctx, c, p, callTool, out, ref)
 	if ref != nil {
 		return nil, ref

@@ -12,6 +12,7 @@ const (
 	GatePlan         = "plan"         // no such plan, expired, or already run
 	GateRate         = "rate"         // the port's rate limit is spent
 	GateBusLoad      = "bus_load"     // measured plus added load is above the ceiling
+	GateBusConflict  = "bus_conflict" // another node uses the plan's id or source address, and no override reason was given
 	GateConfirmation = "confirmation" // a person declined, cancelled, did not answer, or cannot be asked; or the answer is not valid for this call
 	GateButton       = "button"       // transmit.require_button and nobody pressed the board's confirm button in time
 	GateAudit        = "audit"        // the audit record could not be written

@@ -179,6 +179,7 @@ type Plan struct {
 	AddedLoad     *float64    `json:"estimated_added_bus_load"`
 	LoadBasis     string      `json:"estimated_added_bus_load_basis"`
 	Risk          Risk        `json:"risk"`
+	Bus           BusCheck    `json:"bus_check"`
 	Preconditions []string    `json:"preconditions"`
 	Unknowns      []string    `json:"cannot_know"`
 	Listen        *listenJSON `json:"listens_for,omitempty"`
@@ -300,6 +301,7 @@ func (p *Plan) Text() string {
 	if p.Listen != nil && p.Listen.FlowControl != "" {
 		fmt.Fprintf(&b, "  reactive: after a First Frame on %s, send flow control %s\n", p.Listen.ResponseID, p.Listen.FlowControl)
 	}
+	p.Bus.text(&b)
 	for _, s := range p.Preconditions {
 		fmt.Fprintf(&b, "  check: %s\n", s)
 	}

@@ -115,6 +115,9 @@ func (s *Service) Next(c Caller, canAsk bool, p *Plan) Next {
 		refs = append(refs, ref)
 	}
 	refs = append(refs, s.portBlockers(p.Port, added, s.o.Now())...)
+	if ref, _ := s.conflictGate(p, "", s.o.Now()); ref != nil {
+		refs = append(refs, ref)
+	}
 	if !canAsk && p.Risk != RiskRead {
 		refs = append(refs, confirmUnavailable(p.Risk))
 	}

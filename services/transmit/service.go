@@ -57,6 +57,9 @@ type Options struct {
 	// and whether it is known.
 	BusLoad func(port string) (float64, bool)
 	PlanTTL time.Duration
+	// Bus is the record of the ports' buses a plan is checked against;
+	// nil: plans say the bus was not checked.
+	Bus Recorded
 	// Button is the board's confirm button; nil when it has none.
 	Button Button
 	// RequireButton (transmit.require_button) makes every execution wait
@@ -125,6 +128,9 @@ type Confirmation struct {
 	// first call and on the one carrying the answer.
 	Tool       string
 	ArgsDigest string
+	// Override is the caller's reason to send although another node uses
+	// the plan's identifiers (the bus_conflict gate); audited.
+	Override string
 }
 
 // Outcome is what Execute did.
@@ -179,6 +185,7 @@ type portState struct {
 	busy sync.Mutex // one plan at a time per port
 	mu   sync.Mutex
 	mode Mode
+	sent sends // the box's own sends, told apart from other nodes' frames
 }
 
 // Service is the transmit gatekeeper.
@@ -284,6 +291,7 @@ func (s *Service) Plan(ctx context.Context, c Caller, sp Spec) (*Plan, error) {
 		bitrate = j1708Bitrate
 	}
 	p.AddedLoad, p.LoadBasis = addedLoad(&sp, bitrate, d)
+	p.Bus = s.checkBus(ps, sp.Medium, frames, sp.Expect, p.AddedLoad, now)
 	if e := sp.Expect; e != nil {
 		p.Listen = &listenJSON{Kind: e.Kind, PGN: e.PGN, TimeoutMS: e.Timeout.Milliseconds()}
 		if e.Kind == ExpectJ1939 {
