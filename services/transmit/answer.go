@@ -1,6 +1,7 @@
 package transmit
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,7 +41,13 @@ type Answer struct {
 	// NACK is set for a J1939 negative acknowledgement of the request.
 	NACK bool
 	UDS  *isotp.Response
+	// Step is the frame number (1-based) a scan's answer answers; 0 for
+	// a plan that listens once after its frames.
+	Step int
 }
+
+// errNoAnswer is a listen that ended with nothing heard.
+var errNoAnswer = errors.New("no answer")
 
 // listening matches received frames against the plan's expectation.
 type listening struct {

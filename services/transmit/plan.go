@@ -164,6 +164,12 @@ type Spec struct {
 	Preconditions []string
 	Unknowns      []string
 	Expect        *Expect
+	// Listens, when set, holds one expectation per frame (nil: none): the
+	// run waits for each frame's answer before the next (a scan).
+	Listens []*Expect
+	// NotSent names what the planner refuses to send whatever it is
+	// asked (a scan's excluded services).
+	NotSent []string
 }
 
 // Plan is a stored, immutable Spec a person can read and a caller can run.
@@ -182,6 +188,7 @@ type Plan struct {
 	Bus           BusCheck    `json:"bus_check"`
 	Preconditions []string    `json:"preconditions"`
 	Unknowns      []string    `json:"cannot_know"`
+	NotSent       []string    `json:"never_sent,omitempty"`
 	Listen        *listenJSON `json:"listens_for,omitempty"`
 	Hash          string      `json:"sha256"`
 	Created       time.Time   `json:"created"`
@@ -196,6 +203,7 @@ type Plan struct {
 	ButtonCode string `json:"button_code,omitempty"`
 	owner      Owner
 	expect     *Expect
+	listens    []*Expect
 	duration   time.Duration
 }
 
@@ -217,6 +225,8 @@ func (s *Spec) check() error {
 		return fmt.Errorf("no frames")
 	case len(s.Frames) > MaxFrames:
 		return fmt.Errorf("%d frames: a plan holds at most %d", len(s.Frames), MaxFrames)
+	case s.Listens != nil && len(s.Listens) != len(s.Frames):
+		return fmt.Errorf("%d expectations for %d frames", len(s.Listens), len(s.Frames))
 	}
 	for i, f := range s.Frames {
 		if f.Delay < 0 || f.Delay > MaxDelay {
@@ -307,6 +317,12 @@ func (p *Plan) Text() string {
 	}
 	for _, s := range p.Unknowns {
 		fmt.Fprintf(&b, "  cannot know: %s\n", s)
+	}
+	for _, s := range p.NotSent {
+		fmt.Fprintf(&b, "  never sent by this plan: %s\n", s)
+	}
+	if p.listens != nil {
+		b.WriteString("  each request waits for its answer (or its timeout) before the next\n")
 	}
 	if p.ButtonCode != "" {
 		fmt.Fprintf(&b, "  confirm button: the status LED blinks %s while this plan waits for the press\n", p.ButtonCode)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"fieldtap/services/isotp"
@@ -31,12 +33,16 @@ func (s *Service) run(ctx context.Context, c Caller, ps *portState, p *Plan, out
 		}()
 	}
 	var rx <-chan RxFrame
-	if ps.Listener != nil && (p.expect != nil || hasFlowControl(p)) {
+	if ps.Listener != nil && (p.expect != nil || p.listens != nil || hasFlowControl(p)) {
 		ch, stop := ps.Listener.Listen(ctx)
 		defer stop()
 		rx = ch
 	}
+	if p.listens != nil && rx == nil {
+		return refuse(GatePortConfig, "plan single requests with uds_request instead", "port %s delivers no frames to the transmitter, so a scan cannot wait for each answer", p.Port)
+	}
 	l := newListening(p.expect)
+	var st steps
 	var credit int // consecutive frames allowed by the last flow control; -1 = unlimited
 	var stMin time.Duration
 	for i, f := range p.Frames {
@@ -72,14 +78,76 @@ func (s *Service) run(ctx context.Context, c Caller, ps *portState, p *Plan, out
 			return stopped(out, GateWriter, fmt.Sprintf("frame %d: %v", i+1, err))
 		}
 		out.Sent++
+		if p.listens != nil && p.listens[i] != nil {
+			if err := st.await(ctx, s, rx, ps, p.listens[i], i+1, out); err != nil {
+				return stopped(out, GateWriter, fmt.Sprintf("after frame %d: %v", i+1, err))
+			}
+		}
 	}
 	if rx != nil && p.expect != nil {
-		if err := s.collect(ctx, rx, ps, p, l, out); err != nil {
+		if err := s.collect(ctx, rx, ps, p.expect, l, out); err != nil {
 			out.Warnings = append(out.Warnings, err.Error())
 		}
 	}
 	out.Answers = append(out.Answers, l.answers...)
+	st.report(out)
 	return nil
+}
+
+// steps tallies a scan's requests as each is answered or given up.
+type steps struct {
+	silent  []int // frame numbers without an answer
+	dropped int   // answers past maxScanAnswers
+}
+
+// await listens for one request's answer before the next is sent. A
+// silent ECU is tallied, not an error; only a dead receive path, a
+// disarm or a cancel stops the scan.
+func (st *steps) await(ctx context.Context, s *Service, rx <-chan RxFrame, ps *portState, e *Expect, step int, out *Outcome) error {
+	l := newListening(e)
+	err := s.collect(ctx, rx, ps, e, l, out)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(l.answers) == 0 {
+		if err != nil && !errors.Is(err, errNoAnswer) {
+			return err
+		}
+		st.silent = append(st.silent, step)
+		return nil
+	}
+	for _, a := range l.answers {
+		if len(out.Answers) == maxScanAnswers {
+			st.dropped++
+			continue
+		}
+		a.Step = step
+		out.Answers = append(out.Answers, a)
+	}
+	return nil
+}
+
+func (st *steps) report(out *Outcome) {
+	if n := len(st.silent); n > 0 {
+		out.Silent = st.silent
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d request(s) had no answer within %v (frames %s): the ECU is absent, asleep or ignores the DID", n, scanAnswerWait, listInts(st.silent, 8)))
+	}
+	if st.dropped > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d answer(s) past the %d a scan keeps were dropped", st.dropped, maxScanAnswers))
+	}
+}
+
+// listInts writes at most n numbers, then how many more.
+func listInts(v []int, n int) string {
+	parts := make([]string, 0, n+1)
+	for i, x := range v {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(v)-n))
+			break
+		}
+		parts = append(parts, strconv.Itoa(x))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stopped is the refusal of a run a gate stopped after out.Sent frames;
@@ -175,8 +243,8 @@ func (s *Service) awaitFlowControl(ctx context.Context, rx <-chan RxFrame, p *Pl
 
 // collect listens until the plan's timeout (or a complete UDS answer),
 // answering a First Frame with the plan's flow-control frame.
-func (s *Service) collect(ctx context.Context, rx <-chan RxFrame, ps *portState, p *Plan, l *listening, out *Outcome) error {
-	deadline := time.NewTimer(p.expect.Timeout)
+func (s *Service) collect(ctx context.Context, rx <-chan RxFrame, ps *portState, e *Expect, l *listening, out *Outcome) error {
+	deadline := time.NewTimer(e.Timeout)
 	defer deadline.Stop()
 	for {
 		select {
@@ -192,7 +260,7 @@ func (s *Service) collect(ctx context.Context, rx <-chan RxFrame, ps *portState,
 				if !s.o.Arm.Armed() {
 					return fmt.Errorf("the arm input went off: the ECU's multi-frame answer was not acknowledged with flow control")
 				}
-				if err := ps.Writer.WriteFrame(ctx, p.expect.RequestID, p.expect.FlowControl); err != nil {
+				if err := ps.Writer.WriteFrame(ctx, e.RequestID, e.FlowControl); err != nil {
 					var m mayHaveSent
 					if errors.As(err, &m) && m.MayHaveSent() {
 						return fmt.Errorf("the flow-control frame may have gone out (%w): the rest of the ECU's answer may be missing", err)
@@ -206,7 +274,7 @@ func (s *Service) collect(ctx context.Context, rx <-chan RxFrame, ps *portState,
 			}
 		case <-deadline.C:
 			if len(l.answers) == 0 {
-				return fmt.Errorf("no answer within %v: %s", p.expect.Timeout, l.silence())
+				return fmt.Errorf("%w within %v: %s", errNoAnswer, e.Timeout, l.silence())
 			}
 			return nil
 		case <-ctx.Done():

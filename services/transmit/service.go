@@ -153,7 +153,9 @@ type Outcome struct {
 	// Uncertain is set with StatusUncertain: the frame the run stopped at.
 	Uncertain *Uncertain
 	Answers   []Answer
-	Warnings  []string
+	// Silent lists a scan's requests (frame numbers) that had no answer.
+	Silent   []int
+	Warnings []string
 }
 
 // Outcome statuses.
@@ -284,7 +286,7 @@ func (s *Service) Plan(ctx context.Context, c Caller, sp Spec) (*Plan, error) {
 		Frames: frames, Count: len(frames), DurationMicro: d.Microseconds(), Risk: risk,
 		Preconditions: nonNil(sp.Preconditions), Unknowns: nonNil(sp.Unknowns),
 		Hash: hashFrames(sp.Port, frames), Created: now, Expires: now.Add(s.o.PlanTTL),
-		expect: sp.Expect, duration: d,
+		expect: sp.Expect, listens: sp.Listens, duration: d, NotSent: nonNil(sp.NotSent),
 	}
 	bitrate := ps.Bitrate
 	if sp.Medium == MediumJ1708 {
