@@ -14,7 +14,7 @@ import (
 // transmitTools is the transmit bundle. Every tool that can put a byte on
 // a bus defaults to dry_run: true and goes through the one gatekeeper,
 // services/transmit, which checks every gate itself (bundle_transmit_flow.go).
-var transmitTools = []toolDef{j1939Request, j1939RequestDM, udsRequest, canSend, replayFrames, j1708Send, transmitExecute, transmitStatus, transmitPlans}
+var transmitTools = []toolDef{j1939Request, j1939RequestDM, udsRequest, udsScan, canSend, replayFrames, j1708Send, transmitExecute, transmitStatus, transmitPlans}
 
 // dryNote ends the description of every tool that can transmit.
 const dryNote = " Defaults to dry_run: true, which returns the plan (every frame byte for byte, risk, load, what it cannot know) and sends nothing; " +

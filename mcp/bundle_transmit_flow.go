@@ -168,6 +168,7 @@ func execute(c *call, planID string, ack bool, override, state string) (txOut, e
 	if p := svc.Get(caller(c.ctx).Owner(), out.PlanID); p != nil {
 		row := planRowOf(p)
 		res.Plan = &row
+		res.Scan = mapRows(transmit.ScanTally(p, out), scanRowOf)
 	}
 	return res, nil
 }

@@ -264,6 +264,8 @@ type txOut struct {
 	// Uncertain is set when status is uncertain.
 	Uncertain *uncertainRow `json:"uncertain" jsonschema:"the frame an uncertain run stopped at, and what the adapter answered later; null unless status is uncertain"`
 	Answers   []answerRow   `json:"answers"`
+	// Scan is a run uds_scan's tally; absent for every other plan.
+	Scan []scanRow `json:"scan,omitempty" jsonschema:"uds_scan: each request run, in order, with its outcome"`
 }
 
 // blockerRow is a gate that would refuse a plan now, or refuses a port

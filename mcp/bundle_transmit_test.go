@@ -638,6 +638,7 @@ func TestTransmitAnswersMatchTheirSchemas(t *testing.T) {
 		{tool: "uds_request", args: map[string]any{"port": "can0", "service": "read_did", "did": "F18C"}},
 		{tool: "uds_request", args: map[string]any{"port": "can0", "service": "read_dtc", "dtc_report": 1, "status_mask": 8}},
 		{tool: "uds_request", args: map[string]any{"port": "can0", "service": "tester_present", "no_padding": true}},
+		{tool: "uds_scan", args: map[string]any{"port": "can0", "dids": []any{"F190", "0xF18C-0xF18D"}}},
 		{tool: "can_send", args: map[string]any{"port": "can0", "frames": []any{map[string]any{"id": "123", "data": "0102"}}}},
 		{tool: "replay_frames", args: map[string]any{"port": "can0", "source_port": "can0", "max_frames": 5}},
 		{tool: "j1708_send", args: map[string]any{"port": "bus1", "mid": 172, "data": "00F3"}},
