@@ -409,7 +409,7 @@ func TestAuditRecordsTheTransmitOutcome(t *testing.T) {
 // the ones that can plan an erase say destructive; every transmitting
 // tool but transmit_execute takes dry_run.
 func TestTransmitAnnotations(t *testing.T) {
-	want := map[string]bool{"j1939_request": false, "uds_request": false, "j1939_request_dm": true, "can_send": true,
+	want := map[string]bool{"j1939_request": false, "uds_request": false, "uds_scan": false, "j1939_request_dm": true, "can_send": true,
 		"replay_frames": true, "j1708_send": true, "transmit_execute": true}
 	for _, td := range transmitTools {
 		i := td.info()
