@@ -35,7 +35,11 @@ func obdSession(t *testing.T) []vehicleFrame {
 
 // obdFormula is SAE J1979's formula for a PID, written here from the
 // Wikipedia table "OBD-II PIDs" independently of services/obd, over the
-// raw bytes the row carries.
+// raw bytes the row carries. python-OBD (github.com/brendan-w/python-OBD,
+// obd/decoders.py at 3cb7b2a4) decodes the same: percent A*100/255,
+// percent_centered (A-128)*100/128, temp A-40, timing_advance (A-128)/2,
+// fuel_rate (256A+B)*0.05, fuel_pressure 3A, and parse_dtc's P/C/B/U from
+// the top two bits.
 func obdFormula(pid string, b []byte) (float64, bool) {
 	A, B := float64(b[0]), 0.0
 	if len(b) > 1 {

@@ -17,8 +17,9 @@ func unhex(t testing.TB, s string) []byte {
 }
 
 // Values worked out by hand from the bytes with the formulas of the
-// Wikipedia article "OBD-II PIDs" (the ones python-OBD's decoders
-// implement): 0x1AF8/4 = 1726 rpm, 0x7B-40 = 83 °C, 0x33*100/255 = 20 %,
+// Wikipedia article "OBD-II PIDs", the ones python-OBD's obd/decoders.py
+// (github.com/brendan-w/python-OBD at 3cb7b2a4: percent, percent_centered,
+// temp, parse_dtc) implements: 0x1AF8/4 = 1726 rpm, 0x7B-40 = 83 °C, 0x33*100/255 = 20 %,
 // (0x7C-128)*100/128 = -3.125 %, 0x0006F855/10 = 45678.9 km.
 func TestDecodeByHand(t *testing.T) {
 	num := func(f float64) *float64 { return &f }

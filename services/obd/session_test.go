@@ -9,7 +9,9 @@ import (
 
 	"fieldtap/board/sim/obdgen"
 	"fieldtap/drivers/wire"
+	"fieldtap/services/canbus/canbustest"
 	"fieldtap/services/isotp"
+	"fieldtap/tools/refdata"
 )
 
 // traceSession runs the generated scan-tool session through the passive
@@ -161,5 +163,29 @@ func TestIsOBDByID(t *testing.T) {
 	tx = isotp.Transaction{SID: 0x22, Request: &isotp.Message{CANID: "7E0"}}
 	if IsOBD(&tx) {
 		t.Error("a UDS ReadDataByIdentifier on 0x7E0 taken for OBD")
+	}
+}
+
+// TestNissanLeafIsNotOBD: the shared captures hold no OBD-II traffic (no
+// 0x7DF, 0x7E0-0x7EF or 0x18DA/0x18DB ids with OBD modes, checked by
+// grep over /work/shared/testdata/can). The Nissan Leaf log's 26
+// diagnostic exchanges (KWP2000 0x21 on 0x79B, answers on 0x7BB) must not
+// be read as OBD.
+func TestNissanLeafIsNotOBD(t *testing.T) {
+	p, skipped := canbustest.Load(t, refdata.File(t, "can", "css_uds_nissan_leaf_2F6913DB.log"), "can0")
+	if skipped != 0 {
+		t.Fatalf("%d lines not read", skipped)
+	}
+	tr, err := isotp.TraceFrames("can0", p.Frames(), isotp.Window{}, isotp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Transactions) != 26 {
+		t.Fatalf("%d transactions, want the 26 of TestTraceNissanLeaf", len(tr.Transactions))
+	}
+	for i := range tr.Transactions {
+		if x, ok := Read(&tr.Transactions[i]); ok {
+			t.Errorf("transaction %d on %s read as OBD: %+v", tr.Transactions[i].ID, tr.Transactions[i].Request.CANID, x)
+		}
 	}
 }
