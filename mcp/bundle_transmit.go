@@ -86,9 +86,9 @@ func (in udsRequestIn) payload() ([]byte, error) {
 		return isotp.SessionControl(byte(*in.Session)), nil
 	case isotp.SIDReadDataByID:
 		if in.DID == "" {
-			return nil, argErr("did", "give 4 hex digits, e.g. F190 for the VIN", "is required with service read_did")
+			return nil, argErr("did", "give the data identifier in hex, e.g. 0xF190 for the VIN", "is required with service read_did")
 		}
-		return isotp.ReadDataByID(uint16(hexValue(string(in.DID)))), nil
+		return isotp.ReadDataByID(uint16(udsHex(string(in.DID)))), nil
 	case isotp.SIDReadDTC:
 		sub, mask := isotp.DTCByMask, dtcStatusAll
 		if in.DTCReport != nil {

@@ -141,13 +141,14 @@ func (udsSessionArg) argSchema() *jsonschema.Schema {
 	return s
 }
 
-// didPattern is a 16-bit data identifier in hex.
-const didPattern = "^[0-9A-Fa-f]{4}$"
+// didPattern is a 16-bit data identifier in hex, written "0xF190" as
+// every answer writes it; the bare "F190" of earlier clients still reads.
+const didPattern = "^(0[xX])?[0-9A-Fa-f]{4}$"
 
 type didArg string
 
 func (didArg) argSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Pattern: didPattern, Description: "read_did: the data identifier, 4 hex digits (F190 is the VIN)"}
+	return &jsonschema.Schema{Type: "string", Pattern: didPattern, Description: "read_did: the data identifier, 4 hex digits, 0x optional (0xF190 is the VIN)"}
 }
 
 type dtcReportArg int

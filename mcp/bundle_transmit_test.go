@@ -455,6 +455,8 @@ func TestTransmitArgumentsChecked(t *testing.T) {
 		{name: "uds session needed", tool: "uds_request", args: map[string]any{"port": "can0", "service": "session_control"}, code: CodeInvalidArgument, want: "session: is required with service session_control"},
 		{name: "uds did needed", tool: "uds_request", args: map[string]any{"port": "can0", "service": "read_did"}, code: CodeInvalidArgument, want: "did: is required"},
 		{name: "uds did pattern", tool: "uds_request", args: map[string]any{"port": "can0", "service": "read_did", "did": "F19"}, code: CodeInvalidArgument, want: "did"},
+		{name: "uds did of 5 digits", tool: "uds_request", args: map[string]any{"port": "can0", "service": "read_did", "did": "0xF1900"}, code: CodeInvalidArgument, want: "did"},
+		{name: "uds did in decimal", tool: "uds_request", args: map[string]any{"port": "can0", "service": "read_did", "did": "61840"}, code: CodeInvalidArgument, want: "did"},
 		{name: "uds dtc report enum", tool: "uds_request", args: map[string]any{"port": "can0", "service": "read_dtc", "dtc_report": 3}, code: CodeInvalidArgument, want: "dtc_report: 3 is not"},
 		{name: "uds 11-bit id too wide", tool: "uds_request", args: map[string]any{"port": "can0", "service": "tester_present", "request_id": "FFF"}, code: CodeInvalidArgument, want: "request_id: FFF is more than 11 bits"},
 		{name: "no frames", tool: "can_send", args: map[string]any{"port": "can0", "frames": []any{}}, code: CodeInvalidArgument, want: "frames: 0 items: want a list of objects, 1 to 256 of them"},
@@ -562,6 +564,13 @@ func TestTransmitPlanRows(t *testing.T) {
 		t.Errorf("uds frame %v", f)
 	}
 	readsBack(d)
+	// The DID as every answer writes it ("0xF190") plans the same request.
+	for _, did := range []string{"0xF190", "0Xf190"} {
+		d = dryPlan(t, c, "uds_request", map[string]any{"port": "can0", "service": "read_did", "did": did})
+		if f := d["plan"].(map[string]any)["frames"].([]any)[0].(map[string]any); f["data"] != "0322F190AAAAAAAA" {
+			t.Errorf("did %s: frame %v", did, f)
+		}
+	}
 
 	d = dryPlan(t, c, "j1708_send", map[string]any{"port": "bus1", "mid": 172, "data": "00F3"})
 	f := d["plan"].(map[string]any)["frames"].([]any)[0].(map[string]any)

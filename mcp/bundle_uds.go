@@ -18,7 +18,7 @@ import (
 // udsTools is the uds bundle: diagnostic sessions overheard on the CAN
 // ports (services/isotp, docs/uds.md). It sends nothing; uds_request in
 // the transmit bundle is the one that asks.
-var udsTools = []toolDef{udsTraceTool, udsServicesTool}
+var udsTools = []toolDef{udsTraceTool, udsServicesTool, obdTraceTool}
 
 // Where uds_trace reads from.
 const (

@@ -331,15 +331,24 @@ func (tr *Tracer) answer(p *PDU, reqSID byte) {
 	}
 }
 
-// match finds the oldest waiting request that resp answers: same service,
-// another channel, and the addresses (normal fixed) or the learned peers
-// agree: a physical tester id talks to one ECU id, both ways. -1 when
-// none does.
+// match finds the waiting request that resp answers: same service,
+// another channel, the same id format (an ECU answers 11-bit requests on
+// 11-bit ids, normal fixed ones on normal fixed ids), and the addresses
+// (normal fixed) or the learned peers agree: a physical tester id talks
+// to one ECU id, both ways. Of several, the oldest physical request, else
+// the oldest functional one: a functional request stays open for more
+// ECUs to answer (an OBD scan tool's 0x7DF), and a physical request sent
+// meanwhile to the same service is the one its ECU answers. -1 when none
+// does.
 func (tr *Tracer) match(resp Channel, sid byte) int {
 	peer, known := tr.ob.Peer(resp)
+	best := -1
 	for i, q := range tr.open {
-		if q.tx.SID != sid || q.ch == resp {
+		if q.tx.SID != sid || q.ch == resp || (q.ch.Addressing == AddrNormalFixed) != (resp.Addressing == AddrNormalFixed) {
 			continue
+		}
+		if best >= 0 && (q.ch.Functional || !tr.open[best].ch.Functional) {
+			continue // best is older and physical, or q no better
 		}
 		qpeer, qknown := tr.ob.Peer(q.ch)
 		switch {
@@ -354,9 +363,9 @@ func (tr *Tracer) match(resp Channel, sid byte) int {
 		case q.final && !q.ch.Functional:
 			continue
 		}
-		return i
+		best = i
 	}
-	return -1
+	return best
 }
 
 // finish ends open[i] with status ("" decides from the final answer) at

@@ -257,3 +257,26 @@ func TestReferenceTables(t *testing.T) {
 		t.Errorf("DIDs %v", d[:1])
 	}
 }
+
+// TestFunctionalThenPhysical: an OBD scan tool leaves its functional
+// request (0x7DF) open for more ECUs while it asks one ECU physically
+// (0x7E0) for the same service; the ECU's answer belongs to the physical
+// request. An answer on a 29-bit id does not answer an 11-bit request.
+func TestFunctionalThenPhysical(t *testing.T) {
+	txs, c := trace(t, []step{
+		{0, 0x7DF, "02010C"},
+		{5, 0x7E8, "04410C1AF8"},
+		{100, 0x7E0, "02010D"},
+		{105, 0x7E8, "03410D32"},
+		{200, 0x18DA10F1 | 1<<31, "02010D"},
+		{205, 0x18DAF110 | 1<<31, "03410D32"},
+	}, 10_000)
+	if len(txs) != 3 || c.Positive != 3 || c.Rejected != 0 {
+		t.Fatalf("%d transactions, counters %+v", len(txs), c)
+	}
+	for _, tx := range txs {
+		if len(tx.Responses) != 1 || tx.Request.Data[2:4] != tx.Responses[0].Data[2:4] {
+			t.Errorf("request %s on %s answered by %+v", tx.Request.Data, tx.Request.CANID, tx.Responses)
+		}
+	}
+}
