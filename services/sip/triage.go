@@ -2,7 +2,6 @@ package sip
 
 import (
 	"fmt"
-
 )
 
 // Call outcomes, as TriageCall names them.
