@@ -140,11 +140,11 @@ var findProblems = tool[findProblemsIn, page[problemRow]]{
 				names[i] = string(p)
 			}
 		}
-		problems := sip.CompiledProblems()
+		problems, mask := sip.CompiledProblems(), sip.ProblemMask(names)
 		return pageDialogs(c, in.Paging, sn, e,
-			func(dl *sip.Dialog) bool { return sip.AnyProblem(dl, problems, names) },
+			func(dl *sip.Dialog) bool { return sip.AnyProblem(dl, mask) },
 			func(dl *sip.Dialog) problemRow {
-				return problemRow{Problems: sip.MatchProblems(dl, problems, names),
+				return problemRow{Problems: sip.MatchProblems(dl, names),
 					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: dialogRowOf(dl)}
 			})
 	},
@@ -211,7 +211,7 @@ var triageCall = tool[triageIn, triageOut]{
 		if err != nil {
 			return triageOut{}, err
 		}
-		tr := sip.TriageCall(dl, sip.CompiledProblems())
+		tr := sip.TriageCall(dl)
 		out := triageOut{CallID: tr.CallID, Outcome: tr.Outcome, FinalCode: finalCode(tr.FinalCode), CauseFrom: tr.CauseFrom,
 			PDDms: ms(dl.PDD()), SetupMs: ms(dl.Setup()), DurationMs: ms(dl.Duration()), Problems: tr.Problems, Hints: tr.Hints,
 			Attempts: make([]attemptRow, 0, len(tr.Attempts))}

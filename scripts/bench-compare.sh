@@ -5,6 +5,9 @@
 #   SIP: fieldtapd --board none --source calls.pcapng (until every frame
 #        is in the stores: its "port drained" log line) against
 #        tshark -q -z sip,stat -r calls.pcapng
+#   SIP signalling only: the same two on a capture of back-to-back calls
+#        without media (every frame a SIP message: a busy SBC, a call
+#        centre), SIG_CALLS dialogs
 #   CAN: fieldtapd --source truck.log against scripts/candump_pgns.py
 #        (python-can if importable, else its stdlib candump reader)
 #
@@ -14,10 +17,11 @@
 # averages are written between the bench-compare markers of
 # docs/benchmarks.md and printed.
 #
-#   RUNS=5 SIP_DURATION=238m CAN_DURATION=21674s scripts/bench-compare.sh
+#   RUNS=5 SIP_DURATION=238m SIG_CALLS=100000 CAN_DURATION=21674s scripts/bench-compare.sh
 #
-# The default durations make the issue's inputs: about 1.6 M frames of
-# SIP/RTP (~400 MB) and 5.05 M CAN frames. Inputs are generated once
+# The defaults make the issues' inputs: about 1.6 M frames of SIP/RTP
+# (~400 MB), 100,000 signalling-only dialogs (600,000 SIP frames, each call
+# in its 2 s slot) and 5.05 M CAN frames. Inputs are generated once
 # into $BENCH_DIR (default /tmp/fieldtap-bench) and reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +29,7 @@ cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
 dir=${BENCH_DIR:-/tmp/fieldtap-bench}
 sipdur=${SIP_DURATION:-238m}
+sigcalls=${SIG_CALLS:-100000}
 candur=${CAN_DURATION:-21674s}
 doc=docs/benchmarks.md
 
@@ -33,8 +38,10 @@ command -v tshark >/dev/null || { echo "bench-compare: tshark is not installed (
 make -s build
 mkdir -p "$dir"
 sip=$dir/calls-$sipdur.pcapng
+sig=$dir/signalling-$sigcalls.pcapng
 can=$dir/truck-$candur.log
 [ -s "$sip" ] || bin/fieldtap gen sip -o "$sip" -duration "$sipdur"
+[ -s "$sig" ] || bin/fieldtap gen sip -o "$sig" -no-media -calls "$sigcalls" -duration "$((2 * sigcalls))s"
 [ -s "$can" ] || bin/fieldtap gen j1939 -o "$can" -duration "$candur"
 results=$(mktemp)
 trap 'rm -f "$results" "$results".*' EXIT
@@ -69,15 +76,17 @@ for i in $(seq "$runs"); do
 	echo "run $i of $runs"
 	fieldtapd_run fieldtapd-sip "$sip"
 	timed tshark-sip tshark -q -z sip,stat -r "$sip"
+	fieldtapd_run fieldtapd-sig "$sig"
+	timed tshark-sig tshark -q -z sip,stat -r "$sig"
 	fieldtapd_run fieldtapd-can "$can"
 	timed python-can python3 scripts/candump_pgns.py "$can"
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 reader=$(python3 scripts/candump_pgns.py /dev/null | awk '{print $2}' | tr -d :)
 
-python3 - "$results" "$doc" "$runs" "$sip" "$can" "$load0" "$load1" "$reader" <<'PY'
+python3 - "$results" "$doc" "$runs" "$sip" "$sig" "$can" "$load0" "$load1" "$reader" <<'PY'
 import datetime, os, re, statistics, subprocess, sys
-results, doc, runs, sip, can, load0, load1, reader = sys.argv[1:]
+results, doc, runs, sip, sig, can, load0, load1, reader = sys.argv[1:]
 rows = {}
 for line in open(results):
     f = line.split()
@@ -97,7 +106,7 @@ def frames(path):
     m = re.search(r"Number of packets:\s+(\d+)", out)
     return int(m.group(1)) if m else 0
 
-nsip, ncan = frames(sip), frames(can)
+nsip, nsig, ncan = frames(sip), frames(sig), frames(can)
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
 other = "python-can 4.x (CanutilsLogReader)" if reader == "python-can" else \
     "python3 stdlib candump reader (scripts/candump_pgns.py; python-can is not installable here: PyPI is unreachable)"
@@ -113,6 +122,7 @@ lines = [
 ]
 for label, n, ours, theirs, desc in [
     (f"SIP/RTP pcapng, {nsip:,} frames", nsip, "fieldtapd-sip", "tshark-sip", "`tshark -q -z sip,stat`"),
+    (f"SIP signalling only pcapng, {nsig:,} frames", nsig, "fieldtapd-sig", "tshark-sig", "`tshark -q -z sip,stat`"),
     (f"candump -l, {ncan:,} frames", ncan, "fieldtapd-can", "python-can", other),
 ]:
     for name, d in [(ours, "fieldtapd `--board none --source`"), (theirs, desc)]:

@@ -21,16 +21,37 @@ const (
 	headerBytes = 8
 )
 
+// smallMax is the largest size small answers: every class up to it is a
+// multiple of 8, so n rounded up to 8 indexes the table.
+const smallMax = 1024
+
+// small[i] is the class of an allocation of 8*i bytes (and of the 7 sizes
+// below it).
+var small = func() (t [smallMax/8 + 1]uint16) {
+	c := 0
+	for i := 1; i < len(t); i++ {
+		for classes[c] < 8*i {
+			c++
+		}
+		t[i] = uint16(classes[c])
+	}
+	return t
+}()
+
 // Bytes is the heap footprint of one pointer-free allocation of n bytes
 // ([]byte, a string's bytes); 0 for n ≤ 0, which allocates nothing.
 func Bytes(n int) int {
 	if n <= 0 {
 		return 0
 	}
+	if n <= smallMax {
+		// Every message and every dialog update asks for a few of these:
+		// one load, as the runtime's own size_to_class8 does.
+		return int(small[(n+7)>>3])
+	}
 	if n > maxSmall {
 		return (n + pageSize - 1) / pageSize * pageSize
 	}
-	// Binary search: the table is short, but this runs per stored item.
 	lo, hi := 0, len(classes)-1
 	for lo < hi {
 		mid := (lo + hi) / 2

@@ -29,6 +29,23 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+// TestSmallTable holds the lookup table of sizes up to smallMax to the
+// class list it is built from: the smallest class not below n.
+func TestSmallTable(t *testing.T) {
+	for n := 1; n <= smallMax; n++ {
+		want := 0
+		for _, c := range classes {
+			if c >= n {
+				want = c
+				break
+			}
+		}
+		if got := Bytes(n); got != want {
+			t.Fatalf("Bytes(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
 var sink [][]byte
 
 // TestBytesMatchesTheRuntime allocates many objects of one size and

@@ -254,6 +254,26 @@ func (a *Analyser) publishDTMF(s *stream) {
 // sdpType is the Content-Type of an SDP body (RFC 4566 §8.1).
 const sdpType = "application/sdp"
 
+// methodName is b as a string, without a copy for the methods that carry
+// SDP or end a call: a string per message was most of this hook's garbage.
+func methodName(b []byte) string {
+	switch string(b) {
+	case "INVITE":
+		return "INVITE"
+	case "ACK":
+		return "ACK"
+	case "BYE":
+		return "BYE"
+	case "UPDATE":
+		return "UPDATE"
+	case "PRACK":
+		return "PRACK"
+	case "INFO":
+		return "INFO"
+	}
+	return string(b)
+}
+
 // SIPMessage implements sip.MediaHook: SDP bodies and INFO digits.
 func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	id := m.Get(sip.HCallID)
@@ -273,7 +293,7 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	if !isSDP && !isInfo && !final && string(mb) != "BYE" {
 		return
 	}
-	method := string(mb)
+	method := methodName(mb)
 	a.mu.FeedLock()
 	defer a.mu.FeedUnlock()
 	d, ok := a.dialogs.get(string(id))

@@ -67,7 +67,7 @@ func TestAttemptsPerInvite(t *testing.T) {
 			if d.FinalCode != tc.dialog || tc.state != "" && d.State != tc.state {
 				t.Errorf("dialog final %d state %s, want %d %s", d.FinalCode, d.State, tc.dialog, tc.state)
 			}
-			tr := TriageCall(d, CompiledProblems())
+			tr := TriageCall(d)
 			if len(tr.Attempts) != len(tc.outcomes) {
 				t.Fatalf("%d attempts, want %d: %+v", len(tr.Attempts), len(tc.outcomes), tr.Attempts)
 			}
@@ -119,19 +119,18 @@ func TestTransactionsIsolatedFromLaterUpdates(t *testing.T) {
 func TestBranchScenarioPerAttempt(t *testing.T) {
 	st, _ := loadCapture(t, filepath.Join(refdata.Dir(t, "sip"), "branch-scenario-sipp.pcapng"))
 	sn := st.Snapshot()
-	problems := CompiledProblems()
 	failed, noAck, attempts, outcomes := 0, 0, 0, map[string]int{}
 	for _, d := range sn.Dialogs {
 		if d.FirstMethod != "REGISTER" || d.Txns[0].FinalCode != 200 {
 			t.Fatalf("%s: first transaction %+v, want REGISTER → 200", d.CallID, d.Txns[0])
 		}
-		if AnyProblem(d, problems, []string{"failed"}) {
+		if AnyProblem(d, ProblemMask([]string{"failed"})) {
 			failed++
 		}
-		if AnyProblem(d, problems, []string{"no-ack"}) {
+		if AnyProblem(d, ProblemMask([]string{"no-ack"})) {
 			noAck++
 		}
-		tr := TriageCall(d, problems)
+		tr := TriageCall(d)
 		attempts += len(tr.Attempts)
 		outcomes[tr.Outcome]++
 	}
@@ -163,13 +162,23 @@ func TestBranchScenarioPerAttempt(t *testing.T) {
 func BenchmarkPerAttempt(b *testing.B) {
 	st, _ := loadCapture(b, filepath.Join(refdata.Dir(b, "sip"), "branch-scenario-sipp.pcapng"))
 	ds := st.Snapshot().Dialogs
-	problems := CompiledProblems()
-	names := ProblemNames()
+	mask := ProblemMask(ProblemNames())
+	// The first ask of each dialog judges its records; later asks of an
+	// unchanged dialog read its memo (Dialog.problems).
+	b.Run("find_problems_first", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, d := range ds {
+				d.problems = 0
+				AnyProblem(d, mask)
+			}
+		}
+	})
 	b.Run("find_problems", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, d := range ds {
-				AnyProblem(d, problems, names)
+				AnyProblem(d, mask)
 			}
 		}
 	})

@@ -23,10 +23,9 @@ import (
 // returns the attempts judged cancelled.
 func cancelledCheck(t *testing.T, sn *Snapshot) int {
 	t.Helper()
-	problems := CompiledProblems()
 	cancelled := 0
 	for _, d := range sn.Dialogs {
-		tr := TriageCall(d, problems)
+		tr := TriageCall(d)
 		if d.State == StateCancelled && tr.Outcome != OutcomeCancelled {
 			t.Errorf("%s: list_dialogs says %s, triage_call %s", d.CallID, d.State, tr.Outcome)
 		}
@@ -39,7 +38,7 @@ func cancelledCheck(t *testing.T, sn *Snapshot) int {
 				t.Errorf("%s attempt %d: cancelled with final %d, CANCEL seen %v", d.CallID, a.N, a.FinalCode, a.Cancelled)
 			}
 		}
-		for _, p := range AttemptProblems(d, problems, ProblemNames()) {
+		for _, p := range AttemptProblems(d, CompiledProblems(), ProblemNames()) {
 			if p.Outcome == OutcomeCancelled && slices.Contains(p.Problems, "failed") {
 				t.Errorf("%s attempt %d: cancelled, yet find_problems calls it failed", d.CallID, p.Attempt)
 			}
@@ -79,10 +78,9 @@ func TestCancelledGeneratedCalls(t *testing.T) {
 	if got := cancelledCheck(t, sn); got != wantCancelled {
 		t.Errorf("%d attempts cancelled, want %d", got, wantCancelled)
 	}
-	problems := CompiledProblems()
 	failed := 0
 	for _, d := range sn.Dialogs {
-		if AnyProblem(d, problems, []string{"failed"}) {
+		if AnyProblem(d, ProblemMask([]string{"failed"})) {
 			failed++
 		}
 	}

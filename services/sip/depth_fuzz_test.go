@@ -25,7 +25,7 @@ func FuzzDialogDepth(f *testing.F) {
 		other := storeOf(t, legInvite("b", "bob", "pbx", "Session-ID: "+uuidA)).Dialogs[0]
 		for _, d := range st.Snapshot().Dialogs {
 			d.Attempts()
-			TriageCall(d, CompiledProblems())
+			TriageCall(d)
 			CorrelationEvidence(d, other)
 			for _, u := range d.SessionIDs {
 				if !isUUID([]byte(u)) {

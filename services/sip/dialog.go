@@ -91,6 +91,14 @@ type Dialog struct {
 	msgs   []uint64 // message ring sequence numbers, append-only
 	txKeys []uint64 // hashes for retransmission detection, append-only
 	txIDs  []uint64 // transaction hashes, append-only
+
+	// problems memoises which Problems aliases the dialog matches (bit i:
+	// problemOrder[i]; problemsKnown once computed), written by the first
+	// reader that asks: a published dialog never changes (the store
+	// changes a copy, whose memo it clears), so find_problems looks at a
+	// dialog's records once, not on every call. Atomic: readers of one
+	// snapshot run concurrently.
+	problems uint32
 }
 
 // warmSink keeps warm's reads from being optimised away.

@@ -70,12 +70,35 @@ var longForms = []struct {
 	{[]byte("Max-Forwards"), HMaxForwards},
 }
 
+// longByInitial is longForms by the lower-case first letter of the name:
+// headerID runs for every header line of every message, and most lines
+// are compared with one or two names instead of every one.
+var longByInitial = func() (t [256][]int) {
+	for i, f := range longForms {
+		c := lower(f.name[0])
+		t[c] = append(t[c], i)
+	}
+	return t
+}()
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// headerID names a header line's name; name is a token (ASCII), so an
+// ASCII case fold is RFC 3261's case-insensitive match.
 func headerID(name []byte) HeaderID {
 	if len(name) == 1 {
 		return compactForms[name[0]]
 	}
-	for _, f := range longForms {
-		if len(f.name) == len(name) && bytes.EqualFold(f.name, name) {
+	if len(name) == 0 {
+		return HOther
+	}
+	for _, i := range longByInitial[lower(name[0])] {
+		if f := longForms[i]; equalFoldASCII(name, f.name) {
 			return f.id
 		}
 	}
@@ -102,7 +125,9 @@ func Param(v []byte, name string) []byte {
 				continue
 			}
 			p := trimWS(v[i+1:])
-			if len(p) > len(name) && bytes.EqualFold(p[:len(name)], []byte(name)) {
+			// An ASCII fold: name is ASCII, and a byte above 0x7F in p
+			// matches none of its letters under bytes.EqualFold either.
+			if len(p) > len(name) && equalFoldASCII(p[:len(name)], []byte(name)) {
 				r := trimWS(p[len(name):])
 				if len(r) > 0 && r[0] == '=' {
 					r = trimWS(r[1:])

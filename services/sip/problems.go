@@ -2,7 +2,10 @@ package sip
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"fieldtap/services/filter"
 )
@@ -61,36 +64,74 @@ func CompiledProblems() map[string]*filter.Expr {
 	return out
 }
 
-// MatchProblems returns the aliases among names (a subset of
-// ProblemNames, compiled by CompiledProblems) that one of d's call
-// attempts (or d itself, without an INVITE) matches, in the order of
-// names; never nil.
-func MatchProblems(d *Dialog, compiled map[string]*filter.Expr, names []string) []string {
+// problemOrder is ProblemNames: bit i of a dialog's problem set is
+// problemOrder[i]. problemsKnown marks a computed set.
+var (
+	problemOrder    = ProblemNames()
+	problemCompiled = sync.OnceValue(CompiledProblems)
+)
+
+const problemsKnown = 1 << 31
+
+// problemSet is the set of aliases one of d's call attempts (or d
+// itself, without an INVITE) matches, memoised on d (Dialog.problems).
+func problemSet(d *Dialog) uint32 {
+	if set := atomic.LoadUint32(&d.problems); set&problemsKnown != 0 {
+		return set
+	}
+	compiled := problemCompiled()
 	recs := Records(d)
-	hit := []string{}
-	for _, n := range names {
+	set := uint32(problemsKnown)
+	for i, n := range problemOrder {
 		for _, r := range recs {
 			if compiled[n].Match(r) {
-				hit = append(hit, n)
+				set |= 1 << i
 				break
 			}
+		}
+	}
+	atomic.StoreUint32(&d.problems, set)
+	return set
+}
+
+// problemBit is name's bit in a problem set; 0 for a name that is not an
+// alias.
+func problemBit(name string) uint32 {
+	if i, ok := slices.BinarySearch(problemOrder, name); ok {
+		return 1 << i
+	}
+	return 0
+}
+
+// MatchProblems returns the aliases among names (a subset of
+// ProblemNames) that one of d's call attempts (or d itself, without an
+// INVITE) matches, in the order of names; never nil.
+func MatchProblems(d *Dialog, names []string) []string {
+	set := problemSet(d)
+	hit := []string{}
+	for _, n := range names {
+		if set&problemBit(n) != 0 {
+			hit = append(hit, n)
 		}
 	}
 	return hit
 }
 
-// AnyProblem reports whether one of d's attempts matches one of names,
-// without building the list: find_problems asks it of every dialog.
-func AnyProblem(d *Dialog, compiled map[string]*filter.Expr, names []string) bool {
-	for _, r := range Records(d) {
-		for _, n := range names {
-			if compiled[n].Match(r) {
-				return true
-			}
-		}
+// ProblemMask is the set of names (a subset of ProblemNames) that
+// AnyProblem tests for.
+func ProblemMask(names []string) uint32 {
+	var m uint32
+	for _, n := range names {
+		m |= problemBit(n)
 	}
-	return false
+	return m
 }
+
+// AnyProblem reports whether one of d's attempts matches one of the
+// aliases in mask (ProblemMask), without building the list:
+// find_problems asks it of every dialog, and after the first call it is
+// a load of d's memo.
+func AnyProblem(d *Dialog, mask uint32) bool { return problemSet(d)&mask != 0 }
 
 // AttemptProblem is one call attempt and the aliases it matched.
 type AttemptProblem struct {

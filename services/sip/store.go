@@ -251,6 +251,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		// Transactions change in place (a final response fills one in):
 		// the copy gets its own array.
 		c.Txns = slices.Clone(d.Txns)
+		c.problems = 0 // the copy is about to change: its memo is stale
 		d = &c
 		sl.d, sl.epoch = d, s.epoch
 	}

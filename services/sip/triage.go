@@ -2,8 +2,6 @@ package sip
 
 import (
 	"fmt"
-
-	"fieldtap/services/filter"
 )
 
 // Call outcomes, as TriageCall names them.
@@ -48,9 +46,9 @@ type AttemptOutcome struct {
 	StatusText string
 }
 
-// TriageCall triages d. problems is CompiledProblems().
-func TriageCall(d *Dialog, problems map[string]*filter.Expr) Triage {
-	out := Triage{CallID: d.CallID, Problems: MatchProblems(d, problems, ProblemNames()), Hints: []string{}, Attempts: []AttemptOutcome{}}
+// TriageCall triages d.
+func TriageCall(d *Dialog) Triage {
+	out := Triage{CallID: d.CallID, Problems: MatchProblems(d, ProblemNames()), Hints: []string{}, Attempts: []AttemptOutcome{}}
 	// The facts judged: the last attempt's, or the dialog's without one.
 	code, reason, state, auth, ack := d.FinalCode, d.FinalReason, d.State, d.AuthChallenge, d.AckSeen
 	as := d.Attempts()

@@ -52,10 +52,9 @@ func TestTriageCall(t *testing.T) {
 		{name: "auth loop", msgs: []string{req("INVITE", "f", 1), resp(401, "INVITE", "f", 1), req("INVITE", "f", 2), resp(401, "INVITE", "f", 2), req("INVITE", "f", 3), resp(401, "INVITE", "f", 3)},
 			outcome: OutcomeFailed, cause: "X", from: CauseStatus, statusText: "Unauthorized", problem: "auth-loop", hint: "authentication challenge"},
 	}
-	problems := CompiledProblems()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := TriageCall(storeOf(t, tc.msgs...).Dialogs[0], problems)
+			tr := TriageCall(storeOf(t, tc.msgs...).Dialogs[0])
 			if tr.Outcome != tc.outcome || tr.Cause != tc.cause || tr.CauseFrom != tc.from || tr.StatusText != tc.statusText {
 				t.Errorf("triage %+v; want outcome %s cause %q from %s status_text %q", tr, tc.outcome, tc.cause, tc.from, tc.statusText)
 			}

@@ -178,6 +178,10 @@ func BenchmarkToolCallEndToEnd(b *testing.B) {
 		{name: "capture_status", tool: "capture_status", args: map[string]any{}},
 		{name: "list_dialogs", tool: "list_dialogs", args: map[string]any{}},
 		{name: "list_dialogs_filtered", tool: "list_dialogs", args: map[string]any{"filter": `final_code >= 400 and from_user ~ "^14"`}},
+		// The site-wide answers (issue #39): every dialog is looked at.
+		{name: "find_problems", tool: "find_problems", args: map[string]any{}},
+		{name: "aggregate_dialogs", tool: "aggregate_dialogs", args: map[string]any{"dimension": "final_code"}},
+		{name: "group_dialogs", tool: "group_dialogs", args: map[string]any{"dimension": "final_code"}},
 	}
 	for _, transport := range []string{"stdio", "http"} {
 		d := startBench(b, transport, capture)
