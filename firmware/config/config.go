@@ -95,6 +95,10 @@ type Config struct {
 
 	// Recorder is the on-disk recorder and evidence (recorder.go).
 	Recorder Recorder `toml:"recorder"`
+
+	// RuleList is the [[rule]] tables: conditions the box watches on
+	// its own (rules.go).
+	RuleList []Rule `toml:"rule"`
 }
 
 // SilentAfter is p's silent_after, DefaultSilentAfter when it has none,
@@ -364,6 +368,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)
 	errs = append(errs, c.Recorder.validate()...)
+	if _, err := c.Rules(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > maxBudgetMiB {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (the board profile's budget) or a size up to %d", c.MemoryLimitMiB, maxBudgetMiB))
 	}
