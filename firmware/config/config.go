@@ -371,6 +371,11 @@ func (c Config) Validate() error {
 	if _, err := c.Rules(); err != nil {
 		errs = append(errs, err)
 	}
+	for i, r := range c.RuleList {
+		if r.SealEvidence && !c.Recorder.Enabled {
+			errs = append(errs, fmt.Errorf("rule %d: seal_evidence seals recorded segments: set recorder.enabled", i+1))
+		}
+	}
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > maxBudgetMiB {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (the board profile's budget) or a size up to %d", c.MemoryLimitMiB, maxBudgetMiB))
 	}

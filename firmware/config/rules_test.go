@@ -42,6 +42,7 @@ func TestRulesNameTheBadValue(t *testing.T) {
 	for _, c := range []struct{ toml, want string }{
 		{"[[rule]]\nname = \"a\"\nkind = \"disk_free\"\nop = \"below\"\nseverity = \"info\"\nwindow = \"soon\"\n", `rule 1: window "soon"`},
 		{"[[rule]]\nname = \"a\"\nkind = \"disk_free\"\nop = \"below\"\nseverity = \"info\"\nfor = \"x\"\n", `rule 1: for "x"`},
+		{"[[rule]]\nname = \"a\"\nkind = \"disk_free\"\nop = \"below\"\nseverity = \"info\"\nseal_evidence = true\n", "rule 1: seal_evidence seals recorded segments"},
 		{"[[rule]]\nname = \"a\"\nkind = \"asr\"\nop = \"below\"\nseverity = \"info\"\n", `kind "asr"`},
 	} {
 		cfg, err := Parse("r.toml", []byte("board = \"sim\"\n"+c.toml))

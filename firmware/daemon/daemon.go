@@ -17,6 +17,7 @@ import (
 	"fieldtap/services/hep"
 	"fieldtap/services/metrics"
 	"fieldtap/services/ports"
+	"fieldtap/services/rules"
 	"fieldtap/services/sandbox"
 	"fieldtap/services/tlsdecrypt"
 	"fieldtap/services/transmit"
@@ -100,6 +101,7 @@ type box struct {
 	captures    *captureOpener           // capture
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
+	rules       *rules.Engine            // rules; nil without [[rule]]
 	served      chan struct{}            // mcp endpoint: closed once serving ended
 	serveErr    error                    // mcp endpoint: why, set before served closes
 }
@@ -127,6 +129,7 @@ func (b *box) stages() []stage {
 		{"recorder writer", b.startRecorderWriter},
 		{"capture", b.startCapture},
 		{"transmit", b.startTransmit},
+		{"rules", b.startRules},
 		{"status page", b.startStatusPage},
 		{"mcp endpoint", b.startEndpoint},
 	}

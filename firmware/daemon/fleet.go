@@ -216,6 +216,9 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 		if b.access.audit != nil {
 			ms.MCP = mcpCounters{b.access.audit, b.access.counts}
 		}
+		if b.rules != nil { // a nil *Engine in the interface would not read as none
+			ms.Rules = b.rules
+		}
 		if b.hep != nil {
 			ms.Exporters = append(ms.Exporters, hepStats{b.hep})
 		}

@@ -11,6 +11,7 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
+	"fieldtap/services/rules"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
 )
@@ -57,6 +58,11 @@ type Recorder interface {
 	Status() recorder.Status
 }
 
+// Rules is the rule engine (*rules.Engine).
+type Rules interface {
+	Verdicts() []rules.Verdict
+}
+
 // Exporter is one fleet exporter (HEP, MQTT) as the endpoint reports it.
 type Exporter interface {
 	ExporterStats() ExporterStats
@@ -83,6 +89,7 @@ type Sources struct {
 	MCP       MCPCounters
 	Recorder  Recorder
 	Exporters []Exporter
+	Rules     Rules
 	Now       func() time.Time
 }
 

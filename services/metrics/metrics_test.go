@@ -71,7 +71,7 @@ func sources(t *testing.T) Sources {
 	}
 	ctx := context.Background()
 	c := transmit.Caller{Via: transmit.ViaCLI, Transport: "terminal"}
-	plan, err := tx.Plan(ctx, c, transmit.Spec{Port: "can0", Tool: "test", Summary: "one frame", Risk: transmit.RiskRead,
+	plan, err := tx.Plan(ctx, c, transmit.Spec{Port: "can0", Tool: "test", Summary: "one frame",
 		Frames: []transmit.Frame{{ID: 0x18EA00F9 | wire.CANEFF, Data: []byte{0xEC, 0xFE, 0x00}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +193,9 @@ func TestPromtool(t *testing.T) {
 	if err != nil {
 		t.Skip("promtool not installed (Debian package prometheus; .ci/run installs it)")
 	}
-	h, err := Handler(sources(t))
+	s := sources(t)
+	s.Rules = ruleEngine(t, s)
+	h, err := Handler(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +216,7 @@ func TestPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(body), "fieldtap_port_frames_total") || !strings.Contains(string(body), "go_goroutines") {
+	if !strings.Contains(string(body), "fieldtap_rule_state{") || !strings.Contains(string(body), "fieldtap_port_frames_total") || !strings.Contains(string(body), "go_goroutines") {
 		t.Errorf("endpoint lacks the box or runtime metrics:\n%s", body)
 	}
 	t.Logf("promtool: %d bytes checked, %s", len(body), strings.TrimSpace(string(out)))

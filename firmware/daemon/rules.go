@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"fieldtap/firmware/config"
+	"fieldtap/services/evidence"
+	"fieldtap/services/rules"
+)
+
+// ruleTick is how often the rules are evaluated: often enough that a
+// `for` of a few tens of seconds is kept to within one tick, rarely
+// enough that 64 rules cost nothing measurable on the board.
+const ruleTick = 5 * time.Second
+
+// startRules evaluates the [[rule]] tables until the box stops, logging
+// each state change and sealing evidence for a firing that asks for it.
+// With no rules nothing runs.
+func (b *box) startRules(ctx context.Context) (func() error, error) {
+	rs, err := b.cfg.Rules() // checked by Config.Validate
+	if err != nil || len(rs) == 0 {
+		return nil, err
+	}
+	src := rules.Box{Ports: &b.reg, CAN: b.an.can}
+	if b.rec.rec != nil {
+		src.Recorder = b.rec.rec
+	}
+	e, err := rules.New(rs, src)
+	if err != nil {
+		return nil, err
+	}
+	b.rules = e
+	g := newGroup(ctx)
+	g.wg.Go(func() {
+		t := time.NewTicker(ruleTick)
+		defer t.Stop()
+		for {
+			for _, tr := range e.Tick(time.Now()) {
+				b.ruleChanged(tr)
+			}
+			select {
+			case <-g.ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return g.stop, nil
+}
+
+// ruleChanged logs tr and, for a rule with seal_evidence going to
+// firing, asks for an evidence bundle around the moment.
+func (b *box) ruleChanged(tr rules.Transition) {
+	r := tr.Verdict.Rule
+	level := slog.LevelInfo
+	if tr.To == rules.StateFiring && r.Severity != "info" {
+		level = slog.LevelWarn
+	}
+	b.log.Log(context.Background(), level, "rule changed state", "rule", r.Name, "severity", r.Severity,
+		"from", tr.From, "to", tr.To, "value", tr.Verdict.Value, "why", tr.Verdict.Why)
+	if tr.To != rules.StateFiring || !r.SealEvidence || b.seal == nil || b.seal.builder == nil {
+		return
+	}
+	raw, err := json.Marshal(ruleTrigger(tr))
+	if err != nil {
+		b.log.Error("rule evidence not requested", "rule", r.Name, "err", err)
+		return
+	}
+	before := min(r.Window, config.MaxEvidenceWindow)
+	after, _ := config.Trigger{}.Window("")
+	p, err := b.seal.builder.Trigger(evidence.Request{Reason: "rule", At: tr.At, Before: before, After: after, Trigger: raw})
+	if err != nil {
+		b.log.Error("rule evidence not requested", "rule", r.Name, "err", err)
+		return
+	}
+	b.log.Info("rule evidence requested", "rule", r.Name, "id", p.ID, "due", p.Due)
+}
+
+// ruleTrigger is the trigger.json of a rule's bundle: the rule, the
+// change and its evidence.
+func ruleTrigger(tr rules.Transition) map[string]any {
+	v := tr.Verdict
+	return map[string]any{
+		"rule": v.Rule.Name, "kind": v.Rule.Kind, "port": v.Rule.Port, "op": v.Rule.Op, "threshold": v.Rule.Value,
+		"window": v.Rule.Window.String(), "severity": v.Rule.Severity,
+		"from": tr.From, "to": tr.To, "at": tr.At.UTC().Format(time.RFC3339Nano), "value": v.Value, "samples": v.Samples,
+		"evidence": v.Evidence,
+	}
+}
