@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runProgram starts path with args, its output in dir/name.log, and
+// stops it (SIGTERM, then waits) when the test ends.
+func runProgram(t *testing.T, dir, name, path string, args ...string) {
+	t.Helper()
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("%s log:\n%s", name, b)
+		}
+	})
+}
+
+// TestRuleFiresThroughPrometheusToAlertmanager: a box whose slcan
+// adapter sends nothing has its port silent; the rule on it fires on the
+// box, Debian's Prometheus scrapes fieldtap_rule_state and evaluates the
+// alert rule of docs/fleet.md, Alertmanager routes the alert, and the
+// test's webhook receives it with the rule's name and severity.
+func TestRuleFiresThroughPrometheusToAlertmanager(t *testing.T) {
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus not installed (Debian package prometheus; .ci/run installs it)")
+	}
+	am, err := exec.LookPath("prometheus-alertmanager")
+	if err != nil {
+		t.Skip("prometheus-alertmanager not installed (Debian package prometheus-alertmanager; .ci/run installs it)")
+	}
+	_, device := servedCANable(t, nil)
+	d := startDaemon(t, fmt.Sprintf("board = \"none\"\n[status]\nlisten = [\"127.0.0.1:0\"]\n"+
+		"[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = %q\nbitrate = 500000\nsilent_after = \"1s\"\n"+
+		"[[rule]]\nname = \"can1-silent\"\nkind = \"port_silent\"\nport = \"can1\"\nop = \"above\"\nvalue = 0\nwindow = \"10s\"\nseverity = \"critical\"\n", device))
+
+	alerts := make(chan []byte, 16)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select {
+		case alerts <- b:
+		default:
+		}
+	}))
+	defer hook.Close()
+
+	dir := t.TempDir()
+	amAddr, promAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp")), fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp"))
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	amCfg := write("alertmanager.yml", fmt.Sprintf("route:\n  receiver: test\n  group_wait: 0s\n  group_interval: 1s\n  repeat_interval: 1h\n"+
+		"receivers:\n- name: test\n  webhook_configs:\n  - url: %s/hook\n", hook.URL))
+	runProgram(t, dir, "alertmanager", am, "--config.file="+amCfg, "--storage.path="+filepath.Join(dir, "am"),
+		"--web.listen-address="+amAddr, "--cluster.listen-address=")
+	rulesFile := write("fieldtap-rules.yml", fleetAlertRule)
+	promCfg := write("prometheus.yml", fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"+
+		"rule_files: [%q]\nalerting:\n  alertmanagers:\n  - static_configs:\n    - targets: [%q]\n"+
+		"scrape_configs:\n- job_name: fieldtap\n  static_configs:\n  - targets: [%q]\n", rulesFile, amAddr, strings.TrimPrefix(d.base, "http://")))
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		if out, err := exec.Command(promtool, "check", "rules", rulesFile).CombinedOutput(); err != nil {
+			t.Fatalf("promtool check rules: %v\n%s", err, out)
+		}
+	}
+	runProgram(t, dir, "prometheus", prom, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr)
+
+	timeout := time.After(giveUp)
+	for {
+		select {
+		case b := <-alerts:
+			var msg struct {
+				Status string `json:"status"`
+				Alerts []struct {
+					Status string            `json:"status"`
+					Labels map[string]string `json:"labels"`
+				} `json:"alerts"`
+			}
+			if err := json.Unmarshal(b, &msg); err != nil {
+				t.Fatalf("webhook body: %v\n%s", err, b)
+			}
+			for _, a := range msg.Alerts {
+				if a.Status == "firing" && a.Labels["alertname"] == "FieldtapRuleFiring" {
+					if a.Labels["rule"] != "can1-silent" || a.Labels["severity"] != "critical" {
+						t.Fatalf("alert labels %v", a.Labels)
+					}
+					t.Logf("alertmanager delivered: %v", a.Labels)
+					return
+				}
+			}
+		case <-timeout:
+			t.Fatalf("no alert reached the webhook; /metrics:\n%s\nfieldtapd:\n%s", grepRule(d.get(t, "/metrics")), d.stderr)
+		}
+	}
+}
+
+// fleetAlertRule is the alert rule docs/fleet.md gives, verbatim
+// (TestFleetDocHasTheAlertRule keeps them equal).
+const fleetAlertRule = `groups:
+- name: fieldtap-rules
+  rules:
+  - alert: FieldtapRuleFiring
+    expr: fieldtap_rule_state == 1
+    annotations:
+      summary: 'fieldtap rule {{ $labels.rule }} fires on {{ $labels.instance }}'
+`
+
+// TestFleetDocHasTheAlertRule: the rule the test runs is the one the
+// operator copies.
+func TestFleetDocHasTheAlertRule(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "fleet.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "```yaml\n"+fleetAlertRule+"```") {
+		t.Errorf("docs/fleet.md lacks the alert rule:\n%s", fleetAlertRule)
+	}
+}
+
+func grepRule(metrics []byte) string {
+	var out []string
+	for l := range strings.SplitSeq(string(metrics), "\n") {
+		if strings.HasPrefix(l, "fieldtap_rule_") || strings.HasPrefix(l, "fieldtap_port_state") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
