@@ -16,6 +16,7 @@ import (
 	"fieldtap/services/budget"
 	"fieldtap/services/hep"
 	"fieldtap/services/metrics"
+	"fieldtap/services/mqttpub"
 	"fieldtap/services/ports"
 	"fieldtap/services/rules"
 	"fieldtap/services/sandbox"
@@ -102,6 +103,7 @@ type box struct {
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
 	rules       *rules.Engine            // rules; nil without [[rule]]
+	mqtt        *mqttpub.Publisher       // status page; nil without [mqtt]
 	served      chan struct{}            // mcp endpoint: closed once serving ended
 	serveErr    error                    // mcp endpoint: why, set before served closes
 }
@@ -129,8 +131,9 @@ func (b *box) stages() []stage {
 		{"recorder writer", b.startRecorderWriter},
 		{"capture", b.startCapture},
 		{"transmit", b.startTransmit},
-		{"rules", b.startRules},
+		{"rules", b.buildRules},
 		{"status page", b.startStatusPage},
+		{"rule watch", b.watchRules},
 		{"mcp endpoint", b.startEndpoint},
 	}
 }

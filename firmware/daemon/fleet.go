@@ -203,6 +203,7 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.mqtt = pub
 	page, err := statuspage.NewPage()
 	if err != nil {
 		return nil, err

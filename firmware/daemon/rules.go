@@ -8,6 +8,7 @@ import (
 
 	"fieldtap/firmware/config"
 	"fieldtap/services/evidence"
+	"fieldtap/services/mqttpub"
 	"fieldtap/services/rules"
 )
 
@@ -16,10 +17,10 @@ import (
 // enough that 64 rules cost nothing measurable on the board.
 const ruleTick = 5 * time.Second
 
-// startRules evaluates the [[rule]] tables until the box stops, logging
-// each state change and sealing evidence for a firing that asks for it.
-// With no rules nothing runs.
-func (b *box) startRules(ctx context.Context) (func() error, error) {
+// buildRules makes the engine of the [[rule]] tables, before the
+// status page so /metrics exports every rule from its first scrape. With
+// no rules there is none.
+func (b *box) buildRules(context.Context) (func() error, error) {
 	rs, err := b.cfg.Rules() // checked by Config.Validate
 	if err != nil || len(rs) == 0 {
 		return nil, err
@@ -28,17 +29,26 @@ func (b *box) startRules(ctx context.Context) (func() error, error) {
 	if b.rec.rec != nil {
 		src.Recorder = b.rec.rec
 	}
-	e, err := rules.New(rs, src)
-	if err != nil {
-		return nil, err
+	b.rules, err = rules.New(rs, src)
+	return nil, err
+}
+
+// watchRules evaluates the rules until the box stops, after the status
+// page has started the MQTT publisher: every rule's retained state is
+// published first, then each state change.
+func (b *box) watchRules(ctx context.Context) (func() error, error) {
+	if b.rules == nil {
+		return nil, nil
 	}
-	b.rules = e
+	if b.mqtt != nil {
+		mqttpub.PublishRuleStates(b.mqtt, b.rules.Verdicts())
+	}
 	g := newGroup(ctx)
 	g.wg.Go(func() {
 		t := time.NewTicker(ruleTick)
 		defer t.Stop()
 		for {
-			for _, tr := range e.Tick(time.Now()) {
+			for _, tr := range b.rules.Tick(time.Now()) {
 				b.ruleChanged(tr)
 			}
 			select {
@@ -51,7 +61,7 @@ func (b *box) startRules(ctx context.Context) (func() error, error) {
 	return g.stop, nil
 }
 
-// ruleChanged logs tr and, for a rule with seal_evidence going to
+// ruleChanged logs tr, publishes it over MQTT and, for a rule with seal_evidence going to
 // firing, asks for an evidence bundle around the moment.
 func (b *box) ruleChanged(tr rules.Transition) {
 	r := tr.Verdict.Rule
@@ -61,6 +71,9 @@ func (b *box) ruleChanged(tr rules.Transition) {
 	}
 	b.log.Log(context.Background(), level, "rule changed state", "rule", r.Name, "severity", r.Severity,
 		"from", tr.From, "to", tr.To, "value", tr.Verdict.Value, "why", tr.Verdict.Why)
+	if b.mqtt != nil {
+		mqttpub.PublishRuleChange(b.mqtt, tr)
+	}
 	if tr.To != rules.StateFiring || !r.SealEvidence || b.seal == nil || b.seal.builder == nil {
 		return
 	}

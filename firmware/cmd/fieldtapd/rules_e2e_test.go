@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"fieldtap/services/mqttpub/mqtttest"
 	"time"
 )
 
@@ -153,4 +155,52 @@ func grepRule(metrics []byte) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestRuleStatesReachMosquitto: every rule's retained state is published
+// at start, and a firing one publishes its new retained state and one
+// event naming the state it left, to Debian's Mosquitto.
+func TestRuleStatesReachMosquitto(t *testing.T) {
+	b := mqtttest.Start(t)
+	sub := b.Subscribe("fieldtap/rbox/rule/#")
+	_, device := servedCANable(t, nil)
+	startDaemon(t, fmt.Sprintf("board = \"none\"\n[status]\nlisten = [\"127.0.0.1:0\"]\n"+
+		"[mqtt]\nenabled = true\nbroker = %q\nbox = \"rbox\"\n"+
+		"[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = %q\nbitrate = 500000\nsilent_after = \"1s\"\n"+
+		"[[rule]]\nname = \"can1-silent\"\nkind = \"port_silent\"\nport = \"can1\"\nop = \"above\"\nvalue = 0\nwindow = \"10s\"\nseverity = \"critical\"\n"+
+		"[[rule]]\nname = \"disk\"\nkind = \"disk_free\"\nop = \"below\"\nvalue = 1\nseverity = \"info\"\n", b.URL(), device))
+	find := func(ms []mqtttest.Message, topic string, retain bool, contains ...string) *mqtttest.Message {
+		for i, m := range ms {
+			if m.Topic != "fieldtap/rbox/rule/"+topic || m.Retain != retain {
+				continue
+			}
+			ok := true
+			for _, c := range contains {
+				ok = ok && strings.Contains(string(m.Payload), c)
+			}
+			if ok {
+				return &ms[i]
+			}
+		}
+		return nil
+	}
+	sub.Wait("the disk rule's retained state (no recorder: no_data)", func(ms []mqtttest.Message) bool {
+		return find(ms, "disk/state", true, `"state":"no_data"`, `"value":null`) != nil
+	})
+	got := sub.Wait("the silent port's firing state and its event", func(ms []mqtttest.Message) bool {
+		return find(ms, "can1-silent/state", true, `"state":"firing"`) != nil && find(ms, "can1-silent/event", false, `"state":"firing"`) != nil
+	})
+	ev := find(got, "can1-silent/event", false, `"state":"firing"`)
+	var e struct {
+		State, From, Severity string
+		Value                 *float64
+		Evidence              struct{ Tool string }
+	}
+	if err := json.Unmarshal(ev.Payload, &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.From == "" || e.From == "firing" || e.Severity != "critical" || e.Value == nil || *e.Value != 1 || e.Evidence.Tool != "capture_status" {
+		t.Errorf("event %s", ev.Payload)
+	}
+	t.Logf("event: %s", ev.Payload)
 }
