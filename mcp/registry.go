@@ -20,6 +20,7 @@ import (
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
 	"fieldtap/services/rtp"
+	"fieldtap/services/rules"
 	"fieldtap/services/sandbox"
 	"fieldtap/services/sip"
 	"fieldtap/services/sipsecurity"
@@ -367,4 +368,7 @@ type Deps struct {
 	Transmit *transmit.Service
 
 	BlackBox BlackBox // the recorder, evidence and capture files (bundle_blackbox.go)
+
+	// Rules is the box's rule watch (rule_status); nil without [[rule]].
+	Rules *rules.Engine
 }

@@ -103,6 +103,7 @@ func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 		Transmit:      b.tx,
 		Trunk:         b.an.trunk,
 		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures},
+		Rules:         b.rules,
 	}
 	var downloads *front.FileServer
 	if b.cfg.MCP.Transport == "http" {

@@ -53,7 +53,7 @@ func (b Box) port(r Rule) Reading {
 		if p.Name != r.Port {
 			continue
 		}
-		ev := Evidence{Tool: "capture_status", Args: map[string]any{}, Figures: map[string]float64{"frames": float64(p.Frames)}}
+		ev := Evidence{Tool: "capture_status", Args: map[string]string{}, Figures: map[string]float64{"frames": float64(p.Frames)}}
 		if r.Kind == KindPortSilent {
 			silent := p.State == ports.StateSilent || p.State == ports.StateDown || p.State == ports.StateGone
 			v := 0.0
@@ -86,7 +86,7 @@ func (b Box) busLoad(r Rule, now time.Time) Reading {
 		for i := len(secs) - 1; i >= 0 && i >= len(secs)-2; i-- {
 			if s := secs[i]; !s.Start.Add(time.Second).After(now) {
 				return Reading{OK: true, Value: s.Load, Evidence: Evidence{
-					Tool: "bus_load", Args: map[string]any{"port": r.Port, "since": s.Start.UTC().Format(time.RFC3339Nano)},
+					Tool: "bus_load", Args: map[string]string{"port": r.Port, "since": s.Start.UTC().Format(time.RFC3339Nano)},
 					Figures: map[string]float64{"load": s.Load, "frames": float64(s.Frames), "bits": float64(s.Bits)},
 				}}
 			}
@@ -101,7 +101,7 @@ func (b Box) recorder(r Rule) Reading {
 		return Reading{Why: "the recorder is off"}
 	}
 	st := b.Recorder.Status()
-	ev := Evidence{Tool: "capture_status", Args: map[string]any{}, Figures: map[string]float64{"gaps": float64(st.GapsTotal), "write_errors": float64(st.WriteErrors)}}
+	ev := Evidence{Tool: "capture_status", Args: map[string]string{}, Figures: map[string]float64{"gaps": float64(st.GapsTotal), "write_errors": float64(st.WriteErrors)}}
 	if r.Kind == KindRecGaps {
 		return Reading{OK: true, Value: float64(st.GapsTotal), Evidence: ev}
 	}

@@ -34,7 +34,7 @@ type Reading struct {
 type Evidence struct {
 	Figures map[string]float64 `json:"figures"`
 	Tool    string             `json:"tool"`
-	Args    map[string]any     `json:"args"`
+	Args    map[string]string  `json:"args"`
 }
 
 // Reader reads one rule's figure at now.

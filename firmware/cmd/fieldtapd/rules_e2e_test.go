@@ -204,3 +204,36 @@ func TestRuleStatesReachMosquitto(t *testing.T) {
 	}
 	t.Logf("event: %s", ev.Payload)
 }
+
+// TestFiringRuleRequestsEvidence: a rule with seal_evidence that fires
+// pins the recorded window and leaves a pending bundle whose trigger is
+// the rule's change.
+func TestFiringRuleRequestsEvidence(t *testing.T) {
+	_, device := servedCANable(t, nil)
+	dir := t.TempDir()
+	d := startDaemon(t, fmt.Sprintf("board = \"none\"\n[status]\nlisten = [\"127.0.0.1:0\"]\n"+
+		"[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n"+
+		"[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = %q\nbitrate = 500000\nsilent_after = \"1s\"\n"+
+		"[[rule]]\nname = \"can1-silent\"\nkind = \"port_silent\"\nport = \"can1\"\nop = \"above\"\nvalue = 0\nwindow = \"10s\"\nseverity = \"warning\"\nseal_evidence = true\n",
+		filepath.Join(dir, "rec"), filepath.Join(dir, "evidence"), device))
+	deadline := time.Now().Add(giveUp)
+	for !strings.Contains(d.stderr.String(), "rule evidence requested") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no evidence requested:\n%s", d.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pending, err := filepath.Glob(filepath.Join(dir, "evidence", "*", "*.json"))
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending requests %v %v", pending, err)
+	}
+	b, err := os.ReadFile(pending[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Reason":"rule"`, `can1-silent`, `firing`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("pending request lacks %s:\n%s", want, b)
+		}
+	}
+}
