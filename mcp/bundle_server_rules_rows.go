@@ -11,6 +11,8 @@ type ruleVerdictRow struct {
 	Rule        string             `json:"rule"`
 	Kind        string             `json:"kind"`
 	Port        string             `json:"port,omitempty"`
+	Code        int                `json:"code" jsonschema:"dm1_active: the SPN; j1587_fault: the PID; 0 for the other kinds"`
+	FMI         *int               `json:"fmi" jsonschema:"the fault kinds' FMI; null for any"`
 	Severity    string             `json:"severity"`
 	State       string             `json:"state" jsonschema:"ok, pending (holds, not yet for its for), firing, or no_data (population guard not met)"`
 	Since       *time.Time         `json:"since" jsonschema:"when the state began; null before the first evaluation"`
@@ -31,7 +33,7 @@ type ruleVerdictRow struct {
 }
 
 func ruleVerdictRowOf(i int, v rules.Verdict) ruleVerdictRow {
-	r := ruleVerdictRow{Rule: v.Rule.Name, Kind: v.Rule.Kind, Port: v.Rule.Port, Severity: v.Rule.Severity, State: v.State,
+	r := ruleVerdictRow{Rule: v.Rule.Name, Kind: v.Rule.Kind, Port: v.Rule.Port, Code: v.Rule.Code, FMI: v.Rule.FMI, Severity: v.Rule.Severity, State: v.State,
 		Op: v.Rule.Op, Threshold: v.Rule.Value, Window: v.Rule.Window.String(), For: v.Rule.For.String(), MinSamples: v.Rule.MinSamples,
 		Samples: v.Samples, Why: v.Why, Transitions: v.Transitions, Trimmed: v.Trimmed,
 		Tool: v.Evidence.Tool, Args: v.Evidence.Args, Figures: v.Evidence.Figures, index: uint64(i)}

@@ -13,6 +13,8 @@ type Rule struct {
 	Name     string  `toml:"name"`
 	Kind     string  `toml:"kind"`
 	Port     string  `toml:"port"`
+	Code     int     `toml:"code"` // dm1_active: the SPN; j1587_fault: the PID
+	FMI      *int    `toml:"fmi"`  // the fault kinds; absent for any
 	Op       string  `toml:"op"`
 	Value    float64 `toml:"value"`
 	Window   string  `toml:"window"` // "" = DefaultRuleWindow
@@ -48,7 +50,7 @@ func (c Config) Rules() ([]rules.Rule, error) {
 				errs = append(errs, fmt.Errorf("%s: for %q: want a duration such as 30s", at, r.For))
 			}
 		}
-		out = append(out, rules.Rule{Name: r.Name, Kind: r.Kind, Port: r.Port, Op: r.Op, Value: r.Value,
+		out = append(out, rules.Rule{Name: r.Name, Kind: r.Kind, Port: r.Port, Code: r.Code, FMI: r.FMI, Op: r.Op, Value: r.Value,
 			Window: window, For: hold, Severity: r.Severity, MinSamples: r.MinSamples, SealEvidence: r.SealEvidence})
 	}
 	if len(errs) == 0 {

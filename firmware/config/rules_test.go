@@ -19,6 +19,15 @@ severity = "critical"
 seal_evidence = true
 
 [[rule]]
+name = "oil"
+kind = "dm1_active"
+code = 100
+fmi = 1
+op = "above"
+value = 0
+severity = "critical"
+
+[[rule]]
 name = "disk"
 kind = "disk_free"
 op = "below"
@@ -33,7 +42,8 @@ severity = "warning"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].For != 30*time.Second || rs[0].Window != time.Minute || !rs[0].SealEvidence || rs[1].MinSamples != 3 || rs[1].Value != 1e9 {
+	if len(rs) != 3 || rs[0].For != 30*time.Second || rs[0].Window != time.Minute || !rs[0].SealEvidence || rs[2].MinSamples != 3 || rs[2].Value != 1e9 ||
+		rs[1].Code != 100 || rs[1].FMI == nil || *rs[1].FMI != 1 || rs[0].FMI != nil {
 		t.Fatalf("rules %+v", rs)
 	}
 }
@@ -43,6 +53,7 @@ func TestRulesNameTheBadValue(t *testing.T) {
 		{"[[rule]]\nname = \"a\"\nkind = \"disk_free\"\nop = \"below\"\nseverity = \"info\"\nwindow = \"soon\"\n", `rule 1: window "soon"`},
 		{"[[rule]]\nname = \"a\"\nkind = \"disk_free\"\nop = \"below\"\nseverity = \"info\"\nfor = \"x\"\n", `rule 1: for "x"`},
 		{"[[rule]]\nname = \"a\"\nkind = \"disk_free\"\nop = \"below\"\nseverity = \"info\"\nseal_evidence = true\n", "rule 1: seal_evidence seals recorded segments"},
+		{"[[rule]]\nname = \"a\"\nkind = \"j1587_fault\"\ncode = 600\nop = \"above\"\nseverity = \"info\"\n", "code 600: want a PID"},
 		{"[[rule]]\nname = \"a\"\nkind = \"asr\"\nop = \"below\"\nseverity = \"info\"\n", `kind "asr"`},
 	} {
 		cfg, err := Parse("r.toml", []byte("board = \"sim\"\n"+c.toml))

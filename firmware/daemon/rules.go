@@ -25,7 +25,7 @@ func (b *box) buildRules(context.Context) (func() error, error) {
 	if err != nil || len(rs) == 0 {
 		return nil, err
 	}
-	src := rules.Box{Ports: &b.reg, CAN: b.an.can}
+	src := rules.Box{Ports: &b.reg, CAN: b.an.can, J1939: b.an.j1939, J1587: b.an.j1587}
 	if b.rec.rec != nil {
 		src.Recorder = b.rec.rec
 	}

@@ -13,6 +13,8 @@ type RuleState struct {
 	Rule      string         `json:"rule"`
 	Kind      string         `json:"kind"`
 	Port      string         `json:"port,omitempty"`
+	Code      int            `json:"code,omitempty"` // the fault kinds' SPN or PID
+	FMI       *int           `json:"fmi,omitempty"`
 	Severity  string         `json:"severity"`
 	State     string         `json:"state"`
 	From      string         `json:"from,omitempty"`
@@ -25,7 +27,7 @@ type RuleState struct {
 }
 
 func ruleState(v rules.Verdict) RuleState {
-	s := RuleState{Rule: v.Rule.Name, Kind: v.Rule.Kind, Port: v.Rule.Port, Severity: v.Rule.Severity, State: v.State,
+	s := RuleState{Rule: v.Rule.Name, Kind: v.Rule.Kind, Port: v.Rule.Port, Code: v.Rule.Code, FMI: v.Rule.FMI, Severity: v.Rule.Severity, State: v.State,
 		Since: v.Since.UTC(), Threshold: v.Rule.Value, Op: v.Rule.Op, Why: v.Why, Evidence: v.Evidence}
 	if v.HasValue {
 		s.Value = &v.Value

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"fieldtap/services/canbus"
+	"fieldtap/services/j1587"
+	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
 )
@@ -24,12 +26,24 @@ type RecorderStatus interface {
 	Status() recorder.Status
 }
 
+// J1939Faults are the J1939 DM1 and DM2 (*j1939.Store).
+type J1939Faults interface {
+	Faults() []j1939.Fault
+}
+
+// J1587Faults are the J1708 fault tables (*j1587.Store).
+type J1587Faults interface {
+	Faults() []j1587.FaultEntry
+}
+
 // Box reads the box's own figures; a nil field makes its kinds no_data
 // with the reason.
 type Box struct {
 	Ports    Ports
 	CAN      CANPorts
 	Recorder RecorderStatus
+	J1939    J1939Faults
+	J1587    J1587Faults
 }
 
 // Read implements Reader.
@@ -41,6 +55,10 @@ func (b Box) Read(r Rule, now time.Time) Reading {
 		return b.busLoad(r, now)
 	case KindDiskFree, KindRecGaps:
 		return b.recorder(r)
+	case KindDM1:
+		return b.dm1(r)
+	case KindJ1587:
+		return b.j1587(r)
 	}
 	return Reading{Why: "kind " + r.Kind + " is not read on this box"}
 }
@@ -110,4 +128,46 @@ func (b Box) recorder(r Rule) Reading {
 	}
 	ev.Figures["free_bytes"] = float64(*st.FreeBytes)
 	return Reading{OK: true, Value: float64(*st.FreeBytes), Evidence: ev}
+}
+
+// dm1 counts the sources whose latest DM1 lists r's SPN (and FMI).
+func (b Box) dm1(r Rule) Reading {
+	if b.J1939 == nil {
+		return Reading{Why: "no J1939 store"}
+	}
+	ev := Evidence{Tool: "j1939_faults", Args: map[string]string{}, Figures: map[string]float64{}}
+	if r.Port != "" {
+		ev.Args["port"] = r.Port
+	}
+	n := 0
+	for _, f := range b.J1939.Faults() {
+		if f.Kind != "DM1" || (r.Port != "" && f.Port != r.Port) {
+			continue
+		}
+		for _, d := range f.DTCs {
+			if int(d.SPN) == r.Code && (r.FMI == nil || int(d.FMI) == *r.FMI) {
+				n++
+				ev.Figures[fmt.Sprintf("%s/sa%d/fmi%d/oc", f.Port, f.SA, d.FMI)] = float64(d.OC)
+			}
+		}
+	}
+	return Reading{OK: true, Value: float64(n), Evidence: ev}
+}
+
+// j1587 counts the MIDs whose latest table lists r's PID (and FMI)
+// active. SIDs are left out: a SID's meaning depends on its MID.
+func (b Box) j1587(r Rule) Reading {
+	if b.J1587 == nil {
+		return Reading{Why: "no J1587 store"}
+	}
+	ev := Evidence{Tool: "j1587_faults", Args: map[string]string{}, Figures: map[string]float64{}}
+	n := 0
+	for _, f := range b.J1587.Faults() {
+		if f.IsSID || !f.Active || f.Code != r.Code || (r.FMI != nil && f.FMI != *r.FMI) {
+			continue
+		}
+		n++
+		ev.Figures[fmt.Sprintf("mid%d/fmi%d", f.MID, f.FMI)] = 1
+	}
+	return Reading{OK: true, Value: float64(n), Evidence: ev}
 }

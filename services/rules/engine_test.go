@@ -126,6 +126,8 @@ func TestCheckNamesTheFault(t *testing.T) {
 		{func(r *Rule) { r.Severity = "page" }, `severity "page"`},
 		{func(r *Rule) { r.MinSamples = -1 }, "min_samples -1"},
 		{func(r *Rule) { r.Kind, r.Port = KindDiskFree, "can0" }, "takes no port"},
+		{func(r *Rule) { r.Kind, r.Port = KindJ1587, "j1708" }, "takes no port"},
+		{func(r *Rule) { r.Code = 5 }, "takes no code"},
 	} {
 		r := good
 		c.mod(&r)

@@ -15,10 +15,20 @@ const (
 	KindBusLoad    = "bus_load"    // a CAN port's load over its last complete second (0..1)
 	KindDiskFree   = "disk_free"   // bytes free on the recorder's file system
 	KindRecGaps    = "recorder_gaps"
+	KindDM1        = "dm1_active"  // J1939 sources whose latest DM1 lists the SPN (and FMI) active
+	KindJ1587      = "j1587_fault" // J1708 MIDs whose latest fault table lists the PID (and FMI) active
 )
 
 // Kinds lists the condition kinds a rule may name.
-var Kinds = []string{KindPortSilent, KindPortDrops, KindBusLoad, KindDiskFree, KindRecGaps}
+var Kinds = []string{KindPortSilent, KindPortDrops, KindBusLoad, KindDiskFree, KindRecGaps, KindDM1, KindJ1587}
+
+// Code bounds: a J1939 SPN has 19 bits, a J1587 PID is 0 to 511 (page 2
+// from 256), an FMI 5 bits.
+const (
+	MaxSPN = 1<<19 - 1
+	MaxPID = 511
+	MaxFMI = 31
+)
 
 // Severities a rule may carry.
 var Severities = []string{"info", "warning", "critical"}
@@ -45,7 +55,9 @@ var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 type Rule struct {
 	Name     string
 	Kind     string
-	Port     string  // port_silent, port_drops, bus_load: the port's name
+	Port     string  // port_silent, port_drops, bus_load: the port's name; the fault kinds: "" for every port
+	Code     int     // dm1_active: the SPN; j1587_fault: the PID
+	FMI      *int    // the fault kinds: the FMI; nil for any
 	Op       string  // Above or Below
 	Value    float64 // the threshold
 	Window   time.Duration
@@ -60,6 +72,11 @@ type Rule struct {
 // needsPort says whether kind reads one port.
 func needsPort(kind string) bool {
 	return kind == KindPortSilent || kind == KindPortDrops || kind == KindBusLoad
+}
+
+// faultKind says whether kind counts active faults.
+func faultKind(kind string) bool {
+	return kind == KindDM1 || kind == KindJ1587
 }
 
 // counter says whether kind's figure is a running total the engine turns
@@ -80,8 +97,19 @@ func (r Rule) Check() error {
 	if needsPort(r.Kind) && r.Port == "" {
 		errs = append(errs, fmt.Errorf("kind %s needs a port", r.Kind))
 	}
-	if !needsPort(r.Kind) && r.Port != "" {
+	if !needsPort(r.Kind) && r.Kind != KindDM1 && r.Port != "" {
 		errs = append(errs, fmt.Errorf("kind %s takes no port", r.Kind))
+	}
+	switch {
+	case r.Kind == KindDM1 && (r.Code < 0 || r.Code > MaxSPN):
+		errs = append(errs, fmt.Errorf("code %d: want an SPN from 0 to %d", r.Code, MaxSPN))
+	case r.Kind == KindJ1587 && (r.Code < 0 || r.Code > MaxPID):
+		errs = append(errs, fmt.Errorf("code %d: want a PID from 0 to %d", r.Code, MaxPID))
+	case !faultKind(r.Kind) && (r.Code != 0 || r.FMI != nil):
+		errs = append(errs, fmt.Errorf("kind %s takes no code or fmi", r.Kind))
+	}
+	if r.FMI != nil && (*r.FMI < 0 || *r.FMI > MaxFMI) {
+		errs = append(errs, fmt.Errorf("fmi %d: want 0 to %d", *r.FMI, MaxFMI))
 	}
 	if r.Op != Above && r.Op != Below {
 		errs = append(errs, fmt.Errorf("op %q: want %s or %s", r.Op, Above, Below))
