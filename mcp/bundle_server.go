@@ -112,7 +112,7 @@ func readCaptureStatus(d Deps) captureStatus {
 
 // serverTools is the server bundle; describe_response_shape joins it in
 // NewServer, since it describes whatever else is loaded.
-var serverTools = []toolDef{captureStatusTool, serverCapabilities, ruleStatusTool}
+var serverTools = []toolDef{captureStatusTool, serverCapabilities}
 
 var captureStatusTool = tool[noArgs, captureStatus]{
 	name:  toolCaptureStatus,

@@ -1,33 +1,33 @@
 package mcp
 
-import "fieldtap/services/rules"
-
 const toolRuleStatus = "rule_status"
 
-type ruleStatusIn struct {
-	Paging
-	Projection
+// ruleStatusOut is every rule: at most rules.MaxRules, so one answer
+// holds them all and the tool takes no paging.
+type ruleStatusOut struct {
+	Rules []ruleVerdictRow `json:"rules"`
 }
 
 // ruleStatusTool answers what the box's own [[rule]] watch says now;
 // the rules are evaluated whether or not anyone asks (docs/rules.md).
-var ruleStatusTool = tool[ruleStatusIn, page[ruleVerdictRow]]{
+var ruleStatusTool = tool[noArgs, ruleStatusOut]{
 	name:  toolRuleStatus,
 	reads: readsNothing,
-	desc:  "The box's configured rules (docs/rules.md), in configuration order: state (ok, pending, firing, no_data), since, value over the window, threshold, and the evidence figures with the tool that shows them. Paged.",
+	desc:  "Every configured rule (docs/rules.md): state (ok, pending, firing, no_data), since, value, threshold, evidence figures and the tool showing them.",
 	hints: readOnly(),
-	ids:   []string{"rule"},
-	run: func(c *call, in ruleStatusIn) (page[ruleVerdictRow], error) {
-		var vs []rules.Verdict
+	run: func(c *call, _ noArgs) (ruleStatusOut, error) {
+		out := ruleStatusOut{Rules: []ruleVerdictRow{}}
 		if c.d.Rules == nil {
 			c.warnf("no [[rule]] is configured on this box (docs/rules.md)")
-		} else {
-			vs = c.d.Rules.Verdicts()
+			return out, nil
 		}
-		rows := make([]ruleVerdictRow, len(vs))
-		for i, v := range vs {
-			rows[i] = ruleVerdictRowOf(i, v)
+		for _, v := range c.d.Rules.Verdicts() {
+			out.Rules = append(out.Rules, ruleVerdictRowOf(v))
 		}
-		return pageSlice(c, in.Paging, rows, func(r ruleVerdictRow) rowKey { return key1(r.index) })
+		return out, nil
 	},
 }
+
+// rulesTools is the opt-in rules bundle: the default tools/list has no
+// room left under its ceiling (docs_test.go).
+var rulesTools = []toolDef{ruleStatusTool}

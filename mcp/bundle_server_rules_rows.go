@@ -29,14 +29,13 @@ type ruleVerdictRow struct {
 	Tool        string             `json:"evidence_tool" jsonschema:"the tool whose answer shows the figures"`
 	Args        map[string]string  `json:"evidence_args"`
 	Figures     map[string]float64 `json:"evidence_figures"`
-	index       uint64
 }
 
-func ruleVerdictRowOf(i int, v rules.Verdict) ruleVerdictRow {
+func ruleVerdictRowOf(v rules.Verdict) ruleVerdictRow {
 	r := ruleVerdictRow{Rule: v.Rule.Name, Kind: v.Rule.Kind, Port: v.Rule.Port, Code: v.Rule.Code, FMI: v.Rule.FMI, Severity: v.Rule.Severity, State: v.State,
 		Op: v.Rule.Op, Threshold: v.Rule.Value, Window: v.Rule.Window.String(), For: v.Rule.For.String(), MinSamples: v.Rule.MinSamples,
 		Samples: v.Samples, Why: v.Why, Transitions: v.Transitions, Trimmed: v.Trimmed,
-		Tool: v.Evidence.Tool, Args: v.Evidence.Args, Figures: v.Evidence.Figures, index: uint64(i)}
+		Tool: v.Evidence.Tool, Args: v.Evidence.Args, Figures: v.Evidence.Figures}
 	if !v.Since.IsZero() {
 		t := v.Since.UTC()
 		r.Since = &t

@@ -12,7 +12,7 @@ import (
 
 // TestRuleStatusGivesEveryVerdict: a silent port's rule firing with its
 // evidence, a rule on a missing port no_data with why, in configuration
-// order; paged; and a box without rules says so.
+// order; and a box without rules says so.
 func TestRuleStatusGivesEveryVerdict(t *testing.T) {
 	lister := fakePorts{ports.Status{Name: "span0", Kind: "ethernet", Live: true, State: ports.StateSilent, Frames: 7}}
 	e, err := rules.New([]rules.Rule{
@@ -27,7 +27,7 @@ func TestRuleStatusGivesEveryVerdict(t *testing.T) {
 	d.Rules = e
 	s := testServer(t, d, ruleStatusTool)
 	_, env := callTool(t, s, toolRuleStatus, nil)
-	items := env["items"].([]any)
+	items := env["data"].(map[string]any)["rules"].([]any)
 	if len(items) != 2 {
 		t.Fatalf("items %v", items)
 	}
@@ -39,13 +39,8 @@ func TestRuleStatusGivesEveryVerdict(t *testing.T) {
 	if none["state"] != "no_data" || none["value"] != nil || !strings.Contains(none["why"].(string), `no port "nope"`) {
 		t.Errorf("no_data row %v", none)
 	}
-	_, env = callTool(t, s, toolRuleStatus, map[string]any{"limit": 1})
-	if pg := env["page"].(map[string]any); pg["returned"] != 1.0 || pg["truncated"] != true {
-		t.Errorf("page %v", pg)
-	}
-
 	_, env = callTool(t, testServer(t, testDeps(), ruleStatusTool), toolRuleStatus, nil)
-	if len(env["items"].([]any)) != 0 || !strings.Contains(fmt.Sprint(env["warnings"]), "no [[rule]]") {
+	if len(env["data"].(map[string]any)["rules"].([]any)) != 0 || !strings.Contains(fmt.Sprint(env["warnings"]), "no [[rule]]") {
 		t.Errorf("no rules: %v", env)
 	}
 }
