@@ -10,6 +10,7 @@ import (
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
+	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/heapsize"
@@ -50,6 +51,7 @@ const (
 	whyKernel   = "AF_PACKET ring"
 	whyUDS      = "UDS transactions and incomplete transfers, bounded by count"
 	whyRecorder = "the recorder's pending and write buffers"
+	whyConns    = "open HTTP connections (MCP endpoint, status page, /metrics), each ConnBytes"
 	frameHeader = int(unsafe.Sizeof(capture.Frame{}))
 )
 
@@ -106,6 +108,11 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	}
 	if kinds[capture.KindJ1708] == 0 {
 		reqs = append(reqs, budget.Request{Store: budget.J1708Messages, Fixed: budget.MinShare, Why: whyIdle})
+	}
+	// Connections are memory too: the HTTP listeners share one pool, its
+	// bound paid for here (mcp/front's ConnPool).
+	if cfg.MCP.Transport == "http" || len(cfg.Status.Listen) > 0 {
+		reqs = append(reqs, budget.Request{Store: budget.Connections, Fixed: front.DefaultMaxConns * front.ConnBytes, Why: whyConns})
 	}
 	plan, err := budget.Divide(total, from, reqs)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
+	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
 	"fieldtap/services/hep"
 	"fieldtap/services/metrics"
@@ -100,6 +101,7 @@ type box struct {
 	captures    *captureOpener           // capture
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
+	conns       *front.ConnPool          // stores: every HTTP listener's connections, bounded by their budget share
 	served      chan struct{}            // mcp endpoint: closed once serving ended
 	serveErr    error                    // mcp endpoint: why, set before served closes
 }
@@ -213,6 +215,7 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 		return nil, err
 	}
 	logPlan(b.log, plan)
+	b.conns = front.NewConnPool(int(shareOf(plan, budget.Connections, "")/front.ConnBytes), front.DefaultConnsPerAddr, b.log)
 	dec := b.cfg.DecodeOptions()
 	mediaOpt.VXLANPorts = dec.VXLANPorts
 	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, dec, b.cfg.TrunkOptions()); err != nil {

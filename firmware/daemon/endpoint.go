@@ -37,7 +37,7 @@ func (b *box) startEndpoint(ctx context.Context) (func() error, error) {
 		}
 		ep := front.NewHTTPEndpoint(srv, b.access.httpOptions(b.cfg.MCP, b.log))
 		ep.ServeFiles(mcp.FilesPath, downloads)
-		serve = func(ctx context.Context) error { return serveHTTP(ctx, ln, ep, b.log, b.stdio.Listening) }
+		serve = func(ctx context.Context) error { return serveHTTP(ctx, ln, ep, b.conns, b.log, b.stdio.Listening) }
 	}
 	serveCtx, stopServing := context.WithCancel(ctx)
 	b.served = make(chan struct{})

@@ -28,6 +28,7 @@ type descs struct {
 	mcpAudit, mcpCalls                                                       *prometheus.Desc
 	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *prometheus.Desc
 	portState                                                                *prometheus.Desc
+	connsOpen, connsMax, connsRefused, connsClosedIdle                       *prometheus.Desc
 	recState, recGaps, recWriteErrors, recUsed, recQuota, recFree, recOldest *prometheus.Desc
 }
 
@@ -88,6 +89,11 @@ func newCollector(s Sources) *collector {
 
 		mcpAudit: desc("mcp_audit_records_total", "Records written to the MCP audit file, refused calls included."),
 		mcpCalls: desc("mcp_calls_total", "MCP tools/call by tool and how it ended (ok, tool_error, refused, cancelled); tool \"unknown\" for a name no loaded tool has.", "tool", "outcome"),
+
+		connsOpen:       desc("http_connections", "Connections the HTTP listeners (MCP, status page, /metrics) hold open now."),
+		connsMax:        desc("http_connections_limit", "Connections the HTTP listeners may hold open together (from the memory budget)."),
+		connsRefused:    desc("http_connections_refused_total", "Connections answered 503 and closed at accept, by cap (per_address, global).", "cap"),
+		connsClosedIdle: desc("http_connections_closed_idle_total", "Idle connections closed to make room for a new one at the global cap."),
 
 		expSent:        desc("exporter_sent_total", "Messages an exporter delivered.", "exporter"),
 		expSentBytes:   desc("exporter_sent_bytes_total", "Bytes an exporter delivered.", "exporter"),
@@ -197,6 +203,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, tc := range c.s.MCP.ToolCalls() {
 			counter(c.d.mcpCalls, tc.Calls, tc.Tool, tc.Outcome)
 		}
+	}
+	if c.s.Conns != nil {
+		st := c.s.Conns.ConnStats()
+		gauge(c.d.connsOpen, float64(st.Open))
+		gauge(c.d.connsMax, float64(st.Max))
+		counter(c.d.connsRefused, st.RefusedPerAddress, "per_address")
+		counter(c.d.connsRefused, st.RefusedGlobal, "global")
+		counter(c.d.connsClosedIdle, st.ClosedIdle)
 	}
 	for _, e := range c.s.Exporters {
 		st := e.ExporterStats()

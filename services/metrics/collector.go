@@ -73,6 +73,20 @@ type ExporterStats struct {
 	Connected   bool
 }
 
+// Conns is the pool of the box's HTTP connections (mcp/front's
+// ConnPool, through the daemon).
+type Conns interface {
+	ConnStats() ConnStats
+}
+
+// ConnStats are the connection pool's gauges and counters.
+type ConnStats struct {
+	Open, Max         int
+	RefusedPerAddress uint64 // the peer address held its cap
+	RefusedGlobal     uint64 // every connection of the pool was serving a request
+	ClosedIdle        uint64 // the longest-idle connection closed to make room at the global cap
+}
+
 // Sources are what the collector reads; nil fields are left out.
 type Sources struct {
 	Ports     Ports
@@ -83,6 +97,7 @@ type Sources struct {
 	MCP       MCPCounters
 	Recorder  Recorder
 	Exporters []Exporter
+	Conns     Conns
 	Now       func() time.Time
 }
 
