@@ -71,7 +71,7 @@ func sources(t *testing.T) Sources {
 	}
 	ctx := context.Background()
 	c := transmit.Caller{Via: transmit.ViaCLI, Transport: "terminal"}
-	plan, err := tx.Plan(ctx, c, transmit.Spec{Port: "can0", Tool: "test", Summary: "one frame", Risk: transmit.RiskRead,
+	plan, err := tx.Plan(ctx, c, transmit.Spec{Port: "can0", Tool: "test", Summary: "one frame",
 		Frames: []transmit.Frame{{ID: 0x18EA00F9 | wire.CANEFF, Data: []byte{0xEC, 0xFE, 0x00}}}})
 	if err != nil {
 		t.Fatal(err)
