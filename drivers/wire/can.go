@@ -58,6 +58,20 @@ func CANFDDLC(n int) int {
 	return 15
 }
 
+// CANFDPadded is the length an FD frame of n data bytes has on the bus:
+// n up to 8, else the next of 12, 16, 20, 24, 32, 48 and 64.
+func CANFDPadded(n int) int {
+	if n <= 8 {
+		return n
+	}
+	for _, l := range fdLens {
+		if n <= l {
+			return l
+		}
+	}
+	return MaxCANFDData
+}
+
 var fdLens = [...]int{12, 16, 20, 24, 32, 48, 64}
 
 // canHeader is the struct can_frame header before the data bytes.
