@@ -129,10 +129,10 @@ type IDStats struct {
 	// FD frames of the id, and of them those with BRS and with ESI set;
 	// Count less FD is its classic frames.
 	FD, BRS, ESI uint64
-	last        [8]byte
-	lastFD      *[wire.MaxCANFDData]byte // the latest frame's FD array, shared with its record
-	lastLen     uint8
-	changed     uint64
+	last         [8]byte
+	lastFD       *[wire.MaxCANFDData]byte // the latest frame's FD array, shared with its record
+	lastLen      uint8
+	changed      uint64
 }
 
 // Second is one second of bus load.
