@@ -35,7 +35,6 @@ func fdCheck(t *testing.T, ctx context.Context, cs *sdk.ClientSession) {
 				t.Fatalf("an FD frame on %s reads %+v: want fd, brs, 64 bytes (DLC 15) starting with the EEC1 C-PG header 40F00408", FDPort, f)
 			}
 		}
-		t.Logf("can_frames on %s: %d FD frames of 64 bytes, BRS, e.g. %s…", FDPort, len(frames.Items), frames.Items[0].Data[:24])
 		var sum struct {
 			Data struct {
 				Ports []struct {
@@ -53,6 +52,7 @@ func fdCheck(t *testing.T, ctx context.Context, cs *sdk.ClientSession) {
 		}
 		for _, p := range sum.Data.Ports {
 			if p.Port == FDPort && p.MultiPG.CPGs > 0 {
+				t.Logf("can_frames on %s: %d FD frames of 64 bytes, BRS, e.g. %s…", FDPort, len(frames.Items), frames.Items[0].Data[:24])
 				t.Logf("j1939_summary on %s: %d Multi-PG frames, %d C-PGs decoded", FDPort, p.MultiPG.Frames, p.MultiPG.CPGs)
 				return
 			}

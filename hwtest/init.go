@@ -88,7 +88,7 @@ const (
 const (
 	FDDevice    = "vcan0"
 	FDPort      = "fd0"
-	FDMultiPGID = 0x1925FF01
+	FDMultiPGID = 0x1825FF01
 )
 
 // GuestConfig is /etc/fieldtap/fieldtapd.toml: a port on the kernel
