@@ -204,7 +204,7 @@ func canIDRowOf(port string, s canbus.IDStats) canIDRow {
 var canIDs = tool[canIDsIn, page[canIDRow]]{
 	name:  "can_ids",
 	reads: readsCAN,
-	desc:  "The ID table, port by port: per CAN id the count, rate, first/last time, last data, lengths and DLCs seen, CAN FD counts, and which bytes and bits have changed; standard ids before extended, each in id order. Paged.",
+	desc:  "The ID table per port: per CAN id count, rate, first/last time, last data, lengths/DLCs, FD counts, changed bytes/bits; standard ids first, in id order. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "id"},
 	run: func(c *call, in canIDsIn) (page[canIDRow], error) {

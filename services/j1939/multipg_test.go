@@ -52,7 +52,7 @@ func TestMultiPGDecodesAsSingleFrames(t *testing.T) {
 	collect(dc, &classic)
 	collect(dfd, &fd)
 	for _, p := range pgs {
-		dc.Feed(t0, 6<<26|p.pgn<<8|0x00, true, p.data)
+		dc.Feed(t0, 6<<26|p.pgn<<8, true, p.data) // from SA 0x00
 	}
 	// One Multi-PG frame of all three, padded to 48 bytes as a controller
 	// pads 36 bytes on the bus (TOS 0 from there); a second with a
@@ -64,12 +64,12 @@ func TestMultiPGDecodesAsSingleFrames(t *testing.T) {
 	one = append(one, make([]byte, 48-len(one))...)
 	two := append(cpg(1, 0xFEF1, append(ccvs, 1, 2, 3, 4)), cpg(0, PGNEEC1, eec1)...)
 	bad := append(cpg(0, PGNEEC1, eec1), cpg(0, 0xFEF1, ccvs)[:6]...)
-	mpgID := uint32(6<<26 | PGNMultiPG<<8 | 0xFF<<8 | 0x00) // to global (DA 0xFF), from SA 0x00
+	mpgID := uint32(6<<26 | PGNMultiPG<<8 | 0xFF<<8) // to global (DA 0xFF), from SA 0x00
 	for _, f := range [][]byte{one, two, bad} {
 		dfd.Feed(t0, mpgID, true, f)
 	}
-	dfd.Feed(t0, 7<<26|PGNFDTPCM<<8|0x21<<8|0x00, true, make([]byte, 12))
-	dfd.Feed(t0, 7<<26|PGNFDTPDT<<8|0x21<<8|0x00, true, make([]byte, 64))
+	dfd.Feed(t0, 7<<26|PGNFDTPCM<<8|0x21<<8, true, make([]byte, 12))
+	dfd.Feed(t0, 7<<26|PGNFDTPDT<<8|0x21<<8, true, make([]byte, 64))
 
 	want := append(slices.Clone(classic), classic[0], classic[0])
 	if len(fd) != len(want) {
