@@ -154,6 +154,7 @@ func TestEmulatedBoard(t *testing.T) {
 		decoded(t, ctx, cs, "can_frames", map[string]any{"port": "can0", "id": "CF00400"})
 		decoded(t, ctx, cs, "j1939_inventory", map[string]any{})
 	})
+	t.Run("CAN FD on a vcan with mtu 72 beside the sja1000 port", func(t *testing.T) { fdCheck(t, ctx, cs) })
 	t.Run("can0 link set down and up: restarted, captures again", func(t *testing.T) {
 		linkCheck(t, ctx, b, cs)
 	})

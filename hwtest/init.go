@@ -81,9 +81,20 @@ const (
 	KillAfter = 5
 )
 
+// The CAN FD port: a vcan with mtu 72 (CANFD_MTU), which carries CAN FD
+// frames, captured as FDPort beside the sja1000 can0. guest cansendfd
+// puts J1939-22 Multi-PG frames on it with id FDMultiPGID: priority 6,
+// PGN 0x2500 to global, from source address 0x01.
+const (
+	FDDevice    = "vcan0"
+	FDPort      = "fd0"
+	FDMultiPGID = 0x1825FF01
+)
+
 // GuestConfig is /etc/fieldtap/fieldtapd.toml: a port on the kernel
 // tunnels' underlay, the profile's can0 with transmit enabled (a [[port]]
-// replaces the profile's port of that name),
+// replaces the profile's port of that name), the CAN FD port FDPort on
+// the vcan FDDevice,
 // the audit file the gatekeeper needs before it sends anything, and the
 // confirm button required: every send waits for a press of PL061 line 3.
 // button_wait covers reading the blink code from the host (up to two
@@ -113,6 +124,11 @@ driver = "socketcan"
 device = "can0"
 bitrate = 250000
 transmit = true
+
+[[port]]
+name = "` + FDPort + `"
+driver = "socketcan"
+device = "` + FDDevice + `"
 `
 
 // InitScript returns the guest's /init: mount, load modules in order, bring up
@@ -148,6 +164,9 @@ ip -6 addr add ` + TunnelLocal6.String() + `/64 dev ` + TunnelUnderlay + `
 ip link set ` + TunnelUnderlay + ` up
 /bin/guest canup can0 250000 || echo "hwtest: can0 not up"
 /bin/guest canup can1 250000 || echo "hwtest: can1 not up"
+# The CAN FD port: a vcan whose mtu 72 lets it carry struct canfd_frame.
+ip link add ` + FDDevice + ` type vcan && ip link set ` + FDDevice + ` mtu 72 up || echo "hwtest: ` + FDDevice + ` not up"
+echo "hwtest: ` + FDDevice + ` mtu $(cat /sys/class/net/` + FDDevice + `/mtu)"
 echo "hwtest: net $(ls /sys/class/net | tr '\n' ' ')"
 echo "hwtest: tty $(ls /dev | grep -E '^tty(S|AMA)[0-9]' | tr '\n' ' ')"
 echo "hwtest: gpio $(ls /dev | grep gpiochip | tr '\n' ' ')"
@@ -185,6 +204,7 @@ until netstat -ltn | grep -q ':8731 '; do sleep 0.2; done
 echo "` + Ready + `"
 while true; do
 	/bin/guest cansend can1 20 || sleep 1
+	/bin/guest cansendfd ` + FDDevice + ` 5 || echo "hwtest: guest cansendfd failed"
 	echo "` + StatLine + ` can0_rx=$(cat /sys/class/net/can0/statistics/rx_packets) can1_tx=$(cat /sys/class/net/can1/statistics/tx_packets) can0_tx=$(cat /sys/class/net/can0/statistics/tx_packets) can0_mode=$(/bin/guest canmode can0) eth1_rx=$(cat /sys/class/net/eth1/statistics/rx_packets) eth1_flags=$(cat /sys/class/net/eth1/flags) eth1_addrs=$(ip addr show eth1 | grep -c inet) eth1_noipv6=$(cat /proc/sys/net/ipv6/conf/eth1/disable_ipv6) ids=$(for p in $(pidof fieldtapd); do awk '/^Uid/{u=$2} /^CapEff/{c=$2} /^VmRSS/{r=$2} END{printf "%s/%s/%skB,", u, c, r}' /proc/$p/status; done) usb0=$(ip -4 addr show usb0 2>/dev/null | grep -o 'inet [0-9./]*')"
 done
 `

@@ -14,6 +14,7 @@ type canBusRow struct {
 	Standard    uint64     `json:"standard_frames"`
 	Extended    uint64     `json:"extended_frames"`
 	Remote      uint64     `json:"remote_frames"`
+	FD          uint64     `json:"fd_frames"` // CAN FD frames
 	ErrorFrames uint64     `json:"error_frames"`
 	DistinctIDs int        `json:"distinct_ids"`
 	IDOverflow  uint64     `json:"id_table_overflow"` // frames whose new id found the table full
@@ -31,7 +32,7 @@ type canBusRow struct {
 }
 
 func canBusRowOf(s canbus.Status) canBusRow {
-	return canBusRow{Name: s.Name, Bitrate: s.Bitrate, Frames: s.Frames, Standard: s.Standard, Extended: s.Extended, Remote: s.Remote,
+	return canBusRow{Name: s.Name, Bitrate: s.Bitrate, Frames: s.Frames, Standard: s.Standard, Extended: s.Extended, Remote: s.Remote, FD: s.FD,
 		ErrorFrames: s.ErrorFrames, DistinctIDs: s.DistinctIDs, IDOverflow: s.IDOverflow, First: s.First, Last: s.Last,
 		MeanLoad: s.MeanLoad, MeanLoadReason: s.MeanLoadReason, PeakLoad: s.PeakLoad, Store: ringStatsRowOf(s.Store),
 		Link: rowOrNil(s.Link, func(l canbus.Link) canLinkRow { return canLinkRow(l) }), LinkReason: s.LinkReason}

@@ -305,20 +305,15 @@ func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, rec
 	for len(frames) > 0 {
 		n := 0
 		for len(frames) > 0 && n < canChunk {
-			id, data, err := wire.DecodeCAN(frames[0].Data)
+			id, flags, data, err := wire.DecodeCANFD(frames[0].Data)
 			if err != nil {
 				bad++
 			} else {
 				r := &recs[n]
-				r.Time, r.ID, r.Len = frames[0].Time, id, uint8(len(data))
-				if len(data) == 8 {
-					r.Data = [8]byte(data) // one move, not a memmove call
-				} else {
-					// The record is reused: no byte of an earlier frame stays
-					// past this one's length.
-					r.Data = [8]byte{}
-					copy(r.Data[:], data)
-				}
+				r.Time, r.ID = frames[0].Time, id
+				// The record is reused: SetData leaves no byte of an
+				// earlier frame past this one's length.
+				r.SetData(flags, data)
 				n++
 			}
 			frames = frames[1:]

@@ -10,7 +10,8 @@ import (
 	"fieldtap/services/recorder"
 )
 
-// Export bounds: one answer carries the candump text, ~45 bytes a line.
+// Export bounds: one answer carries the candump text, ~45 bytes a line
+// (a 64-byte CAN FD line is ~170).
 const (
 	DefaultExportLines = 10_000
 	MaxExportLines     = 10_000
@@ -42,7 +43,8 @@ func (s Selection) match(t time.Time, id uint32) bool {
 	return (s.Since.IsZero() || !t.Before(s.Since)) && (s.Until.IsZero() || t.Before(s.Until))
 }
 
-// Candump is an export: candump -l text, oldest frame first.
+// Candump is an export: candump -l text, oldest frame first; CAN FD
+// frames as `##` lines.
 type Candump struct {
 	Port  string
 	Lines int
@@ -100,7 +102,7 @@ func (s *Store) ExportCandump(ctx context.Context, rec Recorded, port string, se
 				if f.Link != wire.LinkCANSocketCAN {
 					return nil
 				}
-				id, data, err := wire.DecodeCAN(f.Data)
+				id, flags, data, err := wire.DecodeCANFD(f.Data)
 				if err != nil || !sel.match(f.Time, id) {
 					return nil
 				}
@@ -108,7 +110,7 @@ func (s *Store) ExportCandump(ctx context.Context, rec Recorded, port string, se
 					out.Truncated = true
 					return recorder.ErrStop
 				}
-				buf = wire.AppendCandump(buf, f.Time, port, id, data)
+				buf = wire.AppendCandumpFrame(buf, f.Time, port, id, flags, data)
 				out.Lines++
 				out.FromRecorder++
 				return nil
@@ -128,7 +130,7 @@ func (s *Store) ExportCandump(ctx context.Context, rec Recorded, port string, se
 				out.Truncated = true
 				return false
 			}
-			buf = wire.AppendCandump(buf, r.Time, port, r.ID, r.Payload())
+			buf = wire.AppendCandumpFrame(buf, r.Time, port, r.ID, r.Flags, r.Payload())
 			out.Lines++
 			return true
 		})

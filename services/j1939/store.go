@@ -460,6 +460,10 @@ func (s *Store) message(p *portState, m *Message) {
 		}
 		e.Frames++
 		e.Last = m.Time
+	}
+	// A C-PG counts under its PGN as the frame it stands for would: the
+	// Multi-PG frame that carried it counted as the ECU's frame.
+	if m.Via == ViaDirect || m.Via == ViaMultiPG {
 		if h.count == nil && len(p.pgns) < MaxPGNs {
 			h.count = new(uint64)
 			p.pgns[m.ID.PGN] = h.count

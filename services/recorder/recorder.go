@@ -24,7 +24,7 @@ const (
 // Snap lengths written in each interface block, by link type.
 const (
 	snapEthernet = 262144 // tcpdump's default
-	snapCAN      = 16     // struct can_frame
+	snapCAN      = 72     // struct canfd_frame: a CAN FD frame's 64 bytes
 )
 
 type ifKey struct {
@@ -215,7 +215,7 @@ func describe(k ifKey) pcapng.Interface {
 	ifc := pcapng.Interface{Link: k.link, Name: k.port, SnapLen: snapEthernet}
 	switch k.link {
 	case wire.LinkCANSocketCAN:
-		ifc.SnapLen, ifc.Description = snapCAN, "SocketCAN can_frame, id big-endian (LINKTYPE_CAN_SOCKETCAN)"
+		ifc.SnapLen, ifc.Description = snapCAN, "SocketCAN can_frame or canfd_frame (CANFD_FDF in byte 5), id big-endian (LINKTYPE_CAN_SOCKETCAN)"
 	case wire.LinkJ1708:
 		ifc.SnapLen, ifc.Description = wire.MaxJ1708Message, "J1708 message: MID, data, checksum (LINKTYPE_USER0; fieldtap docs/j1708.lua)"
 	case wire.LinkJ2497:
