@@ -70,7 +70,11 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	}
 	// Each open_capture slot is a port of every kind under the name it
 	// will take, its hand-off the largest a capture file's reader holds.
-	for i := range cfg.Store.OpenedCaptures {
+	opened, err := cfg.OpenedCapturesFor()
+	if err != nil {
+		return budget.Plan{}, err
+	}
+	for i := range opened {
 		name := fileName(len(cfg.Sources) + i)
 		reqs = append(reqs, inFlightRequests(cfg.Store, name, fileFootprint(name))...)
 		for _, kind := range []capture.Kind{capture.KindEthernet, capture.KindCAN, capture.KindJ1708} {

@@ -89,6 +89,7 @@ type box struct {
 	reg         ports.Registry           // every stage adds what capture_status shows
 	hw          hardware                 // board
 	sources     []capture.Source         // sources
+	opened      int                      // stores: ports reserved for open_capture
 	silentAfter map[string]time.Duration // sources: by port name; the default for the others
 	an          *analysers               // stores
 	fleet       *group                   // exporters; the status page joins it
@@ -208,6 +209,9 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.opened, err = b.cfg.OpenedCapturesFor(); err != nil {
+		return nil, err
+	}
 	plan, err := planBudget(b.cfg, b.sources)
 	if err != nil {
 		return nil, err
@@ -296,7 +300,7 @@ func (b *box) startRecorderWriter(ctx context.Context) (func() error, error) {
 func (b *box) startCapture(ctx context.Context) (func() error, error) {
 	g := newGroup(ctx)
 	b.captures = &captureOpener{files: b.files, an: b.an, reg: &b.reg, rec: b.rec, depth: b.cfg.Store.HandoffDepth,
-		slots: b.cfg.Store.OpenedCaptures, next: len(b.cfg.Sources) + 1, log: b.log}
+		slots: b.opened, next: len(b.cfg.Sources) + 1, log: b.log}
 	for _, p := range b.ports {
 		p.run(g.ctx, &g.wg, b.log)
 	}

@@ -37,7 +37,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "fieldtapd.toml")
-	body := fmt.Sprintf("board = \"sim\"\n[store]\nopened_captures = 1\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
+	body := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
 		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "rec"), filepath.Join(dir, "evidence"))
 	os.Mkdir(filepath.Join(dir, "captures"), 0o700)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
