@@ -18,7 +18,8 @@ import (
 const (
 	// MaxScanBytes is the largest pcap or pcapng file whose last frame
 	// Describe finds: neither format has an index, so the last frame is
-	// found only by reading every record before it.
+	// found only by reading every record before it. A caller describing
+	// many files passes less once its own budget is spent.
 	MaxScanBytes = 16 << 20
 	// tailBytes is how much of a text log's end is read for its last line.
 	tailBytes = 64 << 10
@@ -40,8 +41,8 @@ type Description struct {
 }
 
 // Describe reads a file's head (and its tail, or the whole of a pcap no
-// larger than MaxScanBytes) and says what it holds.
-func Describe(path string) (Description, error) {
+// larger than scanBytes, at most MaxScanBytes) and says what it holds.
+func Describe(path string, scanBytes int64) (Description, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Description{}, err
@@ -61,7 +62,7 @@ func Describe(path string) (Description, error) {
 	}
 	switch format {
 	case FormatPcap:
-		return describePcap(f, st.Size(), d)
+		return describePcap(f, st.Size(), min(scanBytes, MaxScanBytes), d)
 	case FormatCandump:
 		d.First, d.Last = textSpan(f, st.Size(), candumpTime)
 	case FormatJ1708:
@@ -70,7 +71,7 @@ func Describe(path string) (Description, error) {
 	return d, nil
 }
 
-func describePcap(f *os.File, size int64, d Description) (Description, error) {
+func describePcap(f *os.File, size, scanBytes int64, d Description) (Description, error) {
 	rd, err := pcapfile.NewReader(bufio.NewReader(f))
 	if err != nil {
 		return d, nil // Detect saw the magic; a broken header has no frames to time
@@ -81,9 +82,9 @@ func describePcap(f *os.File, size int64, d Description) (Description, error) {
 		return d, nil
 	}
 	d.First, d.Last = rec.Time, rec.Time
-	if size > MaxScanBytes {
+	if size > scanBytes {
 		d.Last = time.Time{}
-		d.LastNotComputed = fmt.Sprintf("%s has no index and the file is %d bytes, over the %d read to find its last frame", d.Container, size, MaxScanBytes)
+		d.LastNotComputed = fmt.Sprintf("%s has no index and the file is %d bytes, over the %d this read may scan to find its last frame", d.Container, size, scanBytes)
 		return d, nil
 	}
 	for {

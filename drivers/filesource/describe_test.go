@@ -25,7 +25,7 @@ func TestDescribePcapMatchesTshark(t *testing.T) {
 	}
 	for name, container := range map[string]pcapfile.Format{"SIP_CALL_RTP_G711.pcap": pcapfile.FormatPcap, "branch-scenario-sipp.pcapng": pcapfile.FormatPcapng} {
 		path := refdata.File(t, "sip", name)
-		d, err := Describe(path)
+		d, err := Describe(path, MaxScanBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestDescribeTextLogs(t *testing.T) {
 			}
 		}
 		f.Close()
-		d, err := Describe(path)
+		d, err := Describe(path, MaxScanBytes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestDescribeBoundsAndRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	d, err := Describe(big)
+	d, err := Describe(big, MaxScanBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestDescribeBoundsAndRefusals(t *testing.T) {
 	}
 	notes := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notes, []byte("these are my notes\n"), 0o600)
-	if d, err := Describe(notes); err != nil || d.Format != "" || !strings.Contains(d.Refused, "not a capture") {
+	if d, err := Describe(notes, MaxScanBytes); err != nil || d.Format != "" || !strings.Contains(d.Refused, "not a capture") {
 		t.Errorf("notes: %+v %v", d, err)
 	}
 	var log []byte
@@ -133,7 +133,7 @@ func TestDescribeBoundsAndRefusals(t *testing.T) {
 		log = wire.AppendCandump(log, t0.Add(time.Duration(i)*time.Second), "can0", 0x123, []byte{1})
 	}
 	os.WriteFile(filepath.Join(dir, "a.log"), append(log, "(17"...), 0o600) // a cut last line
-	if d, _ := Describe(filepath.Join(dir, "a.log")); !d.First.Equal(t0) || !d.Last.Equal(t0.Add(2*time.Second)) {
+	if d, _ := Describe(filepath.Join(dir, "a.log"), MaxScanBytes); !d.First.Equal(t0) || !d.Last.Equal(t0.Add(2*time.Second)) {
 		t.Errorf("cut candump: %+v", d)
 	}
 }
@@ -150,7 +150,7 @@ func FuzzDescribe(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		d, err := Describe(p)
+		d, err := Describe(p, MaxScanBytes)
 		if err != nil {
 			t.Fatal(err)
 		}

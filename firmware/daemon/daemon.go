@@ -98,6 +98,7 @@ type box struct {
 	ports       []*port                  // ports
 	seal        *sealing                 // evidence
 	files       *sandbox.Sandbox         // evidence
+	catalog     *fileCatalog             // evidence: list_files' view of the files
 	captures    *captureOpener           // capture
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
@@ -280,7 +281,10 @@ func (b *box) buildPorts(ctx context.Context) (func() error, error) {
 func (b *box) openEvidence(context.Context) (func() error, error) {
 	b.seal = openSealing(b.cfg.Recorder, b.rec, b.an, b.version, b.log)
 	var err error
-	b.files, err = fileSandbox(b.cfg, b.an, b.seal)
+	if b.files, err = fileSandbox(b.cfg, b.an, b.seal); err != nil {
+		return nil, err
+	}
+	b.catalog, err = newFileCatalog(b.cfg, b.files)
 	return nil, err
 }
 

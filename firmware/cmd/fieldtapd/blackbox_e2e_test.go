@@ -156,6 +156,14 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "captures", "truck.log"), log, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// list_files names it with the detector's kind and its frames' span.
+	env, _ = cc.call("list_files", map[string]any{"area": "captures"})
+	if items, _ := env["items"].([]any); len(items) != 1 {
+		t.Errorf("list_files captures: %v", env)
+	} else if row := items[0].(map[string]any); row["name"] != "truck.log" || row["kind"] != "candump" || row["bytes"] != float64(len(log)) ||
+		row["first_frame"] != t0.UTC().Format(time.RFC3339) || row["last_frame"] != t0.Add(240*time.Millisecond).UTC().Format(time.RFC3339Nano) {
+		t.Errorf("list_files row %v", row)
+	}
 	env, blocks := cc.call("open_capture", map[string]any{"name": "truck.log", "wait_s": 30})
 	opened, _ := env["data"].(map[string]any)["opened"].(map[string]any)
 	if env["data"].(map[string]any)["loaded"] != true || opened["name"] != "file1" || opened["frames"] != float64(25) {
