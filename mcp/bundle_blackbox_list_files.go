@@ -40,7 +40,7 @@ const listFilesScanBytes = 64 << 20
 type fileAreaArg string
 
 func (fileAreaArg) argSchema() *jsonschema.Schema {
-	return enumArg("list only this area (default: every one)", []string{"captures", "data", "exports", "evidence"})
+	return enumArg("one area only", []string{"captures", "data", "exports", "evidence"})
 }
 
 type listFilesIn struct {
@@ -52,7 +52,7 @@ type listFilesIn struct {
 var listFiles = tool[listFilesIn, page[fileRow]]{
 	name:  "list_files",
 	reads: readsNothing,
-	desc:  "Files on the box by area (captures, data, exports, evidence): name, bytes, modified, kind by the --source detector, first/last frame time of captures.",
+	desc:  "Files by area: name, bytes, modified, kind (the --source detector), captures' first/last frame time.",
 	hints: readOnly(),
 	ids:   []string{"area", "name"},
 	run: func(c *call, in listFilesIn) (page[fileRow], error) {
