@@ -394,22 +394,22 @@ func (c Config) Budget() (int64, string, error) {
 	return int64(p.MemoryBudgetMiB) << 20, "board profile " + p.Name, nil
 }
 
-// OpenedCapturesFor is how many ports the budget reserves for open_capture:
-// store.opened_captures when the file sets it, else the board profile's
-// opened_captures (what its memory budget holds beside its own ports),
-// else none.
-func (c Config) OpenedCapturesFor() (int, error) {
+// OpenedCapturesFor is how many ports the budget reserves for
+// open_capture: store.opened_captures when the file sets it (explicit),
+// else the board profile's opened_captures, which the daemon lowers to
+// what fits beside the configured ports, else none.
+func (c Config) OpenedCapturesFor() (n int, explicit bool, err error) {
 	if c.Store.OpenedCaptures != nil {
-		return *c.Store.OpenedCaptures, nil
+		return *c.Store.OpenedCaptures, true, nil
 	}
 	if c.Board == BoardNone {
-		return 0, nil
+		return 0, false, nil
 	}
 	p, err := board.Load(c.Board)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return p.OpenedCaptures, nil
+	return p.OpenedCaptures, false, nil
 }
 
 // validate checks the [mcp] section. Binding anything but loopback

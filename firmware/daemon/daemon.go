@@ -210,8 +210,12 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.opened, err = b.cfg.OpenedCapturesFor(); err != nil {
+	if b.opened, err = openedCaptures(b.cfg, b.sources); err != nil {
 		return nil, err
+	}
+	if n, explicit, _ := b.cfg.OpenedCapturesFor(); !explicit && n > b.opened {
+		b.log.Info("open_capture ports reserved fewer than the board profile's", "reserved", b.opened, "profile", n,
+			"why", "the configured ports leave no room in the memory budget")
 	}
 	plan, err := planBudget(b.cfg, b.sources)
 	if err != nil {
