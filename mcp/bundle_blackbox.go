@@ -17,7 +17,7 @@ import (
 // blackboxTools is the blackbox bundle: the recorder's segments on disk,
 // a bounded search over them, and evidence bundles sealed from them
 // (docs/recorder.md).
-var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture}
+var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture, listFiles}
 
 // BlackBox is what the blackbox tools and capture_status read: the
 // recorder, the evidence builder, the download counters and the capture
@@ -34,6 +34,8 @@ type BlackBox struct {
 	Downloads Downloads
 	// Captures opens files of store.capture_dir as ports (open_capture).
 	Captures CaptureOpener
+	// Files lists and describes the files an agent may name (list_files).
+	Files FileCatalog
 }
 
 // recorderOf is the recorder, or UNAVAILABLE saying why there is none.

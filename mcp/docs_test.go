@@ -262,8 +262,10 @@ func TestDefaultToolsListIsSmall(t *testing.T) {
 	// tools: registrations, audio, before/after, trunk health, fail2ban),
 	// all loaded by default so the contract and Inspector runs call their
 	// tools; the vehicle depth bundles are opt-in. 60 KiB is about 15 k
-	// tokens of a client's context (docs/mcp-tools.md, Bundles).
-	const ceiling = 60 << 10
+	// tokens of a client's context (docs/mcp-tools.md, Bundles). 61 KiB
+	// since list_files (about 0.9 KB, blackbox), which an agent needs to
+	// find the files open_capture and dbc_load name.
+	const ceiling = 61 << 10
 	if len(res.Tools) > ceiling {
 		t.Errorf("default tools/list is %d bytes, over %d", len(res.Tools), ceiling)
 	}

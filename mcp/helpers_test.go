@@ -90,6 +90,7 @@ func fullDeps(t testing.TB) Deps {
 	d.Transmit, err = transmit.New(transmit.Options{})
 	must(err)
 	d.BlackBox.Captures = noCaptures{}
+	d.BlackBox.Files = dirCatalog{sb: d.Files}
 	d.Trunk = trunk.New(trunk.Options{})
 	return d
 }

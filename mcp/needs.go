@@ -21,6 +21,7 @@ const (
 	needMedia
 	needTransmit
 	needCaptures
+	needFileCatalog
 	needPorts
 	needSource
 	needLog
@@ -55,6 +56,7 @@ var depsFields = []struct {
 	{needMedia, "Media", func(d Deps) bool { return d.Media != nil }},
 	{needTransmit, "Transmit", func(d Deps) bool { return d.Transmit != nil }},
 	{needCaptures, "BlackBox.Captures", func(d Deps) bool { return d.BlackBox.Captures != nil }},
+	{needFileCatalog, "BlackBox.Files", func(d Deps) bool { return d.BlackBox.Files != nil }},
 	{needPorts, "Ports", func(d Deps) bool { return d.Ports != nil }},
 	{needSource, "Source", func(d Deps) bool { return d.Source != nil }},
 	{needLog, "Log", func(d Deps) bool { return d.Log != nil }},

@@ -53,7 +53,7 @@ func allBundles() []bundle {
 		{name: "media", tools: mediaTools, needs: needMedia},
 		{name: "j1708", tools: j1708Tools, needs: needJ1587},
 		{name: bundleTransmit, tools: transmitTools, needs: needTransmit | needCAN},
-		{name: "blackbox", tools: blackboxTools, needs: needCaptures},
+		{name: "blackbox", tools: blackboxTools, needs: needCaptures | needFileCatalog},
 		{name: "uds", tools: udsTools, needs: needCAN | needUDS, optIn: true},
 		{name: "dbc", tools: dbcTools, needs: needCAN | needDBC, optIn: true},
 		{name: "j1939_diag", tools: j1939DiagTools, needs: needCAN | needJ1939, optIn: true},

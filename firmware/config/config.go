@@ -170,9 +170,10 @@ type Store struct {
 	// OpenedCaptures is how many files open_capture may load while the
 	// box runs. Each is planned at start-up as a port of every kind (its
 	// kind is known only once it opens), so it costs a port's fixed
-	// tables three times over: 0, the default, reserves nothing and
-	// open_capture refuses.
-	OpenedCaptures int `toml:"opened_captures"`
+	// tables three times over: 0 reserves nothing and open_capture
+	// refuses. Unset (nil), the board profile's opened_captures applies
+	// (OpenedCapturesFor).
+	OpenedCaptures *int `toml:"opened_captures"`
 }
 
 // MaxOpenedCaptures bounds store.opened_captures.
@@ -315,8 +316,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("store.frames_per_port %d, store.bytes_per_port %d: want 0 (a share of the memory budget) or a positive bound",
 			c.Store.FramesPerPort, c.Store.BytesPerPort))
 	}
-	if c.Store.OpenedCaptures < 0 || c.Store.OpenedCaptures > MaxOpenedCaptures {
-		errs = append(errs, fmt.Errorf("store.opened_captures %d: want 0 to %d", c.Store.OpenedCaptures, MaxOpenedCaptures))
+	if n := c.Store.OpenedCaptures; n != nil && (*n < 0 || *n > MaxOpenedCaptures) {
+		errs = append(errs, fmt.Errorf("store.opened_captures %d: want 0 to %d", *n, MaxOpenedCaptures))
 	}
 	if c.Store.HandoffDepth < 1 || c.Store.HandoffDepth > 1<<20 {
 		errs = append(errs, fmt.Errorf("store.handoff_depth %d: want 1 to %d", c.Store.HandoffDepth, 1<<20))
@@ -391,6 +392,24 @@ func (c Config) Budget() (int64, string, error) {
 		return DefaultBudgetMiB << 20, "the default (profile " + p.Name + " states none)", nil
 	}
 	return int64(p.MemoryBudgetMiB) << 20, "board profile " + p.Name, nil
+}
+
+// OpenedCapturesFor is how many ports the budget reserves for
+// open_capture: store.opened_captures when the file sets it (explicit),
+// else the board profile's opened_captures, which the daemon lowers to
+// what fits beside the configured ports, else none.
+func (c Config) OpenedCapturesFor() (n int, explicit bool, err error) {
+	if c.Store.OpenedCaptures != nil {
+		return *c.Store.OpenedCaptures, true, nil
+	}
+	if c.Board == BoardNone {
+		return 0, false, nil
+	}
+	p, err := board.Load(c.Board)
+	if err != nil {
+		return 0, false, err
+	}
+	return p.OpenedCaptures, false, nil
 }
 
 // validate checks the [mcp] section. Binding anything but loopback

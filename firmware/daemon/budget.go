@@ -59,6 +59,32 @@ const (
 // sources need. It refuses, naming every figure, a configuration whose
 // fixed bounds do not fit.
 func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error) {
+	opened, err := openedCaptures(cfg, sources)
+	if err != nil {
+		return budget.Plan{}, err
+	}
+	return planWith(cfg, sources, opened)
+}
+
+// openedCaptures is how many open_capture ports the plan reserves:
+// store.opened_captures as configured (a plan it does not fit refuses),
+// or the board profile's figure lowered until the plan fits, so a
+// profile's default never stops a box its ports alone fit.
+func openedCaptures(cfg config.Config, sources []capture.Source) (int, error) {
+	n, explicit, err := cfg.OpenedCapturesFor()
+	if err != nil || explicit {
+		return n, err
+	}
+	for ; n > 0; n-- {
+		if _, err := planWith(cfg, sources, n); err == nil {
+			break
+		}
+	}
+	return n, nil
+}
+
+// planWith plans the sources and opened open_capture ports.
+func planWith(cfg config.Config, sources []capture.Source, opened int) (budget.Plan, error) {
 	total, from, err := cfg.Budget()
 	if err != nil {
 		return budget.Plan{}, err
@@ -72,7 +98,7 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	}
 	// Each open_capture slot is a port of every kind under the name it
 	// will take, its hand-off the largest a capture file's reader holds.
-	for i := range cfg.Store.OpenedCaptures {
+	for i := range opened {
 		name := fileName(len(cfg.Sources) + i)
 		reqs = append(reqs, inFlightRequests(cfg.Store, name, fileFootprint(name))...)
 		for _, kind := range []capture.Kind{capture.KindEthernet, capture.KindCAN, capture.KindJ1708} {

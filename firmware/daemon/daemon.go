@@ -90,6 +90,7 @@ type box struct {
 	reg         ports.Registry           // every stage adds what capture_status shows
 	hw          hardware                 // board
 	sources     []capture.Source         // sources
+	opened      int                      // stores: ports reserved for open_capture
 	silentAfter map[string]time.Duration // sources: by port name; the default for the others
 	an          *analysers               // stores
 	fleet       *group                   // exporters; the status page joins it
@@ -98,6 +99,7 @@ type box struct {
 	ports       []*port                  // ports
 	seal        *sealing                 // evidence
 	files       *sandbox.Sandbox         // evidence
+	catalog     *fileCatalog             // evidence: list_files' view of the files
 	captures    *captureOpener           // capture
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
@@ -210,6 +212,13 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.opened, err = openedCaptures(b.cfg, b.sources); err != nil {
+		return nil, err
+	}
+	if n, explicit, _ := b.cfg.OpenedCapturesFor(); !explicit && n > b.opened {
+		b.log.Info("open_capture ports reserved fewer than the board profile's", "reserved", b.opened, "profile", n,
+			"why", "the configured ports leave no room in the memory budget")
+	}
 	plan, err := planBudget(b.cfg, b.sources)
 	if err != nil {
 		return nil, err
@@ -279,7 +288,10 @@ func (b *box) buildPorts(ctx context.Context) (func() error, error) {
 func (b *box) openEvidence(context.Context) (func() error, error) {
 	b.seal = openSealing(b.cfg.Recorder, b.rec, b.an, b.version, b.log)
 	var err error
-	b.files, err = fileSandbox(b.cfg, b.an, b.seal)
+	if b.files, err = fileSandbox(b.cfg, b.an, b.seal); err != nil {
+		return nil, err
+	}
+	b.catalog, err = newFileCatalog(b.cfg, b.files)
 	return nil, err
 }
 
@@ -299,7 +311,7 @@ func (b *box) startRecorderWriter(ctx context.Context) (func() error, error) {
 func (b *box) startCapture(ctx context.Context) (func() error, error) {
 	g := newGroup(ctx)
 	b.captures = &captureOpener{files: b.files, an: b.an, reg: &b.reg, rec: b.rec, depth: b.cfg.Store.HandoffDepth,
-		slots: b.cfg.Store.OpenedCaptures, next: len(b.cfg.Sources) + 1, log: b.log}
+		slots: b.opened, next: len(b.cfg.Sources) + 1, log: b.log}
 	for _, p := range b.ports {
 		p.run(g.ctx, &g.wg, b.log)
 	}

@@ -102,7 +102,7 @@ func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 		MediaInterval: b.an.mediaInterval,
 		Transmit:      b.tx,
 		Trunk:         b.an.trunk,
-		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures},
+		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures, Files: b.catalog},
 	}
 	var downloads *front.FileServer
 	if b.cfg.MCP.Transport == "http" {

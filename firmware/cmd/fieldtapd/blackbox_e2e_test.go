@@ -37,7 +37,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "fieldtapd.toml")
-	body := fmt.Sprintf("board = \"sim\"\n[store]\nopened_captures = 1\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
+	body := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
 		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "rec"), filepath.Join(dir, "evidence"))
 	os.Mkdir(filepath.Join(dir, "captures"), 0o700)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
@@ -155,6 +155,14 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "captures", "truck.log"), log, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// list_files names it with the detector's kind and its frames' span.
+	env, _ = cc.call("list_files", map[string]any{"area": "captures"})
+	if items, _ := env["items"].([]any); len(items) != 1 {
+		t.Errorf("list_files captures: %v", env)
+	} else if row := items[0].(map[string]any); row["name"] != "truck.log" || row["kind"] != "candump" || row["bytes"] != float64(len(log)) ||
+		row["first_frame"] != t0.UTC().Format(time.RFC3339) || row["last_frame"] != t0.Add(240*time.Millisecond).UTC().Format(time.RFC3339Nano) {
+		t.Errorf("list_files row %v", row)
 	}
 	env, blocks := cc.call("open_capture", map[string]any{"name": "truck.log", "wait_s": 30})
 	opened, _ := env["data"].(map[string]any)["opened"].(map[string]any)
