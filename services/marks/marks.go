@@ -48,8 +48,18 @@ type Store struct {
 	sinkErr uint64
 }
 
-// New returns an empty store; sink may be nil.
-func New(sink Sink) *Store { return &Store{sink: sink} }
+// New returns a store holding earlier (marks kept before a restart, oldest
+// first, numbered again from 1), handing every new mark to sink when not
+// nil.
+func New(sink Sink, earlier []Mark) *Store {
+	s := &Store{sink: sink}
+	for _, m := range earlier[max(0, len(earlier)-MaxMarks):] {
+		s.seq++
+		m.Seq = s.seq
+		s.marks = append(s.marks, m)
+	}
+	return s
+}
 
 // CheckLabel refuses a label that is too long or not text.
 func CheckLabel(label string) error {

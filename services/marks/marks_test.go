@@ -16,7 +16,7 @@ func TestStoreBoundsCountsAndHandsOn(t *testing.T) {
 			return errors.New("disk full")
 		}
 		return nil
-	})
+	}, nil)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i := range MaxMarks + 2 {
 		fail = i == 0
@@ -34,13 +34,13 @@ func TestStoreBoundsCountsAndHandsOn(t *testing.T) {
 }
 
 func TestLabelRefusals(t *testing.T) {
-	s := New(nil)
+	s := New(nil, []Mark{{Label: "before a restart", Source: SourceButton}})
 	for _, bad := range []string{strings.Repeat("x", MaxLabel+1), "a\nb", "\xff"} {
 		if _, err := s.Add(time.Now(), bad, SourceMCP); err == nil {
 			t.Errorf("label %q accepted", bad)
 		}
 	}
-	if ms, _ := s.Snapshot(); len(ms) != 0 {
+	if ms, _ := s.Snapshot(); len(ms) != 1 || ms[0].Seq != 1 {
 		t.Errorf("refused labels kept: %v", ms)
 	}
 }
