@@ -542,7 +542,7 @@ const maxTriggerBytes = DefaultMaxResponseBytes
 type triggerArg string
 
 func (triggerArg) argSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(maxTriggerBytes), Description: "what to seal in trigger.json: an answer as JSON text, or a plain label (sealed as {\"label\": …})"}
+	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(maxTriggerBytes), Description: "an answer as JSON text, or a label (trigger.json)"}
 }
 
 type evidenceIn struct {
@@ -551,7 +551,6 @@ type evidenceIn struct {
 	After   *windowSecondsArg `json:"after_s,omitempty"`
 	Ports   recordedPortsArg  `json:"ports,omitempty"`
 	Trigger triggerArg        `json:"trigger,omitempty"`
-	Window  windowArg         `json:"window,omitempty" jsonschema:"instead of before_s and after_s: what_happened's window around at (±2m, -5m+1m), each side at most 10 min"`
 }
 
 type evidenceFile struct {
@@ -599,17 +598,7 @@ var buildEvidencePackage = linkedTool[evidenceIn, evidenceOut]{tool: tool[eviden
 			return evidenceOut{}, err
 		}
 		req := evidence.Request{Reason: "request", At: at, Before: seconds(in.Before), After: seconds(in.After), Ports: in.Ports, Trigger: trig}
-		if in.Window != "" {
-			if in.Before != nil || in.After != nil {
-				return evidenceOut{}, argErr("window", "give window, or before_s and after_s, not both", "window and before_s/after_s both given")
-			}
-			if req.Before, req.After, err = in.Window.around(); err != nil {
-				return evidenceOut{}, err
-			}
-			if req.Before > evidence.MaxWindow || req.After > evidence.MaxWindow {
-				return evidenceOut{}, argErr("window", "each side at most 10m", "%q: a side is over %v", string(in.Window), evidence.MaxWindow)
-			}
-		}
+
 		if req.Before+req.After == 0 {
 			return evidenceOut{}, argErr("after_s", "give before_s or after_s above 0", "before_s and after_s are both 0: the window is empty")
 		}

@@ -336,15 +336,14 @@ func TestBuildEvidencePackage(t *testing.T) {
 		}
 	}
 
-	// what_happened's window and a plain label: the same frames as
-	// before_s 0 and after_s 1, and the label sealed as JSON.
-	r, env = c.call("build_evidence_package", map[string]any{"at": at(40), "window": "+1s", "trigger": "power dip {"})
+	// A plain label as the trigger: sealed as JSON.
+	r, env = c.call("build_evidence_package", map[string]any{"at": at(40), "before_s": 0, "after_s": 1, "trigger": "power dip {"})
 	if r.IsError {
 		t.Fatal(r.Content[0].Text)
 	}
 	data = env["data"].(map[string]any)
 	if f := data["frames"].(map[string]any); f["can0"] != 80.0 || f["j1708"] != 20.0 {
-		t.Errorf("window +1s: frames %v, want can0 80 and j1708 20", f)
+		t.Errorf("labelled: frames %v, want can0 80 and j1708 20", f)
 	}
 	for _, f := range data["files"].([]any) {
 		name := f.(map[string]any)["name"].(string)

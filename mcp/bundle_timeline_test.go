@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
+	"fieldtap/mcp/auth"
 	"fieldtap/mcp/untrusted"
 	"fieldtap/services/marks"
 	"fieldtap/services/rtp"
@@ -256,4 +257,25 @@ func FuzzWindowArg(f *testing.F) {
 			t.Errorf("%q: before %v after %v", s, b, a)
 		}
 	})
+}
+
+// TestMarkNeedsOnlyARead: a mark changes no bus, so a read token may set
+// one; every other tool that is not read-only still needs transmit.
+func TestMarkNeedsOnlyARead(t *testing.T) {
+	for _, def := range []toolDef{markTool, buildEvidencePackage, whatHappened} {
+		i := def.info()
+		want := auth.ScopeTransmit
+		if i.name != toolMark && *i.hints.ReadOnlyHint {
+			want = auth.ScopeRead
+		}
+		if i.name == toolMark {
+			want = auth.ScopeRead
+			if *i.hints.ReadOnlyHint {
+				t.Error("mark says it is read-only")
+			}
+		}
+		if got := requiredScope(i.mcpTool(false)); got != want {
+			t.Errorf("%s needs %s, want %s", i.name, got, want)
+		}
+	}
 }

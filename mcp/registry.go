@@ -63,7 +63,7 @@ func allBundles() []bundle {
 		{name: "sip_forensics", tools: sipForensicsTools, needs: needSIP | needSIPExport | needMedia},
 		{name: "sip_site", tools: sipSiteTools, needs: needSIP | needSIPExport | needMedia | needTrunk},
 		{name: "bus_await", tools: busAwaitTools, needs: needCAN | needJ1939 | needJ1587},
-		{name: "timeline", tools: timelineTools, needs: needTimeline},
+		{name: "timeline", tools: timelineTools, needs: needTimeline, optIn: true},
 	}
 }
 
