@@ -214,7 +214,7 @@ func runWhatHappened(c *call, in whatHappenedIn) (page[timelineRow], error) {
 	for i, p := range all {
 		names[i] = p.Name
 	}
-	if _, err := choosePorts(in.PortSelector, "", names, func(n string) string { return n }); err != nil {
+	if _, err := choosePorts(in.PortSelector, "capture", names, func(n string) string { return n }); err != nil {
 		return page[timelineRow]{}, err
 	}
 	tl := &timeline{c: c, sp: span{at.Add(-before), at.Add(after)}, port: string(in.PortSelector.Port),
