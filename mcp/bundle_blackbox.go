@@ -544,7 +544,7 @@ const maxTriggerBytes = DefaultMaxResponseBytes
 type triggerArg string
 
 func (triggerArg) argSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(maxTriggerBytes), Description: "the answer to seal, as JSON text (trigger.json)"}
+	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(maxTriggerBytes), Description: "an answer as JSON text, or a label (trigger.json)"}
 }
 
 type evidenceIn struct {
@@ -595,14 +595,12 @@ var buildEvidencePackage = linkedTool[evidenceIn, evidenceOut]{tool: tool[eviden
 		if err != nil {
 			return evidenceOut{}, err
 		}
-		trig := []byte(in.Trigger)
-		if len(trig) == 0 {
-			trig = []byte("null")
-		}
-		if !json.Valid(trig) {
-			return evidenceOut{}, argErr("trigger", "pass the answer as JSON text, or omit it", "is not JSON")
+		trig, err := triggerJSON(in.Trigger)
+		if err != nil {
+			return evidenceOut{}, err
 		}
 		req := evidence.Request{Reason: "request", At: at, Before: seconds(in.Before), After: seconds(in.After), Ports: in.Ports, Trigger: trig}
+
 		if req.Before+req.After == 0 {
 			return evidenceOut{}, argErr("after_s", "give before_s or after_s above 0", "before_s and after_s are both 0: the window is empty")
 		}
@@ -641,6 +639,18 @@ var buildEvidencePackage = linkedTool[evidenceIn, evidenceOut]{tool: tool[eviden
 	}
 	return links
 }}
+
+// triggerJSON is what trigger.json holds: the trigger when it is JSON
+// text, else the plain label as {"label": …}; null when absent.
+func triggerJSON(t triggerArg) ([]byte, error) {
+	switch {
+	case t == "":
+		return []byte("null"), nil
+	case json.Valid([]byte(t)):
+		return []byte(t), nil
+	}
+	return json.Marshal(map[string]string{"label": string(t)})
+}
 
 // seconds is an optional window side: absent is evidenceDefaultWindow.
 func seconds(n *windowSecondsArg) time.Duration {

@@ -20,6 +20,7 @@ import (
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
+	"fieldtap/services/marks"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
@@ -92,6 +93,7 @@ func fullDeps(t testing.TB) Deps {
 	d.BlackBox.Captures = noCaptures{}
 	d.BlackBox.Files = dirCatalog{sb: d.Files}
 	d.Trunk = trunk.New(trunk.Options{})
+	d.Marks = marks.New(nil, nil)
 	return d
 }
 

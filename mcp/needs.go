@@ -28,6 +28,7 @@ const (
 	needCoverage
 	needFiles
 	needTrunk
+	needMarks
 )
 
 // needBox is what every server needs, whatever it loads: the adapter
@@ -63,6 +64,7 @@ var depsFields = []struct {
 	{needCoverage, "Coverage", func(d Deps) bool { return d.Coverage != nil }},
 	{needFiles, "Files", func(d Deps) bool { return d.Files != nil }},
 	{needTrunk, "Trunk", func(d Deps) bool { return d.Trunk != nil }},
+	{needMarks, "Marks", func(d Deps) bool { return d.Marks != nil }},
 }
 
 // has reports whether every need of o is in n.

@@ -26,6 +26,7 @@ var clearers = map[need]func(*Deps){
 	needCoverage:    func(d *Deps) { d.Coverage = nil },
 	needFiles:       func(d *Deps) { d.Files = nil },
 	needTrunk:       func(d *Deps) { d.Trunk = nil },
+	needMarks:       func(d *Deps) { d.Marks = nil },
 }
 
 // TestEveryNeedHasAClearer keeps the table above whole: a need added to

@@ -19,6 +19,7 @@ import (
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
+	"fieldtap/services/marks"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sandbox"
 	"fieldtap/services/sip"
@@ -57,11 +58,12 @@ func allBundles() []bundle {
 		{name: "uds", tools: udsTools, needs: needCAN | needUDS, optIn: true},
 		{name: "dbc", tools: dbcTools, needs: needCAN | needDBC, optIn: true},
 		{name: "j1939_diag", tools: j1939DiagTools, needs: needCAN | needJ1939, optIn: true},
-		{name: "canre", tools: canreTools, needs: needCAN | needJ1939, optIn: true},
+		{name: "canre", tools: canreTools, needs: needCAN | needJ1939 | needMarks, optIn: true},
 		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
 		{name: "sip_forensics", tools: sipForensicsTools, needs: needSIP | needSIPExport | needMedia},
 		{name: "sip_site", tools: sipSiteTools, needs: needSIP | needSIPExport | needMedia | needTrunk},
 		{name: "bus_await", tools: busAwaitTools, needs: needCAN | needJ1939 | needJ1587},
+		{name: "timeline", tools: timelineTools, needs: needTimeline, optIn: true},
 	}
 }
 
@@ -367,4 +369,8 @@ type Deps struct {
 	Transmit *transmit.Service
 
 	BlackBox BlackBox // the recorder, evidence and capture files (bundle_blackbox.go)
+
+	// Marks are the moments marked by the confirm button or the mark
+	// tool (services/marks).
+	Marks *marks.Store
 }

@@ -16,6 +16,7 @@ import (
 	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
 	"fieldtap/services/hep"
+	"fieldtap/services/marks"
 	"fieldtap/services/metrics"
 	"fieldtap/services/ports"
 	"fieldtap/services/sandbox"
@@ -96,6 +97,7 @@ type box struct {
 	fleet       *group                   // exporters; the status page joins it
 	hep         *hep.Exporter            // exporters: nil when off
 	rec         *recording               // recorder
+	marks       *marks.Store             // recorder: journaled by it when on
 	ports       []*port                  // ports
 	seal        *sealing                 // evidence
 	files       *sandbox.Sandbox         // evidence
@@ -260,8 +262,10 @@ func (b *box) startExporters(ctx context.Context) (func() error, error) {
 func (b *box) openRecorder(context.Context) (func() error, error) {
 	b.rec = openRecording(b.cfg.Recorder, b.cfg.DecodeOptions().VXLANPorts, shareOf(b.an.plan, budget.Recorder, "")/2, "fieldtapd "+b.version, b.log)
 	if b.rec.rec == nil {
+		b.marks = marks.New(nil, nil)
 		return nil, nil
 	}
+	b.marks = journaledMarks(b.rec.rec, b.log)
 	b.an.sipExport.UseRecorder(b.rec.rec) // an old call exports whole from disk
 	return func() error { return b.rec.close(b.log) }, nil
 }

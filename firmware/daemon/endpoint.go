@@ -102,6 +102,7 @@ func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 		MediaInterval: b.an.mediaInterval,
 		Transmit:      b.tx,
 		Trunk:         b.an.trunk,
+		Marks:         b.marks,
 		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures, Files: b.catalog},
 	}
 	var downloads *front.FileServer

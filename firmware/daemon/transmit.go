@@ -113,6 +113,7 @@ func (b *box) startTransmit(ctx context.Context) (func() error, error) {
 		b.log.Error("start-up not recorded in the transmit audit", "err", err)
 	}
 	g.wg.Go(func() { svc.Run(g.ctx) })
+	g.wg.Go(func() { watchMarks(g.ctx, o.Button, b.marks, b.log) })
 	b.log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", c.AuditFile != "",
 		"arm", o.Arm != nil, "confirm_button", o.Button != nil, "require_button", o.RequireButton)
 	b.tx = svc

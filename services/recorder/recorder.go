@@ -93,6 +93,7 @@ type Recorder struct {
 	idxBytes  int64    // bytes of the closed segments' index files
 	nextSeq   uint64
 	gaps      gapJournal
+	marks     markJournal // guarded by wmu
 	pins      pinFile
 	lastSync  time.Time
 	lastRetry time.Time
