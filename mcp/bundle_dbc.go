@@ -52,6 +52,7 @@ type dbcLoadOut struct {
 	Multiplexed   int             `json:"multiplexed_signals"`
 	J1939         bool            `json:"j1939_pgn_matching"`
 	Notes         []string        `json:"notes"`
+	Warnings      []string        `json:"warnings"` // deviations read anyway, each naming its line
 	MessageList   []dbcMessageRow `json:"message_list"`
 	ListTruncated bool            `json:"message_list_truncated"`
 	Loaded        []string        `json:"loaded"`
@@ -83,7 +84,7 @@ func dbcIDHex(id uint32, ext bool) string {
 var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 	name:  "dbc_load",
 	reads: readsNothing,
-	desc: "Load a DBC database from the box's data directory under a name (at most 8 kept). Latin-1 is transcoded, // comments stripped, nested multiplexing read; a file that is not a DBC is refused with file:line: reason. Answers counts and the message list. " +
+	desc: "Load a DBC database from the box's data directory under a name (at most 8 kept). Latin-1 is transcoded, // comments stripped, nested multiplexing read; a missing ';' is read with a warning naming the line; a file that is not a DBC is refused with file:line: reason. Answers counts and the message list. " +
 		"It reads a file into memory and sends nothing to a bus.",
 	hints: readOnly(),
 	text:  []textSource{textDBC},
@@ -93,7 +94,7 @@ var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 			return dbcLoadOut{}, dbcErr(err)
 		}
 		out := dbcLoadOut{Name: db.Name, File: db.File, Messages: len(db.Messages), Signals: db.Signals, J1939: db.J1939,
-			Notes: nonNil(db.Notes), MessageList: []dbcMessageRow{}, Loaded: []string{}}
+			Notes: nonNil(db.Notes), Warnings: nonNil(db.Warnings), MessageList: []dbcMessageRow{}, Loaded: []string{}}
 		for _, m := range db.Messages {
 			if m.Extended {
 				out.Extended++
@@ -112,6 +113,9 @@ var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 		}
 		for _, l := range c.d.DBC.List() {
 			out.Loaded = append(out.Loaded, l.Name)
+		}
+		if len(db.Warnings) > 0 {
+			c.warnf("%s deviates from the DBC format in %d place(s), read anyway: see warnings", db.File, len(db.Warnings))
 		}
 		if out.ListTruncated {
 			c.warnf("message_list shows the first %d of %d messages", dbcMaxListed, out.Messages)
@@ -133,7 +137,7 @@ type dbcDecodeIn struct {
 type dbcValue struct {
 	Signal untrusted.Text `json:"signal"`
 	Value  *float64       `json:"value"` // physical; null unless status is ok
-	Raw    *int64         `json:"raw"`   // sign-extended raw (float signals: bit pattern); null unless ok
+	Raw    *dbc.Raw       `json:"raw"`   // unsigned as read, signed sign-extended (float signals: bit pattern); null unless ok
 	Unit   untrusted.Text `json:"unit,omitempty"`
 	Label  untrusted.Text `json:"label,omitempty"`
 	Status string         `json:"status"` // ok, not_selected, frame_too_short, not_finite

@@ -172,7 +172,7 @@ type dbcEncodedSignal struct {
 	Name      untrusted.Text `json:"name"`
 	Status    string         `json:"status"` // set, kept, not_selected
 	Requested *float64       `json:"requested"`
-	Raw       int64          `json:"raw"`
+	Raw       dbc.Raw        `json:"raw"`
 	Value     *float64       `json:"value"`
 	Rounded   bool           `json:"rounded"`
 }
