@@ -255,7 +255,7 @@ var dbcDecode = tool[dbcDecodeIn, page[dbcDecodeRow]]{
 			c.warnf("message %s is %d bytes (a transport-protocol payload); single frames carry at most %d, so later signals read frame_too_short", m.Name, m.Size, wire.MaxCANData)
 		}
 		var vals []dbc.Value
-		return pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
+		out, err := pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
 			func(_ string, r canbus.Record) bool {
 				return r.ID&(wire.CANRTR|wire.CANERR) == 0 && sp.holds(r.Time) && m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0) != dbc.MatchNone
 			},
@@ -265,5 +265,19 @@ var dbcDecode = tool[dbcDecodeIn, page[dbcDecodeRow]]{
 				return dbcDecodeRow{Port: port, Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Match: how.String(),
 					Data: fmt.Sprintf("%X", r.Payload()), Signals: dbcValues(m, vals, only)}
 			})
+		if err == nil && out.Page.TotalMatched == 0 {
+			dbcWarnAbsent(c, db, []*dbc.Message{m}, ps, sp)
+		}
+		return out, err
 	},
+}
+
+// dbcWarnAbsent warns, port by port, that no frame of the window carries
+// an id of msgs, naming theirs and the ids the port's frames carried.
+func dbcWarnAbsent(c *call, db *dbc.Database, msgs []*dbc.Message, ps []*canbus.Port, sp span) {
+	for _, p := range ps {
+		if why := db.Absence(msgs, dbc.CANFrames(p.Frames(), sp.since, sp.until)); why != "" {
+			c.warnf("%s: %s", p.Name(), why)
+		}
+	}
 }

@@ -114,6 +114,16 @@ var dbcDecodeWindow = tool[dbcWindowIn, dbcWindowOut]{
 				}
 				pw.Rows[j] = row
 			}
+			if w.Decoded == 0 {
+				msgs := make([]*dbc.Message, 0, len(names))
+				for _, n := range names {
+					m, _ := db.Message(n) // found by DecodeWindow
+					msgs = append(msgs, m)
+				}
+				if why := db.Absence(msgs, j1939.Payloads(p.Frames(), j1939.Window{Since: sp.since, Until: sp.until})); why != "" {
+					c.warnf("%s: %s", p.Name(), why)
+				}
+			}
 			if w.Truncated {
 				c.warnf("%s: listed the first %d decoded rows of %d; narrow since/until or messages for the rest", p.Name(), len(w.Rows), w.Decoded)
 			}

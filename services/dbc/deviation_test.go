@@ -152,3 +152,27 @@ func TestUnsigned64(t *testing.T) {
 		t.Errorf("row raw %s", got)
 	}
 }
+
+// TestAbsenceIsBounded: past MaxCountedIDs distinct ids the count says
+// "at least", and each side names at most absenceListed ids.
+func TestAbsenceIsBounded(t *testing.T) {
+	db, err := Parse("a.dbc", []byte("BO_ 1 M: 8 A\n SG_ S : 0|8@1+ (1,0) [0|255] \"\" B\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := func(yield func(Frame) bool) {
+		for id := range uint32(MaxCountedIDs + 10) {
+			if !yield(Frame{ID: (id + 0x1000) | 0x80000000}) {
+				return
+			}
+		}
+	}
+	got := db.Absence(nil, frames)
+	if !strings.Contains(got, fmt.Sprintf("the window's %d frames carry at least %d distinct id(s)", MaxCountedIDs+10, MaxCountedIDs)) ||
+		strings.Count(got, "×1") != absenceListed || !strings.Contains(got, "the message has 1 id(s) (001)") {
+		t.Errorf("%s", got)
+	}
+	if got := db.Absence(nil, func(func(Frame) bool) {}); got != "" {
+		t.Errorf("an empty window: %q", got)
+	}
+}
