@@ -18,7 +18,7 @@ import (
 // window of every message (single frames and J1939 transfers), and
 // encoding values into the bytes can_send plans. dbc_load and dbc_decode
 // stay in the can bundle.
-var dbcTools = []toolDef{dbcInspect, dbcDecodeWindow, dbcEncode}
+var dbcTools = []toolDef{dbcInspect, dbcDecodeWindow, dbcEncode, dbcFiles}
 
 type dbcInspectIn struct {
 	Database dbcNameArg `json:"database,omitempty" jsonschema:"name given by dbc_load; empty means the only loaded database"`

@@ -95,6 +95,8 @@ type Config struct {
 
 	// Recorder is the on-disk recorder and evidence (recorder.go).
 	Recorder Recorder `toml:"recorder"`
+	// DBC names the DBC files loaded at start-up (dbc.go).
+	DBC DBC `toml:"dbc"`
 }
 
 // SilentAfter is p's silent_after, DefaultSilentAfter when it has none,
@@ -364,6 +366,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)
 	errs = append(errs, c.Recorder.validate()...)
+	errs = append(errs, c.DBC.validate(c.Store.DataDir)...)
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > maxBudgetMiB {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (the board profile's budget) or a size up to %d", c.MemoryLimitMiB, maxBudgetMiB))
 	}
