@@ -84,8 +84,8 @@ func dbcIDHex(id uint32, ext bool) string {
 var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 	name:  "dbc_load",
 	reads: readsNothing,
-	desc: "Load a DBC database from the box's data directory under a name (at most 8 kept). Latin-1 is transcoded, // comments stripped, nested multiplexing read; a missing ';' is read with a warning naming the line; a file that is not a DBC is refused with file:line: reason. Answers counts and the message list. " +
-		"It reads a file into memory and sends nothing to a bus.",
+	desc: "Load a DBC file from the box's data directory under a name (at most 8 kept). Latin-1, // comments, nested multiplexing and a missing ';' (warned, with the line) are read; a non-DBC is refused with file:line: reason. Answers counts and the message list. " +
+		"Sends nothing.",
 	hints: readOnly(),
 	text:  []textSource{textDBC},
 	run: func(c *call, in dbcLoadIn) (dbcLoadOut, error) {
@@ -223,8 +223,8 @@ func dbcValues(m *dbc.Message, vals []dbc.Value, only int) []dbcValue {
 var dbcDecode = tool[dbcDecodeIn, page[dbcDecodeRow]]{
 	name:  "dbc_decode",
 	reads: readsCAN,
-	desc: "Decode one DBC message (every signal, or one signal over time) from the stored frames, port by port, each oldest first: physical value, raw, unit, value label, and whether multiplexing selected it. " +
-		"J1939 databases also match other source addresses by PGN. Names, units and labels come from the DBC file and are fenced; a fenced name copied back as an argument is accepted. Paged.",
+	desc: "Decode one DBC message (every signal, or one) from the stored frames, port by port, oldest first: value, raw, unit, label, multiplexing status. " +
+		"J1939 databases also match by PGN. File text is fenced (accepted back fenced). No match: says which ids the file and bus have. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "seq"},
 	text:  []textSource{textDBC},

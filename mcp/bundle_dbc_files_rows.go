@@ -16,7 +16,7 @@ type dbcFileLoaded struct {
 type dbcFileRow struct {
 	File     string          `json:"file"` // as dbc_load takes it
 	Size     int64           `json:"size_bytes"`
-	Modified time.Time       `json:"modified"`
+	Modified time.Time       `json:"modified_at"`
 	Loaded   []dbcFileLoaded `json:"loaded"` // empty when no database was read from it
 }
 

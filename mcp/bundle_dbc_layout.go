@@ -201,7 +201,7 @@ var dbcEncode = tool[dbcEncodeIn, dbcEncodeOut]{
 	name:  "dbc_encode",
 	reads: readsNothing,
 	desc: "Build a DBC message's payload from physical signal values: the bytes, what each signal now decodes to, and can_send_frame, the frame to pass to can_send (which plans it). " +
-		"Refused, naming the signal, when a value does not fit its bits or declared range, or its multiplexer does not select it. It computes only; nothing is sent.",
+		"Refused, naming the signal, when a value does not fit its bits or range, or its multiplexer does not select it. Sends nothing.",
 	hints: readOnly(),
 	text:  []textSource{textDBC},
 	run: func(c *call, in dbcEncodeIn) (dbcEncodeOut, error) {

@@ -70,8 +70,8 @@ func dbcValueOf(v dbc.SignalValue) dbcValue {
 var dbcDecodeWindow = tool[dbcWindowIn, dbcWindowOut]{
 	name:  "dbc_decode_window",
 	reads: readsCAN,
-	desc: "Decode every stored frame of a window that a loaded DBC describes (all messages or those named), port by port: per message the frames and J1939 transfers (BAM, RTS/CTS reassembled) decoded, and the decoded rows, oldest first, with how each matched. " +
-		"Names, units and labels come from the file and are fenced. Rows are bounded per port; the tallies are whole.",
+	desc: "Decode every frame of a window a loaded DBC describes (all messages or those named), port by port: per message the frames and J1939 transfers (BAM, RTS/CTS) decoded, and rows, oldest first, with how each matched. " +
+		"File text is fenced. Rows bounded per port; tallies whole.",
 	hints: readOnly(),
 	text:  []textSource{textDBC},
 	run: func(c *call, in dbcWindowIn) (dbcWindowOut, error) {
