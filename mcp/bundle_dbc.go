@@ -134,10 +134,16 @@ type dbcDecodeIn struct {
 	Projection
 }
 
+// dbcRaw is a raw signal value in an answer: an integer, all 64 bits of
+// an unsigned one (dbc.Raw writes it).
+type dbcRaw dbc.Raw
+
+func (r dbcRaw) MarshalJSON() ([]byte, error) { return dbc.Raw(r).MarshalJSON() }
+
 type dbcValue struct {
 	Signal untrusted.Text `json:"signal"`
 	Value  *float64       `json:"value"` // physical; null unless status is ok
-	Raw    *dbc.Raw       `json:"raw"`   // unsigned as read, signed sign-extended (float signals: bit pattern); null unless ok
+	Raw    *dbcRaw        `json:"raw"`   // unsigned as read, signed sign-extended (float signals: bit pattern); null unless ok
 	Unit   untrusted.Text `json:"unit,omitempty"`
 	Label  untrusted.Text `json:"label,omitempty"`
 	Status string         `json:"status"` // ok, not_selected, frame_too_short, not_finite
@@ -207,10 +213,10 @@ func dbcValues(m *dbc.Message, vals []dbc.Value, only int) []dbcValue {
 		case v.Status != dbc.StatusOK:
 		case math.IsNaN(v.Physical) || math.IsInf(v.Physical, 0):
 			row.Status = "not_finite" // JSON has no NaN; the raw bits stay
-			raw := v.Raw
+			raw := dbcRaw(v.Raw)
 			row.Raw = &raw
 		default:
-			phys, raw := v.Physical, v.Raw
+			phys, raw := v.Physical, dbcRaw(v.Raw)
 			row.Value, row.Raw = &phys, &raw
 			label, _ := s.Label(v)
 			row.Label = untrusted.Text(label)

@@ -172,7 +172,7 @@ type dbcEncodedSignal struct {
 	Name      untrusted.Text `json:"name"`
 	Status    string         `json:"status"` // set, kept, not_selected
 	Requested *float64       `json:"requested"`
-	Raw       dbc.Raw        `json:"raw"`
+	Raw       dbcRaw         `json:"raw"`
 	Value     *float64       `json:"value"`
 	Rounded   bool           `json:"rounded"`
 }
@@ -251,7 +251,7 @@ var dbcEncode = tool[dbcEncodeIn, dbcEncodeOut]{
 		out := dbcEncodeOut{Message: untrusted.Text(enc.Message), ID: enc.IDHex, Extended: enc.Extended, Data: enc.DataHex, Size: enc.Size,
 			SingleFrame: enc.SingleFrame, Signals: make([]dbcEncodedSignal, len(enc.Signals))}
 		for i, s := range enc.Signals {
-			out.Signals[i] = dbcEncodedSignal{Name: untrusted.Text(s.Name), Status: s.Status, Requested: s.Requested, Raw: s.Raw, Value: s.Value, Rounded: s.Rounded}
+			out.Signals[i] = dbcEncodedSignal{Name: untrusted.Text(s.Name), Status: s.Status, Requested: s.Requested, Raw: dbcRaw(s.Raw), Value: s.Value, Rounded: s.Rounded}
 		}
 		if enc.SingleFrame {
 			out.CANSend = &dbcCANSendFrame{ID: enc.IDHex, Extended: enc.Extended, Data: enc.DataHex}

@@ -64,7 +64,7 @@ type dbcWindowOut struct {
 
 // dbcValueOf spells a window's decoded value as dbc_decode does.
 func dbcValueOf(v dbc.SignalValue) dbcValue {
-	return dbcValue{Signal: untrusted.Text(v.Signal), Value: v.Value, Raw: v.Raw, Unit: untrusted.Text(v.Unit), Label: untrusted.Text(v.Label), Status: v.Status}
+	return dbcValue{Signal: untrusted.Text(v.Signal), Value: v.Value, Raw: (*dbcRaw)(v.Raw), Unit: untrusted.Text(v.Unit), Label: untrusted.Text(v.Label), Status: v.Status}
 }
 
 var dbcDecodeWindow = tool[dbcWindowIn, dbcWindowOut]{

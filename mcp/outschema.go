@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
-
-	"fieldtap/services/dbc"
 )
 
 // objectSchemaOf is the output schema of an object tool: the envelope
@@ -68,7 +66,7 @@ func listSchemaOf[Out any](tool string, ids []string) (func() json.RawMessage, [
 // outTypes are the answer types that write themselves: a DBC raw value
 // is an integer, a 64-bit unsigned one included.
 var outTypes = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[dbc.Raw](): {Type: "integer"},
+	reflect.TypeFor[dbcRaw](): {Type: "integer"},
 }
 
 // schemaOf returns the JSON Schema of T; a type the generator cannot
