@@ -125,7 +125,9 @@ type Log struct {
 type MCP struct {
 	Transport string `toml:"transport"`
 	Listen    string `toml:"listen"`
-	// Bundles to load; empty means every compiled bundle except transmit.
+	// Bundles to load (mcp.ResolveBundles): empty means every compiled
+	// bundle except transmit, the vehicle depth only with a CAN or J1708
+	// port; "all" means every bundle.
 	Bundles []string `toml:"bundles"`
 	// MaxResponseBytes is the tool answer budget; 0 takes the MCP
 	// server's default. The server owns its defaults and its bounds
