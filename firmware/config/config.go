@@ -95,6 +95,8 @@ type Config struct {
 
 	// Recorder is the on-disk recorder and evidence (recorder.go).
 	Recorder Recorder `toml:"recorder"`
+	// DBC names the DBC files loaded at start-up (dbc.go).
+	DBC DBC `toml:"dbc"`
 }
 
 // SilentAfter is p's silent_after, DefaultSilentAfter when it has none,
@@ -123,7 +125,9 @@ type Log struct {
 type MCP struct {
 	Transport string `toml:"transport"`
 	Listen    string `toml:"listen"`
-	// Bundles to load; empty means every compiled bundle except transmit.
+	// Bundles to load (mcp.ResolveBundles): empty means every compiled
+	// bundle except transmit, the vehicle depth only with a CAN or J1708
+	// port; "all" means every bundle.
 	Bundles []string `toml:"bundles"`
 	// MaxResponseBytes is the tool answer budget; 0 takes the MCP
 	// server's default. The server owns its defaults and its bounds
@@ -365,6 +369,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)
 	errs = append(errs, c.Recorder.validate()...)
+	errs = append(errs, c.DBC.validate(c.Store.DataDir)...)
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > maxBudgetMiB {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (the board profile's budget) or a size up to %d", c.MemoryLimitMiB, maxBudgetMiB))
 	}

@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -160,6 +162,23 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 		a.j1939.SetCatalogue(cat)
 	})
 	return a, nil
+}
+
+// preloadDBC loads dbc.preload's files as dbc_load would, each under its
+// name without .dbc. A file that does not load stops the start: the
+// operator named it, and every decode with it would be missing.
+func (a *analysers) preloadDBC(ctx context.Context, files []string, log *slog.Logger) error {
+	for _, f := range files {
+		db, err := a.dbc.Load(ctx, "", f)
+		if err != nil {
+			return fmt.Errorf("dbc.preload %s (in %s): %w", f, a.dbc.Dir(), err)
+		}
+		log.Info("DBC preloaded", "file", f, "name", db.Name, "messages", len(db.Messages), "warnings", len(db.Warnings))
+		for _, w := range db.Warnings {
+			log.Warn("DBC read with a deviation", "file", f, "warning", w)
+		}
+	}
+	return nil
 }
 
 // consumer is what a port's consumer does with each batch: it returns how

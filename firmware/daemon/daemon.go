@@ -209,7 +209,7 @@ func (b *box) openSources(context.Context) (func() error, error) {
 // buildStores derives every store's bound from one budget, refusing a
 // configuration whose bounds do not fit before any port starts, and
 // builds the analysers.
-func (b *box) buildStores(context.Context) (func() error, error) {
+func (b *box) buildStores(ctx context.Context) (func() error, error) {
 	mediaOpt, err := mediaOptions(b.cfg.Media)
 	if err != nil {
 		return nil, err
@@ -233,6 +233,9 @@ func (b *box) buildStores(context.Context) (func() error, error) {
 		return nil, err
 	}
 	b.reg.SetBudget(b.an.budgetStatus)
+	if err := b.an.preloadDBC(ctx, b.cfg.DBC.Preload, b.log); err != nil {
+		return nil, err
+	}
 	loadKeyLogs(b.an.tlsKeys, b.cfg, b.log)
 	// The export directory is made (0700) or checked now, so a planted
 	// one is reported at start-up; capture does not depend on it.

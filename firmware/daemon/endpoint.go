@@ -6,8 +6,10 @@ import (
 	"net"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"time"
 
+	"fieldtap/drivers/capture"
 	"fieldtap/mcp"
 	"fieldtap/mcp/front"
 	"fieldtap/services/coverage"
@@ -54,12 +56,13 @@ func (b *box) startEndpoint(ctx context.Context) (func() error, error) {
 }
 
 // bundles is what the MCP server loads: every compiled bundle except
-// transmit, unless the operator names the bundles.
+// transmit, the vehicle depth only on a box with a CAN or J1708 port or
+// capture file, unless the operator names the bundles ("all": every one).
 func (b *box) bundles() []string {
-	if len(b.cfg.MCP.Bundles) > 0 {
-		return b.cfg.MCP.Bundles
-	}
-	return mcp.DefaultBundles()
+	vehicle := slices.ContainsFunc(b.sources, func(s capture.Source) bool {
+		return s.Kind() == capture.KindCAN || s.Kind() == capture.KindJ1708
+	})
+	return mcp.ResolveBundles(b.cfg.MCP.Bundles, vehicle)
 }
 
 // mcpDeps is what the MCP layer reads, and over HTTP the file server its

@@ -169,10 +169,11 @@ func captureIdentity(v any) string {
 // volatileKeys hold values that differ between two runs of the same
 // capture: how long a wait took and when a port entered its state, by
 // the box's clock (capture_status's state_since, the coverage block's
-// ports' since), and a file's modification time (list_files; also
+// ports' since), a file's modification time (list_files; also
 // server_capabilities' build flag of the same name, which a dirty tree
-// sets).
-var volatileKeys = map[string]bool{"waited_ms": true, "state_since": true, "modified": true}
+// sets), and where and when the run's DBC file was written and loaded
+// (dbc_files' data_dir, modified_at, loaded_at).
+var volatileKeys = map[string]bool{"waited_ms": true, "state_since": true, "modified": true, "data_dir": true, "modified_at": true, "loaded_at": true}
 
 // normaliseValue replaces the run's identity with <run>, a cursor with
 // its decoded text (which names the run), and volatile values with
