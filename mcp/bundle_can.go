@@ -260,20 +260,32 @@ func (exportLinesArg) argSchema() *jsonschema.Schema {
 	return sipCount("lines per port, oldest first", 1, canbus.MaxExportLines, canbus.DefaultExportLines)
 }
 
+// canLogFormatArg is export_canlog's file format.
+type canLogFormatArg string
+
+func (canLogFormatArg) argSchema() *jsonschema.Schema {
+	values := make([]string, len(canbus.Formats))
+	for i, f := range canbus.Formats {
+		values[i] = string(f)
+	}
+	return enumArg("candump (default, text in candump), asc (Vector ASC text in asc) or blf (Vector BLF bytes, base64 in blf_base64)", values)
+}
+
 type exportCANLogIn struct {
 	PortSelector
 	canSelect
-	MaxLines exportLinesArg `json:"max_lines,omitempty"`
+	MaxLines exportLinesArg  `json:"max_lines,omitempty"`
+	Format   canLogFormatArg `json:"format,omitempty"`
 }
 
 type exportCANLogOut struct {
-	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: candump -l text (replayable with canplayer), lines, from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
+	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: the log (candump -l text replayable with canplayer, asc text or blf_base64 by format), lines (frames), from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
 }
 
 var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 	name:  "export_canlog",
 	reads: readsCAN,
-	desc:  "CAN frames as candump -l text (replayable with canplayer), per port, oldest first, filtered by id/mask and time window: the recorder's frames older than the store, then the store. At most max_lines a port.",
+	desc:  "CAN frames as a candump -l, Vector ASC or BLF log (format), per port, oldest first, filtered by id/mask and time window: the recorder's frames older than the store, then the store. At most max_lines a port.",
 	hints: readOnly(),
 	run: func(c *call, in exportCANLogIn) (exportCANLogOut, error) {
 		ps, err := canPorts(c.d, in.PortSelector)
@@ -289,7 +301,7 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 		if c.d.BlackBox.Recorder != nil {
 			rec = c.d.BlackBox.Recorder
 		}
-		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines)}
+		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines), Format: canbus.Format(in.Format)}
 		out := exportCANLogOut{Exports: []canCandumpRow{}}
 		for _, p := range ps {
 			x, err := c.d.CAN.ExportCandump(c.ctx, rec, p.Name(), sel)

@@ -52,12 +52,16 @@ type canLinkRow struct {
 	Note      string  `json:"note,omitempty"`
 }
 
-// canCandumpRow is one port's export, candump -l text.
+// canCandumpRow is one port's export: candump -l or ASC text, or BLF
+// bytes (base64 in JSON), by format.
 type canCandumpRow struct {
-	Port         string `json:"port"`
-	Lines        int    `json:"lines"`
-	FromRecorder int    `json:"from_recorder"` // lines read from the recorder: older than the store
-	Truncated    bool   `json:"truncated"`
-	RecorderCut  bool   `json:"recorder_cut"`
-	Candump      string `json:"candump"`
+	Port         string        `json:"port"`
+	Format       canbus.Format `json:"format"`
+	Lines        int           `json:"lines"`
+	FromRecorder int           `json:"from_recorder"` // lines read from the recorder: older than the store
+	Truncated    bool          `json:"truncated"`
+	RecorderCut  bool          `json:"recorder_cut"`
+	Candump      string        `json:"candump,omitempty"`
+	ASC          string        `json:"asc,omitempty"`
+	BLF          []byte        `json:"blf_base64,omitempty"`
 }

@@ -415,7 +415,7 @@ func systemTime(b []byte) time.Time {
 	for i := range v {
 		v[i] = int(binary.LittleEndian.Uint16(b[2*i:]))
 	}
-	if v[0] < 1980 || v[1] < 1 || v[1] > 12 || v[3] < 1 || v[3] > 31 || v[4] > 23 || v[5] > 59 || v[6] > 59 || v[7] > 999 {
+	if v[0] < 1601 || v[1] < 1 || v[1] > 12 || v[3] < 1 || v[3] > 31 || v[4] > 23 || v[5] > 59 || v[6] > 59 || v[7] > 999 {
 		return epoch
 	}
 	return time.Date(v[0], time.Month(v[1]), v[3], v[4], v[5], v[6], v[7]*int(time.Millisecond), time.UTC)
