@@ -194,6 +194,16 @@ func (b *blfReader) container(at int64, body []byte) error {
 		n := len(b.stream)
 		b.stream = append(b.stream, make([]byte, size)...)
 		got, err := io.ReadFull(zr, b.stream[n:])
+		if err == nil {
+			// Reading to the end checks the stream's Adler-32 and that it
+			// holds no more than the container said.
+			var one [1]byte
+			if _, err = zr.Read(one[:]); err == io.EOF {
+				err = nil
+			} else if err == nil {
+				err = errors.New("more bytes than the container's size")
+			}
+		}
 		if err != nil || int64(got) != size {
 			b.stream = b.stream[:n]
 			b.bad(at, ReasonContainer, fmt.Errorf("zlib: %d of %d bytes: %v", got, size, err))

@@ -17,7 +17,7 @@ const trcStartRes = 4320 * time.Nanosecond
 
 // writeSavvyCSV writes recs as SavvyCAN's native CSV, Unix microseconds,
 // bus 0 for can0 and 1 for can1, as SavvyCAN saves a GVRET capture.
-func writeSavvyCSV(t *testing.T, path string, recs []wire.CandumpRecord) {
+func writeSavvyCSV(t testing.TB, path string, recs []wire.CandumpRecord) {
 	var b bytes.Buffer
 	b.WriteString("Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8\n")
 	for _, r := range recs {

@@ -105,7 +105,7 @@ const maxPyFrames = 5000
 // clean is a reference log's readable frames (its first maxPyFrames)
 // rewritten as candump -l, interface by interface, so python-can's
 // candump reader (which takes -l lines only) reads what fieldtap reads.
-func clean(t *testing.T, src, dst string) []wire.CandumpRecord {
+func clean(t testing.TB, src, dst string) []wire.CandumpRecord {
 	t.Helper()
 	f, err := os.Open(src)
 	if err != nil {
@@ -264,7 +264,7 @@ func TestAgainstPythonCAN(t *testing.T) {
 // writeTRC writes recs as a TRC file of version 1.1, 1.3 or 2.0 the way
 // PEAK's specification lays them out; offsets in ms with 3 or 1 decimals
 // as PCAN-View writes them.
-func writeTRC(t *testing.T, path, version string, recs []wire.CandumpRecord) {
+func writeTRC(t testing.TB, path, version string, recs []wire.CandumpRecord) {
 	var b bytes.Buffer
 	start := recs[0].Time
 	fmt.Fprintf(&b, ";$FILEVERSION=%s\r\n;$STARTTIME=%.10f\r\n", version, oleOf(start))
