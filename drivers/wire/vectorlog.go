@@ -32,7 +32,7 @@ func AppendASCHeader(dst []byte, start time.Time) []byte {
 // AppendASC appends one frame's line: a data frame, "r" for a remote
 // request, ErrorFrame for an error frame. id carries the flag bits.
 func AppendASC(dst []byte, start, t time.Time, id uint32, data []byte) []byte {
-	off := max(t.Sub(start), 0) / time.Microsecond
+	off := (max(t.Sub(start), 0) + time.Microsecond/2) / time.Microsecond // to the nearest µs
 	dst = fmt.Appendf(dst, "%4d.%06d 1  ", off/1e6, off%1e6)
 	if id&CANERR != 0 {
 		return append(dst, "ErrorFrame\n"...)
