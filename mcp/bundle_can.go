@@ -268,7 +268,7 @@ func (canLogFormatArg) argSchema() *jsonschema.Schema {
 	for i, f := range canbus.Formats {
 		values[i] = string(f)
 	}
-	return enumArg("candump (default, text in candump), asc (Vector ASC text in asc) or blf (Vector BLF bytes, base64 in blf_base64)", values)
+	return enumArg("log format: candump (default), asc or blf (base64 in blf_base64)", values)
 }
 
 type exportCANLogIn struct {
