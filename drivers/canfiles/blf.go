@@ -34,9 +34,9 @@ const (
 	blfZlib          = 2
 
 	// maxContainer bounds a container's compressed and uncompressed
-	// bytes: writers use 128 KiB (python-can, Vector's own); a larger one
-	// is counted as unreadable rather than held.
-	maxContainer = 1 << 20
+	// bytes: writers use 128 KiB (python-can, Vector's own); twice that is
+	// held, a larger one counted as unreadable.
+	maxContainer = 256 << 10
 	// maxObject bounds an object inside the stream: a CAN FD object with
 	// its 64 data bytes is under 200 bytes, other buses' objects more.
 	maxObject = maxContainer
