@@ -106,7 +106,7 @@ func (c *csvReader) line(line []byte) (bool, error) {
 		ext = true
 	case "false", "0":
 	default:
-		return false, fmt.Errorf("Extended %.10q: want true or false", get("Extended"))
+		return false, fmt.Errorf("column Extended %.10q: want true or false", get("Extended"))
 	}
 	n, err := parseUint(get("LEN"), 10, 8)
 	if err != nil {
@@ -121,7 +121,7 @@ func (c *csvReader) line(line []byte) (bool, error) {
 	}
 	bus, err := strconv.Atoi(string(get("Bus")))
 	if err != nil || bus < 0 {
-		return false, fmt.Errorf("Bus %.10q", get("Bus"))
+		return false, fmt.Errorf("column Bus %.10q: want a bus number", get("Bus"))
 	}
 	f.setID(id, ext, false)
 	f.Channel, f.DLC = bus, uint8(n)
