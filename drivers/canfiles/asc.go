@@ -121,14 +121,15 @@ func (a *ascReader) line(line []byte) (ok bool, err error) {
 		return false, errors.New("no length code")
 	}
 	dlc, err := parseUint(fs[5], a.base, 8)
-	if err != nil || dlc > 15 {
+	if err != nil {
 		return false, fmt.Errorf("length code %.10q", fs[5])
 	}
-	if dlc > 8 {
-		return false, fmt.Errorf("length code %d on a classic CAN frame", dlc)
+	if dlc > 15 {
+		return false, errFD // a CAN FD payload's length written on a classic line
 	}
+	// A classic DLC of 9 to 15 carries 8 bytes (ISO 11898-1).
 	f.DLC = uint8(dlc)
-	f.Data, err = parseData(f.Data, fs[6:], int(dlc), a.base)
+	f.Data, err = parseData(f.Data, fs[6:], min(int(dlc), 8), a.base)
 	return err == nil, err
 }
 
@@ -178,7 +179,9 @@ func (a *ascReader) fd(fs [][]byte) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("CANFD flags: %w", err)
 	}
-	if flags&(1<<12) != 0 || rest[0][0] == '1' || rest[1][0] == '1' || n > 8 || dlc > 8 {
+	// EDL or BRS (which only an FD frame has) or more than 8 bytes: FD.
+	// ESI alone is not: CANoe sets it on classic frames of an FD channel.
+	if flags&(1<<12) != 0 || rest[0][0] == '1' || n > 8 || dlc > 8 {
 		return false, errFD
 	}
 	f.DLC = uint8(dlc)

@@ -4,7 +4,8 @@
                                py.blf, py21.trc (TRC 2.1) and py10.trc
                                (TRC 1.0) by python-can's writers
   pycan.py read KIND PATH ...  frames python-can's reader of KIND (asc, blf,
-                               trc) reads from each PATH, as JSON on stdout
+                               trc) reads from each PATH, as JSON on stdout;
+                               a file it fails on is left out
 
 Exit status 3: python-can is not installed.
 Run with TZ=UTC: python-can reads and writes ASC and BLF dates in local time.
@@ -50,13 +51,17 @@ def read(pairs):
     out = {}
     for kind, path in zip(pairs[0::2], pairs[1::2]):
         frames = []
-        for m in READERS[kind](path):
-            frames.append({
-                "t": repr(m.timestamp), "id": m.arbitration_id,
-                "ext": m.is_extended_id, "rtr": m.is_remote_frame,
-                "err": m.is_error_frame, "fd": m.is_fd, "dlc": m.dlc,
-                "data": bytes(m.data).hex(), "ch": m.channel,
-            })
+        try:
+            for m in READERS[kind](path):
+                frames.append({
+                    "t": repr(m.timestamp), "id": m.arbitration_id,
+                    "ext": m.is_extended_id, "rtr": m.is_remote_frame,
+                    "err": m.is_error_frame, "fd": m.is_fd, "dlc": m.dlc,
+                    "data": bytes(m.data).hex(), "ch": m.channel,
+                })
+        except Exception as e:  # a file this python-can cannot read: left out
+            print(f"{path}: {e!r}", file=sys.stderr)
+            continue
         out[path] = frames
     json.dump(out, sys.stdout)
 
