@@ -34,6 +34,16 @@ func seedRecords(f *testing.F) [][]wire.CandumpRecord {
 	return out
 }
 
+// addRealSeeds adds python-can's test logs of extension ext.
+func addRealSeeds(f *testing.F, ext string) {
+	paths, _ := filepath.Glob(filepath.Join(realDir, "*"+ext))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil && len(b) <= 8<<10 {
+			f.Add(b)
+		}
+	}
+}
+
 // fuzzRead reads b with read and checks what every reader promises: no
 // panic, no error (bad records are counted, never fatal; BLF refuses a
 // file without its header, mayRefuse), every frame one
@@ -69,6 +79,7 @@ func FuzzReadASC(f *testing.F) {
 		f.Add(wire.AppendASCEnd(b))
 	}
 	f.Add([]byte(ascSample))
+	addRealSeeds(f, ".asc")
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, ReadASC, b, false) })
 }
 
@@ -81,6 +92,7 @@ func FuzzReadBLF(f *testing.F) {
 		f.Add(w.Bytes())
 	}
 	f.Add(append(appendSystemTime(f, epoch), blfContainer(0, blfObject(1, 5, make([]byte, 16)))...))
+	addRealSeeds(f, ".blf")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// A file that is not BLF at all is refused; anything after a
 		// header is read to its end.
@@ -106,6 +118,7 @@ func FuzzReadTRC(f *testing.F) {
 		}
 	}
 	f.Add([]byte(trc21Sample))
+	addRealSeeds(f, ".trc")
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, ReadTRC, b, false) })
 }
 
