@@ -132,5 +132,8 @@ func FuzzReadSavvyCSV(f *testing.F) {
 		}
 	}
 	f.Add([]byte("Time Stamp,ID,Extended,Bus,LEN,D1,D2\n1,7FF,false,0,2,01,02,\n2,123,maybe,0,1,00\n"))
+	if b, err := os.ReadFile(filepath.Join("testdata", "savvycan", "GVRET_Log_head.csv")); err == nil {
+		f.Add(b[:4<<10])
+	}
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, ReadSavvyCSV, b, false) })
 }

@@ -1,8 +1,11 @@
 package canfiles
 
 import (
+	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +142,46 @@ func TestRealTRCVersions(t *testing.T) {
 			if (f.Offset-w.Offset).Abs() >= res || f.ID != w.ID || f.DLC != w.DLC || string(f.Data) != string(w.Data) {
 				t.Errorf("%s frame %d: %v %#x %d % X; 2.1 file %v %#x %d % X", name, i, f.Offset, f.ID, f.DLC, f.Data, w.Offset, w.ID, w.DLC, w.Data)
 			}
+		}
+	}
+}
+
+// TestRealSavvyCSV reads the head of a capture SavvyCAN saved (its
+// examples/GVRET_Log.csv, testdata/savvycan) and checks every frame
+// against the file's columns as encoding/csv splits them: time stamp,
+// id, extended, bus, length and that many data bytes (python-can has no
+// reader for this format).
+func TestRealSavvyCSV(t *testing.T) {
+	path := filepath.Join("testdata", "savvycan", "GVRET_Log_head.csv")
+	res := readWith(t, ReadSavvyCSV, path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = rows[1:]
+	if len(res.frames) != len(rows) || len(res.bad) > 0 || len(rows) != 2000 {
+		t.Fatalf("%d frames, not read %v; the file has %d rows", len(res.frames), res.bad, len(rows))
+	}
+	for i, row := range rows {
+		us, _ := strconv.ParseInt(row[0], 10, 64)
+		id, _ := strconv.ParseUint(row[1], 16, 32)
+		n, _ := strconv.Atoi(row[4])
+		bus, _ := strconv.Atoi(row[3])
+		var data []byte
+		for _, h := range row[5 : 5+n] {
+			b, _ := strconv.ParseUint(h, 16, 8)
+			data = append(data, byte(b))
+		}
+		g := res.frames[i]
+		if g.Offset != time.Duration(us)*time.Microsecond || g.ID != uint32(id) || row[2] != "false" || g.Channel != bus || !bytes.Equal(g.Data, data) || int(g.DLC) != n {
+			t.Fatalf("row %d %v: read %+v", i+2, row, g)
 		}
 	}
 }
