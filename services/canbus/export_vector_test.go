@@ -78,6 +78,7 @@ func TestExportASCAndBLFReadByPythonCAN(t *testing.T) {
 		if err := os.WriteFile(path, body, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%s: %d bytes for %d frames", format, len(body), x.Lines)
 		pairs = append(pairs, string(format), path)
 	}
 	for path, got := range pythonCANRead(t, pairs...) {
