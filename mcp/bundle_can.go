@@ -268,7 +268,7 @@ func (canLogFormatArg) argSchema() *jsonschema.Schema {
 	for i, f := range canbus.Formats {
 		values[i] = string(f)
 	}
-	return enumArg("log format: candump (default), asc or blf (base64 in blf_base64)", values)
+	return enumArg("default candump", values)
 }
 
 type exportCANLogIn struct {
@@ -279,13 +279,13 @@ type exportCANLogIn struct {
 }
 
 type exportCANLogOut struct {
-	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: the log (candump -l text replayable with canplayer, asc text or blf_base64 by format), lines (frames), from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
+	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: the log (candump, asc or blf_base64), lines, from_recorder (older than the store, from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
 }
 
 var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 	name:  "export_canlog",
 	reads: readsCAN,
-	desc:  "CAN frames as a candump -l, Vector ASC or BLF log (format), per port, oldest first, filtered by id/mask and time window: the recorder's frames older than the store, then the store. At most max_lines a port.",
+	desc:  "CAN frames as a candump -l, ASC or BLF log per port, oldest first, by id/mask and time: the recorder's older frames, then the store. At most max_lines a port.",
 	hints: readOnly(),
 	run: func(c *call, in exportCANLogIn) (exportCANLogOut, error) {
 		ps, err := canPorts(c.d, in.PortSelector)
@@ -318,7 +318,7 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 			if x.RecorderCut {
 				c.warnf("port %s: the recorder's read bound ended the older frames early; narrow since/until", p.Name())
 			}
-			out.Exports = append(out.Exports, canCandumpRow(x))
+			out.Exports = append(out.Exports, canCandumpRowOf(x))
 		}
 		if len(out.Exports) == 0 {
 			return exportCANLogOut{}, notFound("widen since/until or the id; can_frames shows what the store holds, find_in_captures what the recorder holds", "no stored or recorded CAN frame matches")

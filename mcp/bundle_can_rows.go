@@ -55,13 +55,18 @@ type canLinkRow struct {
 // canCandumpRow is one port's export: candump -l or ASC text, or BLF
 // bytes (base64 in JSON), by format.
 type canCandumpRow struct {
-	Port         string        `json:"port"`
-	Format       canbus.Format `json:"format"`
-	Lines        int           `json:"lines"`
-	FromRecorder int           `json:"from_recorder"` // lines read from the recorder: older than the store
-	Truncated    bool          `json:"truncated"`
-	RecorderCut  bool          `json:"recorder_cut"`
-	Candump      string        `json:"candump,omitempty"`
-	ASC          string        `json:"asc,omitempty"`
-	BLF          []byte        `json:"blf_base64,omitempty"`
+	Port         string `json:"port"`
+	Format       string `json:"format"`
+	Lines        int    `json:"lines"`
+	FromRecorder int    `json:"from_recorder"` // lines read from the recorder: older than the store
+	Truncated    bool   `json:"truncated"`
+	RecorderCut  bool   `json:"recorder_cut"`
+	Candump      string `json:"candump,omitempty"`
+	ASC          string `json:"asc,omitempty"`
+	BLF          []byte `json:"blf_base64,omitempty"`
+}
+
+func canCandumpRowOf(x canbus.Candump) canCandumpRow {
+	return canCandumpRow{Port: x.Port, Format: string(x.Format), Lines: x.Lines, FromRecorder: x.FromRecorder, Truncated: x.Truncated,
+		RecorderCut: x.RecorderCut, Candump: x.Candump, ASC: x.ASC, BLF: x.BLF}
 }
