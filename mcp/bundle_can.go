@@ -290,20 +290,32 @@ func (exportLinesArg) argSchema() *jsonschema.Schema {
 	return sipCount("lines per port, oldest first", 1, canbus.MaxExportLines, canbus.DefaultExportLines)
 }
 
+// canLogFormatArg is export_canlog's file format.
+type canLogFormatArg string
+
+func (canLogFormatArg) argSchema() *jsonschema.Schema {
+	values := make([]string, len(canbus.Formats))
+	for i, f := range canbus.Formats {
+		values[i] = string(f)
+	}
+	return enumArg("default candump", values)
+}
+
 type exportCANLogIn struct {
 	PortSelector
 	canSelect
-	MaxLines exportLinesArg `json:"max_lines,omitempty"`
+	MaxLines exportLinesArg  `json:"max_lines,omitempty"`
+	Format   canLogFormatArg `json:"format,omitempty"`
 }
 
 type exportCANLogOut struct {
-	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: candump -l text (replayable with canplayer), lines, from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
+	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: the log (candump, asc or blf_base64), lines, from_recorder (older than the store, from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
 }
 
 var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 	name:  "export_canlog",
 	reads: readsCAN,
-	desc:  "CAN frames as candump -l text (replayable with canplayer), per port, oldest first, filtered by id/mask and time window: the recorder's frames older than the store, then the store. At most max_lines a port.",
+	desc:  "CAN frames as a candump -l, ASC or BLF log per port, oldest first, by id/mask and time: the recorder's older frames, then the store. At most max_lines a port.",
 	hints: readOnly(),
 	run: func(c *call, in exportCANLogIn) (exportCANLogOut, error) {
 		ps, err := canPorts(c.d, in.PortSelector)
@@ -319,7 +331,7 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 		if c.d.BlackBox.Recorder != nil {
 			rec = c.d.BlackBox.Recorder
 		}
-		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines)}
+		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines), Format: canbus.Format(in.Format)}
 		out := exportCANLogOut{Exports: []canCandumpRow{}}
 		for _, p := range ps {
 			x, err := c.d.CAN.ExportCandump(c.ctx, rec, p.Name(), sel)
@@ -336,7 +348,10 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 			if x.RecorderCut {
 				c.warnf("port %s: the recorder's read bound ended the older frames early; narrow since/until", p.Name())
 			}
-			out.Exports = append(out.Exports, canCandumpRow(x))
+			if x.FDNotWritten > 0 {
+				c.warnf("port %s: %d CAN FD frame(s) left out: the %s export writes classic frames only; format candump carries them", p.Name(), x.FDNotWritten, x.Format)
+			}
+			out.Exports = append(out.Exports, canCandumpRowOf(x))
 		}
 		if len(out.Exports) == 0 {
 			return exportCANLogOut{}, notFound("widen since/until or the id; can_frames shows what the store holds, find_in_captures what the recorder holds", "no stored or recorded CAN frame matches")

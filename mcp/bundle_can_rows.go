@@ -53,12 +53,22 @@ type canLinkRow struct {
 	Note      string  `json:"note,omitempty"`
 }
 
-// canCandumpRow is one port's export, candump -l text.
+// canCandumpRow is one port's export: candump -l or ASC text, or BLF
+// bytes (base64 in JSON), by format.
 type canCandumpRow struct {
 	Port         string `json:"port"`
+	Format       string `json:"format"`
 	Lines        int    `json:"lines"`
 	FromRecorder int    `json:"from_recorder"` // lines read from the recorder: older than the store
 	Truncated    bool   `json:"truncated"`
 	RecorderCut  bool   `json:"recorder_cut"`
-	Candump      string `json:"candump"`
+	FDNotWritten int    `json:"fd_not_written" jsonschema:"CAN FD frames an asc or blf export does not carry"`
+	Candump      string `json:"candump,omitempty"`
+	ASC          string `json:"asc,omitempty"`
+	BLF          []byte `json:"blf_base64,omitempty"`
+}
+
+func canCandumpRowOf(x canbus.Candump) canCandumpRow {
+	return canCandumpRow{Port: x.Port, Format: string(x.Format), Lines: x.Lines, FromRecorder: x.FromRecorder, Truncated: x.Truncated,
+		RecorderCut: x.RecorderCut, FDNotWritten: x.FDNotWritten, Candump: x.Candump, ASC: x.ASC, BLF: x.BLF}
 }

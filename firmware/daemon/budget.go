@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"fieldtap/drivers/canfiles"
 	"fieldtap/drivers/canlog"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
@@ -186,7 +187,7 @@ func kindRequests(st config.Store, name string, kind capture.Kind) []budget.Requ
 // flight, for a port whose file is not chosen yet.
 func fileFootprint(name string) capture.Footprint {
 	var most capture.Footprint
-	for _, src := range []capture.Source{pcapfile.New(name, ""), canlog.New(name, "", nil), j1708.NewLogSource(name, "", nil)} {
+	for _, src := range []capture.Source{pcapfile.New(name, ""), canlog.New(name, "", nil), canfiles.New(name, "", canfiles.BLF, nil), j1708.NewLogSource(name, "", nil)} {
 		fp := footprint(src)
 		if handoffBytes(fp, capture.DefaultHandoffDepth) > handoffBytes(most, capture.DefaultHandoffDepth) {
 			most = fp
