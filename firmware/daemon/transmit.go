@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"fieldtap/board"
+	"fieldtap/board/sim"
 	"fieldtap/drivers/capture"
 	"fieldtap/services/canbus"
 	"fieldtap/services/metrics"
@@ -35,6 +36,16 @@ func (b *box) startTransmit(ctx context.Context) (func() error, error) {
 	for _, p := range b.cfg.Ports {
 		enabled[p.Name] = p
 	}
+	if b.cfg.Board == "sim" {
+		// The sim board's ports have no [[port]] tables: transmit.sim_ports
+		// enables them.
+		for _, name := range b.cfg.Transmit.SimPorts {
+			if !slices.ContainsFunc(b.sources, func(s capture.Source) bool { return s.Name() == name && simWriter(s) }) {
+				return nil, fmt.Errorf("transmit.sim_ports: port %q has no simulated writer; the sim board's CAN port %s has", name, simCANPort)
+			}
+			enabled[name] = board.Port{Name: name, Transmit: true}
+		}
+	}
 	var ports []transmit.Port
 	for _, src := range b.sources {
 		var m transmit.Medium
@@ -58,7 +69,17 @@ func (b *box) startTransmit(ctx context.Context) (func() error, error) {
 		ports = append(ports, tp)
 	}
 	c := b.cfg.Transmit
+	var hints transmit.Hints
+	if b.cfg.Board == "sim" {
+		hints = transmit.Hints{Sim: true, ArmFile: c.ArmFile, ConfirmFile: c.ConfirmFile}
+		for _, src := range b.sources {
+			if _, ok := src.(*sim.Port); ok {
+				hints.SimPorts = append(hints.SimPorts, src.Name())
+			}
+		}
+	}
 	o := transmit.Options{
+		Hints:         hints,
 		Ports:         ports,
 		BundleLoaded:  slices.Contains(b.bundles(), "transmit"),
 		Rate:          transmit.RateLimit{Plans: c.RatePlans, Window: c.Window()},
