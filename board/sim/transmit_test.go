@@ -36,7 +36,13 @@ func TestTransmitSideRefuses(t *testing.T) {
 	if err := p.WriteFrame(ctx, wire.CANEFF|0x18EA00FA, []byte{0xEC, 0xFE, 0}); !errors.Is(err, ErrListenOnly) {
 		t.Errorf("listen-only write: %v", err)
 	}
+	if p.Transmitting() {
+		t.Error("can0 starts active, want listen-only")
+	}
 	p.SetTransmit(true)
+	if !p.Transmitting() {
+		t.Error("can0 not active after SetTransmit(true)")
+	}
 	if err := p.WriteFrame(ctx, wire.CANEFF|0x18EA00FA, []byte{0xEC, 0xFE, 0}); !errors.Is(err, ErrNotPlaying) {
 		t.Errorf("write before Run: %v", err)
 	}
