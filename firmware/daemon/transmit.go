@@ -15,9 +15,11 @@ import (
 )
 
 // startTransmit builds the gatekeeper over every CAN and J1708 port.
-// Plans (dry runs) work on every port. A port with transmit = true whose
-// driver has a transmit side (slcan, socketcan, j1708) gets its Writer, Mode and
-// Listener from the driver through the adapters in txports.go; any other
+// Plans (dry runs) work on every port. A port with transmit = true (on
+// the sim board, its own ports listed in transmit.sim_ports) whose driver
+// has a transmit side (slcan, socketcan, j1708, the sim board's can0)
+// gets its Writer, Mode and Listener from the driver through the adapters
+// in txports.go; any other
 // port keeps a nil Writer, and sends on it are refused by the port_config
 // gate, naming the missing writer. A port without transmit = true is
 // never given a writer at all, so no code path can reach its bus.
