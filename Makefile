@@ -29,10 +29,12 @@ cross:
 	GOOS=linux GOARCH=arm64 go vet $(PKGS)
 	GOOS=linux GOARCH=arm GOARM=7 go vet $(PKGS)
 
-# The simulated box with HTTP MCP on 127.0.0.1:8731. Ctrl-C stops it.
+# The simulated box with HTTP MCP on 127.0.0.1:8731 and a transmit to
+# rehearse (scripts/demo.toml). Ctrl-C stops it.
 demo: build
+	@mkdir -p /tmp/fieldtap-demo
 	@./scripts/demo-banner.sh
-	@$(BIN)/fieldtapd --board sim --mcp-transport http --mcp-listen 127.0.0.1:8731
+	@$(BIN)/fieldtapd --config scripts/demo.toml --mcp-transport http --mcp-listen 127.0.0.1:8731
 
 # Every test: lint, unit and end-to-end tests, every benchmark once, and
 # short fuzz runs of every parser, ending with one line
