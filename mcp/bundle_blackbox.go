@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -395,6 +396,14 @@ type findIn struct {
 	Has     containsArg     `json:"contains,omitempty"`
 	MaxHits maxHitsArg      `json:"max_hits,omitempty"`
 	ScanMiB scanMiBArg      `json:"max_scan_mib,omitempty"`
+	File    fileNameArg     `json:"file,omitempty" jsonschema:"search this capture file (captures/NAME, as list_files names it) instead of the recorder: any kind --source reads"`
+}
+
+// fileNameArg names a file as list_files does: AREA/NAME.
+type fileNameArg string
+
+func (fileNameArg) argSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(255)}
 }
 
 type findOut struct {
@@ -479,13 +488,9 @@ func (in findIn) match() (recorder.Match, error) {
 var findInCaptures = tool[findIn, findOut]{
 	name:  "find_in_captures",
 	reads: readsRecorder,
-	desc:  "Search recorded segments in since..until for a CAN id/mask, J1708 MID, IP host (and l4_port) or hex bytes; bounded by max_hits and max_scan_mib, cuts reported. Sends progress.",
+	desc:  "Search recorded segments, or one capture file (file), in since..until for a CAN id/mask, J1708 MID, IP host (and l4_port) or hex bytes; bounded by max_hits and max_scan_mib, cuts reported. Sends progress.",
 	hints: readOnly(),
 	run: func(c *call, in findIn) (findOut, error) {
-		rec, err := recorderOf(c.d)
-		if err != nil {
-			return findOut{}, err
-		}
 		since, err := in.Since.parse("since")
 		if err != nil {
 			return findOut{}, err
@@ -498,6 +503,13 @@ var findInCaptures = tool[findIn, findOut]{
 			return findOut{}, argErr("until", "until must be after since", "%s is not after since %s", in.Until, in.Since)
 		}
 		m, err := in.match()
+		if err != nil {
+			return findOut{}, err
+		}
+		if in.File != "" {
+			return findInFile(c, in, since, until, m)
+		}
+		rec, err := recorderOf(c.d)
 		if err != nil {
 			return findOut{}, err
 		}
@@ -669,4 +681,47 @@ func evidenceRefused(err error) error {
 		return failErr(CodeUnavailable, err.Error(), "wait for pending bundles to seal (capture_status recorder.evidence.pending), or ask for a window already recorded")
 	}
 	return fmt.Errorf("build the evidence bundle: %w", err)
+}
+
+// findInFile is find_in_captures over one capture file: the frames of
+// since..until in file order, each hit's segment the file and its offset
+// the frame's number in the file (0 first).
+func findInFile(c *call, in findIn, since, until time.Time, m recorder.Match) (findOut, error) {
+	if in.Port != "" {
+		return findOut{}, argErr("port", "omit port with file: a file is searched whole", "port %q with file %q", in.Port, in.File)
+	}
+	files := c.d.BlackBox.Files
+	limit := count(int(in.MaxHits), recorder.DefaultFindHits)
+	out := findOut{Hits: []recorderHitRow{}}
+	vx := files.VXLANPorts()
+	st, err := files.Scan(c.ctx, string(in.File), int64(count(int(in.ScanMiB), findDefaultScanMiB))<<20, func(f *recorder.Frame) bool {
+		if f.Time.Before(since) || !f.Time.Before(until) || !m.Matches(f, vx) {
+			return true
+		}
+		out.Scan.Matched++
+		if len(out.Hits) == limit {
+			out.Truncated = true
+			return false
+		}
+		out.Hits = append(out.Hits, recorderHitRow{Segment: f.Segment, Offset: f.Offset, Port: f.Port, Link: f.Link, Time: f.Time,
+			Len: len(f.Data), OrigLen: max(f.OrigLen, len(f.Data)), Head: hex.EncodeToString(f.Data[:min(len(f.Data), recorder.HeadBytes)])})
+		return true
+	})
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return findOut{}, failErr(CodeUnavailable, "the search was cancelled", "narrow since/until or max_scan_mib and call again")
+		}
+		return findOut{}, argErr("file", "list_files names the capture files (area captures)", "%v", err)
+	}
+	out.Scan.Segments, out.Scan.SegmentsRead, out.Scan.BytesRead, out.Scan.Frames, out.Scan.Cut = 1, 1, st.Bytes, st.Frames, st.Cut
+	out.Scan.Corrupt = []string{}
+	if st.Cut {
+		at := st.CutAt
+		out.Scan.CutAt = &at
+		c.warnf("max_scan_mib ended the search: frames from %s on were not read", at.Format(time.RFC3339Nano))
+	}
+	if out.Truncated {
+		c.warnf("max_hits (%d) reached: later frames may match; narrow since/until or raise max_hits", limit)
+	}
+	return out, nil
 }

@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"cmp"
+	"context"
 	"hash/fnv"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"fieldtap/services/recorder"
 	"fieldtap/services/sandbox"
 )
 
@@ -22,6 +24,21 @@ type FileCatalog interface {
 	// Describe reads the head and tail of one listed file (AREA/NAME), and
 	// the whole of a pcap of at most scanBytes to find its last frame.
 	Describe(name string, scanBytes int64) (FileKind, error)
+	// Scan reads one capture file (captures/NAME) frame by frame through
+	// the --source reader, handing each to fn until it says stop or
+	// maxBytes of frame data were read (find_in_captures' file).
+	Scan(ctx context.Context, name string, maxBytes int64, fn func(f *recorder.Frame) bool) (FileScan, error)
+	// VXLANPorts are the UDP ports the box opens VXLAN on.
+	VXLANPorts() []uint16
+}
+
+// FileScan is how far Scan read: frames and their bytes, and where the
+// byte bound cut it.
+type FileScan struct {
+	Frames uint64
+	Bytes  int64
+	Cut    bool
+	CutAt  time.Time
 }
 
 // FileKind is what Describe found. Kind is "" for a file the detector

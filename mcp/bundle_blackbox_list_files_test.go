@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/services/recorder"
 	"fieldtap/services/sandbox"
 )
 
@@ -24,6 +27,10 @@ func (c dirCatalog) Areas() []string { return c.sb.Roots() }
 func (c dirCatalog) List(area string) ([]sandbox.Entry, bool, error) {
 	return c.sb.List(area)
 }
+func (c dirCatalog) Scan(context.Context, string, int64, func(*recorder.Frame) bool) (FileScan, error) {
+	return FileScan{}, errors.New("this catalog reads no file")
+}
+func (c dirCatalog) VXLANPorts() []uint16 { return nil }
 func (c dirCatalog) Describe(name string, _ int64) (FileKind, error) {
 	if c.read != nil {
 		*c.read = append(*c.read, name)
