@@ -211,10 +211,6 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := statuspage.NewPage()
-	if err != nil {
-		return nil, err
-	}
 	var metricsH http.Handler
 	if b.cfg.Status.Metrics {
 		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes, Conns: connStats{b.conns}}
@@ -234,6 +230,6 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
-	b.serveStatus(statuspage.Handler(src, page, time.Now), metricsH)
+	b.serveStatus(statuspage.Handler(src, time.Now), metricsH)
 	return nil, nil
 }
