@@ -226,9 +226,7 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 		if pub != nil {
 			ms.Exporters = append(ms.Exporters, mqttStats{pub})
 		}
-		if metricsH, err = metrics.Handler(ms); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+		metricsH = metrics.Handler(ms)
 	}
 	b.serveStatus(statuspage.Handler(src, time.Now), metricsH)
 	return nil, nil

@@ -19,11 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/exposition.golden from
 // The go_ and process_ values change from run to run, so only their
 // series are compared.
 func TestExpositionGolden(t *testing.T) {
-	h, err := Handler(sources(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(Handler(sources(t)))
 	defer srv.Close()
 	res, err := srv.Client().Get(srv.URL)
 	if err != nil {
@@ -34,7 +30,7 @@ func TestExpositionGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ct := res.Header.Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8; escaping=underscores" {
+	if ct := res.Header.Get("Content-Type"); ct != contentType {
 		t.Errorf("Content-Type %q", ct)
 	}
 	got := seriesOf(string(body))
