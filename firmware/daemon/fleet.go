@@ -211,10 +211,6 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := statuspage.NewPage()
-	if err != nil {
-		return nil, err
-	}
 	var metricsH http.Handler
 	if b.cfg.Status.Metrics {
 		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes, Conns: connStats{b.conns}}
@@ -230,10 +226,8 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 		if pub != nil {
 			ms.Exporters = append(ms.Exporters, mqttStats{pub})
 		}
-		if metricsH, err = metrics.Handler(ms); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+		metricsH = metrics.Handler(ms)
 	}
-	b.serveStatus(statuspage.Handler(src, page, time.Now), metricsH)
+	b.serveStatus(statuspage.Handler(src, time.Now), metricsH)
 	return nil, nil
 }

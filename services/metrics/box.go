@@ -4,8 +4,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
@@ -19,17 +17,17 @@ type collector struct {
 }
 
 type descs struct {
-	portFrames, portBytes, portDrops, portErrors, portRestarts, portLive     *prometheus.Desc
-	storeItems, storeBytes, storeLimitItems, storeLimitBytes                 *prometheus.Desc
-	storeEvictions, storeOversize                                            *prometheus.Desc
-	busLoad                                                                  *prometheus.Desc
-	sipDialogs, sipDialogsEvicted, sipMessages, sipMessagesEvicted           *prometheus.Desc
-	armed, plansStored, attempts, refusals, plans, modeErrors, auditFailures *prometheus.Desc
-	mcpAudit, mcpCalls                                                       *prometheus.Desc
-	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *prometheus.Desc
-	portState                                                                *prometheus.Desc
-	connsOpen, connsMax, connsRefused, connsClosedIdle                       *prometheus.Desc
-	recState, recGaps, recWriteErrors, recUsed, recQuota, recFree, recOldest *prometheus.Desc
+	portFrames, portBytes, portDrops, portErrors, portRestarts, portLive     *metricDesc
+	storeItems, storeBytes, storeLimitItems, storeLimitBytes                 *metricDesc
+	storeEvictions, storeOversize                                            *metricDesc
+	busLoad                                                                  *metricDesc
+	sipDialogs, sipDialogsEvicted, sipMessages, sipMessagesEvicted           *metricDesc
+	armed, plansStored, attempts, refusals, plans, modeErrors, auditFailures *metricDesc
+	mcpAudit, mcpCalls                                                       *metricDesc
+	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *metricDesc
+	portState                                                                *metricDesc
+	connsOpen, connsMax, connsRefused, connsClosedIdle                       *metricDesc
+	recState, recGaps, recWriteErrors, recUsed, recQuota, recFree, recOldest *metricDesc
 }
 
 // portStates are the values of fieldtap_port_state's state label, each
@@ -40,8 +38,8 @@ var portStates = []string{ports.StateCapturing, ports.StateSilent, ports.StateDo
 // recorderStates are fieldtap_recorder_state's values.
 var recorderStates = []string{recorder.StateRecording, recorder.StateRAMOnly, recorder.StateClosed}
 
-func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc("fieldtap_"+name, help, labels, nil)
+func desc(name, help string, labels ...string) *metricDesc {
+	return &metricDesc{name: "fieldtap_" + name, help: help, labels: labels}
 }
 
 func newCollector(s Sources) *collector {
@@ -104,18 +102,13 @@ func newCollector(s Sources) *collector {
 	}}
 }
 
-// Describe implements prometheus.Collector.
-func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	prometheus.DescribeByCollect(c, ch)
-}
-
-// Collect implements prometheus.Collector.
-func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+// collect adds every series the sources have now to e.
+func (c *collector) collect(e *exposition) {
+	counter := func(d *metricDesc, v uint64, labels ...string) {
+		e.add(d, typeCounter, float64(v), labels...)
 	}
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	gauge := func(d *metricDesc, v float64, labels ...string) {
+		e.add(d, typeGauge, v, labels...)
 	}
 	restarts := map[string]uint64{}
 	if c.s.CAN != nil {

@@ -1,12 +1,11 @@
 package metrics
 
 import (
+	"compress/gzip"
+	"io"
 	"net/http"
+	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
@@ -101,18 +100,37 @@ type Sources struct {
 	Now       func() time.Time
 }
 
-// Handler serves s on its own registry with the Go runtime and process
-// collectors.
-func Handler(s Sources) (http.Handler, error) {
-	reg := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{
-		newCollector(s),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
+// Handler serves s with the Go runtime and process series, in the text
+// format, gzipped when the scraper accepts it (Prometheus does).
+func Handler(s Sources) http.Handler {
+	c := newCollector(s)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e := newExposition()
+		c.collect(e)
+		goSeries(e)
+		processSeries(e)
+		w.Header().Set("Content-Type", contentType)
+		var out io.Writer = w
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			w.Header().Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			defer gz.Close()
+			out = gz
 		}
+		e.write(out) // an error here is the scraper gone; nothing to tell it
+	})
+}
+
+// acceptsGzip reports whether an Accept-Encoding header lists gzip
+// without refusing it (q=0).
+func acceptsGzip(h string) bool {
+	for part := range strings.SplitSeq(h, ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) != "gzip" {
+			continue
+		}
+		q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		return !ok || strings.Trim(q, "0.") != ""
 	}
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
+	return false
 }
