@@ -181,6 +181,9 @@ func (t *Table) Begin(area, name string, size int64, digest string) (Begun, erro
 	if err != nil {
 		return Begun{}, err
 	}
+	if err := os.MkdirAll(a.Dir, 0o750); err != nil {
+		return Begun{}, fmt.Errorf("%s: %w", area, err)
+	}
 	u := &upload{id: id, area: area, name: name, digest: digest, size: size, part: filepath.Join(a.Dir, partPrefix+id+partSuffix), sum: sha256.New(), touched: t.now()}
 	f, err := os.OpenFile(u.part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
