@@ -13,12 +13,13 @@ import (
 
 	"fieldtap/services/evidence"
 	"fieldtap/services/recorder"
+	"fieldtap/services/upload"
 )
 
 // blackboxTools is the blackbox bundle: the recorder's segments on disk,
 // a bounded search over them, and evidence bundles sealed from them
 // (docs/recorder.md).
-var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture, listFiles}
+var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture, listFiles, uploadBegin, uploadChunk, uploadFinish}
 
 // BlackBox is what the blackbox tools and capture_status read: the
 // recorder, the evidence builder, the download counters and the capture
@@ -37,6 +38,9 @@ type BlackBox struct {
 	Captures CaptureOpener
 	// Files lists and describes the files an agent may name (list_files).
 	Files FileCatalog
+	// Uploads takes files into store.capture_dir and store.data_dir
+	// (upload_begin, upload_chunk, upload_finish); nil: uploads are off.
+	Uploads *upload.Table
 }
 
 // recorderOf is the recorder, or UNAVAILABLE saying why there is none.

@@ -88,6 +88,8 @@ type Config struct {
 	Transmit Transmit `toml:"transmit"`
 	// TLS names the key logs SIP over TLS is read with (tls.go).
 	TLS TLS `toml:"tls"`
+	// Files holds the upload quotas (files.go).
+	Files Files `toml:"files"`
 	// Status, HEP and MQTT are the page and the fleet exporters (fleet.go).
 	Status Status `toml:"status"`
 	HEP    HEP    `toml:"hep"`
@@ -200,6 +202,7 @@ func Default() Config {
 		HEP:         DefaultHEP(),
 		MQTT:        DefaultMQTT(),
 		Recorder:    DefaultRecorder(),
+		Files:       Files{MaxFileBytes: DefaultMaxFileBytes, MaxTotalBytes: DefaultMaxTotalBytes},
 	}
 }
 
@@ -365,6 +368,7 @@ func (c Config) Validate() error {
 	errs = append(errs, validateSIPSPorts(c.SIPSPorts)...)
 	errs = append(errs, c.SIPSecurity.validate()...)
 	errs = append(errs, c.TLS.validate()...)
+	errs = append(errs, c.Files.validate()...)
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)

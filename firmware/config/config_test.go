@@ -97,6 +97,8 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"trigger window", func(c *Config) {
 			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: TriggerDM1, After: "1h"}}
 		}, "recorder.trigger 1: after"},
+		{"upload quota", func(c *Config) { c.Files.MaxFileBytes = 0 }, "files.max_file_bytes 0"},
+		{"upload total below one file", func(c *Config) { c.Files.MaxTotalBytes = 1 }, "max_total_bytes 1"},
 		{"trigger without recorder", func(c *Config) { c.Recorder.Triggers = []Trigger{{Kind: TriggerDM1}} }, "set recorder.enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

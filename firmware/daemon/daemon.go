@@ -22,6 +22,7 @@ import (
 	"fieldtap/services/sandbox"
 	"fieldtap/services/tlsdecrypt"
 	"fieldtap/services/transmit"
+	"fieldtap/services/upload"
 )
 
 // IO is where the stdio transport talks and where the HTTP transport
@@ -102,6 +103,7 @@ type box struct {
 	seal        *sealing                 // evidence
 	files       *sandbox.Sandbox         // evidence
 	catalog     *fileCatalog             // evidence: list_files' view of the files
+	uploads     *upload.Table            // evidence: uploads into capture_dir and data_dir; nil when off
 	captures    *captureOpener           // capture
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
@@ -298,8 +300,15 @@ func (b *box) openEvidence(context.Context) (func() error, error) {
 	if b.files, err = fileSandbox(b.cfg, b.an, b.seal); err != nil {
 		return nil, err
 	}
-	b.catalog, err = newFileCatalog(b.cfg, b.files)
-	return nil, err
+	if b.catalog, err = newFileCatalog(b.cfg, b.files); err != nil {
+		return nil, err
+	}
+	// Uploads are a convenience: a directory whose stale partials cannot
+	// be removed turns them off, not the box.
+	if b.uploads, err = newUploads(b.cfg); err != nil {
+		b.log.Warn("uploads off", "err", err)
+	}
+	return nil, nil
 }
 
 // startRecorderWriter runs the recorder's writer and the evidence builds
