@@ -8,7 +8,12 @@
 //	guest cansend IF N       send N J1939 frames, 10 ms apart
 //	guest cansendfd IF N     send N CAN FD frames (64 bytes, BRS): J1939-22
 //	                         Multi-PG frames of EEC1 from SA FDSource
-//	guest candump IF         print every frame but our own EEC1 as an RxLine
+//	guest candump IF         print every frame but our own EEC1 and the
+//	                         ECU's as an RxLine
+//	guest ecu IF             a simulated ECU: hwtest.ECUID every 20 ms, a
+//	                         4-bit counter in byte 0, a bit (byte 1 bit 0)
+//	                         that SIGUSR1 toggles, ECULine on each change;
+//	                         SIGTERM (or ecuGiveUp) ends it
 //	guest canmode IF         print listen-only or normal
 //	guest tunnels N          make gretap, erspan II/III and ip6gretap links
 //	                         over the dummy underlay, send N SIP INVITEs
@@ -74,6 +79,8 @@ func run(args []string) error {
 		switch args[0] {
 		case "candump":
 			return dump(args[1])
+		case "ecu":
+			return ecu(args[1])
 		case "canmode":
 			return mode(args[1])
 		case "tunnels":
@@ -228,8 +235,9 @@ func sendFD(ifname string, n int) error {
 	return nil
 }
 
-// dump prints each frame on ifname that is not cansend's EEC1 (the kernel
-// loops those back to every socket on the sender's interface) as
+// dump prints each frame on ifname that is not cansend's EEC1 or ecu's
+// frames (the kernel loops those back to every socket on the sender's
+// interface) as
 // "RxLine ID#DATA", ID 8 hex digits for 29-bit and 3 for 11-bit.
 func dump(ifname string) error {
 	conn, err := socketcan.DialContext(context.Background(), "can", ifname)
@@ -243,7 +251,7 @@ func dump(ifname string) error {
 			continue
 		}
 		f := rx.Frame()
-		if f.IsExtended && f.ID == eec1 {
+		if f.IsExtended && (f.ID == eec1 || f.ID == hwtest.ECUID) {
 			continue
 		}
 		id := fmt.Sprintf("%03X", f.ID)
