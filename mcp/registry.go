@@ -96,10 +96,11 @@ func DefaultBundles(vehicle bool) []string {
 }
 
 // ResolveBundles is what names loads: DefaultBundles(vehicle) when names
-// is empty, every bundle when it is AllBundles alone, else names.
+// is nil, every bundle when it is AllBundles alone, else names (an empty
+// list loads none).
 func ResolveBundles(names []string, vehicle bool) []string {
 	switch {
-	case len(names) == 0:
+	case names == nil:
 		return DefaultBundles(vehicle)
 	case len(names) == 1 && names[0] == AllBundles:
 		return BundleNames()

@@ -62,7 +62,11 @@ func (b *box) bundles() []string {
 	vehicle := slices.ContainsFunc(b.sources, func(s capture.Source) bool {
 		return s.Kind() == capture.KindCAN || s.Kind() == capture.KindJ1708
 	})
-	return mcp.ResolveBundles(b.cfg.MCP.Bundles, vehicle)
+	names := b.cfg.MCP.Bundles
+	if len(names) == 0 {
+		names = nil // unset: the defaults
+	}
+	return mcp.ResolveBundles(names, vehicle)
 }
 
 // mcpDeps is what the MCP layer reads, and over HTTP the file server its
