@@ -91,6 +91,9 @@ func (c *csvReader) line(line []byte) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("time stamp: %w", err)
 	}
+	if ts > uint64(maxOffset/time.Microsecond) {
+		return false, fmt.Errorf("time stamp %d µs: more than a century", ts)
+	}
 	f := &c.f
 	*f = Frame{Data: c.data[:0]}
 	if ts >= unixMicros {
