@@ -74,7 +74,7 @@ func FuzzReadASC(f *testing.F) {
 		start := wire.ASCStart(recs[0].Time)
 		b := wire.AppendASCHeader(nil, start)
 		for _, r := range recs {
-			b = wire.AppendASC(b, start, r.Time, r.ID, r.Payload())
+			b = wire.AppendASC(b, start, r.Time, r.ID, r.Flags, r.Payload())
 		}
 		f.Add(wire.AppendASCEnd(b))
 	}
@@ -87,7 +87,7 @@ func FuzzReadBLF(f *testing.F) {
 	for _, recs := range seedRecords(f) {
 		w := wire.NewBLFWriter(wire.ASCStart(recs[0].Time))
 		for _, r := range recs {
-			w.Add(r.Time, r.ID, r.Payload())
+			w.Add(r.Time, r.ID, r.Flags, r.Payload())
 		}
 		f.Add(w.Bytes())
 	}

@@ -29,7 +29,7 @@ func TestOpenCaptureReadsAVendorLog(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	w := wire.NewBLFWriter(t0)
 	for i := range 25 {
-		w.Add(t0.Add(time.Duration(i)*10*time.Millisecond), 0x18FEF100|wire.CANEFF, []byte{1, 2, byte(i)})
+		w.Add(t0.Add(time.Duration(i)*10*time.Millisecond), 0x18FEF100|wire.CANEFF, 0, []byte{1, 2, byte(i)})
 	}
 	blf := w.Bytes()
 	// A CAN_FD_MESSAGE object with EDL set, outside any container.
