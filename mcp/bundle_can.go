@@ -348,9 +348,6 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 			if x.RecorderCut {
 				c.warnf("port %s: the recorder's read bound ended the older frames early; narrow since/until", p.Name())
 			}
-			if x.FDNotWritten > 0 {
-				c.warnf("port %s: %d CAN FD frame(s) left out: the %s export writes classic frames only; format candump carries them", p.Name(), x.FDNotWritten, x.Format)
-			}
 			out.Exports = append(out.Exports, canCandumpRowOf(x))
 		}
 		if len(out.Exports) == 0 {

@@ -62,7 +62,6 @@ type canCandumpRow struct {
 	FromRecorder int    `json:"from_recorder"` // lines read from the recorder: older than the store
 	Truncated    bool   `json:"truncated"`
 	RecorderCut  bool   `json:"recorder_cut"`
-	FDNotWritten int    `json:"fd_not_written" jsonschema:"CAN FD frames an asc or blf export does not carry"`
 	Candump      string `json:"candump,omitempty"`
 	ASC          string `json:"asc,omitempty"`
 	BLF          []byte `json:"blf_base64,omitempty"`
@@ -70,5 +69,5 @@ type canCandumpRow struct {
 
 func canCandumpRowOf(x canbus.Candump) canCandumpRow {
 	return canCandumpRow{Port: x.Port, Format: string(x.Format), Lines: x.Lines, FromRecorder: x.FromRecorder, Truncated: x.Truncated,
-		RecorderCut: x.RecorderCut, FDNotWritten: x.FDNotWritten, Candump: x.Candump, ASC: x.ASC, BLF: x.BLF}
+		RecorderCut: x.RecorderCut, Candump: x.Candump, ASC: x.ASC, BLF: x.BLF}
 }

@@ -13,9 +13,9 @@ import (
 
 // ReadASC reads a Vector ASC file: its date, base and timestamps header
 // lines, Begin Triggerblock lines, and event lines of which CAN frames,
-// remote frames and ErrorFrame lines are read; CANFD lines are read when
-// their flags say the frame is classic (EDL clear) and counted as
-// ReasonFD otherwise. Other events (statistics, chip status, J1939 TP
+// remote frames and ErrorFrame lines are read, and CANFD lines: as CAN FD
+// frames (with their BRS and ESI) when their flags say so (EDL set), as
+// classic frames otherwise. Other events (statistics, chip status, J1939 TP
 // lines, markers) are ReasonOther. Offsets are from the measurement start
 // (the latest Begin Triggerblock's date, else the date line), summed when
 // the header says "timestamps relative".
@@ -33,8 +33,6 @@ func ReadASC(r io.Reader, frame func(*Frame) error, bad Bad) error {
 		switch {
 		case errors.Is(err, errOther):
 			bad(int64(n), ReasonOther, nil)
-		case errors.Is(err, errFD):
-			bad(int64(n), ReasonFD, nil)
 		case err != nil:
 			bad(int64(n), ReasonMalformed, err)
 		case ok:
@@ -44,10 +42,7 @@ func ReadASC(r io.Reader, frame func(*Frame) error, bad Bad) error {
 	})
 }
 
-var (
-	errOther = errors.New("not a CAN frame")
-	errFD    = errors.New("a CAN FD frame")
-)
+var errOther = errors.New("not a CAN frame")
 
 type ascReader struct {
 	base     int
@@ -59,8 +54,8 @@ type ascReader struct {
 	data     [64]byte
 }
 
-// line reads one line: ok when it is a frame (in a.f), errOther or errFD
-// for an event not read, another error for a line that is malformed.
+// line reads one line: ok when it is a frame (in a.f), errOther for an
+// event not read, another error for a line that is malformed.
 func (a *ascReader) line(line []byte) (ok bool, err error) {
 	a.fs = fields(a.fs, line)
 	fs := a.fs
@@ -125,7 +120,7 @@ func (a *ascReader) line(line []byte) (ok bool, err error) {
 		return false, fmt.Errorf("length code %.10q", fs[5])
 	}
 	if dlc > 15 {
-		return false, errFD // a CAN FD payload's length written on a classic line
+		return false, fmt.Errorf("length code %d on a classic CAN line", dlc)
 	}
 	// A classic DLC of 9 to 15 carries 8 bytes (ISO 11898-1).
 	f.DLC = uint8(dlc)
@@ -181,11 +176,12 @@ func (a *ascReader) fd(fs [][]byte) (bool, error) {
 	}
 	// EDL or BRS (which only an FD frame has) or more than 8 bytes: FD.
 	// ESI alone is not: CANoe sets it on classic frames of an FD channel.
-	if flags&(1<<12) != 0 || rest[0][0] == '1' || n > 8 || dlc > 8 {
-		return false, errFD
+	fd := flags&(1<<12) != 0 || rest[0][0] == '1' || n > 8 || dlc > 8
+	if fd {
+		f.setFD(rest[0][0] == '1', rest[1][0] == '1')
 	}
 	f.DLC = uint8(dlc)
-	if n == 0 && dlc > 0 {
+	if !fd && n == 0 && dlc > 0 {
 		f.ID |= rtrFlag
 		return true, nil
 	}

@@ -43,8 +43,9 @@ const (
 )
 
 // ReadBLF reads a Vector BLF file: CAN_MESSAGE(2), CAN_FD_MESSAGE(_64)
-// objects whose EDL flag is clear, CAN_ERROR(_EXT) and CAN_FD_ERROR_64 as
-// error frames; FD frames are ReasonFD, other objects ReasonOther, a
+// objects (CAN FD frames when their EDL flag is set, classic otherwise),
+// CAN_ERROR(_EXT) and CAN_FD_ERROR_64 as error frames; other objects are
+// ReasonOther, a
 // container that does not decompress ReasonContainer (its objects are
 // lost, reading goes on at the next), a damaged object ReasonMalformed
 // (reading goes on at the next "LOBJ"). Offsets are the objects'
@@ -328,15 +329,11 @@ func (b *blfReader) object(at int64, o []byte) error {
 		b.bad(at, ReasonOther, nil)
 		return nil
 	}
-	switch {
-	case errors.Is(err, errFD):
-		b.bad(at, ReasonFD, nil)
-	case err != nil:
+	if err != nil {
 		b.bad(at, ReasonMalformed, err)
-	default:
-		return b.frame(f)
+		return nil
 	}
-	return nil
+	return b.frame(f)
 }
 
 // classic reads CAN_MESSAGE(2): channel, flags (0x80 remote), DLC, id
@@ -359,29 +356,35 @@ func (b *blfReader) classic(body []byte) error {
 }
 
 // fd reads CAN_FD_MESSAGE: as a CAN message, then frame length, bit
-// count, FD flags (EDL 1, BRS 2, ESI 4), valid bytes, 64 data bytes.
+// count, FD flags (EDL 1, BRS 2, ESI 4), valid bytes, 5 reserved bytes,
+// 64 data bytes.
 func (b *blfReader) fd(body []byte) error {
 	if len(body) < 84 {
 		return errors.New("CAN FD message object cut short")
 	}
 	f := &b.f
 	f.Channel = int(binary.LittleEndian.Uint16(body[0:2]))
-	flags, dlc, fdFlags, valid := body[2], body[3], body[14], int(body[15])
-	if fdFlags&1 != 0 || valid > 8 || dlc > 8 {
-		return errFD
+	flags, dlc, fdFlags, valid := body[2], body[3], body[13], int(body[14])
+	if valid > 64 {
+		return fmt.Errorf("CAN FD message of %d valid bytes", valid)
 	}
-	if err := f.blfID(binary.LittleEndian.Uint32(body[4:8]), flags&0x80 != 0); err != nil {
+	fd := fdFlags&1 != 0 || valid > 8 || dlc > 8
+	if fd {
+		f.setFD(fdFlags&2 != 0, fdFlags&4 != 0)
+	}
+	if err := f.blfID(binary.LittleEndian.Uint32(body[4:8]), !fd && flags&0x80 != 0); err != nil {
 		return err
 	}
 	f.DLC = dlc
-	if flags&0x80 == 0 {
+	if fd || flags&0x80 == 0 {
 		f.Data = append(f.Data, body[20:20+valid]...)
 	}
 	return nil
 }
 
 // fd64 reads CAN_FD_MESSAGE_64: channel, DLC, valid bytes, tx count, id,
-// frame length, flags (0x10 remote, 0x1000 EDL), … 40 bytes, then data.
+// frame length, flags (0x10 remote, 0x1000 EDL, 0x2000 BRS, 0x4000 ESI),
+// … 40 bytes, then data.
 func (b *blfReader) fd64(body []byte) error {
 	if len(body) < 40 {
 		return errors.New("CAN FD 64 object cut short")
@@ -390,18 +393,25 @@ func (b *blfReader) fd64(body []byte) error {
 	f.Channel = int(body[0])
 	dlc, valid := body[1], int(body[2])
 	flags := binary.LittleEndian.Uint32(body[12:16])
-	if flags&0x1000 != 0 || valid > 8 || dlc > 8 {
-		return errFD
+	if valid > 64 {
+		return fmt.Errorf("CAN FD 64 object of %d valid bytes", valid)
 	}
-	if len(body) < 40+valid {
-		return errors.New("CAN FD 64 object shorter than its data")
+	fd := flags&0x1000 != 0 || valid > 8 || dlc > 8
+	if fd {
+		f.setFD(flags&0x2000 != 0, flags&0x4000 != 0)
 	}
-	if err := f.blfID(binary.LittleEndian.Uint32(body[4:8]), flags&0x10 != 0); err != nil {
+	if err := f.blfID(binary.LittleEndian.Uint32(body[4:8]), !fd && flags&0x10 != 0); err != nil {
 		return err
 	}
 	f.DLC = dlc
-	if flags&0x10 == 0 {
-		f.Data = append(f.Data, body[40:40+valid]...)
+	if fd || flags&0x10 == 0 {
+		// Valid bytes can count more than the object holds (python-can
+		// issue 1905): the rest is zeros, as CANoe reads it.
+		have := min(valid, len(body)-40)
+		f.Data = append(f.Data, body[40:40+have]...)
+		for range valid - have {
+			f.Data = append(f.Data, 0)
+		}
 	}
 	return nil
 }

@@ -4,13 +4,11 @@
 // Source replays one as a finite CAN port, as drivers/canlog does for
 // candump logs.
 //
-// Every reader hands out Frames: a classic CAN frame, a remote request or
-// an error frame, with its time, the channel the file gave it and its
+// Every reader hands out Frames: a classic or CAN FD frame, a remote
+// request or an error frame, with its time, the channel the file gave it and its
 // offset from the file's start. A record the reader does not turn into a
 // frame is given to a Bad callback with its cause (the Reason constants)
-// and reading goes on: one bad line or object never ends the file. CAN FD
-// frames are counted as ReasonFD, not read: the frame type fieldtap
-// carries is classic CAN (drivers/wire.MaxCANData).
+// and reading goes on: one bad line or object never ends the file.
 //
 // Time: where the file states its start (ASC's date and Begin
 // Triggerblock lines, BLF's header, TRC's $STARTTIME from version 1.1 on)

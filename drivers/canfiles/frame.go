@@ -21,6 +21,9 @@ type Frame struct {
 	// request and an error frame.
 	DLC  uint8
 	Data []byte
+	// Flags is wire's CAN FD flags byte: CANFDFDF for a CAN FD frame, with
+	// CANFDBRS and CANFDESI as the file gives them; zero for a classic one.
+	Flags uint8
 	// Channel is the file's channel or bus number as it writes it (ASC,
 	// BLF and TRC count from 1, SavvyCAN's bus from 0).
 	Channel int
@@ -28,14 +31,13 @@ type Frame struct {
 
 // Reasons a record is not read as a frame. The port counts each as an
 // error reason; the daemon's coverage reports ReasonMalformed,
-// ReasonOverlong, ReasonFD and ReasonContainer as CAN traffic not
+// ReasonOverlong and ReasonContainer as CAN traffic not
 // analysed. ReasonOther is a record that is not a CAN frame at all (bus
 // statistics, chip status, markers, comments among frames, other buses'
 // objects): counted, not traffic lost.
 const (
 	ReasonMalformed = "malformed_record"
 	ReasonOverlong  = "overlong_log_line"
-	ReasonFD        = "canfd_frame_not_read"
 	ReasonContainer = "blf_container_unreadable"
 	ReasonOther     = "other_record"
 )
@@ -62,6 +64,18 @@ func (f *Frame) setID(id uint32, ext, rtr bool) {
 }
 
 const rtrFlag = wire.CANRTR
+
+// setFD marks f a CAN FD frame, with a bit rate switch and an error
+// state indicator as the file says.
+func (f *Frame) setFD(brs, esi bool) {
+	f.Flags = wire.CANFDFDF
+	if brs {
+		f.Flags |= wire.CANFDBRS
+	}
+	if esi {
+		f.Flags |= wire.CANFDESI
+	}
+}
 
 // setError makes f an error frame: CANERR with no class bits and no data.
 func (f *Frame) setError() {

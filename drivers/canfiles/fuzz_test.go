@@ -50,7 +50,7 @@ func addRealSeeds(f *testing.F, ext string) {
 // wire.EncodeCAN takes, every reason a known one.
 func fuzzRead(t *testing.T, read Reader, b []byte, mayRefuse bool) {
 	err := read(bytes.NewReader(b), func(f *Frame) error {
-		if _, err := wire.EncodeCAN(f.ID, f.Data); err != nil {
+		if _, err := wire.AppendCANFrame(nil, f.ID, f.Flags, f.Data); err != nil {
 			t.Fatalf("a frame no can_frame holds: %v", err)
 		}
 		if f.Offset < 0 || f.Offset > maxOffset {
@@ -59,7 +59,7 @@ func fuzzRead(t *testing.T, read Reader, b []byte, mayRefuse bool) {
 		return nil
 	}, func(_ int64, reason string, _ error) {
 		switch reason {
-		case ReasonMalformed, ReasonOverlong, ReasonFD, ReasonContainer, ReasonOther:
+		case ReasonMalformed, ReasonOverlong, ReasonContainer, ReasonOther:
 		default:
 			t.Fatalf("reason %q", reason)
 		}
@@ -74,7 +74,7 @@ func FuzzReadASC(f *testing.F) {
 		start := wire.ASCStart(recs[0].Time)
 		b := wire.AppendASCHeader(nil, start)
 		for _, r := range recs {
-			b = wire.AppendASC(b, start, r.Time, r.ID, r.Payload())
+			b = wire.AppendASC(b, start, r.Time, r.ID, r.Flags, r.Payload())
 		}
 		f.Add(wire.AppendASCEnd(b))
 	}
@@ -87,11 +87,18 @@ func FuzzReadBLF(f *testing.F) {
 	for _, recs := range seedRecords(f) {
 		w := wire.NewBLFWriter(wire.ASCStart(recs[0].Time))
 		for _, r := range recs {
-			w.Add(r.Time, r.ID, r.Payload())
+			w.Add(r.Time, r.ID, r.Flags, r.Payload())
 		}
 		f.Add(w.Bytes())
 	}
 	f.Add(append(appendSystemTime(f, epoch), blfContainer(0, blfObject(1, 5, make([]byte, 16)))...))
+	// CAN FD objects: CAN_FD_MESSAGE (EDL and BRS, 64 bytes) and
+	// CAN_FD_MESSAGE_64 (EDL and ESI, 12 bytes).
+	fd := make([]byte, 84)
+	fd[0], fd[3], fd[13], fd[14] = 1, 15, 1|2, 64
+	fd64 := make([]byte, 40+12)
+	fd64[0], fd64[1], fd64[2], fd64[13] = 1, 9, 12, 0x50
+	f.Add(append(appendSystemTime(f, epoch), blfContainer(0, append(blfObject(100, 5, fd), blfObject(101, 6, fd64)...))...))
 	addRealSeeds(f, ".blf")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// A file that is not BLF at all is refused; anything after a
@@ -132,6 +139,7 @@ func FuzzReadSavvyCSV(f *testing.F) {
 		}
 	}
 	f.Add([]byte("Time Stamp,ID,Extended,Bus,LEN,D1,D2\n1,7FF,false,0,2,01,02,\n2,123,maybe,0,1,00\n"))
+	f.Add([]byte("Time Stamp,ID,Extended,Bus,LEN,D1,D2\n1,7FF,false,0,12,00,01,02,03,04,05,06,07,08,09,0A,0B\n"))
 	if b, err := os.ReadFile(filepath.Join("testdata", "savvycan", "GVRET_Log_head.csv")); err == nil {
 		f.Add(b[:4<<10])
 	}

@@ -67,11 +67,12 @@ func TestASCRecords(t *testing.T) {
 		{Offset: 20 * time.Millisecond, ID: 0x123 | wire.CANRTR, DLC: 4, Data: []byte{}, Channel: 2},
 		{Offset: 30 * time.Millisecond, ID: wire.CANERR, Data: []byte{}, Channel: 1},
 		{Offset: 40 * time.Millisecond, ID: 0x7E8, DLC: 8, Data: []byte{2, 0x41, 0x0D, 0, 0, 0, 0, 0}, Channel: 1},
+		{Offset: 50 * time.Millisecond, ID: 0x7E8, DLC: 13, Data: count(32), Channel: 1, Flags: wire.CANFDFDF | wire.CANFDBRS},
 	}
 	checkFrames(t, res.frames, want, start)
-	// Start of measurement, chip status, statistic: other; the FD frame;
-	// a short data field and an 11-bit id past 7FF: malformed.
-	checkBad(t, res.bad, map[string]int{ReasonOther: 3, ReasonFD: 1, ReasonMalformed: 2})
+	// Start of measurement, chip status, statistic: other; a short data
+	// field and an 11-bit id past 7FF: malformed.
+	checkBad(t, res.bad, map[string]int{ReasonOther: 3, ReasonMalformed: 2})
 }
 
 func TestASCRelativeDecimal(t *testing.T) {
@@ -84,6 +85,15 @@ func TestASCRelativeDecimal(t *testing.T) {
 	checkBad(t, res.bad, nil)
 }
 
+// count is n bytes counting from 0.
+func count(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
+
 func checkFrames(t *testing.T, got, want []Frame, start time.Time) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -92,7 +102,7 @@ func checkFrames(t *testing.T, got, want []Frame, start time.Time) {
 	for i, w := range want {
 		w.Time = start.Add(w.Offset)
 		g := got[i]
-		if !g.Time.Equal(w.Time) || g.Offset != w.Offset || g.ID != w.ID || g.DLC != w.DLC || !bytes.Equal(g.Data, w.Data) || g.Channel != w.Channel {
+		if !g.Time.Equal(w.Time) || g.Offset != w.Offset || g.ID != w.ID || g.DLC != w.DLC || !bytes.Equal(g.Data, w.Data) || g.Channel != w.Channel || g.Flags != w.Flags {
 			t.Errorf("frame %d = %+v, want %+v", i, g, w)
 		}
 	}
@@ -108,7 +118,10 @@ const trc21Sample = ";$FILEVERSION=2.1\r\n" +
 	"      4      1400.000 FD  1     0301 Rx -  F    00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 10 11 12 13 14 15 16 17 18 19 1A 1B 1C 1D 1E 1F 20 21 22 23 24 25 26 27 28 29 2A 2B 2C 2D 2E 2F 30 31 32 33 34 35 36 37 38 39 3A 3B 3C 3D 3E 3F\r\n" +
 	"      5      1500.000 ST  1        - Rx -  4    00 00 00 08\r\n" +
 	"      6      1600.000 DT  1     0300 Rx -  8    00 00\r\n" +
-	"      7      1700.000 XX  1     0300 Rx -  0\r\n"
+	"      7      1700.000 XX  1     0300 Rx -  0\r\n" +
+	"      8      1800.000 BI  2 18FECA01 Rx -  9    00 01 02 03 04 05 06 07 08 09 0A 0B\r\n" +
+	"      9      1900.000 FB  1     0302 Rx -  2    00 01\r\n" +
+	"     10      2000.000 FE  1     0303 Rx -  A    00 01\r\n"
 
 func TestTRCRecords(t *testing.T) {
 	res := read(t, ReadTRC, []byte(trc21Sample))
@@ -117,8 +130,13 @@ func TestTRCRecords(t *testing.T) {
 		{Offset: 1059900 * time.Microsecond, ID: 0x300, DLC: 8, Data: []byte{0, 0, 0, 0, 4, 0, 0, 0}, Channel: 1},
 		{Offset: 1200 * time.Millisecond, ID: 0x18FECA00 | wire.CANEFF | wire.CANRTR, DLC: 3, Data: []byte{}, Channel: 2},
 		{Offset: 1300 * time.Millisecond, ID: wire.CANERR, Data: []byte{}, Channel: 1},
+		{Offset: 1400 * time.Millisecond, ID: 0x301, DLC: 15, Data: count(64), Channel: 1, Flags: wire.CANFDFDF},
+		{Offset: 1800 * time.Millisecond, ID: 0x18FECA01 | wire.CANEFF, DLC: 9, Data: count(12), Channel: 2, Flags: wire.CANFDFDF | wire.CANFDBRS | wire.CANFDESI},
+		{Offset: 1900 * time.Millisecond, ID: 0x302, DLC: 2, Data: count(2), Channel: 1, Flags: wire.CANFDFDF | wire.CANFDBRS},
 	}, start)
-	checkBad(t, res.bad, map[string]int{ReasonFD: 1, ReasonOther: 1, ReasonMalformed: 2})
+	// The status line: other; a short data field, an unknown type and an
+	// FD frame whose DLC codes 16 bytes with 2 written: malformed.
+	checkBad(t, res.bad, map[string]int{ReasonOther: 1, ReasonMalformed: 3})
 }
 
 func TestTRC10(t *testing.T) {
@@ -139,8 +157,9 @@ func TestSavvyCSVRecords(t *testing.T) {
 	checkFrames(t, res.frames, []Frame{
 		{Offset: 166064 * time.Millisecond, ID: 0x21A, DLC: 8, Data: []byte{0xFE, 0x36, 0x12, 0xFE, 0x69, 0x05, 0x07, 0xAD}, Channel: 0},
 		{Offset: 166065 * time.Millisecond, ID: 0x18FECA00 | wire.CANEFF, DLC: 2, Data: []byte{1, 2}, Channel: 1},
+		{Offset: 166066 * time.Millisecond, ID: 0x123, DLC: 9, Data: count(12), Flags: wire.CANFDFDF},
 	}, epoch)
-	checkBad(t, res.bad, map[string]int{ReasonFD: 1, ReasonMalformed: 1})
+	checkBad(t, res.bad, map[string]int{ReasonMalformed: 1})
 }
 
 // blfObject lays out one object with a version 1 header.
@@ -191,7 +210,8 @@ func TestBLFRecords(t *testing.T) {
 		return append(b, append(data, make([]byte, 8-len(data))...)...)
 	}
 	fd := make([]byte, 84)
-	fd[0], fd[3], fd[14], fd[15] = 1, 15, 1, 64 // EDL, 64 bytes
+	fd[0], fd[3], fd[13], fd[14] = 1, 15, 1|4, 64 // EDL, ESI, 64 bytes
+	copy(fd[20:], count(64))
 	errExt := make([]byte, 32)
 	errExt[0] = 2
 	var stream []byte
@@ -211,15 +231,16 @@ func TestBLFRecords(t *testing.T) {
 	res := read(t, ReadBLF, file)
 	checkFrames(t, res.frames, []Frame{
 		{Offset: 1000, ID: 0x18FECA00 | wire.CANEFF, DLC: 2, Data: []byte{0xAA, 0xBB}, Channel: 1},
+		{Offset: 2000, DLC: 15, Data: count(64), Channel: 1, Flags: wire.CANFDFDF | wire.CANFDESI},
 		{Offset: 3000, ID: wire.CANERR, Data: []byte{}, Channel: 2},
 		{Offset: 5000, ID: 0x123 | wire.CANRTR, DLC: 3, Data: []byte{}, Channel: 2},
 		{Offset: 7000, ID: 0x7FF, DLC: 1, Data: []byte{9}, Channel: 1},
 	}, start)
-	checkBad(t, res.bad, map[string]int{ReasonFD: 1, ReasonOther: 1, ReasonContainer: 1})
+	checkBad(t, res.bad, map[string]int{ReasonOther: 1, ReasonContainer: 1})
 
 	// A file cut short and garbage between objects are counted, not fatal.
 	res = read(t, ReadBLF, append(append(file[:len(file):len(file)], "garbage!"...), file[144:144+30]...))
-	if len(res.frames) != 4 || res.bad[ReasonMalformed] == 0 {
+	if len(res.frames) != 5 || res.bad[ReasonMalformed] == 0 {
 		t.Errorf("damaged tail: %d frames, not read %v", len(res.frames), res.bad)
 	}
 	if err := ReadBLF(strings.NewReader("LOGX"), func(*Frame) error { return nil }, func(int64, string, error) {}); err == nil {

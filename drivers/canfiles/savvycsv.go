@@ -2,13 +2,13 @@ package canfiles
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 )
 
 // unixMicros is where a SavvyCAN time stamp is read as Unix microseconds
@@ -22,7 +22,8 @@ const unixMicros = 1_000_000_000_000_000
 // older versions), then a line a frame. The time stamp is microseconds,
 // Unix time from 2001 on, else from the capture's start; the id is hex,
 // Extended true or false, Bus from 0. A frame longer than 8 bytes is CAN
-// FD (ReasonFD).
+// FD: SavvyCAN marks FD frames by nothing else, so one of 8 bytes or
+// fewer reads as classic and no FD frame has BRS or ESI.
 func ReadSavvyCSV(r io.Reader, frame func(*Frame) error, bad Bad) error {
 	c := csvReader{}
 	return capture.ReadLines(r, maxLine, func(n int, line []byte, overlong bool) error {
@@ -35,8 +36,6 @@ func ReadSavvyCSV(r io.Reader, frame func(*Frame) error, bad Bad) error {
 		}
 		ok, err := c.line(line)
 		switch {
-		case errors.Is(err, errFD):
-			bad(int64(n), ReasonFD, nil)
 		case err != nil:
 			bad(int64(n), ReasonMalformed, err)
 		case ok:
@@ -115,8 +114,8 @@ func (c *csvReader) line(line []byte) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("LEN: %w", err)
 	}
-	if n > 8 {
-		return false, errFD
+	if n > 64 {
+		return false, fmt.Errorf("LEN %d: over 64 bytes", n)
 	}
 	id, err := parseID(get("ID"), 16, ext)
 	if err != nil {
@@ -128,6 +127,10 @@ func (c *csvReader) line(line []byte) (bool, error) {
 	}
 	f.setID(id, ext, false)
 	f.Channel, f.DLC = bus, uint8(n)
+	if n > 8 {
+		f.setFD(false, false)
+		f.DLC = uint8(wire.CANFDDLC(int(n)))
+	}
 	d1 := c.col["D1"]
 	f.Data, err = parseData(f.Data, c.fields[min(d1, len(c.fields)):], int(n), 16)
 	return err == nil, err

@@ -95,7 +95,7 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 	defer f.Close()
 	b := canlog.NewBatcher(ctx, out)
 	err = read(f, func(fr *Frame) error {
-		return b.Add(fr.Time, fr.ID, fr.Data, func() { s.counters.Error(ReasonMalformed) })
+		return b.Add(fr.Time, fr.ID, fr.Flags, fr.Data, func() { s.counters.Error(ReasonMalformed) })
 	}, func(at int64, reason string, err error) {
 		s.counters.Error(reason)
 		switch reason {

@@ -42,13 +42,13 @@ func TestSourceReplaysAFile(t *testing.T) {
 		t.Fatalf("%d frames, want %d", len(frames), len(want))
 	}
 	for i, f := range frames {
-		id, data, err := wire.DecodeCAN(f.Data)
-		if err != nil || id != want[i].ID || string(data) != string(want[i].Data) || !f.Time.Equal(want[i].Time) || f.Link != wire.LinkCANSocketCAN {
+		id, flags, data, err := wire.DecodeCANFD(f.Data)
+		if err != nil || id != want[i].ID || flags != want[i].Flags || string(data) != string(want[i].Data) || !f.Time.Equal(want[i].Time) || f.Link != wire.LinkCANSocketCAN {
 			t.Errorf("frame %d: %#x % X at %v (%v); want %#x % X at %v", i, id, data, f.Time, err, want[i].ID, want[i].Data, want[i].Time)
 		}
 	}
 	st := s.Stats()
-	if st.Errors[ReasonOther] != 3 || st.Errors[ReasonFD] != 1 || st.Errors[ReasonMalformed] != 2 || !st.Exhausted {
+	if st.Errors[ReasonOther] != 3 || st.Errors[ReasonMalformed] != 2 || !st.Exhausted {
 		t.Errorf("stats %+v", st)
 	}
 	if s.Kind() != capture.KindCAN || s.Live() || s.Origin() != "file:"+path {

@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 )
 
 // ReadTRC reads a PEAK TRC file of version 1.0 to 2.1 (the
 // ;$FILEVERSION line; none is 1.0). Version 1.x lines are "N) offset
 // [bus] [type] id [reserved] dlc data…" by version; 2.x lines follow
 // ;$COLUMNS (2.0's default N,O,T,I,d,l,D when absent) and their types DT
-// (data), RR (remote request) and ER (error frame) are read, FD, FB, FE
-// and BI (CAN FD) counted as ReasonFD, ST, EC and EV (status, error
+// (data), RR (remote request), ER (error frame) and the CAN FD types FD,
+// FB (BRS), FE (ESI) and BI (both) are read, ST, EC and EV (status, error
 // counters, events) as ReasonOther. Offsets are milliseconds from
 // ;$STARTTIME (an OLE date, read as UTC) when the file has one. A
 // 29-bit id is one written with more than four hex digits, as PEAK
@@ -35,8 +36,6 @@ func ReadTRC(r io.Reader, frame func(*Frame) error, bad Bad) error {
 		switch {
 		case errors.Is(err, errOther):
 			bad(int64(n), ReasonOther, nil)
-		case errors.Is(err, errFD):
-			bad(int64(n), ReasonFD, nil)
 		case err != nil:
 			bad(int64(n), ReasonMalformed, err)
 		case ok:
@@ -194,7 +193,7 @@ func (t *trcReader) v2(fs [][]byte) (bool, error) {
 		t.f.setError()
 		return true, nil
 	case "FD", "FB", "FE", "BI":
-		return false, errFD
+		return t.fd(string(typ), id, dlc, length, data)
 	case "ST", "EC", "EV", "ES":
 		return false, errOther
 	default:
@@ -205,6 +204,57 @@ func (t *trcReader) v2(fs [][]byte) (bool, error) {
 	}
 	return t.frame(id, length, data, false)
 }
+
+// fd fills t.f from a CAN FD line (FB: BRS set, FE: ESI set, BI: both):
+// its data length is the length column when there is one, else what its
+// DLC column (a hex digit) codes.
+func (t *trcReader) fd(typ string, idb, dlcb, lenb []byte, data [][]byte) (bool, error) {
+	if idb == nil || dlcb == nil && lenb == nil {
+		return false, errors.New("no id or length column")
+	}
+	ext := len(idb) > 4
+	id, err := parseID(idb, 16, ext)
+	if err != nil {
+		return false, err
+	}
+	n := -1
+	if lenb != nil {
+		v, err := parseUint(lenb, 10, 8)
+		if err != nil || v > 64 {
+			return false, fmt.Errorf("CAN FD length %.10q", lenb)
+		}
+		n = int(v)
+	}
+	dlc := -1
+	if dlcb != nil {
+		v, err := parseUint(dlcb, 16, 4) // one hex digit, 0 to F
+		if err != nil {
+			return false, fmt.Errorf("CAN FD DLC %.10q", dlcb)
+		}
+		dlc = int(v)
+	}
+	if n < 0 {
+		n = fdLen(dlc)
+	}
+	if dlc < 0 {
+		dlc = wire.CANFDDLC(n)
+	}
+	t.f.setID(id, ext, false)
+	t.f.setFD(typ == "FB" || typ == "BI", typ == "FE" || typ == "BI")
+	t.f.DLC = uint8(dlc)
+	t.f.Data, err = parseData(t.f.Data, data, n, 16)
+	return err == nil, err
+}
+
+// fdLen is the data length a CAN FD DLC codes.
+func fdLen(dlc int) int {
+	if dlc <= 8 {
+		return dlc
+	}
+	return fdLens[dlc-9]
+}
+
+var fdLens = [...]int{12, 16, 20, 24, 32, 48, 64}
 
 // frame fills t.f from an id, a length and its data fields.
 func (t *trcReader) frame(idb, lenb []byte, data [][]byte, rtr bool) (bool, error) {

@@ -16,8 +16,8 @@ func writeVector(t *testing.T, dir string, recs []wire.CandumpRecord) (asc, blf 
 	b := wire.AppendASCHeader(nil, start)
 	w := wire.NewBLFWriter(start)
 	for _, r := range recs {
-		b = wire.AppendASC(b, start, r.Time, r.ID, r.Payload())
-		w.Add(r.Time, r.ID, r.Payload())
+		b = wire.AppendASC(b, start, r.Time, r.ID, r.Flags, r.Payload())
+		w.Add(r.Time, r.ID, r.Flags, r.Payload())
 	}
 	asc, blf = filepath.Join(dir, "x.asc"), filepath.Join(dir, "x.blf")
 	if err := os.WriteFile(asc, wire.AppendASCEnd(b), 0o644); err != nil {
@@ -53,7 +53,7 @@ func TestWritersAgainstPythonCAN(t *testing.T) {
 				// python-can's 0).
 				var written []Frame
 				for _, r := range recs {
-					written = append(written, Frame{Time: r.Time, ID: r.ID, DLC: r.Len, Data: r.Payload(), Channel: 1})
+					written = append(written, Frame{Time: r.Time, ID: r.ID, DLC: r.Len, Data: r.Payload(), Channel: 1, Flags: r.Flags})
 				}
 				compare(t, filepath.Base(f.path)+" by python-can", written, py[f.path], true, time.Microsecond, 1)
 				res := readWith(t, f.read, f.path)

@@ -17,11 +17,12 @@ func NewBatcher(ctx context.Context, out *capture.Handoff) *Batcher {
 	return &Batcher{b: newBatcher(ctx, out)}
 }
 
-// Add lays one classic CAN frame out (id with wire's flag bits); bad is
-// called, and nothing kept, when the frame is not one wire.AppendCAN
+// Add lays one frame out (id with wire's flag bits; flags is wire's CAN
+// FD flags byte, CANFDFDF for an FD frame, zero for a classic one); bad is
+// called, and nothing kept, when the frame is not one wire.AppendCANFrame
 // takes. It returns the hand-off's error when a full batch cannot go.
-func (b *Batcher) Add(t time.Time, id uint32, payload []byte, bad func()) error {
-	return b.b.add(t, id, 0, payload, bad)
+func (b *Batcher) Add(t time.Time, id uint32, flags uint8, payload []byte, bad func()) error {
+	return b.b.add(t, id, flags, payload, bad)
 }
 
 // Flush hands off the frames not yet handed off.

@@ -30,9 +30,14 @@ func AppendASCHeader(dst []byte, start time.Time) []byte {
 }
 
 // AppendASC appends one frame's line: a data frame, "r" for a remote
-// request, ErrorFrame for an error frame. id carries the flag bits.
-func AppendASC(dst []byte, start, t time.Time, id uint32, data []byte) []byte {
+// request, ErrorFrame for an error frame, a CANFD line for a frame whose
+// flags (wire's CAN FD flags byte) have CANFDFDF. id carries the flag
+// bits.
+func AppendASC(dst []byte, start, t time.Time, id uint32, flags uint8, data []byte) []byte {
 	off := (max(t.Sub(start), 0) + time.Microsecond/2) / time.Microsecond // to the nearest µs
+	if flags&CANFDFDF != 0 && id&CANERR == 0 {
+		return appendASCFD(fmt.Appendf(dst, "%4d.%06d CANFD   1 Rx   ", off/1e6, off%1e6), id, flags, data)
+	}
 	dst = fmt.Appendf(dst, "%4d.%06d 1  ", off/1e6, off%1e6)
 	if id&CANERR != 0 {
 		return append(dst, "ErrorFrame\n"...)
@@ -55,6 +60,30 @@ func AppendASC(dst []byte, start, t time.Time, id uint32, data []byte) []byte {
 	return append(dst, '\n')
 }
 
+// appendASCFD appends a CANFD line's fields after its direction as
+// Vector's ASC format (and python-can's writer) lays them out: id, BRS,
+// ESI, DLC, data length, data, message duration and length (unknown: 0),
+// flags (EDL 0x1000, BRS 0x2000, ESI 0x4000), CRC and bit timings (0).
+func appendASCFD(dst []byte, id uint32, flags uint8, data []byte) []byte {
+	dst = fmt.Appendf(dst, "%X", CANID(id))
+	if id&CANEFF != 0 {
+		dst = append(dst, 'x')
+	}
+	fd := uint32(0x1000)
+	brs, esi := 0, 0
+	if flags&CANFDBRS != 0 {
+		brs, fd = 1, fd|0x2000
+	}
+	if flags&CANFDESI != 0 {
+		esi, fd = 1, fd|0x4000
+	}
+	dst = fmt.Appendf(dst, " %d %d %x %2d", brs, esi, CANFDDLC(len(data)), len(data))
+	for _, b := range data {
+		dst = append(dst, ' ', hexDigits[b>>4], hexDigits[b&15])
+	}
+	return fmt.Appendf(dst, " %8d %4d %8X %8d %8d %8d %8d %8d\n", 0, 0, fd, 0, 0, 0, 0, 0)
+}
+
 // AppendASCEnd ends the trigger block.
 func AppendASCEnd(dst []byte) []byte { return append(dst, "End TriggerBlock\n"...) }
 
@@ -69,7 +98,8 @@ const (
 )
 
 // BLFWriter lays frames out as a BLF file: CAN_MESSAGE objects (and
-// CAN_ERROR_EXT for error frames) with nanosecond timestamps, in
+// CAN_ERROR_EXT for error frames, CAN_FD_MESSAGE_64 for CAN FD frames)
+// with nanosecond timestamps, in
 // zlib-compressed log containers.
 type BLFWriter struct {
 	start, stop  time.Time
@@ -85,25 +115,45 @@ func NewBLFWriter(start time.Time) *BLFWriter {
 	return &BLFWriter{start: start.UTC(), stop: start.UTC(), uncompressed: blfHeaderSize}
 }
 
-// Add lays one frame out; id carries the flag bits.
-func (w *BLFWriter) Add(t time.Time, id uint32, data []byte) {
+// Add lays one frame out; id carries the flag bits, flags is wire's CAN
+// FD flags byte (CANFDFDF for a CAN FD frame).
+func (w *BLFWriter) Add(t time.Time, id uint32, flags uint8, data []byte) {
 	off := uint64(max(t.Sub(w.start), 0))
 	if t.After(w.stop) {
 		w.stop = t
 	}
-	typ, body := uint32(1), [32]byte{} // CAN_MESSAGE: 16 bytes; CAN_ERROR_EXT: 32
+	// CAN_MESSAGE: 16 bytes; CAN_ERROR_EXT: 32; CAN_FD_MESSAGE_64: 40 and
+	// the data.
+	typ, body := uint32(1), [40 + MaxCANFDData]byte{}
 	n := 16
 	raw := CANID(id)
 	if id&CANEFF != 0 {
 		raw |= 1 << 31
 	}
-	if id&CANERR != 0 {
+	switch {
+	case flags&CANFDFDF != 0 && id&CANERR == 0:
+		// channel, DLC, valid bytes, tx count, id, frame length, flags
+		// (EDL 0x1000, BRS 0x2000, ESI 0x4000), bit timings, offsets,
+		// bit count, direction, ext data offset, CRC; then the data.
+		typ, n = 101, 40+len(data)
+		body[0], body[1], body[2] = 1, byte(CANFDDLC(len(data))), byte(len(data))
+		binary.LittleEndian.PutUint32(body[4:], raw)
+		fd := uint32(0x1000)
+		if flags&CANFDBRS != 0 {
+			fd |= 0x2000
+		}
+		if flags&CANFDESI != 0 {
+			fd |= 0x4000
+		}
+		binary.LittleEndian.PutUint32(body[12:], fd)
+		copy(body[40:], data)
+	case id&CANERR != 0:
 		typ, n = 73, 32
 		binary.LittleEndian.PutUint16(body[0:], 1)
 		body[10] = byte(len(data))
 		binary.LittleEndian.PutUint32(body[16:], 0)
 		copy(body[24:], data)
-	} else {
+	default:
 		binary.LittleEndian.PutUint16(body[0:], 1)
 		if id&CANRTR != 0 {
 			body[2] = 0x80
@@ -123,7 +173,7 @@ func (w *BLFWriter) Add(t time.Time, id uint32, data []byte) {
 	o = binary.LittleEndian.AppendUint16(o, 0)
 	o = binary.LittleEndian.AppendUint16(o, 0)
 	o = binary.LittleEndian.AppendUint64(o, off)
-	w.obj = append(o, body[:n]...)
+	w.obj = append(append(o, body[:n]...), make([]byte, n%4)...)
 	w.objects++
 	for len(w.obj) >= BLFContainerBytes {
 		w.container(w.obj[:BLFContainerBytes])

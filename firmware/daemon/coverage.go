@@ -20,7 +20,6 @@ var unreadable = map[string]struct {
 	canlog.ReasonMalformed:    {coverage.CAN | coverage.J1939 | coverage.UDS, "log lines that are not CAN frames"},
 	canfiles.ReasonMalformed:  {coverage.CAN | coverage.J1939 | coverage.UDS, "records of a vendor CAN log (ASC, BLF, TRC, CSV) that are not readable CAN frames"},
 	canfiles.ReasonOverlong:   {coverage.CAN | coverage.J1939 | coverage.UDS, "lines of a vendor CAN log longer than a frame's line"},
-	canfiles.ReasonFD:         {coverage.CAN | coverage.J1939 | coverage.UDS, "CAN FD frames in a vendor CAN log: fieldtap carries classic CAN frames only"},
 	canfiles.ReasonContainer:  {coverage.CAN | coverage.J1939 | coverage.UDS, "BLF log containers that do not decompress: their frames are lost"},
 	socketcan.ReasonShortRead: {coverage.CAN | coverage.J1939 | coverage.UDS, "short reads from the CAN socket"},
 	socketcan.ReasonLength:    {coverage.CAN | coverage.J1939 | coverage.UDS, "CAN frames of an impossible length"},

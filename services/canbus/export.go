@@ -60,8 +60,8 @@ func (s Selection) match(t time.Time, id uint32) bool {
 
 // Candump is an export, oldest frame first: candump -l text (CAN FD
 // frames as `##` lines), or ASC text, or BLF bytes, as the selection's
-// Format asked. Lines counts frames written; FDNotWritten the CAN FD
-// frames an ASC or BLF export cannot carry.
+// Format asked (CAN FD frames as ASC CANFD lines, BLF CAN_FD_MESSAGE_64
+// objects). Lines counts frames written.
 type Candump struct {
 	Port   string
 	Format Format
@@ -72,11 +72,10 @@ type Candump struct {
 	Truncated    bool // MaxLines reached: narrow since/until
 	// RecorderCut is true when the recorder's read bound ended the older
 	// part early (recorder.ScanStats.Cut): narrow since/until.
-	RecorderCut  bool
-	FDNotWritten int
-	Candump      string // FormatCandump
-	ASC          string // FormatASC
-	BLF          []byte // FormatBLF
+	RecorderCut bool
+	Candump     string // FormatCandump
+	ASC         string // FormatASC
+	BLF         []byte // FormatBLF
 }
 
 // logWriter lays an export's frames out in its format.
@@ -87,28 +86,23 @@ type logWriter struct {
 	blf    *wire.BLFWriter
 }
 
-// add writes one frame, or reports false for a CAN FD frame the format
-// cannot carry (this ASC and BLF writer write classic frames).
-func (w *logWriter) add(t time.Time, port string, id uint32, flags byte, data []byte) bool {
-	if (w.format == FormatASC || w.format == FormatBLF) && (flags != 0 || len(data) > 8) {
-		return false
-	}
+// add writes one frame, classic or CAN FD.
+func (w *logWriter) add(t time.Time, port string, id uint32, flags byte, data []byte) {
 	switch w.format {
 	case FormatASC:
 		if w.start.IsZero() {
 			w.start = wire.ASCStart(t)
 			w.buf = wire.AppendASCHeader(w.buf, w.start)
 		}
-		w.buf = wire.AppendASC(w.buf, w.start, t, id, data)
+		w.buf = wire.AppendASC(w.buf, w.start, t, id, flags, data)
 	case FormatBLF:
 		if w.blf == nil {
 			w.blf = wire.NewBLFWriter(wire.ASCStart(t))
 		}
-		w.blf.Add(t, id, data)
+		w.blf.Add(t, id, flags, data)
 	default:
 		w.buf = wire.AppendCandumpFrame(w.buf, t, port, id, flags, data)
 	}
-	return true
 }
 
 // finish puts the written frames in out.
@@ -185,10 +179,7 @@ func (s *Store) ExportCandump(ctx context.Context, rec Recorded, port string, se
 					out.Truncated = true
 					return recorder.ErrStop
 				}
-				if !w.add(f.Time, port, id, flags, data) {
-					out.FDNotWritten++
-					return nil
-				}
+				w.add(f.Time, port, id, flags, data)
 				out.Lines++
 				out.FromRecorder++
 				return nil
@@ -208,10 +199,7 @@ func (s *Store) ExportCandump(ctx context.Context, rec Recorded, port string, se
 				out.Truncated = true
 				return false
 			}
-			if !w.add(r.Time, port, r.ID, r.Flags, r.Payload()) {
-				out.FDNotWritten++
-				return true
-			}
+			w.add(r.Time, port, r.ID, r.Flags, r.Payload())
 			out.Lines++
 			return true
 		})
