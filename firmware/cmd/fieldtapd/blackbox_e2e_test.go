@@ -173,7 +173,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 		if i%3 == 0 {
 			id = 0x0CF00400 | wire.CANEFF
 		}
-		asc = wire.AppendASC(asc, start, t0.Add(time.Duration(i)*10*time.Millisecond), id, []byte{0xF0, byte(i)})
+		asc = wire.AppendASC(asc, start, t0.Add(time.Duration(i)*10*time.Millisecond), id, 0, []byte{0xF0, byte(i)})
 	}
 	if err := os.WriteFile(filepath.Join(dir, "captures", "truck.asc"), wire.AppendASCEnd(asc), 0o644); err != nil {
 		t.Fatal(err)
