@@ -117,9 +117,15 @@ type ColumnCounts struct {
 // ValueCount is one value of a column (as the rows carry it: sender text
 // stays fenced) and how many rows left out hold it.
 type ValueCount struct {
-	Value any `json:"value"`
-	Rows  int `json:"rows"`
+	Value cutValue `json:"value"`
+	Rows  int      `json:"rows"`
 }
+
+// cutValue is a column's value as the rows carry it: its JSON, written
+// back as it was (a 64-bit id stays exact, sender text stays fenced).
+type cutValue json.RawMessage
+
+func (v cutValue) MarshalJSON() ([]byte, error) { return v, nil }
 
 const (
 	// maxCutValues bounds the values counted per column; the rest are
@@ -223,11 +229,7 @@ func countColumns(rows []map[string]json.RawMessage, fields []string) []ColumnCo
 				cc.OtherRows += at[k]
 				continue
 			}
-			var v any
-			d := json.NewDecoder(strings.NewReader(k))
-			d.UseNumber() // a 64-bit id stays exact
-			_ = d.Decode(&v)
-			cc.Values = append(cc.Values, ValueCount{Value: v, Rows: at[k]})
+			cc.Values = append(cc.Values, ValueCount{Value: cutValue(k), Rows: at[k]})
 		}
 		out = append(out, cc)
 	}

@@ -67,6 +67,8 @@ func listSchemaOf[Out any](tool string, ids []string) (func() json.RawMessage, [
 // is an integer, a 64-bit unsigned one included.
 var outTypes = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[dbcRaw](): {Type: "integer"},
+	// A budget cut's counted value is whatever the column holds.
+	reflect.TypeFor[cutValue](): {AnyOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}, {Type: "boolean"}, {Type: "object"}, {Type: "array"}, {Type: "null"}}},
 }
 
 // schemaOf returns the JSON Schema of T; a type the generator cannot
