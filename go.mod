@@ -16,6 +16,7 @@ require (
 	github.com/pion/srtp/v3 v3.1.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
+	github.com/prometheus/procfs v0.22.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	go.bug.st/serial v1.8.0
 	go.einride.tech/can v0.17.0
@@ -45,7 +46,6 @@ require (
 	github.com/pion/rtcp v1.2.19 // indirect
 	github.com/pion/transport/v5 v5.1.1 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/spf13/cast v1.7.1 // indirect

@@ -26,11 +26,15 @@ type Profile struct {
 	// MemoryBudgetMiB is fieldtapd's share of the board's RAM: every
 	// store's bound is derived from it and the Go runtime's soft limit
 	// is set to it. memory_limit_mib in the configuration overrides it.
-	MemoryBudgetMiB int    `toml:"memory_budget_mib"`
-	Span            Span   `toml:"span"`
-	Gadget          Gadget `toml:"gadget"`
-	GPIO            GPIO   `toml:"gpio"`
-	Ports           []Port `toml:"port"`
+	MemoryBudgetMiB int `toml:"memory_budget_mib"`
+	// OpenedCaptures is how many ports for open_capture the budget
+	// reserves when the configuration does not set
+	// store.opened_captures: as many as fit beside the board's own ports.
+	OpenedCaptures int    `toml:"opened_captures"`
+	Span           Span   `toml:"span"`
+	Gadget         Gadget `toml:"gadget"`
+	GPIO           GPIO   `toml:"gpio"`
+	Ports          []Port `toml:"port"`
 }
 
 // Span is the mirror-port interface prepared at start-up.
@@ -105,6 +109,9 @@ func Parse(name string, b []byte) (Profile, error) {
 func (p Profile) check() error {
 	if p.MemoryBudgetMiB < 0 {
 		return fmt.Errorf("board %s: memory_budget_mib %d is negative", p.Name, p.MemoryBudgetMiB)
+	}
+	if p.OpenedCaptures < 0 {
+		return fmt.Errorf("board %s: opened_captures %d is negative", p.Name, p.OpenedCaptures)
 	}
 	for _, s := range []struct{ role, spec string }{
 		{"status_led", p.GPIO.StatusLED}, {"activity_led", p.GPIO.ActivityLED},

@@ -24,9 +24,10 @@ func TestGuestConfigLoads(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Ports) != 2 || cfg.Ports[0].Name != TunnelPort || cfg.Ports[0].Device != TunnelUnderlay ||
-		cfg.Ports[1].Name != "can0" || !cfg.Ports[1].Transmit || cfg.Transmit.AuditFile == "" {
-		t.Errorf("config %+v: want the tunnel underlay's port, can0 with transmit and an audit file", cfg)
+	if len(cfg.Ports) != 3 || cfg.Ports[0].Name != TunnelPort || cfg.Ports[0].Device != TunnelUnderlay ||
+		cfg.Ports[1].Name != "can0" || !cfg.Ports[1].Transmit || cfg.Transmit.AuditFile == "" ||
+		cfg.Ports[2].Name != FDPort || cfg.Ports[2].Device != FDDevice || cfg.Ports[2].Driver != "socketcan" {
+		t.Errorf("config %+v: want the tunnel underlay's port, can0 with transmit and an audit file, the CAN FD vcan", cfg)
 	}
 	if !cfg.Recorder.Enabled || cfg.Recorder.Dir != RecorderMount+"/recorder" {
 		t.Errorf("recorder %+v: want it on, on the virtio disk", cfg.Recorder)

@@ -154,6 +154,11 @@ func TestEmulatedBoard(t *testing.T) {
 		decoded(t, ctx, cs, "can_frames", map[string]any{"port": "can0", "id": "CF00400"})
 		decoded(t, ctx, cs, "j1939_inventory", map[string]any{})
 	})
+	t.Run("CAN FD on a vcan with mtu 72 beside the sja1000 port", func(t *testing.T) { fdCheck(t, ctx, cs) })
+	// Before the transmit check: no plan waits, so each press is a mark.
+	t.Run("marks: QMP-pulsed button, an ECU bit that follows the presses", func(t *testing.T) {
+		marksCheck(t, ctx, b, cs)
+	})
 	t.Run("can0 link set down and up: restarted, captures again", func(t *testing.T) {
 		linkCheck(t, ctx, b, cs)
 	})

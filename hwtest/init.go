@@ -25,6 +25,21 @@ const (
 	// tunnels` has sent N INVITEs into each tunnel link: sent=N and each
 	// link's tx_packets (NAME=COUNT).
 	TunnelsLine = "FIELDTAP-HWTEST TUNNELS"
+	// ECULine is `guest ecu`: started, each toggle of its bit once a
+	// frame carries it (press=N bit=B), and stopped with its frame count.
+	ECULine = "FIELDTAP-HWTEST ECU"
+	// MarksLine answers "marks" typed on the console: the recorder's
+	// marks.json (MarksFile) on one line.
+	MarksLine = "FIELDTAP-HWTEST MARKS"
+)
+
+// The simulated ECU of the marks check (guest ecu): it sends ECUID on
+// can1 every 20 ms (can0 captures it over the kvaser bus), a 4-bit
+// rolling counter in byte 0 and, at DBC bit ECUBit (byte 1 bit 0), a state the
+// host toggles just before each press of the confirm button.
+const (
+	ECUID  = 0x18FF2021 // priority 6, proprietary-B PGN 0xFF20, SA 0x21
+	ECUBit = 8
 )
 
 // Remote SPAN made by the guest's kernel: tunnel links (gretap, erspan
@@ -52,6 +67,9 @@ const MCPPort = 8731
 // killing QEMU (the power-cut check).
 const RecorderMount = "/var/lib/fieldtap/rec"
 
+// MarksFile is the recorder's journal of marks (services/recorder).
+const MarksFile = RecorderMount + "/recorder/marks.json"
+
 // DiskMounted is printed once the recorder's disk is mounted.
 const DiskMounted = "hwtest: recorder disk mounted"
 
@@ -64,8 +82,9 @@ const Token = "hwtest-bearer-token-not-secret"
 const TxToken = "hwtest-transmit-token-not-secret"
 
 // Bundles are every bundle the checks call: the defaults plus transmit,
-// which is never loaded unless named.
-const Bundles = "server,can,j1939,sip,media,j1708,transmit"
+// which is never loaded unless named, and the opt-in timeline and canre
+// (what_happened, can_re_analyse) for the marks check.
+const Bundles = "server,can,j1939,sip,media,j1708,transmit,timeline,canre"
 
 // Lines of the qemu-virt profile's PL061 the checks drive and read.
 const (
@@ -81,17 +100,29 @@ const (
 	KillAfter = 5
 )
 
+// The CAN FD port: a vcan with mtu 72 (CANFD_MTU), which carries CAN FD
+// frames, captured as FDPort beside the sja1000 can0. guest cansendfd
+// puts J1939-22 Multi-PG frames on it with id FDMultiPGID: priority 6,
+// PGN 0x2500 to global, from source address 0x01.
+const (
+	FDDevice    = "vcan0"
+	FDPort      = "fd0"
+	FDMultiPGID = 0x1825FF01
+)
+
 // GuestConfig is /etc/fieldtap/fieldtapd.toml: a port on the kernel
 // tunnels' underlay, the profile's can0 with transmit enabled (a [[port]]
-// replaces the profile's port of that name),
+// replaces the profile's port of that name), the CAN FD port FDPort on
+// the vcan FDDevice,
 // the audit file the gatekeeper needs before it sends anything, and the
 // confirm button required: every send waits for a press of PL061 line 3.
 // button_wait covers reading the blink code from the host (up to two
 // cycles of about 10 s under TCG) before pressing.
 const GuestConfig = `board = "qemu-virt"
 # The profile's 128 MiB holds its own ports; the tunnel underlay's port
-# adds a 16 MiB AF_PACKET ring and its hand-off (the guest has 512 MiB).
-memory_limit_mib = 192
+# adds a 16 MiB AF_PACKET ring and its hand-off, and the timeline bundle
+# the UDS stores (11.6 MiB over three CAN ports); the guest has 512 MiB.
+memory_limit_mib = 224
 
 [recorder]
 enabled = true
@@ -113,6 +144,11 @@ driver = "socketcan"
 device = "can0"
 bitrate = 250000
 transmit = true
+
+[[port]]
+name = "` + FDPort + `"
+driver = "socketcan"
+device = "` + FDDevice + `"
 `
 
 // InitScript returns the guest's /init: mount, load modules in order, bring up
@@ -148,6 +184,9 @@ ip -6 addr add ` + TunnelLocal6.String() + `/64 dev ` + TunnelUnderlay + `
 ip link set ` + TunnelUnderlay + ` up
 /bin/guest canup can0 250000 || echo "hwtest: can0 not up"
 /bin/guest canup can1 250000 || echo "hwtest: can1 not up"
+# The CAN FD port: a vcan whose mtu 72 lets it carry struct canfd_frame.
+ip link add ` + FDDevice + ` type vcan && ip link set ` + FDDevice + ` mtu 72 up || echo "hwtest: ` + FDDevice + ` not up"
+echo "hwtest: ` + FDDevice + ` mtu $(cat /sys/class/net/` + FDDevice + `/mtu)"
 echo "hwtest: net $(ls /sys/class/net | tr '\n' ' ')"
 echo "hwtest: tty $(ls /dev | grep -E '^tty(S|AMA)[0-9]' | tr '\n' ' ')"
 echo "hwtest: gpio $(ls /dev | grep gpiochip | tr '\n' ' ')"
@@ -172,11 +211,22 @@ chown fieldtap /dev/ttyS0 /dev/ttyS1 /dev/gpiochip0 /etc/fieldtap/tokens /var/li
 /bin/guest killon can1 ` + KillID + ` ` + strconv.Itoa(KillAfter) + ` can0 &
 # What the host types on the console: "link IF up" or "link IF down", as
 # an operator would at the box's shell; each is answered once done.
+# "ecu start|press|stop" runs the simulated ECU of the marks check and
+# toggles its bit; "marks" prints the recorder's marks.json.
 while read -r cmd dev how; do
 	if [ "$cmd" = link ] && { [ "$how" = up ] || [ "$how" = down ]; }; then
 		ip link set "$dev" "$how" && echo "` + LinkLine + ` $dev $how"
 	elif [ "$cmd" = tunnels ]; then
 		/bin/guest tunnels "$dev" || echo "hwtest: guest tunnels failed"
+	elif [ "$cmd" = ecu ] && [ "$dev" = start ]; then
+		/bin/guest ecu can1 &
+		ecu=$!
+	elif [ "$cmd" = ecu ] && [ "$dev" = press ]; then
+		kill -USR1 "$ecu"
+	elif [ "$cmd" = ecu ] && [ "$dev" = stop ]; then
+		kill "$ecu" && wait "$ecu"
+	elif [ "$cmd" = marks ]; then
+		echo "` + MarksLine + ` $(tr -d '\n' <` + MarksFile + `)"
 	fi
 done </dev/ttyAMA0 &
 echo "FIELDTAPD_ARGS=\"--config /etc/fieldtap/fieldtapd.toml --mcp-bundles ` + Bundles + ` --user fieldtap --mcp-listen 0.0.0.0:8731 $auth\"" >>/etc/default/fieldtapd
@@ -185,6 +235,7 @@ until netstat -ltn | grep -q ':8731 '; do sleep 0.2; done
 echo "` + Ready + `"
 while true; do
 	/bin/guest cansend can1 20 || sleep 1
+	/bin/guest cansendfd ` + FDDevice + ` 5 || echo "hwtest: guest cansendfd failed"
 	echo "` + StatLine + ` can0_rx=$(cat /sys/class/net/can0/statistics/rx_packets) can1_tx=$(cat /sys/class/net/can1/statistics/tx_packets) can0_tx=$(cat /sys/class/net/can0/statistics/tx_packets) can0_mode=$(/bin/guest canmode can0) eth1_rx=$(cat /sys/class/net/eth1/statistics/rx_packets) eth1_flags=$(cat /sys/class/net/eth1/flags) eth1_addrs=$(ip addr show eth1 | grep -c inet) eth1_noipv6=$(cat /proc/sys/net/ipv6/conf/eth1/disable_ipv6) ids=$(for p in $(pidof fieldtapd); do awk '/^Uid/{u=$2} /^CapEff/{c=$2} /^VmRSS/{r=$2} END{printf "%s/%s/%skB,", u, c, r}' /proc/$p/status; done) usb0=$(ip -4 addr show usb0 2>/dev/null | grep -o 'inet [0-9./]*')"
 done
 `

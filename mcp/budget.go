@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -93,4 +94,144 @@ func rowsOf(body []byte, args map[string]any, knob string) int {
 		return int(v)
 	}
 	return max(env.Data.Messages, env.Data.Lines)
+}
+
+// BudgetCut says a page was cut to fit the response byte budget: how many
+// of the rows the page would have held were left out, and, for each
+// column the caller asked for in fields, how those rows count by value,
+// so one answer tells what a smaller page would have shown and what it
+// left for next_cursor.
+type BudgetCut struct {
+	RowsLeftOut int            `json:"rows_left_out"`
+	Counts      []ColumnCounts `json:"counts,omitempty"`
+}
+
+// ColumnCounts counts the rows left out by one column's values, most
+// frequent first, at most maxCutValues values; the rest are other_rows.
+type ColumnCounts struct {
+	Column    string       `json:"column"`
+	Values    []ValueCount `json:"values"`
+	OtherRows int          `json:"other_rows"`
+}
+
+// ValueCount is one value of a column (as the rows carry it: sender text
+// stays fenced) and how many rows left out hold it.
+type ValueCount struct {
+	Value cutValue `json:"value"`
+	Rows  int      `json:"rows"`
+}
+
+// cutValue is a column's value as the rows carry it: its JSON, written
+// back as it was (a 64-bit id stays exact, sender text stays fenced).
+type cutValue json.RawMessage
+
+func (v cutValue) MarshalJSON() ([]byte, error) { return v, nil }
+
+const (
+	// maxCutValues bounds the values counted per column; the rest are
+	// counted together as other_rows.
+	maxCutValues = 20
+	// maxCutValueBytes: a value longer than this (a body, a list) is not
+	// a useful bucket and is counted in other_rows.
+	maxCutValueBytes = 128
+)
+
+// cutEnvelope is a list envelope with its rows and blocks kept as
+// encoded, so a cut re-encodes only the page.
+type cutEnvelope struct {
+	OK       bool              `json:"ok"`
+	Items    []json.RawMessage `json:"items"`
+	Page     Page              `json:"page"`
+	Source   json.RawMessage   `json:"source"`
+	Coverage json.RawMessage   `json:"coverage,omitempty"`
+	Warnings []string          `json:"warnings"`
+	Errors   json.RawMessage   `json:"errors"`
+}
+
+// cutToBudget degrades a list answer over the budget to the largest first
+// part of its page that fits: the page is marked truncated, its cursor
+// names the first row left out, and budget_cut counts the rows left out
+// by the columns asked for. It reports false when out is not a page the
+// pager built or not even its first row fits: a single item that cannot
+// be cut stays RESPONSE_TOO_LARGE.
+func cutToBudget(c *call, out any, body []byte, maxBytes int, fields []string) ([]byte, bool) {
+	pk, isPage := out.(interface{ pageKeys() []rowKey })
+	if !isPage {
+		return nil, false
+	}
+	keys := pk.pageKeys()
+	var env cutEnvelope
+	if keys == nil || json.Unmarshal(body, &env) != nil || len(env.Items) != len(keys) || len(keys) == 0 {
+		return nil, false
+	}
+	rows := make([]map[string]json.RawMessage, len(env.Items))
+	for i, it := range env.Items {
+		if json.Unmarshal(it, &rows[i]) != nil {
+			return nil, false
+		}
+	}
+	all, warnings := env.Items, env.Warnings
+	encode := func(n int) []byte {
+		env.Items = all[:n]
+		env.Page.Returned = n
+		env.Page.Truncated = true
+		env.Page.NextCursor = encodeCursor(c.req.Params.Name, c.src.CaptureIdentity, keys[n])
+		env.Page.BudgetCut = &BudgetCut{RowsLeftOut: len(all) - n, Counts: countColumns(rows[n:], fields)}
+		env.Warnings = append(slices.Clone(warnings), fmt.Sprintf(
+			"the page was cut to %d of %d rows to fit the %d-byte response budget; follow next_cursor for the rest", n, len(all), maxBytes))
+		b, err := json.Marshal(env)
+		if err != nil {
+			return nil
+		}
+		return roundFloats(b)
+	}
+	// The largest n below the page's rows whose answer fits; sizes grow
+	// with n, less the count buckets its rows leave.
+	lo, hi := 0, len(all)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if b := encode(mid); b != nil && len(b) <= maxBytes {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo == 0 {
+		return nil, false
+	}
+	b := encode(lo)
+	return b, b != nil && len(b) <= maxBytes
+}
+
+// countColumns counts rows by each asked column's values, most frequent
+// first (ties in first-seen order), bounded by maxCutValues.
+func countColumns(rows []map[string]json.RawMessage, fields []string) []ColumnCounts {
+	var out []ColumnCounts
+	for _, f := range fields {
+		cc := ColumnCounts{Column: f, Values: []ValueCount{}}
+		at := map[string]int{}
+		var order []string
+		for _, r := range rows {
+			v, has := r[f]
+			if !has || len(v) > maxCutValueBytes {
+				cc.OtherRows++
+				continue
+			}
+			k := string(v)
+			if _, seen := at[k]; !seen {
+				order = append(order, k)
+			}
+			at[k]++
+		}
+		slices.SortStableFunc(order, func(a, b string) int { return at[b] - at[a] })
+		for i, k := range order {
+			if i >= maxCutValues {
+				cc.OtherRows += at[k]
+				continue
+			}
+			cc.Values = append(cc.Values, ValueCount{Value: cutValue(k), Rows: at[k]})
+		}
+		out = append(out, cc)
+	}
+	return out
 }

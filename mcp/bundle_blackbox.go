@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +13,13 @@ import (
 
 	"fieldtap/services/evidence"
 	"fieldtap/services/recorder"
+	"fieldtap/services/upload"
 )
 
 // blackboxTools is the blackbox bundle: the recorder's segments on disk,
 // a bounded search over them, and evidence bundles sealed from them
 // (docs/recorder.md).
-var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture}
+var blackboxTools = []toolDef{listCaptures, findInCaptures, buildEvidencePackage, openCapture, listFiles, uploadBegin, uploadChunk, uploadFinish}
 
 // BlackBox is what the blackbox tools and capture_status read: the
 // recorder, the evidence builder, the download counters and the capture
@@ -34,6 +36,11 @@ type BlackBox struct {
 	Downloads Downloads
 	// Captures opens files of store.capture_dir as ports (open_capture).
 	Captures CaptureOpener
+	// Files lists and describes the files an agent may name (list_files).
+	Files FileCatalog
+	// Uploads takes files into store.capture_dir and store.data_dir
+	// (upload_begin, upload_chunk, upload_finish); nil: uploads are off.
+	Uploads *upload.Table
 }
 
 // recorderOf is the recorder, or UNAVAILABLE saying why there is none.
@@ -393,6 +400,14 @@ type findIn struct {
 	Has     containsArg     `json:"contains,omitempty"`
 	MaxHits maxHitsArg      `json:"max_hits,omitempty"`
 	ScanMiB scanMiBArg      `json:"max_scan_mib,omitempty"`
+	File    fileNameArg     `json:"file,omitempty" jsonschema:"search this capture file (captures/NAME, as list_files names it) instead of the recorder: any kind --source reads"`
+}
+
+// fileNameArg names a file as list_files does: AREA/NAME.
+type fileNameArg string
+
+func (fileNameArg) argSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(255)}
 }
 
 type findOut struct {
@@ -477,13 +492,9 @@ func (in findIn) match() (recorder.Match, error) {
 var findInCaptures = tool[findIn, findOut]{
 	name:  "find_in_captures",
 	reads: readsRecorder,
-	desc:  "Search recorded segments in since..until for a CAN id/mask, J1708 MID, IP host (and l4_port) or hex bytes; bounded by max_hits and max_scan_mib, cuts reported. Sends progress.",
+	desc:  "Search recorded segments, or one capture file (file), in since..until for a CAN id/mask, J1708 MID, IP host (and l4_port) or hex bytes; bounded by max_hits and max_scan_mib, cuts reported. Sends progress.",
 	hints: readOnly(),
 	run: func(c *call, in findIn) (findOut, error) {
-		rec, err := recorderOf(c.d)
-		if err != nil {
-			return findOut{}, err
-		}
 		since, err := in.Since.parse("since")
 		if err != nil {
 			return findOut{}, err
@@ -496,6 +507,13 @@ var findInCaptures = tool[findIn, findOut]{
 			return findOut{}, argErr("until", "until must be after since", "%s is not after since %s", in.Until, in.Since)
 		}
 		m, err := in.match()
+		if err != nil {
+			return findOut{}, err
+		}
+		if in.File != "" {
+			return findInFile(c, in, since, until, m)
+		}
+		rec, err := recorderOf(c.d)
 		if err != nil {
 			return findOut{}, err
 		}
@@ -542,7 +560,7 @@ const maxTriggerBytes = DefaultMaxResponseBytes
 type triggerArg string
 
 func (triggerArg) argSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(maxTriggerBytes), Description: "the answer to seal, as JSON text (trigger.json)"}
+	return &jsonschema.Schema{Type: "string", MaxLength: ptrTo(maxTriggerBytes), Description: "an answer as JSON text, or a label (trigger.json)"}
 }
 
 type evidenceIn struct {
@@ -593,14 +611,12 @@ var buildEvidencePackage = linkedTool[evidenceIn, evidenceOut]{tool: tool[eviden
 		if err != nil {
 			return evidenceOut{}, err
 		}
-		trig := []byte(in.Trigger)
-		if len(trig) == 0 {
-			trig = []byte("null")
-		}
-		if !json.Valid(trig) {
-			return evidenceOut{}, argErr("trigger", "pass the answer as JSON text, or omit it", "is not JSON")
+		trig, err := triggerJSON(in.Trigger)
+		if err != nil {
+			return evidenceOut{}, err
 		}
 		req := evidence.Request{Reason: "request", At: at, Before: seconds(in.Before), After: seconds(in.After), Ports: in.Ports, Trigger: trig}
+
 		if req.Before+req.After == 0 {
 			return evidenceOut{}, argErr("after_s", "give before_s or after_s above 0", "before_s and after_s are both 0: the window is empty")
 		}
@@ -640,6 +656,18 @@ var buildEvidencePackage = linkedTool[evidenceIn, evidenceOut]{tool: tool[eviden
 	return links
 }}
 
+// triggerJSON is what trigger.json holds: the trigger when it is JSON
+// text, else the plain label as {"label": …}; null when absent.
+func triggerJSON(t triggerArg) ([]byte, error) {
+	switch {
+	case t == "":
+		return []byte("null"), nil
+	case json.Valid([]byte(t)):
+		return []byte(t), nil
+	}
+	return json.Marshal(map[string]string{"label": string(t)})
+}
+
 // seconds is an optional window side: absent is evidenceDefaultWindow.
 func seconds(n *windowSecondsArg) time.Duration {
 	if n == nil {
@@ -657,4 +685,47 @@ func evidenceRefused(err error) error {
 		return failErr(CodeUnavailable, err.Error(), "wait for pending bundles to seal (capture_status recorder.evidence.pending), or ask for a window already recorded")
 	}
 	return fmt.Errorf("build the evidence bundle: %w", err)
+}
+
+// findInFile is find_in_captures over one capture file: the frames of
+// since..until in file order, each hit's segment the file and its offset
+// the frame's number in the file (0 first).
+func findInFile(c *call, in findIn, since, until time.Time, m recorder.Match) (findOut, error) {
+	if in.Port != "" {
+		return findOut{}, argErr("port", "omit port with file: a file is searched whole", "port %q with file %q", in.Port, in.File)
+	}
+	files := c.d.BlackBox.Files
+	limit := count(int(in.MaxHits), recorder.DefaultFindHits)
+	out := findOut{Hits: []recorderHitRow{}}
+	vx := files.VXLANPorts()
+	st, err := files.Scan(c.ctx, string(in.File), int64(count(int(in.ScanMiB), findDefaultScanMiB))<<20, func(f *recorder.Frame) bool {
+		if f.Time.Before(since) || !f.Time.Before(until) || !m.Matches(f, vx) {
+			return true
+		}
+		out.Scan.Matched++
+		if len(out.Hits) == limit {
+			out.Truncated = true
+			return false
+		}
+		out.Hits = append(out.Hits, recorderHitRow{Segment: f.Segment, Offset: f.Offset, Port: f.Port, Link: f.Link, Time: f.Time,
+			Len: len(f.Data), OrigLen: max(f.OrigLen, len(f.Data)), Head: hex.EncodeToString(f.Data[:min(len(f.Data), recorder.HeadBytes)])})
+		return true
+	})
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return findOut{}, failErr(CodeUnavailable, "the search was cancelled", "narrow since/until or max_scan_mib and call again")
+		}
+		return findOut{}, argErr("file", "list_files names the capture files (area captures)", "%v", err)
+	}
+	out.Scan.Segments, out.Scan.SegmentsRead, out.Scan.BytesRead, out.Scan.Frames, out.Scan.Cut = 1, 1, st.Bytes, st.Frames, st.Cut
+	out.Scan.Corrupt = []string{}
+	if st.Cut {
+		at := st.CutAt
+		out.Scan.CutAt = &at
+		c.warnf("max_scan_mib ended the search: frames from %s on were not read", at.Format(time.RFC3339Nano))
+	}
+	if out.Truncated {
+		c.warnf("max_hits (%d) reached: later frames may match; narrow since/until or raise max_hits", limit)
+	}
+	return out, nil
 }

@@ -336,6 +336,30 @@ func TestBuildEvidencePackage(t *testing.T) {
 		}
 	}
 
+	// A plain label as the trigger: sealed as JSON.
+	r, env = c.call("build_evidence_package", map[string]any{"at": at(40), "before_s": 0, "after_s": 1, "trigger": "power dip {"})
+	if r.IsError {
+		t.Fatal(r.Content[0].Text)
+	}
+	data = env["data"].(map[string]any)
+	if f := data["frames"].(map[string]any); f["can0"] != 80.0 || f["j1708"] != 20.0 {
+		t.Errorf("labelled: frames %v, want can0 80 and j1708 20", f)
+	}
+	for _, f := range data["files"].([]any) {
+		name := f.(map[string]any)["name"].(string)
+		if !strings.HasSuffix(name, "/trigger.json") {
+			continue
+		}
+		path, _ := d.Files.Path(name)
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(body, []byte(`{"label":"power dip {"}`)) {
+			t.Errorf("trigger.json %s, want the label as JSON", body)
+		}
+	}
+
 	// A window that ends in the future is pending, not sealed.
 	r, env = c.call("build_evidence_package", map[string]any{"at": time.Now().Format(time.RFC3339), "after_s": 30})
 	if r.IsError {
@@ -345,10 +369,12 @@ func TestBuildEvidencePackage(t *testing.T) {
 		t.Errorf("future window: %v", data)
 	}
 	for name, args := range map[string]map[string]any{
-		"no moment":          {},
-		"an empty window":    {"at": at(10), "before_s": 0, "after_s": 0},
-		"a window too long":  {"at": at(10), "before_s": 601},
-		"a trigger not JSON": {"at": at(10), "trigger": "{"},
+		"no moment":              {},
+		"an empty window":        {"at": at(10), "before_s": 0, "after_s": 0},
+		"a window too long":      {"at": at(10), "before_s": 601},
+		"window with before_s":   {"at": at(10), "window": "±1s", "before_s": 1},
+		"a window side too long": {"at": at(10), "window": "±11m"},
+		"a window not a window":  {"at": at(10), "window": "soon"},
 	} {
 		if _, env := c.call("build_evidence_package", args); env["ok"] != false {
 			t.Errorf("%s: answered", name)

@@ -118,8 +118,25 @@ type canFrameRow struct {
 	Extended bool      `json:"extended"`
 	Remote   bool      `json:"remote"`
 	Error    bool      `json:"error"`
-	DLC      int       `json:"dlc"`
-	Data     string    `json:"data"`
+	// FD is a CAN FD frame; BRS and ESI its flags (false on classic).
+	FD  bool `json:"fd"`
+	BRS bool `json:"brs"`
+	ESI bool `json:"esi"`
+	// DLC is the code sent on the bus and Length the data bytes: equal
+	// on classic CAN, 9 to 15 for 12 to 64 bytes on CAN FD.
+	DLC    int    `json:"dlc"`
+	Length int    `json:"length"`
+	Data   string `json:"data"`
+}
+
+func canFrameRowOf(port string, seq uint64, r canbus.Record) canFrameRow {
+	row := canFrameRow{Port: port, Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Extended: r.ID&wire.CANEFF != 0,
+		Remote: r.ID&wire.CANRTR != 0, Error: r.ID&wire.CANERR != 0, DLC: int(r.Len), Length: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())}
+	if r.IsFD() {
+		row.FD, row.BRS, row.ESI = true, r.Flags&wire.CANFDBRS != 0, r.Flags&wire.CANFDESI != 0
+		row.DLC = wire.CANFDDLC(int(r.Len))
+	}
+	return row
 }
 
 var canFrames = tool[canFramesIn, page[canFrameRow]]{
@@ -139,10 +156,7 @@ var canFrames = tool[canFramesIn, page[canFrameRow]]{
 		}
 		return pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
 			func(_ string, r canbus.Record) bool { return m.frame(r) },
-			func(port string, seq uint64, r canbus.Record) canFrameRow {
-				return canFrameRow{Port: port, Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Extended: r.ID&wire.CANEFF != 0,
-					Remote: r.ID&wire.CANRTR != 0, Error: r.ID&wire.CANERR != 0, DLC: int(r.Len), Data: fmt.Sprintf("%X", r.Payload())}
-			})
+			canFrameRowOf)
 	},
 }
 
@@ -153,28 +167,44 @@ type canIDsIn struct {
 }
 
 type canIDRow struct {
-	Port        string    `json:"port"`
-	ID          string    `json:"id"`
-	Extended    bool      `json:"extended"`
-	Count       uint64    `json:"count"`
-	First       time.Time `json:"first"`
-	Last        time.Time `json:"last"`
-	LastData    string    `json:"last_data"`
-	DLCs        []int     `json:"dlcs"`         // ints, not bytes: []uint8 would encode as base64
-	ChangedBits string    `json:"changed_bits"` // hex mask over the 8 data bytes: a 1 bit has changed at least once
-	ChangedByte []int     `json:"changed_bytes"`
-	Rate        *float64  `json:"rate_hz"` // null with fewer than two frames or no time span
+	Port     string    `json:"port"`
+	ID       string    `json:"id"`
+	Extended bool      `json:"extended"`
+	Count    uint64    `json:"count"`
+	First    time.Time `json:"first"`
+	Last     time.Time `json:"last"`
+	LastData string    `json:"last_data"`
+	// Lengths are the data lengths seen, in the order first seen, and
+	// DLCs their codes: the same on classic CAN, 9 to 15 for CAN FD's
+	// 12 to 64 bytes. Ints, not bytes: []uint8 would encode as base64.
+	Lengths     []int    `json:"lengths"`
+	DLCs        []int    `json:"dlcs"`
+	ChangedBits string   `json:"changed_bits"` // hex mask over the first 8 data bytes: a 1 bit has changed at least once
+	ChangedByte []int    `json:"changed_bytes"`
+	Rate        *float64 `json:"rate_hz"` // null with fewer than two frames or no time span
+	// FDFrames of the id's frames are CAN FD; BRSFrames and ESIFrames of
+	// those had the flag set.
+	FDFrames  uint64 `json:"fd_frames"`
+	BRSFrames uint64 `json:"brs_frames"`
+	ESIFrames uint64 `json:"esi_frames"`
 }
 
 func canIDRowOf(port string, s canbus.IDStats) canIDRow {
+	dlcs := make([]int, 0, len(s.DLCs))
+	for _, n := range s.DLCs {
+		if d := wire.CANFDDLC(n); !slices.Contains(dlcs, d) {
+			dlcs = append(dlcs, d)
+		}
+	}
 	return canIDRow{Port: port, ID: s.IDHex, Extended: s.Extended, Count: s.Count, First: s.First, Last: s.Last, LastData: s.LastData,
-		DLCs: s.DLCs, ChangedBits: s.ChangedBits, ChangedByte: s.ChangedByte, Rate: s.Rate()}
+		Lengths: s.DLCs, DLCs: dlcs, ChangedBits: s.ChangedBits, ChangedByte: s.ChangedByte, Rate: s.Rate(),
+		FDFrames: s.FD, BRSFrames: s.BRS, ESIFrames: s.ESI}
 }
 
 var canIDs = tool[canIDsIn, page[canIDRow]]{
 	name:  "can_ids",
 	reads: readsCAN,
-	desc:  "The ID table, port by port: per CAN id the count, rate, first/last time, last data, DLCs seen, and which bytes and bits have changed; standard ids before extended, each in id order. Paged.",
+	desc:  "The ID table per port: per CAN id count, rate, first/last time, last data, lengths/DLCs, FD counts, changed bytes/bits; standard ids first, in id order. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "id"},
 	run: func(c *call, in canIDsIn) (page[canIDRow], error) {
@@ -260,20 +290,32 @@ func (exportLinesArg) argSchema() *jsonschema.Schema {
 	return sipCount("lines per port, oldest first", 1, canbus.MaxExportLines, canbus.DefaultExportLines)
 }
 
+// canLogFormatArg is export_canlog's file format.
+type canLogFormatArg string
+
+func (canLogFormatArg) argSchema() *jsonschema.Schema {
+	values := make([]string, len(canbus.Formats))
+	for i, f := range canbus.Formats {
+		values[i] = string(f)
+	}
+	return enumArg("default candump", values)
+}
+
 type exportCANLogIn struct {
 	PortSelector
 	canSelect
-	MaxLines exportLinesArg `json:"max_lines,omitempty"`
+	MaxLines exportLinesArg  `json:"max_lines,omitempty"`
+	Format   canLogFormatArg `json:"format,omitempty"`
 }
 
 type exportCANLogOut struct {
-	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: candump -l text (replayable with canplayer), lines, from_recorder (older than the store, read from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
+	Exports []canCandumpRow `json:"exports" jsonschema:"one per port: the log (candump, asc or blf_base64), lines, from_recorder (older than the store, from disk), truncated (max_lines reached), recorder_cut (the recorder's read bound ended the older part)"`
 }
 
 var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 	name:  "export_canlog",
 	reads: readsCAN,
-	desc:  "CAN frames as candump -l text (replayable with canplayer), per port, oldest first, filtered by id/mask and time window: the recorder's frames older than the store, then the store. At most max_lines a port.",
+	desc:  "CAN frames as a candump -l, ASC or BLF log per port, oldest first, by id/mask and time: the recorder's older frames, then the store. At most max_lines a port.",
 	hints: readOnly(),
 	run: func(c *call, in exportCANLogIn) (exportCANLogOut, error) {
 		ps, err := canPorts(c.d, in.PortSelector)
@@ -289,7 +331,7 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 		if c.d.BlackBox.Recorder != nil {
 			rec = c.d.BlackBox.Recorder
 		}
-		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines)}
+		sel := canbus.Selection{ID: m.id, Mask: m.mask, HasID: m.haveID, Since: m.in.since, Until: m.in.until, MaxLines: count(int(in.MaxLines), canbus.DefaultExportLines), Format: canbus.Format(in.Format)}
 		out := exportCANLogOut{Exports: []canCandumpRow{}}
 		for _, p := range ps {
 			x, err := c.d.CAN.ExportCandump(c.ctx, rec, p.Name(), sel)
@@ -306,7 +348,7 @@ var exportCANLog = tool[exportCANLogIn, exportCANLogOut]{
 			if x.RecorderCut {
 				c.warnf("port %s: the recorder's read bound ended the older frames early; narrow since/until", p.Name())
 			}
-			out.Exports = append(out.Exports, canCandumpRow(x))
+			out.Exports = append(out.Exports, canCandumpRowOf(x))
 		}
 		if len(out.Exports) == 0 {
 			return exportCANLogOut{}, notFound("widen since/until or the id; can_frames shows what the store holds, find_in_captures what the recorder holds", "no stored or recorded CAN frame matches")

@@ -14,6 +14,7 @@ type canBusRow struct {
 	Standard    uint64     `json:"standard_frames"`
 	Extended    uint64     `json:"extended_frames"`
 	Remote      uint64     `json:"remote_frames"`
+	FD          uint64     `json:"fd_frames"` // CAN FD frames
 	ErrorFrames uint64     `json:"error_frames"`
 	DistinctIDs int        `json:"distinct_ids"`
 	IDOverflow  uint64     `json:"id_table_overflow"` // frames whose new id found the table full
@@ -31,7 +32,7 @@ type canBusRow struct {
 }
 
 func canBusRowOf(s canbus.Status) canBusRow {
-	return canBusRow{Name: s.Name, Bitrate: s.Bitrate, Frames: s.Frames, Standard: s.Standard, Extended: s.Extended, Remote: s.Remote,
+	return canBusRow{Name: s.Name, Bitrate: s.Bitrate, Frames: s.Frames, Standard: s.Standard, Extended: s.Extended, Remote: s.Remote, FD: s.FD,
 		ErrorFrames: s.ErrorFrames, DistinctIDs: s.DistinctIDs, IDOverflow: s.IDOverflow, First: s.First, Last: s.Last,
 		MeanLoad: s.MeanLoad, MeanLoadReason: s.MeanLoadReason, PeakLoad: s.PeakLoad, Store: ringStatsRowOf(s.Store),
 		Link: rowOrNil(s.Link, func(l canbus.Link) canLinkRow { return canLinkRow(l) }), LinkReason: s.LinkReason}
@@ -52,12 +53,21 @@ type canLinkRow struct {
 	Note      string  `json:"note,omitempty"`
 }
 
-// canCandumpRow is one port's export, candump -l text.
+// canCandumpRow is one port's export: candump -l or ASC text, or BLF
+// bytes (base64 in JSON), by format.
 type canCandumpRow struct {
 	Port         string `json:"port"`
+	Format       string `json:"format"`
 	Lines        int    `json:"lines"`
 	FromRecorder int    `json:"from_recorder"` // lines read from the recorder: older than the store
 	Truncated    bool   `json:"truncated"`
 	RecorderCut  bool   `json:"recorder_cut"`
-	Candump      string `json:"candump"`
+	Candump      string `json:"candump,omitempty"`
+	ASC          string `json:"asc,omitempty"`
+	BLF          []byte `json:"blf_base64,omitempty"`
+}
+
+func canCandumpRowOf(x canbus.Candump) canCandumpRow {
+	return canCandumpRow{Port: x.Port, Format: string(x.Format), Lines: x.Lines, FromRecorder: x.FromRecorder, Truncated: x.Truncated,
+		RecorderCut: x.RecorderCut, Candump: x.Candump, ASC: x.ASC, BLF: x.BLF}
 }

@@ -24,7 +24,7 @@ const (
 	reSignals   = "signals"
 )
 
-var reAnalyses = []string{reCounters, reChecksums, reEntropy, reSignals}
+var reAnalyses = []string{reCounters, reChecksums, reEntropy, reSignals, reMarks}
 
 type reAnalysisArg string
 
@@ -34,7 +34,8 @@ func (reAnalysisArg) argSchema() *jsonschema.Schema {
 
 type reIDIn struct {
 	ID       canIDArg        `json:"id"`
-	Analyses []reAnalysisArg `json:"analyses,omitempty" jsonschema:"which analyses to run; default all four"`
+	Analyses []reAnalysisArg `json:"analyses,omitempty" jsonschema:"which analyses to run; default the first four (marks only when named)"`
+	NearMS   *nearMSArg      `json:"near_ms,omitempty"`
 	PortSelector
 	window
 }
@@ -57,6 +58,7 @@ type reIDOut struct {
 	Checksums *reChecksumsRow `json:"checksums"`
 	Entropy   *reEntropyRow   `json:"entropy"`
 	Signals   *reSignalsRow   `json:"signals"`
+	Marks     *reMarksRow     `json:"marks"`
 }
 
 // reOnePort resolves the port argument to one CAN port.
@@ -107,7 +109,7 @@ var canREAnalyse = tool[reIDIn, reIDOut]{
 	name:  "can_re_analyse",
 	reads: readsCAN,
 	desc: "Reverse-engineering helpers for one CAN id over a window of a port's stored frames: rolling counters, checksum candidates (XOR, sums, three CRC-8s over the other bytes), per-bit and per-byte entropy with flip counts, " +
-		"and signal candidates from bit-flip boundaries (READ), both byte orders. Each names its method and bound; fields in DBC numbering.",
+		"signal candidates from bit-flip boundaries (READ), both byte orders, and (marks, when named) bits and bytes ranked by how they change near marks. Each names its method and bound; fields in DBC numbering.",
 	hints: readOnly(),
 	run: func(c *call, in reIDIn) (reIDOut, error) {
 		p, err := reOnePort(c, in.PortSelector)
@@ -122,7 +124,9 @@ var canREAnalyse = tool[reIDIn, reIDOut]{
 		if err != nil {
 			return reIDOut{}, err
 		}
-		want := func(a string) bool { return len(in.Analyses) == 0 || slices.Contains(in.Analyses, reAnalysisArg(a)) }
+		want := func(a string) bool {
+			return len(in.Analyses) == 0 && a != reMarks || slices.Contains(in.Analyses, reAnalysisArg(a))
+		}
 		out := reIDOut{reSeriesOut: reSeriesOf(p.Name(), s)}
 		if want(reCounters) {
 			v := reCountersRowOf(canre.FindCounters(s))
@@ -139,6 +143,11 @@ var canREAnalyse = tool[reIDIn, reIDOut]{
 		if want(reSignals) {
 			v := reSignalsRowOf(canre.FindSignals(s))
 			out.Signals = &v
+		}
+		if want(reMarks) {
+			if out.Marks, err = reMarksOf(c, s, in.NearMS); err != nil {
+				return reIDOut{}, err
+			}
 		}
 		return out, nil
 	},

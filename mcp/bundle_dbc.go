@@ -52,6 +52,7 @@ type dbcLoadOut struct {
 	Multiplexed   int             `json:"multiplexed_signals"`
 	J1939         bool            `json:"j1939_pgn_matching"`
 	Notes         []string        `json:"notes"`
+	Warnings      []string        `json:"warnings"` // deviations read anyway, each naming its line
 	MessageList   []dbcMessageRow `json:"message_list"`
 	ListTruncated bool            `json:"message_list_truncated"`
 	Loaded        []string        `json:"loaded"`
@@ -83,8 +84,8 @@ func dbcIDHex(id uint32, ext bool) string {
 var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 	name:  "dbc_load",
 	reads: readsNothing,
-	desc: "Load a DBC database from the box's data directory under a name (at most 8 kept). Latin-1 is transcoded, // comments stripped, nested multiplexing read; a file that is not a DBC is refused with file:line: reason. Answers counts and the message list. " +
-		"It reads a file into memory and sends nothing to a bus.",
+	desc: "Load a DBC file from the box's data directory under a name (at most 8 kept). Latin-1, // comments, nested multiplexing and a missing ';' (warned, with the line) are read; a non-DBC is refused with file:line: reason. Answers counts and the message list. " +
+		"Sends nothing.",
 	hints: readOnly(),
 	text:  []textSource{textDBC},
 	run: func(c *call, in dbcLoadIn) (dbcLoadOut, error) {
@@ -93,7 +94,7 @@ var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 			return dbcLoadOut{}, dbcErr(err)
 		}
 		out := dbcLoadOut{Name: db.Name, File: db.File, Messages: len(db.Messages), Signals: db.Signals, J1939: db.J1939,
-			Notes: nonNil(db.Notes), MessageList: []dbcMessageRow{}, Loaded: []string{}}
+			Notes: nonNil(db.Notes), Warnings: nonNil(db.Warnings), MessageList: []dbcMessageRow{}, Loaded: []string{}}
 		for _, m := range db.Messages {
 			if m.Extended {
 				out.Extended++
@@ -113,6 +114,9 @@ var dbcLoad = tool[dbcLoadIn, dbcLoadOut]{
 		for _, l := range c.d.DBC.List() {
 			out.Loaded = append(out.Loaded, l.Name)
 		}
+		if len(db.Warnings) > 0 {
+			c.warnf("%s deviates from the DBC format in %d place(s), read anyway: see warnings", db.File, len(db.Warnings))
+		}
 		if out.ListTruncated {
 			c.warnf("message_list shows the first %d of %d messages", dbcMaxListed, out.Messages)
 		}
@@ -130,10 +134,16 @@ type dbcDecodeIn struct {
 	Projection
 }
 
+// dbcRaw is a raw signal value in an answer: an integer, all 64 bits of
+// an unsigned one (dbc.Raw writes it).
+type dbcRaw dbc.Raw
+
+func (r dbcRaw) MarshalJSON() ([]byte, error) { return dbc.Raw(r).MarshalJSON() }
+
 type dbcValue struct {
 	Signal untrusted.Text `json:"signal"`
 	Value  *float64       `json:"value"` // physical; null unless status is ok
-	Raw    *int64         `json:"raw"`   // sign-extended raw (float signals: bit pattern); null unless ok
+	Raw    *dbcRaw        `json:"raw"`   // unsigned as read, signed sign-extended (float signals: bit pattern); null unless ok
 	Unit   untrusted.Text `json:"unit,omitempty"`
 	Label  untrusted.Text `json:"label,omitempty"`
 	Status string         `json:"status"` // ok, not_selected, frame_too_short, not_finite
@@ -203,10 +213,10 @@ func dbcValues(m *dbc.Message, vals []dbc.Value, only int) []dbcValue {
 		case v.Status != dbc.StatusOK:
 		case math.IsNaN(v.Physical) || math.IsInf(v.Physical, 0):
 			row.Status = "not_finite" // JSON has no NaN; the raw bits stay
-			raw := v.Raw
+			raw := dbcRaw(v.Raw)
 			row.Raw = &raw
 		default:
-			phys, raw := v.Physical, v.Raw
+			phys, raw := v.Physical, dbcRaw(v.Raw)
 			row.Value, row.Raw = &phys, &raw
 			label, _ := s.Label(v)
 			row.Label = untrusted.Text(label)
@@ -219,8 +229,8 @@ func dbcValues(m *dbc.Message, vals []dbc.Value, only int) []dbcValue {
 var dbcDecode = tool[dbcDecodeIn, page[dbcDecodeRow]]{
 	name:  "dbc_decode",
 	reads: readsCAN,
-	desc: "Decode one DBC message (every signal, or one signal over time) from the stored frames, port by port, each oldest first: physical value, raw, unit, value label, and whether multiplexing selected it. " +
-		"J1939 databases also match other source addresses by PGN. Names, units and labels come from the DBC file and are fenced; a fenced name copied back as an argument is accepted. Paged.",
+	desc: "Decode one DBC message (every signal, or one) from the stored frames, port by port, oldest first: value, raw, unit, label, multiplexing status. " +
+		"J1939 databases also match by PGN. File text is fenced (accepted back fenced). No match: says which ids the file and bus have. Paged.",
 	hints: readOnly(),
 	ids:   []string{"port", "seq"},
 	text:  []textSource{textDBC},
@@ -251,7 +261,7 @@ var dbcDecode = tool[dbcDecodeIn, page[dbcDecodeRow]]{
 			c.warnf("message %s is %d bytes (a transport-protocol payload); single frames carry at most %d, so later signals read frame_too_short", m.Name, m.Size, wire.MaxCANData)
 		}
 		var vals []dbc.Value
-		return pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
+		out, err := pagePortRings(c, in.Paging, canRings(c.d, ps), "frames",
 			func(_ string, r canbus.Record) bool {
 				return r.ID&(wire.CANRTR|wire.CANERR) == 0 && sp.holds(r.Time) && m.Matches(wire.CANID(r.ID), r.ID&wire.CANEFF != 0) != dbc.MatchNone
 			},
@@ -261,5 +271,19 @@ var dbcDecode = tool[dbcDecodeIn, page[dbcDecodeRow]]{
 				return dbcDecodeRow{Port: port, Seq: seq, Time: r.Time, ID: wire.FormatCANID(r.ID), Match: how.String(),
 					Data: fmt.Sprintf("%X", r.Payload()), Signals: dbcValues(m, vals, only)}
 			})
+		if err == nil && out.Page.TotalMatched == 0 {
+			dbcWarnAbsent(c, db, []*dbc.Message{m}, ps, sp)
+		}
+		return out, err
 	},
+}
+
+// dbcWarnAbsent warns, port by port, that no frame of the window carries
+// an id of msgs, naming theirs and the ids the port's frames carried.
+func dbcWarnAbsent(c *call, db *dbc.Database, msgs []*dbc.Message, ps []*canbus.Port, sp span) {
+	for _, p := range ps {
+		if why := db.Absence(msgs, dbc.CANFrames(p.Frames(), sp.since, sp.until)); why != "" {
+			c.warnf("%s: %s", p.Name(), why)
+		}
+	}
 }

@@ -18,7 +18,7 @@ import (
 // window of every message (single frames and J1939 transfers), and
 // encoding values into the bytes can_send plans. dbc_load and dbc_decode
 // stay in the can bundle.
-var dbcTools = []toolDef{dbcInspect, dbcDecodeWindow, dbcEncode}
+var dbcTools = []toolDef{dbcInspect, dbcDecodeWindow, dbcEncode, dbcFiles}
 
 type dbcInspectIn struct {
 	Database dbcNameArg `json:"database,omitempty" jsonschema:"name given by dbc_load; empty means the only loaded database"`
@@ -172,7 +172,7 @@ type dbcEncodedSignal struct {
 	Name      untrusted.Text `json:"name"`
 	Status    string         `json:"status"` // set, kept, not_selected
 	Requested *float64       `json:"requested"`
-	Raw       int64          `json:"raw"`
+	Raw       dbcRaw         `json:"raw"`
 	Value     *float64       `json:"value"`
 	Rounded   bool           `json:"rounded"`
 }
@@ -201,7 +201,7 @@ var dbcEncode = tool[dbcEncodeIn, dbcEncodeOut]{
 	name:  "dbc_encode",
 	reads: readsNothing,
 	desc: "Build a DBC message's payload from physical signal values: the bytes, what each signal now decodes to, and can_send_frame, the frame to pass to can_send (which plans it). " +
-		"Refused, naming the signal, when a value does not fit its bits or declared range, or its multiplexer does not select it. It computes only; nothing is sent.",
+		"Refused, naming the signal, when a value does not fit its bits or range, or its multiplexer does not select it. Sends nothing.",
 	hints: readOnly(),
 	text:  []textSource{textDBC},
 	run: func(c *call, in dbcEncodeIn) (dbcEncodeOut, error) {
@@ -251,7 +251,7 @@ var dbcEncode = tool[dbcEncodeIn, dbcEncodeOut]{
 		out := dbcEncodeOut{Message: untrusted.Text(enc.Message), ID: enc.IDHex, Extended: enc.Extended, Data: enc.DataHex, Size: enc.Size,
 			SingleFrame: enc.SingleFrame, Signals: make([]dbcEncodedSignal, len(enc.Signals))}
 		for i, s := range enc.Signals {
-			out.Signals[i] = dbcEncodedSignal{Name: untrusted.Text(s.Name), Status: s.Status, Requested: s.Requested, Raw: s.Raw, Value: s.Value, Rounded: s.Rounded}
+			out.Signals[i] = dbcEncodedSignal{Name: untrusted.Text(s.Name), Status: s.Status, Requested: s.Requested, Raw: dbcRaw(s.Raw), Value: s.Value, Rounded: s.Rounded}
 		}
 		if enc.SingleFrame {
 			out.CANSend = &dbcCANSendFrame{ID: enc.IDHex, Extended: enc.Extended, Data: enc.DataHex}

@@ -64,14 +64,14 @@ type dbcWindowOut struct {
 
 // dbcValueOf spells a window's decoded value as dbc_decode does.
 func dbcValueOf(v dbc.SignalValue) dbcValue {
-	return dbcValue{Signal: untrusted.Text(v.Signal), Value: v.Value, Raw: v.Raw, Unit: untrusted.Text(v.Unit), Label: untrusted.Text(v.Label), Status: v.Status}
+	return dbcValue{Signal: untrusted.Text(v.Signal), Value: v.Value, Raw: (*dbcRaw)(v.Raw), Unit: untrusted.Text(v.Unit), Label: untrusted.Text(v.Label), Status: v.Status}
 }
 
 var dbcDecodeWindow = tool[dbcWindowIn, dbcWindowOut]{
 	name:  "dbc_decode_window",
 	reads: readsCAN,
-	desc: "Decode every stored frame of a window that a loaded DBC describes (all messages or those named), port by port: per message the frames and J1939 transfers (BAM, RTS/CTS reassembled) decoded, and the decoded rows, oldest first, with how each matched. " +
-		"Names, units and labels come from the file and are fenced. Rows are bounded per port; the tallies are whole.",
+	desc: "Decode every frame of a window a loaded DBC describes (all messages or those named), port by port: per message the frames and J1939 transfers (BAM, RTS/CTS) decoded, and rows, oldest first, with how each matched. " +
+		"File text is fenced. Rows bounded per port; tallies whole.",
 	hints: readOnly(),
 	text:  []textSource{textDBC},
 	run: func(c *call, in dbcWindowIn) (dbcWindowOut, error) {
@@ -113,6 +113,16 @@ var dbcDecodeWindow = tool[dbcWindowIn, dbcWindowOut]{
 					row.Signals[k] = dbcValueOf(v)
 				}
 				pw.Rows[j] = row
+			}
+			if w.Decoded == 0 {
+				msgs := make([]*dbc.Message, 0, len(names))
+				for _, n := range names {
+					m, _ := db.Message(n) // found by DecodeWindow
+					msgs = append(msgs, m)
+				}
+				if why := db.Absence(msgs, j1939.Payloads(p.Frames(), j1939.Window{Since: sp.since, Until: sp.until})); why != "" {
+					c.warnf("%s: %s", p.Name(), why)
+				}
 			}
 			if w.Truncated {
 				c.warnf("%s: listed the first %d decoded rows of %d; narrow since/until or messages for the rest", p.Name(), len(w.Rows), w.Decoded)

@@ -1,7 +1,11 @@
 package mcp
 
 import (
+	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -172,6 +176,7 @@ var j1939PGN = tool[j1939PGNIn, j1939PGNOut]{
 		pgn := uint32(in.PGN)
 		out := j1939PGNOut{PGN: int(in.PGN), Name: j1939.PGNName(pgn), Sources: []j1939PGNRow{}}
 		cat := c.d.J1939.Catalogue()
+		answered := false // a source was answered: say which definitions decoded it
 		for _, v := range c.d.J1939.LatestPGN(pgn) {
 			if !slices.Contains(chosen, v.Port) || in.SA != nil && v.SA != int(*in.SA) {
 				continue
@@ -181,6 +186,7 @@ var j1939PGN = tool[j1939PGNIn, j1939PGNOut]{
 			for i, o := range v.Values {
 				row.SPNs[i] = j1939SPNValueOf(c, cat, o)
 			}
+			answered = true
 			if j1939IdentPGNs[pgn] {
 				txt := untrusted.PrintableASCII(v.Raw)
 				row.Text = &txt
@@ -188,8 +194,27 @@ var j1939PGN = tool[j1939PGNIn, j1939PGNOut]{
 			}
 			out.Sources = append(out.Sources, row)
 		}
+		if answered {
+			for _, p := range cat.Of(pgn) {
+				if p.Replaces != "" {
+					c.warnf("%s: the values above are the latest payload decoded with it; j1939_spn %d decodes with it the samples that arrived since it was loaded, and its rows' source says which definition decoded each sample",
+						j1939Override(p), p.SPN)
+				}
+			}
+		}
 		return out, nil
 	},
+}
+
+// j1939Override says which DBC definition replaces another for an SPN:
+// both j1939_pgn and j1939_spn name it, so their values can be compared.
+func j1939Override(p j1939.Param) string {
+	order := "little-endian"
+	if p.BigEndian {
+		order = "big-endian"
+	}
+	return fmt.Sprintf("SPN %d of PGN %d is decoded with %s (file %s, message %s: start bit %d, %d bits %s, ×%g %+g), replacing the %s definition",
+		p.SPN, p.PGN, p.Source, p.File, p.Message, p.StartBit, p.Bits, order, p.Scale, p.Offset, p.Replaces)
 }
 
 type j1939SPNIn struct {
@@ -212,6 +237,9 @@ type j1939SPNRow struct {
 	DBCUnit untrusted.Text `json:"dbc_unit,omitempty"`
 	Status  string         `json:"status"`
 	Raw     uint32         `json:"raw"`
+	// Source is the definition that decoded the sample when it arrived:
+	// builtin, or dbc:<database>.
+	Source string `json:"source"`
 }
 
 var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
@@ -237,14 +265,42 @@ var j1939SPN = tool[j1939SPNIn, page[j1939SPNRow]]{
 		}
 		samples := c.d.J1939.Samples()
 		ports := c.d.J1939.Ports() // after the snapshot: it names every port a sample has
+		sources := c.d.J1939.Sources()
+		bySource := map[string]int{}
 		keep := func(v j1939.Sample) bool {
-			return v.SPN == spn && (in.SA == nil || int(v.SA) == int(*in.SA)) && slices.Contains(chosen, v.Port(ports)) && sp.holds(v.Time())
+			ok := v.SPN == spn && (in.SA == nil || int(v.SA) == int(*in.SA)) && slices.Contains(chosen, v.Port(ports)) && sp.holds(v.Time())
+			if ok {
+				bySource[v.Source(sources)]++
+			}
+			return ok
 		}
-		return pageRing(c, in.Paging, samples, "samples", keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
+		out, err := pageRing(c, in.Paging, samples, "samples", keep, func(seq uint64, v j1939.Sample) j1939SPNRow {
 			o := v.Decoded().Out("")
-			return j1939SPNRow{Seq: seq, Port: v.Port(ports), Time: v.Time(), SA: int(v.SA), Value: o.Value, Unit: o.Unit, DBCUnit: untrusted.Text(param.DBCUnit), Status: o.Status, Raw: o.Raw}
+			return j1939SPNRow{Seq: seq, Port: v.Port(ports), Time: v.Time(), SA: int(v.SA), Value: o.Value, Unit: o.Unit, DBCUnit: untrusted.Text(param.DBCUnit), Status: o.Status, Raw: o.Raw,
+				Source: v.Source(sources)}
 		})
+		if err == nil && (param.Replaces != "" || len(bySource) > 1) {
+			now := "SPN " + strconv.FormatUint(uint64(spn), 10) + " is decoded with " + param.Source
+			if param.Replaces != "" {
+				now = j1939Override(param)
+			}
+			c.warnf("%s; a sample keeps the definition that decoded it when it arrived (rows: %s), and j1939_pgn decodes the latest payload with the current one",
+				now, j1939SourceCounts(bySource))
+		}
+		return out, err
 	},
+}
+
+// j1939SourceCounts spells matched samples by source, sorted.
+func j1939SourceCounts(n map[string]int) string {
+	var b strings.Builder
+	for i, src := range slices.Sorted(maps.Keys(n)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d by %s", n[src], src)
+	}
+	return b.String()
 }
 
 // tpStatusArg is a TP session status, from the j1939 package's names.

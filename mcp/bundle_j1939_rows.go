@@ -42,6 +42,16 @@ type j1939TPCountersRow struct {
 	ShortPackets   uint64 `json:"short_packets"`
 }
 
+// j1939MultiPGRow counts J1939-22 Multi-PG frames on CAN FD, the C-PGs
+// decoded, and what was left undecoded.
+type j1939MultiPGRow struct {
+	Frames    uint64 `json:"frames"`
+	CPGs      uint64 `json:"cpgs_decoded"`
+	Trailer   uint64 `json:"cpgs_with_trailer_undecoded"`
+	Malformed uint64 `json:"malformed_frames"`
+	FDTP      uint64 `json:"fd_tp_frames_undecoded"`
+}
+
 // j1939SummaryRow is one port's J1939 overview.
 type j1939SummaryRow struct {
 	Port            string             `json:"port"`
@@ -52,6 +62,7 @@ type j1939SummaryRow struct {
 	PGNOverflow     uint64             `json:"pgn_table_overflow"`
 	TopPGNs         []j1939PGNCountRow `json:"top_pgns"`
 	TP              j1939TPCountersRow `json:"tp"`
+	MultiPG         j1939MultiPGRow    `json:"multi_pg"`
 	OpenSessions    int                `json:"tp_open_sessions"`
 	Requests        uint64             `json:"requests"`
 	AddressClaims   int                `json:"address_claims_kept"`
@@ -66,7 +77,7 @@ type j1939SummaryRow struct {
 func j1939SummaryRowOf(p j1939.PortSummary) j1939SummaryRow {
 	top := mapRows(p.TopPGNs, func(c j1939.PGNCount) j1939PGNCountRow { return j1939PGNCountRow(c) })
 	return j1939SummaryRow{Port: p.Port, Frames: p.Frames, StandardSkipped: p.StandardSkipped, SourceAddresses: p.SourceAddresses,
-		DistinctPGNs: p.DistinctPGNs, PGNOverflow: p.PGNOverflow, TopPGNs: top, TP: j1939TPCountersRow(p.TP), OpenSessions: p.OpenSessions,
+		DistinctPGNs: p.DistinctPGNs, PGNOverflow: p.PGNOverflow, TopPGNs: top, TP: j1939TPCountersRow(p.TP), MultiPG: j1939MultiPGRow(p.MultiPG), OpenSessions: p.OpenSessions,
 		Requests: p.Requests, AddressClaims: p.AddressClaims, ClaimConflicts: p.ClaimConflicts, MalformedClaims: p.MalformedClaims,
 		DM1Sources: p.DM1Sources, ActiveDTCs: p.ActiveDTCs, LatestOverflow: p.LatestOverflow, FaultOverflow: p.FaultOverflow}
 }

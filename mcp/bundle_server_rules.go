@@ -28,6 +28,6 @@ var ruleStatusTool = tool[noArgs, ruleStatusOut]{
 	},
 }
 
-// rulesTools is the opt-in rules bundle: the default tools/list has no
-// room left under its ceiling (docs_test.go).
+// rulesTools is the rules bundle, loaded by default: a box without
+// [[rule]] answers an empty list with a warning.
 var rulesTools = []toolDef{ruleStatusTool}

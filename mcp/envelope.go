@@ -20,6 +20,13 @@ type Page struct {
 	TotalMatched int    `json:"total_matched"`
 	Truncated    bool   `json:"truncated"`
 	NextCursor   string `json:"next_cursor"`
+	// BudgetCut is present when the page was cut to fit the response
+	// byte budget (budget.go): next_cursor continues after the last row
+	// shown.
+	BudgetCut *BudgetCut `json:"budget_cut,omitempty"`
+	// keys are the pager's keys of the rows taken, in page order, so the
+	// adapter can cut a page at any row and name the next one.
+	keys []rowKey
 }
 
 // ErrorInfo is one error in an envelope: a stable code, what happened, and

@@ -15,6 +15,7 @@ const (
 	CodeForbidden        = "FORBIDDEN"
 	CodeAuditFailed      = "AUDIT_FAILED"
 	CodeDBCRefused       = "DBC_REFUSED"
+	CodeUploadRefused    = "UPLOAD_REFUSED"
 	CodeTransmitRefused  = "TRANSMIT_REFUSED"
 	CodePlanInvalid      = "PLAN_INVALID"
 	CodeInternal         = "INTERNAL"
@@ -37,6 +38,7 @@ var ErrorCodes = []ErrorCode{
 	{CodeForbidden, "the caller's token lacks the scope this tool needs"},
 	{CodeAuditFailed, "the audit record of the call could not be written, so its answer is withheld"},
 	{CodeDBCRefused, "the DBC file was refused; the message gives file:line and the reason"},
+	{CodeUploadRefused, "an upload was refused (name, quota, offset, digest or content); the message names which and the box's value"},
 	{CodeTransmitRefused, "a transmit gate refused; the message names the gate"},
 	{CodePlanInvalid, "the transmit plan cannot be built from these arguments"},
 	{CodeInternal, "the tool failed in a way it did not expect; report it"},

@@ -20,6 +20,7 @@ import (
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
+	"fieldtap/services/marks"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/ports"
 	"fieldtap/services/ring"
@@ -90,7 +91,9 @@ func fullDeps(t testing.TB) Deps {
 	d.Transmit, err = transmit.New(transmit.Options{})
 	must(err)
 	d.BlackBox.Captures = noCaptures{}
+	d.BlackBox.Files = dirCatalog{sb: d.Files}
 	d.Trunk = trunk.New(trunk.Options{})
+	d.Marks = marks.New(nil, nil)
 	return d
 }
 

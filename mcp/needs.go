@@ -21,12 +21,14 @@ const (
 	needMedia
 	needTransmit
 	needCaptures
+	needFileCatalog
 	needPorts
 	needSource
 	needLog
 	needCoverage
 	needFiles
 	needTrunk
+	needMarks
 )
 
 // needBox is what every server needs, whatever it loads: the adapter
@@ -55,12 +57,14 @@ var depsFields = []struct {
 	{needMedia, "Media", func(d Deps) bool { return d.Media != nil }},
 	{needTransmit, "Transmit", func(d Deps) bool { return d.Transmit != nil }},
 	{needCaptures, "BlackBox.Captures", func(d Deps) bool { return d.BlackBox.Captures != nil }},
+	{needFileCatalog, "BlackBox.Files", func(d Deps) bool { return d.BlackBox.Files != nil }},
 	{needPorts, "Ports", func(d Deps) bool { return d.Ports != nil }},
 	{needSource, "Source", func(d Deps) bool { return d.Source != nil }},
 	{needLog, "Log", func(d Deps) bool { return d.Log != nil }},
 	{needCoverage, "Coverage", func(d Deps) bool { return d.Coverage != nil }},
 	{needFiles, "Files", func(d Deps) bool { return d.Files != nil }},
 	{needTrunk, "Trunk", func(d Deps) bool { return d.Trunk != nil }},
+	{needMarks, "Marks", func(d Deps) bool { return d.Marks != nil }},
 }
 
 // has reports whether every need of o is in n.

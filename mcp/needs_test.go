@@ -8,23 +8,25 @@ import (
 
 // clearers take one need's field out of a Deps.
 var clearers = map[need]func(*Deps){
-	needCAN:       func(d *Deps) { d.CAN = nil },
-	needJ1939:     func(d *Deps) { d.J1939 = nil },
-	needDBC:       func(d *Deps) { d.DBC = nil },
-	needUDS:       func(d *Deps) { d.UDS = nil },
-	needJ1587:     func(d *Deps) { d.J1587 = nil },
-	needSIP:       func(d *Deps) { d.SIP = nil },
-	needSIPStats:  func(d *Deps) { d.SIPStats = nil },
-	needSIPExport: func(d *Deps) { d.SIPExport = nil },
-	needMedia:     func(d *Deps) { d.Media = nil },
-	needTransmit:  func(d *Deps) { d.Transmit = nil },
-	needCaptures:  func(d *Deps) { d.BlackBox.Captures = nil },
-	needPorts:     func(d *Deps) { d.Ports = nil },
-	needSource:    func(d *Deps) { d.Source = nil },
-	needLog:       func(d *Deps) { d.Log = nil },
-	needCoverage:  func(d *Deps) { d.Coverage = nil },
-	needFiles:     func(d *Deps) { d.Files = nil },
-	needTrunk:     func(d *Deps) { d.Trunk = nil },
+	needCAN:         func(d *Deps) { d.CAN = nil },
+	needJ1939:       func(d *Deps) { d.J1939 = nil },
+	needDBC:         func(d *Deps) { d.DBC = nil },
+	needUDS:         func(d *Deps) { d.UDS = nil },
+	needJ1587:       func(d *Deps) { d.J1587 = nil },
+	needSIP:         func(d *Deps) { d.SIP = nil },
+	needSIPStats:    func(d *Deps) { d.SIPStats = nil },
+	needSIPExport:   func(d *Deps) { d.SIPExport = nil },
+	needMedia:       func(d *Deps) { d.Media = nil },
+	needTransmit:    func(d *Deps) { d.Transmit = nil },
+	needCaptures:    func(d *Deps) { d.BlackBox.Captures = nil },
+	needFileCatalog: func(d *Deps) { d.BlackBox.Files = nil },
+	needPorts:       func(d *Deps) { d.Ports = nil },
+	needSource:      func(d *Deps) { d.Source = nil },
+	needLog:         func(d *Deps) { d.Log = nil },
+	needCoverage:    func(d *Deps) { d.Coverage = nil },
+	needFiles:       func(d *Deps) { d.Files = nil },
+	needTrunk:       func(d *Deps) { d.Trunk = nil },
+	needMarks:       func(d *Deps) { d.Marks = nil },
 }
 
 // TestEveryNeedHasAClearer keeps the table above whole: a need added to
@@ -75,7 +77,7 @@ func TestBundlesDeclareWhatTheyRead(t *testing.T) {
 	for _, b := range allBundles() {
 		d := newLiveBox(t).d
 		full := fullDeps(t)
-		d.DBC, d.UDS, d.SIPExport, d.Transmit, d.BlackBox.Captures = full.DBC, full.UDS, full.SIPExport, full.Transmit, full.BlackBox.Captures
+		d.DBC, d.UDS, d.SIPExport, d.Transmit, d.BlackBox.Captures, d.BlackBox.Files = full.DBC, full.UDS, full.SIPExport, full.Transmit, full.BlackBox.Captures, full.BlackBox.Files
 		for n, clear := range clearers {
 			if !(needBox | b.needs).has(n) {
 				clear(&d)

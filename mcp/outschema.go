@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -21,7 +22,7 @@ func objectSchemaOf[Out any]() func() json.RawMessage {
 // columns are checked now; the schema is encoded when first asked for
 // (toolInfo.output).
 func (page[Row]) schema(tool string, ids []string) (func() json.RawMessage, []string) {
-	row, err := jsonschema.For[Row](&jsonschema.ForOptions{})
+	row, err := jsonschema.For[Row](&jsonschema.ForOptions{TypeSchemas: outTypes})
 	if err != nil || row.Type != "object" {
 		panic(fmt.Sprintf("tool %s: rows must be structs: %v", tool, err))
 	}
@@ -40,7 +41,7 @@ func (page[Row]) schema(tool string, ids []string) (func() json.RawMessage, []st
 	}
 	row.Required = slices.Clone(ids)
 	return sync.OnceValue(func() json.RawMessage {
-		env, err := jsonschema.For[ListEnvelope[Row]](&jsonschema.ForOptions{})
+		env, err := jsonschema.For[ListEnvelope[Row]](&jsonschema.ForOptions{TypeSchemas: outTypes})
 		if err != nil {
 			panic(err)
 		}
@@ -62,11 +63,19 @@ func listSchemaOf[Out any](tool string, ids []string) (func() json.RawMessage, [
 	}).schema(tool, ids)
 }
 
+// outTypes are the answer types that write themselves: a DBC raw value
+// is an integer, a 64-bit unsigned one included.
+var outTypes = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[dbcRaw](): {Type: "integer"},
+	// A budget cut's counted value is whatever the column holds.
+	reflect.TypeFor[cutValue](): {AnyOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}, {Type: "boolean"}, {Type: "object"}, {Type: "array"}, {Type: "null"}}},
+}
+
 // schemaOf returns the JSON Schema of T; a type the generator cannot
 // describe is a programming error, caught by the tests that read every
 // tool's output schema.
 func schemaOf[T any]() json.RawMessage {
-	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: outTypes})
 	if err != nil {
 		panic(fmt.Sprintf("schema for %T: %v", *new(T), err))
 	}

@@ -67,6 +67,7 @@ type pager struct {
 	taken   int
 	matched int
 	next    string
+	keys    []rowKey // of the rows taken, for a cut to the byte budget
 }
 
 func newPager(c *call, p Paging) (*pager, error) {
@@ -89,6 +90,7 @@ func (pg *pager) offer(k rowKey) bool {
 		return false
 	case pg.taken < pg.limit:
 		pg.taken++
+		pg.keys = append(pg.keys, k)
 		return true
 	case pg.next == "":
 		pg.next = encodeCursor(pg.c.req.Params.Name, pg.c.src.CaptureIdentity, k)
@@ -98,7 +100,7 @@ func (pg *pager) offer(k rowKey) bool {
 
 // page is the envelope's page record. A short page says it is short.
 func (pg *pager) page() Page {
-	return Page{Returned: pg.taken, TotalMatched: pg.matched, Truncated: pg.next != "", NextCursor: pg.next}
+	return Page{Returned: pg.taken, TotalMatched: pg.matched, Truncated: pg.next != "", NextCursor: pg.next, keys: pg.keys}
 }
 
 // evicted warns that n rows between the cursor and the oldest one kept

@@ -30,7 +30,7 @@ func TestPromptsFollowTheLoadedTools(t *testing.T) {
 		bundles []string
 		want    []string
 	}{
-		{name: "default bundles", bundles: DefaultBundles(), want: all},
+		{name: "default bundles", bundles: DefaultBundles(true), want: all},
 		{name: "sip alone", bundles: []string{"server", "sip"}, want: []string{"failed_call", "site_failing_calls"}},
 		{name: "sip and media", bundles: []string{"sip", "media"}, want: []string{"bad_audio", "failed_call", "one_way_audio", "site_failing_calls"}},
 		{name: "j1939 without can", bundles: []string{"j1939"}, want: []string{"truck_fault_triage"}},
@@ -54,7 +54,7 @@ func TestPromptsFollowTheLoadedTools(t *testing.T) {
 					t.Errorf("%s: prompts %v, want %v", tc.name, got, tc.want)
 				}
 			}
-			s, _ := cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, DefaultBundles()...)...)
+			s, _ := cn.connect(t, newLiveBox(t), sdk.NewClient(&sdk.Implementation{Name: "prompt-test", Version: "1"}, nil), bundleDefs(t, DefaultBundles(true)...)...)
 			if _, err := s.GetPrompt(ctx, &sdk.GetPromptParams{Name: "failed_call"}); err == nil || !strings.Contains(err.Error(), "needs call_id") {
 				t.Errorf("failed_call without call_id: %v", err)
 			}

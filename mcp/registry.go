@@ -19,6 +19,8 @@ import (
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1587"
 	"fieldtap/services/j1939"
+	"fieldtap/services/marks"
+	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/services/rules"
 	"fieldtap/services/sandbox"
@@ -35,10 +37,11 @@ type bundle struct {
 	// needs are the stores its tools read; NewServer refuses a Deps
 	// without them.
 	needs need
-	// optIn keeps a specialist bundle out of the default load, so the
-	// default tools/list stays within its byte ceiling; an operator names
-	// it in --mcp-bundles.
-	optIn bool
+	// vehicle marks the vehicle depth (UDS, DBC, J1939 diagnostics, CAN
+	// reverse engineering, the J1587 reference): loaded by default only
+	// on a box with a CAN or J1708 port, where a technician's agent needs
+	// them; a VoIP box's tools/list stays without them.
+	vehicle bool
 }
 
 // bundleTransmit is the bundle that can put bytes on a bus.
@@ -54,16 +57,17 @@ func allBundles() []bundle {
 		{name: "media", tools: mediaTools, needs: needMedia},
 		{name: "j1708", tools: j1708Tools, needs: needJ1587},
 		{name: bundleTransmit, tools: transmitTools, needs: needTransmit | needCAN},
-		{name: "blackbox", tools: blackboxTools, needs: needCaptures},
-		{name: "uds", tools: udsTools, needs: needCAN | needUDS, optIn: true},
-		{name: "dbc", tools: dbcTools, needs: needCAN | needDBC, optIn: true},
-		{name: "j1939_diag", tools: j1939DiagTools, needs: needCAN | needJ1939, optIn: true},
-		{name: "canre", tools: canreTools, needs: needCAN | needJ1939, optIn: true},
-		{name: "j1587_ref", tools: j1587RefTools, optIn: true},
+		{name: "blackbox", tools: blackboxTools, needs: needCaptures | needFileCatalog},
+		{name: "uds", tools: udsTools, needs: needCAN | needUDS, vehicle: true},
+		{name: "dbc", tools: dbcTools, needs: needCAN | needDBC, vehicle: true},
+		{name: "j1939_diag", tools: j1939DiagTools, needs: needCAN | needJ1939, vehicle: true},
+		{name: "canre", tools: canreTools, needs: needCAN | needJ1939 | needMarks, vehicle: true},
+		{name: "j1587_ref", tools: j1587RefTools, vehicle: true},
 		{name: "sip_forensics", tools: sipForensicsTools, needs: needSIP | needSIPExport | needMedia},
 		{name: "sip_site", tools: sipSiteTools, needs: needSIP | needSIPExport | needMedia | needTrunk},
 		{name: "bus_await", tools: busAwaitTools, needs: needCAN | needJ1939 | needJ1587},
-		{name: "rules", tools: rulesTools, optIn: true},
+		{name: "rules", tools: rulesTools},
+		{name: "timeline", tools: timelineTools, needs: needTimeline},
 	}
 }
 
@@ -76,21 +80,46 @@ func BundleNames() []string {
 	return names
 }
 
-// DefaultBundles is every bundle except transmit and the opt-in ones,
-// which an operator must name to load.
-func DefaultBundles() []string {
+// AllBundles is the name that loads every bundle this build compiles,
+// transmit included (whose sends keep every gate of
+// docs/transmit-safety.md).
+const AllBundles = "all"
+
+// DefaultBundles is every bundle except transmit; the vehicle depth
+// bundles only when vehicle, a box with a CAN or J1708 port.
+func DefaultBundles(vehicle bool) []string {
 	var names []string
 	for _, b := range allBundles() {
-		if b.name != bundleTransmit && !b.optIn {
+		if b.name != bundleTransmit && (vehicle || !b.vehicle) {
 			names = append(names, b.name)
 		}
 	}
 	return names
 }
 
+// ResolveBundles is what names loads: DefaultBundles(vehicle) when names
+// is nil, every bundle when it is AllBundles alone, else names (an empty
+// list loads none).
+func ResolveBundles(names []string, vehicle bool) []string {
+	switch {
+	case names == nil:
+		return DefaultBundles(vehicle)
+	case len(names) == 1 && names[0] == AllBundles:
+		return BundleNames()
+	}
+	return names
+}
+
+// hasVehiclePort reports whether d lists a CAN or J1708 port.
+func hasVehiclePort(d Deps) bool {
+	return slices.ContainsFunc(d.Ports.Snapshot(), func(p ports.Status) bool { return p.Kind == "can" || p.Kind == "j1708" })
+}
+
 // Options are the operator's choices for one MCP server.
 type Options struct {
-	// Bundles to load; DefaultBundles when nil.
+	// Bundles to load (ResolveBundles): DefaultBundles when nil, with
+	// the vehicle depth when d lists a CAN or J1708 port; "all" loads
+	// every bundle.
 	Bundles []string
 	// MaxResponseBytes is the response budget; 0 means
 	// DefaultMaxResponseBytes, and less than MinMaxResponseBytes is an error.
@@ -117,9 +146,6 @@ type Options struct {
 // missing. The server bundle also gets describe_response_shape over
 // every loaded tool.
 func NewServer(d Deps, o Options) (*server.MCPServer, error) {
-	if o.Bundles == nil {
-		o.Bundles = DefaultBundles()
-	}
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
 	}
@@ -129,6 +155,7 @@ func NewServer(d Deps, o Options) (*server.MCPServer, error) {
 	if miss := d.missing(needBox); miss != "" {
 		return nil, fmt.Errorf("the MCP server needs %s", miss)
 	}
+	o.Bundles = ResolveBundles(o.Bundles, hasVehiclePort(d))
 	defs, err := loadBundles(d, o.Bundles)
 	if err != nil {
 		return nil, err
@@ -372,4 +399,7 @@ type Deps struct {
 
 	// Rules is the box's rule watch (rule_status); nil without [[rule]].
 	Rules *rules.Engine
+	// Marks are the moments marked by the confirm button or the mark
+	// tool (services/marks).
+	Marks *marks.Store
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // allInfos is every compiled tool's contract, by bundle.
@@ -171,8 +173,45 @@ func TestNewServerRefusesATinyBudget(t *testing.T) {
 
 // TestDefaultBundlesNeverTransmit keeps transmit opt-in.
 func TestDefaultBundlesNeverTransmit(t *testing.T) {
-	if slices.Contains(DefaultBundles(), bundleTransmit) {
-		t.Error("the transmit bundle loads by default")
+	for _, vehicle := range []bool{false, true} {
+		if slices.Contains(DefaultBundles(vehicle), bundleTransmit) {
+			t.Errorf("the transmit bundle loads by default (vehicle ports %v)", vehicle)
+		}
+	}
+}
+
+// TestVehicleDepthByDefaultOnAVehicleBox: with no bundles named, a box
+// listing a CAN or J1708 port loads the vehicle depth (dbc_files,
+// uds_trace, …), one with only Ethernet ports does not; "all" loads
+// every bundle, transmit included.
+func TestVehicleDepthByDefaultOnAVehicleBox(t *testing.T) {
+	vehicleTools := []string{"dbc_files", "dbc_inspect", "uds_trace"}
+	for _, tc := range []struct {
+		ports   fakePorts
+		bundles []string
+		want    bool
+	}{
+		{ports: fakePorts{{Name: "span0", Kind: "ethernet"}}},
+		{ports: fakePorts{{Name: "span0", Kind: "ethernet"}, {Name: "can0", Kind: "can"}}, want: true},
+		{ports: fakePorts{{Name: "j1708", Kind: "j1708"}}, want: true},
+		{ports: fakePorts{{Name: "span0", Kind: "ethernet"}}, bundles: []string{AllBundles}, want: true},
+	} {
+		s, err := NewServer(withPorts(fullDeps(t), tc.ports), Options{Bundles: tc.bundles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := toolNames(t, s)
+		for _, n := range vehicleTools {
+			if slices.Contains(names, n) != tc.want {
+				t.Errorf("ports %v bundles %v: %s listed %v, want %v", tc.ports, tc.bundles, n, !tc.want, tc.want)
+			}
+		}
+		if all := slices.Equal(tc.bundles, []string{AllBundles}); slices.Contains(names, "can_send") != all {
+			t.Errorf("bundles %v: can_send listed %v", tc.bundles, !all)
+		}
+	}
+	if got := ResolveBundles([]string{AllBundles}, false); !slices.Equal(got, BundleNames()) {
+		t.Errorf("all = %v", got)
 	}
 }
 
@@ -263,4 +302,22 @@ func TestDescribeResponseShape(t *testing.T) {
 	if _, _, hint := firstError(t, env); !strings.Contains(hint, toolCaptureStatus) || !strings.Contains(hint, toolDescribeResponseShape) {
 		t.Errorf("hint %q does not list the loaded tools", hint)
 	}
+}
+
+// toolNames lists the tools s offers in tools/list.
+func toolNames(t *testing.T, s *server.MCPServer) []string {
+	t.Helper()
+	var res struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(rpc(t, s, "tools/list", map[string]any{}), &res); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
 }

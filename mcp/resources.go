@@ -65,6 +65,8 @@ var liveViews = []liveView{
 		desc: "Every DTC of the DM1s and DM2s seen, per source, as j1939_faults answers with no arguments."},
 	{uri: "fieldtap://live/j1587", name: "live J1587 summary", tool: "j1587_summary", args: noViewArgs, kinds: []string{portKindJ1708},
 		desc: "The J1708/J1587 overview as j1587_summary answers with no arguments."},
+	{uri: "fieldtap://live/timeline", name: "live timeline", tool: "what_happened", args: noViewArgs,
+		desc: "Every port's events of the last minute around the newest frame, as what_happened answers with no arguments (the first page)."},
 	{uri: "fieldtap://status", name: "capture status", tool: toolCaptureStatus, args: noViewArgs,
 		desc: "Ports, board and memory budget as capture_status answers."},
 }

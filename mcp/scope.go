@@ -14,11 +14,16 @@ import (
 // requiredScope is what a tool needs: transmit for anything not
 // read-only, decided by its annotation so no list of names can drift.
 func requiredScope(t mcpgo.Tool) string {
-	if ro := t.Annotations.ReadOnlyHint; ro != nil && *ro {
+	if ro := t.Annotations.ReadOnlyHint; ro != nil && *ro || readScopeWrites[t.Name] {
 		return auth.ScopeRead
 	}
 	return auth.ScopeTransmit
 }
+
+// readScopeWrites are the tools that change the box's state but no bus
+// and no file a caller reads back as data: a read token may call them.
+// A mark only annotates the timeline (docs/marks.md).
+var readScopeWrites = map[string]bool{toolMark: true}
 
 // scoped refuses a call whose caller lacks the tool's scope, before the
 // tool runs.

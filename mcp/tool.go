@@ -113,6 +113,15 @@ type page[Row any] struct {
 
 func (page[Row]) listPage() {}
 
+// pageKeys are the pager's keys of the page's rows (nil for a page not
+// built by the pager, which then cannot be cut).
+func (p page[Row]) pageKeys() []rowKey {
+	if len(p.Page.keys) != len(p.Items) {
+		return nil
+	}
+	return p.Page.keys
+}
+
 func (t tool[In, Out]) toolName() string { return t.name }
 
 func (t tool[In, Out]) info() toolInfo {
@@ -166,7 +175,11 @@ func (t tool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.ToolHan
 			return failure(c, err), nil
 		}
 		if len(body) > maxBytes {
-			return failure(c, tooLarge(ti, len(body), maxBytes, body, req.GetArguments())), nil
+			cut, fits := cutToBudget(c, out, body, maxBytes, projectionOf(in))
+			if !fits {
+				return failure(c, tooLarge(ti, len(body), maxBytes, body, req.GetArguments())), nil
+			}
+			body = cut
 		}
 		return rendered(body, true, provenanceFor(body, append(slices.Clone(ti.text), c.text...))), nil
 	}

@@ -226,27 +226,6 @@ func TestFieldsAnswerMatchesTheSchema(t *testing.T) {
 	}
 }
 
-func TestBudgetRefusesWithSizeAndNarrowerRequest(t *testing.T) {
-	const budgetBytes = 4096
-	s := build(testDeps(), Options{MaxResponseBytes: budgetBytes}, []toolDef{synthList(200)}, false)
-	r, env := callTool(t, s, "synth", map[string]any{})
-	if !r.IsError {
-		t.Fatalf("a 100-row answer passed a %d-byte budget", budgetBytes)
-	}
-	e := env["errors"].([]any)[0].(map[string]any)
-	if e["code"] != CodeResponseTooLarge || e["max_bytes"] != float64(budgetBytes) || e["size_bytes"].(float64) <= budgetBytes {
-		t.Fatalf("error = %v", e)
-	}
-	hint := e["hint"].(string)
-	var limit int
-	if _, err := fmt.Sscanf(hint[strings.Index(hint, "limit: "):], "limit: %d", &limit); err != nil || limit < 1 {
-		t.Fatalf("hint %q names no limit", hint)
-	}
-	if r, _ := callTool(t, s, "synth", map[string]any{"limit": limit}); r.IsError {
-		t.Errorf("the suggested limit %d still does not fit: %s", limit, r.Content[0].Text)
-	}
-}
-
 type floatOut struct {
 	V float64   `json:"v"`
 	W []float64 `json:"w"`

@@ -9,7 +9,10 @@
 #        without media (every frame a SIP message: a busy SBC, a call
 #        centre), SIG_CALLS dialogs
 #   CAN: fieldtapd --source truck.log against scripts/candump_pgns.py
-#        (python-can if importable, else its stdlib candump reader)
+#        run by the first installed python that imports python-can
+#        (CanutilsLogReader; Debian's python3-can is in /usr/bin/python3,
+#        which a pyenv python3 earlier in PATH does not see), else by
+#        python3 with its stdlib candump reader. The table names the reader.
 #
 # Each run is timed with /usr/bin/time (user, sys, wall, max RSS). The
 # machine is shared, so CPU seconds (user+sys) are the figure to compare;
@@ -43,6 +46,14 @@ can=$dir/truck-$candur.log
 [ -s "$sip" ] || bin/fieldtap gen sip -o "$sip" -duration "$sipdur"
 [ -s "$sig" ] || bin/fieldtap gen sip -o "$sig" -no-media -calls "$sigcalls" -duration "$((2 * sigcalls))s"
 [ -s "$can" ] || bin/fieldtap gen j1939 -o "$can" -duration "$candur"
+# The python that runs candump_pgns.py: the first one with python-can.
+py=python3
+for p in python3 /usr/bin/python3 /usr/local/bin/python3 $(compgen -c python3. | sort -u); do
+	if command -v "$p" >/dev/null && "$p" -c 'import can' 2>/dev/null; then
+		py=$(command -v "$p")
+		break
+	fi
+done
 results=$(mktemp)
 trap 'rm -f "$results" "$results".*' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -79,14 +90,15 @@ for i in $(seq "$runs"); do
 	fieldtapd_run fieldtapd-sig "$sig"
 	timed tshark-sig tshark -q -z sip,stat -r "$sig"
 	fieldtapd_run fieldtapd-can "$can"
-	timed python-can python3 scripts/candump_pgns.py "$can"
+	timed python-can "$py" scripts/candump_pgns.py "$can"
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-reader=$(python3 scripts/candump_pgns.py /dev/null | awk '{print $2}' | tr -d :)
+reader=$("$py" scripts/candump_pgns.py /dev/null | awk '{print $2}' | tr -d :)
+echo "bench-compare: CAN comparison read by $reader ($py)"
 
-python3 - "$results" "$doc" "$runs" "$sip" "$sig" "$can" "$load0" "$load1" "$reader" <<'PY'
+python3 - "$results" "$doc" "$runs" "$sip" "$sig" "$can" "$load0" "$load1" "$reader" "$py" <<'PY'
 import datetime, os, re, statistics, subprocess, sys
-results, doc, runs, sip, sig, can, load0, load1, reader = sys.argv[1:]
+results, doc, runs, sip, sig, can, load0, load1, reader, py = sys.argv[1:]
 rows = {}
 for line in open(results):
     f = line.split()
@@ -108,8 +120,11 @@ def frames(path):
 
 nsip, nsig, ncan = frames(sip), frames(sig), frames(can)
 cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
-other = "python-can 4.x (CanutilsLogReader)" if reader == "python-can" else \
-    "python3 stdlib candump reader (scripts/candump_pgns.py; python-can is not installable here: PyPI is unreachable)"
+if reader == "python-can":
+    ver = subprocess.run([py, "-c", "import can; print(can.__version__)"], capture_output=True, text=True).stdout.strip()
+    other = f"python-can {ver} CanutilsLogReader ({py})"
+else:
+    other = f"python3 stdlib candump reader ({py}; no installed python imports python-can)"
 lines = [
     "<!-- bench-compare:begin (scripts/bench-compare.sh writes this section) -->",
     f"Machine: {os.cpu_count()} CPUs ({cpu_model}), Linux {os.uname().release}. "

@@ -5,8 +5,8 @@
     scripts/candump_pgns.py FILE
 
 With python-can importable it reads the log with can.CanutilsLogReader,
-as the issue's measurement did; otherwise (PyPI is not reachable on the
-build machine) it uses the stdlib reader below, which parses the same
+as the issue's measurement did; otherwise (no python-can for this
+python) it uses the stdlib reader below, which parses the same
 `(seconds) iface ID#DATA` lines. Either way it decodes each 29-bit id
 into its PGN (J1939-21: EDP and DP as a 2-bit page, PF, and PS for
 PDU2) and prints frames, PGNs and the five busiest, so the work is the
@@ -26,7 +26,7 @@ def pgn_of(can_id):
 
 
 def frames_python_can(path):
-    import can  # noqa: F401 (absent here; see the docstring)
+    import can
 
     for msg in can.CanutilsLogReader(path):
         if msg.is_extended_id and not msg.is_error_frame and not msg.is_remote_frame:

@@ -15,7 +15,8 @@
 #
 #   -p  packets per second to send, or max (default 200000)
 #   -s  seconds to send (default 15)
-#   -b  keep one core busy (a shell loop) for the whole run
+#   -b  keep one core busy for the whole run: a shell loop pinned (taskset)
+#       to the last CPU, so the capture has the other cores
 #   -f  capture to replay (default: fieldtap gen sip, 10 minutes, looped)
 #   -m  memory_limit_mib for fieldtapd (default: the board-none budget)
 #   -j  senders in parallel, each PPS/J (default 1): tcpreplay
@@ -42,7 +43,7 @@ while getopts "p:s:bf:m:j:g:" o; do
 	m) mib=$OPTARG ;;
 	j) jobs=$OPTARG ;;
 	g) sender=$OPTARG ;;
-	*) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	*) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "live-bench: needs root" >&2; exit 2; }
@@ -102,7 +103,7 @@ done
 [ -s "$tmp/status.json" ] || { echo "live-bench: fieldtapd did not answer"; cat "$tmp/fieldtapd.log"; exit 1; }
 
 if [ "$busy" = 1 ]; then
-	sh -c 'while :; do :; done' &
+	taskset -c "$(($(nproc) - 1))" sh -c 'while :; do :; done' &
 	pids+=("$!")
 fi
 

@@ -26,7 +26,8 @@ type Options struct {
 	Workshop bool
 }
 
-// Ports returns the board's three ports.
+// Ports returns the board's three ports. can0 has a transmit side (a
+// simulated writer with the engine ECU of package simecu behind it).
 func Ports(o Options) []capture.Source {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -34,9 +35,11 @@ func Ports(o Options) []capture.Source {
 	port := func(name string, kind capture.Kind, origin string, link layers.LinkType, g generator) *Port {
 		return &Port{name: name, kind: kind, origin: origin, link: link, gen: g, speed: o.Speed, seed: o.Seed, now: o.Now}
 	}
+	can0 := port("can0", capture.KindCAN, "sim:j1939", wire.LinkCANSocketCAN, j1939Pass(o.Workshop))
+	can0.tx = newTxSide()
 	return []capture.Source{
 		port("span0", capture.KindEthernet, "sim:sip", layers.LinkTypeEthernet, sipPass),
-		port("can0", capture.KindCAN, "sim:j1939", wire.LinkCANSocketCAN, j1939Pass(o.Workshop)),
+		can0,
 		port("j1708", capture.KindJ1708, "sim:j1708", wire.LinkJ1708, j1708Pass),
 	}
 }

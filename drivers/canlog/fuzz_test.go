@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"fieldtap/drivers/wire"
@@ -31,6 +32,8 @@ func FuzzReadFile(f *testing.F) {
 	}
 	f.Add([]byte("(1608041700.316550) can0 18FECA00#0102\n (000.005001)  can0  18FEDF00   [8]  8A A0 28 7D 7D FF FF F5\r\n\nnot candump\n(0.1)  can0  123   [2]  remote request"))
 	f.Add(append(bytes.Repeat([]byte("#"), maxLine+1), "\n(0.0) can0 123#\n"...))
+	f.Add([]byte("(1.000000) can0 123##1001122334455667788990011\n(1.000100) can0 18FECA00##3" + strings.Repeat("A5", 64) +
+		"\n(1.0002) can0 7FF##0 R\n (000.000300)  can0  123  [12]  00 11 22 33 44 55 66 77 88 99 AA BB\n(1.0) can0 123##R\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		want := 0
 		for _, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
@@ -48,7 +51,7 @@ func FuzzReadFile(f *testing.F) {
 		}
 		err := ReadFile(bytes.NewReader(b), func(n int, r *wire.CandumpRecord) error {
 			step(n)
-			if _, err := wire.EncodeCAN(r.ID, r.Payload()); err != nil {
+			if _, err := wire.AppendCANFrame(nil, r.ID, r.Flags, r.Payload()); err != nil {
 				t.Fatalf("line %d: a frame no can_frame holds: %v", n, err)
 			}
 			return nil

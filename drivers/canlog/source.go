@@ -75,7 +75,7 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 	defer f.Close()
 	b := newBatcher(ctx, out)
 	err = ReadFile(f, func(_ int, r *wire.CandumpRecord) error {
-		return b.add(r.Time, r.ID, r.Payload(), func() { s.counters.Error(ReasonMalformed) })
+		return b.add(r.Time, r.ID, r.Flags, r.Payload(), func() { s.counters.Error(ReasonMalformed) })
 	}, func(n int, reason string, err error) {
 		s.counters.Error(reason)
 		if reason == ReasonOverlong {
@@ -147,7 +147,16 @@ func newBatcher(ctx context.Context, out *capture.Handoff) *batcher {
 	return &batcher{ctx: ctx, out: out, free: make(chan *batchBuf, batchesInFlight)}
 }
 
-func (b *batcher) add(t time.Time, id uint32, payload []byte, bad func()) error {
+func (b *batcher) add(t time.Time, id uint32, flags uint8, payload []byte, bad func()) error {
+	// A batch's buffer holds batchFrames classic frames; CAN FD frames,
+	// up to 72 bytes, end it early when the next frame does not fit, so
+	// the buffer never grows past what Footprint says.
+	const header = wire.CANFrameBytes - wire.MaxCANData
+	if c := b.cur; c != nil && cap(c.data)-len(c.data) < header+len(payload) {
+		if err := b.flush(); err != nil {
+			return err
+		}
+	}
 	if b.cur == nil {
 		select {
 		case b.cur = <-b.free:
@@ -166,7 +175,7 @@ func (b *batcher) add(t time.Time, id uint32, payload []byte, bad func()) error 
 	}
 	c := b.cur
 	start := len(c.data)
-	data, err := wire.AppendCAN(c.data, id, payload)
+	data, err := wire.AppendCANFrame(c.data, id, flags, payload)
 	if err != nil {
 		bad()
 		return nil

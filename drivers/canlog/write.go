@@ -8,7 +8,8 @@ import (
 	"fieldtap/drivers/wire"
 )
 
-// Writer writes LINKTYPE_CAN_SOCKETCAN frames as candump -l lines.
+// Writer writes LINKTYPE_CAN_SOCKETCAN frames as candump -l lines, CAN
+// FD frames as `##` lines.
 type Writer struct {
 	w     *bufio.Writer
 	iface string
@@ -24,11 +25,11 @@ func NewWriter(w io.Writer, iface string) *Writer {
 // WriteFrame writes one frame; a frame that is not a valid SocketCAN
 // frame is an error and nothing is written.
 func (w *Writer) WriteFrame(f capture.Frame) error {
-	id, data, err := wire.DecodeCAN(f.Data)
+	id, flags, data, err := wire.DecodeCANFD(f.Data)
 	if err != nil {
 		return err
 	}
-	w.buf = wire.AppendCandump(w.buf[:0], f.Time, w.iface, id, data)
+	w.buf = wire.AppendCandumpFrame(w.buf[:0], f.Time, w.iface, id, flags, data)
 	_, err = w.w.Write(w.buf)
 	return err
 }

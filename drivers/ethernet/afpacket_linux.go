@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -28,6 +29,13 @@ const ethPAll = uint16(unix.ETH_P_ALL<<8&0xff00 | unix.ETH_P_ALL>>8)
 // closes and carried over to the next socket's, so the drops shown never
 // go backwards.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
+	// The reader has a thread of its own, raised above the box's other
+	// work where the system lets it (root or CAP_SYS_NICE): on a busy
+	// two-core board the kernel then wakes it first when a block is
+	// ready, and the ring, not the scheduler, sets what is lost.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer raiseThread()()
 	r, err := s.open()
 	if err != nil {
 		s.counters.Error("open")
@@ -40,6 +48,28 @@ func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
 	}
 	s.counters.Error("read")
 	return fmt.Errorf("ethernet: read %s: %w", s.opts.Device, err)
+}
+
+// readerNice is the nice value of the reader's thread when it may be
+// raised: above every ordinary task (0), below the kernel's own threads.
+const readerNice = -10
+
+// raiseThread sets the calling thread's nice value to readerNice, if
+// permitted, and returns what puts the old one back; the thread goes back
+// to the Go runtime's pool after Run, and no other goroutine may inherit
+// the priority. Linux keeps a nice value per thread (PRIO_PROCESS with a
+// thread id).
+func raiseThread() (restore func()) {
+	tid := unix.Gettid()
+	// getpriority(2) returns 20 - nice for PRIO_PROCESS.
+	old, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if err != nil {
+		return func() {}
+	}
+	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, readerNice); err != nil {
+		return func() {} // not permitted: the reader runs at the box's priority
+	}
+	return func() { unix.Setpriority(unix.PRIO_PROCESS, tid, 20-old) }
 }
 
 // ring is one TPACKET_V3 socket and its memory-mapped ring of blocks.

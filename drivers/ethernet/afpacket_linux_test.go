@@ -453,3 +453,25 @@ func TestLinkDownUnderAnOpenSocket(t *testing.T) {
 	}
 	t.Logf("the deletion ended the attempt by itself: %v", ended)
 }
+
+// TestRaiseThreadRestores: the reader's thread is raised to readerNice
+// where permitted, and the old nice value comes back before the thread
+// returns to the runtime's pool.
+func TestRaiseThreadRestores(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	before, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := raiseThread()
+	now, _ := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if os.Geteuid() == 0 && 20-now != readerNice {
+		t.Errorf("as root the reader's nice is %d, want %d", 20-now, readerNice)
+	}
+	restore()
+	if after, _ := unix.Getpriority(unix.PRIO_PROCESS, tid); after != before {
+		t.Errorf("nice %d after restore, want %d back", 20-after, 20-before)
+	}
+}

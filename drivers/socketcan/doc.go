@@ -1,5 +1,6 @@
 // Package socketcan captures a Linux SocketCAN interface (can0, vcan0) as a
-// capture.Source, with go.einride.tech/can's raw socket and candevice.
+// capture.Source: a raw CAN socket of its own for capture, and
+// go.einride.tech/can's candevice and transmitter.
 //
 // At start, for a real controller (link kind "can"), the Source sets the
 // bitrate and the controller mode over netlink. The kernel refuses both
@@ -10,6 +11,12 @@
 // asked for and does not read back, the link is taken down again and the
 // port fails. Virtual links (vcan, vxcan) have no controller: they are only
 // brought up.
+//
+// The capture socket has CAN_RAW_FD_FRAMES on: on an FD-capable link (a
+// controller in FD mode, a vcan with mtu 72) CAN FD frames arrive as
+// struct canfd_frame and are stored with their BRS and ESI flags and up
+// to 64 data bytes (wire.AppendCANFD); classic frames are read as
+// before. Transmit stays classic CAN.
 //
 // The raw socket receives error frames too (CAN_ERR_FLAG). Each is
 // classified by the class bits of its can_id and the detail bytes

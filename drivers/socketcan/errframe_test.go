@@ -81,10 +81,13 @@ func TestReaderCountsAndForwardsErrorFrames(t *testing.T) {
 		raw(wire.CANERR|errRestarted, make([]byte, 8)),
 		raw(0x123, []byte{1}),
 		raw(0x123, []byte{1})[:10], // not a can_frame
+		rawFD(wire.CANEFF|0x18FECA00, wire.CANFDBRS, make([]byte, 64)),
 	}
 	bad := raw(0x123, nil)
 	bad[4] = 9
-	reads = append(reads, bad)
+	fdBad := rawFD(0x123, 0, nil)
+	fdBad[4] = 65
+	reads = append(reads, bad, fdBad)
 	for _, b := range reads {
 		r.frame(b, testTime)
 	}
@@ -93,16 +96,25 @@ func TestReaderCountsAndForwardsErrorFrames(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 	errs := src.Stats().Errors
-	for reason, n := range map[string]uint64{"err_bus_off": 1, "err_restarted": 1, "err_controller": 1, "err_controller_tx_warning": 1, ReasonShortRead: 1, ReasonLength: 1} {
+	for reason, n := range map[string]uint64{"err_bus_off": 1, "err_restarted": 1, "err_controller": 1, "err_controller_tx_warning": 1, ReasonShortRead: 1, ReasonLength: 1, ReasonFDLength: 1} {
 		if errs[reason] != n {
 			t.Errorf("errors[%s] = %d, want %d (all: %v)", reason, errs[reason], n, errs)
 		}
 	}
-	if s := c.Snapshot(); s.Frames != 5 {
-		t.Errorf("handed on %d frames, want 5 (2 data + 3 error)", s.Frames)
+	if s := c.Snapshot(); s.Frames != 6 {
+		t.Errorf("handed on %d frames, want 6 (2 data + 3 error + 1 FD)", s.Frames)
 	}
-	f := <-capturetest.Frames(out)
+	out.Close()
+	var got []capture.Frame
+	for f := range capturetest.Frames(out) {
+		got = append(got, f)
+	}
+	f := got[0]
 	if id, data, err := wire.DecodeCAN(f.Data); err != nil || id != wire.CANEFF|0x18FECA00 || len(data) != 8 || f.Link != wire.LinkCANSocketCAN {
 		t.Errorf("first frame = %#x % x %v", id, data, err)
+	}
+	fd := got[len(got)-1]
+	if id, flags, data, err := wire.DecodeCANFD(fd.Data); err != nil || id != wire.CANEFF|0x18FECA00 || flags != wire.CANFDFDF|wire.CANFDBRS || len(data) != 64 || len(fd.Data) != wire.CANFDFrameBytes {
+		t.Errorf("FD frame = %#x %#x %d bytes %v", id, flags, len(data), err)
 	}
 }

@@ -18,8 +18,9 @@ const (
 	ReasonConfigure = "configure"  // bitrate, mode or link state could not be set
 	ReasonOpen      = "open"       // the raw socket could not be opened
 	ReasonRead      = "read"       // a read failed
-	ReasonShortRead = "short_read" // a read that was not one can_frame
+	ReasonShortRead = "short_read" // a read that was not one can_frame or canfd_frame
 	ReasonLength    = "length_over_8"
+	ReasonFDLength  = "length_over_64" // a canfd_frame whose len byte is over 64
 )
 
 // ErrNotLinux is returned by Run on systems without SocketCAN; it wraps
@@ -87,7 +88,7 @@ func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 // Causes names what Stats may count (capture.Causer): the driver's own
 // reasons and every error-frame class and detail it classifies.
 func (s *Source) Causes() (drops, errors []string) {
-	errors = []string{ReasonConfigure, ReasonOpen, ReasonRead, ReasonShortRead, ReasonLength, ReasonTxWrite, ReasonModeBounce,
+	errors = []string{ReasonConfigure, ReasonOpen, ReasonRead, ReasonShortRead, ReasonLength, ReasonFDLength, ReasonTxWrite, ReasonModeBounce,
 		ReasonMalformedError, "err_unclassified"}
 	for _, c := range classReasons {
 		errors = append(errors, c.reason)
@@ -150,10 +151,13 @@ type reader struct {
 
 // frame handles one read of n bytes received at t.
 func (r *reader) frame(b []byte, t time.Time) {
-	id, data, err := decodeRaw(b)
+	id, flags, data, err := decodeRaw(b)
 	switch {
 	case errors.Is(err, errShortRead):
 		r.s.counters.Error(ReasonShortRead)
+		return
+	case errors.Is(err, errFDLength):
+		r.s.counters.Error(ReasonFDLength)
 		return
 	case err != nil:
 		r.s.counters.Error(ReasonLength)
@@ -162,13 +166,17 @@ func (r *reader) frame(b []byte, t time.Time) {
 	if id&wire.CANERR != 0 {
 		r.errorFrame(id, data)
 	}
-	enc, err := wire.EncodeCAN(id, data)
+	if flags != 0 {
+		id &^= wire.CANRTR // CAN FD has no remote frames: the bit means nothing
+	}
+	enc, err := wire.AppendCANFrame(make([]byte, 0, wire.CANFrameBytes-wire.MaxCANData+len(data)), id, flags, data)
 	if err != nil { // cannot happen: decodeRaw bounds the length
-		r.s.counters.Error(ReasonLength)
+		r.s.counters.Error(ReasonFDLength)
 		return
 	}
 	r.out.Offer(capture.Frame{Time: t, Link: wire.LinkCANSocketCAN, Data: enc})
-	if tap := r.s.tap.Load(); tap != nil && id&wire.CANERR == 0 {
+	// The tap serves the transmit path, which speaks classic CAN only.
+	if tap := r.s.tap.Load(); tap != nil && id&wire.CANERR == 0 && flags == 0 {
 		(*tap)(t, id, data)
 	}
 }

@@ -41,15 +41,15 @@ func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 		s.counters.Error(ReasonConfigure)
 		return fmt.Errorf("socketcan: %s: %w", iface, err)
 	}
-	// The index the socket binds to, for Probe: einride's dial looks the
-	// name up again, so an interface replaced in between is seen gone
-	// and the next session opens the new one.
+	// The index the socket binds to, kept for Probe: an interface
+	// replaced after this is seen gone and the next session opens the
+	// new one.
 	ifi, err := devwatch.Interface(iface)
 	if err != nil {
 		s.counters.Error(ReasonOpen)
 		return fmt.Errorf("socketcan: %s: %w", iface, err)
 	}
-	conn, err := socketcan.DialContext(ctx, "can", iface, socketcan.WithReceiveErrorFrames())
+	conn, err := dialCapture(ifi.Index)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -70,7 +70,7 @@ func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 
 	drops := newDropCounter(iface)
 	r := reader{s: s, out: out}
-	buf := make([]byte, rawFrameSize+1) // one spare byte shows a read that is not a can_frame
+	buf := make([]byte, rawFDFrameSize+1) // one spare byte shows a read that is no frame
 	var deadline time.Time
 	for ctx.Err() == nil {
 		if now := time.Now(); now.After(deadline) {
@@ -97,6 +97,36 @@ func (s *Source) run1(ctx context.Context, out *capture.Handoff) error {
 		r.frame(buf[:n], time.Now())
 	}
 	return nil
+}
+
+// dialCapture opens the capture socket: a raw CAN socket bound to the
+// interface with index ifindex that receives every error frame and, with
+// CAN_RAW_FD_FRAMES, CAN FD frames as struct canfd_frame beside classic
+// ones as struct can_frame. einride's dial cannot set that option. The
+// socket is non-blocking, so the returned file's reads take deadlines.
+func dialCapture(ifindex int) (*os.File, error) {
+	fd, err := unix.Socket(unix.AF_CAN, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.CAN_RAW)
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	for _, o := range []struct {
+		name  string
+		opt   int
+		value int
+	}{
+		{"error filter", unix.CAN_RAW_ERR_FILTER, unix.CAN_ERR_MASK},
+		{"CAN_RAW_FD_FRAMES", unix.CAN_RAW_FD_FRAMES, 1},
+	} {
+		if err := unix.SetsockoptInt(fd, unix.SOL_CAN_RAW, o.opt, o.value); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("set %s: %w", o.name, err)
+		}
+	}
+	if err := unix.Bind(fd, &unix.SockaddrCAN{Ifindex: ifindex}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("bind: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "can"), nil
 }
 
 // openLink opens the interface's netlink handle.

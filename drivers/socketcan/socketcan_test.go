@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"fieldtap/drivers/wire"
 )
 
 var testTime = time.Unix(1_700_000_000, 0)
@@ -55,36 +57,75 @@ func TestOptionsChecked(t *testing.T) {
 	}
 }
 
+// rawFD lays out a struct canfd_frame in host byte order, as a socket
+// with CAN_RAW_FD_FRAMES reads it.
+func rawFD(id uint32, flags uint8, data []byte) []byte {
+	b := make([]byte, rawFDFrameSize)
+	binary.NativeEndian.PutUint32(b, id)
+	b[4], b[5] = byte(len(data)), flags
+	copy(b[8:], data)
+	return b
+}
+
 func TestDecodeRaw(t *testing.T) {
+	over := raw(1, nil)
+	over[4] = 9
+	fdOver := rawFD(1, 0, nil)
+	fdOver[4] = 65
 	tests := []struct {
-		name string
-		b    []byte
-		id   uint32
-		n    int
-		err  error
+		name  string
+		b     []byte
+		id    uint32
+		flags uint8
+		n     int
+		err   error
 	}{
 		{name: "extended", b: raw(0x80000000|0x18FECA00, []byte{1, 2, 3}), id: 0x80000000 | 0x18FECA00, n: 3},
 		{name: "standard empty", b: raw(0x7FF, nil), id: 0x7FF},
 		{name: "short", b: make([]byte, 8), err: errShortRead},
-		{name: "fd sized", b: make([]byte, 72), err: errShortRead},
+		{name: "between sizes", b: make([]byte, 40), err: errShortRead},
+		{name: "fd 64 brs", b: rawFD(0x80000000|0x18FECA00, 0x01, make([]byte, 64)), id: 0x80000000 | 0x18FECA00, flags: wire.CANFDFDF | wire.CANFDBRS, n: 64},
+		// Kernels from 6.0 set CANFD_FDF themselves; older ones do not.
+		{name: "fd kernel fdf esi", b: rawFD(0x123, 0x04|0x02, make([]byte, 12)), id: 0x123, flags: wire.CANFDFDF | wire.CANFDESI, n: 12},
+		{name: "fd empty", b: rawFD(0x123, 0, nil), id: 0x123, flags: wire.CANFDFDF},
+		{name: "len 9", b: over, err: errLength},
+		{name: "fd len 65", b: fdOver, err: errFDLength},
 	}
-	over := raw(1, nil)
-	over[4] = 9
-	tests = append(tests, struct {
-		name string
-		b    []byte
-		id   uint32
-		n    int
-		err  error
-	}{name: "len 9", b: over, err: errLength})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			id, data, err := decodeRaw(tc.b)
-			if !errors.Is(err, tc.err) || (err == nil && (id != tc.id || len(data) != tc.n)) {
-				t.Errorf("got %#x % x %v", id, data, err)
+			id, flags, data, err := decodeRaw(tc.b)
+			if !errors.Is(err, tc.err) || (err == nil && (id != tc.id || flags != tc.flags || len(data) != tc.n)) {
+				t.Errorf("got %#x %#x % x %v", id, flags, data, err)
 			}
 		})
 	}
+}
+
+// FuzzDecodeRaw reads anything as one socket read: no input panics, and
+// a frame it takes is one wire encodes and decodes back the same.
+func FuzzDecodeRaw(f *testing.F) {
+	f.Add(raw(0x80000000|0x18FECA00, []byte{0, 0xFF, 0x64, 0, 3, 1, 0xFF, 0xFF}))
+	f.Add(raw(0x7FF, nil))
+	f.Add(rawFD(0x80000000|0x18FECA00, 0x05, make([]byte, 64)))
+	f.Add(rawFD(0x123, 0x03, []byte{1, 2, 3}))
+	f.Add(make([]byte, rawFDFrameSize+1))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		id, flags, data, err := decodeRaw(b)
+		if err != nil {
+			return
+		}
+		if flags != 0 {
+			id &^= wire.CANRTR
+		}
+		enc, err := wire.AppendCANFrame(nil, id, flags, data)
+		if err != nil {
+			t.Fatalf("% x: decoded %#x %#x % x, which wire refuses: %v", b, id, flags, data, err)
+		}
+		id2, flags2, data2, err := wire.DecodeCANFD(enc)
+		if err != nil || id2 != id || flags2 != flags || !slices.Equal(data2, data) {
+			t.Fatalf("% x: %#x %#x % x came back %#x %#x % x %v", b, id, flags, data, id2, flags2, data2, err)
+		}
+	})
 }
 
 func TestParseCounter(t *testing.T) {

@@ -12,10 +12,17 @@ import (
 // The candump log line, in either shape, chosen per line:
 //
 //	(1608041700.316550) can0 18FECA00#0102        candump -l
+//	(1608041700.316550) can0 18FECA00##30102      candump -l, CAN FD
 //	 (000.005001)  can0  18FEDF00   [8]  8A A0 …   candump -ta / -tz / -td
+//	 (000.005001)  can0  18FEDF00  [12]  8A A0 …   the same, CAN FD
 //
-// Hex is accepted in either case and ids may be space-padded.
-// AppendCandump writes -l.
+// Hex is accepted in either case and ids may be space-padded. A CAN FD
+// line has `##`, one hex digit of flags (CANFD_BRS 1, CANFD_ESI 2; the
+// other bits are ignored, since FD is said by the `##`) and up to 64
+// data bytes; as in can-utils' parse_canframe (cansend's syntax), a `.`
+// may part data bytes. A -l line may end in a direction, R or T, as
+// candump -x and asc2log write it. A pretty FD line writes its length in two digits
+// and cannot show the flags. AppendCandump writes -l.
 
 // CandumpRecord is one decoded candump line. Interface aliases the line
 // given to DecodeCandump and is valid only until that buffer is reused;
@@ -25,7 +32,11 @@ type CandumpRecord struct {
 	Interface []byte
 	ID        uint32 // with CANEFF/CANRTR/CANERR flag bits
 	Len       uint8
-	Data      [MaxCANData]byte
+	// Flags is 0 for a classic frame, CANFDFDF with CANFDBRS and
+	// CANFDESI for a CAN FD one.
+	Flags uint8
+	// Data holds Len bytes; the bytes past Len are not the frame's.
+	Data [MaxCANFDData]byte
 }
 
 // Payload returns the data bytes, aliasing r.
@@ -106,11 +117,12 @@ func decodeLogLine(b []byte, r *CandumpRecord) bool {
 		id |= CANRTR
 		n = 0
 	case len(data)%2 != 0 || n > MaxCANData:
-		return false
+		return false // a CAN FD line (##) too: the general reader takes it
 	}
 	// Field by field: a record built on the stack and copied stalls on
-	// the copy (narrow stores do not forward to wide loads).
-	r.Data = [MaxCANData]byte{}
+	// the copy (narrow stores do not forward to wide loads). Only a
+	// classic frame's 8 bytes are cleared: the rest are past Len.
+	*(*[MaxCANData]byte)(r.Data[:]) = [MaxCANData]byte{}
 	switch {
 	case n == MaxCANData:
 		lo, ok1 := nibbles8(binary.LittleEndian.Uint64(data))
@@ -136,6 +148,7 @@ func decodeLogLine(b []byte, r *CandumpRecord) bool {
 	r.Interface = iface
 	r.ID = id
 	r.Len = uint8(n)
+	r.Flags = 0
 	return true
 }
 
@@ -237,6 +250,11 @@ func decodeCandump(b []byte, r *CandumpRecord) error {
 	r.Interface = rest[:sp]
 	rest = trimBlanks(rest[sp:])
 	if i := bytes.IndexByte(rest, '#'); i >= 0 {
+		// candump -l -x, and can-utils' asc2log, end a line with the
+		// direction: R received, T sent.
+		if n := len(rest); n > i+2 && (rest[n-1] == 'R' || rest[n-1] == 'T') && (rest[n-2] == ' ' || rest[n-2] == '\t') {
+			rest = bytes.TrimRight(rest[:n-1], " \t")
+		}
 		return decodeLog(rest, i, r)
 	}
 	return decodePretty(rest, r)
@@ -266,24 +284,65 @@ func decodeLogFields(b []byte, hash int, r *CandumpRecord) error {
 		r.ID = id | CANRTR
 		return nil
 	case len(dataHex) > 0 && dataHex[0] == '#':
-		return errors.New("CAN FD frames are not supported")
+		return decodeFD(id, dataHex[1:], r)
 	}
-	if len(dataHex)%2 != 0 {
-		return fmt.Errorf("odd number of hex digits in data %q", dataHex)
-	}
-	if len(dataHex)/2 > MaxCANData {
-		return fmt.Errorf("data %q is longer than %d bytes", dataHex, MaxCANData)
-	}
-	for i := 0; i < len(dataHex); i += 2 {
-		v, ok := hexByte(dataHex[i], dataHex[i+1])
-		if !ok {
-			return fmt.Errorf("data %q is not hex", dataHex)
-		}
-		r.Data[i/2] = v
+	n, err := decodeData(dataHex, MaxCANData, r)
+	if err != nil {
+		return err
 	}
 	r.ID = id
-	r.Len = uint8(len(dataHex) / 2)
+	r.Len = uint8(n)
 	return nil
+}
+
+// decodeFD reads what follows `id##`: a flags digit and up to 64 bytes.
+func decodeFD(id uint32, b []byte, r *CandumpRecord) error {
+	if id&CANERR != 0 {
+		return errors.New("an error frame is never CAN FD")
+	}
+	if len(b) == 0 {
+		return errors.New("CAN FD frame without its flags digit after ##")
+	}
+	flags, ok := hexNibble(b[0])
+	if !ok {
+		return fmt.Errorf("CAN FD flags %q is not a hex digit", b[:1])
+	}
+	n, err := decodeData(b[1:], MaxCANFDData, r)
+	if err != nil {
+		return err
+	}
+	r.ID = id
+	r.Len = uint8(n)
+	r.Flags = flags&(CANFDBRS|CANFDESI) | CANFDFDF
+	return nil
+}
+
+// decodeData reads hex data bytes into r.Data, at most limit of them.
+// As parse_canframe does, one `.` may come before each byte and one
+// after the last.
+func decodeData(dataHex []byte, limit int, r *CandumpRecord) (int, error) {
+	n := 0
+	for i := 0; i < len(dataHex); {
+		if dataHex[i] == '.' {
+			if i++; i == len(dataHex) {
+				break
+			}
+		}
+		if i+1 == len(dataHex) {
+			return 0, fmt.Errorf("odd number of hex digits in data %q", dataHex)
+		}
+		if n == limit {
+			return 0, fmt.Errorf("data %q is longer than %d bytes", dataHex, limit)
+		}
+		v, ok := hexByte(dataHex[i], dataHex[i+1])
+		if !ok {
+			return 0, fmt.Errorf("data %q is not hex", dataHex)
+		}
+		r.Data[n] = v
+		n++
+		i += 2
+	}
+	return n, nil
 }
 
 // decodePretty reads `ID   [n]  B0 B1 …` (or `[n]  remote request`).
@@ -301,12 +360,17 @@ func decodePretty(b []byte, r *CandumpRecord) error {
 		return errors.New("missing [dlc]")
 	}
 	rb := bytes.IndexByte(b, ']')
-	if rb != 2 || b[1] < '0' || b[1] > '8' {
-		return fmt.Errorf("dlc %q: want [0] to [%d]", b[:min(len(b), 6)], MaxCANData)
+	n, fd := 0, rb == 3 // candump writes an FD frame's length as [%02d]
+	switch {
+	case rb == 2 && b[1] >= '0' && b[1] <= '8':
+		n = int(b[1] - '0')
+	case fd && b[1]-'0' <= 9 && b[2]-'0' <= 9 && int(b[1]-'0')*10+int(b[2]-'0') <= MaxCANFDData:
+		n = int(b[1]-'0')*10 + int(b[2]-'0')
+	default:
+		return fmt.Errorf("dlc %q: want [0] to [%d], or [00] to [%d] for CAN FD", b[:min(len(b), 6)], MaxCANData, MaxCANFDData)
 	}
-	n := int(b[1] - '0')
 	b = bytes.TrimSpace(b[rb+1:])
-	if bytes.Equal(b, []byte("remote request")) {
+	if !fd && bytes.Equal(b, []byte("remote request")) {
 		// A remote frame carries no data; -l cannot keep its DLC either.
 		r.ID = id | CANRTR
 		return nil
@@ -329,6 +393,12 @@ func decodePretty(b []byte, r *CandumpRecord) error {
 	}
 	r.ID = id
 	r.Len = uint8(n)
+	if fd {
+		if id&CANERR != 0 {
+			return errors.New("an error frame is never CAN FD")
+		}
+		r.Flags = CANFDFDF
+	}
 	return nil
 }
 
@@ -456,9 +526,16 @@ func hexByte(hi, lo byte) (byte, bool) {
 
 const hexDigits = "0123456789ABCDEF"
 
-// AppendCandump appends one candump -l line (with its newline) for a frame
-// with id (flag bits included) and data, seen at t on iface.
+// AppendCandump appends one candump -l line (with its newline) for a
+// classic frame with id (flag bits included) and data, seen at t on iface.
 func AppendCandump(dst []byte, t time.Time, iface string, id uint32, data []byte) []byte {
+	return AppendCandumpFrame(dst, t, iface, id, 0, data)
+}
+
+// AppendCandumpFrame is AppendCandump for either kind of frame: flags
+// with CANFDFDF writes a CAN FD line, `id##` and the BRS and ESI bits as
+// one hex digit, as candump -l does.
+func AppendCandumpFrame(dst []byte, t time.Time, iface string, id uint32, flags uint8, data []byte) []byte {
 	dst = append(dst, '(')
 	dst = appendTime(dst, t)
 	dst = append(dst, ") "...)
@@ -473,12 +550,14 @@ func AppendCandump(dst []byte, t time.Time, iface string, id uint32, data []byte
 		dst = appendHex(dst, uint64(id&CANSFFMask), 3)
 	}
 	dst = append(dst, '#')
-	if id&CANRTR != 0 {
-		dst = append(dst, 'R')
-	} else {
-		for _, b := range data {
-			dst = append(dst, hexDigits[b>>4], hexDigits[b&0xF])
-		}
+	switch {
+	case flags&CANFDFDF != 0:
+		dst = append(dst, '#', hexDigits[flags&(CANFDBRS|CANFDESI)])
+	case id&CANRTR != 0:
+		return append(dst, 'R', '\n')
+	}
+	for _, b := range data {
+		dst = append(dst, hexDigits[b>>4], hexDigits[b&0xF])
 	}
 	return append(dst, '\n')
 }

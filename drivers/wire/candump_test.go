@@ -16,6 +16,7 @@ var candumpLines = []struct {
 	data    string // hex
 	iface   string
 	time    time.Time
+	flags   uint8
 }{
 	{name: "log ext", line: "(1608041700.316550) can0 18FECA00#0102", id: 0x18FECA00 | CANEFF, data: "0102", iface: "can0", time: time.Unix(1608041700, 316550000)},
 	{name: "log std lowercase padded", line: "(143.783033) can1      301#096fa73b0ab80c98", id: 0x301, data: "096FA73B0AB80C98", iface: "can1", time: time.Unix(143, 783033000)},
@@ -35,7 +36,23 @@ var candumpLines = []struct {
 	{name: "id too long", line: "(0.0) can0 123456789#00", wantErr: "want up to 3"},
 	{name: "short std id", line: "(0.0) vcan0 64#37", id: 0x64, data: "37", iface: "vcan0", time: time.Unix(0, 0)},
 	{name: "std id over 11 bits", line: "(0.0) can0 FFF#00", wantErr: "11 bits"},
-	{name: "fd", line: "(0.0) can0 123##100", wantErr: "FD"},
+	{name: "fd brs", line: "(0.0) can0 123##100", id: 0x123, data: "00", iface: "can0", time: time.Unix(0, 0), flags: CANFDFDF | CANFDBRS},
+	{name: "fd 64 ext esi", line: "(1.5) can0 18FECA00##2000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F", id: 0x18FECA00 | CANEFF, data: "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F", iface: "can0", time: time.Unix(1, 500000000), flags: CANFDFDF | CANFDESI},
+	{name: "fd empty", line: "(0.0) can0 123##0", id: 0x123, iface: "can0", time: time.Unix(0, 0), flags: CANFDFDF},
+	{name: "fd fdf bit ignored", line: "(0.0) can0 123##511", id: 0x123, data: "11", iface: "can0", time: time.Unix(0, 0), flags: CANFDFDF | CANFDBRS},
+	{name: "fd cansend dots", line: "(0.0) can0 123##1.11.22.33", id: 0x123, data: "112233", iface: "can0", time: time.Unix(0, 0), flags: CANFDFDF | CANFDBRS},
+	{name: "fd direction", line: "(1796452287.623857) can0 123##1001122334455667788990011 R", id: 0x123, data: "001122334455667788990011", iface: "can0", time: time.Unix(1796452287, 623857000), flags: CANFDFDF | CANFDBRS},
+	{name: "classic direction tx", line: "(1.0) can0 7FF#0102 T", id: 0x7FF, data: "0102", iface: "can0", time: time.Unix(1, 0)},
+	{name: "remote direction", line: "(1.0) can0 7FF#R R", id: 0x7FF | CANRTR, iface: "can0", time: time.Unix(1, 0)},
+	{name: "classic cansend dots", line: "(0.0) can0 123#11.22", id: 0x123, data: "1122", iface: "can0", time: time.Unix(0, 0)},
+	{name: "fd no flags", line: "(0.0) can0 123##", wantErr: "flags digit"},
+	{name: "fd bad flags", line: "(0.0) can0 123##x00", wantErr: "flags"},
+	{name: "fd over 64", line: "(0.0) can0 123##0000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F00", wantErr: "longer than 64"},
+	{name: "fd remote", line: "(0.0) can0 123##R", wantErr: "flags"},
+	{name: "fd error frame", line: "(0.0) can0 20000004##000", wantErr: "error frame"},
+	{name: "pretty fd", line: " (000.005001)  can0  18FEDF00  [12]  8A A0 28 7D 7D FF FF F5 00 11 22 33", id: 0x18FEDF00 | CANEFF, data: "8AA0287D7DFFFFF5" + "00112233", iface: "can0", time: time.Unix(0, 5001000), flags: CANFDFDF},
+	{name: "pretty fd short", line: " (000.005001)  can0  123  [02]  8A A0", id: 0x123, data: "8AA0", iface: "can0", time: time.Unix(0, 5001000), flags: CANFDFDF},
+	{name: "pretty fd over 64", line: " (0.0)  can0  123  [65]  8A", wantErr: "dlc"},
 	{name: "extra field", line: "(0.0) can0 123#00 junk", wantErr: "exactly"},
 	{name: "bad time", line: "(1x.0) can0 123#00", wantErr: "seconds"},
 	{name: "log crlf", line: "(1.5) can0 7FF#00\r\n", id: 0x7FF, data: "00", iface: "can0", time: time.Unix(1, 500000000)},
@@ -65,8 +82,8 @@ func TestDecodeCandump(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.ID != tc.id || strings.ToUpper(hexOf(r.Payload())) != tc.data || string(r.Interface) != tc.iface || !r.Time.Equal(tc.time) {
-				t.Errorf("got id %#x data %s iface %s time %v", r.ID, hexOf(r.Payload()), r.Interface, r.Time)
+			if r.ID != tc.id || strings.ToUpper(hexOf(r.Payload())) != tc.data || string(r.Interface) != tc.iface || !r.Time.Equal(tc.time) || r.Flags != tc.flags {
+				t.Errorf("got id %#x data %s iface %s time %v flags %#x", r.ID, hexOf(r.Payload()), r.Interface, r.Time, r.Flags)
 			}
 		})
 	}
@@ -90,6 +107,8 @@ func TestAppendCandumpRoundTrips(t *testing.T) {
 		{name: "std", line: "(143.783033) can1 301#096FA73B0AB80C98\n"},
 		{name: "empty", line: "(0.000000) can0 18FECA01#\n"},
 		{name: "remote", line: "(5.000001) can0 7FF#R\n"},
+		{name: "fd", line: "(5.000001) can0 7FF##3000102030405060708090A0B\n"},
+		{name: "fd empty", line: "(5.000001) can0 18FECA01##0\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +116,7 @@ func TestAppendCandumpRoundTrips(t *testing.T) {
 			if err := DecodeCandump([]byte(tc.line), &r); err != nil {
 				t.Fatal(err)
 			}
-			got := AppendCandump(nil, r.Time, string(r.Interface), r.ID, r.Payload())
+			got := AppendCandumpFrame(nil, r.Time, string(r.Interface), r.ID, r.Flags, r.Payload())
 			if string(got) != tc.line {
 				t.Errorf("AppendLine = %q, want %q", got, tc.line)
 			}
@@ -172,7 +191,8 @@ func TestDecodeLogLineAgreesWithGeneralReader(t *testing.T) {
 // sameRecord compares two records field by field, the time's location too.
 func sameRecord(a, b *CandumpRecord) bool {
 	return a.Time.Equal(b.Time) && a.Time.Location() == b.Time.Location() &&
-		bytes.Equal(a.Interface, b.Interface) && a.ID == b.ID && a.Len == b.Len && a.Data == b.Data
+		bytes.Equal(a.Interface, b.Interface) && a.ID == b.ID && a.Len == b.Len && a.Flags == b.Flags &&
+		bytes.Equal(a.Payload(), b.Payload())
 }
 
 func FuzzDecodeCandump(f *testing.F) {
@@ -195,19 +215,22 @@ func FuzzDecodeCandump(f *testing.F) {
 		if err := DecodeCandump(b, &r); err != nil {
 			return
 		}
-		if r.Len > MaxCANData {
-			t.Fatalf("Len %d > %d", r.Len, MaxCANData)
+		if limit := MaxCANData; r.Len > MaxCANData && (r.Flags&CANFDFDF == 0 || r.Len > MaxCANFDData) {
+			t.Fatalf("Len %d > %d, flags %#x", r.Len, limit, r.Flags)
 		}
 		// A line we accept must survive a write and a re-read unchanged.
 		if len(r.Interface) == 0 || bytes.ContainsAny(r.Interface, " \t\r\n") {
 			return
 		}
-		out := AppendCandump(nil, r.Time, string(r.Interface), r.ID, r.Payload())
+		out := AppendCandumpFrame(nil, r.Time, string(r.Interface), r.ID, r.Flags, r.Payload())
 		var r2 CandumpRecord
-		if !decodeLogLine(out, &r2) {
+		if err := DecodeCandump(out, &r2); err != nil {
+			t.Fatalf("%q: the reader refused what AppendCandumpFrame wrote: %v", out, err)
+		}
+		if r.Flags == 0 && !decodeLogLine(out, &r2) {
 			t.Fatalf("%q: the one-pass reader refused what AppendCandump wrote", out)
 		}
-		if r2.ID != r.ID || r2.Len != r.Len || r2.Data != r.Data {
+		if r2.ID != r.ID || r2.Len != r.Len || r2.Flags != r.Flags || !bytes.Equal(r2.Payload(), r.Payload()) {
 			t.Fatalf("round trip changed %q → %q", b, out)
 		}
 	})

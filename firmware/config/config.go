@@ -88,6 +88,8 @@ type Config struct {
 	Transmit Transmit `toml:"transmit"`
 	// TLS names the key logs SIP over TLS is read with (tls.go).
 	TLS TLS `toml:"tls"`
+	// Files holds the upload quotas (files.go).
+	Files Files `toml:"files"`
 	// Status, HEP and MQTT are the page and the fleet exporters (fleet.go).
 	Status Status `toml:"status"`
 	HEP    HEP    `toml:"hep"`
@@ -99,6 +101,8 @@ type Config struct {
 	// RuleList is the [[rule]] tables: conditions the box watches on
 	// its own (rules.go).
 	RuleList []Rule `toml:"rule"`
+	// DBC names the DBC files loaded at start-up (dbc.go).
+	DBC DBC `toml:"dbc"`
 }
 
 // SilentAfter is p's silent_after, DefaultSilentAfter when it has none,
@@ -127,7 +131,9 @@ type Log struct {
 type MCP struct {
 	Transport string `toml:"transport"`
 	Listen    string `toml:"listen"`
-	// Bundles to load; empty means every compiled bundle except transmit.
+	// Bundles to load (mcp.ResolveBundles): empty means every compiled
+	// bundle except transmit, the vehicle depth only with a CAN or J1708
+	// port; "all" means every bundle.
 	Bundles []string `toml:"bundles"`
 	// MaxResponseBytes is the tool answer budget; 0 takes the MCP
 	// server's default. The server owns its defaults and its bounds
@@ -174,9 +180,10 @@ type Store struct {
 	// OpenedCaptures is how many files open_capture may load while the
 	// box runs. Each is planned at start-up as a port of every kind (its
 	// kind is known only once it opens), so it costs a port's fixed
-	// tables three times over: 0, the default, reserves nothing and
-	// open_capture refuses.
-	OpenedCaptures int `toml:"opened_captures"`
+	// tables three times over: 0 reserves nothing and open_capture
+	// refuses. Unset (nil), the board profile's opened_captures applies
+	// (OpenedCapturesFor).
+	OpenedCaptures *int `toml:"opened_captures"`
 }
 
 // MaxOpenedCaptures bounds store.opened_captures.
@@ -199,6 +206,7 @@ func Default() Config {
 		HEP:         DefaultHEP(),
 		MQTT:        DefaultMQTT(),
 		Recorder:    DefaultRecorder(),
+		Files:       Files{MaxFileBytes: DefaultMaxFileBytes, MaxTotalBytes: DefaultMaxTotalBytes},
 	}
 }
 
@@ -319,8 +327,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("store.frames_per_port %d, store.bytes_per_port %d: want 0 (a share of the memory budget) or a positive bound",
 			c.Store.FramesPerPort, c.Store.BytesPerPort))
 	}
-	if c.Store.OpenedCaptures < 0 || c.Store.OpenedCaptures > MaxOpenedCaptures {
-		errs = append(errs, fmt.Errorf("store.opened_captures %d: want 0 to %d", c.Store.OpenedCaptures, MaxOpenedCaptures))
+	if n := c.Store.OpenedCaptures; n != nil && (*n < 0 || *n > MaxOpenedCaptures) {
+		errs = append(errs, fmt.Errorf("store.opened_captures %d: want 0 to %d", *n, MaxOpenedCaptures))
 	}
 	if c.Store.HandoffDepth < 1 || c.Store.HandoffDepth > 1<<20 {
 		errs = append(errs, fmt.Errorf("store.handoff_depth %d: want 1 to %d", c.Store.HandoffDepth, 1<<20))
@@ -364,6 +372,7 @@ func (c Config) Validate() error {
 	errs = append(errs, validateSIPSPorts(c.SIPSPorts)...)
 	errs = append(errs, c.SIPSecurity.validate()...)
 	errs = append(errs, c.TLS.validate()...)
+	errs = append(errs, c.Files.validate()...)
 	errs = append(errs, c.Status.validate(c.MCP.TokensFile != "")...)
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)
@@ -376,6 +385,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("rule %d: seal_evidence seals recorded segments: set recorder.enabled", i+1))
 		}
 	}
+	errs = append(errs, c.DBC.validate(c.Store.DataDir)...)
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > maxBudgetMiB {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (the board profile's budget) or a size up to %d", c.MemoryLimitMiB, maxBudgetMiB))
 	}
@@ -403,6 +413,24 @@ func (c Config) Budget() (int64, string, error) {
 		return DefaultBudgetMiB << 20, "the default (profile " + p.Name + " states none)", nil
 	}
 	return int64(p.MemoryBudgetMiB) << 20, "board profile " + p.Name, nil
+}
+
+// OpenedCapturesFor is how many ports the budget reserves for
+// open_capture: store.opened_captures when the file sets it (explicit),
+// else the board profile's opened_captures, which the daemon lowers to
+// what fits beside the configured ports, else none.
+func (c Config) OpenedCapturesFor() (n int, explicit bool, err error) {
+	if c.Store.OpenedCaptures != nil {
+		return *c.Store.OpenedCaptures, true, nil
+	}
+	if c.Board == BoardNone {
+		return 0, false, nil
+	}
+	p, err := board.Load(c.Board)
+	if err != nil {
+		return 0, false, err
+	}
+	return p.OpenedCaptures, false, nil
 }
 
 // validate checks the [mcp] section. Binding anything but loopback

@@ -82,6 +82,7 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"button wait too short", func(c *Config) { c.Transmit.ButtonWait = "10ms" }, "transmit.button_wait"},
 		{"button wait not a duration", func(c *Config) { c.Transmit.ButtonWait = "soon" }, "transmit.button_wait"},
 		{"confirm file off the sim board", func(c *Config) { c.Board = "qemu-virt"; c.Transmit.ConfirmFile = "/run/x" }, "transmit.confirm_file"},
+		{"sim ports off the sim board", func(c *Config) { c.Board = "qemu-virt"; c.Transmit.SimPorts = []string{"can0"} }, "transmit.sim_ports"},
 
 		{"recorder segment", func(c *Config) { c.Recorder.Enabled, c.Recorder.SegmentBytes = true, 1000 }, "recorder.segment bytes 1000"},
 		{"recorder age", func(c *Config) { c.Recorder.Enabled, c.Recorder.SegmentAge = true, "soon" }, "recorder.segment_age"},
@@ -96,6 +97,8 @@ func TestValidateNamesTheBadValue(t *testing.T) {
 		{"trigger window", func(c *Config) {
 			c.Recorder.Enabled, c.Recorder.Triggers = true, []Trigger{{Kind: TriggerDM1, After: "1h"}}
 		}, "recorder.trigger 1: after"},
+		{"upload quota", func(c *Config) { c.Files.MaxFileBytes = 0 }, "files.max_file_bytes 0"},
+		{"upload total below one file", func(c *Config) { c.Files.MaxTotalBytes = 1 }, "max_total_bytes 1"},
 		{"trigger without recorder", func(c *Config) { c.Recorder.Triggers = []Trigger{{Kind: TriggerDM1}} }, "set recorder.enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,5 +216,18 @@ func TestHEPPortValidates(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%+v: %v", p, err)
 		}
+	}
+}
+
+// TestDemoConfig: the configuration `make demo` runs loads and enables
+// the sim board's can0 with its arm and confirm files.
+func TestDemoConfig(t *testing.T) {
+	c, err := Load("../../scripts/demo.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Board != "sim" || len(c.Transmit.SimPorts) != 1 || c.Transmit.SimPorts[0] != "can0" ||
+		c.Transmit.ArmFile == "" || c.Transmit.ConfirmFile == "" || c.Transmit.AuditFile == "" || !c.Transmit.RequireButton {
+		t.Errorf("demo config %+v", c.Transmit)
 	}
 }

@@ -43,6 +43,10 @@ type Transmit struct {
 	// file's content is a press (`fieldtap button press`). Only the sim
 	// board reads it.
 	ConfirmFile string `toml:"confirm_file"`
+	// SimPorts are the sim board's ports that may transmit: its
+	// [[port]] transmit = true, since the sim board's ports have no
+	// [[port]] tables. Only its CAN port (can0) has a writer.
+	SimPorts []string `toml:"sim_ports"`
 }
 
 // DefaultTransmit returns the [transmit] defaults.
@@ -81,6 +85,9 @@ func (t Transmit) validate(board string) []error {
 	}
 	if t.ConfirmFile != "" && board != "sim" {
 		errs = append(errs, fmt.Errorf("transmit.confirm_file is for the sim board; board %s reads its confirm button", board))
+	}
+	if len(t.SimPorts) > 0 && board != "sim" {
+		errs = append(errs, fmt.Errorf("transmit.sim_ports is for the sim board; board %s enables a port with transmit = true in its [[port]] table", board))
 	}
 	return errs
 }

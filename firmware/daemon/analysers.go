@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -162,6 +164,23 @@ func newAnalysers(plan budget.Plan, st config.Store, mediaOpt rtp.Options, dec n
 	return a, nil
 }
 
+// preloadDBC loads dbc.preload's files as dbc_load would, each under its
+// name without .dbc. A file that does not load stops the start: the
+// operator named it, and every decode with it would be missing.
+func (a *analysers) preloadDBC(ctx context.Context, files []string, log *slog.Logger) error {
+	for _, f := range files {
+		db, err := a.dbc.Load(ctx, "", f)
+		if err != nil {
+			return fmt.Errorf("dbc.preload %s (in %s): %w", f, a.dbc.Dir(), err)
+		}
+		log.Info("DBC preloaded", "file", f, "name", db.Name, "messages", len(db.Messages), "warnings", len(db.Warnings))
+		for _, w := range db.Warnings {
+			log.Warn("DBC read with a deviation", "file", f, "warning", w)
+		}
+	}
+	return nil
+}
+
 // consumer is what a port's consumer does with each batch: it returns how
 // many frames it could not read, which the port counts; a frame a store
 // refuses (oversize) is counted by the store.
@@ -305,20 +324,15 @@ func feedCAN(name string, p *canbus.Port, j *j1939.Feeder, uds *isotp.Store, rec
 	for len(frames) > 0 {
 		n := 0
 		for len(frames) > 0 && n < canChunk {
-			id, data, err := wire.DecodeCAN(frames[0].Data)
+			id, flags, data, err := wire.DecodeCANFD(frames[0].Data)
 			if err != nil {
 				bad++
 			} else {
 				r := &recs[n]
-				r.Time, r.ID, r.Len = frames[0].Time, id, uint8(len(data))
-				if len(data) == 8 {
-					r.Data = [8]byte(data) // one move, not a memmove call
-				} else {
-					// The record is reused: no byte of an earlier frame stays
-					// past this one's length.
-					r.Data = [8]byte{}
-					copy(r.Data[:], data)
-				}
+				r.Time, r.ID = frames[0].Time, id
+				// The record is reused: SetData leaves no byte of an
+				// earlier frame past this one's length.
+				r.SetData(flags, data)
 				n++
 			}
 			frames = frames[1:]

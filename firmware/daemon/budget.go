@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"unsafe"
 
+	"fieldtap/drivers/canfiles"
 	"fieldtap/drivers/canlog"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
+	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
 	"fieldtap/services/canbus"
 	"fieldtap/services/heapsize"
@@ -50,6 +52,7 @@ const (
 	whyKernel   = "AF_PACKET ring"
 	whyUDS      = "UDS transactions and incomplete transfers, bounded by count"
 	whyRecorder = "the recorder's pending and write buffers"
+	whyConns    = "open HTTP connections (MCP endpoint, status page, /metrics), each ConnBytes"
 	frameHeader = int(unsafe.Sizeof(capture.Frame{}))
 )
 
@@ -57,6 +60,32 @@ const (
 // sources need. It refuses, naming every figure, a configuration whose
 // fixed bounds do not fit.
 func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error) {
+	opened, err := openedCaptures(cfg, sources)
+	if err != nil {
+		return budget.Plan{}, err
+	}
+	return planWith(cfg, sources, opened)
+}
+
+// openedCaptures is how many open_capture ports the plan reserves:
+// store.opened_captures as configured (a plan it does not fit refuses),
+// or the board profile's figure lowered until the plan fits, so a
+// profile's default never stops a box its ports alone fit.
+func openedCaptures(cfg config.Config, sources []capture.Source) (int, error) {
+	n, explicit, err := cfg.OpenedCapturesFor()
+	if err != nil || explicit {
+		return n, err
+	}
+	for ; n > 0; n-- {
+		if _, err := planWith(cfg, sources, n); err == nil {
+			break
+		}
+	}
+	return n, nil
+}
+
+// planWith plans the sources and opened open_capture ports.
+func planWith(cfg config.Config, sources []capture.Source, opened int) (budget.Plan, error) {
 	total, from, err := cfg.Budget()
 	if err != nil {
 		return budget.Plan{}, err
@@ -70,7 +99,7 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	}
 	// Each open_capture slot is a port of every kind under the name it
 	// will take, its hand-off the largest a capture file's reader holds.
-	for i := range cfg.Store.OpenedCaptures {
+	for i := range opened {
 		name := fileName(len(cfg.Sources) + i)
 		reqs = append(reqs, inFlightRequests(cfg.Store, name, fileFootprint(name))...)
 		for _, kind := range []capture.Kind{capture.KindEthernet, capture.KindCAN, capture.KindJ1708} {
@@ -106,6 +135,11 @@ func planBudget(cfg config.Config, sources []capture.Source) (budget.Plan, error
 	}
 	if kinds[capture.KindJ1708] == 0 {
 		reqs = append(reqs, budget.Request{Store: budget.J1708Messages, Fixed: budget.MinShare, Why: whyIdle})
+	}
+	// Connections are memory too: the HTTP listeners share one pool, its
+	// bound paid for here (mcp/front's ConnPool).
+	if cfg.MCP.Transport == "http" || len(cfg.Status.Listen) > 0 {
+		reqs = append(reqs, budget.Request{Store: budget.Connections, Fixed: front.DefaultMaxConns * front.ConnBytes, Why: whyConns})
 	}
 	plan, err := budget.Divide(total, from, reqs)
 	if err != nil {
@@ -153,7 +187,7 @@ func kindRequests(st config.Store, name string, kind capture.Kind) []budget.Requ
 // flight, for a port whose file is not chosen yet.
 func fileFootprint(name string) capture.Footprint {
 	var most capture.Footprint
-	for _, src := range []capture.Source{pcapfile.New(name, ""), canlog.New(name, "", nil), j1708.NewLogSource(name, "", nil)} {
+	for _, src := range []capture.Source{pcapfile.New(name, ""), canlog.New(name, "", nil), canfiles.New(name, "", canfiles.BLF, nil), j1708.NewLogSource(name, "", nil)} {
 		fp := footprint(src)
 		if handoffBytes(fp, capture.DefaultHandoffDepth) > handoffBytes(most, capture.DefaultHandoffDepth) {
 			most = fp

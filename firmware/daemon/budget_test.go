@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +207,30 @@ func TestLargeBudgetHoldsMoreThanTheOldBound(t *testing.T) {
 	st := an.sip.DialogStats()
 	if st.Items != n || st.Evicted != 0 {
 		t.Errorf("%d dialogs kept, %d evicted (bound %d, %d of %d bytes): want all %d kept", st.Items, st.Evicted, st.Limits.Items, st.Bytes, st.Limits.Bytes, n)
+	}
+}
+
+// TestProfileReservationFitsOrShrinks: the sim profile's one open_capture
+// port is reserved beside the sim board's own ports; with another CAN
+// port it no longer fits and none is reserved, and the box still plans;
+// store.opened_captures = 2, set by the operator, refuses as before.
+func TestProfileReservationFitsOrShrinks(t *testing.T) {
+	cfg := config.Default()
+	cfg.Board = "sim"
+	cfg.Recorder.Enabled = true
+	srcs := sim.Ports(sim.Options{Seed: sim.DefaultSeed})
+	if n, err := openedCaptures(cfg, srcs); err != nil || n != 1 {
+		t.Fatalf("sim board alone: %d reserved, %v; want the profile's 1", n, err)
+	}
+	more := append(slices.Clone(srcs), testSource{name: "can1", kind: capture.KindCAN})
+	if n, err := openedCaptures(cfg, more); err != nil || n != 0 {
+		t.Errorf("with another CAN port: %d reserved, %v; want 0", n, err)
+	}
+	if _, err := planBudget(cfg, more); err != nil {
+		t.Errorf("with another CAN port the box does not plan: %v", err)
+	}
+	cfg.Store.OpenedCaptures = new(2)
+	if _, err := planBudget(cfg, srcs); err == nil {
+		t.Error("an explicit store.opened_captures = 2 that does not fit was planned")
 	}
 }

@@ -86,7 +86,7 @@ func TestOpenCaptureUsesItsReservedShare(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "truck.log"), log, 0o644)
 	cfg := config.Default()
-	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir, cfg.Store.OpenedCaptures = config.BoardNone, t.TempDir(), t.TempDir(), 1
+	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir, cfg.Store.OpenedCaptures = config.BoardNone, t.TempDir(), t.TempDir(), new(1)
 	plan, err := planBudget(cfg, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fieldtap/drivers/canfiles"
 	"fieldtap/drivers/canlog"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/socketcan"
@@ -17,6 +18,9 @@ var unreadable = map[string]struct {
 	what   string
 }{
 	canlog.ReasonMalformed:    {coverage.CAN | coverage.J1939 | coverage.UDS, "log lines that are not CAN frames"},
+	canfiles.ReasonMalformed:  {coverage.CAN | coverage.J1939 | coverage.UDS, "records of a vendor CAN log (ASC, BLF, TRC, CSV) that are not readable CAN frames"},
+	canfiles.ReasonOverlong:   {coverage.CAN | coverage.J1939 | coverage.UDS, "lines of a vendor CAN log longer than a frame's line"},
+	canfiles.ReasonContainer:  {coverage.CAN | coverage.J1939 | coverage.UDS, "BLF log containers that do not decompress: their frames are lost"},
 	socketcan.ReasonShortRead: {coverage.CAN | coverage.J1939 | coverage.UDS, "short reads from the CAN socket"},
 	socketcan.ReasonLength:    {coverage.CAN | coverage.J1939 | coverage.UDS, "CAN frames of an impossible length"},
 	j1708.ErrReasonChecksum:   {coverage.J1708, "J1708 frames failing their checksum"},

@@ -13,8 +13,10 @@ import (
 	"fieldtap/drivers/filesource"
 	"fieldtap/firmware/config"
 	"fieldtap/mcp"
+	"fieldtap/mcp/front"
 	"fieldtap/services/budget"
 	"fieldtap/services/hep"
+	"fieldtap/services/marks"
 	"fieldtap/services/metrics"
 	"fieldtap/services/mqttpub"
 	"fieldtap/services/ports"
@@ -22,6 +24,7 @@ import (
 	"fieldtap/services/sandbox"
 	"fieldtap/services/tlsdecrypt"
 	"fieldtap/services/transmit"
+	"fieldtap/services/upload"
 )
 
 // IO is where the stdio transport talks and where the HTTP transport
@@ -91,17 +94,22 @@ type box struct {
 	reg         ports.Registry           // every stage adds what capture_status shows
 	hw          hardware                 // board
 	sources     []capture.Source         // sources
+	opened      int                      // stores: ports reserved for open_capture
 	silentAfter map[string]time.Duration // sources: by port name; the default for the others
 	an          *analysers               // stores
 	fleet       *group                   // exporters; the status page joins it
 	hep         *hep.Exporter            // exporters: nil when off
 	rec         *recording               // recorder
+	marks       *marks.Store             // recorder: journaled by it when on
 	ports       []*port                  // ports
 	seal        *sealing                 // evidence
 	files       *sandbox.Sandbox         // evidence
+	catalog     *fileCatalog             // evidence: list_files' view of the files
+	uploads     *upload.Table            // evidence: uploads into capture_dir and data_dir; nil when off
 	captures    *captureOpener           // capture
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
+	conns       *front.ConnPool          // stores: every HTTP listener's connections, bounded by their budget share
 	rules       *rules.Engine            // rules; nil without [[rule]]
 	mqtt        *mqttpub.Publisher       // status page; nil without [mqtt]
 	served      chan struct{}            // mcp endpoint: closed once serving ended
@@ -209,22 +217,33 @@ func (b *box) openSources(context.Context) (func() error, error) {
 // buildStores derives every store's bound from one budget, refusing a
 // configuration whose bounds do not fit before any port starts, and
 // builds the analysers.
-func (b *box) buildStores(context.Context) (func() error, error) {
+func (b *box) buildStores(ctx context.Context) (func() error, error) {
 	mediaOpt, err := mediaOptions(b.cfg.Media)
 	if err != nil {
 		return nil, err
+	}
+	if b.opened, err = openedCaptures(b.cfg, b.sources); err != nil {
+		return nil, err
+	}
+	if n, explicit, _ := b.cfg.OpenedCapturesFor(); !explicit && n > b.opened {
+		b.log.Info("open_capture ports reserved fewer than the board profile's", "reserved", b.opened, "profile", n,
+			"why", "the configured ports leave no room in the memory budget")
 	}
 	plan, err := planBudget(b.cfg, b.sources)
 	if err != nil {
 		return nil, err
 	}
 	logPlan(b.log, plan)
+	b.conns = front.NewConnPool(int(shareOf(plan, budget.Connections, "")/front.ConnBytes), front.DefaultConnsPerAddr, b.log)
 	dec := b.cfg.DecodeOptions()
 	mediaOpt.VXLANPorts = dec.VXLANPorts
 	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, dec, b.cfg.TrunkOptions()); err != nil {
 		return nil, err
 	}
 	b.reg.SetBudget(b.an.budgetStatus)
+	if err := b.an.preloadDBC(ctx, b.cfg.DBC.Preload, b.log); err != nil {
+		return nil, err
+	}
 	loadKeyLogs(b.an.tlsKeys, b.cfg, b.log)
 	// The export directory is made (0700) or checked now, so a planted
 	// one is reported at start-up; capture does not depend on it.
@@ -254,8 +273,10 @@ func (b *box) startExporters(ctx context.Context) (func() error, error) {
 func (b *box) openRecorder(context.Context) (func() error, error) {
 	b.rec = openRecording(b.cfg.Recorder, b.cfg.DecodeOptions().VXLANPorts, shareOf(b.an.plan, budget.Recorder, "")/2, "fieldtapd "+b.version, b.log)
 	if b.rec.rec == nil {
+		b.marks = marks.New(nil, nil)
 		return nil, nil
 	}
+	b.marks = journaledMarks(b.rec.rec, b.log)
 	b.an.sipExport.UseRecorder(b.rec.rec) // an old call exports whole from disk
 	return func() error { return b.rec.close(b.log) }, nil
 }
@@ -282,8 +303,18 @@ func (b *box) buildPorts(ctx context.Context) (func() error, error) {
 func (b *box) openEvidence(context.Context) (func() error, error) {
 	b.seal = openSealing(b.cfg.Recorder, b.rec, b.an, b.version, b.log)
 	var err error
-	b.files, err = fileSandbox(b.cfg, b.an, b.seal)
-	return nil, err
+	if b.files, err = fileSandbox(b.cfg, b.an, b.seal); err != nil {
+		return nil, err
+	}
+	if b.catalog, err = newFileCatalog(b.cfg, b.files); err != nil {
+		return nil, err
+	}
+	// Uploads are a convenience: a directory whose stale partials cannot
+	// be removed turns them off, not the box.
+	if b.uploads, err = newUploads(b.cfg); err != nil {
+		b.log.Warn("uploads off", "err", err)
+	}
+	return nil, nil
 }
 
 // startRecorderWriter runs the recorder's writer and the evidence builds
@@ -302,7 +333,7 @@ func (b *box) startRecorderWriter(ctx context.Context) (func() error, error) {
 func (b *box) startCapture(ctx context.Context) (func() error, error) {
 	g := newGroup(ctx)
 	b.captures = &captureOpener{files: b.files, an: b.an, reg: &b.reg, rec: b.rec, depth: b.cfg.Store.HandoffDepth,
-		slots: b.cfg.Store.OpenedCaptures, next: len(b.cfg.Sources) + 1, log: b.log}
+		slots: b.opened, next: len(b.cfg.Sources) + 1, log: b.log}
 	for _, p := range b.ports {
 		p.run(g.ctx, &g.wg, b.log)
 	}

@@ -6,8 +6,10 @@ import (
 	"net"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"time"
 
+	"fieldtap/drivers/capture"
 	"fieldtap/mcp"
 	"fieldtap/mcp/front"
 	"fieldtap/services/coverage"
@@ -37,7 +39,7 @@ func (b *box) startEndpoint(ctx context.Context) (func() error, error) {
 		}
 		ep := front.NewHTTPEndpoint(srv, b.access.httpOptions(b.cfg.MCP, b.log))
 		ep.ServeFiles(mcp.FilesPath, downloads)
-		serve = func(ctx context.Context) error { return serveHTTP(ctx, ln, ep, b.log, b.stdio.Listening) }
+		serve = func(ctx context.Context) error { return serveHTTP(ctx, ln, ep, b.conns, b.log, b.stdio.Listening) }
 	}
 	serveCtx, stopServing := context.WithCancel(ctx)
 	b.served = make(chan struct{})
@@ -54,12 +56,17 @@ func (b *box) startEndpoint(ctx context.Context) (func() error, error) {
 }
 
 // bundles is what the MCP server loads: every compiled bundle except
-// transmit, unless the operator names the bundles.
+// transmit, the vehicle depth only on a box with a CAN or J1708 port or
+// capture file, unless the operator names the bundles ("all": every one).
 func (b *box) bundles() []string {
-	if len(b.cfg.MCP.Bundles) > 0 {
-		return b.cfg.MCP.Bundles
+	vehicle := slices.ContainsFunc(b.sources, func(s capture.Source) bool {
+		return s.Kind() == capture.KindCAN || s.Kind() == capture.KindJ1708
+	})
+	names := b.cfg.MCP.Bundles
+	if len(names) == 0 {
+		names = nil // unset: the defaults
 	}
-	return mcp.DefaultBundles()
+	return mcp.ResolveBundles(names, vehicle)
 }
 
 // mcpDeps is what the MCP layer reads, and over HTTP the file server its
@@ -102,7 +109,8 @@ func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 		MediaInterval: b.an.mediaInterval,
 		Transmit:      b.tx,
 		Trunk:         b.an.trunk,
-		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures},
+		Marks:         b.marks,
+		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures, Files: b.catalog, Uploads: b.uploads},
 		Rules:         b.rules,
 	}
 	var downloads *front.FileServer

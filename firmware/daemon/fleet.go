@@ -110,6 +110,14 @@ func (m mqttStats) ExporterStats() metrics.ExporterStats {
 		Queued:  s.Queued, QueuedBytes: int64(s.QueuedBytes), Connected: s.Connected}
 }
 
+// connStats reports the HTTP connection pool to the metrics.
+type connStats struct{ p *front.ConnPool }
+
+func (c connStats) ConnStats() metrics.ConnStats {
+	s := c.p.Stats()
+	return metrics.ConnStats{Open: s.Open, Max: s.Max, RefusedPerAddress: s.RefusedPerAddress, RefusedGlobal: s.RefusedGlobal, ClosedIdle: s.ClosedIdle}
+}
+
 // mcpCounters reports the MCP audit file's records and the calls by tool
 // to the metrics.
 type mcpCounters struct {
@@ -169,12 +177,12 @@ func (b *box) serveStatus(page http.Handler, metricsH http.Handler) {
 		// The MCP endpoint's bounds (httpserve.go): a page client holds a
 		// connection no longer than an MCP one.
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			ConnState: b.conns.ConnState, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		log.Info("serving the status page", "page", "http://"+ln.Addr().String()+statuspage.PagePath, "metrics", metricsH != nil)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := hs.Serve(front.LimitConns(ln, front.DefaultConnsPerAddr, log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(b.conns.Listener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error("status page stopped", "listen", a, "err", err)
 			}
 		}()
@@ -204,13 +212,9 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 		return nil, err
 	}
 	b.mqtt = pub
-	page, err := statuspage.NewPage()
-	if err != nil {
-		return nil, err
-	}
 	var metricsH http.Handler
 	if b.cfg.Status.Metrics {
-		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes}
+		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes, Conns: connStats{b.conns}}
 		if b.rec.rec != nil {
 			ms.Recorder = b.rec.rec
 		}
@@ -226,10 +230,8 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 		if pub != nil {
 			ms.Exporters = append(ms.Exporters, mqttStats{pub})
 		}
-		if metricsH, err = metrics.Handler(ms); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
+		metricsH = metrics.Handler(ms)
 	}
-	b.serveStatus(statuspage.Handler(src, page, time.Now), metricsH)
+	b.serveStatus(statuspage.Handler(src, time.Now), metricsH)
 	return nil, nil
 }

@@ -30,7 +30,7 @@ const (
 )
 
 // serveHTTP serves e on ln until ctx ends, then drains it (drainHTTP).
-func serveHTTP(ctx context.Context, ln net.Listener, e *front.HTTPEndpoint, log *slog.Logger, listening func(string)) error {
+func serveHTTP(ctx context.Context, ln net.Listener, e *front.HTTPEndpoint, conns *front.ConnPool, log *slog.Logger, listening func(string)) error {
 	// Every request's context derives from calls, so cancelling it
 	// reaches every call in flight at once.
 	calls, cancelCalls := context.WithCancel(context.WithoutCancel(ctx))
@@ -41,6 +41,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, e *front.HTTPEndpoint, log 
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return calls },
+		ConnState:         conns.ConnState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	url := "http://" + ln.Addr().String() + front.Path
@@ -49,7 +50,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, e *front.HTTPEndpoint, log 
 		listening(ln.Addr().String())
 	}
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(front.LimitConns(ln, front.DefaultConnsPerAddr, log)) }()
+	go func() { done <- hs.Serve(conns.Listener(ln)) }()
 	select {
 	case err := <-done:
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"fieldtap/board"
+	"fieldtap/board/sim"
 	"fieldtap/drivers/capture"
 	"fieldtap/services/canbus"
 	"fieldtap/services/metrics"
@@ -14,9 +15,11 @@ import (
 )
 
 // startTransmit builds the gatekeeper over every CAN and J1708 port.
-// Plans (dry runs) work on every port. A port with transmit = true whose
-// driver has a transmit side (slcan, socketcan, j1708) gets its Writer, Mode and
-// Listener from the driver through the adapters in txports.go; any other
+// Plans (dry runs) work on every port. A port with transmit = true (on
+// the sim board, its own ports listed in transmit.sim_ports) whose driver
+// has a transmit side (slcan, socketcan, j1708, the sim board's can0)
+// gets its Writer, Mode and Listener from the driver through the adapters
+// in txports.go; any other
 // port keeps a nil Writer, and sends on it are refused by the port_config
 // gate, naming the missing writer. A port without transmit = true is
 // never given a writer at all, so no code path can reach its bus.
@@ -34,6 +37,16 @@ func (b *box) startTransmit(ctx context.Context) (func() error, error) {
 	enabled := map[string]board.Port{}
 	for _, p := range b.cfg.Ports {
 		enabled[p.Name] = p
+	}
+	if b.cfg.Board == "sim" {
+		// The sim board's ports have no [[port]] tables: transmit.sim_ports
+		// enables them.
+		for _, name := range b.cfg.Transmit.SimPorts {
+			if !slices.ContainsFunc(b.sources, func(s capture.Source) bool { return s.Name() == name && simWriter(s) }) {
+				return nil, fmt.Errorf("transmit.sim_ports: port %q has no simulated writer; the sim board's CAN port %s has", name, simCANPort)
+			}
+			enabled[name] = board.Port{Name: name, Transmit: true}
+		}
 	}
 	var ports []transmit.Port
 	for _, src := range b.sources {
@@ -58,7 +71,17 @@ func (b *box) startTransmit(ctx context.Context) (func() error, error) {
 		ports = append(ports, tp)
 	}
 	c := b.cfg.Transmit
+	var hints transmit.Hints
+	if b.cfg.Board == "sim" {
+		hints = transmit.Hints{Sim: true, ArmFile: c.ArmFile, ConfirmFile: c.ConfirmFile}
+		for _, src := range b.sources {
+			if _, ok := src.(*sim.Port); ok {
+				hints.SimPorts = append(hints.SimPorts, src.Name())
+			}
+		}
+	}
 	o := transmit.Options{
+		Hints:         hints,
 		Ports:         ports,
 		BundleLoaded:  slices.Contains(b.bundles(), "transmit"),
 		Rate:          transmit.RateLimit{Plans: c.RatePlans, Window: c.Window()},
@@ -113,6 +136,7 @@ func (b *box) startTransmit(ctx context.Context) (func() error, error) {
 		b.log.Error("start-up not recorded in the transmit audit", "err", err)
 	}
 	g.wg.Go(func() { svc.Run(g.ctx) })
+	g.wg.Go(func() { watchMarks(g.ctx, o.Button, b.marks, b.log) })
 	b.log.Info("transmitter ready", "ports", len(ports), "bundle_loaded", o.BundleLoaded, "audit", c.AuditFile != "",
 		"arm", o.Arm != nil, "confirm_button", o.Button != nil, "require_button", o.RequireButton)
 	b.tx = svc

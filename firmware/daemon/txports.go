@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"fieldtap/board/sim"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
@@ -34,6 +35,14 @@ func transmitSide(src capture.Source, p *transmit.Port) bool {
 		s.SetTap(hub.deliver)
 		p.Writer, p.Mode, p.Listener = s, socketcanMode{s}, hub
 		return true
+	case *sim.Port:
+		if !s.CanTransmit() {
+			return false
+		}
+		hub := &rxHub{}
+		s.SetTap(hub.deliver)
+		p.Writer, p.Mode, p.Listener = s, simMode{s}, hub
+		return true
 	case *j1708.Source:
 		// No Listener: j1708_send expects no answer, so the gatekeeper
 		// never waits for one.
@@ -52,6 +61,30 @@ func (m socketcanMode) SetMode(ctx context.Context, mode transmit.Mode) error {
 		return m.s.SetMode(ctx, socketcan.ModeNormal)
 	case transmit.ModeListenOnly:
 		return m.s.SetMode(ctx, socketcan.ModeListenOnly)
+	}
+	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
+}
+
+// simCANPort is the sim board's port with a simulated writer.
+const simCANPort = "can0"
+
+// simWriter reports whether src is a sim port with a transmit side.
+func simWriter(src capture.Source) bool {
+	s, ok := src.(*sim.Port)
+	return ok && s.CanTransmit()
+}
+
+// simMode maps the gatekeeper's modes onto the sim port's transmit
+// switch: listen-only refuses every write, as a controller in
+// listen-only mode sends nothing.
+type simMode struct{ s *sim.Port }
+
+func (m simMode) SetMode(_ context.Context, mode transmit.Mode) error {
+	switch mode {
+	case transmit.ModeActive:
+		return m.s.SetTransmit(true)
+	case transmit.ModeListenOnly:
+		return m.s.SetTransmit(false)
 	}
 	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
 }
@@ -137,5 +170,7 @@ var (
 	_ transmit.ModeSetter = socketcanMode{}
 	_ transmit.Writer     = (*j1708.Source)(nil)
 	_ transmit.ModeSetter = j1708Mode{}
+	_ transmit.Writer     = (*sim.Port)(nil)
+	_ transmit.ModeSetter = simMode{}
 	_ transmit.Listener   = (*rxHub)(nil)
 )

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/board/sim"
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/j1708"
 	"fieldtap/drivers/slcan"
@@ -91,6 +92,34 @@ func TestTransmitSideSocketCAN(t *testing.T) {
 	}
 	if err := p.Writer.WriteFrame(context.Background(), 0x7E0, []byte{1}); err == nil {
 		t.Error("a listen-only port accepted a write")
+	}
+}
+
+// TestTransmitSideSim: only the sim board's can0 gets a writer, mode and
+// listener; the mode switch is tracked by the port.
+func TestTransmitSideSim(t *testing.T) {
+	for _, src := range sim.Ports(sim.Options{Speed: 1}) {
+		var p transmit.Port
+		ok := transmitSide(src, &p)
+		if ok != (src.Name() == simCANPort) || ok != simWriter(src) {
+			t.Errorf("port %s: transmit side %v", src.Name(), ok)
+		}
+		if !ok {
+			continue
+		}
+		if p.Writer == nil || p.Mode == nil || p.Listener == nil {
+			t.Fatalf("sim can0 = %+v, want writer, mode and listener", p)
+		}
+		port := src.(*sim.Port)
+		if err := p.Mode.SetMode(context.Background(), transmit.ModeActive); err != nil || !port.Transmitting() {
+			t.Errorf("active: %v, transmitting %v", err, port.Transmitting())
+		}
+		if err := p.Mode.SetMode(context.Background(), transmit.ModeListenOnly); err != nil || port.Transmitting() {
+			t.Errorf("listen-only: %v, transmitting %v", err, port.Transmitting())
+		}
+		if err := p.Writer.WriteFrame(context.Background(), 0x7E0, []byte{2, 0x10, 0x03}); err == nil {
+			t.Error("a listen-only sim port accepted a write")
+		}
 	}
 }
 

@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,5 +94,48 @@ func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
 	p, ok := an.j1939.Catalogue().Lookup(9999)
 	if !ok || p.Source != "dbc:oem" || p.PGN != j1939.PGNEEC1 {
 		t.Errorf("SPN 9999 after the load: %+v %v", p, ok)
+	}
+}
+
+// dbc.preload loads its files at start-up under their names, a file read
+// with a deviation logged; a file that does not load is an error naming
+// it and the data directory.
+func TestDBCPreload(t *testing.T) {
+	data := t.TempDir()
+	const loose = "BO_ 1 M: 8 N\n SG_ S : 0|8@1+ (1,0) [0|255] \"\" N\nVAL_ 1 S 0 \"off\"\n"
+	if err := os.WriteFile(filepath.Join(data, "loose.dbc"), []byte(loose), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "prose.dbc"), []byte("not a database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), data
+	plan, err := planBudget(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := an.preloadDBC(context.Background(), []string{"loose.dbc"}, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := an.dbc.Get("loose"); err != nil || len(db.Warnings) != 1 {
+		t.Fatalf("loose: %v %v", db, err)
+	}
+	if !strings.Contains(log.String(), "line 3: VAL_ statement does not end with ';'") {
+		t.Errorf("log %s", log.String())
+	}
+	for file, want := range map[string]string{
+		"prose.dbc":   "dbc.preload prose.dbc (in " + data + "): prose.dbc:1: defines no message",
+		"missing.dbc": "dbc.preload missing.dbc (in " + data + "): ",
+	} {
+		err := an.preloadDBC(context.Background(), []string{file}, slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want …%s", file, err, want)
+		}
 	}
 }

@@ -6,7 +6,14 @@
 //
 //	guest canup IF BITRATE   set bitrate, bring the link up
 //	guest cansend IF N       send N J1939 frames, 10 ms apart
-//	guest candump IF         print every frame but our own EEC1 as an RxLine
+//	guest cansendfd IF N     send N CAN FD frames (64 bytes, BRS): J1939-22
+//	                         Multi-PG frames of EEC1 from SA FDSource
+//	guest candump IF         print every frame but our own EEC1 and the
+//	                         ECU's as an RxLine
+//	guest ecu IF             a simulated ECU: hwtest.ECUID every 20 ms, a
+//	                         4-bit counter in byte 0, a bit (byte 1 bit 0)
+//	                         that SIGUSR1 toggles, ECULine on each change;
+//	                         SIGTERM (or ecuGiveUp) ends it
 //	guest canmode IF         print listen-only or normal
 //	guest tunnels N          make gretap, erspan II/III and ip6gretap links
 //	                         over the dummy underlay, send N SIP INVITEs
@@ -21,16 +28,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"go.einride.tech/can"
 	"go.einride.tech/can/pkg/candevice"
 	"go.einride.tech/can/pkg/socketcan"
+	"golang.org/x/sys/unix"
 
 	"fieldtap/hwtest"
 )
@@ -69,6 +79,8 @@ func run(args []string) error {
 		switch args[0] {
 		case "candump":
 			return dump(args[1])
+		case "ecu":
+			return ecu(args[1])
 		case "canmode":
 			return mode(args[1])
 		case "tunnels":
@@ -98,6 +110,8 @@ func run(args []string) error {
 		return d.SetUp()
 	case "cansend":
 		return send(args[1], n)
+	case "cansendfd":
+		return sendFD(args[1], n)
 	}
 	return fmt.Errorf("unknown command %q", args[0])
 }
@@ -184,8 +198,46 @@ func send(ifname string, n int) error {
 	return nil
 }
 
-// dump prints each frame on ifname that is not cansend's EEC1 (the kernel
-// loops those back to every socket on the sender's interface) as
+// sendFD puts n CAN FD frames on ifname, a CAN FD capable link (a vcan
+// with mtu 72): each a J1939-22 Multi-PG frame (PGN 0x2500 to global)
+// from hwtest.FDSource holding one C-PG, EEC1 with the frame's number as
+// engine speed, padded to 64 bytes, sent with BRS. einride's transmitter
+// writes classic frames only, so this writes struct canfd_frame itself on
+// a raw socket with CAN_RAW_FD_FRAMES.
+func sendFD(ifname string, n int) error {
+	ifi, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Socket(unix.AF_CAN, unix.SOCK_RAW, unix.CAN_RAW)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.SOL_CAN_RAW, unix.CAN_RAW_FD_FRAMES, 1); err != nil {
+		return fmt.Errorf("CAN_RAW_FD_FRAMES: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrCAN{Ifindex: ifi.Index}); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		var f [72]byte
+		*(*uint32)(unsafe.Pointer(&f[0])) = hwtest.FDMultiPGID | unix.CAN_EFF_FLAG // host order, as the kernel reads it
+		f[4], f[5] = 64, 0x01                                                      // len, CANFD_BRS
+		rpm := uint16(900+i) * 8
+		cpg := []byte{2 << 5, 0xF0, 0x04, 8, 0xF0, 0x7D, 0x7D, byte(rpm), byte(rpm >> 8), 0x00, 0xF0, 0x7D}
+		copy(f[8:], cpg) // the rest stays 0: TOS 0, padding
+		if _, err := unix.Write(fd, f[:]); err != nil {
+			return fmt.Errorf("frame %d: %w", i, err)
+		}
+		time.Sleep(frameGap)
+	}
+	return nil
+}
+
+// dump prints each frame on ifname that is not cansend's EEC1 or ecu's
+// frames (the kernel loops those back to every socket on the sender's
+// interface) as
 // "RxLine ID#DATA", ID 8 hex digits for 29-bit and 3 for 11-bit.
 func dump(ifname string) error {
 	conn, err := socketcan.DialContext(context.Background(), "can", ifname)
@@ -199,7 +251,7 @@ func dump(ifname string) error {
 			continue
 		}
 		f := rx.Frame()
-		if f.IsExtended && f.ID == eec1 {
+		if f.IsExtended && (f.ID == eec1 || f.ID == hwtest.ECUID) {
 			continue
 		}
 		id := fmt.Sprintf("%03X", f.ID)

@@ -3,8 +3,8 @@
 // tools/call served on long-lived workers) and the streamable-HTTP
 // endpoint (HTTPEndpoint: Host, Origin and bearer-token checks, the
 // session table that bounds mcp-go's, body and write deadlines, the call
-// caps, the drain at shutdown), the per-address connection cap on its
-// listener (LimitConns), the same door in front of the status page and
+// caps, the drain at shutdown), the connection caps on its listeners
+// (ConnPool: per address and in all), the same door in front of the status page and
 // /metrics (Protect), and file downloads over HTTP GET (FileServer).
 //
 // It serves the *server.MCPServer it is given (mcp.NewServer builds it,

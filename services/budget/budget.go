@@ -26,6 +26,7 @@ const (
 	Recorder      = "recorder"       // the recorder's pending and write buffers (recorder.pending_bytes, two)
 	KernelRing    = "kernel_ring"    // per AF_PACKET port: the TPACKET_V3 ring, outside the Go heap
 	Handoff       = "handoff"        // per port: frames queued between a driver and its analysers
+	Connections   = "connections"    // the HTTP listeners' open connections together (mcp/front's pool)
 )
 
 // Budget bounds.

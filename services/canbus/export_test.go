@@ -14,10 +14,11 @@ import (
 
 // TestExportReadsWhatTheStoreEvicted: a port whose ring kept the newest
 // 100 of 1000 frames exports all 1000, the older 900 from the recorder,
-// oldest first, filtered as can_frames filters.
+// oldest first, filtered as can_frames filters. Every third frame is CAN
+// FD, of up to 64 bytes: it leaves as a `##` line from either side.
 func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	s, err := New(ring.Limits{Items: 100, Bytes: 100 * FrameBytes()})
+	s, err := New(ring.Limits{Items: 100, Bytes: 100 * FDFrameBytes()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +33,10 @@ func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
 	defer rec.Close()
 	rp := rec.Port("can0")
 	type fr struct {
-		at   time.Time
-		id   uint32
-		data []byte
+		at    time.Time
+		id    uint32
+		flags uint8
+		data  []byte
 	}
 	var all []fr
 	for i := range 1000 {
@@ -42,10 +44,15 @@ func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
 		if i%2 == 1 {
 			id = 0x0CF00400 | wire.CANEFF
 		}
-		f := fr{t0.Add(time.Duration(i) * 10 * time.Millisecond), id, []byte{byte(i >> 8), byte(i)}}
+		f := fr{t0.Add(time.Duration(i) * 10 * time.Millisecond), id, 0, []byte{byte(i >> 8), byte(i)}}
+		if i%3 == 0 {
+			f.flags = wire.CANFDFDF | uint8(i/3%4)
+			f.data = make([]byte, []int{2, 12, 64}[i/3%3])
+			f.data[0], f.data[len(f.data)-1] = byte(i>>8), byte(i)
+		}
 		all = append(all, f)
-		p.Add(f.at, f.id, f.data)
-		b, _ := wire.EncodeCAN(f.id, f.data)
+		p.AddFrame(f.at, f.id, f.flags, f.data)
+		b, _ := wire.AppendCANFrame(nil, f.id, f.flags, f.data)
 		rp.Write(f.at, wire.LinkCANSocketCAN, b, 0)
 	}
 	rec.Flush()
@@ -53,7 +60,7 @@ func TestExportReadsWhatTheStoreEvicted(t *testing.T) {
 		var b []byte
 		for _, f := range all {
 			if keep(f) {
-				b = wire.AppendCandump(b, f.at, "can0", f.id, f.data)
+				b = wire.AppendCandumpFrame(b, f.at, "can0", f.id, f.flags, f.data)
 			}
 		}
 		return string(b)

@@ -34,38 +34,85 @@ const (
 )
 
 // Limits bound each port's frame ring: frames and heap bytes. Zero
-// fields take DefaultFrames and room for that many; a frame costs
-// FrameBytes().
+// fields take DefaultFrames and room for that many; a classic frame, or
+// a CAN FD one of up to 8 bytes, costs FrameBytes(), a longer FD frame
+// FDFrameBytes().
 type Limits = ring.Limits
 
 // FrameBytes is what one stored frame costs in the heap: a Record is a
-// fixed-size value with nothing outside it, so its ring slot is all.
+// fixed-size value, and a classic frame has nothing outside it, so its
+// ring slot is all.
 func FrameBytes() int64 { return int64(ring.SlotBytes[Record]()) }
 
+// fdDataBytes is the heap share of a long CAN FD frame's data array.
+var fdDataBytes = heapsize.Bytes(wire.MaxCANFDData)
+
+// FDFrameBytes is what a CAN FD frame of more than 8 data bytes costs:
+// its slot and its data array (Record.FD).
+func FDFrameBytes() int64 { return FrameBytes() + int64(fdDataBytes) }
+
 // TableBytes is the most one port's fixed-bound tables hold: MaxIDs rows
-// of the ID table (map entry, row, its DLC list of ints), MaxSeconds of load
+// of the ID table (map entry, row, its DLC list of ints, the last FD data), MaxSeconds of load
 // history grown by append, and the Port itself with its row cache. The
 // memory budget takes it as a fixed cost per port.
 func TableBytes() int64 {
 	row := heapsize.Pointers(int(unsafe.Sizeof(IDStats{}))) + heapsize.Appended(maxDLCs, int(unsafe.Sizeof(int(0))), false)
 	entry := heapsize.MapEntry(int(unsafe.Sizeof(uint32(0)) + unsafe.Sizeof(&IDStats{})))
 	history := heapsize.Appended(MaxSeconds, int(unsafe.Sizeof(Second{})), true)
-	return int64(MaxIDs*(row+entry)) + int64(history) + int64(heapsize.Pointers(int(unsafe.Sizeof(Port{}))))
+	// A row keeps its latest long FD frame's data array alive after the
+	// frame's eviction: fdDataBytes a row at most.
+	return int64(MaxIDs*(row+entry+fdDataBytes)) + int64(history) + int64(heapsize.Pointers(int(unsafe.Sizeof(Port{}))))
 }
 
-// maxDLCs is how many distinct lengths an id's DLC list can hold (0..8).
-const maxDLCs = 9
+// maxDLCs is how many distinct lengths an id's DLC list can hold: the 9
+// of classic CAN (0..8) and the 7 longer ones of CAN FD (12..64).
+const maxDLCs = 16
 
-// Record is one stored frame.
+// Record is one stored frame. A classic frame, and a CAN FD one of up to
+// 8 bytes, is the value alone: the ring holds it in its slot. A longer
+// FD frame's data is an array of its own (FD), weighed by the ring.
 type Record struct {
 	Time time.Time
 	ID   uint32 // with the wire.CAN* flag bits, so an exported log is faithful
-	Len  uint8
+	Len  uint8  // data bytes: up to 8, or 64 for CAN FD
+	// Flags is 0 for a classic frame and wire.CANFDFDF, with
+	// wire.CANFDBRS and wire.CANFDESI as sent, for a CAN FD frame.
+	Flags uint8
+	// Data is the first 8 data bytes (all of them, but for an FD frame
+	// longer than 8): what the ID table and the 8-byte analyses read.
 	Data [8]byte
+	// FD holds all the data of an FD frame longer than 8 bytes; nil
+	// otherwise. It is never changed once stored: views share it.
+	FD *[wire.MaxCANFDData]byte
 }
 
 // Payload returns the data bytes.
-func (r *Record) Payload() []byte { return r.Data[:r.Len] }
+func (r *Record) Payload() []byte {
+	if r.FD != nil {
+		return r.FD[:r.Len]
+	}
+	return r.Data[:r.Len]
+}
+
+// IsFD reports whether r is a CAN FD frame.
+func (r *Record) IsFD() bool { return r.Flags&wire.CANFDFDF != 0 }
+
+// SetData fills r's length and data from data with the FD flags given
+// (0 for a classic frame), allocating FD's array only for an FD frame
+// longer than 8 bytes; bytes past the length of Data are zero.
+func (r *Record) SetData(flags uint8, data []byte) {
+	r.Flags, r.Len, r.FD = flags, uint8(len(data)), nil
+	if len(data) == 8 {
+		r.Data = [8]byte(data) // one move, not a memmove call
+		return
+	}
+	r.Data = [8]byte{}
+	copy(r.Data[:], data)
+	if len(data) > 8 {
+		r.FD = new([wire.MaxCANFDData]byte)
+		copy(r.FD[:], data)
+	}
+}
 
 // IDStats is one row of the ID table.
 type IDStats struct {
@@ -77,11 +124,15 @@ type IDStats struct {
 	Last        time.Time
 	LastData    string
 	DLCs        []int  // the distinct lengths, in the order first seen
-	ChangedBits string // hex mask over the 8 data bytes: a 1 bit has changed at least once
+	ChangedBits string // hex mask over the first 8 data bytes: a 1 bit has changed at least once
 	ChangedByte []int
-	last        [8]byte
-	lastLen     uint8
-	changed     uint64
+	// FD frames of the id, and of them those with BRS and with ESI set;
+	// Count less FD is its classic frames.
+	FD, BRS, ESI uint64
+	last         [8]byte
+	lastFD       *[wire.MaxCANFDData]byte // the latest frame's FD array, shared with its record
+	lastLen      uint8
+	changed      uint64
 }
 
 // Second is one second of bus load.
@@ -105,6 +156,7 @@ type Port struct {
 	total    uint64
 	std, ext uint64
 	rtr, err uint64
+	fd       uint64
 	bits     uint64
 	first    time.Time
 	last     time.Time
@@ -172,8 +224,8 @@ func (s *Store) Port(name string, bitrate int) (*Port, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Records hold no pointers: a chunk no snapshot showed is refilled
-	// instead of left to the collector.
+	// A chunk no snapshot showed is refilled instead of left to the
+	// collector: no view holds its records (or their FD arrays).
 	r.ReuseChunks()
 	r.TimeOf(func(r *Record) time.Time { return r.Time })
 	p := &Port{name: name, bitrate: bitrate, frames: r, ids: map[uint32]*IDStats{}}
@@ -200,17 +252,34 @@ func (s *Store) Lookup(name string) *Port {
 	return s.ports[name]
 }
 
-// Add records one frame. id carries the Flag bits; data is copied.
+// Add records one classic frame. id carries the Flag bits; data is copied.
 func (p *Port) Add(t time.Time, id uint32, data []byte) {
+	p.AddFrame(t, id, 0, data)
+}
+
+// AddFrame records one frame, classic (flags 0) or CAN FD (flags with
+// wire.CANFDFDF); data is copied.
+func (p *Port) AddFrame(t time.Time, id uint32, flags uint8, data []byte) {
 	r := [1]Record{{Time: t, ID: id}}
-	r[0].Len = uint8(copy(r[0].Data[:], data))
+	r[0].SetData(flags, data[:min(len(data), wire.MaxCANFDData)])
 	p.AddAll(r[:])
 }
 
 // AddAll records frames in order, as Add records each, under one lock of
 // the ring and one of the port: a consumer adds a hand-off batch at once.
+// A port has one writer: the sequence numbers AddAll works out for the
+// long FD frames it weighs are those the ring gives.
 func (p *Port) AddAll(recs []Record) {
+	seq := p.frames.Next()
 	p.frames.AppendAll(recs)
+	for i := range recs {
+		if recs[i].FD != nil {
+			// The ring weighs a classic slot at append; the FD array
+			// is added here. A ring that has weighed one leaves its
+			// uniform fast path, so a classic-only bus keeps it.
+			p.frames.Resize(seq+uint64(i), fdDataBytes)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range recs {
@@ -243,7 +312,13 @@ func (p *Port) count(r *Record) {
 	} else {
 		p.std++
 	}
-	bits := uint64(FrameBits(ext, int(r.Len)))
+	var bits uint64
+	if r.Flags&wire.CANFDFDF != 0 {
+		p.fd++
+		bits = uint64(FDFrameBits(ext, int(r.Len)))
+	} else {
+		bits = uint64(FrameBits(ext, int(r.Len)))
+	}
 	p.bits += bits
 	p.addSecond(t, bits)
 	p.addID(r)
@@ -302,7 +377,7 @@ func (p *Port) addID(r *Record) {
 	// Byte 0 is the word's top byte. Bytes past the length are not the
 	// frame's (a producer's reused record may hold an earlier frame's
 	// there): they count as zero, as a shorter frame's missing bytes do.
-	data := binary.BigEndian.Uint64(r.Data[:]) & lenMask(r.Len)
+	data := binary.BigEndian.Uint64(r.Data[:]) & lenMask(min(r.Len, 8))
 	if st.Count > 0 {
 		st.changed |= binary.BigEndian.Uint64(st.last[:]) ^ data
 	}
@@ -310,10 +385,19 @@ func (p *Port) addID(r *Record) {
 	if (st.Count == 0 || r.Len != st.lastLen) && !slices.Contains(st.DLCs, int(r.Len)) && len(st.DLCs) < maxDLCs {
 		st.DLCs = append(st.DLCs, int(r.Len))
 	}
+	if r.Flags&wire.CANFDFDF != 0 {
+		st.FD++
+		if r.Flags&wire.CANFDBRS != 0 {
+			st.BRS++
+		}
+		if r.Flags&wire.CANFDESI != 0 {
+			st.ESI++
+		}
+	}
 	st.Count++
 	st.Last = r.Time
 	binary.BigEndian.PutUint64(st.last[:], data)
-	st.lastLen = r.Len
+	st.lastLen, st.lastFD = r.Len, r.FD
 }
 
 // lenMask keeps the first n of a frame's 8 data bytes, byte 0 on top.

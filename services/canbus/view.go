@@ -18,6 +18,7 @@ type Status struct {
 	Standard    uint64
 	Extended    uint64
 	Remote      uint64
+	FD          uint64 // CAN FD frames
 	ErrorFrames uint64
 	DistinctIDs int
 	IDOverflow  uint64 // frames whose new id found the table full
@@ -42,7 +43,7 @@ func (p *Port) Status() Status {
 	defer p.mu.Unlock()
 	st := Status{
 		Name: p.name, Bitrate: p.bitrate, Frames: p.total, Standard: p.std, Extended: p.ext,
-		Remote: p.rtr, ErrorFrames: p.err, DistinctIDs: len(p.ids), IDOverflow: p.idOver,
+		Remote: p.rtr, FD: p.fd, ErrorFrames: p.err, DistinctIDs: len(p.ids), IDOverflow: p.idOver,
 		Store: p.frames.Stats(), Link: link, LinkReason: why,
 	}
 	if !p.first.IsZero() {
@@ -71,9 +72,14 @@ func (p *Port) IDs() []IDStats {
 	out := make([]IDStats, 0, len(p.ids))
 	for _, st := range p.ids {
 		c := *st
+		c.lastFD = nil
 		c.DLCs = slices.Clone(st.DLCs)
 		c.IDHex = wire.FormatCANID(c.ID)
-		c.LastData = fmt.Sprintf("%X", st.last[:st.lastLen])
+		if st.lastFD != nil {
+			c.LastData = fmt.Sprintf("%X", st.lastFD[:st.lastLen])
+		} else {
+			c.LastData = fmt.Sprintf("%X", st.last[:st.lastLen])
+		}
 		c.ChangedBits = fmt.Sprintf("%016X", st.changed)
 		c.ChangedByte = []int{}
 		for i := range 8 {

@@ -12,7 +12,11 @@ type Database struct {
 	File     string    // the file it came from
 	LoadedAt time.Time // set by Registry.Load
 	// Notes say what the wrapper rewrote or skipped to read the file.
-	Notes    []string
+	Notes []string
+	// Warnings name the lines of deviations from the DBC format that
+	// were read anyway (a statement without its ';'): the file loads,
+	// and whoever wrote it may want to fix it.
+	Warnings []string
 	Messages []Message // by file order
 	Signals  int       // over every message
 	// Bytes estimates the heap the parsed database holds (footprint.go);

@@ -3,6 +3,7 @@ package dbc
 import (
 	"encoding/binary"
 	"math"
+	"strconv"
 )
 
 // Status says whether a signal is in the frame.
@@ -28,21 +29,61 @@ func (s Status) String() string {
 	return "unknown"
 }
 
-// Value is one decoded signal. Raw is the sign-extended raw value (for a
-// float signal, its bit pattern); Physical is raw·factor+offset, or the
+// Value is one decoded signal. Raw is the raw value (for a float
+// signal, its bit pattern); Physical is raw·factor+offset, or the
 // float·factor+offset. Both are zero unless Status is StatusOK.
 type Value struct {
-	Raw      int64
+	Raw      Raw
 	Physical float64
 	Status   Status
 }
+
+// Raw is a signal's raw value: an unsigned signal's bits as they are (a
+// 64-bit one may be over math.MaxInt64, and is never negative), a signed
+// one's sign-extended. It writes itself as a JSON integer.
+type Raw struct {
+	bits   uint64
+	signed bool
+}
+
+// SignedRaw is the raw value of a signed signal.
+func SignedRaw(v int64) Raw { return Raw{bits: uint64(v), signed: true} }
+
+// UnsignedRaw is the raw value of an unsigned signal.
+func UnsignedRaw(v uint64) Raw { return Raw{bits: v} }
+
+// Int64 returns r as an int64; ok is false for an unsigned value over
+// math.MaxInt64.
+func (r Raw) Int64() (v int64, ok bool) {
+	return int64(r.bits), r.signed || r.bits <= math.MaxInt64
+}
+
+// in reports whether r lies in [lo, hi].
+func (r Raw) in(lo, hi int64) bool {
+	v, ok := r.Int64()
+	return ok && v >= lo && v <= hi
+}
+
+func (r Raw) String() string {
+	if r.signed {
+		return strconv.FormatInt(int64(r.bits), 10)
+	}
+	return strconv.FormatUint(r.bits, 10)
+}
+
+// MarshalJSON writes r as a JSON integer, all 64 bits of it.
+func (r Raw) MarshalJSON() ([]byte, error) { return []byte(r.String()), nil }
 
 // Label returns the value description of v, if the file gives one.
 func (s *Signal) Label(v Value) (string, bool) {
 	if v.Status != StatusOK || s.Labels == nil || s.Float != 0 {
 		return "", false
 	}
-	l, ok := s.Labels[v.Raw]
+	r, ok := v.Raw.Int64()
+	if !ok {
+		return "", false
+	}
+	l, ok := s.Labels[r]
 	return l, ok
 }
 
@@ -95,7 +136,7 @@ func (s *Signal) selected(sw Value) bool {
 		return false
 	}
 	for _, r := range s.MuxRanges {
-		if sw.Raw >= r[0] && sw.Raw <= r[1] {
+		if sw.Raw.in(r[0], r[1]) {
 			return true
 		}
 	}
@@ -121,18 +162,18 @@ func (s *Signal) extract(data []byte) uint64 {
 func (s *Signal) value(u uint64) Value {
 	switch s.Float {
 	case 32:
-		return Value{Raw: int64(u), Physical: float64(math.Float32frombits(uint32(u)))*s.Factor + s.Offset}
+		return Value{Raw: UnsignedRaw(u), Physical: float64(math.Float32frombits(uint32(u)))*s.Factor + s.Offset}
 	case 64:
-		return Value{Raw: int64(u), Physical: math.Float64frombits(u)*s.Factor + s.Offset}
+		return Value{Raw: UnsignedRaw(u), Physical: math.Float64frombits(u)*s.Factor + s.Offset}
+	}
+	if !s.Signed {
+		// float64(u): a 64-bit unsigned value may not fit an int64.
+		return Value{Raw: UnsignedRaw(u), Physical: float64(u)*s.Factor + s.Offset}
 	}
 	raw := int64(u)
-	if !s.Signed {
-		// float64(u), not float64(raw): a 64-bit unsigned value may not fit an int64.
-		return Value{Raw: raw, Physical: float64(u)*s.Factor + s.Offset}
-	}
 	if s.Size < 64 {
 		shift := 64 - s.Size
 		raw = int64(u<<shift) >> shift
 	}
-	return Value{Raw: raw, Physical: float64(raw)*s.Factor + s.Offset}
+	return Value{Raw: SignedRaw(raw), Physical: float64(raw)*s.Factor + s.Offset}
 }

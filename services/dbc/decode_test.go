@@ -37,7 +37,7 @@ func checkDecode(t *testing.T, m *Message, data []byte, wants []want) {
 			t.Fatalf("no signal %s", w.signal)
 		}
 		v := vals[i]
-		if v.Status != w.status || (w.status == StatusOK && (math.Abs(v.Physical-w.phys) > 1e-9 || v.Raw != w.raw)) {
+		if r, _ := v.Raw.Int64(); v.Status != w.status || (w.status == StatusOK && (math.Abs(v.Physical-w.phys) > 1e-9 || r != w.raw)) {
 			t.Errorf("%s = %+v, want phys %v raw %d %v", w.signal, v, w.phys, w.raw, w.status)
 		}
 		if l, _ := m.Signals[i].Label(v); l != w.label {

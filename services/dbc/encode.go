@@ -64,7 +64,7 @@ type EncodedSignal struct {
 	// not_selected (its multiplexer selects other signals).
 	Status    string
 	Requested *float64 // the value given; nil when kept
-	Raw       int64
+	Raw       Raw
 	// Value is what the frame now decodes to (physical); it differs from
 	// Requested by the rounding to the signal's resolution.
 	Value   *float64
@@ -144,7 +144,7 @@ func (m *Message) Encode(values map[string]float64, o EncodeOptions) (Encoded, e
 			vals = m.Decode(data, vals)
 			if !s.selected(vals[s.Mux]) {
 				if given {
-					return refuse(s.Name, "multiplexer %s (raw %d) does not select it: set %s to one of %v", m.Signals[s.Mux].Name,
+					return refuse(s.Name, "multiplexer %s (raw %s) does not select it: set %s to one of %v", m.Signals[s.Mux].Name,
 						vals[s.Mux].Raw, m.Signals[s.Mux].Name, s.MuxRanges)
 				}
 				out.Signals[i] = EncodedSignal{Name: s.Name, Status: "not_selected"}

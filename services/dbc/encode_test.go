@@ -181,7 +181,8 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 				// rounds to 2^53, which a float comparison lets through.
 				for j, v := range vals {
 					s := &m.Signals[j]
-					if v.Status != StatusOK || math.IsNaN(v.Physical) || math.IsInf(v.Physical, 0) || s.Float != 0 || v.Raw > exactInt || v.Raw < -exactInt ||
+					r, ok := v.Raw.Int64()
+					if v.Status != StatusOK || math.IsNaN(v.Physical) || math.IsInf(v.Physical, 0) || s.Float != 0 || !ok || r > exactInt || r < -exactInt ||
 						(s.Min < s.Max && (v.Physical < s.Min || v.Physical > s.Max)) {
 						continue
 					}
@@ -194,7 +195,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 				back := m.Decode(enc.Data, nil)
 				for j, v := range vals {
 					if _, ok := values[m.Signals[j].Name]; ok && back[j].Raw != v.Raw {
-						t.Fatalf("%s.%s: raw %d encoded, %d decoded back (payload %X → %X)", m.Name, m.Signals[j].Name, v.Raw, back[j].Raw, payload, enc.Data)
+						t.Fatalf("%s.%s: raw %s encoded, %s decoded back (payload %X → %X)", m.Name, m.Signals[j].Name, v.Raw, back[j].Raw, payload, enc.Data)
 					}
 				}
 			}

@@ -1,6 +1,9 @@
 package dbc
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // mapEntryBytes is what one map entry costs beyond its key and value, on
 // average for Go's swiss-table maps (control byte, load-factor slack,
@@ -22,7 +25,7 @@ func (db *Database) footprint() int64 {
 		intSize = int64(unsafe.Sizeof(0))
 	)
 	n := int64(unsafe.Sizeof(*db)) + int64(len(db.Name)+len(db.File))
-	for _, s := range db.Notes {
+	for _, s := range slices.Concat(db.Notes, db.Warnings) {
 		n += int64(unsafe.Sizeof(s)) + int64(len(s))
 	}
 	n += int64(cap(db.Messages)) * message

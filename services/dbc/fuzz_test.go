@@ -1,6 +1,7 @@
 package dbc
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,6 +21,10 @@ func FuzzDBC(f *testing.F) {
 	}
 	f.Add([]byte("BO_ 1 A: 8 N\n SG_ S m0M : 0|8@1+ (1,0) [0|0] \"\" N\n"), []byte{0})
 	f.Add([]byte("SG_MUL_VAL_ 1 A B 1-1;\n// x\n\"//\""), []byte{})
+	// Deviations read with a warning: statements without ';', a string
+	// over lines holding ';' and a keyword, a 64-bit unsigned signal.
+	f.Add([]byte("BA_DEF_ BO_ \"T\" INT 0 9\nBO_ 1 A: 8 N\n SG_ U : 0|64@1+ (1,0) [0|0] \"\" N\nCM_ SG_ 1 U \"a;\nBO_ 2\"\nVAL_ 1 U 1 \"x\""), bytes.Repeat([]byte{0xFF}, 8))
+	f.Add([]byte("BO_ 1 A: 8 N\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" N\nSG_MUL_VAL_ 1 S S 0-1\nCM_ \"unterminated"), []byte{1})
 	f.Fuzz(func(t *testing.T, text, data []byte) {
 		db, err := Parse("fuzz.dbc", text)
 		if err != nil {

@@ -37,6 +37,9 @@ const (
 	// a quarter of the default 128 MiB runtime memory limit, the rest
 	// being the capture stores'.
 	MaxRegistryBytes = 32 << 20
+	// MaxWarnings bounds the deviation warnings kept for one file; the
+	// rest are counted in a last warning.
+	MaxWarnings = 32
 	// maxReasonBytes caps a parser reason quoted in an error.
 	maxReasonBytes = 200
 )

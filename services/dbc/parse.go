@@ -70,7 +70,10 @@ func (a *attrs) j1939(id einride.MessageID) bool {
 }
 
 func build(name string, pp *prepared, defs []einride.Def) (*Database, error) {
-	db := &Database{Name: name, File: name, Notes: pp.notes, byID: map[uint32]int32{}}
+	db := &Database{Name: name, File: name, Notes: pp.notes, Warnings: pp.warnings, byID: map[uint32]int32{}}
+	if pp.warningsLeft > 0 {
+		db.Warnings = append(db.Warnings, fmt.Sprintf("%d more warnings not listed", pp.warningsLeft))
+	}
 	at := attrs{frameFormat: map[einride.MessageID]string{}}
 	var comments []*einride.CommentDef
 	var labels []*einride.ValueDescriptionsDef

@@ -2,6 +2,7 @@ package dbc
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +19,20 @@ type prepared struct {
 	// signal is multiplexed and is itself a multiplexer.
 	switchLines map[int]bool
 	mulVals     []mulVal
+	// warnings name the lines of deviations from the format read anyway
+	// (a statement without its closing ';').
+	warnings []string
+	// warningsLeft counts the warnings over MaxWarnings, not kept.
+	warningsLeft int
+}
+
+// warnf keeps a warning about line, up to MaxWarnings.
+func (p *prepared) warnf(line int, format string, a ...any) {
+	if len(p.warnings) == MaxWarnings {
+		p.warningsLeft++
+		return
+	}
+	p.warnings = append(p.warnings, "line "+strconv.Itoa(line)+": "+fmt.Sprintf(format, a...))
 }
 
 // mulVal is one SG_MUL_VAL_ line: signal is present when switchName's raw
@@ -55,7 +70,7 @@ func prepare(name string, data []byte) (*prepared, error) {
 		}
 		switch {
 		case f[0] == "SG_MUL_VAL_" && len(f) > 1:
-			mv, err := parseMulVal(name, lineNo, string(ln))
+			mv, err := parseMulVal(name, lineNo, string(ln), p)
 			if err != nil {
 				return nil, err
 			}
@@ -73,8 +88,76 @@ func prepare(name string, data []byte) (*prepared, error) {
 	if nested > 0 {
 		p.notes = append(p.notes, strconv.Itoa(nested)+" nested multiplexer(s) (`mNM`) read as extended multiplexing with SG_MUL_VAL_")
 	}
+	closeStatements(lines, p)
 	p.text = bytes.Join(lines, nil)
 	return p, nil
+}
+
+// needsSemicolon are the statements the format ends with ';'. A file
+// written by hand or by a lenient tool sometimes omits it at the end of
+// a line; cantools reads such a file, einride stops at the next
+// statement. BO_, SG_, BU_ and the header statements end at the line end.
+var needsSemicolon = map[string]bool{
+	"CM_": true, "BA_DEF_": true, "BA_DEF_DEF_": true, "BA_": true, "VAL_": true, "VAL_TABLE_": true,
+	"SIG_VALTYPE_": true, "BA_DEF_REL_": true, "BA_DEF_DEF_REL_": true, "BA_REL_": true, "BO_TX_BU_": true,
+	"SIG_GROUP_": true, "EV_": true, "ENVVAR_DATA_": true, "SGTYPE_": true, "SIG_TYPE_REF_": true,
+	"BA_DEF_SGTYPE_": true, "BA_SGTYPE_": true, "SGTYPE_VAL_": true, "SIG_TYPE_DEF_": true,
+}
+
+// startsStatement are the keywords that begin a statement at a line
+// start: one of them while a statement is still open means that
+// statement lacks its ';'.
+var startsStatement = map[string]bool{
+	"VERSION": true, "NS_": true, "BS_:": true, "BS_": true, "BU_:": true, "BU_": true, "BO_": true, "SG_": true,
+}
+
+// closeStatements adds the ';' a statement lacks at the end of its last
+// line, when the next statement starts on a later line or the file ends,
+// and warns naming that line. Strings may span lines (a CM_ text) and
+// hold ';' or keywords; they are skipped. Only a keyword followed by
+// more on its line starts a statement: NS_'s list names keywords alone.
+func closeStatements(lines [][]byte, p *prepared) {
+	open := "" // keyword of the statement waiting for its ';'
+	last := -1 // index of its last line with text
+	inString := false
+	closeOpen := func() {
+		if open == "" {
+			return
+		}
+		ln := lines[last]
+		body := bytes.TrimRight(ln, " \t\r\n")
+		fixed := make([]byte, 0, len(ln)+1)
+		fixed = append(append(append(fixed, body...), ';'), ln[len(body):]...)
+		lines[last] = fixed
+		p.warnf(last+1, "%s statement does not end with ';': read as if it did", open)
+		open = ""
+	}
+	for i, ln := range lines {
+		if !inString {
+			if f := strings.Fields(string(ln)); len(f) > 1 && (needsSemicolon[f[0]] || startsStatement[f[0]]) {
+				closeOpen()
+				if needsSemicolon[f[0]] {
+					open = f[0]
+				}
+			}
+		}
+		for j := 0; j < len(ln); j++ {
+			switch c := ln[j]; {
+			case inString && c == '\\' && j+1 < len(ln) && ln[j+1] == '"':
+				j++
+			case c == '"':
+				inString = !inString
+			case !inString && c == ';':
+				open = ""
+			}
+		}
+		if open != "" && len(bytes.TrimSpace(ln)) > 0 {
+			last = i
+		}
+	}
+	if !inString {
+		closeOpen()
+	}
 }
 
 // cp1252High maps 0x80–0x9F; the five bytes Windows-1252 leaves undefined
@@ -185,11 +268,12 @@ func blankLine(ln []byte) []byte {
 }
 
 // parseMulVal reads `SG_MUL_VAL_ <msg id> <signal> <switch> <lo>-<hi>[, …];`.
-func parseMulVal(name string, line int, s string) (mulVal, error) {
+// A missing ';' is warned about on p.
+func parseMulVal(name string, line int, s string, p *prepared) (mulVal, error) {
 	s = strings.TrimSpace(s)
 	body, ok := strings.CutSuffix(s, ";")
 	if !ok {
-		return mulVal{}, errorf(name, line, "SG_MUL_VAL_ must end with ';' on the same line")
+		p.warnf(line, "SG_MUL_VAL_ statement does not end with ';': read as if it did")
 	}
 	f := strings.Fields(body)
 	if len(f) < 5 {

@@ -69,17 +69,18 @@ func TestRewriteNestedMux(t *testing.T) {
 
 func TestParseMulVal(t *testing.T) {
 	tests := []struct {
-		name, in, wantErr string
-		ranges            int
+		name, in, wantErr, wantWarning string
+		ranges                         int
 	}{
 		{name: "ranges", in: "SG_MUL_VAL_ 2148676694 BIT_L Multiplexor 8-8, 16-16, 24-24;", ranges: 3},
-		{name: "no semicolon", in: "SG_MUL_VAL_ 1 A B 1-1", wantErr: "end with ';'"},
+		{name: "no semicolon", in: "SG_MUL_VAL_ 1 A B 1-1", ranges: 1, wantWarning: "line 7: SG_MUL_VAL_ statement does not end with ';'"},
 		{name: "bad range", in: "SG_MUL_VAL_ 1 A B 3-1;", wantErr: "not lo-hi"},
 		{name: "bad id", in: "SG_MUL_VAL_ x A B 1-1;", wantErr: "decimal"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			mv, err := parseMulVal("f.dbc", 7, tc.in)
+			var p prepared
+			mv, err := parseMulVal("f.dbc", 7, tc.in, &p)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "f.dbc:7:") {
 					t.Fatalf("err = %v, want f.dbc:7: …%s", err, tc.wantErr)
@@ -88,6 +89,9 @@ func TestParseMulVal(t *testing.T) {
 			}
 			if err != nil || len(mv.ranges) != tc.ranges {
 				t.Fatalf("mv = %+v, err %v", mv, err)
+			}
+			if got := strings.Join(p.warnings, "\n"); !strings.Contains(got, tc.wantWarning) || (tc.wantWarning == "") != (got == "") {
+				t.Errorf("warnings %q, want %q", got, tc.wantWarning)
 			}
 		})
 	}

@@ -55,7 +55,7 @@ type WindowQuery struct {
 type SignalValue struct {
 	Signal string
 	Value  *float64 // physical; nil unless Status is ok
-	Raw    *int64   // sign-extended raw (float signals: the bit pattern); nil unless ok
+	Raw    *Raw     // raw value (float signals: the bit pattern); nil unless ok
 	// Unit and Label are the file author's free text.
 	Unit  string
 	Label string

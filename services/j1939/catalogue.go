@@ -35,8 +35,10 @@ type Param struct {
 	// which an answer fences.
 	Unit    string
 	DBCUnit string
-	// Source is "builtin" or "dbc:<database name>".
-	Source string
+	// Source is "builtin" or "dbc:<database name>". A DBC parameter
+	// names its File and Message; Replaces is the Source of the
+	// definition of the same SPN it overrides ("" when it adds one).
+	Source, File, Message, Replaces string
 }
 
 // Catalogue is the set of SPNs every J1939 view decodes: the built-in
@@ -71,6 +73,7 @@ func NewCatalogue(dbs ...*dbc.Database) (*Catalogue, []string) {
 		if i, ok := c.bySPN[p.SPN]; ok {
 			old := c.params[i]
 			c.notes = append(c.notes, fmt.Sprintf("SPN %d: %s replaces the %s definition", p.SPN, p.Source, old.Source))
+			p.Replaces = old.Source
 			c.params[i] = p
 			return
 		}
@@ -101,7 +104,7 @@ func NewCatalogue(dbs ...*dbc.Database) (*Catalogue, []string) {
 					continue
 				}
 				add(Param{SPN: s.SPN, PGN: pgnOfID(m.ID), Name: s.Name, StartBit: s.Start, Bits: s.Size, BigEndian: s.BigEndian,
-					Scale: s.Factor, Offset: s.Offset, DBCUnit: s.Unit, Source: sourceDBC + db.Name})
+					Scale: s.Factor, Offset: s.Offset, DBCUnit: s.Unit, Source: sourceDBC + db.Name, File: db.File, Message: m.Name})
 			}
 		}
 	}

@@ -22,6 +22,7 @@ type Decoder struct {
 	OnSession func(Session)
 
 	tp  reassembler
+	mpg MultiPGCounters
 	msg Message
 	// Frames counts extended frames decoded; Standard counts 11-bit frames
 	// that J1939 does not define and were skipped.
@@ -65,6 +66,10 @@ func (d *Decoder) Feed(t time.Time, id uint32, ext bool, data []byte) {
 		d.tp.cm(t, sa, da, data)
 	case PGNTPDT:
 		d.tp.dt(t, sa, da, data)
+	case PGNMultiPG:
+		d.multiPG(t, sa, da, data)
+	case PGNFDTPCM, PGNFDTPDT:
+		d.mpg.FDTP++
 	}
 }
 

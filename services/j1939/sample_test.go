@@ -106,7 +106,7 @@ func TestFieldDecodesAsParam(t *testing.T) {
 	words := 0
 	for i := range params {
 		p := &params[i]
-		f := newField(p)
+		f := newField(p, 0)
 		if f.word {
 			words++
 		}
@@ -141,7 +141,7 @@ func BenchmarkDecode(b *testing.B) {
 	params := BuiltinCatalogue().Params()
 	fields := make([]field, len(params))
 	for i := range params {
-		fields[i] = newField(&params[i])
+		fields[i] = newField(&params[i], 0)
 	}
 	data := []byte{1, 2, 3, 4, 5, 6, 7, 8}
 	var v Sample

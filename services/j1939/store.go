@@ -55,6 +55,7 @@ type Sample struct {
 	port     uint8 // index in Store.Ports: ports are only ever added
 	unit     uint8 // index in unitNames
 	status   uint8 // index in statusNames
+	src      uint8 // index in the store's Sources: the definition that decoded it
 }
 
 // Time is when the sample's message arrived, in UTC as the drivers
@@ -235,6 +236,10 @@ type Store struct {
 	fields    map[uint32]*fieldSet
 	fieldsCat *Catalogue
 	noFields  *fieldSet
+	// sources names the definitions samples were decoded with, by their
+	// src: "builtin" first, then each DBC source as a catalogue brings
+	// it (MaxSources).
+	sources []string
 	// pending gathers the samples of a batch of frames, in order, for
 	// one append to the ring (flush) instead of one a message.
 	pending []Sample
@@ -254,10 +259,11 @@ type field struct {
 	first, last   int  // its first and last byte
 	word          bool // it lies within the 8 bytes from first
 	unit          uint8
+	src           uint8
 }
 
-func newField(p *Param) field {
-	f := field{p: p, scale: p.Scale, offset: p.Offset, spn: p.SPN, bits: p.Bits, unit: unitCode(p.Unit)}
+func newField(p *Param, src uint8) field {
+	f := field{p: p, scale: p.Scale, offset: p.Offset, spn: p.SPN, bits: p.Bits, unit: unitCode(p.Unit), src: src}
 	if !p.BigEndian && p.StartBit >= 0 && p.Bits >= 1 && p.StartBit%8+p.Bits <= 64 {
 		f.start, f.first, f.last, f.word = p.StartBit, p.StartBit/8, (p.StartBit+p.Bits-1)/8, true
 		f.mask = 1<<p.Bits - 1
@@ -271,12 +277,12 @@ func newField(p *Param) field {
 func (f *field) decode(data []byte, v *Sample) {
 	if !f.word || len(data) < 8 || f.last >= len(data) {
 		f.p.decodeSample(data, v)
-		v.unit = f.unit
+		v.unit, v.src = f.unit, f.src
 		return
 	}
 	base := min(f.first, len(data)-8)
 	raw := binary.LittleEndian.Uint64(data[base:]) >> (f.start - base*8) & f.mask
-	v.SPN, v.Raw, v.unit = f.spn, uint32(raw), f.unit
+	v.SPN, v.Raw, v.unit, v.src = f.spn, uint32(raw), f.unit, f.src
 	v.status = rangeCode(raw, f.bits)
 	v.Value = 0
 	if v.status == statusOK {
@@ -300,7 +306,7 @@ func (s *Store) fieldsOf(cat *Catalogue, pgn uint32) *fieldSet {
 	}
 	fs := &fieldSet{cat: cat, fields: make([]field, len(params))}
 	for i := range params {
-		fs.fields[i] = newField(&params[i])
+		fs.fields[i] = newField(&params[i], s.sourceIndex(params[i].Source))
 	}
 	s.fields[pgn] = fs
 	return fs
@@ -460,6 +466,10 @@ func (s *Store) message(p *portState, m *Message) {
 		}
 		e.Frames++
 		e.Last = m.Time
+	}
+	// A C-PG counts under its PGN as the frame it stands for would: the
+	// Multi-PG frame that carried it counted as the ECU's frame.
+	if m.Via == ViaDirect || m.Via == ViaMultiPG {
 		if h.count == nil && len(p.pgns) < MaxPGNs {
 			h.count = new(uint64)
 			p.pgns[m.ID.PGN] = h.count

@@ -18,6 +18,51 @@ func (s *Store) Catalogue() *Catalogue {
 	return builtinCatalogue
 }
 
+// MaxSources bounds the definition sources the samples name (a
+// registry keeps 8 databases; each load under a new name is a source):
+// beyond it, the last index stands for every later DBC source.
+const MaxSources = 256
+
+// overflowSource names the samples of every DBC source past MaxSources-1.
+const overflowSource = sourceDBC + "(one of several loaded later)"
+
+// sourceIndex is src's index in s.sources, added when new; the caller
+// holds mu.
+func (s *Store) sourceIndex(src string) uint8 {
+	if len(s.sources) == 0 {
+		s.sources = append(s.sources, SourceBuiltin)
+	}
+	if i := slices.Index(s.sources, src); i >= 0 {
+		return uint8(i)
+	}
+	if len(s.sources) == MaxSources-1 {
+		s.sources = append(s.sources, overflowSource)
+	}
+	if len(s.sources) == MaxSources {
+		return MaxSources - 1
+	}
+	s.sources = append(s.sources, src)
+	return uint8(len(s.sources) - 1)
+}
+
+// Sources names the definitions samples were decoded with, by index
+// (Sample.Source): read it after the samples.
+func (s *Store) Sources() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sources)
+}
+
+// Source is the definition that decoded the sample ("builtin" or
+// "dbc:<database>"), from sources as Store.Sources returned them after
+// the sample was read.
+func (v Sample) Source(sources []string) string {
+	if int(v.src) < len(sources) {
+		return sources[v.src]
+	}
+	return SourceBuiltin
+}
+
 // NameOf returns a look-up of the NAMEs last claimed on port, for the
 // window views whose window holds no claim of an address.
 func (s *Store) NameOf(port string) func(sa uint8) *Name {

@@ -223,7 +223,7 @@ func TestFeedAllIsFeedEach(t *testing.T) {
 	var r wire.CandumpRecord
 	for _, l := range readLines(t, "cytr_candump_on_a_Kenworth.log") {
 		if wire.DecodeCandump(l, &r) == nil {
-			recs = append(recs, canbus.Record{Time: r.Time, ID: r.ID, Len: r.Len, Data: r.Data})
+			recs = append(recs, canbus.Record{Time: r.Time, ID: r.ID, Len: r.Len, Data: [8]byte(r.Data[:8])})
 		}
 	}
 	// A remote and an error frame: FeedAll skips them as the daemon did.

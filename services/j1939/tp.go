@@ -48,6 +48,8 @@ const (
 	ViaDirect TPKind = iota
 	ViaBAM
 	ViaRTS
+	// ViaMultiPG is a C-PG of a J1939-22 Multi-PG frame (CAN FD).
+	ViaMultiPG
 )
 
 func (k TPKind) String() string {
@@ -56,6 +58,8 @@ func (k TPKind) String() string {
 		return "tp-BAM"
 	case ViaRTS:
 		return "tp-RTS"
+	case ViaMultiPG:
+		return "multi-pg"
 	}
 	return "direct"
 }

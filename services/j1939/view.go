@@ -23,6 +23,7 @@ type PortSummary struct {
 	PGNOverflow     uint64
 	TopPGNs         []PGNCount
 	TP              TPCounters
+	MultiPG         MultiPGCounters // J1939-22 on CAN FD
 	OpenSessions    int
 	Requests        uint64
 	AddressClaims   int
@@ -46,7 +47,7 @@ func (s *Store) Summary() []PortSummary {
 	for _, n := range s.order {
 		p := s.ports[n]
 		ps := PortSummary{Port: n, Frames: p.dec.Frames, StandardSkipped: p.dec.Standard, DistinctPGNs: len(p.pgns),
-			PGNOverflow: p.pgnOv, TP: p.dec.TP(), OpenSessions: p.dec.OpenCount(), Requests: p.requests,
+			PGNOverflow: p.pgnOv, TP: p.dec.TP(), MultiPG: p.dec.MultiPG(), OpenSessions: p.dec.OpenCount(), Requests: p.requests,
 			AddressClaims: len(p.claims), MalformedClaims: p.badClaims, LatestOverflow: p.latOv, FaultOverflow: p.faultOv,
 			SourceAddresses: []int{}, DM1Sources: []int{}}
 		for sa, e := range p.ecus {

@@ -4,8 +4,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
@@ -20,17 +18,18 @@ type collector struct {
 }
 
 type descs struct {
-	portFrames, portBytes, portDrops, portErrors, portRestarts, portLive     *prometheus.Desc
-	storeItems, storeBytes, storeLimitItems, storeLimitBytes                 *prometheus.Desc
-	storeEvictions, storeOversize                                            *prometheus.Desc
-	busLoad                                                                  *prometheus.Desc
-	sipDialogs, sipDialogsEvicted, sipMessages, sipMessagesEvicted           *prometheus.Desc
-	armed, plansStored, attempts, refusals, plans, modeErrors, auditFailures *prometheus.Desc
-	mcpAudit, mcpCalls                                                       *prometheus.Desc
-	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *prometheus.Desc
-	portState                                                                *prometheus.Desc
-	recState, recGaps, recWriteErrors, recUsed, recQuota, recFree, recOldest *prometheus.Desc
-	ruleState, ruleValue, ruleTransitions                                    *prometheus.Desc
+	portFrames, portBytes, portDrops, portErrors, portRestarts, portLive     *metricDesc
+	storeItems, storeBytes, storeLimitItems, storeLimitBytes                 *metricDesc
+	storeEvictions, storeOversize                                            *metricDesc
+	busLoad                                                                  *metricDesc
+	sipDialogs, sipDialogsEvicted, sipMessages, sipMessagesEvicted           *metricDesc
+	armed, plansStored, attempts, refusals, plans, modeErrors, auditFailures *metricDesc
+	mcpAudit, mcpCalls                                                       *metricDesc
+	expSent, expSentBytes, expDropped, expQueued, expQueuedBytes, expUp      *metricDesc
+	portState                                                                *metricDesc
+	connsOpen, connsMax, connsRefused, connsClosedIdle                       *metricDesc
+	recState, recGaps, recWriteErrors, recUsed, recQuota, recFree, recOldest *metricDesc
+	ruleState, ruleValue, ruleTransitions                                    *metricDesc
 }
 
 // portStates are the values of fieldtap_port_state's state label, each
@@ -41,8 +40,8 @@ var portStates = []string{ports.StateCapturing, ports.StateSilent, ports.StateDo
 // recorderStates are fieldtap_recorder_state's values.
 var recorderStates = []string{recorder.StateRecording, recorder.StateRAMOnly, recorder.StateClosed}
 
-func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc("fieldtap_"+name, help, labels, nil)
+func desc(name, help string, labels ...string) *metricDesc {
+	return &metricDesc{name: "fieldtap_" + name, help: help, labels: labels}
 }
 
 func newCollector(s Sources) *collector {
@@ -95,6 +94,11 @@ func newCollector(s Sources) *collector {
 		mcpAudit: desc("mcp_audit_records_total", "Records written to the MCP audit file, refused calls included."),
 		mcpCalls: desc("mcp_calls_total", "MCP tools/call by tool and how it ended (ok, tool_error, refused, cancelled); tool \"unknown\" for a name no loaded tool has.", "tool", "outcome"),
 
+		connsOpen:       desc("http_connections", "Connections the HTTP listeners (MCP, status page, /metrics) hold open now."),
+		connsMax:        desc("http_connections_limit", "Connections the HTTP listeners may hold open together (from the memory budget)."),
+		connsRefused:    desc("http_connections_refused_total", "Connections answered 503 and closed at accept, by cap (per_address, global).", "cap"),
+		connsClosedIdle: desc("http_connections_closed_idle_total", "Idle connections closed to make room for a new one at the global cap."),
+
 		expSent:        desc("exporter_sent_total", "Messages an exporter delivered.", "exporter"),
 		expSentBytes:   desc("exporter_sent_bytes_total", "Bytes an exporter delivered.", "exporter"),
 		expDropped:     desc("exporter_dropped_total", "Messages an exporter dropped, by cause.", "exporter", "cause"),
@@ -104,18 +108,13 @@ func newCollector(s Sources) *collector {
 	}}
 }
 
-// Describe implements prometheus.Collector.
-func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	prometheus.DescribeByCollect(c, ch)
-}
-
-// Collect implements prometheus.Collector.
-func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+// collect adds every series the sources have now to e.
+func (c *collector) collect(e *exposition) {
+	counter := func(d *metricDesc, v uint64, labels ...string) {
+		e.add(d, typeCounter, float64(v), labels...)
 	}
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	gauge := func(d *metricDesc, v float64, labels ...string) {
+		e.add(d, typeGauge, v, labels...)
 	}
 	restarts := map[string]uint64{}
 	if c.s.CAN != nil {
@@ -212,6 +211,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			counter(c.d.ruleTransitions, v.Transitions, v.Rule.Name)
 		}
+	}
+	if c.s.Conns != nil {
+		st := c.s.Conns.ConnStats()
+		gauge(c.d.connsOpen, float64(st.Open))
+		gauge(c.d.connsMax, float64(st.Max))
+		counter(c.d.connsRefused, st.RefusedPerAddress, "per_address")
+		counter(c.d.connsRefused, st.RefusedGlobal, "global")
+		counter(c.d.connsClosedIdle, st.ClosedIdle)
 	}
 	for _, e := range c.s.Exporters {
 		st := e.ExporterStats()

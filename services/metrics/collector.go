@@ -1,12 +1,11 @@
 package metrics
 
 import (
+	"compress/gzip"
+	"io"
 	"net/http"
+	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
@@ -79,6 +78,20 @@ type ExporterStats struct {
 	Connected   bool
 }
 
+// Conns is the pool of the box's HTTP connections (mcp/front's
+// ConnPool, through the daemon).
+type Conns interface {
+	ConnStats() ConnStats
+}
+
+// ConnStats are the connection pool's gauges and counters.
+type ConnStats struct {
+	Open, Max         int
+	RefusedPerAddress uint64 // the peer address held its cap
+	RefusedGlobal     uint64 // every connection of the pool was serving a request
+	ClosedIdle        uint64 // the longest-idle connection closed to make room at the global cap
+}
+
 // Sources are what the collector reads; nil fields are left out.
 type Sources struct {
 	Ports     Ports
@@ -89,22 +102,42 @@ type Sources struct {
 	MCP       MCPCounters
 	Recorder  Recorder
 	Exporters []Exporter
+	Conns     Conns
 	Rules     Rules
 	Now       func() time.Time
 }
 
-// Handler serves s on its own registry with the Go runtime and process
-// collectors.
-func Handler(s Sources) (http.Handler, error) {
-	reg := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{
-		newCollector(s),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
+// Handler serves s with the Go runtime and process series, in the text
+// format, gzipped when the scraper accepts it (Prometheus does).
+func Handler(s Sources) http.Handler {
+	c := newCollector(s)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e := newExposition()
+		c.collect(e)
+		goSeries(e)
+		processSeries(e)
+		w.Header().Set("Content-Type", contentType)
+		var out io.Writer = w
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			w.Header().Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			defer gz.Close()
+			out = gz
 		}
+		e.write(out) // an error here is the scraper gone; nothing to tell it
+	})
+}
+
+// acceptsGzip reports whether an Accept-Encoding header lists gzip
+// without refusing it (q=0).
+func acceptsGzip(h string) bool {
+	for part := range strings.SplitSeq(h, ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) != "gzip" {
+			continue
+		}
+		q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		return !ok || strings.Trim(q, "0.") != ""
 	}
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), nil
+	return false
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/prometheus/common/expfmt"
+	"io"
+	"net/http/httptest"
 
 	"fieldtap/services/ports"
 	"fieldtap/services/rules"
@@ -36,8 +36,14 @@ func TestRuleSeries(t *testing.T) {
 	s := sources(t)
 	s.Ports = fakePorts{st: append(s.Ports.Snapshot(), ports.Status{Name: "span0", Kind: "ethernet", Live: true, State: ports.StateSilent})}
 	s.Rules = ruleEngine(t, s)
-	exp, err := testutil.CollectAndFormat(newCollector(s), expfmt.TypeTextPlain,
-		"fieldtap_rule_state", "fieldtap_rule_value", "fieldtap_rule_transitions_total")
+	srv := httptest.NewServer(Handler(s))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := io.ReadAll(res.Body)
+	res.Body.Close()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 const (
 	MaxFindHits     = 1000
 	DefaultFindHits = 100
-	headBytes       = 64
+	HeadBytes       = 64
 )
 
 // Match is what Find looks for in a frame; every field set must hold.
@@ -42,15 +42,15 @@ type Match struct {
 }
 
 func (m Match) check() error {
-	if len(m.Contains) > headBytes*4 {
-		return fmt.Errorf("recorder: contains pattern of %d bytes: at most %d", len(m.Contains), headBytes*4)
+	if len(m.Contains) > HeadBytes*4 {
+		return fmt.Errorf("recorder: contains pattern of %d bytes: at most %d", len(m.Contains), HeadBytes*4)
 	}
 	return nil
 }
 
-// matches reports whether f satisfies m, opening the tunnels on
+// Matches reports whether f satisfies m, opening the tunnels on
 // vxlanPorts as the SPAN decoder does.
-func (m Match) matches(f *Frame, vxlanPorts []uint16) bool {
+func (m Match) Matches(f *Frame, vxlanPorts []uint16) bool {
 	if m.HasCAN {
 		if f.Link != wire.LinkCANSocketCAN {
 			return false
@@ -120,13 +120,13 @@ func (r *Recorder) Find(ctx context.Context, q Query, m Match, limit int) (Found
 		return Found{}, err
 	}
 	out := Found{Hits: []Hit{}}
-	st, err := r.scan(ctx, q, func(f *Frame) bool { return m.matches(f, r.opt.VXLANPorts) }, func(f *Frame) error {
+	st, err := r.scan(ctx, q, func(f *Frame) bool { return m.Matches(f, r.opt.VXLANPorts) }, func(f *Frame) error {
 		if len(out.Hits) == limit {
 			out.Truncated = true
 			return ErrStop
 		}
 		out.Hits = append(out.Hits, Hit{Segment: f.Segment, Offset: f.Offset, Port: f.Port, Link: f.Link, Time: f.Time,
-			Len: len(f.Data), OrigLen: max(f.OrigLen, len(f.Data)), Head: hex.EncodeToString(f.Data[:min(len(f.Data), headBytes)])})
+			Len: len(f.Data), OrigLen: max(f.OrigLen, len(f.Data)), Head: hex.EncodeToString(f.Data[:min(len(f.Data), HeadBytes)])})
 		return nil
 	})
 	out.Scan = st

@@ -19,6 +19,7 @@ const (
 	nameSeqModulo = 100000
 	gapsFile      = "gaps.json"
 	pinsFile      = "pins.json"
+	marksFile     = "marks.json"
 	lockFile      = ".lock"
 )
 

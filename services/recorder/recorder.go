@@ -24,7 +24,7 @@ const (
 // Snap lengths written in each interface block, by link type.
 const (
 	snapEthernet = 262144 // tcpdump's default
-	snapCAN      = 16     // struct can_frame
+	snapCAN      = 72     // struct canfd_frame: a CAN FD frame's 64 bytes
 )
 
 type ifKey struct {
@@ -93,6 +93,7 @@ type Recorder struct {
 	idxBytes  int64    // bytes of the closed segments' index files
 	nextSeq   uint64
 	gaps      gapJournal
+	marks     markJournal // guarded by wmu
 	pins      pinFile
 	lastSync  time.Time
 	lastRetry time.Time
@@ -215,7 +216,7 @@ func describe(k ifKey) pcapng.Interface {
 	ifc := pcapng.Interface{Link: k.link, Name: k.port, SnapLen: snapEthernet}
 	switch k.link {
 	case wire.LinkCANSocketCAN:
-		ifc.SnapLen, ifc.Description = snapCAN, "SocketCAN can_frame, id big-endian (LINKTYPE_CAN_SOCKETCAN)"
+		ifc.SnapLen, ifc.Description = snapCAN, "SocketCAN can_frame or canfd_frame (CANFD_FDF in byte 5), id big-endian (LINKTYPE_CAN_SOCKETCAN)"
 	case wire.LinkJ1708:
 		ifc.SnapLen, ifc.Description = wire.MaxJ1708Message, "J1708 message: MID, data, checksum (LINKTYPE_USER0; fieldtap docs/j1708.lua)"
 	case wire.LinkJ2497:

@@ -132,6 +132,9 @@ func (r *Recorder) recover() error {
 	if err := readSmallJSON(filepath.Join(r.opt.Dir, pinsFile), maxPinsBytes, &r.pins); err != nil {
 		return err
 	}
+	if err := readSmallJSON(filepath.Join(r.opt.Dir, marksFile), maxMarksBytes, &r.marks); err != nil {
+		return err
+	}
 	if g := r.restartGap(rec, now); g != nil {
 		rec.Gap = r.gaps.add(*g)
 		if err := r.saveGaps(); err != nil {

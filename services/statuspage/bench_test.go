@@ -13,14 +13,10 @@ import (
 func BenchmarkPage(b *testing.B) {
 	cs, js := truck(b)
 	src := Sources{Board: "sim", CAN: cs, J1939: js, Ports: fakePorts{st: []ports.Status{{Name: "can0", Kind: "can"}}}}
-	page, err := NewPage()
-	if err != nil {
-		b.Fatal(err)
-	}
 	now := t0.Add(time.Hour)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := page.Render(io.Discard, Build(src, now)); err != nil {
+		if err := Render(io.Discard, Build(src, now)); err != nil {
 			b.Fatal(err)
 		}
 	}

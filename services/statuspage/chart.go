@@ -3,7 +3,6 @@ package statuspage
 import (
 	"fmt"
 	"html"
-	"html/template"
 	"math"
 	"strings"
 )
@@ -31,7 +30,7 @@ const (
 // a line, the peak one-second load as a lighter line, gaps where a bin
 // has no basis. Everything in it is computed here; the port name is the
 // operator's and is escaped.
-func LoadChart(ls LoadSeries) template.HTML {
+func LoadChart(ls LoadSeries) string {
 	top := math.Min(chartMaxAxis, math.Max(chartStep, math.Ceil(ls.PeakMax/chartStep)*chartStep))
 	n := len(ls.Bins)
 	x := func(i int) float64 { return chartLeft + plotW*(float64(i)+0.5)/float64(max(n, 1)) }
@@ -81,5 +80,5 @@ func LoadChart(ls LoadSeries) template.HTML {
 	line(func(b LoadBin) *float64 { return b.Peak }, `stroke-width="1" stroke-dasharray="3 2"`, "#e8a33d")
 	line(func(b LoadBin) *float64 { return b.Mean }, `stroke-width="1.5"`, "#1f5fa8")
 	b.WriteString(`</svg>`)
-	return template.HTML(b.String()) // built from numbers and escaped text only
+	return b.String() // built from numbers and escaped text only
 }

@@ -24,14 +24,14 @@ var securityHeaders = map[string]string{
 
 // Handler serves the page at PagePath (and /), the JSON at JSONPath.
 // Only GET and HEAD are answered: the page changes nothing.
-func Handler(s Sources, p *Page, now func() time.Time) http.Handler {
+func Handler(s Sources, now func() time.Time) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, PagePath, http.StatusFound)
 	})
 	mux.HandleFunc("GET "+PagePath, func(w http.ResponseWriter, r *http.Request) {
 		var b bytes.Buffer
-		if err := p.Render(&b, Build(s, now())); err != nil {
+		if err := Render(&b, Build(s, now())); err != nil {
 			http.Error(w, "render status page: "+err.Error(), http.StatusInternalServerError)
 			return
 		}

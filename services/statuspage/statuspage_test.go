@@ -188,7 +188,7 @@ func TestLoadSeries(t *testing.T) {
 func TestLoadChart(t *testing.T) {
 	v := 0.4
 	ls := LoadSeries{Port: `<can&0>`, End: t0, Bins: []LoadBin{{}, {Mean: &v, Peak: &v}, {Mean: &v, Peak: &v}, {}, {Mean: &v, Peak: &v}}, PeakMax: v}
-	svg := string(LoadChart(ls))
+	svg := LoadChart(ls)
 	for _, want := range []string{`<svg `, `&lt;can&amp;0&gt;`, `50%`, `<polyline`} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("chart lacks %q:\n%s", want, svg)
@@ -206,12 +206,8 @@ func TestLoadChart(t *testing.T) {
 }
 
 func TestHandler(t *testing.T) {
-	page, err := NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
 	src := Sources{Board: "sim", Ports: fakePorts{arm: ports.Arm{On: true, Input: ports.ArmInputFile, Where: "x"}}}
-	h := Handler(src, page, func() time.Time { return t0 })
+	h := Handler(src, func() time.Time { return t0 })
 	tests := []struct {
 		name, method, path string
 		code               int
@@ -301,12 +297,8 @@ func TestHumanBytes(t *testing.T) {
 // renderPage is the page's HTML for st.
 func renderPage(t *testing.T, st Status) string {
 	t.Helper()
-	page, err := NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b bytes.Buffer
-	if err := page.Render(&b, st); err != nil {
+	if err := Render(&b, st); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -85,7 +85,7 @@ type ButtonWaiting struct {
 // press are audited.
 func (s *Service) awaitButton(ctx context.Context, c Caller, p *Plan) (*ButtonPress, *Refusal) {
 	if s.o.Button == nil {
-		return nil, buttonAbsent()
+		return nil, s.buttonAbsent()
 	}
 	if !s.buttonMu.TryLock() {
 		return nil, refuseCode(GateButton, CodeButtonBusy, "wait until the other plan is pressed for or times out, then run this one again",
@@ -116,7 +116,7 @@ func (s *Service) awaitButton(ctx context.Context, c Caller, p *Plan) (*ButtonPr
 	case ctx.Err() != nil:
 		return nil, refuseCode(GateButton, CodeButtonTimeout, "nothing was sent; run the plan again", "the call ended while waiting for the confirm button: %v", ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, refuseCode(GateButton, CodeButtonTimeout, "nothing was sent; run the plan again and press the button while the status LED blinks "+text,
+		return nil, refuseCode(GateButton, CodeButtonTimeout, "nothing was sent; run the plan again and "+s.o.Hints.press()+" while the status LED blinks "+text,
 			"nobody pressed the confirm button within %v", s.o.ButtonWait)
 	default:
 		return nil, refuseCode(GateButton, CodeButtonFailed, "check the board's confirm input; nothing was sent", "the confirm button could not be read: %v", err)
@@ -126,7 +126,7 @@ func (s *Service) awaitButton(ctx context.Context, c Caller, p *Plan) (*ButtonPr
 	return bp, nil
 }
 
-func buttonAbsent() *Refusal {
-	return refuseCode(GateButton, CodeButtonAbsent, "name the board's confirm_input in its profile (sim board: transmit.confirm_file), or turn transmit.require_button off",
+func (s *Service) buttonAbsent() *Refusal {
+	return refuseCode(GateButton, CodeButtonAbsent, s.o.Hints.buttonAbsent(),
 		"transmit.require_button is set and this board has no confirm button")
 }

@@ -71,7 +71,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, planID string, ack bool
 			return &Outcome{PlanID: p.ID, Status: StatusNeedsConfirmation, Token: q.State, Question: q.Text, ConfirmExpires: q.Expires,
 				FramesSHA256: p.Hash, Answers: []Answer{}, Warnings: []string{}}, nil
 		case p.Risk != RiskRead:
-			return fail(p, p.ID, confirmUnavailable(p.Risk))
+			return fail(p, p.ID, s.confirmUnavailable(p.Risk))
 		}
 		// A read-class plan from a client that cannot ask: the gates
 		// above suffice, and the audit says nobody was asked.

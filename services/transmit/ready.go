@@ -44,12 +44,12 @@ func (s *Service) portBlockers(port string, added float64, now time.Time) []*Ref
 	case ps == nil:
 		return append(out, refuse(GatePortConfig, "check transmit_status for the ports", "port %s does not exist", port))
 	case !ps.Transmit:
-		out = append(out, refuse(GatePortConfig, "set transmit = true in this port's [[port]] table and restart", "port %s is not enabled for transmit in the configuration", port))
+		out = append(out, refuse(GatePortConfig, s.o.Hints.enable(port), "port %s is not enabled for transmit in the configuration", port))
 	case ps.Writer == nil:
 		out = append(out, refuse(GatePortConfig, "this board has no transmit path for the port; plans still show what would be sent", "port %s has no writer on this board", port))
 	}
 	if !s.o.Arm.Armed() {
-		out = append(out, refuse(GateArm, "a person at the box turns the transmit-arm key switch on (sim board: the arm file)", "the board's transmit-arm input is off"))
+		out = append(out, refuse(GateArm, s.o.Hints.arm(), "the board's transmit-arm input is off"))
 	}
 	if load, known := s.busLoad(port); known && load+added > s.o.LoadCeiling {
 		out = append(out, refuse(GateBusLoad, "wait for quieter traffic (bus_load shows it) or send fewer frames",
@@ -63,7 +63,7 @@ func (s *Service) portBlockers(port string, added float64, now time.Time) []*Ref
 		out = append(out, refuse(GateAudit, "set [transmit] audit_file; nothing is sent unrecorded", "no transmit audit file is configured"))
 	}
 	if s.o.RequireButton && s.o.Button == nil {
-		out = append(out, buttonAbsent())
+		out = append(out, s.buttonAbsent())
 	}
 	return out
 }
@@ -119,7 +119,7 @@ func (s *Service) Next(c Caller, canAsk bool, p *Plan) Next {
 		refs = append(refs, ref)
 	}
 	if !canAsk && p.Risk != RiskRead {
-		refs = append(refs, confirmUnavailable(p.Risk))
+		refs = append(refs, s.confirmUnavailable(p.Risk))
 	}
 	n := Next{CanSend: len(refs) == 0, Blockers: []Blocker{}}
 	if n.CanSend {
@@ -127,6 +127,9 @@ func (s *Service) Next(c Caller, canAsk bool, p *Plan) Next {
 			p.ID, p.Expires.UTC().Format(time.RFC3339))
 		if s.o.RequireButton {
 			n.Text += "; then a person at the box presses the confirm button while the status LED blinks " + p.ButtonCode
+			if f := s.o.Hints.ConfirmFile; f != "" {
+				n.Text += " (sim board: `fieldtap button press --file " + f + "`)"
+			}
 		}
 		return n
 	}
@@ -139,7 +142,7 @@ func (s *Service) Next(c Caller, canAsk bool, p *Plan) Next {
 	return n
 }
 
-func confirmUnavailable(r Risk) *Refusal {
-	return refuseCode(GateConfirmation, CodeConfirmUnavailable, "use a client that supports elicitation, or run the plan at the box with `fieldtap plan run`",
+func (s *Service) confirmUnavailable(r Risk) *Refusal {
+	return refuseCode(GateConfirmation, CodeConfirmUnavailable, s.o.Hints.askPerson(),
 		"a %s-class plan needs a person's confirmation and this client cannot ask one", r)
 }

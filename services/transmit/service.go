@@ -66,6 +66,8 @@ type Options struct {
 	// for a press of Button, up to ButtonWait (0: DefaultButtonWait).
 	RequireButton bool
 	ButtonWait    time.Duration
+	// Hints name this board's controls in refusals.
+	Hints Hints
 	// Secret authenticates confirmation states (SecretBytes long); nil
 	// draws a fresh one, so states die with the process, as plans do.
 	Secret []byte

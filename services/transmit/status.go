@@ -152,3 +152,19 @@ func (s *Service) Run(ctx context.Context) {
 		}
 	}
 }
+
+// History is every caller's recent transmissions and refusals, oldest
+// first (the last 64 outcomes), for a timeline: another owner's plan ids
+// are blanked, as Status hides them.
+func (s *Service) History(o Owner) []Recent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Recent, len(s.recent))
+	for i, r := range s.recent {
+		if r.owner != o {
+			r.PlanID = ""
+		}
+		out[i] = r
+	}
+	return out
+}

@@ -205,3 +205,11 @@ func bamDT(msg []byte, seq int) []byte {
 	copy(b[1:], msg[(seq-1)*tpBytes:min(seq*tpBytes, len(msg))])
 	return b
 }
+
+// ActiveDM1 is the engine's DM1 while its fault is active: what it
+// broadcasts every second outside the workshop's clear, and what it
+// answers to a Request for DM1.
+func ActiveDM1() []byte { return dm1(0, never) }
+
+// PreviousDM2 is the engine's DM2: its one previously active DTC.
+func PreviousDM2() []byte { return dm2() }

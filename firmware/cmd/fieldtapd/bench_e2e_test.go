@@ -161,15 +161,95 @@ func startBench(b *testing.B, transport, capture string) *benchDaemon {
 // benchWarmUp is how many calls of each case run before it is measured.
 const benchWarmUp = 200
 
+// startPeer starts tools/cmd/mcppeer (built at peer) answering with the
+// text of answer over transport, and connects to it.
+func startPeer(b *testing.B, peer, transport, answer string) *benchDaemon {
+	b.Helper()
+	var cmd *exec.Cmd
+	var tr sdk.Transport
+	switch transport {
+	case "stdio":
+		cmd = exec.Command(peer, "-answer", answer)
+		tr = &sdk.CommandTransport{Command: cmd}
+	default:
+		cmd = exec.Command(peer, "-answer", answer, "-listen", "127.0.0.1:0")
+		pr, pw := io.Pipe()
+		cmd.Stderr = pw
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		re := regexp.MustCompile(`url=(http://\S+)`)
+		sc := bufio.NewScanner(pr)
+		url := ""
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				url = m[1]
+				break
+			}
+		}
+		go io.Copy(io.Discard, pr)
+		tr = &sdk.StreamableClientTransport{Endpoint: url}
+	}
+	s, err := newClient().Connect(context.Background(), tr, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		s.Close()
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return &benchDaemon{cmd: cmd, s: s}
+}
+
+// measureCalls runs tool on d after benchWarmUp uncounted calls (the
+// first after the load pay for collecting the ingest's garbage and
+// growing the buffers the calls reuse) and reports the p50 latency the
+// client sees and the server's CPU per call.
+func measureCalls(b *testing.B, d *benchDaemon, tool string, args map[string]any) {
+	ctx := context.Background()
+	for range benchWarmUp {
+		if _, err := d.s.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var lat []time.Duration
+	cpu0 := cpuSeconds(d.cmd.Process.Pid)
+	for b.Loop() {
+		t0 := time.Now()
+		res, err := d.s.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		lat = append(lat, time.Since(t0))
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %v", tool, err, res)
+		}
+	}
+	cpu := cpuSeconds(d.cmd.Process.Pid) - cpu0
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(cpu*1000/float64(len(lat)), "server-cpu-ms/call")
+}
+
 // BenchmarkToolCallEndToEnd measures tools/call through the real stdio
 // and HTTP transports with the go-sdk client, fieldtapd holding 100,000
 // dialogs (wholeBudget keeps them all): p50 latency as the client sees
 // it, and the server's CPU per call from /proc (user+system, whole
-// process). Compare the CPU with the
-// handler's own cost in mcp's BenchmarkListDialogs (docs/benchmarks.md).
+// process). The peer cases run tools/cmd/mcppeer, a minimal mcp-go
+// server whose one tool returns list_dialogs' answer text as it is, over
+// the same transports in the same run: the floor a Go MCP server pays
+// outside its handler for that answer. scripts/bench.sh sets fieldtapd's
+// CPU per list_dialogs call less the handler's own (mcp's
+// BenchmarkListDialogs100k/default_page) against the peer's.
 func BenchmarkToolCallEndToEnd(b *testing.B) {
-	capture := filepath.Join(b.TempDir(), "invites.pcap")
+	dir := b.TempDir()
+	capture := filepath.Join(dir, "invites.pcap")
 	writeInviteCapture(b, capture, wholeDialogs)
+	peer := filepath.Join(dir, "mcppeer")
+	if out, err := exec.Command("go", "build", "-o", peer, "fieldtap/tools/cmd/mcppeer").CombinedOutput(); err != nil {
+		b.Fatalf("build mcppeer: %v\n%s", err, out)
+	}
+	answer := filepath.Join(dir, "list_dialogs.txt")
 	calls := []struct {
 		name string
 		tool string
@@ -185,32 +265,19 @@ func BenchmarkToolCallEndToEnd(b *testing.B) {
 	}
 	for _, transport := range []string{"stdio", "http"} {
 		d := startBench(b, transport, capture)
-		for _, c := range calls {
-			b.Run(transport+"/"+c.name, func(b *testing.B) {
-				ctx := context.Background()
-				// Warm-up calls, not counted: the first after the load
-				// pay for collecting the ingest's garbage and growing
-				// the buffers the calls reuse.
-				for range benchWarmUp {
-					if _, err := d.s.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				var lat []time.Duration
-				cpu0 := cpuSeconds(d.cmd.Process.Pid)
-				for b.Loop() {
-					t0 := time.Now()
-					res, err := d.s.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
-					lat = append(lat, time.Since(t0))
-					if err != nil || res.IsError {
-						b.Fatalf("%s: %v %v", c.tool, err, res)
-					}
-				}
-				cpu := cpuSeconds(d.cmd.Process.Pid) - cpu0
-				slices.Sort(lat)
-				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-				b.ReportMetric(cpu*1000/float64(len(lat)), "server-cpu-ms/call")
-			})
+		if _, err := os.Stat(answer); err != nil {
+			res, err := d.s.CallTool(context.Background(), &sdk.CallToolParams{Name: "list_dialogs", Arguments: map[string]any{}})
+			if err != nil || res.IsError {
+				b.Fatalf("list_dialogs: %v %v", err, res)
+			}
+			if err := os.WriteFile(answer, []byte(res.Content[0].(*sdk.TextContent).Text), 0o644); err != nil {
+				b.Fatal(err)
+			}
 		}
+		for _, c := range calls {
+			b.Run(transport+"/"+c.name, func(b *testing.B) { measureCalls(b, d, c.tool, c.args) })
+		}
+		p := startPeer(b, peer, transport, answer)
+		b.Run("peer/"+transport+"/list_dialogs_answer", func(b *testing.B) { measureCalls(b, p, "answer", map[string]any{}) })
 	}
 }

@@ -37,7 +37,7 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "fieldtapd.toml")
-	body := fmt.Sprintf("board = \"sim\"\n[store]\nopened_captures = 1\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
+	body := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\n[recorder]\nenabled = true\ndir = %q\nevidence_dir = %q\n",
 		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "rec"), filepath.Join(dir, "evidence"))
 	os.Mkdir(filepath.Join(dir, "captures"), 0o700)
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
@@ -156,7 +156,53 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "captures", "truck.log"), log, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env, blocks := cc.call("open_capture", map[string]any{"name": "truck.log", "wait_s": 30})
+	// list_files names it with the detector's kind and its frames' span.
+	env, _ = cc.call("list_files", map[string]any{"area": "captures"})
+	if items, _ := env["items"].([]any); len(items) != 1 {
+		t.Errorf("list_files captures: %v", env)
+	} else if row := items[0].(map[string]any); row["name"] != "truck.log" || row["kind"] != "candump" || row["bytes"] != float64(len(log)) ||
+		row["first_frame"] != t0.UTC().Format(time.RFC3339) || row["last_frame"] != t0.Add(240*time.Millisecond).UTC().Format(time.RFC3339Nano) {
+		t.Errorf("list_files row %v", row)
+	}
+	// find_in_captures searches a capture file of any kind --source reads:
+	// a Vector ASC log of 30 frames, every third one EEC1.
+	start := wire.ASCStart(t0)
+	asc := wire.AppendASCHeader(nil, start)
+	for i := range 30 {
+		id := uint32(0x18FEF100) | wire.CANEFF
+		if i%3 == 0 {
+			id = 0x0CF00400 | wire.CANEFF
+		}
+		asc = wire.AppendASC(asc, start, t0.Add(time.Duration(i)*10*time.Millisecond), id, 0, []byte{0xF0, byte(i)})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "captures", "truck.asc"), wire.AppendASCEnd(asc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, blocks := cc.call("find_in_captures", map[string]any{"file": "captures/truck.asc", "can_id": "0CF00400",
+		"since": t0.Add(-time.Second).Format(time.RFC3339Nano), "until": t0.Add(time.Second).Format(time.RFC3339Nano)})
+	hits, _ := env["data"].(map[string]any)["hits"].([]any)
+	if len(hits) != 10 {
+		t.Fatalf("find_in_captures in truck.asc: %s", blocks[0])
+	}
+	for i, h := range hits {
+		h := h.(map[string]any)
+		if h["segment"] != "captures/truck.asc" || h["offset"] != float64(3*i) || h["time"] != t0.Add(time.Duration(3*i)*10*time.Millisecond).UTC().Format(time.RFC3339Nano) {
+			t.Errorf("hit %d: %v", i, h)
+		}
+	}
+	if scan := env["data"].(map[string]any)["scan"].(map[string]any); scan["frames"] != float64(30) || scan["matched"] != float64(10) {
+		t.Errorf("scan %v", scan)
+	}
+	env, _ = cc.call("find_in_captures", map[string]any{"file": "captures/truck.log", "contains": "010217",
+		"since": t0.Add(-time.Second).Format(time.RFC3339Nano), "until": t0.Add(time.Second).Format(time.RFC3339Nano)})
+	if hits, _ := env["data"].(map[string]any)["hits"].([]any); len(hits) != 1 || hits[0].(map[string]any)["offset"] != float64(0x17) {
+		t.Errorf("find_in_captures contains 010217 in truck.log: %v", env)
+	}
+	env, _ = cc.call("find_in_captures", map[string]any{"file": "exports/none.log", "since": t0.Format(time.RFC3339), "until": t0.Add(time.Second).Format(time.RFC3339)})
+	if env["ok"] != false {
+		t.Errorf("a file outside captures was searched: %v", env)
+	}
+	env, blocks = cc.call("open_capture", map[string]any{"name": "truck.log", "wait_s": 30})
 	opened, _ := env["data"].(map[string]any)["opened"].(map[string]any)
 	if env["data"].(map[string]any)["loaded"] != true || opened["name"] != "file1" || opened["frames"] != float64(25) {
 		t.Fatalf("open_capture: %s", blocks[0])

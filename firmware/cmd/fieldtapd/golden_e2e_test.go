@@ -80,7 +80,11 @@ func TestGoldenTranscripts(t *testing.T) {
 			// directory, loaded before the first call.
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, "eec1.dbc"), []byte(eec1DBC))
-			cfg := writeFile(t, filepath.Join(dir, "fieldtapd.toml"), []byte(fmt.Sprintf("[store]\ndata_dir = %q\n", dir)))
+			// Exports and captures in the run's own directories, and the
+			// configuration (which names them) outside the data
+			// directory, so list_files sees only the same files each run.
+			cfg := writeFile(t, filepath.Join(t.TempDir(), "fieldtapd.toml"), []byte(fmt.Sprintf("[store]\ndata_dir = %q\nexport_dir = %q\ncapture_dir = %q\n",
+				dir, filepath.Join(dir, "exports"), filepath.Join(dir, "captures"))))
 			args := []string{"--config", cfg, "--board", "sim", "--replay-speed", "max", "--sim-start", goldenSimStart}
 			if sc.ref != "" {
 				args = []string{"--config", cfg, "--board", "none", "--source", refdata.File(t, strings.Split(sc.ref, "/")...)}
@@ -165,8 +169,11 @@ func captureIdentity(v any) string {
 // volatileKeys hold values that differ between two runs of the same
 // capture: how long a wait took and when a port entered its state, by
 // the box's clock (capture_status's state_since, the coverage block's
-// ports' since).
-var volatileKeys = map[string]bool{"waited_ms": true, "state_since": true}
+// ports' since), a file's modification time (list_files; also
+// server_capabilities' build flag of the same name, which a dirty tree
+// sets), and where and when the run's DBC file was written and loaded
+// (dbc_files' data_dir, modified_at, loaded_at).
+var volatileKeys = map[string]bool{"waited_ms": true, "state_since": true, "modified": true, "data_dir": true, "modified_at": true, "loaded_at": true}
 
 // normaliseValue replaces the run's identity with <run>, a cursor with
 // its decoded text (which names the run), and volatile values with

@@ -57,8 +57,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		recDir    = fs.String("recorder-dir", "", "record every live port into this directory (turns the recorder on; docs/recorder.md)")
 		sources   repeated
 		// MCP surface (docs/mcp-protocol.md).
-		bundles      = fs.String("mcp-bundles", "", "comma-separated tool bundles to load (default: every bundle except transmit)")
-		maxResp      = fs.Int("mcp-max-response-bytes", mcp.DefaultMaxResponseBytes, fmt.Sprintf("largest tool answer in bytes; larger ones are refused with RESPONSE_TOO_LARGE (minimum %d)", mcp.MinMaxResponseBytes))
+		bundles      = fs.String("mcp-bundles", "", "comma-separated tool bundles to load, or all (default: every bundle except transmit; the vehicle depth only with a CAN or J1708 port)")
+		maxResp      = fs.Int("mcp-max-response-bytes", mcp.DefaultMaxResponseBytes, fmt.Sprintf("largest tool answer in bytes; a larger list page is cut to fit with its cursor, a larger single item is refused with RESPONSE_TOO_LARGE (minimum %d)", mcp.MinMaxResponseBytes))
 		tokensFile   = fs.String("mcp-tokens-file", "", "bearer tokens file of id:sha256:<hex>[:scopes] lines; required to listen beyond loopback")
 		resourceURL  = fs.String("mcp-resource-url", "", "publish RFC 9728 protected-resource metadata for this URL of the endpoint")
 		maxConc      = fs.Int("mcp-max-concurrent", front.DefaultMaxConcurrent, "tool calls running at once over HTTP; more are refused (0: no cap)")

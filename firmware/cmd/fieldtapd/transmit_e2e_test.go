@@ -41,7 +41,7 @@ type txResult struct {
 			UDS  map[string]any `json:"uds"`
 		} `json:"answers"`
 	} `json:"data"`
-	Errors []struct{ Code, Message string } `json:"errors"`
+	Errors []struct{ Code, Message, Hint string } `json:"errors"`
 }
 
 // witnessed is a mode command the adapter got, with the arm input then.

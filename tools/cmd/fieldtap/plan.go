@@ -173,6 +173,9 @@ func runWith(o transmit.Options, pf planFile, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "fieldtap plan run: the frames do not match the file's sha256; refusing an edited plan")
 		return exitFail
 	}
+	// What would refuse the plan, gate by gate, before running it: the
+	// refusal stops at the first, the next steps name them all.
+	blockers := svc.Next(who, true, p).Blockers
 	out, err := svc.Execute(ctx, who, p.ID, true, transmit.Confirmation{CanAsk: true})
 	if err == nil && out.Status == transmit.StatusNeedsConfirmation {
 		fmt.Fprint(stdout, out.Question, "send? [y/N] ")
@@ -189,6 +192,7 @@ func runWith(o transmit.Options, pf planFile, stdin io.Reader, stdout, stderr io
 	var ref *transmit.Refusal
 	if errors.As(err, &ref) {
 		fmt.Fprintf(stderr, "fieldtap plan run: refused by gate %s: %s (%s)\n", ref.Gate, ref.Message, ref.Hint)
+		fmt.Fprint(stderr, nextSteps(ref, blockers))
 		if ref.Gate == transmit.GatePortConfig && len(o.Ports) == 1 && o.Ports[0].Transmit && o.Ports[0].Writer == nil {
 			fmt.Fprint(stderr, noWriterHelp(pf, o.PlanTTL))
 		}
@@ -203,6 +207,22 @@ func runWith(o transmit.Options, pf planFile, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stdout, "warning:", w)
 	}
 	return exitOK
+}
+
+// nextSteps is what to do next for every gate that refuses the plan
+// (docs/transmit-safety.md): the refusing one first, then the others
+// found before the run, each with its hint.
+func nextSteps(ref *transmit.Refusal, blockers []transmit.Blocker) string {
+	var b strings.Builder
+	b.WriteString("next steps:\n")
+	fmt.Fprintf(&b, "  %s: %s\n", ref.Gate, ref.Hint)
+	for _, bl := range blockers {
+		if bl.Gate == ref.Gate {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s: %s (%s)\n", bl.Gate, bl.Hint, bl.Message)
+	}
+	return b.String()
 }
 
 // noWriterHelp says exactly what to do when the CLI cannot send: the bus

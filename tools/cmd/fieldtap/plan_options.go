@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"fieldtap/firmware/config"
 	"fieldtap/services/transmit"
@@ -21,9 +22,20 @@ func cliOptions(cfg config.Config, pf planFile) (transmit.Options, func(), error
 		return transmit.Options{}, nil, err
 	}
 	port := transmit.Port{Name: pf.Port, Medium: pf.Medium}
+	table := false
 	for _, p := range cfg.Ports {
 		if p.Name == pf.Port {
-			port.Transmit, port.Bitrate = p.Transmit, p.Bitrate
+			port.Transmit, port.Bitrate, table = p.Transmit, p.Bitrate, true
+		}
+	}
+	var hints transmit.Hints
+	if cfg.Board == "sim" {
+		hints = transmit.Hints{Sim: true, ArmFile: cfg.Transmit.ArmFile, ConfirmFile: cfg.Transmit.ConfirmFile}
+		// On the sim board a port without a [[port]] table is one of
+		// the board's own, enabled by sim_ports.
+		if !table {
+			hints.SimPorts = []string{pf.Port}
+			port.Transmit = slices.Contains(cfg.Transmit.SimPorts, pf.Port)
 		}
 	}
 	o := transmit.Options{
@@ -35,6 +47,7 @@ func cliOptions(cfg config.Config, pf planFile) (transmit.Options, func(), error
 		// the gate is the box's, so it applies here too.
 		RequireButton: cfg.Transmit.RequireButton,
 		ButtonWait:    cfg.Transmit.Wait(),
+		Hints:         hints,
 	}
 	if cfg.Board == "sim" && cfg.Transmit.ArmFile != "" {
 		o.Arm = transmit.FileArm{Path: cfg.Transmit.ArmFile}

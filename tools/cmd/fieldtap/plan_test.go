@@ -122,3 +122,32 @@ func TestPlanRunFromConfig(t *testing.T) {
 		t.Errorf("audit: %s", audit)
 	}
 }
+
+// TestPlanRunPrintsNextSteps runs a plan for the sim board's can0,
+// disarmed and without an audit file: the refusal is followed by one next
+// step per refusing gate, each naming what works on the sim board (its
+// arm file, its sim_ports), none a [[port]] table.
+func TestPlanRunPrintsNextSteps(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "fieldtap.toml")
+	armFile := filepath.Join(dir, "arm")
+	os.WriteFile(cfgPath, []byte("board = \"sim\"\n[transmit]\narm_file = \""+armFile+"\"\n"), 0o600)
+	var out, errb bytes.Buffer
+	code := run([]string{"plan", "run", vinPlanFile(t, nil), "--port", "can0", "--config", cfgPath}, &out, &errb)
+	t.Logf("stderr:\n%s", errb.String())
+	if code != exitFail || !strings.Contains(errb.String(), "refused by gate port_config") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	_, steps, ok := strings.Cut(errb.String(), "next steps:\n")
+	if !ok {
+		t.Fatalf("no next steps:\n%s", errb.String())
+	}
+	for _, want := range []string{"port_config: add it to [transmit] sim_ports", "arm: arm the sim board: write \"armed\" into its arm file " + armFile, "audit: set [transmit] audit_file"} {
+		if !strings.Contains(steps, want) {
+			t.Errorf("next steps lack %q:\n%s", want, steps)
+		}
+	}
+	if strings.Contains(errb.String(), "[[port]]") {
+		t.Errorf("a sim board hint names a [[port]] table:\n%s", errb.String())
+	}
+}
