@@ -22,6 +22,7 @@ import (
 	"fieldtap/services/marks"
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
+	"fieldtap/services/rules"
 	"fieldtap/services/sandbox"
 	"fieldtap/services/sip"
 	"fieldtap/services/sipsecurity"
@@ -65,6 +66,7 @@ func allBundles() []bundle {
 		{name: "sip_forensics", tools: sipForensicsTools, needs: needSIP | needSIPExport | needMedia},
 		{name: "sip_site", tools: sipSiteTools, needs: needSIP | needSIPExport | needMedia | needTrunk},
 		{name: "bus_await", tools: busAwaitTools, needs: needCAN | needJ1939 | needJ1587},
+		{name: "rules", tools: rulesTools},
 		{name: "timeline", tools: timelineTools, needs: needTimeline},
 	}
 }
@@ -395,6 +397,8 @@ type Deps struct {
 
 	BlackBox BlackBox // the recorder, evidence and capture files (bundle_blackbox.go)
 
+	// Rules is the box's rule watch (rule_status); nil without [[rule]].
+	Rules *rules.Engine
 	// Marks are the moments marked by the confirm button or the mark
 	// tool (services/marks).
 	Marks *marks.Store

@@ -142,13 +142,14 @@ func TestListToolsPageAndProject(t *testing.T) {
 
 // TestPerPortToolsTakeOnePortArgument: a tool whose rows or objects carry
 // a port takes the port argument. capture_status and open_capture answer
-// ports' own statuses, not data selected by port.
+// ports' own statuses, not data selected by port; rule_status answers
+// rules, whose port is what a rule watches.
 func TestPerPortToolsTakeOnePortArgument(t *testing.T) {
 	for _, infos := range allInfos(t) {
 		for _, i := range infos {
 			// The coverage block names ports for every tool: the answer's
 			// own rows are what count here.
-			if i.name == toolCaptureStatus || i.name == openCapture.name || !strings.Contains(string(withoutCoverage(i.output)()), `"port"`) {
+			if i.name == toolCaptureStatus || i.name == openCapture.name || i.name == toolRuleStatus || !strings.Contains(string(withoutCoverage(i.output)()), `"port"`) {
 				continue
 			}
 			if !slices.Contains(i.input.names(), "port") {

@@ -97,6 +97,10 @@ type Config struct {
 
 	// Recorder is the on-disk recorder and evidence (recorder.go).
 	Recorder Recorder `toml:"recorder"`
+
+	// RuleList is the [[rule]] tables: conditions the box watches on
+	// its own (rules.go).
+	RuleList []Rule `toml:"rule"`
 	// DBC names the DBC files loaded at start-up (dbc.go).
 	DBC DBC `toml:"dbc"`
 }
@@ -373,6 +377,14 @@ func (c Config) Validate() error {
 	errs = append(errs, c.HEP.validate()...)
 	errs = append(errs, c.MQTT.validate()...)
 	errs = append(errs, c.Recorder.validate()...)
+	if _, err := c.Rules(); err != nil {
+		errs = append(errs, err)
+	}
+	for i, r := range c.RuleList {
+		if r.SealEvidence && !c.Recorder.Enabled {
+			errs = append(errs, fmt.Errorf("rule %d: seal_evidence seals recorded segments: set recorder.enabled", i+1))
+		}
+	}
 	errs = append(errs, c.DBC.validate(c.Store.DataDir)...)
 	if c.MemoryLimitMiB < 0 || c.MemoryLimitMiB > maxBudgetMiB {
 		errs = append(errs, fmt.Errorf("memory_limit_mib %d: want 0 (the board profile's budget) or a size up to %d", c.MemoryLimitMiB, maxBudgetMiB))

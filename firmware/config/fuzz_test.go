@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("board = \"none\"\nsources = [\"a.log\"]\n[[port]]\nname = \"can1\"\ndriver = \"slcan\"\ndevice = \"/dev/ttyACM0\"\nbitrate = 500000\n"))
 	f.Add([]byte("[mcp]\nlisten = \"0.0.0.0:8731\"\nmax_concurrent = -1\n"))
 	f.Add([]byte("[mcp]\nlisen = 1\n"))
+	f.Add([]byte("[[rule]]\nname = \"d\"\nkind = \"port_drops\"\nport = \"span0\"\nop = \"above\"\nwindow = \"5m\"\nseverity = \"warning\"\n"))
 	f.Add([]byte("replay_speed = \"10x\"\n[media]\ninterval = \"5s\"\n[transmit]\nrate_window = \"1s\"\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		c, err := Parse("fuzz.toml", text)

@@ -18,7 +18,9 @@ import (
 	"fieldtap/services/hep"
 	"fieldtap/services/marks"
 	"fieldtap/services/metrics"
+	"fieldtap/services/mqttpub"
 	"fieldtap/services/ports"
+	"fieldtap/services/rules"
 	"fieldtap/services/sandbox"
 	"fieldtap/services/tlsdecrypt"
 	"fieldtap/services/transmit"
@@ -108,6 +110,8 @@ type box struct {
 	tx          *transmit.Service        // transmit
 	outcomes    *metrics.TransmitCounter // transmit
 	conns       *front.ConnPool          // stores: every HTTP listener's connections, bounded by their budget share
+	rules       *rules.Engine            // rules; nil without [[rule]]
+	mqtt        *mqttpub.Publisher       // status page; nil without [mqtt]
 	served      chan struct{}            // mcp endpoint: closed once serving ended
 	serveErr    error                    // mcp endpoint: why, set before served closes
 }
@@ -135,7 +139,9 @@ func (b *box) stages() []stage {
 		{"recorder writer", b.startRecorderWriter},
 		{"capture", b.startCapture},
 		{"transmit", b.startTransmit},
+		{"rules", b.buildRules},
 		{"status page", b.startStatusPage},
+		{"rule watch", b.watchRules},
 		{"mcp endpoint", b.startEndpoint},
 	}
 }

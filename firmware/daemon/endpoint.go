@@ -111,6 +111,7 @@ func (b *box) mcpDeps() (mcp.Deps, *front.FileServer) {
 		Trunk:         b.an.trunk,
 		Marks:         b.marks,
 		BlackBox:      mcp.BlackBox{Recorder: b.rec.rec, RecorderOff: b.rec.why, Evidence: b.seal.builder, Captures: b.captures, Files: b.catalog, Uploads: b.uploads},
+		Rules:         b.rules,
 	}
 	var downloads *front.FileServer
 	if b.cfg.MCP.Transport == "http" {

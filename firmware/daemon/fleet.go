@@ -211,6 +211,7 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.mqtt = pub
 	var metricsH http.Handler
 	if b.cfg.Status.Metrics {
 		ms := metrics.Sources{Ports: &b.reg, CAN: b.an.can, SIP: b.an.sip, Transmit: b.tx, Outcomes: b.outcomes, Conns: connStats{b.conns}}
@@ -219,6 +220,9 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 		}
 		if b.access.audit != nil {
 			ms.MCP = mcpCounters{b.access.audit, b.access.counts}
+		}
+		if b.rules != nil { // a nil *Engine in the interface would not read as none
+			ms.Rules = b.rules
 		}
 		if b.hep != nil {
 			ms.Exporters = append(ms.Exporters, hepStats{b.hep})

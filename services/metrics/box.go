@@ -7,6 +7,7 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
+	"fieldtap/services/rules"
 	"fieldtap/services/transmit"
 )
 
@@ -28,6 +29,7 @@ type descs struct {
 	portState                                                                *metricDesc
 	connsOpen, connsMax, connsRefused, connsClosedIdle                       *metricDesc
 	recState, recGaps, recWriteErrors, recUsed, recQuota, recFree, recOldest *metricDesc
+	ruleState, ruleValue, ruleTransitions                                    *metricDesc
 }
 
 // portStates are the values of fieldtap_port_state's state label, each
@@ -69,6 +71,10 @@ func newCollector(s Sources) *collector {
 		recQuota:       desc("recorder_quota_bytes", "Bytes the recorder may keep on disk (its quota)."),
 		recFree:        desc("recorder_free_bytes", "Bytes left on the recorder's file system."),
 		recOldest:      desc("recorder_oldest_segment_timestamp_seconds", "Unix time of the oldest frame kept on disk; absent before the first segment."),
+
+		ruleState:       desc("rule_state", "1 while a configured rule fires, 0 otherwise (ok, pending, no_data).", "rule", "severity"),
+		ruleValue:       desc("rule_value", "A rule's value over its window; absent while the rule has no data.", "rule"),
+		ruleTransitions: desc("rule_transitions_total", "A rule's state changes since start.", "rule"),
 
 		busLoad: desc("can_bus_load_ratio", "Bus load of the last complete measured second, bits over bitrate.", "port"),
 
@@ -195,6 +201,15 @@ func (c *collector) collect(e *exposition) {
 		counter(c.d.mcpAudit, c.s.MCP.AuditRecords())
 		for _, tc := range c.s.MCP.ToolCalls() {
 			counter(c.d.mcpCalls, tc.Calls, tc.Tool, tc.Outcome)
+		}
+	}
+	if c.s.Rules != nil {
+		for _, v := range c.s.Rules.Verdicts() {
+			gauge(c.d.ruleState, bool01(v.State == rules.StateFiring), v.Rule.Name, v.Rule.Severity)
+			if v.HasValue {
+				gauge(c.d.ruleValue, v.Value, v.Rule.Name)
+			}
+			counter(c.d.ruleTransitions, v.Transitions, v.Rule.Name)
 		}
 	}
 	if c.s.Conns != nil {

@@ -10,6 +10,7 @@ import (
 	"fieldtap/services/canbus"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
+	"fieldtap/services/rules"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
 )
@@ -56,6 +57,11 @@ type Recorder interface {
 	Status() recorder.Status
 }
 
+// Rules is the rule engine (*rules.Engine).
+type Rules interface {
+	Verdicts() []rules.Verdict
+}
+
 // Exporter is one fleet exporter (HEP, MQTT) as the endpoint reports it.
 type Exporter interface {
 	ExporterStats() ExporterStats
@@ -97,6 +103,7 @@ type Sources struct {
 	Recorder  Recorder
 	Exporters []Exporter
 	Conns     Conns
+	Rules     Rules
 	Now       func() time.Time
 }
 

@@ -212,7 +212,9 @@ func TestPromtool(t *testing.T) {
 	if err != nil {
 		t.Skip("promtool not installed (Debian package prometheus; .ci/run installs it)")
 	}
-	srv := httptest.NewServer(Handler(sources(t)))
+	s := sources(t)
+	s.Rules = ruleEngine(t, s)
+	srv := httptest.NewServer(Handler(s))
 	defer srv.Close()
 	res, err := srv.Client().Get(srv.URL)
 	if err != nil {
@@ -229,7 +231,7 @@ func TestPromtool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(body), "fieldtap_port_frames_total") || !strings.Contains(string(body), "go_goroutines") {
+	if !strings.Contains(string(body), "fieldtap_rule_state{") || !strings.Contains(string(body), "fieldtap_port_frames_total") || !strings.Contains(string(body), "go_goroutines") {
 		t.Errorf("endpoint lacks the box or runtime metrics:\n%s", body)
 	}
 	t.Logf("promtool: %d bytes checked, %s", len(body), strings.TrimSpace(string(out)))

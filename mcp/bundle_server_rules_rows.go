@@ -1,0 +1,47 @@
+package mcp
+
+import (
+	"time"
+
+	"fieldtap/services/rules"
+)
+
+// ruleVerdictRow is one configured rule's verdict.
+type ruleVerdictRow struct {
+	Rule        string             `json:"rule"`
+	Kind        string             `json:"kind"`
+	Port        string             `json:"port,omitempty"`
+	Code        int                `json:"code" jsonschema:"dm1_active: the SPN; j1587_fault: the PID; 0 for the other kinds"`
+	FMI         *int               `json:"fmi" jsonschema:"the fault kinds' FMI; null for any"`
+	Severity    string             `json:"severity"`
+	State       string             `json:"state" jsonschema:"ok, pending (holds, not yet for its for), firing, or no_data (population guard not met)"`
+	Since       *time.Time         `json:"since" jsonschema:"when the state began; null before the first evaluation"`
+	Value       *float64           `json:"value" jsonschema:"the value over the window; null while no_data"`
+	Op          string             `json:"op"`
+	Threshold   float64            `json:"threshold"`
+	Window      string             `json:"window"`
+	For         string             `json:"for"`
+	MinSamples  int                `json:"min_samples"`
+	Samples     int                `json:"samples"`
+	Why         string             `json:"why,omitempty" jsonschema:"for no_data: what is missing"`
+	Transitions uint64             `json:"transitions"`
+	Trimmed     uint64             `json:"samples_trimmed" jsonschema:"samples let go before leaving the window (a window keeps at most 1024)"`
+	Tool        string             `json:"evidence_tool" jsonschema:"the tool whose answer shows the figures"`
+	Args        map[string]string  `json:"evidence_args"`
+	Figures     map[string]float64 `json:"evidence_figures"`
+}
+
+func ruleVerdictRowOf(v rules.Verdict) ruleVerdictRow {
+	r := ruleVerdictRow{Rule: v.Rule.Name, Kind: v.Rule.Kind, Port: v.Rule.Port, Code: v.Rule.Code, FMI: v.Rule.FMI, Severity: v.Rule.Severity, State: v.State,
+		Op: v.Rule.Op, Threshold: v.Rule.Value, Window: v.Rule.Window.String(), For: v.Rule.For.String(), MinSamples: v.Rule.MinSamples,
+		Samples: v.Samples, Why: v.Why, Transitions: v.Transitions, Trimmed: v.Trimmed,
+		Tool: v.Evidence.Tool, Args: v.Evidence.Args, Figures: v.Evidence.Figures}
+	if !v.Since.IsZero() {
+		t := v.Since.UTC()
+		r.Since = &t
+	}
+	if v.HasValue {
+		r.Value = &v.Value
+	}
+	return r
+}
