@@ -105,16 +105,5 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 			s.log.Warn("skipping overlong line", "file", s.path, "line", at, "max_bytes", maxLine)
 		}
 	})
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			s.counters.Error("read")
-			err = fmt.Errorf("%s: %w", s.path, err)
-		}
-		// What was read before the error is still delivered.
-		if ferr := b.Flush(); ferr != nil {
-			return ferr
-		}
-		return err
-	}
-	return b.Flush()
+	return b.Finish(err, s.path, &s.counters)
 }
