@@ -2,7 +2,6 @@ package canfiles
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,16 +50,7 @@ var _ capture.Sizer = (*Source)(nil)
 
 // Run reads the whole file; a bad record does not stop it.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
-	err := s.run(ctx, out)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return nil
-	case err != nil:
-		s.counters.Exhaust(err.Error())
-	default:
-		s.counters.Exhaust("")
-	}
-	return err
+	return s.counters.Ended(s.run(ctx, out))
 }
 
 // Reader is one format's reader.

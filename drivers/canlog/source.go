@@ -38,16 +38,7 @@ func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 
 // Run reads the whole file; a bad line does not stop it.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
-	err := s.run(ctx, out)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return nil
-	case err != nil:
-		s.counters.Exhaust(err.Error())
-	default:
-		s.counters.Exhaust("")
-	}
-	return err
+	return s.counters.Ended(s.run(ctx, out))
 }
 
 // Batching: a file's frames are handed off batchFrames at a time, their
