@@ -16,9 +16,7 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
-	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
-	"fieldtap/services/trunk"
 )
 
 // The sim truck's workshop session reaches the live UDS store through
@@ -86,14 +84,7 @@ func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), data
-	plan, err := planBudget(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, an := analysersOf(t, cfg, rtp.Options{})
 	if _, ok := an.j1939.Catalogue().Lookup(9999); ok {
 		t.Fatal("SPN 9999 known before the file was loaded")
 	}
@@ -120,14 +111,7 @@ func TestDBCPreload(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), data
-	plan, err := planBudget(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, an := analysersOf(t, cfg, rtp.Options{})
 	var log bytes.Buffer
 	if err := an.preloadDBC(context.Background(), []string{"loose.dbc"}, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
 		t.Fatal(err)
