@@ -7,8 +7,6 @@ import (
 	"io"
 	"strconv"
 	"time"
-
-	"fieldtap/drivers/capture"
 )
 
 // ReadASC reads a Vector ASC file: its date, base and timestamps header
@@ -21,28 +19,8 @@ import (
 // the header says "timestamps relative".
 func ReadASC(r io.Reader, frame func(*Frame) error, bad Bad) error {
 	a := ascReader{base: 16, start: epoch}
-	return capture.ReadLines(r, maxLine, func(n int, line []byte, overlong bool) error {
-		if overlong {
-			bad(int64(n), ReasonOverlong, nil)
-			return nil
-		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, bom)
-		}
-		ok, err := a.line(line)
-		switch {
-		case errors.Is(err, errOther):
-			bad(int64(n), ReasonOther, nil)
-		case err != nil:
-			bad(int64(n), ReasonMalformed, err)
-		case ok:
-			return frame(&a.f)
-		}
-		return nil
-	})
+	return readLines(r, a.line, &a.f, frame, bad)
 }
-
-var errOther = errors.New("not a CAN frame")
 
 type ascReader struct {
 	base     int

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
 )
 
@@ -26,23 +25,7 @@ const unixMicros = 1_000_000_000_000_000
 // fewer reads as classic and no FD frame has BRS or ESI.
 func ReadSavvyCSV(r io.Reader, frame func(*Frame) error, bad Bad) error {
 	c := csvReader{}
-	return capture.ReadLines(r, maxLine, func(n int, line []byte, overlong bool) error {
-		if overlong {
-			bad(int64(n), ReasonOverlong, nil)
-			return nil
-		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, bom)
-		}
-		ok, err := c.line(line)
-		switch {
-		case err != nil:
-			bad(int64(n), ReasonMalformed, err)
-		case ok:
-			return frame(&c.f)
-		}
-		return nil
-	})
+	return readLines(r, c.line, &c.f, frame, bad)
 }
 
 // The columns a SavvyCAN CSV must name.

@@ -2,7 +2,6 @@ package canfiles
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,16 +50,7 @@ var _ capture.Sizer = (*Source)(nil)
 
 // Run reads the whole file; a bad record does not stop it.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
-	err := s.run(ctx, out)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return nil
-	case err != nil:
-		s.counters.Exhaust(err.Error())
-	default:
-		s.counters.Exhaust("")
-	}
-	return err
+	return s.counters.Ended(s.run(ctx, out))
 }
 
 // Reader is one format's reader.
@@ -105,16 +95,5 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 			s.log.Warn("skipping overlong line", "file", s.path, "line", at, "max_bytes", maxLine)
 		}
 	})
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			s.counters.Error("read")
-			err = fmt.Errorf("%s: %w", s.path, err)
-		}
-		// What was read before the error is still delivered.
-		if ferr := b.Flush(); ferr != nil {
-			return ferr
-		}
-		return err
-	}
-	return b.Flush()
+	return b.Finish(err, s.path, &s.counters)
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"time"
+
+	"fieldtap/drivers/capture"
 )
 
 // maxLine bounds one text line. An ASC CAN FD line with its 64 data
@@ -17,6 +20,38 @@ const maxLine = 1024
 // bom is the UTF-8 byte order mark Windows tools may start a text file
 // with.
 var bom = []byte("\xEF\xBB\xBF")
+
+// errOther is what a text reader's line parser returns for a line that is
+// not a CAN frame (statistics, status, markers): ReasonOther, not
+// malformed.
+var errOther = errors.New("not a CAN frame")
+
+// readLines reads the text file r a line at a time for one format's
+// reader: an overlong line is ReasonOverlong, the first line loses a byte
+// order mark, and parse reads each line into f. A line parse reads as a
+// frame (ok) goes to frame; errOther from parse is ReasonOther, another
+// error ReasonMalformed. It returns frame's first error, or a read error.
+func readLines(r io.Reader, parse func(line []byte) (ok bool, err error), f *Frame, frame func(*Frame) error, bad Bad) error {
+	return capture.ReadLines(r, maxLine, func(n int, line []byte, overlong bool) error {
+		if overlong {
+			bad(int64(n), ReasonOverlong, nil)
+			return nil
+		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, bom)
+		}
+		ok, err := parse(line)
+		switch {
+		case errors.Is(err, errOther):
+			bad(int64(n), ReasonOther, nil)
+		case err != nil:
+			bad(int64(n), ReasonMalformed, err)
+		case ok:
+			return frame(f)
+		}
+		return nil
+	})
+}
 
 // maxFields bounds the fields of one line a reader splits: a CAN FD line
 // has at most 64 data bytes and a dozen others.

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
 )
 
@@ -24,25 +23,7 @@ import (
 // writes them.
 func ReadTRC(r io.Reader, frame func(*Frame) error, bad Bad) error {
 	t := trcReader{start: epoch, version: 10, cols: []byte("NOTIdlD")}
-	return capture.ReadLines(r, maxLine, func(n int, line []byte, overlong bool) error {
-		if overlong {
-			bad(int64(n), ReasonOverlong, nil)
-			return nil
-		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, bom)
-		}
-		ok, err := t.line(line)
-		switch {
-		case errors.Is(err, errOther):
-			bad(int64(n), ReasonOther, nil)
-		case err != nil:
-			bad(int64(n), ReasonMalformed, err)
-		case ok:
-			return frame(&t.f)
-		}
-		return nil
-	})
+	return readLines(r, t.line, &t.f, frame, bad)
 }
 
 type trcReader struct {

@@ -25,8 +25,13 @@ func (b *Batcher) Add(t time.Time, id uint32, flags uint8, payload []byte, bad f
 	return b.b.add(t, id, flags, payload, bad)
 }
 
-// Flush hands off the frames not yet handed off.
-func (b *Batcher) Flush() error { return b.b.flush() }
+// Finish ends the read of the file at path with what reading it returned
+// (err): the frames not yet handed off still go, and an error other than
+// the context's is counted in counters as a "read" error and returned
+// named with path.
+func (b *Batcher) Finish(err error, path string, counters *capture.Counters) error {
+	return b.b.finish(err, path, counters)
+}
 
 // BatchFootprint is what a Batcher holds in flight.
 func BatchFootprint() capture.Footprint { return (&Source{}).Footprint() }

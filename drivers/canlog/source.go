@@ -38,16 +38,7 @@ func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 
 // Run reads the whole file; a bad line does not stop it.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
-	err := s.run(ctx, out)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return nil
-	case err != nil:
-		s.counters.Exhaust(err.Error())
-	default:
-		s.counters.Exhaust("")
-	}
-	return err
+	return s.counters.Ended(s.run(ctx, out))
 }
 
 // Batching: a file's frames are handed off batchFrames at a time, their
@@ -84,18 +75,7 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 		}
 		s.log.Warn("skipping malformed candump line", "file", s.path, "line", n, "err", err)
 	})
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			s.counters.Error("read")
-			err = fmt.Errorf("%s: %w", s.path, err)
-		}
-		// What was read before the error is still delivered.
-		if ferr := b.flush(); ferr != nil {
-			return ferr
-		}
-		return err
-	}
-	return b.flush()
+	return b.finish(err, s.path, &s.counters)
 }
 
 // Reasons ReadFile gives a skipped line.
@@ -190,6 +170,24 @@ func (b *batcher) add(t time.Time, id uint32, flags uint8, payload []byte, bad f
 		return b.flush()
 	}
 	return nil
+}
+
+// finish ends a file's read with what reading it returned: what was read
+// before an error is still handed off, and an error other than the
+// context's is counted as a "read" error and named with the file's path.
+func (b *batcher) finish(err error, path string, counters *capture.Counters) error {
+	if err == nil {
+		return b.flush()
+	}
+	if !errors.Is(err, context.Canceled) {
+		counters.Error("read")
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	// What was read before the error is still delivered.
+	if ferr := b.flush(); ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // flush hands the current batch off; its buffer comes back on release.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -54,6 +55,28 @@ func TestSnapshotIsACopy(t *testing.T) {
 	c.Error("bad")
 	if s.Errors["bad"] != 1 {
 		t.Errorf("snapshot changed after a later update: %v", s.Errors)
+	}
+}
+
+// A finite source's end: read through, stopped by an error (said), or
+// cancelled (a stop, not an end: not marked, and Run returns nil).
+func TestEndedMarksAFiniteSource(t *testing.T) {
+	bad := errors.New("truck.log: unexpected EOF")
+	for _, tc := range []struct {
+		err, want error
+		exhausted bool
+		why       string
+	}{
+		{nil, nil, true, ""},
+		{bad, bad, true, bad.Error()},
+		{fmt.Errorf("put: %w", context.Canceled), nil, false, ""},
+	} {
+		var c Counters
+		got := c.Ended(tc.err)
+		st := c.Snapshot()
+		if got != tc.want || st.Exhausted != tc.exhausted || st.StoppedEarly != tc.why {
+			t.Errorf("Ended(%v) = %v, exhausted %v (%q); want %v, %v (%q)", tc.err, got, st.Exhausted, st.StoppedEarly, tc.want, tc.exhausted, tc.why)
+		}
 	}
 }
 

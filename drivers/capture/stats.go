@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -128,6 +130,22 @@ func (c *Counters) Exhaust(why string) {
 	c.s.Exhausted = true
 	c.s.StoppedEarly = why
 	c.mu.Unlock()
+}
+
+// Ended marks a finite source done by what reading it returned (err) and
+// returns what its Run returns: nil is the whole source read; a read
+// cancelled by its context is a stop, not an end, so the source is not
+// marked and Run returns nil; another error is why it stopped early.
+func (c *Counters) Ended(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return nil
+	case err != nil:
+		c.Exhaust(err.Error())
+	default:
+		c.Exhaust("")
+	}
+	return err
 }
 
 // Opened marks the device open from at, until Closed.

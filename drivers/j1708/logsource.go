@@ -39,16 +39,7 @@ func (s *LogSource) Stats() capture.Stats { return s.counters.Snapshot() }
 // Run reads the whole file; a malformed or overlong line is logged with
 // its number, counted and skipped.
 func (s *LogSource) Run(ctx context.Context, out *capture.Handoff) error {
-	err := s.run(ctx, out)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return nil
-	case err != nil:
-		s.counters.Exhaust(err.Error())
-	default:
-		s.counters.Exhaust("")
-	}
-	return err
+	return s.counters.Ended(s.run(ctx, out))
 }
 
 func (s *LogSource) run(ctx context.Context, out *capture.Handoff) error {

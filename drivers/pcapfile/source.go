@@ -39,16 +39,7 @@ func (s *Source) Stats() capture.Stats { return s.counters.Snapshot() }
 // early: what was read before the fault stays delivered, and the error
 // names the file and byte offset.
 func (s *Source) Run(ctx context.Context, out *capture.Handoff) error {
-	err := s.run(ctx, out)
-	switch {
-	case err == nil:
-		s.counters.Exhaust("")
-	case errors.Is(err, context.Canceled):
-		return nil
-	default:
-		s.counters.Exhaust(err.Error())
-	}
-	return err
+	return s.counters.Ended(s.run(ctx, out))
 }
 
 // readChunks bounds the chunks in flight: one being read into while the

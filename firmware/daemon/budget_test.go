@@ -129,15 +129,7 @@ func spanOnly(t *testing.T, mib int) (budget.Plan, *analysers) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Board, cfg.MemoryLimitMiB, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, mib, t.TempDir(), t.TempDir()
-	p, err := planBudget(cfg, []capture.Source{testSource{name: "span0", kind: capture.KindEthernet}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := newAnalysers(p, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, an
+	return analysersOf(t, cfg, rtp.Options{}, testSource{name: "span0", kind: capture.KindEthernet})
 }
 
 // TestDialogBoundFollowsTheBudget: the SIP dialog store's count bound is

@@ -1,19 +1,15 @@
 package daemon
 
 import (
-	"context"
 	"encoding/hex"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"fieldtap/board/sim"
-	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
-	"fieldtap/services/rtp"
 	"fieldtap/services/transmit"
 )
 
@@ -22,28 +18,7 @@ import (
 // their ECU, and the last answers of a J1939 PGN and of a workshop UDS
 // request are found.
 func TestBusRecordReadsTheStores(t *testing.T) {
-	an := testAnalysers(t, rtp.Options{}, testSource{name: "can0", kind: capture.KindCAN})
-	consume, _, err := an.attach("can0", capture.KindCAN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var can0 capture.Source
-	for _, s := range sim.Ports(sim.Options{Speed: 0, Seed: sim.DefaultSeed, Workshop: true, Now: func() time.Time { return time.Unix(1e9, 0) }}) {
-		if s.Name() == "can0" {
-			can0 = s
-		}
-	}
-	var c capture.Counters
-	h := capture.NewHandoff(1024, &c)
-	go func() { can0.Run(context.Background(), h); h.Close() }()
-	for {
-		b, ok := h.Receive()
-		if !ok {
-			break
-		}
-		consume(b.Frames)
-		h.Release(b)
-	}
+	an := feedSimTruck(t)
 	rec := busRecord{can: an.can, j1939: an.j1939, uds: an.uds}
 	never := func(time.Time) bool { return false }
 	since, until := time.Unix(0, 0), time.Unix(2e9, 0)

@@ -16,11 +16,9 @@ import (
 	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 	"fieldtap/services/budget"
-	"fieldtap/services/netdecode"
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sandbox"
-	"fieldtap/services/trunk"
 )
 
 // TestOpenCaptureIsRefusedOutsideTheBudget: every store's bound is planned
@@ -30,11 +28,7 @@ import (
 // symbolic links are refused before that.
 func TestOpenCaptureIsRefusedOutsideTheBudget(t *testing.T) {
 	dir := t.TempDir()
-	var log []byte
-	t0 := time.Unix(1_800_000_000, 0)
-	for i := range 25 {
-		log = wire.AppendCandump(log, t0.Add(time.Duration(i)*10*time.Millisecond), "can0", 0x18FEF100|wire.CANEFF, []byte{1, 2, byte(i)})
-	}
+	log := truckLog(25)
 	os.WriteFile(filepath.Join(dir, "truck.log"), log, 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a capture\n"), 0o644)
 	outside := filepath.Join(t.TempDir(), "elsewhere.log")
@@ -79,45 +73,63 @@ func TestOpenCaptureIsRefusedOutsideTheBudget(t *testing.T) {
 // and a second open is refused: its memory was never planned.
 func TestOpenCaptureUsesItsReservedShare(t *testing.T) {
 	dir := t.TempDir()
-	var log []byte
-	t0 := time.Unix(1_800_000_000, 0)
-	for i := range 25 {
-		log = wire.AppendCandump(log, t0.Add(time.Duration(i)*10*time.Millisecond), "can0", 0x18FEF100|wire.CANEFF, []byte{1, 2, byte(i)})
-	}
+	log := truckLog(25)
 	os.WriteFile(filepath.Join(dir, "truck.log"), log, 0o644)
-	cfg := config.Default()
-	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir, cfg.Store.OpenedCaptures = config.BoardNone, t.TempDir(), t.TempDir(), new(1)
-	plan, err := planBudget(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, an := oneCaptureAnalysers(t)
 	for _, store := range []string{budget.Frames, budget.CANFrames, budget.J1939Tables, budget.J1708Messages, budget.Handoff} {
 		if n, ok := plan.Share(store, "file1"); !ok || n <= 0 {
 			t.Errorf("no %s share for the opened capture's port", store)
 		}
 	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		t.Fatal(err)
+	o, _ := readOpenedCapture(t, an, dir, "truck.log", 25)
+	if _, err := o.OpenCapture(context.Background(), "truck.log"); !errors.Is(err, ErrCaptureRefused) || !strings.Contains(err.Error(), "all that store.opened_captures (1)") {
+		t.Errorf("a second open: %v, want it refused for want of a planned share", err)
 	}
+}
+
+// truckLog is a candump log of n frames of one J1939 PGN, 10 ms apart.
+func truckLog(n int) []byte {
+	var log []byte
+	t0 := time.Unix(1_800_000_000, 0)
+	for i := range n {
+		log = wire.AppendCandump(log, t0.Add(time.Duration(i)*10*time.Millisecond), "can0", 0x18FEF100|wire.CANEFF, []byte{1, 2, byte(i)})
+	}
+	return log
+}
+
+// oneCaptureAnalysers plans a box of board none with store.opened_captures
+// = 1 and builds its stores.
+func oneCaptureAnalysers(t *testing.T) (budget.Plan, *analysers) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir, cfg.Store.OpenedCaptures = config.BoardNone, t.TempDir(), t.TempDir(), new(1)
+	return analysersOf(t, cfg, rtp.Options{})
+}
+
+// readOpenedCapture opens name in dir through a running opener of an's one
+// planned capture slot, waits until its port, file1 of kind can, has read
+// it to the end, and checks that port and the CAN store both hold want
+// frames. The opener stops when the test ends.
+func readOpenedCapture(t *testing.T, an *analysers, dir, name string, want int) (*captureOpener, *ports.Registry) {
+	t.Helper()
 	files, err := sandbox.New(sandbox.Root{Name: capturesRoot, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reg ports.Registry
-	o := &captureOpener{files: files, an: an, reg: &reg, rec: &recording{why: "off"}, depth: 64, slots: 1, next: 1, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	reg := new(ports.Registry)
+	o := &captureOpener{files: files, an: an, reg: reg, rec: &recording{why: "off"}, depth: 64, slots: 1, next: 1, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
 	o.start(ctx, &wg)
-	st, err := o.OpenCapture(context.Background(), "truck.log")
+	st, err := o.OpenCapture(context.Background(), name)
 	if err != nil || st.Name != "file1" || st.Kind != "can" {
 		t.Fatalf("open: %+v %v, want port file1 of kind can", st, err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if ps := reg.Snapshot(); len(ps) == 1 && ps[0].SourceExhausted {
-			if ps[0].Frames != 25 {
-				t.Errorf("file1 read %d frames, want 25", ps[0].Frames)
+			if ps[0].Frames != uint64(want) {
+				t.Errorf("file1 read %d frames, want %d", ps[0].Frames, want)
 			}
 			break
 		}
@@ -125,10 +137,8 @@ func TestOpenCaptureUsesItsReservedShare(t *testing.T) {
 			t.Fatalf("file1 never finished: %+v", reg.Snapshot())
 		}
 	}
-	if p := an.can.Lookup("file1"); p == nil || p.Frames().Len() != 25 {
-		t.Errorf("the CAN store does not hold file1's 25 frames")
+	if p := an.can.Lookup("file1"); p == nil || p.Frames().Len() != want {
+		t.Errorf("the CAN store does not hold file1's %d frames", want)
 	}
-	if _, err := o.OpenCapture(context.Background(), "truck.log"); !errors.Is(err, ErrCaptureRefused) || !strings.Contains(err.Error(), "all that store.opened_captures (1)") {
-		t.Errorf("a second open: %v, want it refused for want of a planned share", err)
-	}
+	return o, reg
 }

@@ -19,9 +19,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/firmware/config"
-	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
-	"fieldtap/services/trunk"
 )
 
 // The daemon's whole ingest path, in process: a file source, the hand-off,
@@ -64,14 +62,7 @@ func ingest(b *testing.B, src capture.Source) uint64 {
 		b.Fatal(err)
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(total))
-	plan, err := planBudget(cfg, []capture.Source{src})
-	if err != nil {
-		b.Fatal(err)
-	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, an := analysersOf(b, cfg, rtp.Options{}, src)
 	p, err := newPort(src, an, portOptions{depth: cfg.Store.HandoffDepth})
 	if err != nil {
 		b.Fatal(err)
@@ -142,16 +133,7 @@ func loadFrames(b *testing.B, src capture.Source) []capture.Frame {
 // as the hand-off delivers them, through stores that stay full.
 func consumeAll(b *testing.B, kind capture.Kind, frames []capture.Frame) {
 	src := testSource{name: "file1", kind: kind}
-	cfg := config.Default()
-	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, b.TempDir(), b.TempDir()
-	plan, err := planBudget(cfg, []capture.Source{src})
-	if err != nil {
-		b.Fatal(err)
-	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	an := testAnalysers(b, rtp.Options{}, src)
 	consume, _, err := an.attach(src.name, kind)
 	if err != nil {
 		b.Fatal(err)

@@ -93,6 +93,14 @@ func testAnalysers(t testing.TB, opt rtp.Options, srcs ...capture.Source) *analy
 	t.Helper()
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), t.TempDir()
+	_, an := analysersOf(t, cfg, opt, srcs...)
+	return an
+}
+
+// analysersOf plans cfg's budget for a box with srcs and builds the
+// stores of that plan.
+func analysersOf(t testing.TB, cfg config.Config, opt rtp.Options, srcs ...capture.Source) (budget.Plan, *analysers) {
+	t.Helper()
 	plan, err := planBudget(cfg, srcs)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +109,7 @@ func testAnalysers(t testing.TB, opt rtp.Options, srcs ...capture.Source) *analy
 	if err != nil {
 		t.Fatal(err)
 	}
-	return an
+	return plan, an
 }
 
 // TestExhaustedOnlyOnceConsumed: a finite port is not exhausted while

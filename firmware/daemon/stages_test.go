@@ -11,9 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
-	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 )
 
@@ -216,12 +214,7 @@ func TestStopErrorIsLoggedAndTheRestStop(t *testing.T) {
 // give.
 func TestRunStopsInTheDocumentedOrder(t *testing.T) {
 	dir := t.TempDir()
-	var truck []byte
-	t0 := time.Unix(1_800_000_000, 0)
-	for i := range 10 {
-		truck = wire.AppendCandump(truck, t0.Add(time.Duration(i)*10*time.Millisecond), "can0", 0x18FEF100|wire.CANEFF, []byte{1, 2, byte(i)})
-	}
-	if err := os.WriteFile(filepath.Join(dir, "truck.log"), truck, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "truck.log"), truckLog(10), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.Default()

@@ -28,12 +28,12 @@ func transmitSide(src capture.Source, p *transmit.Port) bool {
 	case *slcan.Source:
 		hub := &rxHub{}
 		s.SetTap(hub.deliver)
-		p.Writer, p.Mode, p.Listener = s, slcanMode{s}, hub
+		p.Writer, p.Mode, p.Listener = s, slcanMode(s), hub
 		return true
 	case *socketcan.Source:
 		hub := &rxHub{}
 		s.SetTap(hub.deliver)
-		p.Writer, p.Mode, p.Listener = s, socketcanMode{s}, hub
+		p.Writer, p.Mode, p.Listener = s, socketcanMode(s), hub
 		return true
 	case *sim.Port:
 		if !s.CanTransmit() {
@@ -41,28 +41,40 @@ func transmitSide(src capture.Source, p *transmit.Port) bool {
 		}
 		hub := &rxHub{}
 		s.SetTap(hub.deliver)
-		p.Writer, p.Mode, p.Listener = s, simMode{s}, hub
+		p.Writer, p.Mode, p.Listener = s, switchMode(s), hub
 		return true
 	case *j1708.Source:
 		// No Listener: j1708_send expects no answer, so the gatekeeper
 		// never waits for one.
-		p.Writer, p.Mode = s, j1708Mode{s}
+		p.Writer, p.Mode = s, switchMode(s)
 		return true
 	}
 	return false
 }
 
-// socketcanMode maps the gatekeeper's modes onto the controller's.
-type socketcanMode struct{ s *socketcan.Source }
+// modeSwitch maps the gatekeeper's two modes onto a driver's own: it is
+// told whether the mode asked for is active (else listen-only); any
+// other mode is refused before it is called.
+type modeSwitch func(ctx context.Context, active bool) error
 
-func (m socketcanMode) SetMode(ctx context.Context, mode transmit.Mode) error {
+func (set modeSwitch) SetMode(ctx context.Context, mode transmit.Mode) error {
 	switch mode {
 	case transmit.ModeActive:
-		return m.s.SetMode(ctx, socketcan.ModeNormal)
+		return set(ctx, true)
 	case transmit.ModeListenOnly:
-		return m.s.SetMode(ctx, socketcan.ModeListenOnly)
+		return set(ctx, false)
 	}
 	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
+}
+
+// socketcanMode maps the gatekeeper's modes onto the controller's.
+func socketcanMode(s *socketcan.Source) modeSwitch {
+	return func(ctx context.Context, active bool) error {
+		if active {
+			return s.SetMode(ctx, socketcan.ModeNormal)
+		}
+		return s.SetMode(ctx, socketcan.ModeListenOnly)
+	}
 }
 
 // simCANPort is the sim board's port with a simulated writer.
@@ -74,47 +86,22 @@ func simWriter(src capture.Source) bool {
 	return ok && s.CanTransmit()
 }
 
-// simMode maps the gatekeeper's modes onto the sim port's transmit
-// switch: listen-only refuses every write, as a controller in
-// listen-only mode sends nothing.
-type simMode struct{ s *sim.Port }
-
-func (m simMode) SetMode(_ context.Context, mode transmit.Mode) error {
-	switch mode {
-	case transmit.ModeActive:
-		return m.s.SetTransmit(true)
-	case transmit.ModeListenOnly:
-		return m.s.SetTransmit(false)
-	}
-	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
-}
-
-// j1708Mode maps the gatekeeper's modes onto the driver's transmit
-// switch: J1708 has no controller mode, so "listen-only" means the
-// driver refuses every write.
-type j1708Mode struct{ s *j1708.Source }
-
-func (m j1708Mode) SetMode(_ context.Context, mode transmit.Mode) error {
-	switch mode {
-	case transmit.ModeActive:
-		return m.s.SetTransmit(true)
-	case transmit.ModeListenOnly:
-		return m.s.SetTransmit(false)
-	}
-	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
+// switchMode maps the gatekeeper's modes onto a driver's transmit switch
+// (the sim port's, J1708's): listen-only refuses every write, as a
+// controller in listen-only mode sends nothing. J1708 has no controller
+// mode: the switch is all its listen-only is.
+func switchMode(s interface{ SetTransmit(on bool) error }) modeSwitch {
+	return func(_ context.Context, active bool) error { return s.SetTransmit(active) }
 }
 
 // slcanMode maps the gatekeeper's modes onto L and O.
-type slcanMode struct{ s *slcan.Source }
-
-func (m slcanMode) SetMode(ctx context.Context, mode transmit.Mode) error {
-	switch mode {
-	case transmit.ModeActive:
-		return m.s.SetMode(ctx, slcan.Normal)
-	case transmit.ModeListenOnly:
-		return m.s.SetMode(ctx, slcan.ListenOnly)
+func slcanMode(s *slcan.Source) modeSwitch {
+	return func(ctx context.Context, active bool) error {
+		if active {
+			return s.SetMode(ctx, slcan.Normal)
+		}
+		return s.SetMode(ctx, slcan.ListenOnly)
 	}
-	return fmt.Errorf("mode %q: want %q or %q", mode, transmit.ModeActive, transmit.ModeListenOnly)
 }
 
 // rxHub hands a port's received frames to whoever listens (a running
@@ -165,12 +152,9 @@ func (h *rxHub) Listen(ctx context.Context) (<-chan transmit.RxFrame, func()) {
 
 var (
 	_ transmit.Writer     = (*slcan.Source)(nil)
-	_ transmit.ModeSetter = slcanMode{}
 	_ transmit.Writer     = (*socketcan.Source)(nil)
-	_ transmit.ModeSetter = socketcanMode{}
 	_ transmit.Writer     = (*j1708.Source)(nil)
-	_ transmit.ModeSetter = j1708Mode{}
 	_ transmit.Writer     = (*sim.Port)(nil)
-	_ transmit.ModeSetter = simMode{}
+	_ transmit.ModeSetter = modeSwitch(nil)
 	_ transmit.Listener   = (*rxHub)(nil)
 )

@@ -16,14 +16,37 @@ import (
 	"fieldtap/firmware/config"
 	"fieldtap/services/isotp"
 	"fieldtap/services/j1939"
-	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
-	"fieldtap/services/trunk"
 )
 
 // The sim truck's workshop session reaches the live UDS store through
 // feedCAN, numbered as the port's frame ring numbers its frames.
 func TestFeedCANFillsUDSStore(t *testing.T) {
+	an := feedSimTruck(t)
+	st := an.uds.Status()
+	if len(st.Ports) != 1 || st.Ports[0].UDS.Requests != j1939gen.WorkshopRequests {
+		t.Fatalf("UDS store %+v", st)
+	}
+	snap := an.uds.Transactions()
+	frames := an.can.Lookup("can0").Frames()
+	snap.Range(snap.FirstSeq(), func(_ uint64, r isotp.Record) bool {
+		if r.Request == nil {
+			t.Errorf("unmatched %+v", r)
+			return true
+		}
+		f, ok := frames.Get(r.Request.Seq)
+		if !ok || !f.Time.Equal(r.Request.Time) {
+			t.Errorf("transaction %d points at frame %d: %+v", r.ID, r.Request.Seq, f)
+		}
+		return true
+	})
+}
+
+// feedSimTruck runs the sim truck's can0, its workshop session on, once
+// through to its end into new analysers' can0 port, as the daemon feeds
+// a port, failing on a frame its analysers cannot decode.
+func feedSimTruck(t *testing.T) *analysers {
+	t.Helper()
 	an := testAnalysers(t, rtp.Options{}, testSource{name: "can0", kind: capture.KindCAN})
 	consume, _, err := an.attach("can0", capture.KindCAN)
 	if err != nil {
@@ -48,23 +71,7 @@ func TestFeedCANFillsUDSStore(t *testing.T) {
 		}
 		h.Release(b)
 	}
-	st := an.uds.Status()
-	if len(st.Ports) != 1 || st.Ports[0].UDS.Requests != j1939gen.WorkshopRequests {
-		t.Fatalf("UDS store %+v", st)
-	}
-	snap := an.uds.Transactions()
-	frames := an.can.Lookup("can0").Frames()
-	snap.Range(snap.FirstSeq(), func(_ uint64, r isotp.Record) bool {
-		if r.Request == nil {
-			t.Errorf("unmatched %+v", r)
-			return true
-		}
-		f, ok := frames.Get(r.Request.Seq)
-		if !ok || !f.Time.Equal(r.Request.Time) {
-			t.Errorf("transaction %d points at frame %d: %+v", r.ID, r.Request.Seq, f)
-		}
-		return true
-	})
+	return an
 }
 
 // dbc_load of a J1939 DBC extends the SPN catalogue the J1939 store uses.
@@ -77,14 +84,7 @@ func TestDBCLoadExtendsSPNCatalogue(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), data
-	plan, err := planBudget(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, an := analysersOf(t, cfg, rtp.Options{})
 	if _, ok := an.j1939.Catalogue().Lookup(9999); ok {
 		t.Fatal("SPN 9999 known before the file was loaded")
 	}
@@ -111,14 +111,7 @@ func TestDBCPreload(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, t.TempDir(), data
-	plan, err := planBudget(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	an, err := newAnalysers(plan, cfg.Store, rtp.Options{}, netdecode.Options{}, trunk.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, an := analysersOf(t, cfg, rtp.Options{})
 	var log bytes.Buffer
 	if err := an.preloadDBC(context.Background(), []string{"loose.dbc"}, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
 		t.Fatal(err)

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"fieldtap/drivers/wire"
-	"fieldtap/services/recorder"
-	"fieldtap/services/ring"
 )
 
 // TestExportASCAndBLFReadByPythonCAN exports a port whose store kept the
@@ -27,29 +25,9 @@ import (
 // within 1 µs of its time with its id, kind, FD flags and data.
 func TestExportASCAndBLFReadByPythonCAN(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 123456789, time.UTC)
-	s, err := New(ring.Limits{Items: 100, Bytes: 100 * FDFrameBytes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Port("can0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := recorder.Open(recorder.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Close()
-	rp := rec.Port("can0")
-	type fr struct {
-		at    time.Time
-		id    uint32
-		flags uint8
-		data  []byte
-	}
-	var all []fr
+	var all []exportFrame
 	for i := range 1000 {
-		f := fr{at: t0.Add(time.Duration(i) * 1234567 * time.Nanosecond), id: uint32(0x18FEF100 | wire.CANEFF), data: []byte{byte(i >> 8), byte(i)}}
+		f := exportFrame{at: t0.Add(time.Duration(i) * 1234567 * time.Nanosecond), id: uint32(0x18FEF100 | wire.CANEFF), data: []byte{byte(i >> 8), byte(i)}}
 		switch i % 4 {
 		case 1:
 			f.id, f.data = 0x123, []byte{1, 2, 3, 4, 5, 6, 7, byte(i)}
@@ -69,11 +47,8 @@ func TestExportASCAndBLFReadByPythonCAN(t *testing.T) {
 			}
 		}
 		all = append(all, f)
-		p.AddFrame(f.at, f.id, f.flags, f.data)
-		b, _ := wire.AppendCANFrame(nil, f.id, f.flags, f.data)
-		rp.Write(f.at, wire.LinkCANSocketCAN, b, 0)
 	}
-	rec.Flush()
+	s, rec := storeAndRecord(t, all)
 	dir := t.TempDir()
 	var pairs []string
 	for _, format := range []Format{FormatASC, FormatBLF} {
