@@ -214,14 +214,15 @@ func digestOf(r *http.Request) (string, error) {
 }
 
 // rangeOf is the part of the file the body holds: the Content-Range, or
-// without one the whole file. Content-Length is required (411 without),
-// so the server stops the body at the declared bytes; with a
-// Content-Range it must be the range's length.
+// without one the whole file, whose size is the Content-Length (411
+// without one). With a Content-Range a Content-Length must be the
+// range's length; a chunked body (a client streaming from a pipe) is read
+// to the range's length and must end there.
 func rangeOf(r *http.Request) (byteRange, int, error) {
-	if r.ContentLength < 0 {
-		return byteRange{}, http.StatusLengthRequired, errors.New("Content-Length required: the body is the file, or with Content-Range a part of it, of a declared length")
-	}
 	h := r.Header.Get("Content-Range")
+	if h == "" && r.ContentLength < 0 {
+		return byteRange{}, http.StatusLengthRequired, errors.New("Content-Length required: the body is the whole file, of its size (or send Content-Range: bytes FIRST-LAST/TOTAL)")
+	}
 	if h == "" {
 		if r.ContentLength == 0 {
 			return byteRange{}, http.StatusBadRequest, errors.New("empty body: a PUT carries the file, or with Content-Range a part of it")
@@ -232,7 +233,7 @@ func rangeOf(r *http.Request) (byteRange, int, error) {
 	if err != nil {
 		return byteRange{}, http.StatusBadRequest, err
 	}
-	if rng.length() != r.ContentLength {
+	if r.ContentLength >= 0 && rng.length() != r.ContentLength {
 		return byteRange{}, http.StatusBadRequest, fmt.Errorf("Content-Length %d: the Content-Range %q holds %d bytes", r.ContentLength, h, rng.length())
 	}
 	return rng, 0, nil
@@ -301,6 +302,16 @@ func (p *putCall) write(r *http.Request, id string, rng byteRange) (int64, bool)
 			p.w.Header().Set(headerUploadOffset, strconv.FormatInt(off, 10))
 			p.fail(toolUploadChunk, chunkArgs(id, rng.first, off-rng.first), http.StatusBadRequest,
 				fmt.Sprintf("body ended after %d of its %d bytes (%v); the upload stands at %d: send the rest from there", off-rng.first, rng.length(), rerr, off))
+			return 0, false
+		}
+	}
+	if r.ContentLength < 0 {
+		// A chunked body ends where its range does; the server bounds a
+		// Content-Length body itself.
+		if n, _ := r.Body.Read(buf[:1]); n > 0 {
+			p.w.Header().Set(headerUploadOffset, strconv.FormatInt(off, 10))
+			p.fail(toolUploadChunk, chunkArgs(id, rng.first, rng.length()), http.StatusBadRequest,
+				fmt.Sprintf("body longer than its Content-Range of %d bytes: those were kept, the rest refused; the upload stands at %d", rng.length(), off))
 			return 0, false
 		}
 	}

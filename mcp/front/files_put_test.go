@@ -349,3 +349,49 @@ func TestPutCutMidBodyResumes(t *testing.T) {
 		t.Fatalf("the rest: %s %s", resp.Status, body2)
 	}
 }
+
+// onlyReader hides a reader's length, so the client sends the body
+// chunked, as curl does reading a pipe.
+type onlyReader struct{ io.Reader }
+
+// TestPutChunkedRanges: a chunked body is taken to its Content-Range and
+// must end there; one that runs on is refused with its range kept, and
+// a whole file needs its Content-Length.
+func TestPutChunkedRanges(t *testing.T) {
+	data, err := os.ReadFile(refdata.File(t, "sip", "SIP_CALL_RTP_G711.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _, _ := putServer(t, upload.Limits{MaxFileBytes: 8 << 20, MaxTotalBytes: 8 << 20})
+	path := ts.URL + mcp.FilesPath + "captures/piped.pcap"
+	put := func(body []byte, h map[string]string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPut, path, onlyReader{bytes.NewReader(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+secretOther)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if resp, body := put(data, map[string]string{headerDigest: hexSum(data)}); resp.StatusCode != http.StatusLengthRequired {
+		t.Fatalf("a whole file chunked: %s %s", resp.Status, body)
+	}
+	const first = 4000
+	resp, body := put(data[:first+10], map[string]string{"Content-Range": contentRange(0, first-1, len(data)), headerDigest: hexSum(data)})
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get(headerUploadOffset) != strconv.Itoa(first) || !strings.Contains(body, "longer than its Content-Range") {
+		t.Fatalf("a chunked body past its range: %s %v %s", resp.Status, resp.Header, body)
+	}
+	resp, body = put(data[first:], map[string]string{"Content-Range": contentRange(first, len(data)-1, len(data))})
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(body, `"kind":"pcap"`) {
+		t.Fatalf("the rest, chunked: %s %s", resp.Status, body)
+	}
+}
