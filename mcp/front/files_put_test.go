@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"time"
 	"strconv"
 	"strings"
 	"testing"
@@ -393,5 +394,57 @@ func TestPutChunkedRanges(t *testing.T) {
 	resp, body = put(data[first:], map[string]string{"Content-Range": contentRange(first, len(data)-1, len(data))})
 	if resp.StatusCode != http.StatusCreated || !strings.Contains(body, `"kind":"pcap"`) {
 		t.Fatalf("the rest, chunked: %s %s", resp.Status, body)
+	}
+}
+
+// TestPutBusy: with maxPuts requests holding their bodies open, one more
+// is answered 503 with Retry-After; the held ones then finish their
+// ranges.
+func TestPutBusy(t *testing.T) {
+	ts, table, _ := putServer(t, upload.Limits{MaxFileBytes: 1 << 20, MaxTotalBytes: 1 << 20})
+	file := []byte("a file that will never pass the detector, which is not the point")
+	type held struct {
+		w    *io.PipeWriter
+		done chan *http.Response
+	}
+	var open []held
+	for i := range maxPuts {
+		pr, pw := io.Pipe()
+		req, err := http.NewRequest(http.MethodPut, fmt.Sprintf("%s%scaptures/held%d.log", ts.URL, mcp.FilesPath, i), pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+secretOther)
+		req.Header.Set("Content-Range", contentRange(0, 9, len(file)))
+		req.Header.Set(headerDigest, hexSum(file))
+		h := held{w: pw, done: make(chan *http.Response, 1)}
+		go func() {
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				h.done <- nil
+				return
+			}
+			resp.Body.Close()
+			h.done <- resp
+		}()
+		open = append(open, h)
+		// Begun means the request holds its slot (taken before Begin).
+		for {
+			if _, ok := table.Find("captures", fmt.Sprintf("held%d.log", i)); ok {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	resp, body := send(t, ts, putReq{method: http.MethodPut, path: mcp.FilesPath + "captures/one-more.log", token: secretOther, body: file, header: map[string]string{headerDigest: hexSum(file)}})
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != strconv.Itoa(putRetryAfter) || !strings.Contains(body, "retry later") {
+		t.Errorf("one past the bound: %s %v %s", resp.Status, resp.Header, body)
+	}
+	for _, h := range open {
+		h.w.Write(file[:10])
+		h.w.Close()
+		if resp := <-h.done; resp == nil || resp.StatusCode != http.StatusNoContent {
+			t.Errorf("a held request: %v", resp)
+		}
 	}
 }
