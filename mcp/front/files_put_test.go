@@ -14,10 +14,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"time"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"fieldtap/drivers/filesource"
 	"fieldtap/mcp"
