@@ -39,6 +39,9 @@ func (b *box) startEndpoint(ctx context.Context) (func() error, error) {
 		}
 		ep := front.NewHTTPEndpoint(srv, b.access.httpOptions(b.cfg.MCP, b.log))
 		ep.ServeFiles(mcp.FilesPath, downloads)
+		if b.uploads != nil {
+			ep.ServeUploads(mcp.FilesPath, b.uploads)
+		}
 		serve = func(ctx context.Context) error { return serveHTTP(ctx, ln, ep, b.conns, b.log, b.stdio.Listening) }
 	}
 	serveCtx, stopServing := context.WithCancel(ctx)

@@ -7,7 +7,7 @@ import (
 
 // Caller is who made a call, as far as the transport can prove it.
 type Caller struct {
-	Transport string   // "stdio" or "http"
+	Transport string   // "stdio", "http" (the MCP endpoint) or "http-put" (the upload route)
 	Peer      string   // remote IP over HTTP; empty over stdio
 	TokenID   string   // empty when no token was presented
 	Scopes    []string // nil: no token scheme in force, every scope

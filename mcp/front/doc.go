@@ -5,7 +5,9 @@
 // session table that bounds mcp-go's, body and write deadlines, the call
 // caps, the drain at shutdown), the connection caps on its listeners
 // (ConnPool: per address and in all), the same door in front of the status page and
-// /metrics (Protect), and file downloads over HTTP GET (FileServer).
+// /metrics (Protect), file downloads over HTTP GET (FileServer), and
+// uploads over HTTP PUT into the upload table the MCP upload tools use
+// (ServeUploads).
 //
 // It serves the *server.MCPServer it is given (mcp.NewServer builds it,
 // the daemon wires the two) and never imports mcp: it shares with the

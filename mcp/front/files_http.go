@@ -66,7 +66,7 @@ func (f *FileServer) Stats() FileStats {
 // and bearer-token checks as the MCP endpoint: any valid token may read.
 func (e *HTTPEndpoint) ServeFiles(prefix string, f *FileServer) {
 	g := e.gate
-	e.mux.Handle("GET "+prefix+"{name...}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	e.downloads = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.refuseOrigin(w, r) {
 			return
 		}
@@ -82,7 +82,8 @@ func (e *HTTPEndpoint) ServeFiles(prefix string, f *FileServer) {
 			}
 		}
 		f.serve(w, r, r.PathValue("name"))
-	}))
+	})
+	e.mux.Handle("GET "+prefix+"{name...}", e.downloads)
 }
 
 func (f *FileServer) serve(w http.ResponseWriter, r *http.Request, name string) {

@@ -73,6 +73,9 @@ type HTTPEndpoint struct {
 	gate *gate
 	sess *sessions
 	h    *server.StreamableHTTPServer
+	// downloads is the GET route of ServeFiles, which the upload route's
+	// HEAD hands the areas it does not own.
+	downloads http.Handler
 }
 
 // NewHTTPEndpoint builds the endpoint. Its sessions are bounded in number

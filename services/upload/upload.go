@@ -49,8 +49,53 @@ const (
 // can fix it. Other errors are the box's (a disk that fails).
 var ErrRefused = errors.New("upload refused")
 
-func refuse(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+// Cause is what a refusal is about, so that a transport can answer each
+// in its own terms (the HTTP PUT route, a status code each).
+type Cause int
+
+const (
+	// CauseRequest: a bad area, name, size, digest or chunk.
+	CauseRequest Cause = iota
+	// CauseQuota: over files.max_file_bytes or files.max_total_bytes.
+	CauseQuota
+	// CauseOffset: a chunk not at the offset the upload stands at, or a
+	// finish before every byte arrived.
+	CauseOffset
+	// CauseDigest: the bytes received do not have the declared SHA-256.
+	CauseDigest
+	// CauseContent: the area's check refused what the file holds.
+	CauseContent
+	// CauseConflict: the name exists, another upload of it is open, or
+	// another call for the upload is running.
+	CauseConflict
+	// CauseGone: no such upload in progress.
+	CauseGone
+	// CauseFull: MaxInProgress uploads are open.
+	CauseFull
+)
+
+// Refusal is a refusal of one Cause; errors.Is(err, ErrRefused) holds.
+type Refusal struct {
+	Cause Cause
+	msg   string
+}
+
+func (r *Refusal) Error() string { return ErrRefused.Error() + ": " + r.msg }
+
+// Is makes every Refusal an ErrRefused.
+func (r *Refusal) Is(target error) bool { return target == ErrRefused }
+
+// CauseOf is the Cause of a refusal; ok is false for any other error.
+func CauseOf(err error) (c Cause, ok bool) {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Cause, true
+	}
+	return 0, false
+}
+
+func refuse(c Cause, format string, args ...any) error {
+	return &Refusal{Cause: c, msg: fmt.Sprintf(format, args...)}
 }
 
 // Area is a directory uploads land in and the check its files must pass.
@@ -136,20 +181,20 @@ type Begun struct {
 func (t *Table) Begin(area, name string, size int64, digest string) (Begun, error) {
 	a, ok := t.areas[area]
 	if !ok {
-		return Begun{}, refuse("area %q: uploads go to %s", area, strings.Join(t.order, " or "))
+		return Begun{}, refuse(CauseRequest, "area %q: uploads go to %s", area, strings.Join(t.order, " or "))
 	}
 	if err := checkName(name); err != nil {
 		return Begun{}, err
 	}
 	digest = strings.ToLower(digest)
 	if b, err := hex.DecodeString(digest); err != nil || len(b) != sha256.Size {
-		return Begun{}, refuse("sha256 %q: want 64 hex digits", digest)
+		return Begun{}, refuse(CauseRequest, "sha256 %q: want 64 hex digits", digest)
 	}
 	if size <= 0 {
-		return Begun{}, refuse("size %d: want at least 1 byte", size)
+		return Begun{}, refuse(CauseRequest, "size %d: want at least 1 byte", size)
 	}
 	if size > t.lim.MaxFileBytes {
-		return Begun{}, refuse("size %d bytes is over the files.max_file_bytes quota of %d", size, t.lim.MaxFileBytes)
+		return Begun{}, refuse(CauseQuota, "size %d bytes is over the files.max_file_bytes quota of %d", size, t.lim.MaxFileBytes)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -162,20 +207,20 @@ func (t *Table) Begin(area, name string, size int64, digest string) (Begun, erro
 			u.touched = t.now()
 			return Begun{ID: u.id, Next: u.next, Size: u.size, Resumed: true}, nil
 		}
-		return Begun{}, refuse("%s/%s: an upload of it with another size or digest is in progress (upload %s); finish it or wait for it to expire after %v", area, name, u.id, t.lim.Expiry)
+		return Begun{}, refuse(CauseConflict, "%s/%s: an upload of it with another size or digest is in progress (upload %s); finish it or wait for it to expire after %v", area, name, u.id, t.lim.Expiry)
 	}
 	if _, err := os.Lstat(filepath.Join(a.Dir, name)); err == nil {
-		return Begun{}, refuse("%s/%s exists; uploads never replace a file, choose another name", area, name)
+		return Begun{}, refuse(CauseConflict, "%s/%s exists; uploads never replace a file, choose another name", area, name)
 	}
 	if len(t.ups) >= MaxInProgress {
-		return Begun{}, refuse("%d uploads are in progress, the most the box keeps; finish one or wait for one to expire after %v", MaxInProgress, t.lim.Expiry)
+		return Begun{}, refuse(CauseFull, "%d uploads are in progress, the most the box keeps; finish one or wait for one to expire after %v", MaxInProgress, t.lim.Expiry)
 	}
 	used, err := t.usedLocked()
 	if err != nil {
 		return Begun{}, err
 	}
 	if used+size > t.lim.MaxTotalBytes {
-		return Begun{}, refuse("size %d bytes with %d stored or in progress is over the files.max_total_bytes quota of %d", size, used, t.lim.MaxTotalBytes)
+		return Begun{}, refuse(CauseQuota, "size %d bytes with %d stored or in progress is over the files.max_total_bytes quota of %d", size, used, t.lim.MaxTotalBytes)
 	}
 	id, err := newID()
 	if err != nil {
@@ -203,17 +248,17 @@ func (t *Table) Begin(area, name string, size int64, digest string) (Begun, erro
 func checkName(name string) error {
 	switch {
 	case name == "" || len(name) > maxName:
-		return refuse("name %q: want 1 to %d bytes", name, maxName)
+		return refuse(CauseRequest, "name %q: want 1 to %d bytes", name, maxName)
 	case strings.ContainsAny(name, "/\\"):
-		return refuse("name %q: a plain file name, no directory", name)
+		return refuse(CauseRequest, "name %q: a plain file name, no directory", name)
 	case strings.HasPrefix(name, "."):
-		return refuse("name %q: a name starting with a dot is hidden", name)
+		return refuse(CauseRequest, "name %q: a name starting with a dot is hidden", name)
 	case strings.HasSuffix(name, ".tmp"):
-		return refuse("name %q: a .tmp name is hidden", name)
+		return refuse(CauseRequest, "name %q: a .tmp name is hidden", name)
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f || r == 0xfffd {
-			return refuse("name %q: control or invalid characters", name)
+			return refuse(CauseRequest, "name %q: control or invalid characters", name)
 		}
 	}
 	return nil
@@ -280,9 +325,9 @@ func (t *Table) takeLocked(id string) (*upload, error) {
 	u, ok := t.ups[id]
 	switch {
 	case !ok:
-		return nil, refuse("upload %q: no such upload in progress (finished, dropped, expired after %v, or the box restarted): begin it again", id, t.lim.Expiry)
+		return nil, refuse(CauseGone, "upload %q: no such upload in progress (finished, dropped, expired after %v, or the box restarted): begin it again", id, t.lim.Expiry)
 	case u.busy:
-		return nil, refuse("upload %q: another call for it is running; retry when it answers", id)
+		return nil, refuse(CauseConflict, "upload %q: another call for it is running; retry when it answers", id)
 	}
 	u.busy = true
 	return u, nil
@@ -300,13 +345,13 @@ func (t *Table) Chunk(id string, off int64, data []byte) (int64, error) {
 	defer func() { u.busy = false }()
 	switch {
 	case off != u.next:
-		return u.next, refuse("offset %d: the upload stands at %d; send the chunk starting there", off, u.next)
+		return u.next, refuse(CauseOffset, "offset %d: the upload stands at %d; send the chunk starting there", off, u.next)
 	case len(data) == 0:
-		return u.next, refuse("empty chunk at offset %d", off)
+		return u.next, refuse(CauseRequest, "empty chunk at offset %d", off)
 	case len(data) > MaxChunk:
-		return u.next, refuse("chunk of %d bytes: at most %d", len(data), MaxChunk)
+		return u.next, refuse(CauseRequest, "chunk of %d bytes: at most %d", len(data), MaxChunk)
 	case off+int64(len(data)) > u.size:
-		return u.next, refuse("chunk of %d bytes at offset %d runs past the declared size %d", len(data), off, u.size)
+		return u.next, refuse(CauseRequest, "chunk of %d bytes at offset %d runs past the declared size %d", len(data), off, u.size)
 	}
 	t.mu.Unlock()
 	werr := writeAt(u.part, data, off)
@@ -345,6 +390,35 @@ func (t *Table) Status(id string) (Begun, error) {
 	return Begun{ID: u.id, Next: u.next, Size: u.size, Resumed: true}, nil
 }
 
+// Find is the upload of name in area in progress, if any: a caller that
+// knows the file, not the id (the HTTP PUT route, which names the file).
+func (t *Table) Find(area, name string) (Begun, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.expireLocked()
+	for _, u := range t.ups {
+		if u.area == area && u.name == name {
+			return Begun{ID: u.id, Next: u.next, Size: u.size, Resumed: true}, true
+		}
+	}
+	return Begun{}, false
+}
+
+// Stored is the regular file name holds in area, if any: what an
+// upload landed as (or anything else under that name, which no upload
+// may replace).
+func (t *Table) Stored(area, name string) (fs.FileInfo, bool) {
+	a, ok := t.areas[area]
+	if !ok || checkName(name) != nil {
+		return nil, false
+	}
+	fi, err := os.Lstat(filepath.Join(a.Dir, name))
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	return fi, true
+}
+
 // Done is a finished upload.
 type Done struct {
 	Area, Name, Kind, SHA256 string
@@ -376,15 +450,15 @@ func (t *Table) Finish(id string) (Done, error) {
 // open (its partial is still right).
 func (t *Table) finish(u *upload) (d Done, keep bool, err error) {
 	if u.next != u.size {
-		return Done{}, true, refuse("upload %s holds %d of its %d bytes; send the rest from offset %d", u.id, u.next, u.size, u.next)
+		return Done{}, true, refuse(CauseOffset, "upload %s holds %d of its %d bytes; send the rest from offset %d", u.id, u.next, u.size, u.next)
 	}
 	if got := hex.EncodeToString(u.sum.Sum(nil)); got != u.digest {
-		return Done{}, false, refuse("%s/%s: the %d bytes received have SHA-256 %s, not the declared %s; the upload is dropped, begin it again", u.area, u.name, u.size, got, u.digest)
+		return Done{}, false, refuse(CauseDigest, "%s/%s: the %d bytes received have SHA-256 %s, not the declared %s; the upload is dropped, begin it again", u.area, u.name, u.size, got, u.digest)
 	}
 	a := t.areas[u.area]
 	kind, err := a.Check(u.name, u.part)
 	if err != nil {
-		return Done{}, false, refuse("%s/%s: not kept: %v", u.area, u.name, err)
+		return Done{}, false, refuse(CauseContent, "%s/%s: not kept: %v", u.area, u.name, err)
 	}
 	if err := syncFile(u.part); err != nil {
 		return Done{}, true, err
@@ -393,7 +467,7 @@ func (t *Table) finish(u *upload) (d Done, keep bool, err error) {
 	final := filepath.Join(a.Dir, u.name)
 	if err := os.Link(u.part, final); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return Done{}, false, refuse("%s/%s appeared while uploading; uploads never replace a file, begin again under another name", u.area, u.name)
+			return Done{}, false, refuse(CauseConflict, "%s/%s appeared while uploading; uploads never replace a file, begin again under another name", u.area, u.name)
 		}
 		return Done{}, true, fmt.Errorf("%s/%s: %w", u.area, u.name, err)
 	}

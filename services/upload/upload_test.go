@@ -216,3 +216,72 @@ func TestUploadTableBound(t *testing.T) {
 	_, err := tb.Begin("captures", "one more", 1, digest(nil))
 	refused(t, err, fmt.Sprintf("%d uploads are in progress", MaxInProgress))
 }
+
+// TestUploadFoundByNameAndCaused: a transport that names the file finds
+// its upload in progress, then the stored file; each refusal carries the
+// cause a transport answers it by.
+func TestUploadFoundByNameAndCaused(t *testing.T) {
+	tb, _ := newTable(t, Limits{MaxFileBytes: 100, MaxTotalBytes: 110})
+	data := []byte("ok-found-by-name")
+	if _, ok := tb.Find("captures", "f.log"); ok {
+		t.Fatal("found an upload before any began")
+	}
+	b, err := tb.Begin("captures", "f.log", int64(len(data)), digest(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Chunk(b.ID, 0, data[:5]); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := tb.Find("captures", "f.log"); !ok || f.ID != b.ID || f.Next != 5 || f.Size != int64(len(data)) {
+		t.Fatalf("find = %+v, %v", f, ok)
+	}
+	if _, ok := tb.Stored("captures", "f.log"); ok {
+		t.Fatal("an upload in progress is stored")
+	}
+	cause := func(err error, want Cause) {
+		t.Helper()
+		if c, ok := CauseOf(err); !ok || c != want || !errors.Is(err, ErrRefused) {
+			t.Fatalf("%v: cause %v %v, want %v", err, c, ok, want)
+		}
+	}
+	_, err = tb.Chunk(b.ID, 0, data)
+	cause(err, CauseOffset)
+	_, err = tb.Begin("captures", "g.log", 101, digest(data))
+	cause(err, CauseQuota)
+	_, err = tb.Begin("captures", "g.log", 100, digest(data))
+	cause(err, CauseQuota) // 16 declared in progress plus 100 is over 110
+	_, err = tb.Begin("captures", "f.log", 9, digest(data))
+	cause(err, CauseConflict)
+	_, err = tb.Begin("captures", ".f.log", 9, digest(data))
+	cause(err, CauseRequest)
+	_, err = tb.Chunk("0123456789abcdef", 0, data)
+	cause(err, CauseGone)
+	if _, ok := CauseOf(errors.New("disk")); ok {
+		t.Fatal("a plain error has a cause")
+	}
+	if _, err := tb.Chunk(b.ID, 5, data[5:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Finish(b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tb.Find("captures", "f.log"); ok {
+		t.Fatal("a finished upload is still in progress")
+	}
+	if fi, ok := tb.Stored("captures", "f.log"); !ok || fi.Size() != int64(len(data)) {
+		t.Fatalf("stored = %v, %v", fi, ok)
+	}
+	bad := []byte("no, not ok")
+	b, err = tb.Begin("captures", "bad.log", int64(len(bad)), digest(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.Chunk(b.ID, 0, bad)
+	_, err = tb.Finish(b.ID)
+	cause(err, CauseDigest)
+	b, _ = tb.Begin("captures", "bad.log", int64(len(bad)), digest(bad))
+	tb.Chunk(b.ID, 0, bad)
+	_, err = tb.Finish(b.ID)
+	cause(err, CauseContent)
+}
