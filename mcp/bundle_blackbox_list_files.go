@@ -47,6 +47,9 @@ type FileKind struct {
 	Kind            string
 	First, Last     time.Time // zero: none
 	LastNotComputed string
+	// Untimed: a file that holds no frames (a DBC, a TLS key log), so no
+	// first or last time is looked for.
+	Untimed bool
 }
 
 // listFilesScanBytes bounds what one list_files answer reads to find
@@ -69,7 +72,7 @@ type listFilesIn struct {
 var listFiles = tool[listFilesIn, page[fileRow]]{
 	name:  "list_files",
 	reads: readsNothing,
-	desc:  "Files by area: name, bytes, modified, kind (the --source detector), captures' first/last frame time.",
+	desc:  "Files by area: name, bytes, modified, kind (the --source detector; data: dbc or tls_keylog), captures' first/last frame time.",
 	hints: readOnly(),
 	ids:   []string{"area", "name"},
 	run: func(c *call, in listFilesIn) (page[fileRow], error) {
@@ -120,6 +123,8 @@ func describeRow(c *call, r *fileRow, scan *int64) {
 		*scan -= r.Bytes
 	}
 	switch {
+	case fk.Untimed:
+		return
 	case fk.Kind == "":
 		r.Kind, r.TimesNote = "other", "not a capture the --source detector reads"
 		return

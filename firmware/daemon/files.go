@@ -72,6 +72,14 @@ func (c *fileCatalog) Describe(name string, scanBytes int64) (mcp.FileKind, erro
 	if err != nil {
 		return mcp.FileKind{}, err
 	}
+	if area == dataRoot {
+		// The data area holds what an upload into it was checked to be.
+		kind, err := checkData(name, path)
+		if err != nil {
+			return mcp.FileKind{}, err
+		}
+		return mcp.FileKind{Kind: kind, Untimed: true}, nil
+	}
 	d, err := filesource.Describe(path, scanBytes)
 	if err != nil {
 		return mcp.FileKind{}, err
