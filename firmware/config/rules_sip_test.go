@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,6 +81,30 @@ func TestSIPRulesNameTheBadValue(t *testing.T) {
 		}
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `rule "a"`) {
 			t.Errorf("%q: %v, want %q", c.toml, err, c.want)
+		}
+	}
+}
+
+// TestRulesDocExamplesLoad: every TOML block of docs/rules.md is a
+// configuration the box accepts (the commented keys apart).
+func TestRulesDocExamplesLoad(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "rules.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(b), "```toml\n")[1:]
+	if len(blocks) < 2 {
+		t.Fatalf("%d TOML blocks in docs/rules.md", len(blocks))
+	}
+	for i, blk := range blocks {
+		body, _, _ := strings.Cut(blk, "```")
+		// seal_evidence needs the recorder: give it one.
+		cfg, err := Parse("rules.md", []byte("board = \"sim\"\n[recorder]\nenabled = true\ndir = \"/tmp/rec\"\n"+body))
+		if err != nil {
+			t.Fatalf("block %d: %v", i+1, err)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("block %d: %v\n%s", i+1, err, body)
 		}
 	}
 }

@@ -347,8 +347,7 @@ func TestRegFailuresCountAsSIPRegistrations(t *testing.T) {
 	}
 	const cut = 30 // seconds into the capture: the first part
 	type txn struct {
-		aor   string
-		at    float64
+		at    float64 // the final answer's time, else the request's
 		final int
 	}
 	txns := map[string]*txn{}
