@@ -13,6 +13,12 @@ type ruleVerdictRow struct {
 	Port        string             `json:"port,omitempty"`
 	Code        int                `json:"code" jsonschema:"dm1_active: the SPN; j1587_fault: the PID; 0 for the other kinds"`
 	FMI         *int               `json:"fmi" jsonschema:"the fault kinds' FMI; null for any"`
+	Group       string             `json:"group,omitempty" jsonschema:"sip_asr, sip_ner, sip_pdd: the group_dialogs dimension; absent for every dialog"`
+	Key         string             `json:"key,omitempty" jsonschema:"the group's value"`
+	Percentile  int                `json:"percentile,omitempty" jsonschema:"sip_pdd: 50 or 95"`
+	Band        string             `json:"band,omitempty" jsonschema:"mos_share: the G.107 band (it and the worse ones)"`
+	AoR         string             `json:"aor,omitempty" jsonschema:"sip_reg_failures: text of the addresses of record counted"`
+	Finding     string             `json:"finding,omitempty" jsonschema:"sip_security: the finding kind counted; absent for every kind"`
 	Severity    string             `json:"severity"`
 	State       string             `json:"state" jsonschema:"ok, pending (holds, not yet for its for), firing, or no_data (population guard not met)"`
 	Since       *time.Time         `json:"since" jsonschema:"when the state began; null before the first evaluation"`
@@ -33,6 +39,7 @@ type ruleVerdictRow struct {
 
 func ruleVerdictRowOf(v rules.Verdict) ruleVerdictRow {
 	r := ruleVerdictRow{Rule: v.Rule.Name, Kind: v.Rule.Kind, Port: v.Rule.Port, Code: v.Rule.Code, FMI: v.Rule.FMI, Severity: v.Rule.Severity, State: v.State,
+		Group: v.Rule.Group, Key: v.Rule.Key, Percentile: v.Rule.Percentile, Band: v.Rule.Band, AoR: v.Rule.AoR, Finding: v.Rule.Finding,
 		Op: v.Rule.Op, Threshold: v.Rule.Value, Window: v.Rule.Window.String(), For: v.Rule.For.String(), MinSamples: v.Rule.MinSamples,
 		Samples: v.Samples, Why: v.Why, Transitions: v.Transitions, Trimmed: v.Trimmed,
 		Tool: v.Evidence.Tool, Args: v.Evidence.Args, Figures: v.Evidence.Figures}

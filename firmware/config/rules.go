@@ -24,7 +24,18 @@ type Rule struct {
 	// leave the rule no_data.
 	MinSamples   int  `toml:"min_samples"`
 	SealEvidence bool `toml:"seal_evidence"`
+	// The SIP and media kinds' selectors (docs/rules.md).
+	Group      string `toml:"group"`      // sip_asr, sip_ner, sip_pdd: a group_dialogs dimension
+	Key        string `toml:"key"`        // the group's value
+	Percentile int    `toml:"percentile"` // sip_pdd: 50 or 95; absent = DefaultPDDPercentile
+	Band       string `toml:"band"`       // mos_share: a G.107 band
+	AoR        string `toml:"aor"`        // sip_reg_failures: text of the address of record
+	Finding    string `toml:"finding"`    // sip_security: a finding kind
 }
+
+// DefaultPDDPercentile is a sip_pdd rule's percentile when it names
+// none: the median.
+const DefaultPDDPercentile = 50
 
 // DefaultRuleWindow is a rule's window when it names none.
 const DefaultRuleWindow = "1m"
@@ -50,8 +61,13 @@ func (c Config) Rules() ([]rules.Rule, error) {
 				errs = append(errs, fmt.Errorf("%s: for %q: want a duration such as 30s", at, r.For))
 			}
 		}
+		pct := r.Percentile
+		if pct == 0 && r.Kind == rules.KindSIPPDD {
+			pct = DefaultPDDPercentile
+		}
 		out = append(out, rules.Rule{Name: r.Name, Kind: r.Kind, Port: r.Port, Code: r.Code, FMI: r.FMI, Op: r.Op, Value: r.Value,
-			Window: window, For: hold, Severity: r.Severity, MinSamples: r.MinSamples, SealEvidence: r.SealEvidence})
+			Window: window, For: hold, Severity: r.Severity, MinSamples: r.MinSamples, SealEvidence: r.SealEvidence,
+			Group: r.Group, Key: r.Key, Percentile: pct, Band: r.Band, AoR: r.AoR, Finding: r.Finding})
 	}
 	if len(errs) == 0 {
 		if err := rules.CheckAll(out); err != nil {

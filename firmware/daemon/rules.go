@@ -25,7 +25,10 @@ func (b *box) buildRules(context.Context) (func() error, error) {
 	if err != nil || len(rs) == 0 {
 		return nil, err
 	}
-	src := rules.Box{Ports: &b.reg, CAN: b.an.can, J1939: b.an.j1939, J1587: b.an.j1587}
+	src := rules.Box{Ports: &b.reg, CAN: b.an.can, J1939: b.an.j1939, J1587: b.an.j1587, SIP: b.an.sip, Media: b.an.media}
+	// The configuration is checked, thresholds included; sip_security
+	// rules count what sip_security_findings finds.
+	src.SIPSecurity, _ = b.cfg.SIPSecurity.Thresholds()
 	if b.rec.rec != nil {
 		src.Recorder = b.rec.rec
 	}

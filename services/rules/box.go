@@ -9,6 +9,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
+	"fieldtap/services/sipsecurity"
 )
 
 // Ports lists the capture ports (*ports.Registry).
@@ -44,6 +45,11 @@ type Box struct {
 	Recorder RecorderStatus
 	J1939    J1939Faults
 	J1587    J1587Faults
+	SIP      SIPStore
+	Media    Media
+	// SIPSecurity are the thresholds sip_security_findings uses
+	// (sipsecurity.Defaults when zero).
+	SIPSecurity sipsecurity.Thresholds
 }
 
 // Read implements Reader.
@@ -59,6 +65,14 @@ func (b Box) Read(r Rule, now time.Time) Reading {
 		return b.dm1(r)
 	case KindJ1587:
 		return b.j1587(r)
+	case KindSIPASR, KindSIPNER, KindSIPPDD:
+		return b.calls(r, now)
+	case KindMOSShare:
+		return b.mosShare(r, now)
+	case KindRegFailures:
+		return b.regFailures(r, now)
+	case KindSIPSecurity:
+		return b.security(r, now)
 	}
 	return Reading{Why: "kind " + r.Kind + " is not read on this box"}
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -25,6 +26,10 @@ type Reading struct {
 	OK    bool
 	Why   string
 	Value float64
+	// Population is, for a kind the reader measures over the window
+	// itself (windowed), the records Value stands on (call attempts,
+	// streams, dialogs): the population guard counts them.
+	Population int
 	// Evidence is the figures behind Value and the MCP tool with the
 	// arguments that show them.
 	Evidence Evidence
@@ -133,16 +138,27 @@ func (s *ruleState) eval(rd Reading, now time.Time) {
 		cut--
 	}
 	s.samples = s.samples[cut:]
-	s.v.Samples = len(s.samples)
-	guard := max(r.MinSamples, 1)
+	n, guard := len(s.samples), max(r.MinSamples, 1)
 	if counter(r.Kind) {
 		guard = max(r.MinSamples, 2)
 	}
-	if len(s.samples) < guard {
+	if windowed(r.Kind) {
+		// The reading measured the window: only it counts, and its
+		// population is what the guard weighs.
+		s.samples, n = s.samples[len(s.samples)-min(len(s.samples), 1):], rd.Population
+		if !rd.OK {
+			s.samples, n = s.samples[:0], 0
+		}
+	}
+	s.v.Samples = n
+	if n < guard {
 		s.v.State, s.v.HasValue, s.held = StateNoData, false, time.Time{}
 		s.v.Why = rd.Why
 		if rd.OK || s.v.Why == "" {
 			s.v.Why = "fewer samples in the window than the population guard"
+		}
+		if rd.OK && windowed(r.Kind) {
+			s.v.Why = fmt.Sprintf("%d %s in the window, fewer than the population guard %d", n, population(r.Kind), guard)
 		}
 		return
 	}
@@ -168,8 +184,8 @@ func (s *ruleState) eval(rd Reading, now time.Time) {
 }
 
 // value is the window's figure: a running total's increase (a total
-// that went down restarted, so the increase is its newest value), or the
-// newest level.
+// that went down restarted, so the increase is its newest value, unless
+// the kind never restarts), or the newest level.
 func (s *ruleState) value() float64 {
 	last := s.samples[len(s.samples)-1].v
 	if !counter(s.v.Rule.Kind) {
@@ -178,9 +194,10 @@ func (s *ruleState) value() float64 {
 	inc := 0.0
 	for i := 1; i < len(s.samples); i++ {
 		d := s.samples[i].v - s.samples[i-1].v
-		if d < 0 {
+		if d < 0 && restarts(s.v.Rule.Kind) {
 			d = s.samples[i].v
 		}
+		d = max(d, 0)
 		inc += d
 	}
 	return inc
