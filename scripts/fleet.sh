@@ -12,11 +12,13 @@
 #
 #   scripts/fleet.sh [BOXES [SECONDS]]   e.g. scripts/fleet.sh 3 30 for a smoke run
 #
-# Three boxes get a reference capture beside the sim board so that a query
-# has a box-specific answer: truck-07, truck-23 and truck-41 replay a real
-# Kenworth's CAN log (its engine's DM1 lists SPN 168 FMI 17), truck-17 a
-# real SIP call (RTP-Protocol.pcap), from ../shared/testdata
-# (FIELDTAP_TESTDATA); the generated sim traffic is the same on every box.
+# Four boxes get a reference capture beside the sim board so that a query
+# has a box-specific answer: the boxes numbered in FLEET_KENWORTH (default
+# 7 23 41) replay a real Kenworth's CAN log (its DM1 lists SPN 168 FMI 17),
+# those in FLEET_SIPCALL (default 17) a real SIP call (RTP-Protocol.pcap),
+# from ../shared/testdata (FIELDTAP_TESTDATA); the generated sim traffic
+# is the same on every box. FLEET_WARMUP (default 60) is the seconds
+# between the last start and the first measure.
 # Needs Debian's mosquitto, mosquitto-clients, prometheus, kamailio,
 # kamailio-postgres-modules, postgresql, python3, curl and jq. Everything
 # it writes is in one temp folder (FLEET_KEEP=1 keeps it); every process
@@ -160,10 +162,8 @@ for i in $(seq 1 "$boxes"); do
 	b=$dir/boxes/$name
 	mkdir -p "$b/data" "$b/captures" "$b/export" "$b/recorder" "$b/evidence"
 	sources=""
-	case $name in
-	truck-07 | truck-23 | truck-41) sources="\"$kenworth\"" ;;
-	truck-17) sources="\"$sipcall\"" ;;
-	esac
+	for k in ${FLEET_KENWORTH-7 23 41}; do [ "$k" = "$i" ] && sources="\"$kenworth\""; done
+	for k in ${FLEET_SIPCALL-17}; do [ "$k" = "$i" ] && sources="\"$sipcall\""; done
 	cat >"$b/fieldtapd.toml" <<TOML
 board = "sim"
 sources = [$sources]
@@ -320,11 +320,11 @@ box_counter() { curl -s "${box_metrics[@]}" | awk -v m="$1" 'index($1, m) == 1 {
 prom_counter() { curl -s "http://127.0.0.1:$prom_port/metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 {s += $2} END {print s + 0}'; }
 promql() { curl -s "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"; }
 sql() { psqlq -d homer -A -t -c "$1"; }
-du_b() { du -sb "$1" | cut -f1; }
+du_b() { du -sb "$1" 2>/dev/null | cut -f1; } # a file may go while du reads
 measure() { # one line of every counter the report takes differences of
 	echo "{\"time\": $(date +%s.%N), \"snap\": $(snap "${engines[@]}"),
- \"mqtt_received\": $(sys_counter publish/messages/received), \"mqtt_sent\": $(sys_counter publish/messages/sent),
- \"mqtt_bytes_received\": $(sys_counter bytes/received),
+ \"mqtt_sent\": $(sys_counter publish/messages/sent), \"mqtt_bytes_received\": $(sys_counter bytes/received),
+ \"mqtt_retained\": $(sys_counter 'retained messages/count'),
  \"prom_samples\": $(prom_counter prometheus_tsdb_head_samples_appended_total), \"prom_series\": $(prom_counter prometheus_tsdb_head_series),
  \"mqtt_publish_bytes\": $(sys_counter publish/bytes/received), \"mqtt_all_received\": $(sys_counter messages/received),
  \"hep_sent\": $(box_counter 'fieldtap_exporter_sent_total{exporter="hep"}'),
@@ -358,8 +358,9 @@ for e in ("mosquitto", "prometheus", "kamailio", "postgres", "boxes"):
 per = sorted(((y[0] - x[0]) / hz for x, y in zip(a["snap"]["boxes"]["per"], b["snap"]["boxes"]["per"])))
 pss = sorted(y[1] / 1024 for y in b["snap"]["boxes"]["per"])
 print(f"one box: CPU {per[0]:.1f}/{per[len(per)//2]:.1f}/{per[-1]:.1f} s (min/median/max), {100*per[len(per)//2]/s:.2f} % of a core; PSS {pss[0]:.1f}/{pss[len(pss)//2]:.1f}/{pss[-1]:.1f} MiB")
-print(f"mosquitto ($SYS): {rate('mqtt_received'):.2f} PUBLISH/s in ({rate('mqtt_publish_bytes'):.0f} B/s of PUBLISH), {rate('mqtt_all_received'):.2f} MQTT packets/s in, {rate('mqtt_sent'):.2f} PUBLISH/s out, {rate('mqtt_bytes_received')*8/1000:.1f} kbit/s in")
-print(f"boxes: {rate('mqtt_box_sent'):.2f} MQTT messages/s sent ({rate('mqtt_box_sent')/n:.3f} per box), {b['mqtt_box_dropped']} dropped in all")
+print(f"mosquitto: boxes sent {rate('mqtt_box_sent'):.2f} PUBLISH/s ({rate('mqtt_box_sent')/n:.3f} per box; {b['mqtt_box_dropped']} dropped in all);"
+      f" $SYS: {rate('mqtt_all_received'):.2f} MQTT packets/s in, {rate('mqtt_publish_bytes'):.0f} B/s of PUBLISH payload,"
+      f" {rate('mqtt_bytes_received')*8/1000:.1f} kbit/s in, {rate('mqtt_sent'):.2f} PUBLISH/s out, {b['mqtt_retained']} retained topics")
 print(f"prometheus: {rate('prom_samples'):.0f} samples/s appended ({rate('prom_samples')/n:.1f} per box), {b['prom_series']} series in head")
 print(f"kamailio: boxes sent {rate('hep_sent'):.2f} HEP packets/s ({rate('hep_sent')/n:.3f} per box, {rate('hep_bytes')*8/1000:.1f} kbit/s; {b['hep_dropped']} dropped in all); sip_capture +{rate('sip_rows'):.2f} rows/s, rtcp_capture +{rate('rtcp_rows'):.3f} rows/s")
 for k, label in (("homer_bytes", "homer database"), ("disk_pg", "PostgreSQL folder (with WAL)"), ("disk_prom", "Prometheus TSDB folder"),
