@@ -3,7 +3,7 @@
 # (docs/fleet.md#a-fleet-measured): BOXES (default 50) fieldtapd on the sim
 # board, each with its own data folders, ports, box name and HEP capture
 # id, publishing MQTT to one Mosquitto, scraped by one Prometheus (with the
-# alert rules of docs/fleet.md loaded), and exporting HEP to one Kamailio
+# alert rules of docs/fleet-alerts.yml loaded), and exporting HEP to one Kamailio
 # sipcapture writing PostgreSQL. After a warm-up it measures SECONDS
 # (default 300): CPU seconds, memory and disk of each engine and of the
 # boxes, messages, samples, HEP packets and rows per second; then it runs
