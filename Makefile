@@ -5,10 +5,10 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin
 PKGS    := ./...
-# The largest linux/arm64 fieldtapd `make cross` accepts, in bytes: it
-# holds the size where it is (20,775,074 at d0274e7); the goal is 20 MB
-# (issue #39, docs/benchmarks.md).
-MAXSIZE_ARM64 := 21000000
+# The largest linux/arm64 fieldtapd `make cross` accepts, in bytes: the
+# 20 MB of issue #39 (18,940,066 when set; docs/benchmarks.md says where
+# the bytes go).
+MAXSIZE_ARM64 := 20000000
 # Short fuzz runs in `make test`; longer ones with `make fuzz FUZZTIME=5m`.
 FUZZTIME ?= 10s
 # staticcheck 2026.2.2, a release built for Go 1.26 (its go.mod asks for

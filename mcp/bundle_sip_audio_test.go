@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/framestore"
@@ -25,7 +25,7 @@ const rtpProtocolCall = "1907983263271201083544@10.33.6.101"
 // changed on the way: rewrite changes what both the analysers and the
 // frame ring see; keep, when set, says how many bytes of each (rewritten)
 // frame the ring keeps, as the recorder's rtp_headers_only would.
-func audioDeps(t *testing.T, file string, rewrite func([]byte) []byte, keep func(media *rtp.Analyser, link layers.LinkType, b []byte) int) Deps {
+func audioDeps(t *testing.T, file string, rewrite func([]byte) []byte, keep func(media *rtp.Analyser, link wire.LinkType, b []byte) int) Deps {
 	t.Helper()
 	st, _ := sip.New(sip.Limits{})
 	an := sip.NewAnalyser(st, netdecode.Options{})
@@ -99,7 +99,7 @@ func anyStrings(v any) []string {
 // Recorded headers only: the ring keeps of each RTP frame what the
 // recorder's rtp_headers_only keeps; the call is refused, naming it.
 func TestExportAudioRefusesHeadersOnly(t *testing.T) {
-	h := newHarness(t, audioDeps(t, "RTP-Protocol.pcap", nil, func(media *rtp.Analyser, link layers.LinkType, b []byte) int {
+	h := newHarness(t, audioDeps(t, "RTP-Protocol.pcap", nil, func(media *rtp.Analyser, link wire.LinkType, b []byte) int {
 		return media.HeadersOnly(link, b)
 	}))
 	msg := h.fails("export_audio", map[string]any{"call_id": rtpProtocolCall}, CodeUnavailable)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/mcp/untrusted"
 	"fieldtap/services/framestore"
@@ -231,10 +231,10 @@ func TestExportCaptureOpensInTshark(t *testing.T) {
 		msg := fmt.Sprintf("%s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%d\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: %s\r\nCSeq: 1 %s\r\nContent-Length: 0\r\n\r\n", start, i, callID, method)
 		frame := udpFrame(t, []byte(msg))
 		at := time.Unix(2000, int64(i)*int64(time.Millisecond))
-		if _, err := fs.Append(framestore.Record{Time: at, Link: layers.LinkTypeEthernet, Data: frame, OrigLen: len(frame)}); err != nil {
+		if _, err := fs.Append(framestore.Record{Time: at, Link: wire.LinkEthernet, Data: frame, OrigLen: len(frame)}); err != nil {
 			t.Fatal(err)
 		}
-		an.Feed(at, layers.LinkTypeEthernet, frame)
+		an.Feed(at, wire.LinkEthernet, frame)
 	}
 	d := fullDeps(t)
 	d.SIP, d.SIPExport = st, ex

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"fieldtap/board/sim/sipgen"
@@ -25,7 +26,7 @@ func feedRegistrations(t *testing.T, d Deps) {
 	}
 	a := sip.NewAnalyser(d.SIP, netdecode.Options{})
 	for _, p := range pkts {
-		a.Feed(p.Time, layers.LinkTypeEthernet, p.Data)
+		a.Feed(p.Time, wire.LinkEthernet, p.Data)
 	}
 }
 

@@ -3,8 +3,6 @@ package sim
 import (
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
 	"fieldtap/board/sim/j1708gen"
 	"fieldtap/board/sim/j1939gen"
 	"fieldtap/board/sim/sipgen"
@@ -32,13 +30,13 @@ func Ports(o Options) []capture.Source {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	port := func(name string, kind capture.Kind, origin string, link layers.LinkType, g generator) *Port {
+	port := func(name string, kind capture.Kind, origin string, link wire.LinkType, g generator) *Port {
 		return &Port{name: name, kind: kind, origin: origin, link: link, gen: g, speed: o.Speed, seed: o.Seed, now: o.Now}
 	}
 	can0 := port("can0", capture.KindCAN, "sim:j1939", wire.LinkCANSocketCAN, j1939Pass(o.Workshop))
 	can0.tx = newTxSide()
 	return []capture.Source{
-		port("span0", capture.KindEthernet, "sim:sip", layers.LinkTypeEthernet, sipPass),
+		port("span0", capture.KindEthernet, "sim:sip", wire.LinkEthernet, sipPass),
 		can0,
 		port("j1708", capture.KindJ1708, "sim:j1708", wire.LinkJ1708, j1708Pass),
 	}

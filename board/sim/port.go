@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
 )
@@ -25,7 +23,7 @@ type Port struct {
 	name   string
 	kind   capture.Kind
 	origin string
-	link   layers.LinkType
+	link   wire.LinkType
 	gen    generator
 	speed  float64 // factor of real time; 0 means as fast as the analysers take it
 	seed   int64

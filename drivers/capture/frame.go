@@ -3,7 +3,7 @@ package capture
 import (
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
 // Frame is one captured unit (an Ethernet frame, a CAN frame, a J1708
@@ -11,7 +11,7 @@ import (
 // the Frame: a driver must not reuse it after emitting.
 type Frame struct {
 	Time time.Time
-	Link layers.LinkType // wire.LinkCANSocketCAN, wire.LinkJ1708, or a gopacket link type
+	Link wire.LinkType // wire.LinkCANSocketCAN, wire.LinkJ1708, or a pcap link type such as wire.LinkEthernet
 	Data []byte
 	// OrigLen is the length on the wire; larger than len(Data) when the
 	// driver's snap length cut the frame.

@@ -13,11 +13,11 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/sys/unix"
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/devwatch"
+	"fieldtap/drivers/wire"
 )
 
 // ethPAll is ETH_P_ALL in network byte order, as bind(2) wants it.
@@ -312,7 +312,7 @@ func (s *Source) batch(r *ring, i int, hdr *unix.TpacketHdrV1, sl *slot) {
 		if ph.Status&unix.TP_STATUS_VLAN_VALID != 0 && len(data) >= 12 {
 			// Put back the 802.1Q tag the NIC stripped: VLANs are part of
 			// a SPAN capture. tp_len does not count it.
-			tpid := uint16(layers.EthernetTypeDot1Q)
+			tpid := uint16(unix.ETH_P_8021Q)
 			if ph.Status&unix.TP_STATUS_VLAN_TPID_VALID != 0 && ph.Hv1.Vlan_tpid != 0 {
 				tpid = ph.Hv1.Vlan_tpid
 			}
@@ -323,7 +323,7 @@ func (s *Source) batch(r *ring, i int, hdr *unix.TpacketHdrV1, sl *slot) {
 			sl.vlan = append(sl.vlan, data[12:]...)
 			data, orig = sl.vlan[at:len(sl.vlan):len(sl.vlan)], orig+4
 		}
-		sl.frames = append(sl.frames, capture.Frame{Time: time.Unix(int64(ph.Sec), int64(ph.Nsec)), Link: layers.LinkTypeEthernet, Data: data, OrigLen: orig})
+		sl.frames = append(sl.frames, capture.Frame{Time: time.Unix(int64(ph.Sec), int64(ph.Nsec)), Link: wire.LinkEthernet, Data: data, OrigLen: orig})
 		if ph.Next_offset == 0 {
 			break
 		}

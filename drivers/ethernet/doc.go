@@ -1,6 +1,6 @@
 // Package ethernet captures a live Ethernet interface (a switch's SPAN or
-// mirror port) with AF_PACKET TPACKET_V3 through gopacket's pure-Go
-// afpacket: no cgo, no libpcap.
+// mirror port) with AF_PACKET TPACKET_V3, its ring read directly through
+// golang.org/x/sys/unix: no cgo, no libpcap.
 //
 // The socket is promiscuous and sees every frame the interface receives.
 // The kernel fills a ring of blocks the driver reads without a copy; each

@@ -5,8 +5,6 @@ import (
 	"net/netip"
 	"sync"
 
-	"github.com/gopacket/gopacket/layers"
-
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
 )
@@ -72,7 +70,7 @@ func (s *Source) frame(m *wire.HEPMessage, payload []byte) (capture.Frame, bool)
 		binary.BigEndian.PutUint16(seg[4:], uint16(udpHeader+len(payload)))
 	}
 	copy(seg[l4:], payload)
-	return capture.Frame{Time: m.Time, Link: layers.LinkTypeRaw, Data: b, OrigLen: len(b)}, true
+	return capture.Frame{Time: m.Time, Link: wire.LinkRaw, Data: b, OrigLen: len(b)}, true
 }
 
 func putIPv4(b []byte, m *wire.HEPMessage, rest int) {

@@ -101,7 +101,7 @@ func TestSourceTakesAndRefuses(t *testing.T) {
 	pkt := gopacket.NewPacket(f.Data, layers.LayerTypeIPv4, gopacket.Default)
 	ip, _ := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
 	udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
-	if f.Link != layers.LinkTypeRaw || !f.Time.Equal(t0) || ip == nil || udp == nil || ip.SrcIP.String() != "192.0.2.1" ||
+	if f.Link != wire.LinkRaw || !f.Time.Equal(t0) || ip == nil || udp == nil || ip.SrcIP.String() != "192.0.2.1" ||
 		ip.DstIP.String() != "198.51.100.2" || udp.SrcPort != 5060 || string(udp.Payload) != string(sipMsg) {
 		t.Fatalf("SIP frame %v at %v: %v", f.Link, f.Time, pkt)
 	}

@@ -11,8 +11,6 @@ import (
 
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/wire"
-
-	"github.com/gopacket/gopacket/layers"
 )
 
 // LogSource replays a J1708 text log as a finite port. Each message keeps
@@ -50,7 +48,7 @@ func (s *LogSource) run(ctx context.Context, out *capture.Handoff) error {
 	}
 	defer f.Close()
 	err = ReadLog(f, func(_ int, l wire.J1708Line) error {
-		var link layers.LinkType = wire.LinkJ1708
+		var link wire.LinkType = wire.LinkJ1708
 		if l.J2497 {
 			link = wire.LinkJ2497
 		}

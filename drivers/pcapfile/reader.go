@@ -9,7 +9,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
 const (
@@ -73,7 +73,7 @@ func Sniff(head []byte) Format {
 // to Next.
 type Record struct {
 	Time      time.Time
-	Link      layers.LinkType
+	Link      wire.LinkType
 	Interface int // pcapng interface index; 0 for pcap
 	Data      []byte
 	OrigLen   int
@@ -89,7 +89,7 @@ type FormatError struct {
 func (e *FormatError) Error() string { return fmt.Sprintf("at byte offset %d: %s", e.Offset, e.Msg) }
 
 type iface struct {
-	link    layers.LinkType
+	link    wire.LinkType
 	snaplen uint32
 	// units per second of this interface's timestamps
 	tsUnits uint64
@@ -276,7 +276,7 @@ func (rd *Reader) readPcapHeader() error {
 	}
 	snap := rd.order.Uint32(b[16:])
 	// The upper bits of the network field carry FCS information.
-	link := layers.LinkType(rd.order.Uint32(b[20:]) & 0xffff)
+	link := wire.LinkType(rd.order.Uint32(b[20:]) & 0xffff)
 	rd.ifaces = []iface{{link: link, snaplen: snap, tsUnits: units}}
 	return nil
 }
@@ -415,7 +415,7 @@ func (rd *Reader) addInterface(start int64, body []byte) error {
 		return &FormatError{start, fmt.Sprintf("more than %d interfaces in one section", maxInterfaces)}
 	}
 	ifc := iface{
-		link:    layers.LinkType(rd.order.Uint16(body)),
+		link:    wire.LinkType(rd.order.Uint16(body)),
 		snaplen: rd.order.Uint32(body[4:]),
 		tsUnits: 1e6,
 	}

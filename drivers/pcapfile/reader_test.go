@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
@@ -86,7 +88,7 @@ func TestReadPcapNanos(t *testing.T) {
 	if !recs[0].Time.Equal(t0) {
 		t.Errorf("time = %v, want %v (nanoseconds kept)", recs[0].Time, t0)
 	}
-	if recs[4].Link != layers.LinkTypeEthernet || len(recs[4].Data) != 64 || recs[4].Data[0] != 4 {
+	if recs[4].Link != wire.LinkEthernet || len(recs[4].Data) != 64 || recs[4].Data[0] != 4 {
 		t.Errorf("record 4 = %+v", recs[4])
 	}
 }
@@ -99,7 +101,7 @@ func TestReadPcapngInterfaces(t *testing.T) {
 	if len(recs) != 4 {
 		t.Fatalf("got %d records, want 4", len(recs))
 	}
-	if recs[0].Link != layers.LinkTypeEthernet || recs[1].Link != layers.LinkTypeLinuxSLL {
+	if recs[0].Link != wire.LinkEthernet || recs[1].Link != wire.LinkLinuxSLL {
 		t.Errorf("links = %v, %v: each interface keeps its own link type", recs[0].Link, recs[1].Link)
 	}
 	if !recs[0].Time.Equal(t0) {

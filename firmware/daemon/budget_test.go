@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -190,7 +192,7 @@ func TestLargeBudgetHoldsMoreThanTheOldBound(t *testing.T) {
 		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, eth, ip, udp, gopacket.Payload(invite)); err != nil {
 			t.Fatal(err)
 		}
-		frames = append(frames, capture.Frame{Time: t0.Add(time.Duration(i) * time.Millisecond), Link: layers.LinkTypeEthernet, Data: buf.Bytes(), OrigLen: len(buf.Bytes())})
+		frames = append(frames, capture.Frame{Time: t0.Add(time.Duration(i) * time.Millisecond), Link: wire.LinkEthernet, Data: buf.Bytes(), OrigLen: len(buf.Bytes())})
 		if len(frames) == batch || i == n-1 {
 			consume(frames)
 			frames = frames[:0]

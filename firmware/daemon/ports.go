@@ -10,9 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
 	"fieldtap/drivers/capture"
+	"fieldtap/drivers/wire"
 	"fieldtap/firmware/config"
 	"fieldtap/firmware/supervise"
 	"fieldtap/services/budget"
@@ -160,8 +159,8 @@ func (p *port) record(f capture.Frame) {
 	p.rec.Write(f.Time, uint16(f.Link), f.Data, f.OrigLen)
 }
 
-// linkType is a recorded link type as gopacket names it.
-func linkType(l uint16) layers.LinkType { return layers.LinkType(l) }
+// linkType is a recorded link type as the stores take it.
+func linkType(l uint16) wire.LinkType { return wire.LinkType(l) }
 
 // attempt is one run of the source (run1), which the watchdog may end
 // when the device it opened goes away. An error no restart can fix

@@ -4,8 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
+	"fieldtap/drivers/wire"
 	"fieldtap/services/ring"
 )
 
@@ -21,7 +20,7 @@ type Limits = ring.Limits
 // Record is one stored frame.
 type Record struct {
 	Time    time.Time
-	Link    layers.LinkType
+	Link    wire.LinkType
 	Data    []byte
 	OrigLen int
 }

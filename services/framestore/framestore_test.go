@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
 func TestAppendCopiesBorrowedBytes(t *testing.T) {
@@ -17,7 +17,7 @@ func TestAppendCopiesBorrowedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := []byte("first frame")
-	seq, _ := s.Append(Record{Time: time.Unix(1, 0), Link: layers.LinkTypeEthernet, Data: buf, OrigLen: len(buf)})
+	seq, _ := s.Append(Record{Time: time.Unix(1, 0), Link: wire.LinkEthernet, Data: buf, OrigLen: len(buf)})
 	copy(buf, "XXXXX")
 	got, _ := s.Snapshot().Get(seq)
 	if string(got.Data) != "first frame" {
@@ -86,7 +86,7 @@ func TestAccountedBytesMatchTheHeap(t *testing.T) {
 	s, _ := New(Limits{Items: n, Bytes: 1 << 30})
 	for i := range n {
 		size := []int{60, 214, 700, 1514}[i%4]
-		s.Append(Record{Time: time.Unix(int64(i), 0), Link: layers.LinkTypeEthernet, Data: frame[:size], OrigLen: size})
+		s.Append(Record{Time: time.Unix(int64(i), 0), Link: wire.LinkEthernet, Data: frame[:size], OrigLen: size})
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -105,7 +105,7 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
-		s.Append(Record{Time: t0, Link: layers.LinkTypeEthernet, Data: frame, OrigLen: len(frame)})
+		s.Append(Record{Time: t0, Link: wire.LinkEthernet, Data: frame, OrigLen: len(frame)})
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
 // Defaults for Options; each bound keeps a hostile or lossy capture from
@@ -149,14 +149,14 @@ func (d *Decoder) Hold() { d.c.mu.Hold() }
 func (d *Decoder) Release() { d.c.mu.Release() }
 
 // Decode handles one frame captured at t. data is borrowed for the call.
-func (d *Decoder) Decode(t time.Time, link layers.LinkType, data []byte) {
+func (d *Decoder) Decode(t time.Time, link wire.LinkType, data []byte) {
 	d.DecodeTagged(0, t, link, data)
 }
 
 // DecodeTagged is Decode for a frame the caller names by tag; with
 // Options.TrackFrames the tag comes back in Datagram.Frames and
 // Stream.Frames for the payloads the frame carried.
-func (d *Decoder) DecodeTagged(tag uint64, t time.Time, link layers.LinkType, data []byte) {
+func (d *Decoder) DecodeTagged(tag uint64, t time.Time, link wire.LinkType, data []byte) {
 	d.now, d.tag = t, tag
 	d.n = perFrame{}
 	// Counted even if a handler panics (the SIP analyser recovers).
@@ -169,7 +169,7 @@ func (d *Decoder) DecodeTagged(tag uint64, t time.Time, link layers.LinkType, da
 // publish adds the frame's counts under one lock; table sizes go through
 // the counters too, so Stats never reads the decoder's maps from another
 // goroutine.
-func (d *Decoder) publish(link layers.LinkType) {
+func (d *Decoder) publish(link wire.LinkType) {
 	c := &d.c
 	p, pb := d.frag.pending()
 	o := d.streams.open()

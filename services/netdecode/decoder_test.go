@@ -11,7 +11,7 @@ import (
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/tools/refdata"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
 type sink struct {
@@ -112,24 +112,24 @@ func TestLinkTypes(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		link layers.LinkType
+		link wire.LinkType
 		data []byte
 		want netip.Addr
 	}{
-		{name: "ethernet ipv4", link: layers.LinkTypeEthernet, data: ether(etherIPv4, nil, ip4), want: srcIP},
-		{name: "ethernet padded", link: layers.LinkTypeEthernet, data: append(ether(etherIPv4, nil, ip4), 0, 0, 0, 0), want: srcIP},
-		{name: "ethernet ipv6", link: layers.LinkTypeEthernet, data: ether(etherIPv6, nil, ip6), want: src6},
-		{name: "802.1Q", link: layers.LinkTypeEthernet, data: ether(etherIPv4, []uint16{etherVLAN}, ip4), want: srcIP},
-		{name: "QinQ", link: layers.LinkTypeEthernet, data: ether(etherIPv4, []uint16{etherQinQ, etherVLAN}, ip4), want: srcIP},
-		{name: "PPPoE", link: layers.LinkTypeEthernet, data: ether(etherPPPoESess, nil, pppoe(ip4)), want: srcIP},
-		{name: "linux sll", link: layers.LinkTypeLinuxSLL, data: sll(etherIPv4, ip4), want: srcIP},
+		{name: "ethernet ipv4", link: wire.LinkEthernet, data: ether(etherIPv4, nil, ip4), want: srcIP},
+		{name: "ethernet padded", link: wire.LinkEthernet, data: append(ether(etherIPv4, nil, ip4), 0, 0, 0, 0), want: srcIP},
+		{name: "ethernet ipv6", link: wire.LinkEthernet, data: ether(etherIPv6, nil, ip6), want: src6},
+		{name: "802.1Q", link: wire.LinkEthernet, data: ether(etherIPv4, []uint16{etherVLAN}, ip4), want: srcIP},
+		{name: "QinQ", link: wire.LinkEthernet, data: ether(etherIPv4, []uint16{etherQinQ, etherVLAN}, ip4), want: srcIP},
+		{name: "PPPoE", link: wire.LinkEthernet, data: ether(etherPPPoESess, nil, pppoe(ip4)), want: srcIP},
+		{name: "linux sll", link: wire.LinkLinuxSLL, data: sll(etherIPv4, ip4), want: srcIP},
 		{name: "linux sll2", link: linkTypeSLL2, data: sll2(etherIPv6, ip6), want: src6},
-		{name: "raw", link: layers.LinkTypeRaw, data: ip4, want: srcIP},
-		{name: "raw ipv6 linktype", link: layers.LinkTypeIPv6, data: ip6, want: src6},
-		{name: "null little endian", link: layers.LinkTypeNull, data: null(2, binary.LittleEndian, ip4), want: srcIP},
-		{name: "null big endian v6", link: layers.LinkTypeNull, data: null(30, binary.BigEndian, ip6), want: src6},
-		{name: "loop", link: layers.LinkTypeLoop, data: null(2, binary.BigEndian, ip4), want: srcIP},
-		{name: "ip in ip", link: layers.LinkTypeRaw, data: ipv4(protoIPIP, 2, 0, ip4), want: srcIP},
+		{name: "raw", link: wire.LinkRaw, data: ip4, want: srcIP},
+		{name: "raw ipv6 linktype", link: wire.LinkIPv6, data: ip6, want: src6},
+		{name: "null little endian", link: wire.LinkNull, data: null(2, binary.LittleEndian, ip4), want: srcIP},
+		{name: "null big endian v6", link: wire.LinkNull, data: null(30, binary.BigEndian, ip6), want: src6},
+		{name: "loop", link: wire.LinkLoop, data: null(2, binary.BigEndian, ip4), want: srcIP},
+		{name: "ip in ip", link: wire.LinkRaw, data: ipv4(protoIPIP, 2, 0, ip4), want: srcIP},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,27 +150,27 @@ func TestLinkTypes(t *testing.T) {
 func TestHostileFramesAreCounted(t *testing.T) {
 	tests := []struct {
 		name   string
-		link   layers.LinkType
+		link   wire.LinkType
 		data   []byte
 		reason string
 	}{
-		{name: "short ethernet", link: layers.LinkTypeEthernet, data: []byte{1, 2, 3}, reason: SkipTruncated},
-		{name: "arp", link: layers.LinkTypeEthernet, data: ether(0x0806, nil, make([]byte, 28)), reason: SkipNotIP},
+		{name: "short ethernet", link: wire.LinkEthernet, data: []byte{1, 2, 3}, reason: SkipTruncated},
+		{name: "arp", link: wire.LinkEthernet, data: ether(0x0806, nil, make([]byte, 28)), reason: SkipNotIP},
 		{name: "unknown link", link: 250, data: []byte{1}, reason: SkipLinkType},
-		{name: "ip length beyond frame", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, udpSeg("x"))[:25], reason: SkipTruncated},
-		{name: "icmp", link: layers.LinkTypeRaw, data: ipv4(1, 1, 0, make([]byte, 8)), reason: SkipProto},
-		{name: "bad udp length", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, []byte{0, 1, 0, 2, 0, 3, 0, 0}), reason: SkipBadUDP},
-		{name: "gre version 1 (pptp)", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{0x30, 0x81, 0x88, 0x0B, 0, 0, 0, 0, 0, 0, 0, 1}), reason: SkipTunnel},
-		{name: "gre carrying ppp", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{0, 0, 0x88, 0x0B, 0xFF, 0x03}), reason: SkipTunnel},
-		{name: "gre key beyond frame", link: layers.LinkTypeRaw, data: ipv4(protoGRE, 1, 0, []byte{greKey, 0, 0x65, 0x58, 0}), reason: SkipTruncated},
-		{name: "etherip", link: layers.LinkTypeRaw, data: ipv4(protoEtherIP, 1, 0, []byte{0x30, 0}), reason: SkipTunnel},
-		{name: "l2tpv3", link: layers.LinkTypeRaw, data: ipv4(protoL2TPv3, 1, 0, make([]byte, 8)), reason: SkipTunnel},
-		{name: "esp", link: layers.LinkTypeRaw, data: ipv4(protoESP, 1, 0, make([]byte, 16)), reason: SkipEncrypted},
-		{name: "mpls over neither ip nor ethernet", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, []byte{0, 1, 0x21, 64, 0x90}), reason: SkipTunnel},
-		{name: "mpls stack with no bottom", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, make([]byte, 24)), reason: SkipTruncated},
-		{name: "mpls tower", link: layers.LinkTypeEthernet, data: ether(etherMPLS, nil, make([]byte, 4*(maxEncapsulation+2))), reason: SkipTooDeep},
-		{name: "empty vxlan", link: layers.LinkTypeRaw, data: ipv4(protoUDP, 1, 0, vxlanSeg()), reason: SkipTruncated},
-		{name: "vlan tower", link: layers.LinkTypeEthernet, data: ether(etherIPv4, make16(etherVLAN, maxEncapsulation+2), nil), reason: SkipTooDeep},
+		{name: "ip length beyond frame", link: wire.LinkRaw, data: ipv4(protoUDP, 1, 0, udpSeg("x"))[:25], reason: SkipTruncated},
+		{name: "icmp", link: wire.LinkRaw, data: ipv4(1, 1, 0, make([]byte, 8)), reason: SkipProto},
+		{name: "bad udp length", link: wire.LinkRaw, data: ipv4(protoUDP, 1, 0, []byte{0, 1, 0, 2, 0, 3, 0, 0}), reason: SkipBadUDP},
+		{name: "gre version 1 (pptp)", link: wire.LinkRaw, data: ipv4(protoGRE, 1, 0, []byte{0x30, 0x81, 0x88, 0x0B, 0, 0, 0, 0, 0, 0, 0, 1}), reason: SkipTunnel},
+		{name: "gre carrying ppp", link: wire.LinkRaw, data: ipv4(protoGRE, 1, 0, []byte{0, 0, 0x88, 0x0B, 0xFF, 0x03}), reason: SkipTunnel},
+		{name: "gre key beyond frame", link: wire.LinkRaw, data: ipv4(protoGRE, 1, 0, []byte{greKey, 0, 0x65, 0x58, 0}), reason: SkipTruncated},
+		{name: "etherip", link: wire.LinkRaw, data: ipv4(protoEtherIP, 1, 0, []byte{0x30, 0}), reason: SkipTunnel},
+		{name: "l2tpv3", link: wire.LinkRaw, data: ipv4(protoL2TPv3, 1, 0, make([]byte, 8)), reason: SkipTunnel},
+		{name: "esp", link: wire.LinkRaw, data: ipv4(protoESP, 1, 0, make([]byte, 16)), reason: SkipEncrypted},
+		{name: "mpls over neither ip nor ethernet", link: wire.LinkEthernet, data: ether(etherMPLS, nil, []byte{0, 1, 0x21, 64, 0x90}), reason: SkipTunnel},
+		{name: "mpls stack with no bottom", link: wire.LinkEthernet, data: ether(etherMPLS, nil, make([]byte, 24)), reason: SkipTruncated},
+		{name: "mpls tower", link: wire.LinkEthernet, data: ether(etherMPLS, nil, make([]byte, 4*(maxEncapsulation+2))), reason: SkipTooDeep},
+		{name: "empty vxlan", link: wire.LinkRaw, data: ipv4(protoUDP, 1, 0, vxlanSeg()), reason: SkipTruncated},
+		{name: "vlan tower", link: wire.LinkEthernet, data: ether(etherIPv4, make16(etherVLAN, maxEncapsulation+2), nil), reason: SkipTooDeep},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,8 +198,8 @@ func TestIPv4Reassembly(t *testing.T) {
 	t.Run("out of order", func(t *testing.T) {
 		s := &sink{}
 		d := New(Options{}, s)
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, second)
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, first)
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, second)
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, first)
 		if len(s.udp) != 1 || string(s.udp[0].Payload) != string(whole[8:]) || !s.udp[0].Fragmented {
 			t.Fatalf("got %+v", s.udp)
 		}
@@ -210,8 +210,8 @@ func TestIPv4Reassembly(t *testing.T) {
 	t.Run("timed out", func(t *testing.T) {
 		s := &sink{}
 		d := New(Options{FragTimeout: time.Second}, s)
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, first)
-		d.Decode(time.Unix(10, 0), layers.LinkTypeRaw, second)
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, first)
+		d.Decode(time.Unix(10, 0), wire.LinkRaw, second)
 		if len(s.udp) != 0 {
 			t.Fatalf("reassembled across the timeout")
 		}
@@ -222,7 +222,7 @@ func TestIPv4Reassembly(t *testing.T) {
 	t.Run("table full", func(t *testing.T) {
 		d := New(Options{MaxFragDatagrams: 2}, &sink{})
 		for id := range uint16(5) {
-			d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoUDP, id, 0x2000, whole[:24]))
+			d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoUDP, id, 0x2000, whole[:24]))
 		}
 		if st := d.Stats().Frag; st.TableFull != 3 || st.Pending != 2 {
 			t.Errorf("frag stats %+v", st)
@@ -230,7 +230,7 @@ func TestIPv4Reassembly(t *testing.T) {
 	})
 	t.Run("oversize", func(t *testing.T) {
 		d := New(Options{}, &sink{})
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoUDP, 9, 0x1FFF, whole[:24]))
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoUDP, 9, 0x1FFF, whole[:24]))
 		if st := d.Stats().Frag; st.Oversize != 1 {
 			t.Errorf("frag stats %+v", st)
 		}
@@ -250,8 +250,8 @@ func TestIPv6Reassembly(t *testing.T) {
 	}
 	s := &sink{}
 	d := New(Options{}, s)
-	d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, frag(0, true, whole[:16]))
-	d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, frag(16, false, whole[16:]))
+	d.Decode(time.Unix(1, 0), wire.LinkRaw, frag(0, true, whole[:16]))
+	d.Decode(time.Unix(1, 0), wire.LinkRaw, frag(16, false, whole[16:]))
 	if len(s.udp) != 1 || string(s.udp[0].Payload) != string(whole[8:]) || s.udp[0].Src.Addr() != src6 {
 		t.Fatalf("got %+v", s.udp)
 	}
@@ -287,7 +287,7 @@ func TestTCPReassembly(t *testing.T) {
 			s := &sink{}
 			d := New(Options{}, s)
 			for _, b := range tc.segs {
-				d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, b)
+				d.Decode(time.Unix(1, 0), wire.LinkRaw, b)
 			}
 			if got := string(s.streams[netip.AddrPortFrom(srcIP, 4000)]); got != tc.want {
 				t.Errorf("stream %q, want %q", got, tc.want)
@@ -310,7 +310,7 @@ func TestTCPKeepsUnconsumedBytes(t *testing.T) {
 	}}
 	d := New(Options{}, s)
 	for i, p := range []string{"one\ntw", "o\nthr", "ee\n"} {
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, uint32(100+[]int{0, 6, 11}[i]), 0, p)))
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, uint32(100+[]int{0, 6, 11}[i]), 0, p)))
 	}
 	if got := string(s.streams[netip.AddrPortFrom(srcIP, 4000)]); got != "one\ntwo\nthree\n" {
 		t.Errorf("consumed %q", got)
@@ -321,7 +321,7 @@ func TestTCPBounds(t *testing.T) {
 	t.Run("streams evicted", func(t *testing.T) {
 		d := New(Options{MaxStreams: 2}, &sink{})
 		for p := range uint16(4) {
-			d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000+p, 1, 0, "x")))
+			d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000+p, 1, 0, "x")))
 		}
 		if st := d.Stats().TCP; st.Evicted != 2 || st.Open != 2 {
 			t.Errorf("tcp stats %+v", st)
@@ -329,7 +329,7 @@ func TestTCPBounds(t *testing.T) {
 	})
 	t.Run("buffer full", func(t *testing.T) {
 		d := New(Options{MaxStreamBuffer: 4}, &sink{consume: func([]byte) int { return 0 }})
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 1, 0, "toolong")))
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 1, 0, "toolong")))
 		if st := d.Stats().TCP; st.BufferFull != 1 {
 			t.Errorf("tcp stats %+v", st)
 		}
@@ -337,9 +337,9 @@ func TestTCPBounds(t *testing.T) {
 	t.Run("gap given up", func(t *testing.T) {
 		s := &sink{}
 		d := New(Options{MaxOutOfOrder: 1}, s)
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 1, 0, "a")))
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 10, 0, "c")))
-		d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 11, 0, "d")))
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 1, 0, "a")))
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 10, 0, "c")))
+		d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoTCP, 1, 0, tcpSeg(4000, 11, 0, "d")))
 		if st := d.Stats().TCP; st.Gaps != 1 {
 			t.Errorf("tcp stats %+v", st)
 		}
@@ -350,9 +350,9 @@ func TestTCPBounds(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	f.Add(uint16(layers.LinkTypeEthernet), ether(etherIPv4, nil, ipv4(protoUDP, 1, 0, udpSeg("x"))))
-	f.Add(uint16(layers.LinkTypeRaw), ipv4(protoTCP, 1, 0, tcpSeg(1, 1, 0, "abc")))
-	f.Add(uint16(layers.LinkTypeRaw), ipv6(protoFragment, []byte{17, 0, 0, 1, 0, 0, 0, 1, 1, 2, 3}))
+	f.Add(uint16(wire.LinkEthernet), ether(etherIPv4, nil, ipv4(protoUDP, 1, 0, udpSeg("x"))))
+	f.Add(uint16(wire.LinkRaw), ipv4(protoTCP, 1, 0, tcpSeg(1, 1, 0, "abc")))
+	f.Add(uint16(wire.LinkRaw), ipv6(protoFragment, []byte{17, 0, 0, 1, 0, 0, 0, 1, 1, 2, 3}))
 	// One frame of each tunnel capture (testdata/tunnels): GRE, GRE in
 	// GRE, PPTP, ERSPAN I/II/III, MPLS, VXLAN over IPv4 and IPv6.
 	for _, tc := range tunnelCaptures {
@@ -362,17 +362,17 @@ func FuzzDecode(f *testing.F) {
 				seed = slices.Clone(rec.Data)
 			}
 		})
-		f.Add(uint16(layers.LinkTypeEthernet), seed)
+		f.Add(uint16(wire.LinkEthernet), seed)
 	}
 	f.Fuzz(func(t *testing.T, link uint16, b []byte) {
 		d := New(Options{MaxStreams: 4, MaxFragDatagrams: 4}, &sink{})
-		d.Decode(time.Unix(1, 0), layers.LinkType(link), b)
-		d.Decode(time.Unix(2, 0), layers.LinkType(link), b)
+		d.Decode(time.Unix(1, 0), wire.LinkType(link), b)
+		d.Decode(time.Unix(2, 0), wire.LinkType(link), b)
 		// With frame tracking (export), every named frame is one that was fed.
 		l := &lineSink{}
 		tracked := New(Options{MaxStreams: 4, MaxFragDatagrams: 4, TrackFrames: true}, l)
-		tracked.DecodeTagged(1, time.Unix(1, 0), layers.LinkType(link), b)
-		tracked.DecodeTagged(2, time.Unix(2, 0), layers.LinkType(link), b)
+		tracked.DecodeTagged(1, time.Unix(1, 0), wire.LinkType(link), b)
+		tracked.DecodeTagged(2, time.Unix(2, 0), wire.LinkType(link), b)
 		for _, fs := range append(l.udp, l.frames...) {
 			for _, tag := range fs {
 				if tag != 1 && tag != 2 {
@@ -388,7 +388,7 @@ func BenchmarkDecodeUDP(b *testing.B) {
 	d := New(Options{}, nopHandler{})
 	b.ReportAllocs()
 	for b.Loop() {
-		d.Decode(time.Unix(1, 0), layers.LinkTypeEthernet, frame)
+		d.Decode(time.Unix(1, 0), wire.LinkEthernet, frame)
 	}
 }
 
@@ -402,7 +402,7 @@ func BenchmarkDecodeVXLAN(b *testing.B) {
 	d := New(Options{}, nopHandler{})
 	b.ReportAllocs()
 	for b.Loop() {
-		d.Decode(time.Unix(1, 0), layers.LinkTypeEthernet, frame)
+		d.Decode(time.Unix(1, 0), wire.LinkEthernet, frame)
 	}
 	if d.Stats().Tunnels[TunnelVXLAN] == 0 || d.Stats().UDP == 0 {
 		b.Fatalf("no datagram out of VXLAN: %+v", d.Stats())

@@ -22,6 +22,6 @@
 // decoder never panics on hostile input. A Decoder is used by one goroutine
 // (a port's consumer); Stats may be read from any goroutine.
 //
-// services/ never imports drivers/: the caller passes plain values (capture
-// time, gopacket's layers.LinkType, the frame bytes).
+// services/ never imports drivers/ beyond its shared vocabulary: the caller
+// passes plain values (capture time, a wire.LinkType, the frame bytes).
 package netdecode

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
 // A held decoder counts on the held lock: every counting path (a frame,
@@ -15,9 +15,9 @@ func TestHoldCountsTheBatch(t *testing.T) {
 	d := New(Options{}, s)
 	whole := udpSeg("0123456789abcdefghijklmnopqrstuvwxyz")
 	d.Hold()
-	d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoUDP, 1, 0, whole))
-	d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, []byte{0x45, 0})                       // truncated
-	d.Decode(time.Unix(1, 0), layers.LinkTypeRaw, ipv4(protoUDP, 7, 0x2000, whole[:24])) // first fragment
+	d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoUDP, 1, 0, whole))
+	d.Decode(time.Unix(1, 0), wire.LinkRaw, []byte{0x45, 0})                       // truncated
+	d.Decode(time.Unix(1, 0), wire.LinkRaw, ipv4(protoUDP, 7, 0x2000, whole[:24])) // first fragment
 	d.Release()
 	st := d.Stats()
 	if st.Frames != 3 || st.Skipped[SkipTruncated] != 1 || st.Frag.Fragments != 1 || st.Frag.Pending != 1 || len(s.udp) != 1 {

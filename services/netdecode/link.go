@@ -3,14 +3,15 @@ package netdecode
 import (
 	"encoding/binary"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
-// Link types gopacket does not name.
+// Link types drivers/wire does not name: other systems' numbers for raw
+// IP, and Linux cooked capture v2.
 const (
-	linkTypeRawAlt layers.LinkType = 12  // DLT_RAW as OpenBSD numbers it
-	linkTypeRawBSD layers.LinkType = 14  // DLT_RAW on some BSDs
-	linkTypeSLL2   layers.LinkType = 276 // LINKTYPE_LINUX_SLL2
+	linkTypeRawAlt wire.LinkType = 12  // DLT_RAW as OpenBSD numbers it
+	linkTypeRawBSD wire.LinkType = 14  // DLT_RAW on some BSDs
+	linkTypeSLL2   wire.LinkType = 276 // LINKTYPE_LINUX_SLL2
 )
 
 // EtherTypes we follow.
@@ -59,35 +60,35 @@ func nullFamily(f uint32) uint16 {
 // update.
 var linkNames = [...]string{"ethernet", "linux_sll", "linux_sll2", "raw", "ipv4", "ipv6", "null", "loop", "ppp", "other"}
 
-func linkIndex(l layers.LinkType) int {
+func linkIndex(l wire.LinkType) int {
 	switch l {
-	case layers.LinkTypeEthernet:
+	case wire.LinkEthernet:
 		return 0
-	case layers.LinkTypeLinuxSLL:
+	case wire.LinkLinuxSLL:
 		return 1
 	case linkTypeSLL2:
 		return 2
-	case layers.LinkTypeRaw, linkTypeRawAlt, linkTypeRawBSD:
+	case wire.LinkRaw, linkTypeRawAlt, linkTypeRawBSD:
 		return 3
-	case layers.LinkTypeIPv4:
+	case wire.LinkIPv4:
 		return 4
-	case layers.LinkTypeIPv6:
+	case wire.LinkIPv6:
 		return 5
-	case layers.LinkTypeNull:
+	case wire.LinkNull:
 		return 6
-	case layers.LinkTypeLoop:
+	case wire.LinkLoop:
 		return 7
-	case layers.LinkTypePPP:
+	case wire.LinkPPP:
 		return 8
 	}
 	return len(linkNames) - 1
 }
 
-func (d *Decoder) link(link layers.LinkType, b []byte) {
+func (d *Decoder) link(link wire.LinkType, b []byte) {
 	switch link {
-	case layers.LinkTypeEthernet:
+	case wire.LinkEthernet:
 		d.ether(b, 0)
-	case layers.LinkTypeLinuxSLL:
+	case wire.LinkLinuxSLL:
 		if len(b) < sllHeader {
 			d.c.skip(SkipTruncated)
 			return
@@ -99,16 +100,16 @@ func (d *Decoder) link(link layers.LinkType, b []byte) {
 			return
 		}
 		d.etherType(binary.BigEndian.Uint16(b[0:]), b[sll2Header:], 0)
-	case layers.LinkTypeRaw, linkTypeRawAlt, linkTypeRawBSD, layers.LinkTypeIPv4, layers.LinkTypeIPv6:
+	case wire.LinkRaw, linkTypeRawAlt, linkTypeRawBSD, wire.LinkIPv4, wire.LinkIPv6:
 		d.ip(b, 0)
-	case layers.LinkTypeNull, layers.LinkTypeLoop:
+	case wire.LinkNull, wire.LinkLoop:
 		if len(b) < nullHeader {
 			d.c.skip(SkipTruncated)
 			return
 		}
 		// DLT_NULL is in the capturing host's byte order: try both.
 		f := nullFamily(binary.BigEndian.Uint32(b))
-		if f == 0 && link == layers.LinkTypeNull {
+		if f == 0 && link == wire.LinkNull {
 			f = nullFamily(binary.LittleEndian.Uint32(b))
 		}
 		if f == 0 {
@@ -116,7 +117,7 @@ func (d *Decoder) link(link layers.LinkType, b []byte) {
 			return
 		}
 		d.etherType(f, b[nullHeader:], 0)
-	case layers.LinkTypePPP:
+	case wire.LinkPPP:
 		// Optional HDLC address/control bytes 0xFF 0x03.
 		if len(b) >= 2 && b[0] == 0xFF && b[1] == 0x03 {
 			b = b[2:]

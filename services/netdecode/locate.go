@@ -5,7 +5,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 )
 
 // Location is where a frame's innermost IP packet and its transport
@@ -39,7 +39,7 @@ func (l Location) Tunnelled() bool { return l.OuterSrc.IsValid() }
 // nil is DefaultVXLANPort). It reports false when the frame holds no IP
 // packet it can read (another EtherType, a truncated header, a non-first
 // fragment); a tunnel whose inside it cannot read gives the outer packet.
-func Locate(link layers.LinkType, b []byte, vxlanPorts []uint16) (Location, bool) {
+func Locate(link wire.LinkType, b []byte, vxlanPorts []uint16) (Location, bool) {
 	if vxlanPorts == nil {
 		vxlanPorts = []uint16{DefaultVXLANPort}
 	}
@@ -192,14 +192,14 @@ func locateMPLS(b []byte, off int) (int, uint16, bool) {
 
 // locateLink returns the offset after the link header and the EtherType
 // (or the equivalent) of what follows.
-func locateLink(link layers.LinkType, b []byte) (int, uint16, bool) {
+func locateLink(link wire.LinkType, b []byte) (int, uint16, bool) {
 	switch link {
-	case layers.LinkTypeEthernet:
+	case wire.LinkEthernet:
 		if len(b) < ethHeader {
 			return 0, 0, false
 		}
 		return ethHeader, binary.BigEndian.Uint16(b[12:]), true
-	case layers.LinkTypeLinuxSLL:
+	case wire.LinkLinuxSLL:
 		if len(b) < sllHeader {
 			return 0, 0, false
 		}
@@ -209,7 +209,7 @@ func locateLink(link layers.LinkType, b []byte) (int, uint16, bool) {
 			return 0, 0, false
 		}
 		return sll2Header, binary.BigEndian.Uint16(b[0:]), true
-	case layers.LinkTypeRaw, linkTypeRawAlt, linkTypeRawBSD, layers.LinkTypeIPv4, layers.LinkTypeIPv6:
+	case wire.LinkRaw, linkTypeRawAlt, linkTypeRawBSD, wire.LinkIPv4, wire.LinkIPv6:
 		if len(b) < 1 {
 			return 0, 0, false
 		}
@@ -217,16 +217,16 @@ func locateLink(link layers.LinkType, b []byte) (int, uint16, bool) {
 			return 0, etherIPv6, true
 		}
 		return 0, etherIPv4, true
-	case layers.LinkTypeNull, layers.LinkTypeLoop:
+	case wire.LinkNull, wire.LinkLoop:
 		if len(b) < nullHeader {
 			return 0, 0, false
 		}
 		f := nullFamily(binary.BigEndian.Uint32(b))
-		if f == 0 && link == layers.LinkTypeNull {
+		if f == 0 && link == wire.LinkNull {
 			f = nullFamily(binary.LittleEndian.Uint32(b))
 		}
 		return nullHeader, f, f != 0
-	case layers.LinkTypePPP:
+	case wire.LinkPPP:
 		off := 0
 		if len(b) >= 2 && b[0] == 0xFF && b[1] == 0x03 {
 			off = 2

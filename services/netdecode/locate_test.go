@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"fieldtap/drivers/wire"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -42,20 +44,20 @@ func TestLocateAgreesWithGopacket(t *testing.T) {
 	payload := gopacket.Payload("RTP-or-SIP")
 	cases := []struct {
 		name   string
-		link   layers.LinkType
+		link   wire.LinkType
 		layers func() []gopacket.SerializableLayer
 	}{
-		{name: "ethernet ipv4 (options) udp", link: layers.LinkTypeEthernet, layers: func() []gopacket.SerializableLayer {
+		{name: "ethernet ipv4 (options) udp", link: wire.LinkEthernet, layers: func() []gopacket.SerializableLayer {
 			ip := v4(layers.IPProtocolUDP)
 			udp.SetNetworkLayerForChecksum(ip)
 			return []gopacket.SerializableLayer{eth(layers.EthernetTypeIPv4), ip, udp, payload}
 		}},
-		{name: "vlan ipv6 tcp (options)", link: layers.LinkTypeEthernet, layers: func() []gopacket.SerializableLayer {
+		{name: "vlan ipv6 tcp (options)", link: wire.LinkEthernet, layers: func() []gopacket.SerializableLayer {
 			ip := v6(layers.IPProtocolTCP)
 			tcp.SetNetworkLayerForChecksum(ip)
 			return []gopacket.SerializableLayer{eth(layers.EthernetTypeDot1Q), &layers.Dot1Q{VLANIdentifier: 7, Type: layers.EthernetTypeIPv6}, ip, tcp, payload}
 		}},
-		{name: "raw ipv4 udp", link: layers.LinkTypeRaw, layers: func() []gopacket.SerializableLayer {
+		{name: "raw ipv4 udp", link: wire.LinkRaw, layers: func() []gopacket.SerializableLayer {
 			ip := v4(layers.IPProtocolUDP)
 			udp.SetNetworkLayerForChecksum(ip)
 			return []gopacket.SerializableLayer{ip, udp, payload}
@@ -68,7 +70,7 @@ func TestLocateAgreesWithGopacket(t *testing.T) {
 			if !ok {
 				t.Fatal("not located")
 			}
-			pkt := gopacket.NewPacket(b, tc.link, gopacket.Default)
+			pkt := gopacket.NewPacket(b, layers.LinkType(tc.link), gopacket.Default)
 			net, tr := pkt.NetworkLayer(), pkt.TransportLayer()
 			app := pkt.ApplicationLayer()
 			if net == nil || tr == nil || app == nil {
@@ -96,12 +98,12 @@ func itoa(p uint16) string {
 func TestLocateFragments(t *testing.T) {
 	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP, SrcIP: net.IP{192, 0, 2, 1}, DstIP: net.IP{192, 0, 2, 2}, Flags: layers.IPv4MoreFragments}
 	b := serialize(t, ip, gopacket.Payload(make([]byte, 16)))
-	if l, ok := Locate(layers.LinkTypeRaw, b, nil); !ok || !l.Fragment || l.Payload != 28 {
+	if l, ok := Locate(wire.LinkRaw, b, nil); !ok || !l.Fragment || l.Payload != 28 {
 		t.Errorf("first fragment: %+v %v", l, ok)
 	}
 	ip.FragOffset = 2
 	b = serialize(t, ip, gopacket.Payload(make([]byte, 16)))
-	if _, ok := Locate(layers.LinkTypeRaw, b, nil); ok {
+	if _, ok := Locate(wire.LinkRaw, b, nil); ok {
 		t.Error("a later fragment was located")
 	}
 }
@@ -110,15 +112,15 @@ func FuzzLocate(f *testing.F) {
 	ip := &layers.IPv4{Version: 4, IHL: 5, Protocol: layers.IPProtocolUDP, SrcIP: net.IP{1, 2, 3, 4}, DstIP: net.IP{5, 6, 7, 8}}
 	udp := &layers.UDP{SrcPort: 1, DstPort: 2}
 	udp.SetNetworkLayerForChecksum(ip)
-	f.Add(uint16(layers.LinkTypeEthernet), serialize(f, &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}, ip, udp))
-	f.Add(uint16(layers.LinkTypeLinuxSLL), make([]byte, 40))
+	f.Add(uint16(wire.LinkEthernet), serialize(f, &layers.Ethernet{SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2}, EthernetType: layers.EthernetTypeIPv4}, ip, udp))
+	f.Add(uint16(wire.LinkLinuxSLL), make([]byte, 40))
 	for _, tc := range tunnelCaptures {
 		refdata.EachRecord(f, filepath.Join("testdata", "tunnels", tc.file), func(rec pcapfile.Record) {
 			f.Add(uint16(rec.Link), rec.Data)
 		})
 	}
 	f.Fuzz(func(t *testing.T, link uint16, b []byte) {
-		l, ok := Locate(layers.LinkType(link), b, []uint16{DefaultVXLANPort, 8472})
+		l, ok := Locate(wire.LinkType(link), b, []uint16{DefaultVXLANPort, 8472})
 		if ok && (l.Payload < 0 || l.Payload > len(b) || l.Tunnelled() && !l.OuterDst.IsValid()) {
 			t.Fatalf("payload offset %d in %d bytes", l.Payload, len(b))
 		}

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
 	"fieldtap/drivers/wire"
 	"fieldtap/services/netdecode"
 )
@@ -68,7 +66,7 @@ func (m Match) Matches(f *Frame, vxlanPorts []uint16) bool {
 		return false
 	}
 	if m.Host.IsValid() || m.L4Port != 0 {
-		l, ok := netdecode.Locate(layers.LinkType(f.Link), f.Data, vxlanPorts)
+		l, ok := netdecode.Locate(wire.LinkType(f.Link), f.Data, vxlanPorts)
 		if !ok {
 			return false
 		}

@@ -1,8 +1,7 @@
 package rtp
 
 import (
-	"github.com/gopacket/gopacket/layers"
-
+	"fieldtap/drivers/wire"
 	"fieldtap/services/netdecode"
 )
 
@@ -16,7 +15,7 @@ const ipProtoUDP = 17
 // heuristic when on), and the whole frame for anything else (SIP, RTCP,
 // fragments, RTP nobody signalled). Call it after the frame was fed, so
 // a stream the frame starts is already known.
-func (a *Analyser) HeadersOnly(link layers.LinkType, frame []byte) int {
+func (a *Analyser) HeadersOnly(link wire.LinkType, frame []byte) int {
 	l, ok := netdecode.Locate(link, frame, a.opt.VXLANPorts)
 	if !ok || l.Proto != ipProtoUDP || l.Payload == 0 || l.Fragment {
 		return len(frame)

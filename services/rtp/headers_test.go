@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -32,8 +34,8 @@ func TestHeadersOnlyCutsSignalledRTPOnly(t *testing.T) {
 	an.SetMediaHook(media)
 	var cut, whole, sipWhole int
 	err := sipgen.Generate(sipgen.Options{Seed: 3, Start: time.Unix(1_800_000_000, 0), Duration: 60 * time.Second, Calls: 3}, func(p sipgen.Packet) error {
-		an.Feed(p.Time, layers.LinkTypeEthernet, p.Data)
-		keep := media.HeadersOnly(layers.LinkTypeEthernet, p.Data)
+		an.Feed(p.Time, wire.LinkEthernet, p.Data)
+		keep := media.HeadersOnly(wire.LinkEthernet, p.Data)
 		// gopacket (an independent decoder) says what the frame is; the
 		// UDP layer's payload, since it dissects port 5060 as SIP itself.
 		pkt := gopacket.NewPacket(p.Data, layers.LinkTypeEthernet, gopacket.Default)

@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
+	"fieldtap/drivers/wire"
 	"fieldtap/services/batchlock"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/tlsdecrypt"
@@ -89,12 +88,12 @@ func newAnalyser(s sink, o netdecode.Options) *Analyser {
 
 // Feed decodes one captured frame. data is borrowed for the call. A
 // decoder panic is counted, never propagated to the port.
-func (a *Analyser) Feed(t time.Time, link layers.LinkType, data []byte) {
+func (a *Analyser) Feed(t time.Time, link wire.LinkType, data []byte) {
 	a.feedTagged(0, t, link, data)
 }
 
 // feedTagged is Feed for a frame an export names by tag.
-func (a *Analyser) feedTagged(tag uint64, t time.Time, link layers.LinkType, data []byte) {
+func (a *Analyser) feedTagged(tag uint64, t time.Time, link wire.LinkType, data []byte) {
 	defer func() {
 		if p := recover(); p != nil {
 			a.count(func(s *StreamStats) { s.DecodePanics++ })

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/board/sim/sipgen"
 	"fieldtap/services/netdecode"
@@ -68,7 +68,7 @@ func TestCancelledGeneratedCalls(t *testing.T) {
 	a := NewAnalyser(st, netdecode.Options{})
 	o := sipgen.Options{Seed: 7, Start: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), Duration: 2 * time.Minute, Calls: 60}
 	if err := sipgen.Generate(o, func(p sipgen.Packet) error {
-		a.Feed(p.Time, layers.LinkTypeEthernet, p.Data)
+		a.Feed(p.Time, wire.LinkEthernet, p.Data)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package sip
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -16,13 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-
+	"fieldtap/drivers/wire"
 	"fieldtap/services/framestore"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/recorder"
+	"fieldtap/services/recorder/pcapng"
 	"fieldtap/services/ring"
 	"fieldtap/services/tlsdecrypt"
 )
@@ -156,7 +155,7 @@ type exportFrame struct {
 	port    string
 	tag     uint64
 	time    time.Time
-	link    layers.LinkType
+	link    wire.LinkType
 	data    []byte
 	origLen int
 }
@@ -355,18 +354,19 @@ func diskFull(dir string, err error) error {
 }
 
 // writeFrames writes frames (at least one, in capture order) as pcapng,
-// one interface per port and link type.
+// one interface per port and link type, through one buffered writer: a
+// block at a time is built in buf and copied into it.
 func writeFrames(f *os.File, frames []exportFrame, res *ExportResult) error {
-	first := pcapgo.NgInterface{Name: frames[0].port, LinkType: frames[0].link, SnapLength: exportSnapLen}
-	w, err := pcapgo.NewNgWriterInterface(f, first, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: "fieldtap export_capture"}})
-	if err != nil {
-		return err
-	}
+	w := bufio.NewWriter(f)
+	buf := pcapng.AppendSHB(nil, "fieldtap export_capture")
 	type ifKey struct {
 		port string
-		link layers.LinkType
+		link wire.LinkType
 	}
-	ifaces := map[ifKey]int{{frames[0].port, frames[0].link}: 0}
+	// The first frame's interface is declared up front, as a reader
+	// expects one even when no frame fits.
+	ifaces := map[ifKey]uint32{{frames[0].port, frames[0].link}: 0}
+	buf = pcapng.AppendIDB(buf, pcapng.Interface{Link: uint16(frames[0].link), SnapLen: exportSnapLen, Name: frames[0].port})
 	var written int64
 	for _, fr := range frames {
 		if res.Frames >= MaxExportFrames || written+int64(len(fr.data)) > MaxExportBytes {
@@ -376,21 +376,23 @@ func writeFrames(f *os.File, frames []exportFrame, res *ExportResult) error {
 		k := ifKey{fr.port, fr.link}
 		id, ok := ifaces[k]
 		if !ok {
-			if id, err = w.AddInterface(pcapgo.NgInterface{Name: fr.port, LinkType: fr.link, SnapLength: exportSnapLen}); err != nil {
-				return err
-			}
+			id = uint32(len(ifaces))
 			ifaces[k] = id
+			buf = pcapng.AppendIDB(buf, pcapng.Interface{Link: uint16(fr.link), SnapLen: exportSnapLen, Name: fr.port})
 		}
-		ci := gopacket.CaptureInfo{Timestamp: fr.time, CaptureLength: len(fr.data), Length: max(fr.origLen, len(fr.data)), InterfaceIndex: id}
-		if err := w.WritePacket(ci, fr.data); err != nil {
+		buf = pcapng.AppendEPB(buf, pcapng.Packet{Interface: id, Time: fr.time, Data: fr.data, OrigLen: fr.origLen})
+		if _, err := w.Write(buf); err != nil {
 			return err
 		}
+		buf = buf[:0]
 		written += int64(len(fr.data))
 		res.Frames++
 		if fr.tag&recordedTag != 0 {
 			res.FromRecorder++
 		}
 	}
-	// NgWriter buffers internally.
+	if _, err := w.Write(buf); err != nil { // the headers when no frame fit
+		return err
+	}
 	return w.Flush()
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/board/sim/sipgen"
 	"fieldtap/services/netdecode"
@@ -27,7 +27,7 @@ func loadedBox(t *testing.T, dir string, calls int) (*box, *sip.Snapshot, []*sip
 	b := newBox(t, dir)
 	o := sipgen.Options{Seed: 5, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Duration: time.Duration(max(30, 3*calls)) * time.Second, Calls: calls}
 	if err := sipgen.Generate(o, func(p sipgen.Packet) error {
-		b.feed(t, p.Time, layers.LinkTypeEthernet, p.Data)
+		b.feed(t, p.Time, wire.LinkEthernet, p.Data)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/services/netdecode"
 )
@@ -56,7 +56,7 @@ func (e *Exporter) ReadMedia(ctx context.Context, flows []MediaFlow, maxDatagram
 		mr.Datagrams++
 		fn(MediaDatagram{Flow: i, Time: d.Time, Payload: slices.Clone(d.Payload)})
 	}
-	sc.trimmed = func(link layers.LinkType, data []byte, origLen int) {
+	sc.trimmed = func(link wire.LinkType, data []byte, origLen int) {
 		if len(data) >= origLen {
 			return
 		}

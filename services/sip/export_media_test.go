@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/board/sim/sipgen"
 	"fieldtap/drivers/pcapfile"
@@ -61,7 +61,7 @@ func newBox(t *testing.T, dir string) *box {
 	return b
 }
 
-func (b *box) feed(t *testing.T, at time.Time, link layers.LinkType, data []byte) {
+func (b *box) feed(t *testing.T, at time.Time, link wire.LinkType, data []byte) {
 	t.Helper()
 	data = bytes.Clone(data)
 	if _, err := b.fs.Append(framestore.Record{Time: at, Link: link, Data: data, OrigLen: len(data)}); err != nil {
@@ -142,7 +142,7 @@ func TestExportIncludesMedia(t *testing.T) {
 			load: func(t *testing.T, b *box) {
 				o := sipgen.Options{Seed: 3, Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Duration: 30 * time.Second, Calls: 3}
 				if err := sipgen.Generate(o, func(p sipgen.Packet) error {
-					b.feed(t, p.Time, layers.LinkTypeEthernet, p.Data)
+					b.feed(t, p.Time, wire.LinkEthernet, p.Data)
 					return nil
 				}); err != nil {
 					t.Fatal(err)

@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
@@ -60,7 +62,7 @@ func recordedBox(t *testing.T, ringItems int) (*box, *recorder.Recorder) {
 }
 
 // writePcap writes frames as a pcap file for tshark's ground truth.
-func writePcap(t *testing.T, link layers.LinkType, frames []sipgen.Packet) string {
+func writePcap(t *testing.T, link wire.LinkType, frames []sipgen.Packet) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "source.pcap")
 	f, err := os.Create(path)
@@ -69,7 +71,7 @@ func writePcap(t *testing.T, link layers.LinkType, frames []sipgen.Packet) strin
 	}
 	defer f.Close()
 	w := pcapgo.NewWriterNanos(f)
-	if err := w.WriteFileHeader(262144, link); err != nil {
+	if err := w.WriteFileHeader(262144, layers.LinkType(link)); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range frames {
@@ -159,16 +161,16 @@ func generatedWithFragments(t *testing.T) []sipgen.Packet {
 func TestExportKeepsEveryFragment(t *testing.T) {
 	cases := []struct {
 		name   string
-		frames func(t *testing.T) (string, layers.LinkType, []sipgen.Packet)
+		frames func(t *testing.T) (string, wire.LinkType, []sipgen.Packet)
 	}{
-		{name: "generated calls, INVITEs in three IPv4 fragments", frames: func(t *testing.T) (string, layers.LinkType, []sipgen.Packet) {
+		{name: "generated calls, INVITEs in three IPv4 fragments", frames: func(t *testing.T) (string, wire.LinkType, []sipgen.Packet) {
 			fs := generatedWithFragments(t)
-			return writePcap(t, layers.LinkTypeEthernet, fs), layers.LinkTypeEthernet, fs
+			return writePcap(t, wire.LinkEthernet, fs), wire.LinkEthernet, fs
 		}},
-		{name: "ipv6frag.pcap, IPv6 fragments on Linux SLL", frames: func(t *testing.T) (string, layers.LinkType, []sipgen.Packet) {
+		{name: "ipv6frag.pcap, IPv6 fragments on Linux SLL", frames: func(t *testing.T) (string, wire.LinkType, []sipgen.Packet) {
 			path := refdata.File(t, "sip", "ipv6frag.pcap")
 			var fs []sipgen.Packet
-			var link layers.LinkType
+			var link wire.LinkType
 			refdata.EachRecord(t, path, func(rec pcapfile.Record) {
 				link = rec.Link
 				fs = append(fs, sipgen.Packet{Time: rec.Time, Data: bytes.Clone(rec.Data)})
@@ -246,7 +248,7 @@ func TestExportKeepsEveryTCPSegment(t *testing.T) {
 	}
 	b := newBox(t, t.TempDir())
 	for _, p := range frames {
-		b.feed(t, p.Time, layers.LinkTypeEthernet, p.Data)
+		b.feed(t, p.Time, wire.LinkEthernet, p.Data)
 	}
 	res := b.export(t, "tcp-1")
 	if res.Messages != 3 || res.Frames != len(cuts)-1 {
@@ -257,7 +259,7 @@ func TestExportKeepsEveryTCPSegment(t *testing.T) {
 	if n := back.figures("tcp-1").messages; n != 3 {
 		t.Errorf("the file holds %d messages, want 3", n)
 	}
-	if got, want := tsharkSIP(t, res.Path, "sip"), tsharkSIP(t, writePcap(t, layers.LinkTypeEthernet, frames), "sip"); got != want || want != 3 {
+	if got, want := tsharkSIP(t, res.Path, "sip"), tsharkSIP(t, writePcap(t, wire.LinkEthernet, frames), "sip"); got != want || want != 3 {
 		t.Errorf("tshark decodes %d messages in the export, %d in the capture (want 3)", got, want)
 	}
 }
@@ -269,8 +271,8 @@ func TestOldCallExportsFromTheRecorder(t *testing.T) {
 	small, rec := recordedBox(t, 500)
 	big := newBox(t, t.TempDir())
 	if err := sipgen.Generate(o, func(p sipgen.Packet) error {
-		small.feed(t, p.Time, layers.LinkTypeEthernet, p.Data)
-		big.feed(t, p.Time, layers.LinkTypeEthernet, p.Data)
+		small.feed(t, p.Time, wire.LinkEthernet, p.Data)
+		big.feed(t, p.Time, wire.LinkEthernet, p.Data)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
 	"fieldtap/drivers/wire"
 	"fieldtap/services/framestore"
 	"fieldtap/services/netdecode"
@@ -91,7 +89,7 @@ type exportScan struct {
 	// media, when set, receives each flow datagram found (ReadMedia);
 	// trimmed sees every frame scanned, to count those cut short.
 	media   func(flow int, d netdecode.Datagram)
-	trimmed func(link layers.LinkType, data []byte, origLen int)
+	trimmed func(link wire.LinkType, data []byte, origLen int)
 	tls     *tlsdecrypt.Keys // Exporter.tls
 }
 
@@ -223,9 +221,9 @@ func (sc *exportScan) run(ctx context.Context, ws []window) error {
 					return errScanCut
 				}
 				if sc.trimmed != nil {
-					sc.trimmed(layers.LinkType(f.Link), f.Data, f.OrigLen)
+					sc.trimmed(wire.LinkType(f.Link), f.Data, f.OrigLen)
 				}
-				sc.port(f.Port).an.feedTagged(tag, f.Time, layers.LinkType(f.Link), f.Data)
+				sc.port(f.Port).an.feedTagged(tag, f.Time, wire.LinkType(f.Link), f.Data)
 				return nil
 			})
 			if st.Cut && (sc.cutAt.IsZero() || st.CutAt.Before(sc.cutAt)) {
@@ -322,7 +320,7 @@ func (sc *exportScan) fetch(ctx context.Context) ([]exportFrame, error) {
 		name := sc.segments[seg]
 		_, err := sc.rec.ReadFrames(ctx, name, offs, func(f *recorder.Frame) error {
 			tag, _ := sc.recordedTag(name, f.Offset)
-			out = append(out, exportFrame{port: f.Port, tag: tag, time: f.Time, link: layers.LinkType(f.Link), data: slices.Clone(f.Data), origLen: f.OrigLen})
+			out = append(out, exportFrame{port: f.Port, tag: tag, time: f.Time, link: wire.LinkType(f.Link), data: slices.Clone(f.Data), origLen: f.OrigLen})
 			return nil
 		})
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/board/sim/sipgen"
 	"fieldtap/services/netdecode"
@@ -121,7 +121,7 @@ func generated(t *testing.T) (*Store, string) {
 	st := newStore(t, Limits{})
 	a := NewAnalyser(st, netdecode.Options{})
 	for _, p := range pkts {
-		a.Feed(p.Time, layers.LinkTypeEthernet, p.Data)
+		a.Feed(p.Time, wire.LinkEthernet, p.Data)
 	}
 	return st, path
 }

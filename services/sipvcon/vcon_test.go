@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"fieldtap/drivers/wire"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	santhosh "github.com/santhosh-tekuri/jsonschema/v6"
@@ -174,7 +176,7 @@ func TestBuildMasksKeys(t *testing.T) {
 	}
 	st, _ := sip.New(sip.Limits{})
 	a := sip.NewAnalyser(st, netdecode.Options{})
-	a.Feed(time.Unix(1000, 0), layers.LinkTypeEthernet, buf.Bytes())
+	a.Feed(time.Unix(1000, 0), wire.LinkEthernet, buf.Bytes())
 	sn := st.Snapshot()
 	d := sn.Lookup("keyed")
 	if d == nil {

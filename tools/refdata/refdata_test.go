@@ -15,6 +15,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"fieldtap/drivers/pcapfile"
+	"fieldtap/drivers/wire"
 )
 
 // skipRecorder is a testing.TB whose Skipf records the message and ends
@@ -145,7 +146,7 @@ func TestEachRecord(t *testing.T) {
 		t.Fatalf("%d records, want 3", len(got))
 	}
 	for i, rec := range got {
-		if !rec.Time.Equal(t0.Add(time.Duration(i)*time.Millisecond)) || rec.Link != layers.LinkTypeEthernet || rec.Data[0] != byte(i) {
+		if !rec.Time.Equal(t0.Add(time.Duration(i)*time.Millisecond)) || rec.Link != wire.LinkEthernet || rec.Data[0] != byte(i) {
 			t.Errorf("record %d = %v %v %x…", i, rec.Time, rec.Link, rec.Data[:1])
 		}
 	}

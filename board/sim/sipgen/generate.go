@@ -23,13 +23,13 @@ func Generate(o Options, emit func(Packet) error) error {
 			streams = append(streams, m)
 		}
 	}
-	q, f := newQueue(streams), newFramer()
+	q := newQueue(streams)
 	for {
 		at, d, ok := q.next()
 		if !ok {
 			return nil
 		}
-		data, err := f.frame(d)
+		data, err := frame(d)
 		if err != nil {
 			return err
 		}

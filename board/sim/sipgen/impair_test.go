@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
+	"fieldtap/drivers/wire"
 
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
@@ -23,7 +23,7 @@ func analyse(t *testing.T, o Options) *rtp.Snapshot {
 	sa := sip.NewAnalyser(st, netdecode.Options{})
 	sa.SetMediaHook(media)
 	if err := Generate(o, func(p Packet) error {
-		sa.Feed(p.Time, layers.LinkTypeEthernet, p.Data)
+		sa.Feed(p.Time, wire.LinkEthernet, p.Data)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -1,12 +1,10 @@
 package sipgen
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"net"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 )
 
 // Addresses come from the documentation ranges (RFC 5737 for IPv4, RFC 7042
@@ -101,35 +99,92 @@ func (h *host) rtpPort() uint16 {
 	return p
 }
 
-// framer serialises datagrams into Ethernet frames, reusing one buffer.
-type framer struct {
-	buf gopacket.SerializeBuffer
+// Header sizes of the frames sipgen writes: Ethernet II without a VLAN
+// tag, IPv4 without options, UDP.
+const (
+	ethHeaderLen  = 14
+	ipv4HeaderLen = 20
+	udpHeaderLen  = 8
+	ethMinLen     = 60
+	// maxPayload is the most a UDP datagram in one IPv4 packet can carry.
+	maxPayload = 0xffff - ipv4HeaderLen - udpHeaderLen
+)
+
+// frame returns a fresh Ethernet/IPv4/UDP frame carrying d, with the IPv4
+// header and UDP checksums set. The headers are written here rather than
+// by a packet library: these three are all sipgen needs, and a library's
+// table of every protocol would be linked into the daemon with it.
+func frame(d datagram) ([]byte, error) {
+	src, dst := d.src.h, d.dst.h
+	if len(d.payload) > maxPayload {
+		return nil, fmt.Errorf("sipgen: %v -> %v: a %d-byte payload does not fit one IPv4 packet (at most %d)", src.ip, dst.ip, len(d.payload), maxPayload)
+	}
+	srcIP, dstIP := src.ip.To4(), dst.ip.To4()
+	if srcIP == nil || dstIP == nil {
+		return nil, fmt.Errorf("sipgen: %v -> %v: not IPv4 addresses", src.ip, dst.ip)
+	}
+	ipLen := ipv4HeaderLen + udpHeaderLen + len(d.payload)
+	// Ethernet pads a frame to its 60-byte minimum (64 with the FCS a
+	// capture does not see); the padding follows the IPv4 packet.
+	b := make([]byte, max(ethHeaderLen+ipLen, ethMinLen))
+
+	copy(b[0:6], dst.mac)
+	copy(b[6:12], src.mac)
+	binary.BigEndian.PutUint16(b[12:14], etherTypeIPv4)
+
+	ip := b[ethHeaderLen : ethHeaderLen+ipv4HeaderLen]
+	ip[0] = 4<<4 | ipv4HeaderLen/4 // version, header length in words
+	binary.BigEndian.PutUint16(ip[2:4], uint16(ipLen))
+	binary.BigEndian.PutUint16(ip[4:6], src.ipID)
+	binary.BigEndian.PutUint16(ip[6:8], ipv4DontFragment)
+	ip[8] = src.ttl
+	ip[9] = ipProtoUDP
+	copy(ip[12:16], srcIP)
+	copy(ip[16:20], dstIP)
+	binary.BigEndian.PutUint16(ip[10:12], ^fold(sum16(0, ip)))
+	src.ipID++
+
+	udp := b[ethHeaderLen+ipv4HeaderLen : ethHeaderLen+ipLen]
+	binary.BigEndian.PutUint16(udp[0:2], d.src.port)
+	binary.BigEndian.PutUint16(udp[2:4], d.dst.port)
+	binary.BigEndian.PutUint16(udp[4:6], uint16(len(udp)))
+	copy(udp[udpHeaderLen:], d.payload)
+	// The UDP checksum covers a pseudo-header of addresses, protocol and
+	// length (RFC 768); a computed zero is sent as all ones, since zero
+	// means "no checksum".
+	s := sum16(0, ip[12:20])
+	s += ipProtoUDP + uint32(len(udp))
+	c := ^fold(sum16(s, udp))
+	if c == 0 {
+		c = 0xffff
+	}
+	binary.BigEndian.PutUint16(udp[6:8], c)
+	return b, nil
 }
 
-func newFramer() *framer { return &framer{buf: gopacket.NewSerializeBuffer()} }
+const (
+	etherTypeIPv4    = 0x0800
+	ipProtoUDP       = 17
+	ipv4DontFragment = 0x4000 // the DF bit of the flags and fragment offset
+)
 
-// frame returns a fresh Ethernet/IPv4/UDP frame carrying d, checksums set.
-func (f *framer) frame(d datagram) ([]byte, error) {
-	src, dst := d.src.h, d.dst.h
-	eth := &layers.Ethernet{SrcMAC: src.mac, DstMAC: dst.mac, EthernetType: layers.EthernetTypeIPv4}
-	ip := &layers.IPv4{
-		Version:  4,
-		IHL:      5,
-		Id:       src.ipID,
-		Flags:    layers.IPv4DontFragment,
-		TTL:      src.ttl,
-		Protocol: layers.IPProtocolUDP,
-		SrcIP:    src.ip,
-		DstIP:    dst.ip,
+// sum16 adds b to s as big-endian 16-bit words, an odd last byte padded
+// with zero: the one's-complement sum of RFC 1071 before folding.
+func sum16(s uint32, b []byte) uint32 {
+	for len(b) >= 2 {
+		s += uint32(b[0])<<8 | uint32(b[1])
+		b = b[2:]
 	}
-	src.ipID++
-	udp := &layers.UDP{SrcPort: layers.UDPPort(d.src.port), DstPort: layers.UDPPort(d.dst.port)}
-	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
-		return nil, err
+	if len(b) == 1 {
+		s += uint32(b[0]) << 8
 	}
-	opts := gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}
-	if err := gopacket.SerializeLayers(f.buf, opts, eth, ip, udp, gopacket.Payload(d.payload)); err != nil {
-		return nil, fmt.Errorf("sipgen: serialise %v -> %v: %w", src.ip, dst.ip, err)
+	return s
+}
+
+// fold adds the carries of s back into its low 16 bits.
+func fold(s uint32) uint16 {
+	for s > 0xffff {
+		s = s>>16 + s&0xffff
 	}
-	return append([]byte(nil), f.buf.Bytes()...), nil
+	return uint16(s)
 }

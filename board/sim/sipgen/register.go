@@ -7,10 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // Registrations returns a fixed, deterministic capture of REGISTER
@@ -34,7 +30,7 @@ import (
 //     to 198.51.100.1 as "Asterisk PBX 20.5.0" at 0, 100 and 199.8 s, each
 //     a 401 then a 200 granting 120 s in an Expires header: registered.
 func Registrations(start time.Time) ([]Packet, error) {
-	g := &regGen{start: start, f: newFramer()}
+	g := &regGen{start: start}
 	pbx := g.host(net.IPv4(192, 0, 2, 1), "")
 	provider := g.host(net.IPv4(198, 51, 100, 1), "")
 	provider.mac, provider.ttl = macAddr(routerOctet+1), remoteTTL
@@ -81,26 +77,20 @@ func WriteRegistrationsPcapng(w io.Writer, start time.Time) error {
 	if err != nil {
 		return err
 	}
-	ng, err := pcapgo.NewNgWriterInterface(w,
-		pcapgo.NgInterface{Name: ifaceName, LinkType: layers.LinkTypeEthernet, TimestampResolution: nsResolution},
-		pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{Application: application}})
+	ng, err := newNgWriter(w)
 	if err != nil {
-		return fmt.Errorf("sipgen: pcapng header: %w", err)
+		return err
 	}
 	for _, p := range pkts {
-		if err := ng.WritePacket(gopacket.CaptureInfo{Timestamp: p.Time, CaptureLength: len(p.Data), Length: len(p.Data)}, p.Data); err != nil {
-			return fmt.Errorf("sipgen: pcapng packet: %w", err)
+		if err := ng.packet(p); err != nil {
+			return err
 		}
 	}
-	if err := ng.Flush(); err != nil {
-		return fmt.Errorf("sipgen: pcapng flush: %w", err)
-	}
-	return nil
+	return ng.flush()
 }
 
 type regGen struct {
 	start time.Time
-	f     *framer
 	out   []Packet
 	n     int // messages built: branches, tags and Call-IDs are numbered
 	err   error
@@ -115,7 +105,7 @@ func (g *regGen) emit(at float64, d datagram) {
 	if g.err != nil {
 		return
 	}
-	b, err := g.f.frame(d)
+	b, err := frame(d)
 	g.err = err
 	g.out = append(g.out, Packet{Time: g.start.Add(time.Duration(at * float64(time.Second))), Data: b})
 }

@@ -216,7 +216,7 @@ func sendRTPByHEP(t *testing.T, pcap, listen string) int {
 	defer c.Close()
 	n := 0
 	refdata.EachRecord(t, pcap, func(r pcapfile.Record) {
-		pkt := gopacket.NewPacket(r.Data, r.Link, gopacket.NoCopy)
+		pkt := gopacket.NewPacket(r.Data, layers.LinkType(r.Link), gopacket.NoCopy)
 		ip, _ := pkt.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
 		udp, _ := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP)
 		if ip == nil || udp == nil || udp.SrcPort == 5060 || udp.DstPort == 5060 || len(udp.Payload) < 12 ||
