@@ -3,8 +3,8 @@ package rules
 // Ground truth: tshark, run by the test on the same files the box reads
 // (the reference captures of ../shared/testdata/sip, whose
 // PROVENANCE.md gives the same counts, and captures board/sim/sipgen
-// writes). drivers/pcapfile, board/sim/sipgen and tools/refdata are
-// test-only imports.
+// writes). drivers/pcapfile, drivers/wire, board/sim/sipgen and tools/refdata
+// are test-only imports.
 
 import (
 	"bytes"
@@ -18,10 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-
 	"fieldtap/board/sim/sipgen"
 	"fieldtap/drivers/pcapfile"
+	"fieldtap/drivers/wire"
 	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 	"fieldtap/services/sip"
@@ -388,14 +387,14 @@ func TestRegFailuresCountAsSIPRegistrations(t *testing.T) {
 	}
 	i := 0
 	for ; i < len(pkts) && pkts[i].Time.Before(start.Add(cut*time.Second)); i++ {
-		l.sa.Feed(pkts[i].Time, layers.LinkTypeEthernet, pkts[i].Data)
+		l.sa.Feed(pkts[i].Time, wire.LinkEthernet, pkts[i].Data)
 	}
 	e.Tick(t0)
 	if v := e.Verdicts()[0]; v.State != StateNoData || v.Evidence.Figures["refused"]+v.Evidence.Figures["no_answer"] != float64(before) {
 		t.Errorf("after the first part: %+v, want no_data with %d failures so far (tshark)", v, before)
 	}
 	for ; i < len(pkts); i++ {
-		l.sa.Feed(pkts[i].Time, layers.LinkTypeEthernet, pkts[i].Data)
+		l.sa.Feed(pkts[i].Time, wire.LinkEthernet, pkts[i].Data)
 	}
 	e.Tick(t0.Add(5 * time.Second))
 	v := e.Verdicts()[0]
