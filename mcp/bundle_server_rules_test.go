@@ -45,15 +45,18 @@ func TestRuleStatusGivesEveryVerdict(t *testing.T) {
 	}
 }
 
-// flippingPorts is span0, silent while silent is set, else capturing.
-type flippingPorts struct{ silent *bool }
+// flippingPorts is one port, silent while silent is set, else capturing.
+type flippingPorts struct {
+	name, kind string
+	silent     *bool
+}
 
 func (p flippingPorts) Snapshot() []ports.Status {
 	st := ports.StateCapturing
 	if *p.silent {
 		st = ports.StateSilent
 	}
-	return []ports.Status{{Name: "span0", Kind: "ethernet", Live: true, State: st}}
+	return []ports.Status{{Name: p.name, Kind: p.kind, Live: true, State: st}}
 }
 
 // TestRuleStatusPagesTheHistory: the state changes come oldest first,
@@ -62,7 +65,7 @@ func (p flippingPorts) Snapshot() []ports.Status {
 // with the names configured.
 func TestRuleStatusPagesTheHistory(t *testing.T) {
 	silent := false
-	lister := flippingPorts{&silent}
+	lister := flippingPorts{"span0", "ethernet", &silent}
 	e, err := rules.New([]rules.Rule{
 		{Name: "span-silent", Kind: rules.KindPortSilent, Port: "span0", Op: rules.Above, Window: time.Minute, Severity: "critical"},
 		{Name: "span-drops", Kind: rules.KindPortDrops, Port: "span0", Op: rules.Above, Window: time.Minute, Severity: "warning"},
