@@ -21,7 +21,7 @@ type Status struct {
 	VoIPReason string        `json:"voip_reason,omitempty"`
 	Recorder   *RecorderView `json:"recorder"`
 	// RecorderReason says why Recorder is null.
-	RecorderReason string `json:"recorder_reason,omitempty"`
+	RecorderReason string     `json:"recorder_reason,omitempty"`
 	Rules          *RulesView `json:"rules"`
 	// RulesReason says why Rules is null.
 	RulesReason string `json:"rules_reason,omitempty"`
