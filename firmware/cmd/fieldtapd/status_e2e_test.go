@@ -67,15 +67,16 @@ type glance struct {
 	} `json:"rules"`
 }
 
-// glanceRules are the browser test's rules on the sim board: the
-// engine's DM1 lists SPN 110 FMI 0 active (j1939gen.FaultSPN), so
-// coolant-hot fires; span0 captures, so span0-silent is ok; j1708 is no
-// CAN port, so its load is no_data.
+// glanceRules are the browser test's rules on the sim board: its J1708
+// engine's PID 194 table lists PID 110 FMI 0 active in every pass
+// (j1708gen.FaultPID; the J1939 engine's DM1 is cleared for 5 s by each
+// pass's workshop, so it would not hold still), so coolant-hot fires;
+// span0 captures, so span0-silent is ok; j1708 is no CAN port, so its
+// load is no_data.
 const glanceRules = `
 [[rule]]
 name = "coolant-hot"
-kind = "dm1_active"
-port = "can0"
+kind = "j1587_fault"
 code = 110
 fmi = 0
 op = "above"
@@ -121,8 +122,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 		for _, p := range st.Ports {
 			rated = rated && p.FramesPerS != nil && *p.FramesPerS > 0
 		}
-		// The first DM1 may come after the rules' first evaluation: the
-		// next one, 5 s on, fires.
+		// The first fault table may come after the rules' first
+		// evaluation: the next one, 5 s on, fires.
 		fired := st.Rules != nil && len(st.Rules.Firing) > 0
 		if st.Recorder == nil || (st.Recorder.Segments > 0 && st.Recorder.Oldest != nil && rated && fired) || time.Now().After(deadline) {
 			break
