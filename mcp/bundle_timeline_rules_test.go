@@ -1,9 +1,13 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"fieldtap/services/rules"
 )
@@ -92,5 +96,63 @@ func TestWhatHappenedSaysRuleChangesLetGo(t *testing.T) {
 	env = h.ok("what_happened", map[string]any{"at": at, "window": "-1m", "kinds": []any{evRuleFiring, evRuleCleared}})
 	if w := strings.Join(anyStrings(env["warnings"]), " "); strings.Contains(w, "let go") {
 		t.Errorf("a window within the kept changes warns %q", w)
+	}
+}
+
+// TestSubscribedTimelineTellsARuleFiring: a go-sdk client subscribed to
+// fieldtap://live/timeline over the truck's stores is told when a rule
+// fires within the view's minute (around the newest frame, or the box's
+// clock when the ports give none), and reads the row.
+func TestSubscribedTimelineTellsARuleFiring(t *testing.T) {
+	for _, cn := range connectors {
+		t.Run(cn.name, func(t *testing.T) {
+			d, _ := timelineTruck(t)
+			var end time.Time
+			for _, p := range d.Ports.Snapshot() {
+				if p.LastTime != nil && p.LastTime.After(end) {
+					end = *p.LastTime
+				}
+			}
+			if end.IsZero() {
+				end = time.Now()
+			}
+			silent := false
+			e, err := rules.New([]rules.Rule{{Name: "can0-silent", Kind: rules.KindPortSilent, Port: "can0", Op: rules.Above, Window: time.Minute, Severity: "warning"}},
+				rules.Box{Ports: flippingPorts{"can0", "can", &silent}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Tick(end.Add(-20 * time.Second))
+			d.Rules = e
+			u := &updates{}
+			c := sdk.NewClient(&sdk.Implementation{Name: "timeline-test", Version: "1"}, &sdk.ClientOptions{ResourceUpdatedHandler: u.handler})
+			s, _ := cn.connect(t, &liveBox{d: d}, c, timelineTools...)
+			ctx := context.Background()
+			if err := s.Subscribe(ctx, &sdk.SubscribeParams{URI: "fieldtap://live/timeline"}); err != nil {
+				t.Fatal(err)
+			}
+			silent = true
+			e.Tick(end.Add(-10 * time.Second))
+			eventually(t, "a notification after the rule fired", func() bool { return u.n() >= 1 })
+			res, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: "fieldtap://live/timeline"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env struct {
+				Items []timelineRow `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(res.Contents[0].Text), &env); err != nil {
+				t.Fatal(err)
+			}
+			var fired []string
+			for _, r := range env.Items {
+				if r.Kind == evRuleFiring {
+					fired = append(fired, r.Time.Format(time.RFC3339Nano)+" "+r.Summary)
+				}
+			}
+			if want := end.Add(-10*time.Second).UTC().Format(time.RFC3339Nano) + " rule can0-silent (warning, port_silent) firing: 1 above 0"; len(fired) != 1 || fired[0] != want {
+				t.Errorf("rule rows %v, want %s", fired, want)
+			}
+		})
 	}
 }
