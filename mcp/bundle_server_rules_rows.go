@@ -52,3 +52,29 @@ func ruleVerdictRowOf(v rules.Verdict) ruleVerdictRow {
 	}
 	return r
 }
+
+// ruleChangeRow is one state change of a rule, as the engine kept it.
+type ruleChangeRow struct {
+	Seq      uint64             `json:"seq" jsonschema:"the change's number since start"`
+	At       time.Time          `json:"at"`
+	Rule     string             `json:"rule"`
+	Severity string             `json:"severity"`
+	From     string             `json:"from"`
+	To       string             `json:"to"`
+	Value    *float64           `json:"value" jsonschema:"the value over the window at the change; null going to no_data"`
+	Why      string             `json:"why,omitempty" jsonschema:"going to no_data: what is missing"`
+	Tool     string             `json:"evidence_tool"`
+	Args     map[string]string  `json:"evidence_args"`
+	Figures  map[string]float64 `json:"evidence_figures"`
+}
+
+func ruleChangeRowOf(seq uint64, tr rules.Transition) ruleChangeRow {
+	v := tr.Verdict
+	r := ruleChangeRow{Seq: seq, At: tr.At.UTC(), Rule: v.Rule.Name, Severity: v.Rule.Severity, From: tr.From, To: tr.To, Why: v.Why,
+		Tool: v.Evidence.Tool, Args: v.Evidence.Args, Figures: v.Evidence.Figures}
+	if v.HasValue {
+		val := v.Value
+		r.Value = &val
+	}
+	return r
+}

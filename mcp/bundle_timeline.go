@@ -56,11 +56,13 @@ const (
 	evRecorderGap    = "recorder_gap"
 	evTransmit       = "transmit"
 	evMark           = "mark"
+	evRuleFiring     = "rule_firing"
+	evRuleCleared    = "rule_cleared"
 )
 
 var timelineKinds = []string{evSIPFailure, evSIPFinding, evRTPLoss, evRTPJitter, evCANErrorFrames, evBusOff, evBusRestarted,
 	evPortState, evPortFailure, evFramesLost, evDTCActive, evDTCPrevious, evDTCCleared, evJ1587Fault, evVoltage, evSpeed,
-	evUDSSession, evRecorderGap, evTransmit, evMark}
+	evUDSSession, evRecorderGap, evTransmit, evMark, evRuleFiring, evRuleCleared}
 
 type timelineKindArg string
 
@@ -193,7 +195,7 @@ var whatHappened = tool[whatHappenedIn, page[timelineRow]]{
 	name:  "what_happened",
 	reads: readsSIP | readsMedia | readsCAN | readsJ1939 | readsUDS | readsJ1708 | readsRecorder,
 	desc: "One time-ordered list, around a time (at, window ±1m), of events from every port and store: SIP failures and security findings, RTP loss and jitter bursts, CAN error frames and bus-off, " +
-		"port states and losses, J1939 DTCs, J1587 faults, voltage and speed limits, UDS sessions, recorder gaps, transmissions, marks. Each row names the tool and arguments for its detail, and its port's clock. Paged.",
+		"port states and losses, J1939 DTCs, J1587 faults, voltage and speed limits, UDS sessions, recorder gaps, transmissions, marks, rule firings and clears. Each row names the tool and arguments for its detail, and its port's clock. Paged.",
 	hints: readOnly(),
 	ids:   []string{"time", "port", "kind", "n"},
 	text:  []textSource{textSIP, textMark},

@@ -14,6 +14,7 @@ import (
 	"fieldtap/services/j1939"
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
+	"fieldtap/services/rules"
 	"fieldtap/services/transmit"
 )
 
@@ -141,6 +142,9 @@ func (tl *timeline) collect(all []ports.Status) {
 	}
 	if tl.want(evMark) {
 		tl.marks(all)
+	}
+	if tl.want(evRuleFiring, evRuleCleared) {
+		tl.ruleChanges(all)
 	}
 }
 
@@ -468,6 +472,43 @@ func (tl *timeline) transmissions() {
 		tl.add(timelineRow{Time: r.Time, Port: r.Port, Bus: busOfTransmit(tl.c, r), Kind: evTransmit, Clock: "box", Summary: what,
 			Detail: detailRef{"transmit_status", args()}})
 	}
+}
+
+// ruleChanges are the rule engine's kept changes into and out of
+// firing; the others (no_data, ok, pending between themselves) are
+// rule_status's history. A rule without a port is the box's.
+func (tl *timeline) ruleChanges(all []ports.Status) {
+	if tl.c.d.Rules == nil {
+		return
+	}
+	h := tl.c.d.Rules.History()
+	if n := h.FirstSeq(); n > 0 {
+		if first, ok := h.Get(n); ok && first.At.After(tl.sp.since) {
+			tl.c.warnf("%d older rule state changes were let go (the box keeps %d): rule firings before %s are not shown",
+				n, rules.HistoryLen, first.At.UTC().Format(time.RFC3339))
+		}
+	}
+	h.Range(h.FirstSeq(), func(_ uint64, tr rules.Transition) bool {
+		v := tr.Verdict
+		r := timelineRow{Time: tr.At, Port: v.Rule.Port, Bus: "box", Clock: "box", Detail: detailRef{toolRuleStatus, args("rule", v.Rule.Name)}}
+		for _, p := range all {
+			if p.Name == v.Rule.Port {
+				r.Bus = p.Kind
+			}
+		}
+		switch {
+		case tr.To == rules.StateFiring:
+			r.Kind = evRuleFiring
+			r.Summary = fmt.Sprintf("rule %s (%s, %s) firing: %s %s %s", v.Rule.Name, v.Rule.Severity, v.Rule.Kind, num(v.Value), v.Rule.Op, num(v.Rule.Value))
+		case tr.From == rules.StateFiring:
+			r.Kind = evRuleCleared
+			r.Summary = fmt.Sprintf("rule %s (%s, %s) cleared: now %s", v.Rule.Name, v.Rule.Severity, v.Rule.Kind, tr.To)
+		default:
+			return true
+		}
+		tl.add(r)
+		return true
+	})
 }
 
 func busOfTransmit(c *call, r transmit.Recent) string {

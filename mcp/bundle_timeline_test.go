@@ -173,7 +173,7 @@ func TestMarkOnEveryPortAndRefusals(t *testing.T) {
 		"window sideless":  {"what_happened", map[string]any{"window": "2m"}},
 		"window too long":  {"what_happened", map[string]any{"window": "±13h"}},
 		"at not a time":    {"what_happened", map[string]any{"at": "yesterday"}},
-		"kind unknown":     {"what_happened", map[string]any{"kinds": []any{"rule_firing"}}},
+		"kind unknown":     {"what_happened", map[string]any{"kinds": []any{"weather"}}},
 		"port not the box": {"what_happened", map[string]any{"port": "can9"}},
 	} {
 		if _, r := h.call(c.tool, c.args); !r.IsError || !strings.Contains(r.Content[0].Text, CodeInvalidArgument) {

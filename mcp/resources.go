@@ -38,8 +38,12 @@ type liveView struct {
 	// the tool's arguments.
 	args func(v string) map[string]any
 	// kinds are the port kinds whose stores the view reads: their
-	// counters are the view's revision (subscribe.go). nil: every port.
+	// counters are the view's revision (subscribe.go). nil: every port;
+	// empty: none.
 	kinds []string
+	// rules: the view shows the rule engine's states, so each state
+	// change moves its revision.
+	rules bool
 }
 
 func noViewArgs(string) map[string]any { return map[string]any{} }
@@ -65,8 +69,10 @@ var liveViews = []liveView{
 		desc: "Every DTC of the DM1s and DM2s seen, per source, as j1939_faults answers with no arguments."},
 	{uri: "fieldtap://live/j1587", name: "live J1587 summary", tool: "j1587_summary", args: noViewArgs, kinds: []string{portKindJ1708},
 		desc: "The J1708/J1587 overview as j1587_summary answers with no arguments."},
-	{uri: "fieldtap://live/timeline", name: "live timeline", tool: "what_happened", args: noViewArgs,
+	{uri: "fieldtap://live/timeline", name: "live timeline", tool: "what_happened", args: noViewArgs, rules: true,
 		desc: "Every port's events of the last minute around the newest frame, as what_happened answers with no arguments (the first page)."},
+	{uri: "fieldtap://live/rules", name: "live rules", tool: toolRuleStatus, args: noViewArgs, kinds: []string{}, rules: true,
+		desc: "Every rule's verdict and the first page of its state changes, as rule_status answers with no arguments; updated on each state change."},
 	{uri: "fieldtap://status", name: "capture status", tool: toolCaptureStatus, args: noViewArgs,
 		desc: "Ports, board and memory budget as capture_status answers."},
 }

@@ -313,7 +313,8 @@ func (s *subscriptions) tick() {
 // revision is the sum of the counters of the stores a view reads: frames
 // taken, each store's revision, restarts, and for an Ethernet view the
 // SIP store's revision when a loaded bundle needs that store (without
-// one, the media views move with their ports' counters). It moves
+// one, the media views move with their ports' counters), and the rule
+// engine's count of state changes for a view of the rules. It moves
 // whenever anything the view could show moved; the digest then decides
 // whether it did.
 func (v *views) revision(lv liveView) uint64 {
@@ -329,6 +330,9 @@ func (v *views) revision(lv liveView) uint64 {
 	}
 	if v.provided.has(needSIP) && slices.Contains(lv.kinds, portKindEthernet) {
 		rev += v.d.SIP.Revision()
+	}
+	if lv.rules && v.d.Rules != nil {
+		rev += v.d.Rules.History().EndSeq() // every state change since start
 	}
 	return rev
 }

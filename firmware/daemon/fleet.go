@@ -204,6 +204,9 @@ func (b *box) startStatusPage(context.Context) (func() error, error) {
 	if b.rec.rec != nil { // a nil *Recorder in the interface would not read as none
 		src.Recorder = b.rec.rec
 	}
+	if b.rules != nil { // likewise a nil *Engine
+		src.Rules = b.rules
+	}
 	// The page's frames per second read the counters' samples.
 	src.Rates = statuspage.NewRates()
 	b.fleet.wg.Go(func() { statuspage.RunRates(b.fleet.ctx, src.Rates, &b.reg) })

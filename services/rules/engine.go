@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"fieldtap/services/ring"
 )
 
 // States of a rule.
@@ -18,6 +20,11 @@ const (
 // that needs more (a short tick, a long window) keeps the newest ones and
 // Verdict.Trimmed counts those let go early.
 const MaxSamples = 1024
+
+// HistoryLen bounds the state changes the engine keeps: 64 rules
+// changing every tick (5 s) fill it in 80 s, one flapping rule in over
+// an hour; the changes let go are counted (History).
+const HistoryLen = 1024
 
 // Reading is one look at a rule's figure.
 type Reading struct {
@@ -79,11 +86,16 @@ type ruleState struct {
 	held    time.Time // when the condition began to hold; zero when it does not
 }
 
-// Engine evaluates rules; safe for concurrent Tick and Verdicts.
+// Engine evaluates rules; safe for concurrent Tick, Verdicts and
+// History.
 type Engine struct {
 	read  Reader
 	mu    sync.Mutex
 	rules []*ruleState
+	// history keeps the newest HistoryLen state changes, bounded by
+	// count: a change holds the rule and its evidence figures, a few
+	// hundred bytes.
+	history *ring.Ring[Transition]
 }
 
 // New makes an engine over rules, which must pass CheckAll. Every rule
@@ -92,7 +104,11 @@ func New(rules []Rule, read Reader) (*Engine, error) {
 	if err := CheckAll(rules); err != nil {
 		return nil, err
 	}
-	e := &Engine{read: read}
+	h, err := ring.New[Transition](ring.Limits{Items: HistoryLen, Bytes: HistoryLen}, nil)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{read: read, history: h}
 	for _, r := range rules {
 		e.rules = append(e.rules, &ruleState{v: Verdict{Rule: r, State: StateNoData, Why: "not evaluated yet"}})
 	}
@@ -110,7 +126,9 @@ func (e *Engine) Tick(now time.Time) []Transition {
 		if s.v.State != from {
 			s.v.Since = now
 			s.v.Transitions++
-			out = append(out, Transition{At: now, From: from, To: s.v.State, Verdict: s.v})
+			tr := Transition{At: now, From: from, To: s.v.State, Verdict: s.v}
+			out = append(out, tr)
+			e.history.Append(tr) // bounded by count alone: never refused
 		} else if s.v.Since.IsZero() {
 			s.v.Since = now
 		}
@@ -212,4 +230,11 @@ func (e *Engine) Verdicts() []Verdict {
 		out[i] = s.v
 	}
 	return out
+}
+
+// History is the kept state changes, oldest first, each numbered from 0
+// since start: the first kept number is how many were let go, the end
+// number how many there have been.
+func (e *Engine) History() ring.Snapshot[Transition] {
+	return e.history.Snapshot()
 }

@@ -142,3 +142,46 @@ func TestCheckNamesTheFault(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestEngineHistoryKeepsTheNewestChanges: every change is kept in order
+// with its value and evidence until HistoryLen, then the oldest are let
+// go and counted by the first kept number.
+func TestEngineHistoryKeepsTheNewestChanges(t *testing.T) {
+	r := Rule{Name: "load", Kind: KindBusLoad, Port: "can0", Op: Above, Value: 0.8, Window: 30 * time.Second, Severity: "warning"}
+	// 0.9, 0.1, 0.9, 0.1, … flaps every tick: no_data→firing, then one
+	// change per tick.
+	const ticks = HistoryLen + 10
+	vals := make([]float64, ticks)
+	for i := range vals {
+		vals[i] = 0.1
+		if i%2 == 0 {
+			vals[i] = 0.9
+		}
+	}
+	_, trs, e := run(t, r, &script{vals: vals}, 3)
+	h := e.History()
+	if h.FirstSeq() != 0 || h.EndSeq() != 3 || h.Len() != len(trs) {
+		t.Fatalf("history %d..%d, %d changes returned", h.FirstSeq(), h.EndSeq(), len(trs))
+	}
+	first, _ := h.Get(0)
+	second, _ := h.Get(1)
+	if first.From != StateNoData || first.To != StateFiring || !first.At.Equal(t0) || first.Verdict.Value != 0.9 || first.Verdict.Evidence.Figures["v"] != 0.9 ||
+		second.From != StateFiring || second.To != StateOK || second.Verdict.Value != 0.1 {
+		t.Fatalf("history starts %+v, %+v", first, second)
+	}
+	e, err := New([]Rule{r}, &script{vals: vals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ticks {
+		e.Tick(t0.Add(time.Duration(i) * 5 * time.Second))
+	}
+	h = e.History()
+	if h.FirstSeq() != ticks-HistoryLen || h.EndSeq() != ticks || h.Len() != HistoryLen {
+		t.Fatalf("full history %d..%d (%d kept), want %d let go of %d", h.FirstSeq(), h.EndSeq(), h.Len(), ticks-HistoryLen, ticks)
+	}
+	last, _ := h.Get(ticks - 1)
+	if !last.At.Equal(t0.Add(time.Duration(ticks-1)*5*time.Second)) || last.To != StateOK {
+		t.Fatalf("newest change %+v", last)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
 	"fieldtap/services/rtp"
+	"fieldtap/services/rules"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
 )
@@ -74,7 +75,36 @@ func Build(s Sources, now time.Time) Status {
 	} else {
 		st.RecorderReason = cmp.Or(s.NoRecorder, "no recorder")
 	}
+	if s.Rules != nil {
+		st.Rules = rulesView(s.Rules.Verdicts())
+	} else {
+		st.RulesReason = "no [[rule]] is configured"
+	}
 	return st
+}
+
+// severityRank orders the firing rules: the most severe first.
+var severityRank = map[string]int{"critical": 0, "warning": 1, "info": 2}
+
+func rulesView(vs []rules.Verdict) *RulesView {
+	rv := &RulesView{Firing: []RuleFiring{}}
+	for _, v := range vs {
+		switch v.State {
+		case rules.StateFiring:
+			rv.Firing = append(rv.Firing, RuleFiring{Name: v.Rule.Name, Severity: v.Rule.Severity, Kind: v.Rule.Kind, Port: v.Rule.Port,
+				Since: v.Since.UTC(), Value: math.Round(v.Value*roundTo) / roundTo})
+		case rules.StatePending:
+			rv.Pending++
+		case rules.StateOK:
+			rv.OK++
+		default:
+			rv.NoData++
+		}
+	}
+	slices.SortStableFunc(rv.Firing, func(a, b RuleFiring) int {
+		return cmp.Or(cmp.Compare(severityRank[a.Severity], severityRank[b.Severity]), a.Since.Compare(b.Since))
+	})
+	return rv
 }
 
 func recorderView(r recorder.Status) *RecorderView {

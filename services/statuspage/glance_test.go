@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"fieldtap/services/ports"
+	"fieldtap/services/rules"
 	"fieldtap/services/transmit"
 )
 
@@ -91,5 +92,47 @@ func TestRatesRingIsBounded(t *testing.T) {
 	// Kept every other call (rateStep apart): frames rise 2 a step.
 	if v, ok := r.perSecond("p", 999, t0.Add(999*rateStep/2)); !ok || v < 1.9 || v > 2.1 {
 		t.Errorf("rate %v %v, want 2/s", v, ok)
+	}
+}
+
+// TestRulesAtAGlance: the engine's verdicts as the page shows them: the
+// firing rules most severe first, then the longest firing, and the
+// others counted by state; a box without rules says so.
+func TestRulesAtAGlance(t *testing.T) {
+	lister := fakePorts{st: []ports.Status{
+		{Name: "span0", Kind: "ethernet", Live: true, State: ports.StateSilent},
+		{Name: "can0", Kind: "can", Live: true, State: ports.StateCapturing},
+	}}
+	rule := func(name, port, sev string, op string) rules.Rule {
+		return rules.Rule{Name: name, Kind: rules.KindPortSilent, Port: port, Op: op, Value: 0.5, Window: time.Minute, Severity: sev}
+	}
+	e, err := rules.New([]rules.Rule{
+		rule("span-info", "span0", "info", rules.Above),
+		rule("can0-ok", "can0", "critical", rules.Above),
+		rule("span-crit", "span0", "critical", rules.Above),
+		rule("can0-fires", "can0", "warning", rules.Below),
+		rule("gone", "nope", "warning", rules.Above),
+	}, rules.Box{Ports: lister})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Tick(t0.Add(-time.Minute))
+	st := Build(Sources{Ports: lister, Rules: e}, t0)
+	r := st.Rules
+	if r == nil || r.OK != 1 || r.NoData != 1 || r.Pending != 0 || len(r.Firing) != 3 {
+		t.Fatalf("rules %+v", r)
+	}
+	var order []string
+	for _, f := range r.Firing {
+		order = append(order, f.Name+"/"+f.Severity)
+		if !f.Since.Equal(t0.Add(-time.Minute)) {
+			t.Errorf("%s since %v", f.Name, f.Since)
+		}
+	}
+	if got := strings.Join(order, " "); got != "span-crit/critical can0-fires/warning span-info/info" {
+		t.Errorf("firing order %s", got)
+	}
+	if st := Build(Sources{Ports: lister}, t0); st.Rules != nil || st.RulesReason == "" {
+		t.Errorf("no rules: %+v %q", st.Rules, st.RulesReason)
 	}
 }

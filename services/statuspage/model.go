@@ -21,7 +21,10 @@ type Status struct {
 	VoIPReason string        `json:"voip_reason,omitempty"`
 	Recorder   *RecorderView `json:"recorder"`
 	// RecorderReason says why Recorder is null.
-	RecorderReason string `json:"recorder_reason,omitempty"`
+	RecorderReason string     `json:"recorder_reason,omitempty"`
+	Rules          *RulesView `json:"rules"`
+	// RulesReason says why Rules is null.
+	RulesReason string `json:"rules_reason,omitempty"`
 }
 
 // Box names the box.
@@ -205,4 +208,25 @@ type Gap struct {
 	Start  time.Time  `json:"start"`
 	End    *time.Time `json:"end"` // null while open
 	Reason string     `json:"reason"`
+}
+
+// RulesView is the box's own [[rule]] watch: every rule firing (at most
+// rules.MaxRules are configured, so the list needs no bound of its own)
+// and how many are in each other state.
+type RulesView struct {
+	// Firing is most severe first, then the longest firing first.
+	Firing  []RuleFiring `json:"firing"`
+	Pending int          `json:"pending"`
+	OK      int          `json:"ok"`
+	NoData  int          `json:"no_data"`
+}
+
+// RuleFiring is one rule firing.
+type RuleFiring struct {
+	Name     string    `json:"name"`
+	Severity string    `json:"severity"`
+	Kind     string    `json:"kind"`
+	Port     string    `json:"port,omitempty"`
+	Since    time.Time `json:"since"`
+	Value    float64   `json:"value"`
 }

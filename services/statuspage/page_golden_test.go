@@ -58,6 +58,8 @@ func pageCases() map[string]Status {
 		Recorder: &RecorderView{State: "ram_only", Reason: "disk <full>", Dir: "/data/&rec", UsedBytes: 1536, LimitBytes: 3 << 30,
 			FreeBytes: i64(1 << 20), Segments: 4, Oldest: tm(-2 * time.Hour), Newest: tm(-time.Minute), WriteErrors: 2, GapsTotal: 9,
 			Gaps: []Gap{{Start: t0.Add(-time.Hour), End: tm(-50 * time.Minute), Reason: "write <error>"}, {Start: t0.Add(-time.Minute), Reason: "disk full"}}},
+		Rules: &RulesView{Firing: []RuleFiring{{Name: "span-silent", Severity: "critical", Kind: "port_silent", Port: "span<0>", Since: t0.Add(-90 * time.Second), Value: 1},
+			{Name: "can0-load", Severity: "warning", Kind: "bus_load", Since: t0.Add(-time.Hour), Value: 0.8123}}, Pending: 1, OK: 3, NoData: 2},
 	}
 	bare := Status{
 		Generated: t0.In(time.FixedZone("Y", -7200)),
@@ -67,6 +69,7 @@ func pageCases() map[string]Status {
 		Faults:         FaultsView{J1939Reason: "no CAN <port>", J1587Reason: "no J1708 & port"},
 		VoIPReason:     "no SPAN <port>",
 		RecorderReason: "recorder off & <why>",
+		RulesReason:    "no [[rule]] <configured>",
 	}
 	empty := Status{
 		Generated: t0,
@@ -77,6 +80,7 @@ func pageCases() map[string]Status {
 		Faults:   FaultsView{},
 		VoIP:     &VoIPView{ASRReason: "no attempt <yet>", MOS: MOSHistogram{Bands: []MOSBand{{Label: "poor", Min: 1, Max: 3.1}}}},
 		Recorder: &RecorderView{State: "recording", Dir: "/data", Segments: 0},
+		Rules:    &RulesView{Firing: []RuleFiring{}, OK: 1},
 	}
 	return map[string]Status{"full": full, "bare": bare, "empty": empty}
 }

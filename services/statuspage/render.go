@@ -86,6 +86,7 @@ func Render(w io.Writer, s Status) error {
 	p.e(s.Box.Version)
 	p.w(" · up ", (time.Duration(s.Box.UptimeS) * time.Second).String(), " · ", s.Generated.Format("2006-01-02 15:04:05"), " UTC</small></h1>\n\n")
 	p.transmit(tv)
+	p.rules(s.Rules, s.RulesReason, s.Generated)
 	p.ports(s.Ports)
 	p.busLoad(s.BusLoad)
 	p.faults(s.Faults)
@@ -371,6 +372,43 @@ func (p *page) recorder(r *RecorderView, reason string) {
 		p.w("</small>")
 	}
 	p.w("</td></tr>\n</table>\n\n")
+}
+
+// rules shows the rules firing, right under the transmit banner: what the
+// box itself has noticed is the first thing a tech should read.
+func (p *page) rules(r *RulesView, reason string, now time.Time) {
+	p.w("\n<h2>Rules</h2>\n")
+	if r == nil {
+		p.w(`<p id="rules" class="muted">`)
+		p.e(reason)
+		p.w("</p>\n")
+		return
+	}
+	p.w(`<p id="rules-count"><span`, pick(len(r.Firing) > 0, ` class="warn"`, ""), `><span id="rules-firing-n">`, itoa(len(r.Firing)), "</span> firing</span> · ",
+		`<span id="rules-pending-n">`, itoa(r.Pending), "</span> pending · ",
+		`<span id="rules-ok-n">`, itoa(r.OK), "</span> ok · ",
+		`<span id="rules-nodata-n">`, itoa(r.NoData), "</span> no data</p>\n")
+	if len(r.Firing) == 0 {
+		return
+	}
+	p.w("<table id=\"rules-firing\">\n<tr><th>Rule</th><th>Severity</th><th>Since</th><th class=\"n\">Value</th></tr>\n")
+	for _, f := range r.Firing {
+		p.w(`<tr id="rule-`)
+		p.e(f.Name)
+		p.w(`"><td><span class="name">`)
+		p.e(f.Name)
+		p.w("</span>")
+		if f.Port != "" {
+			p.w(` <small class="port">`)
+			p.e(f.Port)
+			p.w("</small>")
+		}
+		p.w(`</td><td class="severity`, pick(f.Severity == "critical", " warn", ""), `">`)
+		p.e(f.Severity)
+		p.w(`</td><td class="since">`, f.Since.Format("01-02 15:04:05"), " UTC <small>(", now.Sub(f.Since).Round(time.Second).String(), `)</small></td><td class="n">`,
+			strconv.FormatFloat(f.Value, 'f', -1, 64), "</td></tr>\n")
+	}
+	p.w("</table>\n")
 }
 
 // humanBytes prints n in binary units with one decimal.

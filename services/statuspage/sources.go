@@ -9,6 +9,7 @@ import (
 	"fieldtap/services/ports"
 	"fieldtap/services/recorder"
 	"fieldtap/services/rtp"
+	"fieldtap/services/rules"
 	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
 )
@@ -57,6 +58,11 @@ type Recorder interface {
 	Status() recorder.Status
 }
 
+// Rules is the rule engine (*rules.Engine).
+type Rules interface {
+	Verdicts() []rules.Verdict
+}
+
 // LED reports the armed LED as last driven: on, and whether anything
 // drives it (false with the reason).
 type LED func() (on, driven bool, why string)
@@ -76,6 +82,7 @@ type Sources struct {
 	Calls    Calls
 	Media    Media
 	Recorder Recorder
+	Rules    Rules
 	// Rates keeps the ports' frame counts for frames per second (fed by
 	// RunRates; Build adds a sample too). Nil: no rate shown.
 	Rates *Rates

@@ -55,7 +55,48 @@ type glance struct {
 		Oldest    *time.Time `json:"oldest"`
 	} `json:"recorder"`
 	RecorderReason string `json:"recorder_reason"`
+	Rules          *struct {
+		Firing []struct {
+			Name     string    `json:"name"`
+			Severity string    `json:"severity"`
+			Since    time.Time `json:"since"`
+		} `json:"firing"`
+		Pending int `json:"pending"`
+		OK      int `json:"ok"`
+		NoData  int `json:"no_data"`
+	} `json:"rules"`
 }
+
+// glanceRules are the browser test's rules on the sim board: its J1708
+// engine's PID 194 table lists PID 110 FMI 0 active in every pass
+// (j1708gen.FaultPID; the J1939 engine's DM1 is cleared for 5 s by each
+// pass's workshop, so it would not hold still), so coolant-hot fires;
+// span0 captures, so span0-silent is ok; j1708 is no CAN port, so its
+// load is no_data.
+const glanceRules = `
+[[rule]]
+name = "coolant-hot"
+kind = "j1587_fault"
+code = 110
+fmi = 0
+op = "above"
+value = 0
+severity = "critical"
+[[rule]]
+name = "span0-silent"
+kind = "port_silent"
+port = "span0"
+op = "above"
+value = 0
+severity = "warning"
+[[rule]]
+name = "j1708-load"
+kind = "bus_load"
+port = "j1708"
+op = "above"
+value = 0.8
+severity = "info"
+`
 
 // TestStatusPageInBrowser opens the real daemon's page in headless
 // Chromium at a phone's size and at a desktop's: it loads without a
@@ -64,11 +105,12 @@ type glance struct {
 // armed with no port able to send (it has no writer), each port
 // capturing with its frames per second, last frame age and drops of the
 // last minute and since start, the recorder recording with its oldest
-// segment and free space. It leaves a screenshot of each.
+// segment and free space, the rule firing with its severity and since
+// and the others counted by state. It leaves a screenshot of each.
 func TestStatusPageInBrowser(t *testing.T) {
 	exe := chromium(t)
 	rec := filepath.Join(t.TempDir(), "rec")
-	d := startDaemon(t, armedConfig(t, "", fmt.Sprintf("[recorder]\nenabled = true\ndir = %q\n", rec)))
+	d := startDaemon(t, armedConfig(t, "", fmt.Sprintf("[recorder]\nenabled = true\ndir = %q\n", rec)+glanceRules))
 	var st glance
 	// The first segment opens with the recorder's first write; a rate
 	// needs two samples of the counters a second apart.
@@ -80,7 +122,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 		for _, p := range st.Ports {
 			rated = rated && p.FramesPerS != nil && *p.FramesPerS > 0
 		}
-		if st.Recorder == nil || (st.Recorder.Segments > 0 && st.Recorder.Oldest != nil && rated) || time.Now().After(deadline) {
+		// The first fault table may come after the rules' first
+		// evaluation: the next one, 5 s on, fires.
+		fired := st.Rules != nil && len(st.Rules.Firing) > 0
+		if st.Recorder == nil || (st.Recorder.Segments > 0 && st.Recorder.Oldest != nil && rated && fired) || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -89,6 +134,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	if r := st.Recorder; r == nil || r.State != "recording" || r.Dir != rec || r.Segments == 0 || r.Oldest == nil || r.FreeBytes == nil {
 		t.Fatalf("status.json recorder %+v (%q), want recording into a segment in %s", r, st.RecorderReason, rec)
+	}
+	if r := st.Rules; r == nil || len(r.Firing) != 1 || r.Firing[0].Name != "coolant-hot" || r.Firing[0].Severity != "critical" || r.Firing[0].Since.IsZero() ||
+		r.OK != 1 || r.Pending != 0 || r.NoData != 1 {
+		t.Fatalf("status.json rules %+v, want coolant-hot firing, one ok, one no_data", r)
 	}
 	for _, p := range st.Ports {
 		if p.State != "capturing" || p.FramesPerS == nil || *p.FramesPerS <= 0 || p.LastFrameAgeS == nil || p.DropsMinute == nil {
@@ -177,6 +226,13 @@ func pageInBrowser(t *testing.T, exe string, d *box, st glance, w, h int64) {
 		if err1 != nil || err2 != nil || total < p.DropsTotal || minute > total {
 			t.Errorf("%s drops %d (minute) / %d (total), json %d total: want numbers, the minute within the total", p.Name, minute, total, p.DropsTotal)
 		}
+	}
+	f := st.Rules.Firing[0]
+	counts := text("#rules-firing-n") + " " + text("#rules-pending-n") + " " + text("#rules-ok-n") + " " + text("#rules-nodata-n")
+	row := "#rule-" + f.Name
+	if name, sev, since := text(row+" .name"), text(row+" .severity"), text(row+" .since"); counts != "1 0 1 1" || name != f.Name || sev != f.Severity ||
+		!strings.HasPrefix(since, f.Since.UTC().Format("01-02 15:04:05")+" UTC") {
+		t.Errorf("rules on the page: %s firing/pending/ok/no data, %q %q since %q; want 1 0 1 1, %s %s since %v", counts, name, sev, since, f.Name, f.Severity, f.Since)
 	}
 	title, err := chromedp.Run(ctx, chromedp.Title())
 	if err != nil {
