@@ -47,7 +47,10 @@ func Aggregate(ds []*Dialog, match func(*Dialog) bool, dim string, maxBuckets in
 	k := newKeyer(dim)
 	var counts []int // by key id
 	out := Aggregation{Multi: MultiDimension(dim)}
-	for _, d := range ds {
+	for i, d := range ds {
+		if i%warmBlock == 0 {
+			warm(ds[i:min(i+warmBlock, len(ds))])
+		}
 		if match(d) {
 			for _, id := range k.keys(d) {
 				if int(id) == len(counts) {
@@ -101,7 +104,12 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 	var accs []MetricsAcc // by key id
 	var all MetricsAcc
 	out := Grouping{Multi: MultiDimension(dim)}
-	for _, d := range ds {
+	for i, d := range ds {
+		if i%warmBlock == 0 {
+			block := ds[i:min(i+warmBlock, len(ds))]
+			warm(block)
+			warmFigures(block)
+		}
 		if !match(d) {
 			continue
 		}
