@@ -44,20 +44,26 @@ func CountStates(ds []*Dialog) map[string]int {
 // Aggregate counts ds (a snapshot's dialogs) that match accepts by dim,
 // keeping the maxBuckets largest buckets. dim must be one of Dimensions.
 func Aggregate(ds []*Dialog, match func(*Dialog) bool, dim string, maxBuckets int) Aggregation {
-	counts := map[string]int{}
+	k := newKeyer(dim)
+	var counts []int // by key id
 	out := Aggregation{Multi: MultiDimension(dim)}
-	for _, d := range ds {
+	for i, d := range ds {
+		if i%warmBlock == 0 {
+			warm(ds[i:min(i+warmBlock, len(ds))])
+		}
 		if match(d) {
-			vs, _ := d.DimensionValues(dim)
-			for _, v := range vs {
-				counts[v]++
+			for _, id := range k.keys(d) {
+				if int(id) == len(counts) {
+					counts = append(counts, 0)
+				}
+				counts[id]++
 			}
 			out.TotalMatched++
 		}
 	}
-	out.Buckets = make([]Bucket, 0, len(counts))
-	for v, n := range counts {
-		out.Buckets = append(out.Buckets, Bucket{Value: v, Count: n})
+	out.Buckets = make([]Bucket, len(counts))
+	for id, n := range counts {
+		out.Buckets[id] = Bucket{Value: k.values[id], Count: n}
 	}
 	slices.SortFunc(out.Buckets, func(a, b Bucket) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value)) })
 	if len(out.Buckets) > maxBuckets {
@@ -94,50 +100,62 @@ type Grouping struct {
 // value of dim, keeping the maxGroups largest groups and measuring the
 // rest together. dim must be one of Dimensions.
 func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups int) Grouping {
-	accs := map[string]*MetricsAcc{}
-	counts := map[string]int{}
+	k := newKeyer(dim)
+	var accs []MetricsAcc // by key id
 	var all MetricsAcc
 	out := Grouping{Multi: MultiDimension(dim)}
-	for _, d := range ds {
+	for i, d := range ds {
+		if i%warmBlock == 0 {
+			block := ds[i:min(i+warmBlock, len(ds))]
+			warm(block)
+			warmFigures(block)
+		}
 		if !match(d) {
 			continue
 		}
-		vs, _ := d.DimensionValues(dim)
-		for _, v := range vs {
-			a := accs[v]
-			if a == nil {
-				a = &MetricsAcc{}
-				accs[v] = a
+		f, ok := d.memoFigures()
+		for _, id := range k.keys(d) {
+			if int(id) == len(accs) {
+				accs = append(accs, MetricsAcc{})
 			}
-			a.Add(d)
-			counts[v]++
+			accs[id].addDialog(d, &f, ok)
 		}
-		all.Add(d)
+		all.addDialog(d, &f, ok)
 		out.TotalMatched++
 	}
-	keys := make([]string, 0, len(accs))
-	for k := range accs {
-		keys = append(keys, k)
+	ids := make([]int32, len(accs))
+	for i := range ids {
+		ids[i] = int32(i)
 	}
-	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b)) })
-	if len(keys) > maxGroups {
-		rest := map[string]bool{}
-		for _, k := range keys[maxGroups:] {
-			rest[k] = true
-		}
+	slices.SortFunc(ids, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(accs[b].dialogs, accs[a].dialogs), cmp.Compare(k.values[a], k.values[b]))
+	})
+	if len(ids) > maxGroups {
 		var other MetricsAcc
-		for _, d := range ds {
-			if vs, _ := d.DimensionValues(dim); slices.ContainsFunc(vs, func(v string) bool { return rest[v] }) && match(d) {
-				other.Add(d)
+		if out.Multi {
+			// A dialog in several of the rest's groups is measured once.
+			rest := make([]bool, len(accs))
+			for _, id := range ids[maxGroups:] {
+				rest[id] = true
+			}
+			for _, d := range ds {
+				if match(d) && slices.ContainsFunc(k.keys(d), func(id int32) bool { return rest[id] }) {
+					other.Add(d)
+				}
+			}
+		} else {
+			// Each dialog is in one group: the rest's together are theirs.
+			for _, id := range ids[maxGroups:] {
+				other.merge(&accs[id])
 			}
 		}
 		r := other.Result()
-		out.Other, out.OtherGroups = &r, len(keys)-maxGroups
-		keys = keys[:maxGroups]
+		out.Other, out.OtherGroups = &r, len(ids)-maxGroups
+		ids = ids[:maxGroups]
 	}
-	out.Groups = make([]Group, 0, len(keys))
-	for _, k := range keys {
-		out.Groups = append(out.Groups, Group{Value: k, Metrics: accs[k].Result()})
+	out.Groups = make([]Group, 0, len(ids))
+	for _, id := range ids {
+		out.Groups = append(out.Groups, Group{Value: k.values[id], Metrics: accs[id].Result()})
 	}
 	out.Overall = all.Result()
 	return out

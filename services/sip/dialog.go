@@ -49,10 +49,17 @@ type Dialog struct {
 	Transport   string // udp, tcp, ws (of the first message)
 	Methods     []string
 
-	Rev     uint64 // the store revision of this dialog's last change
-	CallID  string
-	Created time.Time // first message
-	Updated time.Time // last message
+	Rev uint64 // the store revision of this dialog's last change
+	// figs memoises the dialog's share of the call figures (figures.go),
+	// as problems does its problem set: figsRev is Rev+1 once figsWord,
+	// figsDur and figsPDD hold them. A copy the store changes carries the
+	// words over, but its Rev moves on, which makes them stale without
+	// the store clearing them. Atomic, as problems. Beside Rev, which a
+	// reader compares them with: group_dialogs reads them of every dialog.
+	figsRev, figsWord, figsDur, figsPDD uint64
+	CallID                              string
+	Created                             time.Time // first message
+	Updated                             time.Time // last message
 
 	// HasInvite is set once an INVITE (request or response) was seen: the
 	// dialog's call fields (State, FinalCode, the timings) then follow its

@@ -41,27 +41,49 @@ type MetricsAcc struct {
 	pdd                                  []float64 // ms
 }
 
-// Add counts d and each of its call attempts.
+// Add counts d and each of its call attempts: its share memoised on d
+// (memoFigures), or folded afresh when the share does not fit the memo.
 func (a *MetricsAcc) Add(d *Dialog) {
+	f, ok := d.memoFigures()
+	a.addDialog(d, &f, ok)
+}
+
+// addDialog counts d, whose memoFigures answered f and ok.
+func (a *MetricsAcc) addDialog(d *Dialog, f *figures, ok bool) {
 	a.dialogs++
-	for _, at := range d.Attempts() {
-		if at.FinalCode == 0 {
-			continue
+	if ok {
+		a.add(f)
+		if f.hasPDD {
+			a.pdd = append(a.pdd, f.pdd)
 		}
-		a.attempts++
-		if at.FinalCode < 300 {
-			a.answered++
-			if dur, ok := at.Duration(); ok {
-				a.durSum += dur
-				a.durN++
-			}
-		} else if slices.Contains(nerCodes, at.FinalCode) {
-			a.network++
-		}
-		if p, ok := at.PDD(); ok {
-			a.pdd = append(a.pdd, float64(p)/float64(time.Millisecond))
-		}
+		return
 	}
+	for _, at := range d.Attempts() {
+		var f figures
+		if p, ok := f.fold(&at); ok {
+			a.pdd = append(a.pdd, p)
+		}
+		a.add(&f)
+	}
+}
+
+func (a *MetricsAcc) add(f *figures) {
+	a.attempts += f.attempts
+	a.answered += f.answered
+	a.network += f.network
+	a.durSum += f.durSum
+	a.durN += f.durN
+}
+
+// merge adds b's dialogs to a.
+func (a *MetricsAcc) merge(b *MetricsAcc) {
+	a.dialogs += b.dialogs
+	a.attempts += b.attempts
+	a.answered += b.answered
+	a.network += b.network
+	a.durSum += b.durSum
+	a.durN += b.durN
+	a.pdd = append(a.pdd, b.pdd...)
 }
 
 // Result computes the figures; a figure without a basis is null with the

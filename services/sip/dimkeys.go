@@ -1,0 +1,135 @@
+package sip
+
+import (
+	"net/netip"
+	"strconv"
+)
+
+// keyer numbers the values of one dimension as Aggregate and GroupMetrics
+// meet them, so a dialog's buckets are small ids found by the value as
+// the dialog holds it (a string, a code, an address) and the bucket's
+// text (Dialog.DimensionValues) is built once per distinct value rather
+// than once per dialog. Every id has a distinct text: the empty string
+// and code 0 are NoValue's id, codes and addresses print distinctly and
+// never as NoValue.
+type keyer struct {
+	dim   string
+	strs  map[string]int32
+	codes map[int]int32
+	// statuses are the ids of the codes 100 to 699, plus one (0: none yet).
+	statuses [600]int32
+	addrs    map[netip.Addr]int32
+	values   []string // id → the bucket's value
+	ids      []int32  // keys' answer, reused
+}
+
+func newKeyer(dim string) *keyer {
+	return &keyer{dim: dim, strs: map[string]int32{}, codes: map[int]int32{}, addrs: map[netip.Addr]int32{}}
+}
+
+// keys returns d's ids in the dimension, as DimensionValues returns its
+// values: one in a single-valued dimension, each distinct participant
+// (NoValue without one) in a MultiDimension. The slice is reused by the
+// next call.
+func (k *keyer) keys(d *Dialog) []int32 {
+	k.ids = k.ids[:0]
+	switch k.dim {
+	case "method":
+		k.str(d.FirstMethod)
+	case "state":
+		k.str(d.State)
+	case "final_code":
+		k.code(d.FinalCode)
+	case "from_user":
+		k.str(d.FromUser)
+	case "to_user":
+		k.str(d.ToUser)
+	case "src_ip":
+		k.addr(d.Src.Addr())
+	case "dst_ip":
+		k.addr(d.Dst.Addr())
+	case "user_agent":
+		if len(d.UserAgents) > 0 {
+			k.str(d.UserAgents[0])
+		} else {
+			k.str("")
+		}
+	case "transport":
+		k.str(d.Transport)
+	case "participant_ip":
+		for _, p := range d.Participants {
+			k.addr(p.Addr().Unmap())
+		}
+	case "participant_user":
+		for _, u := range [...]string{d.FromUser, d.ToUser} {
+			if u != "" {
+				k.str(u)
+			}
+		}
+	default:
+		panic("sip: aggregate by an unknown dimension " + strconv.Quote(k.dim))
+	}
+	if len(k.ids) == 0 {
+		k.str("")
+	}
+	return k.ids
+}
+
+func (k *keyer) str(s string) {
+	if s == "" {
+		s = NoValue
+	}
+	id, ok := k.strs[s]
+	if !ok {
+		id = k.add(s)
+		k.strs[s] = id
+	}
+	k.once(id)
+}
+
+func (k *keyer) code(c int) {
+	if c == 0 {
+		k.str("")
+		return
+	}
+	if c >= 100 && c < 700 { // a status code: an array, not a map
+		id := k.statuses[c-100] - 1
+		if id < 0 {
+			id = k.add(strconv.Itoa(c))
+			k.statuses[c-100] = id + 1
+		}
+		k.once(id)
+		return
+	}
+	id, ok := k.codes[c]
+	if !ok {
+		id = k.add(strconv.Itoa(c))
+		k.codes[c] = id
+	}
+	k.once(id)
+}
+
+func (k *keyer) addr(a netip.Addr) {
+	id, ok := k.addrs[a]
+	if !ok {
+		id = k.add(a.String())
+		k.addrs[a] = id
+	}
+	k.once(id)
+}
+
+func (k *keyer) add(v string) int32 {
+	k.values = append(k.values, v)
+	return int32(len(k.values) - 1)
+}
+
+// once appends id unless the dialog already has it: a participant seen
+// on both sides counts once.
+func (k *keyer) once(id int32) {
+	for _, have := range k.ids {
+		if have == id {
+			return
+		}
+	}
+	k.ids = append(k.ids, id)
+}
