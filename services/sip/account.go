@@ -20,9 +20,7 @@ func dialogBytes(sl *slot) int {
 	n := heapsize.Pointers(int(unsafe.Sizeof(slot{}))) + heapsize.Pointers(int(unsafe.Sizeof(Dialog{})))
 	// byID: a string key (sharing CallID's bytes) and a pointer.
 	n += heapsize.MapEntry(int(unsafe.Sizeof("") + unsafe.Sizeof(sl)))
-	for _, s := range [...]string{d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay, d.FinalReason, d.ReasonHeader} {
-		n += heapsize.String(s)
-	}
+	n += d.identBytes() + heapsize.String(d.FinalReason) + heapsize.String(d.ReasonHeader)
 	n += stringList(d.UserAgents) + stringList(d.ToTags) + stringList(d.SessionIDs) + stringList(d.ICIDs)
 	n += heapsize.Pointers(cap(d.XHeaders) * int(unsafe.Sizeof(XHeader{})))
 	for _, x := range d.XHeaders {
