@@ -319,7 +319,9 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	addUnique(&d.Participants, meta.Dst, maxParticipants)
 	for _, id := range [...]HeaderID{HUserAgent, HServer} {
 		if v := m.Get(id); len(v) > 0 && len(d.UserAgents) < maxDialogUAs && !containsBytes(d.UserAgents, v) {
-			d.UserAgents = append(d.UserAgents, string(v))
+			ua := string(v)
+			d.UserAgents = append(d.UserAgents, ua)
+			d.listBytes += heapsize.String(ua)
 		}
 	}
 	noteCorrelation(d, m)
@@ -356,6 +358,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		d.Transactions++
 		if len(d.Txns) < maxTxns {
 			d.Txns = append(d.Txns, newTransaction(meta, m, method, branch))
+			d.listBytes += heapsize.String(d.Txns[len(d.Txns)-1].Branch)
 		} else {
 			d.TxnsShed++
 			shed = true
@@ -365,7 +368,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	var txn *Transaction
 	if ti < len(d.Txns) {
 		txn = &d.Txns[ti]
-		txn.note(m, t)
+		d.listBytes += txn.note(m, t)
 	}
 	if method == "INVITE" && !d.HasInvite {
 		// The Call-ID opened with another method (a REGISTER, say): from
@@ -406,7 +409,9 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		d.AuthChallenge++
 	}
 	if tag := Param(m.Get(HTo), "tag"); len(tag) > 0 && len(d.ToTags) < maxToTags && !containsBytes(d.ToTags, tag) {
-		d.ToTags = append(d.ToTags, string(tag))
+		tg := string(tag)
+		d.ToTags = append(d.ToTags, tg)
+		d.listBytes += heapsize.String(tg)
 	}
 	if method != d.CallMethod() {
 		return shed
@@ -467,14 +472,15 @@ func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transact
 	return tx
 }
 
-// note folds one of the transaction's messages into it.
-func (tx *Transaction) note(m *Parsed, t time.Time) {
+// note folds one of the transaction's messages into it and returns the
+// heap bytes of the string it kept (a final response's reason phrase).
+func (tx *Transaction) note(m *Parsed, t time.Time) (kept int) {
 	if m.Request {
 		tx.Requests++
 		// The request's To tag, not a response's, says whether it was
 		// sent inside a dialog.
 		tx.InDialog = tx.InDialog || len(Param(m.Get(HTo), "tag")) > 0
-		return
+		return 0
 	}
 	tx.Responses++
 	if m.StatusCode < 200 && tx.Provisional.IsZero() {
@@ -487,7 +493,9 @@ func (tx *Transaction) note(m *Parsed, t time.Time) {
 		}
 	case c >= 200 && tx.FinalCode == 0:
 		tx.FinalCode, tx.FinalReason, tx.FinalAt = c, string(m.Reason), t
+		return heapsize.String(tx.FinalReason)
 	}
+	return 0
 }
 
 // setIdents sets the Call-ID, the user parts and the display names, all
