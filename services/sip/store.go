@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"net/netip"
 	"slices"
@@ -338,12 +339,14 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	}
 	branch := Param(m.Get(HVia), "branch")
 	var buf [64]byte
-	tx := fnv1a(fnv1a(fnv1a(fnvOffset, branch), []byte(method)), binary.LittleEndian.AppendUint32(buf[:0], m.CSeqNum))
-	b := appendAddrPort(buf[:0], meta.Src)
+	b := binary.LittleEndian.AppendUint64(buf[:0], maphash.Bytes(txSeed, branch))
+	b = binary.LittleEndian.AppendUint64(b, maphash.String(txSeed, method))
+	tx := maphash.Bytes(txSeed, binary.LittleEndian.AppendUint32(b, m.CSeqNum))
+	b = appendAddrPort(buf[:0], meta.Src)
 	b = appendAddrPort(b, meta.Dst)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StatusCode))
 	b = append(b, b2u(m.Request))
-	key := fnv1a(fnvOffset, binary.LittleEndian.AppendUint64(b, tx))
+	key := maphash.Bytes(txSeed, binary.LittleEndian.AppendUint64(b, tx))
 	if slices.Contains(d.txKeys, key) {
 		d.Retransmits++
 		msg.Retransmission = true
@@ -548,19 +551,12 @@ func addUnique[T comparable](s *[]T, v T, limit int) {
 	}
 }
 
-// FNV-1a (64-bit), inline: hash/fnv's Hash64 escapes to the heap.
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-// fnv1a folds b and a 0 separator into h.
-func fnv1a(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h = (h ^ uint64(c)) * fnvPrime
-	}
-	return h * fnvPrime // ^0
-}
+// txSeed keys the transaction and retransmission hashes. They are only
+// compared within one dialog, never shown or kept past the process, so
+// the runtime's hash (maphash) serves: FNV-1a byte by byte over the Via
+// branch and both endpoints cost a tenth of a message's update
+// (docs/benchmarks.md).
+var txSeed = maphash.MakeSeed()
 
 // appendAddrPort appends a's 16-byte address and port: equal endpoints
 // give equal bytes, which is all a retransmission key needs.
