@@ -530,13 +530,14 @@ func (d *Dialog) identBytes() int {
 // seven messages and keys, three transactions and methods, two
 // endpoints, User-Agent and Server) in one allocation each, where
 // growing them by appending cost four for the message and key lists
-// alone. Each list's capacity but the transactions' is what append
-// would have grown it to for that call, so such a call is charged what
-// it was for them; three transactions take three places, not the four
-// of append's doubling (a smaller charge for an answered or cancelled
-// call, a larger one for a failed call's two). At most maxTxns are kept.
+// alone. Each capacity is what append grows the list to for that call,
+// so such a call is charged what it was; a shorter one (INVITE, 100,
+// 404, ACK) is charged the room it did not use, a few hundred bytes.
+// Transactions, the largest items, start at two (INVITE and ACK, or
+// CANCEL) so that a longer call's list doubles through the sizes append
+// gives it.
 func (d *Dialog) presizeCall(maxTxns int) {
-	d.Txns = make([]Transaction, 0, min(3, maxTxns))
+	d.Txns = make([]Transaction, 0, min(2, maxTxns))
 	d.msgs = make([]uint64, 0, 8)
 	d.txKeys = make([]uint64, 0, 8)
 	d.txIDs = make([]uint64, 0, 4)
