@@ -262,6 +262,10 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
+	if d.MessagesKept == 1 && d.FirstMethod == "INVITE" {
+		// The INVITE has company: a call is under way.
+		d.presizeCall(s.lim.TransactionsPerDialog)
+	}
 	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog) {
 		s.st.TransactionsShed++
 	}
@@ -299,7 +303,6 @@ func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 	d.State = StateOpen
 	if d.FirstMethod == "INVITE" {
 		d.State = StateCalling
-		d.presizeCall(s.lim.TransactionsPerDialog)
 	}
 	sl.d = d
 	if _, err := s.order.Append(sl); err != nil {
@@ -525,25 +528,38 @@ func (d *Dialog) identBytes() int {
 	return heapsize.Bytes(len(d.CallID) + len(d.FromUser) + len(d.ToUser) + len(d.FromDisplay) + len(d.ToDisplay))
 }
 
-// presizeCall gives a dialog opened by an INVITE the room its lists
-// reach in the commonest call (INVITE, 100, 180, 200, ACK, BYE, 200:
+// presizeCall gives a dialog opened by an INVITE, at its second message,
+// the room its lists reach in the commonest call (INVITE, 100, 180, 200, ACK, BYE, 200:
 // seven messages and keys, three transactions and methods, two
 // endpoints, User-Agent and Server) in one allocation each, where
 // growing them by appending cost four for the message and key lists
 // alone. Each capacity is what append grows the list to for that call,
 // so such a call is charged what it was; a shorter one (INVITE, 100,
-// 404, ACK) is charged the room it did not use, a few hundred bytes.
-// Transactions, the largest items, start at two (INVITE and ACK, or
+// 404, ACK) is charged the room it did not use, about 130 bytes. A lone
+// INVITE (unanswered, a scanner's) keeps append's sizes and its charge.
+// Transactions, the largest items, get two places (INVITE and ACK, or
 // CANCEL) so that a longer call's list doubles through the sizes append
 // gives it.
 func (d *Dialog) presizeCall(maxTxns int) {
-	d.Txns = make([]Transaction, 0, min(2, maxTxns))
-	d.msgs = make([]uint64, 0, 8)
-	d.txKeys = make([]uint64, 0, 8)
-	d.txIDs = make([]uint64, 0, 4)
-	d.Methods = make([]string, 0, 4)
-	d.Participants = make([]netip.AddrPort, 0, 2)
-	d.UserAgents = make([]string, 0, 2)
+	d.Txns = growTo(d.Txns, min(2, maxTxns))
+	d.msgs = growTo(d.msgs, 8)
+	d.txKeys = growTo(d.txKeys, 8)
+	d.txIDs = growTo(d.txIDs, 4)
+	d.Methods = growTo(d.Methods, 4)
+	d.Participants = growTo(d.Participants, 2)
+	d.UserAgents = growTo(d.UserAgents, 2)
+}
+
+// growTo is s with room for n items: s itself when it has it, else a
+// copy in an array of exactly n (what the charge reads). A copy, not an
+// append into s's array, so a snapshot holding s sees no change.
+func growTo[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	c := make([]T, len(s), n)
+	copy(c, s)
+	return c
 }
 
 func addUnique[T comparable](s *[]T, v T, limit int) {
