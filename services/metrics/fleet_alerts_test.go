@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,17 +25,7 @@ func TestFleetAlertRules(t *testing.T) {
 	}
 	s := sources(t)
 	s.Rules = ruleEngine(t, s)
-	srv := httptest.NewServer(Handler(s))
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrape(t, s)
 	var exported []string
 	for _, m := range regexp.MustCompile(`(?m)^# TYPE (fieldtap_\w+) `).FindAllSubmatch(body, -1) {
 		exported = append(exported, string(m[1]))

@@ -214,17 +214,7 @@ func TestPromtool(t *testing.T) {
 	}
 	s := sources(t)
 	s.Rules = ruleEngine(t, s)
-	srv := httptest.NewServer(Handler(s))
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrape(t, s)
 	cmd := exec.Command(promtool, "check", "metrics")
 	cmd.Stdin = strings.NewReader(string(body))
 	out, err := cmd.CombinedOutput()
@@ -267,3 +257,20 @@ func TestTransmitCounterKeepsTheAuditGate(t *testing.T) {
 type auditorFunc func(transmit.Record) error
 
 func (f auditorFunc) Record(_ context.Context, r transmit.Record) error { return f(r) }
+
+// scrape is one scrape of the endpoint over s.
+func scrape(t *testing.T, s Sources) []byte {
+	t.Helper()
+	srv := httptest.NewServer(Handler(s))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}

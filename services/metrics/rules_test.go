@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"io"
-	"net/http/httptest"
-
 	"fieldtap/services/ports"
 	"fieldtap/services/rules"
 )
@@ -36,17 +33,7 @@ func TestRuleSeries(t *testing.T) {
 	s := sources(t)
 	s.Ports = fakePorts{st: append(s.Ports.Snapshot(), ports.Status{Name: "span0", Kind: "ethernet", Live: true, State: ports.StateSilent})}
 	s.Rules = ruleEngine(t, s)
-	srv := httptest.NewServer(Handler(s))
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exp := scrape(t, s)
 	for _, want := range []string{
 		`fieldtap_rule_state{rule="span-silent",severity="critical"} 1`,
 		`fieldtap_rule_state{rule="can0-load",severity="warning"} 0`,

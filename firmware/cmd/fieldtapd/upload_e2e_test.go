@@ -33,17 +33,7 @@ func TestUploadOverTheCable(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const writer, reader = "e2e-upload-77c1a0", "e2e-upload-read-3b90"
-	tokens := filepath.Join(dir, "tokens")
-	lines := auth.HashToken("up", writer, auth.ScopeRead, auth.ScopeTransmit) + "\n" + auth.HashToken("ro", reader, auth.ScopeRead) + "\n"
-	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "fieldtapd.toml")
-	conf := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\ndata_dir = %q\n",
-		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "data"))
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tokens, cfg := uploadBoxFiles(t, dir, writer, reader)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 	defer cancel()
 	_, url, stderr := startHTTP(t, "--config", cfg, "--mcp-tokens-file", tokens, "--mcp-output-schemas")
@@ -131,4 +121,24 @@ func TestUploadOverTheCable(t *testing.T) {
 	if frames := strings.Count(string(out), "\n"); opened["frames"] != float64(frames) {
 		t.Errorf("open_capture read %v frames of the uploaded file; tshark counts %d", opened["frames"], frames)
 	}
+}
+
+// uploadBoxFiles writes, in dir, a token file with a transmit-scope
+// token (writer, the upload's write scope) and a read-only one (reader),
+// and a sim board configuration whose capture, data and export folders
+// are below dir.
+func uploadBoxFiles(t *testing.T, dir, writer, reader string) (tokens, cfg string) {
+	t.Helper()
+	tokens = filepath.Join(dir, "tokens")
+	lines := auth.HashToken("up", writer, auth.ScopeRead, auth.ScopeTransmit) + "\n" + auth.HashToken("ro", reader, auth.ScopeRead) + "\n"
+	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg = filepath.Join(dir, "fieldtapd.toml")
+	conf := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\ndata_dir = %q\n",
+		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "data"))
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tokens, cfg
 }

@@ -19,7 +19,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"fieldtap/mcp/auth"
 	"fieldtap/tools/refdata"
 )
 
@@ -38,17 +37,7 @@ func TestUploadOverHTTPPut(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const writer, reader = "e2e-put-5d0c2e", "e2e-put-read-81aa"
-	tokens := filepath.Join(dir, "tokens")
-	lines := auth.HashToken("up", writer, auth.ScopeRead, auth.ScopeTransmit) + "\n" + auth.HashToken("ro", reader, auth.ScopeRead) + "\n"
-	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "fieldtapd.toml")
-	conf := fmt.Sprintf("board = \"sim\"\n[store]\nexport_dir = %q\ncapture_dir = %q\ndata_dir = %q\n",
-		filepath.Join(dir, "exports"), filepath.Join(dir, "captures"), filepath.Join(dir, "data"))
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tokens, cfg := uploadBoxFiles(t, dir, writer, reader)
 	auditFile := filepath.Join(dir, "audit.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*giveUp)
 	defer cancel()
