@@ -18,6 +18,11 @@ ports, bus load, faults, calls; read-only), /status.json, /metrics.
 
 Try capture_status first. Ctrl-C stops the box.
 
+Rules the box watches without an agent (scripts/demo.toml, docs/rules.md):
+coolant-hot fires within seconds on the truck's J1587 fault. See them with
+rule_status, what_happened, the live view fieldtap://live/rules, the status
+page's Rules section and fieldtap_rule_state on /metrics.
+
 Rehearse a transmit (scripts/demo.toml: can0 can send; a simulated engine
 ECU answers). Over HTTP a send needs a token with the transmit scope, so
 stop this box (Ctrl-C) and let the client start one over stdio:
