@@ -16,7 +16,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"fieldtap/drivers/wire"
 	"fieldtap/mcp"
@@ -47,22 +46,13 @@ func TestBlackboxOnTheSimBoard(t *testing.T) {
 	defer cancel()
 	_, url, stderr := startHTTP(t, "--config", cfg, "--mcp-tokens-file", tokens, "--mcp-output-schemas")
 	hc := &http.Client{Transport: bearerTransport{secret}}
-	s, err := newClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	cc := connectHTTP(t, ctx, url, secret, stderr)
+	s := cc.s
 	defer s.Close()
-	list, err := s.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := &contractClient{t: t, ctx: ctx, s: s, tools: map[string]*sdk.Tool{}, schemas: map[string]*jsonschema.Schema{}, c: jsonschema.NewCompiler(), seen: map[string]any{}}
-	for _, tool := range list.Tools {
-		cc.tools[tool.Name] = tool
-	}
 
 	// Wait (generously) until the recorder has written CAN frames.
 	var newest time.Time
+	var err error
 	for deadline := time.Now().Add(giveUp); ; time.Sleep(200 * time.Millisecond) {
 		env, _ := cc.call("capture_status", nil)
 		rec := env["data"].(map[string]any)["recorder"].(map[string]any)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,23 @@ func startContract(t *testing.T, args ...string) *contractClient {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
 	}
 	t.Cleanup(func() { s.Close() })
+	return contractOf(t, ctx, s, stderr)
+}
+
+// connectHTTP is a contract client of the MCP endpoint at url with the
+// bearer token secret; the caller closes cc.s. stderr is the daemon's log.
+func connectHTTP(t *testing.T, ctx context.Context, url, secret string, stderr *lockedBuffer) *contractClient {
+	t.Helper()
+	s, err := newClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{secret}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	return contractOf(t, ctx, s, stderr)
+}
+
+// contractOf is a contract client over the session s, its tools listed.
+func contractOf(t *testing.T, ctx context.Context, s *sdk.ClientSession, stderr *lockedBuffer) *contractClient {
+	t.Helper()
 	list, err := s.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"fieldtap/mcp/auth"
 	"fieldtap/tools/refdata"
@@ -38,19 +36,8 @@ func TestUploadOverTheCable(t *testing.T) {
 	defer cancel()
 	_, url, stderr := startHTTP(t, "--config", cfg, "--mcp-tokens-file", tokens, "--mcp-output-schemas")
 	connect := func(secret string) (*sdk.ClientSession, *contractClient) {
-		s, err := newClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{secret}}}, nil)
-		if err != nil {
-			t.Fatalf("connect: %v\n%s", err, stderr.String())
-		}
-		list, err := s.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cc := &contractClient{t: t, ctx: ctx, s: s, tools: map[string]*sdk.Tool{}, schemas: map[string]*jsonschema.Schema{}, c: jsonschema.NewCompiler(), seen: map[string]any{}}
-		for _, tool := range list.Tools {
-			cc.tools[tool.Name] = tool
-		}
-		return s, cc
+		cc := connectHTTP(t, ctx, url, secret, stderr)
+		return cc.s, cc
 	}
 	sum := sha256.Sum256(body)
 	begin := map[string]any{"area": "captures", "name": "call.pcap", "size_bytes": len(body), "sha256": hex.EncodeToString(sum[:])}

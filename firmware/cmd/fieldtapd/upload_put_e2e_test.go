@@ -16,9 +16,6 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"fieldtap/tools/refdata"
 )
 
@@ -86,19 +83,8 @@ func TestUploadOverHTTPPut(t *testing.T) {
 		t.Errorf("HEAD of the stored file: %s %v", resp.Status, resp.Header)
 	}
 
-	s, err := newClient().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{writer}}}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer s.Close()
-	list, err := s.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc := &contractClient{t: t, ctx: ctx, s: s, tools: map[string]*sdk.Tool{}, schemas: map[string]*jsonschema.Schema{}, c: jsonschema.NewCompiler(), seen: map[string]any{}}
-	for _, tool := range list.Tools {
-		cc.tools[tool.Name] = tool
-	}
+	cc := connectHTTP(t, ctx, url, writer, stderr)
+	defer cc.s.Close()
 	env, _ := cc.call("list_files", map[string]any{"area": "captures"})
 	if items, _ := env["items"].([]any); len(items) != 1 {
 		t.Errorf("list_files captures: %v", env)
