@@ -21,9 +21,25 @@ import sys
 
 try:
     import can
+    import can.io.asc
     from can.io.trc import TRCFileVersion
 except ImportError:
     sys.exit(3)
+
+
+class _FixedNow(can.io.asc.datetime):
+    """python-can 4.1's ASCWriter cuts its date header's microseconds to
+    three digits with str.replace, which also cuts those digits wherever
+    else they stand (12:10:30.123202 PM 2026 becomes ...123 PM 6), and its
+    reader then reads no frame of the file: a fixed time whose cut digits
+    stand nowhere else keeps the header whole, whatever the clock says."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return cls(2026, 1, 1, 12, 34, 7, 123456)
+
+
+can.io.asc.datetime = _FixedNow
 
 
 def write(candump, out):
