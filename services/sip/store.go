@@ -262,10 +262,6 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
-	if d.MessagesKept == 1 && d.FirstMethod == "INVITE" {
-		// The INVITE has company: a call is under way.
-		d.presizeCall(s.lim.TransactionsPerDialog)
-	}
 	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog) {
 		s.st.TransactionsShed++
 	}
@@ -507,7 +503,8 @@ func (tx *Transaction) note(m *Parsed, t time.Time) (kept int) {
 // setIdents sets the Call-ID, the user parts and the display names, all
 // five in one string: they live and die with the dialog, and one
 // allocation instead of five is a fifth of what a new dialog cost the
-// collector. dialogBytes charges them as that one allocation (identBytes).
+// collector. dialogBytes charges them as five strings, as before
+// (identBytes).
 func (d *Dialog) setIdents(callID, fromUser, toUser, fromDisplay, toDisplay []byte) {
 	var buf [256]byte
 	parts := [...][]byte{callID, fromUser, toUser, fromDisplay, toDisplay}
@@ -523,43 +520,18 @@ func (d *Dialog) setIdents(callID, fromUser, toUser, fromDisplay, toDisplay []by
 	d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay = out[0], out[1], out[2], out[3], out[4]
 }
 
-// identBytes is what setIdents allocated for d.
+// identBytes is what d's identities are charged: what five strings of
+// their own held, as they were charged before setIdents put them in one,
+// so that a dialog's charge, and which dialogs a full store keeps, does
+// not move with how they are allocated. The one string's size class is
+// most often smaller (a Call-ID of 20 bytes and two 4-byte users: 32
+// bytes in one, 40 in three); where it is larger, it is charged.
 func (d *Dialog) identBytes() int {
-	return heapsize.Bytes(len(d.CallID) + len(d.FromUser) + len(d.ToUser) + len(d.FromDisplay) + len(d.ToDisplay))
-}
-
-// presizeCall gives a dialog opened by an INVITE, at its second message,
-// the room its lists reach in the commonest call (INVITE, 100, 180, 200, ACK, BYE, 200:
-// seven messages and keys, three transactions and methods, two
-// endpoints, User-Agent and Server) in one allocation each, where
-// growing them by appending cost four for the message and key lists
-// alone. Each capacity is what append grows the list to for that call,
-// so such a call is charged what it was; a shorter one (INVITE, 100,
-// 404, ACK) is charged the room it did not use, about 130 bytes. A lone
-// INVITE (unanswered, a scanner's) keeps append's sizes and its charge.
-// Transactions, the largest items, get two places (INVITE and ACK, or
-// CANCEL) so that a longer call's list doubles through the sizes append
-// gives it.
-func (d *Dialog) presizeCall(maxTxns int) {
-	d.Txns = growTo(d.Txns, min(2, maxTxns))
-	d.msgs = growTo(d.msgs, 8)
-	d.txKeys = growTo(d.txKeys, 8)
-	d.txIDs = growTo(d.txIDs, 4)
-	d.Methods = growTo(d.Methods, 4)
-	d.Participants = growTo(d.Participants, 2)
-	d.UserAgents = growTo(d.UserAgents, 2)
-}
-
-// growTo is s with room for n items: s itself when it has it, else a
-// copy in an array of exactly n (what the charge reads). A copy, not an
-// append into s's array, so a snapshot holding s sees no change.
-func growTo[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s
+	apart := 0
+	for _, s := range [...]string{d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay} {
+		apart += heapsize.String(s)
 	}
-	c := make([]T, len(s), n)
-	copy(c, s)
-	return c
+	return max(apart, heapsize.Bytes(len(d.CallID)+len(d.FromUser)+len(d.ToUser)+len(d.FromDisplay)+len(d.ToDisplay)))
 }
 
 func addUnique[T comparable](s *[]T, v T, limit int) {
