@@ -305,7 +305,11 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 			return
 		}
 		callID = string(id)
-		d = &dialogMedia{callID: callID, created: meta.Time}
+		// A call's offer and answer, and their two media addresses, in
+		// one allocation each rather than grown by append (1, then 2).
+		// The dialog is accounted at typicalSDPEvents and
+		// maxEndpointsPerDialog whatever it holds (footprint.go).
+		d = &dialogMedia{callID: callID, created: meta.Time, sdp: make([]SDPEvent, 0, 2), endpoints: make([]netip.AddrPort, 0, 2)}
 		before := a.dialogs.evicted
 		a.dialogs.put(callID, d)
 		a.st.DialogsEvicted += a.dialogs.evicted - before
@@ -336,7 +340,7 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	}
 	label := method
 	if !m.Request {
-		label = strconv.Itoa(m.StatusCode) + " " + method
+		label = responseLabel(m.StatusCode, method)
 	}
 	if d.repeats(meta.Src, s.Origin) {
 		return // a retransmission or a 200 repeating a reliable 183's answer
@@ -349,6 +353,22 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	before := a.endpoints.evicted
 	a.addSDP(d, SDPEvent{Time: meta.Time.UTC(), From: meta.Src, To: meta.Dst, Message: label, Role: role, Session: s})
 	a.st.EndpointsEvicted += a.endpoints.evicted - before
+}
+
+// responseLabel is "code method": the answers most calls carry SDP in
+// are constants, the rest built.
+func responseLabel(code int, method string) string {
+	if method == "INVITE" {
+		switch code {
+		case 200:
+			return "200 INVITE"
+		case 183:
+			return "183 INVITE"
+		case 180:
+			return "180 INVITE"
+		}
+	}
+	return strconv.Itoa(code) + " " + method
 }
 
 // ring is a bounded append-only list; push reports an overwrite.

@@ -159,7 +159,13 @@ func Parse(b []byte) (*Session, error) {
 	if !bytes.HasPrefix(b, []byte("v=")) {
 		return nil, ErrNotSDP
 	}
-	s := &Session{}
+	// The session and its first m= section in one allocation: most
+	// bodies carry a single audio section.
+	sa := &struct {
+		s     Session
+		media [1]Media
+	}{}
+	s := &sa.s
 	var cur *Media
 	mediaConn := false
 	for len(b) > 0 {
@@ -169,7 +175,9 @@ func Parse(b []byte) (*Session, error) {
 		} else {
 			line, b = b, nil
 		}
-		line = bytes.TrimRight(line, "\r \t")
+		for n := len(line); n > 0 && (line[n-1] == '\r' || line[n-1] == ' ' || line[n-1] == '\t'); n-- {
+			line = line[:n-1]
+		}
 		if len(line) < 2 || line[1] != '=' {
 			continue
 		}
@@ -203,6 +211,9 @@ func Parse(b []byte) (*Session, error) {
 				// previous one: park them in a scratch section.
 				cur = &Media{}
 				continue
+			}
+			if s.Media == nil {
+				s.Media = sa.media[:0:1] // nil while the body has no section, as before
 			}
 			s.Media = append(s.Media, m)
 			cur = &s.Media[len(s.Media)-1]

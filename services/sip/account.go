@@ -20,32 +20,21 @@ func dialogBytes(sl *slot) int {
 	n := heapsize.Pointers(int(unsafe.Sizeof(slot{}))) + heapsize.Pointers(int(unsafe.Sizeof(Dialog{})))
 	// byID: a string key (sharing CallID's bytes) and a pointer.
 	n += heapsize.MapEntry(int(unsafe.Sizeof("") + unsafe.Sizeof(sl)))
-	for _, s := range [...]string{d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay, d.FinalReason, d.ReasonHeader} {
-		n += heapsize.String(s)
+	n += d.identBytes() + heapsize.String(d.FinalReason) + heapsize.String(d.ReasonHeader)
+	// The lists' arrays by their capacity; the strings they hold were
+	// added up as they were kept (Dialog.listBytes).
+	n += d.listBytes
+	for _, list := range [...][]string{d.UserAgents, d.ToTags, d.SessionIDs, d.ICIDs} {
+		n += heapsize.Pointers(cap(list) * int(unsafe.Sizeof("")))
 	}
-	n += stringList(d.UserAgents) + stringList(d.ToTags) + stringList(d.SessionIDs) + stringList(d.ICIDs)
 	n += heapsize.Pointers(cap(d.XHeaders) * int(unsafe.Sizeof(XHeader{})))
-	for _, x := range d.XHeaders {
-		n += heapsize.String(x.Name) + heapsize.String(x.Value)
-	}
 	// Methods are interned by the store: the list's array is all they cost.
 	n += heapsize.Pointers(cap(d.Methods) * int(unsafe.Sizeof("")))
 	n += heapsize.Pointers(cap(d.Participants) * int(unsafe.Sizeof(netip.AddrPort{})))
 	n += heapsize.Bytes(8 * (cap(d.msgs) + cap(d.txKeys) + cap(d.txIDs)))
+	// Transactions' methods are interned; a branch and a reason phrase
+	// are the transaction's own, in listBytes.
 	n += heapsize.Pointers(cap(d.Txns) * int(unsafe.Sizeof(Transaction{})))
-	for _, tx := range d.Txns {
-		// Methods are interned; a branch and a reason phrase are the
-		// transaction's own.
-		n += heapsize.String(tx.Branch) + heapsize.String(tx.FinalReason)
-	}
-	return n
-}
-
-func stringList(list []string) int {
-	n := heapsize.Pointers(cap(list) * int(unsafe.Sizeof("")))
-	for _, s := range list {
-		n += heapsize.String(s)
-	}
 	return n
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"fieldtap/services/heapsize"
 )
 
 // Correlation keys a dialog keeps, bounded: they are sender-chosen.
@@ -63,7 +65,9 @@ func noteCorrelation(d *Dialog, m *Parsed) {
 			noteSessionID(d, h.Value)
 		case bytes.EqualFold(h.Name, []byte("P-Charging-Vector")):
 			if v := Param(append([]byte(";"), h.Value...), "icid-value"); len(v) > 0 && len(d.ICIDs) < maxICIDs && !containsBytes(d.ICIDs, v) {
-				d.ICIDs = append(d.ICIDs, string(v[:min(len(v), maxXValue)]))
+				id := string(v[:min(len(v), maxXValue)])
+				d.ICIDs = append(d.ICIDs, id)
+				d.listBytes += heapsize.String(id)
 			}
 		case len(h.Name) > 2 && (h.Name[0] == 'X' || h.Name[0] == 'x') && h.Name[1] == '-':
 			v := bytes.TrimSpace(h.Value)
@@ -73,6 +77,7 @@ func noteCorrelation(d *Dialog, m *Parsed) {
 			x := XHeader{Name: string(h.Name), Value: string(v)}
 			if !slices.Contains(d.XHeaders, x) {
 				d.XHeaders = append(d.XHeaders, x)
+				d.listBytes += heapsize.String(x.Name) + heapsize.String(x.Value)
 			}
 		}
 	}
@@ -90,6 +95,7 @@ func noteSessionID(d *Dialog, v []byte) {
 		s := strings.ToLower(string(u))
 		if len(d.SessionIDs) < maxSessionIDs && !slices.Contains(d.SessionIDs, s) {
 			d.SessionIDs = append(d.SessionIDs, s)
+			d.listBytes += heapsize.String(s)
 		}
 	}
 }

@@ -98,6 +98,12 @@ type Dialog struct {
 	msgs   []uint64 // message ring sequence numbers, append-only
 	txKeys []uint64 // hashes for retransmission detection, append-only
 	txIDs  []uint64 // transaction hashes, append-only
+	// listBytes is the heap bytes of the strings the lists above hold
+	// (User-Agents, To tags, correlation keys, X- headers, transaction
+	// branches and reason phrases), added as each is kept: the store
+	// charges a dialog on every message, and reading every list for it
+	// cost as much as the message's own update (docs/benchmarks.md).
+	listBytes int
 
 	// problems memoises which Problems aliases the dialog matches (bit i:
 	// problemOrder[i]; problemsKnown once computed), written by the first

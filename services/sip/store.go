@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"net/netip"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"fieldtap/services/heapsize"
 	"fieldtap/services/ring"
 )
 
@@ -287,14 +289,13 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 
 func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 	sl := &slot{epoch: s.epoch, seq: s.order.Next()}
-	d := &Dialog{ID: sl.seq, CallID: string(m.Get(HCallID)), Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	d := &Dialog{ID: sl.seq, Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
 	d.FirstMethod = method
 	if !m.Request {
 		d.Src, d.Dst = meta.Dst, meta.Src // a response travels back to the requester
 	}
 	from, to := m.Get(HFrom), m.Get(HTo)
-	d.FromUser, d.ToUser = string(UserOf(URIOf(from))), string(UserOf(URIOf(to)))
-	d.FromDisplay, d.ToDisplay = string(DisplayName(from)), string(DisplayName(to))
+	d.setIdents(m.Get(HCallID), UserOf(URIOf(from)), UserOf(URIOf(to)), DisplayName(from), DisplayName(to))
 	d.State = StateOpen
 	if d.FirstMethod == "INVITE" {
 		d.State = StateCalling
@@ -318,7 +319,9 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	addUnique(&d.Participants, meta.Dst, maxParticipants)
 	for _, id := range [...]HeaderID{HUserAgent, HServer} {
 		if v := m.Get(id); len(v) > 0 && len(d.UserAgents) < maxDialogUAs && !containsBytes(d.UserAgents, v) {
-			d.UserAgents = append(d.UserAgents, string(v))
+			ua := string(v)
+			d.UserAgents = append(d.UserAgents, ua)
+			d.listBytes += heapsize.String(ua)
 		}
 	}
 	noteCorrelation(d, m)
@@ -335,12 +338,14 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	}
 	branch := Param(m.Get(HVia), "branch")
 	var buf [64]byte
-	tx := fnv1a(fnv1a(fnv1a(fnvOffset, branch), []byte(method)), binary.LittleEndian.AppendUint32(buf[:0], m.CSeqNum))
-	b := appendAddrPort(buf[:0], meta.Src)
+	b := binary.LittleEndian.AppendUint64(buf[:0], maphash.Bytes(txSeed, branch))
+	b = binary.LittleEndian.AppendUint64(b, maphash.String(txSeed, method))
+	tx := maphash.Bytes(txSeed, binary.LittleEndian.AppendUint32(b, m.CSeqNum))
+	b = appendAddrPort(buf[:0], meta.Src)
 	b = appendAddrPort(b, meta.Dst)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StatusCode))
 	b = append(b, b2u(m.Request))
-	key := fnv1a(fnvOffset, binary.LittleEndian.AppendUint64(b, tx))
+	key := maphash.Bytes(txSeed, binary.LittleEndian.AppendUint64(b, tx))
 	if slices.Contains(d.txKeys, key) {
 		d.Retransmits++
 		msg.Retransmission = true
@@ -355,6 +360,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		d.Transactions++
 		if len(d.Txns) < maxTxns {
 			d.Txns = append(d.Txns, newTransaction(meta, m, method, branch))
+			d.listBytes += heapsize.String(d.Txns[len(d.Txns)-1].Branch)
 		} else {
 			d.TxnsShed++
 			shed = true
@@ -364,7 +370,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	var txn *Transaction
 	if ti < len(d.Txns) {
 		txn = &d.Txns[ti]
-		txn.note(m, t)
+		d.listBytes += txn.note(m, t)
 	}
 	if method == "INVITE" && !d.HasInvite {
 		// The Call-ID opened with another method (a REGISTER, say): from
@@ -405,7 +411,9 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		d.AuthChallenge++
 	}
 	if tag := Param(m.Get(HTo), "tag"); len(tag) > 0 && len(d.ToTags) < maxToTags && !containsBytes(d.ToTags, tag) {
-		d.ToTags = append(d.ToTags, string(tag))
+		tg := string(tag)
+		d.ToTags = append(d.ToTags, tg)
+		d.listBytes += heapsize.String(tg)
 	}
 	if method != d.CallMethod() {
 		return shed
@@ -466,14 +474,15 @@ func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transact
 	return tx
 }
 
-// note folds one of the transaction's messages into it.
-func (tx *Transaction) note(m *Parsed, t time.Time) {
+// note folds one of the transaction's messages into it and returns the
+// heap bytes of the string it kept (a final response's reason phrase).
+func (tx *Transaction) note(m *Parsed, t time.Time) (kept int) {
 	if m.Request {
 		tx.Requests++
 		// The request's To tag, not a response's, says whether it was
 		// sent inside a dialog.
 		tx.InDialog = tx.InDialog || len(Param(m.Get(HTo), "tag")) > 0
-		return
+		return 0
 	}
 	tx.Responses++
 	if m.StatusCode < 200 && tx.Provisional.IsZero() {
@@ -486,7 +495,43 @@ func (tx *Transaction) note(m *Parsed, t time.Time) {
 		}
 	case c >= 200 && tx.FinalCode == 0:
 		tx.FinalCode, tx.FinalReason, tx.FinalAt = c, string(m.Reason), t
+		return heapsize.String(tx.FinalReason)
 	}
+	return 0
+}
+
+// setIdents sets the Call-ID, the user parts and the display names, all
+// five in one string: they live and die with the dialog, and one
+// allocation instead of five is a fifth of what a new dialog cost the
+// collector. dialogBytes charges them as five strings, as before
+// (identBytes).
+func (d *Dialog) setIdents(callID, fromUser, toUser, fromDisplay, toDisplay []byte) {
+	var buf [256]byte
+	parts := [...][]byte{callID, fromUser, toUser, fromDisplay, toDisplay}
+	b := buf[:0]
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	all := string(b)
+	var out [len(parts)]string
+	for i, p := range parts {
+		out[i], all = all[:len(p)], all[len(p):]
+	}
+	d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay = out[0], out[1], out[2], out[3], out[4]
+}
+
+// identBytes is what d's identities are charged: what five strings of
+// their own held, as they were charged before setIdents put them in one,
+// so that a dialog's charge, and which dialogs a full store keeps, does
+// not move with how they are allocated. The one string's size class is
+// most often smaller (a Call-ID of 20 bytes and two 4-byte users: 32
+// bytes in one, 40 in three); where it is larger, it is charged.
+func (d *Dialog) identBytes() int {
+	apart := 0
+	for _, s := range [...]string{d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay} {
+		apart += heapsize.String(s)
+	}
+	return max(apart, heapsize.Bytes(len(d.CallID)+len(d.FromUser)+len(d.ToUser)+len(d.FromDisplay)+len(d.ToDisplay)))
 }
 
 func addUnique[T comparable](s *[]T, v T, limit int) {
@@ -495,19 +540,12 @@ func addUnique[T comparable](s *[]T, v T, limit int) {
 	}
 }
 
-// FNV-1a (64-bit), inline: hash/fnv's Hash64 escapes to the heap.
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-// fnv1a folds b and a 0 separator into h.
-func fnv1a(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h = (h ^ uint64(c)) * fnvPrime
-	}
-	return h * fnvPrime // ^0
-}
+// txSeed keys the transaction and retransmission hashes. They are only
+// compared within one dialog, never shown or kept past the process, so
+// the runtime's hash (maphash) serves: FNV-1a byte by byte over the Via
+// branch and both endpoints cost a tenth of a message's update
+// (docs/benchmarks.md).
+var txSeed = maphash.MakeSeed()
 
 // appendAddrPort appends a's 16-byte address and port: equal endpoints
 // give equal bytes, which is all a retransmission key needs.
