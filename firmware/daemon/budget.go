@@ -52,7 +52,7 @@ const (
 	whyKernel   = "AF_PACKET ring"
 	whyUDS      = "UDS transactions and incomplete transfers, bounded by count"
 	whyRecorder = "the recorder's pending and write buffers"
-	whyConns    = "open HTTP connections (MCP endpoint, status page, /metrics), each ConnBytes"
+	whyConns    = "open HTTP connections (MCP endpoint, status page, /metrics), each ConnBytes, and the piece buffers of the file PUTs served at once"
 	frameHeader = int(unsafe.Sizeof(capture.Frame{}))
 )
 
@@ -137,9 +137,10 @@ func planWith(cfg config.Config, sources []capture.Source, opened int) (budget.P
 		reqs = append(reqs, budget.Request{Store: budget.J1708Messages, Fixed: budget.MinShare, Why: whyIdle})
 	}
 	// Connections are memory too: the HTTP listeners share one pool, its
-	// bound paid for here (mcp/front's ConnPool).
+	// bound paid for here (mcp/front's ConnPool), with the pieces the
+	// file PUTs hold.
 	if cfg.MCP.Transport == "http" || len(cfg.Status.Listen) > 0 {
-		reqs = append(reqs, budget.Request{Store: budget.Connections, Fixed: front.DefaultMaxConns * front.ConnBytes, Why: whyConns})
+		reqs = append(reqs, budget.Request{Store: budget.Connections, Fixed: front.DefaultMaxConns*front.ConnBytes + front.PutBufferBytes, Why: whyConns})
 	}
 	plan, err := budget.Divide(total, from, reqs)
 	if err != nil {

@@ -234,7 +234,9 @@ func (b *box) buildStores(ctx context.Context) (func() error, error) {
 		return nil, err
 	}
 	logPlan(b.log, plan)
-	b.conns = front.NewConnPool(int(shareOf(plan, budget.Connections, "")/front.ConnBytes), front.DefaultConnsPerAddr, b.log)
+	// The connections' share holds the PUT pieces beside the connections.
+	conns := max(0, shareOf(plan, budget.Connections, "")-front.PutBufferBytes) / front.ConnBytes
+	b.conns = front.NewConnPool(int(conns), front.DefaultConnsPerAddr, b.log)
 	dec := b.cfg.DecodeOptions()
 	mediaOpt.VXLANPorts = dec.VXLANPorts
 	if b.an, err = newAnalysers(plan, b.cfg.Store, mediaOpt, dec, b.cfg.TrunkOptions()); err != nil {

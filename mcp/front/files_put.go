@@ -41,9 +41,21 @@ const (
 )
 
 // maxPuts bounds the PUT requests served at once: each holds a piece
-// buffer of upload.MaxChunk and writes flash, as a download reads it.
+// buffer of putPieceBytes and writes flash, as a download reads it.
 // One past it is answered 503 with Retry-After and audited as refused.
 const maxPuts = 4
+
+// putPieceBytes is the piece a PUT reads and writes at a time: every
+// PUT at once must fit the memory budget (PutBufferBytes), and on the
+// sim and qemu-virt profiles' 128 MiB the fixed reservations leave under
+// 64 KiB before the open_capture slot is given up. A piece is one
+// WriteAt, no sync: 8 KiB costs a 1 GiB upload ~131,000 system calls.
+const putPieceBytes = 8 << 10
+
+// PutBufferBytes is what the PUTs served at once hold in piece
+// buffers; the daemon books it with the connections in the memory
+// budget.
+const PutBufferBytes = maxPuts * putPieceBytes
 
 // putRetryAfter is the Retry-After of a PUT refused as busy, in seconds.
 const putRetryAfter = 5
@@ -130,7 +142,7 @@ func (s *uploadServer) head(w http.ResponseWriter, r *http.Request) {
 // put writes the request's bytes into the upload of AREA/NAME: it begins
 // (or resumes) the upload when the request carries the file's digest,
 // finds the one in progress otherwise, writes the range in pieces of at
-// most upload.MaxChunk, and finishes the upload when its last byte has
+// most putPieceBytes, and finishes the upload when its last byte has
 // arrived. Every step is audited under the MCP tool that does the same.
 func (s *uploadServer) put(w http.ResponseWriter, r *http.Request) {
 	if s.g.refuseOrigin(w, r) {
@@ -276,13 +288,13 @@ func (p *putCall) begin(total int64, digest string) (upload.Begun, bool) {
 }
 
 // write copies the body into the upload in pieces of at most
-// upload.MaxChunk, each read within the gate's body deadline (renewed
+// putPieceBytes, each read within the gate's body deadline (renewed
 // per piece, so a slow link is fine and a stalled one is cut). Bytes
 // written before a failure stay: the upload resumes after them.
 func (p *putCall) write(r *http.Request, id string, rng byteRange) (int64, bool) {
 	rc := http.NewResponseController(p.w)
 	defer rc.SetReadDeadline(time.Time{})
-	buf := make([]byte, min(rng.length(), upload.MaxChunk))
+	buf := make([]byte, min(rng.length(), putPieceBytes))
 	off, left := rng.first, rng.length()
 	for left > 0 {
 		_ = rc.SetReadDeadline(time.Now().Add(p.s.g.bodyTimeout)) // unsupported only on writers that cannot time out anyway
