@@ -254,6 +254,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		// the copy gets its own array.
 		c.Txns = slices.Clone(d.Txns)
 		c.problems = 0 // the copy is about to change: its memo is stale
+		c.msgs, c.txKeys, c.txIDs = ownWords(c.msgs, &c.msgsIn), ownWords(c.txKeys, &c.keysIn), ownWords(c.txIDs, &c.idsIn)
 		d = &c
 		sl.d, sl.epoch = d, s.epoch
 	}
@@ -272,7 +273,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		_, err := s.msgs.Append(msg)
 		s.raw.Seal()
 		if err == nil {
-			d.msgs = append(d.msgs, msg.Seq)
+			d.msgs = appendWord(d.msgs, &d.msgsIn, msg.Seq)
 			d.MessagesKept++
 		} else if errors.Is(err, ring.ErrOversize) {
 			d.MessagesShed++
@@ -350,13 +351,13 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		d.Retransmits++
 		msg.Retransmission = true
 	} else {
-		d.txKeys = append(d.txKeys, key)
+		d.txKeys = appendWord(d.txKeys, &d.keysIn, key)
 	}
 	t := meta.Time
 	ti := slices.Index(d.txIDs, tx)
 	if ti < 0 {
 		ti = len(d.txIDs)
-		d.txIDs = append(d.txIDs, tx)
+		d.txIDs = appendWord(d.txIDs, &d.idsIn, tx)
 		d.Transactions++
 		if len(d.Txns) < maxTxns {
 			d.Txns = append(d.Txns, newTransaction(meta, m, method, branch))
@@ -532,6 +533,34 @@ func (d *Dialog) identBytes() int {
 		apart += heapsize.String(s)
 	}
 	return max(apart, heapsize.Bytes(len(d.CallID)+len(d.FromUser)+len(d.ToUser)+len(d.FromDisplay)+len(d.ToDisplay)))
+}
+
+// appendWord appends v to list as append does, with the same capacities
+// (1, 2, then append's), but the arrays of capacity 1 and 2 are in[0:1]
+// and in[1:3], inside the Dialog.
+func appendWord(list []uint64, in *[3]uint64, v uint64) []uint64 {
+	switch cap(list) {
+	case 0:
+		in[0] = v
+		return in[0:1:1]
+	case 1:
+		in[1], in[2] = list[0], v
+		return in[1:3:3]
+	}
+	return append(list, v)
+}
+
+// ownWords points a copy's list at its own inline arrays where the
+// original's pointed at the original's, so the copy does not keep the
+// original alive.
+func ownWords(list []uint64, in *[3]uint64) []uint64 {
+	switch cap(list) {
+	case 1:
+		return in[0:1:1]
+	case 2:
+		return in[1:3:3][:len(list)]
+	}
+	return list
 }
 
 func addUnique[T comparable](s *[]T, v T, limit int) {
