@@ -94,10 +94,21 @@ type slot struct {
 	epoch uint64
 }
 
-// respKey names a response tally without building its string per message.
+// respKey names a response tally without building its string per
+// message; otherResp is the key counts past maxCountKeys go to.
 type respKey struct {
 	code   int
 	method string
+}
+
+var otherResp = respKey{code: -1}
+
+// name is the key's Stats.Responses key, "code CSeq-method".
+func (k respKey) name() string {
+	if k == otherResp {
+		return OtherKey
+	}
+	return strconv.Itoa(k.code) + " " + k.method
 }
 
 // Store keeps SIP dialogs keyed by Call-ID, bounded in dialogs (oldest
@@ -115,7 +126,13 @@ type Store struct {
 	raw     *ring.Slabs // the kept messages' raw bytes
 	regs    regTable    // registrations per AoR (registrations.go)
 	methods map[string]string
-	resps   map[respKey]string
+	// hotMethods are the first interned methods, compared before the
+	// map is asked (intern).
+	hotMethods []string
+	// The message tallies Stats shows as maps (Requests, Responses,
+	// Transports), kept without hashing (tally).
+	requests, transports tally[string]
+	responses            tally[respKey]
 }
 
 // New returns an empty store bounded by l.
@@ -142,10 +159,10 @@ func New(l Limits) (*Store, error) {
 		return nil, fmt.Errorf("sip: %d dialog bytes and %d message bytes hold no dialog: want at least %d and %d",
 			l.DialogBytes, l.MessageBytes, minD, minM)
 	}
-	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, resps: map[respKey]string{}, st: Stats{
-		Requests: map[string]uint64{}, Responses: map[string]uint64{},
-		Undecodable: map[string]uint64{}, Transports: map[string]uint64{},
-	}}
+	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, st: Stats{Undecodable: map[string]uint64{}}}
+	s.requests = tally[string]{other: OtherKey, name: func(k string) string { return k }}
+	s.transports = s.requests
+	s.responses = tally[respKey]{other: otherResp, name: respKey.name}
 	var err error
 	s.order, err = ring.New(ring.Limits{Items: l.Dialogs, Bytes: l.DialogBytes}, func(sl *slot) int { return dialogBytes(sl) })
 	if err != nil {
@@ -199,25 +216,20 @@ func bump(m map[string]uint64, k string) {
 // for up to maxCountKeys distinct values; past that each gets its own.
 // The caller holds mu.
 func (s *Store) intern(b []byte) string {
+	for _, v := range s.hotMethods {
+		if v == string(b) {
+			return v
+		}
+	}
 	if v, ok := s.methods[string(b)]; ok {
 		return v
 	}
 	v := string(b)
 	if len(s.methods) < maxCountKeys {
 		s.methods[v] = v
-	}
-	return v
-}
-
-// responseKey is "code CSeq-method", built once per distinct pair.
-func (s *Store) responseKey(code int, method string) string {
-	k := respKey{code, method}
-	if v, ok := s.resps[k]; ok {
-		return v
-	}
-	v := strconv.Itoa(code) + " " + method
-	if len(s.resps) < maxCountKeys {
-		s.resps[k] = v
+		if len(s.hotMethods) < tallyScan {
+			s.hotMethods = append(s.hotMethods, v)
+		}
 	}
 	return v
 }
@@ -233,11 +245,11 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	}
 	s.st.Messages++
 	s.st.Revision++
-	bump(s.st.Transports, meta.Transport)
+	s.transports.add(meta.Transport)
 	if m.Request {
-		bump(s.st.Requests, method)
+		s.requests.add(method)
 	} else {
-		bump(s.st.Responses, s.responseKey(m.StatusCode, method))
+		s.responses.add(respKey{m.StatusCode, method})
 	}
 	sl := s.byID[string(m.Get(HCallID))]
 	if sl == nil {
@@ -247,15 +259,8 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	}
 	d := sl.d
 	if sl.epoch != s.epoch {
-		// A snapshot may hold d: publish a copy. Its lists share their
-		// arrays with d, which only ever appends past what d shows.
-		c := *d
-		// Transactions change in place (a final response fills one in):
-		// the copy gets its own array.
-		c.Txns = slices.Clone(d.Txns)
-		c.problems = 0 // the copy is about to change: its memo is stale
-		c.msgs, c.txKeys, c.txIDs = ownWords(c.msgs, &c.msgsIn), ownWords(c.txKeys, &c.keysIn), ownWords(c.txIDs, &c.idsIn)
-		d = &c
+		// A snapshot may hold d: publish a copy (forUpdate).
+		d = d.forUpdate()
 		sl.d, sl.epoch = d, s.epoch
 	}
 	msg := Message{
@@ -269,11 +274,13 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	s.regs.observe(meta, m, method, msg.Retransmission)
 	if d.MessagesKept < s.lim.MessagesPerDialog {
 		msg.Raw = s.raw.Copy(raw)
-		msg.Seq = s.msgs.Next()
-		_, err := s.msgs.Append(msg)
+		seq, err := s.msgs.AppendSeq(func(seq uint64) Message {
+			msg.Seq = seq
+			return msg
+		})
 		s.raw.Seal()
 		if err == nil {
-			d.msgs = appendWord(d.msgs, &d.msgsIn, msg.Seq)
+			d.msgs = appendWord(d.msgs, &d.msgsIn, seq)
 			d.MessagesKept++
 		} else if errors.Is(err, ring.ErrOversize) {
 			d.MessagesShed++
@@ -288,9 +295,73 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	s.cache = nil
 }
 
+// forUpdate is the copy of d the store changes while a snapshot may
+// hold d: every field but the memo words (figs*, problems), which
+// readers of d write atomically, and which the copy, about to change,
+// starts without. Field by field, not *d: a plain copy of the struct
+// read those words under the readers' atomic writes (a data race).
+// TestForUpdateCopiesEveryField holds the list to Dialog's fields. The
+// lists share their arrays with d, which only ever appends past what d
+// shows; transactions change in place (a final response fills one in),
+// so the copy gets its own array, and lists in d's inline arrays move to
+// the copy's, so the copy does not keep d alive.
+func (d *Dialog) forUpdate() *Dialog {
+	c := &Dialog{
+		ID:            d.ID,
+		FinalCode:     d.FinalCode,
+		State:         d.State,
+		FromUser:      d.FromUser,
+		ToUser:        d.ToUser,
+		FirstMethod:   d.FirstMethod,
+		Transport:     d.Transport,
+		Methods:       d.Methods,
+		Rev:           d.Rev,
+		CallID:        d.CallID,
+		Created:       d.Created,
+		Updated:       d.Updated,
+		HasInvite:     d.HasInvite,
+		MethodsOver:   d.MethodsOver,
+		FinalReason:   d.FinalReason,
+		ReasonHeader:  d.ReasonHeader,
+		FromDisplay:   d.FromDisplay,
+		ToDisplay:     d.ToDisplay,
+		Src:           d.Src,
+		Dst:           d.Dst,
+		Participants:  d.Participants,
+		UserAgents:    d.UserAgents,
+		Requests:      d.Requests,
+		Responses:     d.Responses,
+		Retransmits:   d.Retransmits,
+		Transactions:  d.Transactions,
+		TxnsShed:      d.TxnsShed,
+		AuthChallenge: d.AuthChallenge,
+		ToTags:        d.ToTags,
+		SessionIDs:    d.SessionIDs,
+		ICIDs:         d.ICIDs,
+		XHeaders:      d.XHeaders,
+		CancelSeen:    d.CancelSeen,
+		AckSeen:       d.AckSeen,
+		ByeSeen:       d.ByeSeen,
+		MessagesKept:  d.MessagesKept,
+		MessagesShed:  d.MessagesShed,
+		InviteAt:      d.InviteAt,
+		RingAt:        d.RingAt,
+		AnswerAt:      d.AnswerAt,
+		ByeAt:         d.ByeAt,
+		FinalAt:       d.FinalAt,
+		msgsIn:        d.msgsIn,
+		keysIn:        d.keysIn,
+		idsIn:         d.idsIn,
+		listBytes:     d.listBytes,
+	}
+	c.Txns = slices.Clone(d.Txns)
+	c.msgs, c.txKeys, c.txIDs = ownWords(d.msgs, &c.msgsIn), ownWords(d.txKeys, &c.keysIn), ownWords(d.txIDs, &c.idsIn)
+	return c
+}
+
 func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
-	sl := &slot{epoch: s.epoch, seq: s.order.Next()}
-	d := &Dialog{ID: sl.seq, Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	sl := &slot{epoch: s.epoch}
+	d := &Dialog{Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
 	d.FirstMethod = method
 	if !m.Request {
 		d.Src, d.Dst = meta.Dst, meta.Src // a response travels back to the requester
@@ -302,7 +373,10 @@ func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 		d.State = StateCalling
 	}
 	sl.d = d
-	if _, err := s.order.Append(sl); err != nil {
+	if _, err := s.order.AppendSeq(func(seq uint64) *slot {
+		sl.seq, d.ID = seq, seq
+		return sl
+	}); err != nil {
 		return nil // alone larger than the dialog bound: counted by the ring
 	}
 	s.byID[d.CallID] = sl
@@ -340,8 +414,15 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	branch := Param(m.Get(HVia), "branch")
 	var buf [64]byte
 	b := binary.LittleEndian.AppendUint64(buf[:0], maphash.Bytes(txSeed, branch))
-	b = binary.LittleEndian.AppendUint64(b, maphash.String(txSeed, method))
-	tx := maphash.Bytes(txSeed, binary.LittleEndian.AppendUint32(b, m.CSeqNum))
+	b = binary.LittleEndian.AppendUint32(b, m.CSeqNum)
+	// The method's bytes themselves, after their length, when short (all
+	// RFC methods are): a hash of them cost as much as the copy.
+	if len(method) <= maxTxMethod {
+		b = append(append(b, byte(len(method))), method...)
+	} else {
+		b = binary.LittleEndian.AppendUint64(append(b, 0xff), maphash.String(txSeed, method))
+	}
+	tx := maphash.Bytes(txSeed, b)
 	b = appendAddrPort(buf[:0], meta.Src)
 	b = appendAddrPort(b, meta.Dst)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StatusCode))
@@ -576,6 +657,10 @@ func addUnique[T comparable](s *[]T, v T, limit int) {
 // (docs/benchmarks.md).
 var txSeed = maphash.MakeSeed()
 
+// maxTxMethod is the longest method a transaction hash takes as it is
+// (a length byte below 0xff); a longer one is hashed first.
+const maxTxMethod = 32
+
 // appendAddrPort appends a's 16-byte address and port: equal endpoints
 // give equal bytes, which is all a retransmission key needs.
 func appendAddrPort(b []byte, a netip.AddrPort) []byte {
@@ -645,8 +730,8 @@ func (s *Store) Snapshot() *Snapshot {
 		return true
 	})
 	st := s.st
-	st.Requests, st.Responses = maps.Clone(s.st.Requests), maps.Clone(s.st.Responses)
-	st.Undecodable, st.Transports = maps.Clone(s.st.Undecodable), maps.Clone(s.st.Transports)
+	st.Requests, st.Responses, st.Transports = s.requests.counts(), s.responses.counts(), s.transports.counts()
+	st.Undecodable = maps.Clone(s.st.Undecodable)
 	st.Dialogs = len(ds)
 	st.MessagesEvicted = s.msgs.Stats().Evicted
 	s.cache = &Snapshot{Dialogs: ds, Revision: s.st.Revision, Stats: st, msgs: s.msgs.Snapshot()}
