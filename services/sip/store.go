@@ -133,6 +133,7 @@ type Store struct {
 	// Transports), kept without hashing (tally).
 	requests, transports tally[string]
 	responses            tally[respKey]
+	txns                 txnSpares
 }
 
 // New returns an empty store bounded by l.
@@ -268,7 +269,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
-	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog) {
+	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog, &s.txns) {
 		s.st.TransactionsShed++
 	}
 	s.regs.observe(meta, m, method, msg.Retransmission)
@@ -386,7 +387,7 @@ func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 // update folds one message into d (a private copy), keeping at most
 // maxTxns transactions; it reports whether the message opened a
 // transaction past that bound.
-func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bool) {
+func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *txnSpares) (shed bool) {
 	if d.Updated.Before(meta.Time) {
 		d.Updated = meta.Time
 	}
@@ -441,7 +442,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		d.txIDs = appendWord(d.txIDs, &d.idsIn, tx)
 		d.Transactions++
 		if len(d.Txns) < maxTxns {
-			d.Txns = append(d.Txns, newTransaction(meta, m, method, branch))
+			d.Txns = spare.append(d.Txns, newTransaction(meta, m, method, branch))
 			d.listBytes += heapsize.String(d.Txns[len(d.Txns)-1].Branch)
 		} else {
 			d.TxnsShed++
@@ -545,6 +546,61 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		}
 	}
 	return shed
+}
+
+// maxSpareTxns bounds each of txnSpares' lists: a new dialog takes one
+// array of each capacity as the one before gives one up, so a few cover
+// the churn; they are the store's few kilobytes beside its bounds.
+const maxSpareTxns = 16
+
+// txnSpares keeps the transaction arrays of capacity 1 and 2 that
+// dialogs outgrew, for the next dialogs' first and second transactions:
+// a call's three transactions cost three allocations of 240, 480 and
+// 1,024 bytes the collector scans, two of them garbage at once. A
+// dialog's Txns array is its own (a copy a snapshot forces gets its own,
+// Dialog.forUpdate), so an outgrown one is read by no one. Capacities
+// stay what append gives, and so does the charge.
+type txnSpares struct{ one, two [][]Transaction }
+
+// append appends tx to list as append does, taking the new array from
+// the spares, and keeps the outgrown one.
+func (p *txnSpares) append(list []Transaction, tx Transaction) []Transaction {
+	switch cap(list) {
+	case 0:
+		if n := len(p.one); n > 0 {
+			a := p.one[n-1]
+			p.one = p.one[:n-1]
+			a[0] = tx
+			return a
+		}
+	case 1:
+		out := list
+		if n := len(p.two); n > 0 {
+			out = p.two[n-1]
+			p.two = p.two[:n-1]
+			out[0], out[1] = list[0], tx
+		} else {
+			out = append(list, tx)
+		}
+		p.keep(&p.one, list)
+		return out
+	case 2:
+		if len(list) == 2 {
+			out := append(list, tx)
+			p.keep(&p.two, list)
+			return out
+		}
+	}
+	return append(list, tx)
+}
+
+// keep clears an outgrown array (its strings are the collector's) and
+// keeps it, while there is room.
+func (p *txnSpares) keep(to *[][]Transaction, a []Transaction) {
+	if len(*to) < maxSpareTxns {
+		clear(a[:cap(a)])
+		*to = append(*to, a[:cap(a)])
+	}
 }
 
 func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transaction {
