@@ -173,6 +173,10 @@ func New(l Limits) (*Store, error) {
 		if s.byID[sl.d.CallID] == sl {
 			delete(s.byID, sl.d.CallID)
 		}
+		if sl.epoch == s.epoch {
+			// No snapshot holds the dialog: its transactions are no one's.
+			s.txns.keep(sl.d.Txns)
+		}
 		s.st.DialogsEvicted++
 	})
 	s.order.TimeOf(func(sl **slot) time.Time { return (*sl).d.Created })
@@ -549,58 +553,71 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 }
 
 // maxSpareTxns bounds each of txnSpares' lists: a new dialog takes one
-// array of each capacity as the one before gives one up, so a few cover
+// array of each capacity as an older one gives one up, so a few cover
 // the churn; they are the store's few kilobytes beside its bounds.
 const maxSpareTxns = 16
 
-// txnSpares keeps the transaction arrays of capacity 1 and 2 that
-// dialogs outgrew, for the next dialogs' first and second transactions:
-// a call's three transactions cost three allocations of 240, 480 and
-// 1,024 bytes the collector scans, two of them garbage at once. A
-// dialog's Txns array is its own (a copy a snapshot forces gets its own,
-// Dialog.forUpdate), so an outgrown one is read by no one. Capacities
+// txnSpares keeps transaction arrays of capacity 1, 2 and 4 that no one
+// reads any more, for the next dialogs' first, second and third
+// transactions: a call's three transactions cost allocations of 240, 480
+// and 1,024 bytes the collector scans. An array comes back when its
+// dialog outgrows it or when the ring evicts a dialog no snapshot holds.
+// A dialog's Txns array is its own (a copy a snapshot forces gets its
+// own, Dialog.forUpdate), so either way no one else reads it. Capacities
 // stay what append gives, and so does the charge.
-type txnSpares struct{ one, two [][]Transaction }
+type txnSpares struct{ byCap [3][][]Transaction } // capacity 1, 2, 4
 
-// append appends tx to list as append does, taking the new array from
-// the spares, and keeps the outgrown one.
-func (p *txnSpares) append(list []Transaction, tx Transaction) []Transaction {
-	switch cap(list) {
-	case 0:
-		if n := len(p.one); n > 0 {
-			a := p.one[n-1]
-			p.one = p.one[:n-1]
-			a[0] = tx
-			return a
-		}
+// spareIndex is byCap's index for an array of capacity c, or -1.
+func spareIndex(c int) int {
+	switch c {
 	case 1:
-		out := list
-		if n := len(p.two); n > 0 {
-			out = p.two[n-1]
-			p.two = p.two[:n-1]
-			out[0], out[1] = list[0], tx
-		} else {
-			out = append(list, tx)
-		}
-		p.keep(&p.one, list)
-		return out
+		return 0
 	case 2:
-		if len(list) == 2 {
-			out := append(list, tx)
-			p.keep(&p.two, list)
-			return out
-		}
+		return 1
+	case 4:
+		return 2
 	}
-	return append(list, tx)
+	return -1
 }
 
-// keep clears an outgrown array (its strings are the collector's) and
-// keeps it, while there is room.
-func (p *txnSpares) keep(to *[][]Transaction, a []Transaction) {
-	if len(*to) < maxSpareTxns {
-		clear(a[:cap(a)])
-		*to = append(*to, a[:cap(a)])
+// append appends tx to list as append does, taking the new array from
+// the spares where it can, and keeps the outgrown one.
+func (p *txnSpares) append(list []Transaction, tx Transaction) []Transaction {
+	if len(list) < cap(list) {
+		return append(list, tx)
 	}
+	// append's next capacity for these: 0 → 1 → 2 → 4.
+	next := 0
+	switch cap(list) {
+	case 0, 1:
+		next = cap(list) + 1
+	case 2:
+		next = 4
+	}
+	if i := spareIndex(next); i >= 0 && len(p.byCap[i]) > 0 {
+		free := p.byCap[i]
+		a := free[len(free)-1]
+		p.byCap[i] = free[:len(free)-1]
+		a = append(a[:copy(a[:cap(a)], list)], tx)
+		p.keep(list)
+		return a
+	}
+	out := append(list, tx)
+	p.keep(list)
+	return out
+}
+
+// keep clears an array no one reads any more (its strings are the
+// collector's) and keeps it, if of a capacity kept and while there is
+// room.
+func (p *txnSpares) keep(a []Transaction) {
+	i := spareIndex(cap(a))
+	if i < 0 || len(p.byCap[i]) >= maxSpareTxns {
+		return
+	}
+	a = a[:cap(a)]
+	clear(a)
+	p.byCap[i] = append(p.byCap[i], a[:0])
 }
 
 func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transaction {
