@@ -134,6 +134,10 @@ type Store struct {
 	requests, transports tally[string]
 	responses            tally[respKey]
 	txns                 txnSpares
+	// spareDialogs are evicted dialogs no snapshot held, for the next
+	// new ones (at most maxSpareTxns): an 896-byte allocation the
+	// collector scans, once per dialog.
+	spareDialogs []*Dialog
 }
 
 // New returns an empty store bounded by l.
@@ -174,8 +178,12 @@ func New(l Limits) (*Store, error) {
 			delete(s.byID, sl.d.CallID)
 		}
 		if sl.epoch == s.epoch {
-			// No snapshot holds the dialog: its transactions are no one's.
+			// No snapshot holds the dialog: it and its transactions are
+			// no one's (its other lists may be a snapshot's older copy's).
 			s.txns.keep(sl.d.Txns)
+			if len(s.spareDialogs) < maxSpareTxns {
+				s.spareDialogs = append(s.spareDialogs, sl.d)
+			}
 		}
 		s.st.DialogsEvicted++
 	})
@@ -366,7 +374,15 @@ func (d *Dialog) forUpdate() *Dialog {
 
 func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 	sl := &slot{epoch: s.epoch}
-	d := &Dialog{Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	var d *Dialog
+	if n := len(s.spareDialogs); n > 0 {
+		d = s.spareDialogs[n-1]
+		s.spareDialogs[n-1] = nil
+		s.spareDialogs = s.spareDialogs[:n-1]
+		*d = Dialog{Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	} else {
+		d = &Dialog{Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	}
 	d.FirstMethod = method
 	if !m.Request {
 		d.Src, d.Dst = meta.Dst, meta.Src // a response travels back to the requester
