@@ -166,6 +166,21 @@ func (r *Ring[T]) Append(v T) (uint64, error) {
 	return r.appendLocked(v, n)
 }
 
+// AppendSeq is Append for an item that holds its own sequence number:
+// v makes it, under the ring's lock, given the number it will get (if it
+// is not refused), so the caller asks Next for it under a lock of its
+// own no more.
+func (r *Ring[T]) AppendSeq(v func(seq uint64) T) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	it := v(r.next)
+	n := r.slot
+	if !r.fixed {
+		n += r.size(it)
+	}
+	return r.appendLocked(it, n)
+}
+
 // AppendAll stores every item of vs, in order, under one lock; items too
 // large alone are refused and counted as Append refuses them.
 func (r *Ring[T]) AppendAll(vs []T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -370,5 +371,33 @@ func TestRunsMatchItemByItem(t *testing.T) {
 				t.Errorf("limits %+v: snapshot %d changed after later appends", l, i)
 			}
 		}
+	}
+}
+
+// TestAppendSeqAsAppend: AppendSeq makes each item with the sequence
+// number it then gets, weighs it with the size function and evicts as
+// Append does; an item refused as oversize takes no number.
+func TestAppendSeqAsAppend(t *testing.T) {
+	type item struct {
+		seq uint64
+		s   string
+	}
+	slot := int64(SlotBytes[item]())
+	size := func(v item) int { return len(v.s) }
+	a, _ := New[item](Limits{Items: 100, Bytes: 2*slot + 10}, size)
+	b, _ := New[item](Limits{Items: 100, Bytes: 2*slot + 10}, size)
+	for _, s := range []string{"aaaa", "bbbb", strings.Repeat("x", 60), "cccc"} {
+		wantSeq, wantErr := a.Append(item{a.Next(), s})
+		gotSeq, gotErr := b.AppendSeq(func(seq uint64) item { return item{seq, s} })
+		if gotSeq != wantSeq || !errors.Is(gotErr, wantErr) {
+			t.Errorf("%q: AppendSeq gave %d, %v; Append %d, %v", s, gotSeq, gotErr, wantSeq, wantErr)
+		}
+	}
+	got, want := collect(b.Snapshot()), collect(a.Snapshot())
+	if !slices.Equal(got, want) || len(got) != 2 || got[1].seq != 2 {
+		t.Errorf("AppendSeq kept %v, Append %v; want the last two, numbered 1 and 2", got, want)
+	}
+	if sa, sb := a.Stats(), b.Stats(); sa.Bytes != sb.Bytes || sa.Evicted != sb.Evicted || sa.Oversize != sb.Oversize || sb.Oversize != 1 {
+		t.Errorf("stats after AppendSeq %+v, after Append %+v", sb, sa)
 	}
 }

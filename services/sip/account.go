@@ -17,9 +17,7 @@ import (
 // Copies a snapshot still holds are the snapshot's, not counted here.
 func dialogBytes(sl *slot) int {
 	d := sl.d
-	n := heapsize.Pointers(int(unsafe.Sizeof(slot{}))) + heapsize.Pointers(int(unsafe.Sizeof(Dialog{})))
-	// byID: a string key (sharing CallID's bytes) and a pointer.
-	n += heapsize.MapEntry(int(unsafe.Sizeof("") + unsafe.Sizeof(sl)))
+	n := dialogFixedBytes
 	n += d.identBytes() + heapsize.String(d.FinalReason) + heapsize.String(d.ReasonHeader)
 	// The lists' arrays by their capacity; the strings they hold were
 	// added up as they were kept (Dialog.listBytes).
@@ -37,6 +35,12 @@ func dialogBytes(sl *slot) int {
 	n += heapsize.Pointers(cap(d.Txns) * int(unsafe.Sizeof(Transaction{})))
 	return n
 }
+
+// dialogFixedBytes is what every dialog holds whatever it keeps: the
+// slot, the Dialog and, in byID, a string key (sharing CallID's bytes)
+// and a pointer. Figured once: dialogBytes runs on every message.
+var dialogFixedBytes = heapsize.Pointers(int(unsafe.Sizeof(slot{}))) + heapsize.Pointers(int(unsafe.Sizeof(Dialog{}))) +
+	heapsize.MapEntry(int(unsafe.Sizeof("")+unsafe.Sizeof(&slot{})))
 
 // messageBytes is what one kept message holds beyond its ring slot (the
 // Message itself lives in the ring's chunk): its raw bytes, packed in a

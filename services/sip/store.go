@@ -94,10 +94,21 @@ type slot struct {
 	epoch uint64
 }
 
-// respKey names a response tally without building its string per message.
+// respKey names a response tally without building its string per
+// message; otherResp is the key counts past maxCountKeys go to.
 type respKey struct {
 	code   int
 	method string
+}
+
+var otherResp = respKey{code: -1}
+
+// name is the key's Stats.Responses key, "code CSeq-method".
+func (k respKey) name() string {
+	if k == otherResp {
+		return OtherKey
+	}
+	return strconv.Itoa(k.code) + " " + k.method
 }
 
 // Store keeps SIP dialogs keyed by Call-ID, bounded in dialogs (oldest
@@ -115,7 +126,18 @@ type Store struct {
 	raw     *ring.Slabs // the kept messages' raw bytes
 	regs    regTable    // registrations per AoR (registrations.go)
 	methods map[string]string
-	resps   map[respKey]string
+	// hotMethods are the first interned methods, compared before the
+	// map is asked (intern).
+	hotMethods []string
+	// The message tallies Stats shows as maps (Requests, Responses,
+	// Transports), kept without hashing (tally).
+	requests, transports tally[string]
+	responses            tally[respKey]
+	txns                 txnSpares
+	// spareDialogs are evicted dialogs no snapshot held, for the next
+	// new ones (at most maxSpareTxns): an 896-byte allocation the
+	// collector scans, once per dialog.
+	spareDialogs []*Dialog
 }
 
 // New returns an empty store bounded by l.
@@ -142,10 +164,10 @@ func New(l Limits) (*Store, error) {
 		return nil, fmt.Errorf("sip: %d dialog bytes and %d message bytes hold no dialog: want at least %d and %d",
 			l.DialogBytes, l.MessageBytes, minD, minM)
 	}
-	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, resps: map[respKey]string{}, st: Stats{
-		Requests: map[string]uint64{}, Responses: map[string]uint64{},
-		Undecodable: map[string]uint64{}, Transports: map[string]uint64{},
-	}}
+	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, st: Stats{Undecodable: map[string]uint64{}}}
+	s.requests = tally[string]{other: OtherKey, name: func(k string) string { return k }}
+	s.transports = s.requests
+	s.responses = tally[respKey]{other: otherResp, name: respKey.name}
 	var err error
 	s.order, err = ring.New(ring.Limits{Items: l.Dialogs, Bytes: l.DialogBytes}, func(sl *slot) int { return dialogBytes(sl) })
 	if err != nil {
@@ -154,6 +176,14 @@ func New(l Limits) (*Store, error) {
 	s.order.OnEvict(func(sl *slot) {
 		if s.byID[sl.d.CallID] == sl {
 			delete(s.byID, sl.d.CallID)
+		}
+		if sl.epoch == s.epoch {
+			// No snapshot holds the dialog: it and its transactions are
+			// no one's (its other lists may be a snapshot's older copy's).
+			s.txns.keep(sl.d.Txns)
+			if len(s.spareDialogs) < maxSpareTxns {
+				s.spareDialogs = append(s.spareDialogs, sl.d)
+			}
 		}
 		s.st.DialogsEvicted++
 	})
@@ -199,25 +229,20 @@ func bump(m map[string]uint64, k string) {
 // for up to maxCountKeys distinct values; past that each gets its own.
 // The caller holds mu.
 func (s *Store) intern(b []byte) string {
+	for _, v := range s.hotMethods {
+		if v == string(b) {
+			return v
+		}
+	}
 	if v, ok := s.methods[string(b)]; ok {
 		return v
 	}
 	v := string(b)
 	if len(s.methods) < maxCountKeys {
 		s.methods[v] = v
-	}
-	return v
-}
-
-// responseKey is "code CSeq-method", built once per distinct pair.
-func (s *Store) responseKey(code int, method string) string {
-	k := respKey{code, method}
-	if v, ok := s.resps[k]; ok {
-		return v
-	}
-	v := strconv.Itoa(code) + " " + method
-	if len(s.resps) < maxCountKeys {
-		s.resps[k] = v
+		if len(s.hotMethods) < tallyScan {
+			s.hotMethods = append(s.hotMethods, v)
+		}
 	}
 	return v
 }
@@ -233,11 +258,11 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	}
 	s.st.Messages++
 	s.st.Revision++
-	bump(s.st.Transports, meta.Transport)
+	s.transports.add(meta.Transport)
 	if m.Request {
-		bump(s.st.Requests, method)
+		s.requests.add(method)
 	} else {
-		bump(s.st.Responses, s.responseKey(m.StatusCode, method))
+		s.responses.add(respKey{m.StatusCode, method})
 	}
 	sl := s.byID[string(m.Get(HCallID))]
 	if sl == nil {
@@ -247,14 +272,8 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	}
 	d := sl.d
 	if sl.epoch != s.epoch {
-		// A snapshot may hold d: publish a copy. Its lists share their
-		// arrays with d, which only ever appends past what d shows.
-		c := *d
-		// Transactions change in place (a final response fills one in):
-		// the copy gets its own array.
-		c.Txns = slices.Clone(d.Txns)
-		c.problems = 0 // the copy is about to change: its memo is stale
-		d = &c
+		// A snapshot may hold d: publish a copy (forUpdate).
+		d = d.forUpdate()
 		sl.d, sl.epoch = d, s.epoch
 	}
 	msg := Message{
@@ -262,17 +281,19 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
-	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog) {
+	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog, &s.txns) {
 		s.st.TransactionsShed++
 	}
 	s.regs.observe(meta, m, method, msg.Retransmission)
 	if d.MessagesKept < s.lim.MessagesPerDialog {
 		msg.Raw = s.raw.Copy(raw)
-		msg.Seq = s.msgs.Next()
-		_, err := s.msgs.Append(msg)
+		seq, err := s.msgs.AppendSeq(func(seq uint64) Message {
+			msg.Seq = seq
+			return msg
+		})
 		s.raw.Seal()
 		if err == nil {
-			d.msgs = append(d.msgs, msg.Seq)
+			d.msgs = appendWord(d.msgs, &d.msgsIn, seq)
 			d.MessagesKept++
 		} else if errors.Is(err, ring.ErrOversize) {
 			d.MessagesShed++
@@ -287,9 +308,81 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 	s.cache = nil
 }
 
+// forUpdate is the copy of d the store changes while a snapshot may
+// hold d: every field but the memo words (figs*, problems), which
+// readers of d write atomically, and which the copy, about to change,
+// starts without. Field by field, not *d: a plain copy of the struct
+// read those words under the readers' atomic writes (a data race).
+// TestForUpdateCopiesEveryField holds the list to Dialog's fields. The
+// lists share their arrays with d, which only ever appends past what d
+// shows; transactions change in place (a final response fills one in),
+// so the copy gets its own array, and lists in d's inline arrays move to
+// the copy's, so the copy does not keep d alive.
+func (d *Dialog) forUpdate() *Dialog {
+	c := &Dialog{
+		ID:            d.ID,
+		FinalCode:     d.FinalCode,
+		State:         d.State,
+		FromUser:      d.FromUser,
+		ToUser:        d.ToUser,
+		FirstMethod:   d.FirstMethod,
+		Transport:     d.Transport,
+		Methods:       d.Methods,
+		Rev:           d.Rev,
+		CallID:        d.CallID,
+		Created:       d.Created,
+		Updated:       d.Updated,
+		HasInvite:     d.HasInvite,
+		MethodsOver:   d.MethodsOver,
+		FinalReason:   d.FinalReason,
+		ReasonHeader:  d.ReasonHeader,
+		FromDisplay:   d.FromDisplay,
+		ToDisplay:     d.ToDisplay,
+		Src:           d.Src,
+		Dst:           d.Dst,
+		Participants:  d.Participants,
+		UserAgents:    d.UserAgents,
+		Requests:      d.Requests,
+		Responses:     d.Responses,
+		Retransmits:   d.Retransmits,
+		Transactions:  d.Transactions,
+		TxnsShed:      d.TxnsShed,
+		AuthChallenge: d.AuthChallenge,
+		ToTags:        d.ToTags,
+		SessionIDs:    d.SessionIDs,
+		ICIDs:         d.ICIDs,
+		XHeaders:      d.XHeaders,
+		CancelSeen:    d.CancelSeen,
+		AckSeen:       d.AckSeen,
+		ByeSeen:       d.ByeSeen,
+		MessagesKept:  d.MessagesKept,
+		MessagesShed:  d.MessagesShed,
+		InviteAt:      d.InviteAt,
+		RingAt:        d.RingAt,
+		AnswerAt:      d.AnswerAt,
+		ByeAt:         d.ByeAt,
+		FinalAt:       d.FinalAt,
+		msgsIn:        d.msgsIn,
+		keysIn:        d.keysIn,
+		idsIn:         d.idsIn,
+		listBytes:     d.listBytes,
+	}
+	c.Txns = slices.Clone(d.Txns)
+	c.msgs, c.txKeys, c.txIDs = ownWords(d.msgs, &c.msgsIn), ownWords(d.txKeys, &c.keysIn), ownWords(d.txIDs, &c.idsIn)
+	return c
+}
+
 func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
-	sl := &slot{epoch: s.epoch, seq: s.order.Next()}
-	d := &Dialog{ID: sl.seq, Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	sl := &slot{epoch: s.epoch}
+	var d *Dialog
+	if n := len(s.spareDialogs); n > 0 {
+		d = s.spareDialogs[n-1]
+		s.spareDialogs[n-1] = nil
+		s.spareDialogs = s.spareDialogs[:n-1]
+		*d = Dialog{Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	} else {
+		d = &Dialog{Created: meta.Time, Transport: meta.Transport, Src: meta.Src, Dst: meta.Dst}
+	}
 	d.FirstMethod = method
 	if !m.Request {
 		d.Src, d.Dst = meta.Dst, meta.Src // a response travels back to the requester
@@ -301,7 +394,10 @@ func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 		d.State = StateCalling
 	}
 	sl.d = d
-	if _, err := s.order.Append(sl); err != nil {
+	if _, err := s.order.AppendSeq(func(seq uint64) *slot {
+		sl.seq, d.ID = seq, seq
+		return sl
+	}); err != nil {
 		return nil // alone larger than the dialog bound: counted by the ring
 	}
 	s.byID[d.CallID] = sl
@@ -311,7 +407,7 @@ func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 // update folds one message into d (a private copy), keeping at most
 // maxTxns transactions; it reports whether the message opened a
 // transaction past that bound.
-func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bool) {
+func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *txnSpares) (shed bool) {
 	if d.Updated.Before(meta.Time) {
 		d.Updated = meta.Time
 	}
@@ -339,8 +435,15 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	branch := Param(m.Get(HVia), "branch")
 	var buf [64]byte
 	b := binary.LittleEndian.AppendUint64(buf[:0], maphash.Bytes(txSeed, branch))
-	b = binary.LittleEndian.AppendUint64(b, maphash.String(txSeed, method))
-	tx := maphash.Bytes(txSeed, binary.LittleEndian.AppendUint32(b, m.CSeqNum))
+	b = binary.LittleEndian.AppendUint32(b, m.CSeqNum)
+	// The method's bytes themselves, after their length, when short (all
+	// RFC methods are): a hash of them cost as much as the copy.
+	if len(method) <= maxTxMethod {
+		b = append(append(b, byte(len(method))), method...)
+	} else {
+		b = binary.LittleEndian.AppendUint64(append(b, 0xff), maphash.String(txSeed, method))
+	}
+	tx := maphash.Bytes(txSeed, b)
 	b = appendAddrPort(buf[:0], meta.Src)
 	b = appendAddrPort(b, meta.Dst)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StatusCode))
@@ -350,16 +453,16 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 		d.Retransmits++
 		msg.Retransmission = true
 	} else {
-		d.txKeys = append(d.txKeys, key)
+		d.txKeys = appendWord(d.txKeys, &d.keysIn, key)
 	}
 	t := meta.Time
 	ti := slices.Index(d.txIDs, tx)
 	if ti < 0 {
 		ti = len(d.txIDs)
-		d.txIDs = append(d.txIDs, tx)
+		d.txIDs = appendWord(d.txIDs, &d.idsIn, tx)
 		d.Transactions++
 		if len(d.Txns) < maxTxns {
-			d.Txns = append(d.Txns, newTransaction(meta, m, method, branch))
+			d.Txns = spare.append(d.Txns, newTransaction(meta, m, method, branch))
 			d.listBytes += heapsize.String(d.Txns[len(d.Txns)-1].Branch)
 		} else {
 			d.TxnsShed++
@@ -465,6 +568,74 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int) (shed bo
 	return shed
 }
 
+// maxSpareTxns bounds each of txnSpares' lists: a new dialog takes one
+// array of each capacity as an older one gives one up, so a few cover
+// the churn; they are the store's few kilobytes beside its bounds.
+const maxSpareTxns = 16
+
+// txnSpares keeps transaction arrays of capacity 1, 2 and 4 that no one
+// reads any more, for the next dialogs' first, second and third
+// transactions: a call's three transactions cost allocations of 240, 480
+// and 1,024 bytes the collector scans. An array comes back when its
+// dialog outgrows it or when the ring evicts a dialog no snapshot holds.
+// A dialog's Txns array is its own (a copy a snapshot forces gets its
+// own, Dialog.forUpdate), so either way no one else reads it. Capacities
+// stay what append gives, and so does the charge.
+type txnSpares struct{ byCap [3][][]Transaction } // capacity 1, 2, 4
+
+// spareIndex is byCap's index for an array of capacity c, or -1.
+func spareIndex(c int) int {
+	switch c {
+	case 1:
+		return 0
+	case 2:
+		return 1
+	case 4:
+		return 2
+	}
+	return -1
+}
+
+// append appends tx to list as append does, taking the new array from
+// the spares where it can, and keeps the outgrown one.
+func (p *txnSpares) append(list []Transaction, tx Transaction) []Transaction {
+	if len(list) < cap(list) {
+		return append(list, tx)
+	}
+	// append's next capacity for these: 0 → 1 → 2 → 4.
+	next := 0
+	switch cap(list) {
+	case 0, 1:
+		next = cap(list) + 1
+	case 2:
+		next = 4
+	}
+	if i := spareIndex(next); i >= 0 && len(p.byCap[i]) > 0 {
+		free := p.byCap[i]
+		a := free[len(free)-1]
+		p.byCap[i] = free[:len(free)-1]
+		a = append(a[:copy(a[:cap(a)], list)], tx)
+		p.keep(list)
+		return a
+	}
+	out := append(list, tx)
+	p.keep(list)
+	return out
+}
+
+// keep clears an array no one reads any more (its strings are the
+// collector's) and keeps it, if of a capacity kept and while there is
+// room.
+func (p *txnSpares) keep(a []Transaction) {
+	i := spareIndex(cap(a))
+	if i < 0 || len(p.byCap[i]) >= maxSpareTxns {
+		return
+	}
+	a = a[:cap(a)]
+	clear(a)
+	p.byCap[i] = append(p.byCap[i], a[:0])
+}
+
 func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transaction {
 	tx := Transaction{Method: method, Branch: string(branch[:min(len(branch), maxBranchBytes)]), CSeq: m.CSeqNum,
 		Src: meta.Src, Dst: meta.Dst, Start: meta.Time}
@@ -534,6 +705,34 @@ func (d *Dialog) identBytes() int {
 	return max(apart, heapsize.Bytes(len(d.CallID)+len(d.FromUser)+len(d.ToUser)+len(d.FromDisplay)+len(d.ToDisplay)))
 }
 
+// appendWord appends v to list as append does, with the same capacities
+// (1, 2, then append's), but the arrays of capacity 1 and 2 are in[0:1]
+// and in[1:3], inside the Dialog.
+func appendWord(list []uint64, in *[3]uint64, v uint64) []uint64 {
+	switch cap(list) {
+	case 0:
+		in[0] = v
+		return in[0:1:1]
+	case 1:
+		in[1], in[2] = list[0], v
+		return in[1:3:3]
+	}
+	return append(list, v)
+}
+
+// ownWords points a copy's list at its own inline arrays where the
+// original's pointed at the original's, so the copy does not keep the
+// original alive.
+func ownWords(list []uint64, in *[3]uint64) []uint64 {
+	switch cap(list) {
+	case 1:
+		return in[0:1:1]
+	case 2:
+		return in[1:3:3][:len(list)]
+	}
+	return list
+}
+
 func addUnique[T comparable](s *[]T, v T, limit int) {
 	if len(*s) < limit && !slices.Contains(*s, v) {
 		*s = append(*s, v)
@@ -546,6 +745,10 @@ func addUnique[T comparable](s *[]T, v T, limit int) {
 // branch and both endpoints cost a tenth of a message's update
 // (docs/benchmarks.md).
 var txSeed = maphash.MakeSeed()
+
+// maxTxMethod is the longest method a transaction hash takes as it is
+// (a length byte below 0xff); a longer one is hashed first.
+const maxTxMethod = 32
 
 // appendAddrPort appends a's 16-byte address and port: equal endpoints
 // give equal bytes, which is all a retransmission key needs.
@@ -616,8 +819,8 @@ func (s *Store) Snapshot() *Snapshot {
 		return true
 	})
 	st := s.st
-	st.Requests, st.Responses = maps.Clone(s.st.Requests), maps.Clone(s.st.Responses)
-	st.Undecodable, st.Transports = maps.Clone(s.st.Undecodable), maps.Clone(s.st.Transports)
+	st.Requests, st.Responses, st.Transports = s.requests.counts(), s.responses.counts(), s.transports.counts()
+	st.Undecodable = maps.Clone(s.st.Undecodable)
 	st.Dialogs = len(ds)
 	st.MessagesEvicted = s.msgs.Stats().Evicted
 	s.cache = &Snapshot{Dialogs: ds, Revision: s.st.Revision, Stats: st, msgs: s.msgs.Snapshot()}
