@@ -187,7 +187,7 @@ func (a *Analyser) newStream(k Key, t time.Time) *stream {
 		s.callID = ep.dialog.callID
 	}
 	before := a.streams.evicted
-	a.streams.put(k, s)
+	a.streams.add(k, s)
 	a.st.StreamsEvicted += a.streams.evicted - before
 	return s
 }
@@ -311,7 +311,7 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 		// maxEndpointsPerDialog whatever it holds (footprint.go).
 		d = &dialogMedia{callID: callID, created: meta.Time, sdp: make([]SDPEvent, 0, 2), endpoints: make([]netip.AddrPort, 0, 2)}
 		before := a.dialogs.evicted
-		a.dialogs.put(callID, d)
+		a.dialogs.add(callID, d)
 		a.st.DialogsEvicted += a.dialogs.evicted - before
 	}
 	switch {

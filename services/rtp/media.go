@@ -101,7 +101,8 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 	} else {
 		d.sdpDropped++
 	}
-	for _, m := range ev.Session.Media {
+	for i := range ev.Session.Media {
+		m := &ev.Session.Media[i] // copied once, into its endpoint, not per call
 		addr, ok := m.Addr()
 		if !ok || addr.Addr().IsUnspecified() {
 			continue
@@ -113,13 +114,13 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 	}
 }
 
-func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m sdp.Media, rtcp bool) {
+func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m *sdp.Media, rtcp bool) {
 	a.gen++
 	if ep, ok := a.endpoints.get(addr); ok {
 		// A re-INVITE (or another dialog) reusing the address takes it.
-		ep.dialog, ep.media, ep.rtcp, ep.gen = d, m, rtcp, a.gen
+		ep.dialog, ep.media, ep.rtcp, ep.gen = d, *m, rtcp, a.gen
 	} else {
-		a.endpoints.put(addr, &endpoint{dialog: d, media: m, rtcp: rtcp, gen: a.gen})
+		a.endpoints.add(addr, &endpoint{dialog: d, media: *m, rtcp: rtcp, gen: a.gen})
 	}
 	if rtcp {
 		return

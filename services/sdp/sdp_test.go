@@ -3,6 +3,7 @@ package sdp
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -190,4 +191,27 @@ func TestParseSRTP(t *testing.T) {
 	if s, _ := Parse([]byte(many)); len(s.Media[0].Crypto) != MaxCrypto || s.Dropped != 3 {
 		t.Errorf("crypto kept %d, dropped %d; want %d and 3", len(s.Media[0].Crypto), s.Dropped, MaxCrypto)
 	}
+}
+
+// FuzzNumbers holds the written-out parsers to the standard library's:
+// ipv4 accepts exactly the dotted quads netip.ParseAddr does, with the
+// same address, and atoi agrees with strconv.Atoi.
+func FuzzNumbers(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "0.0.0.0", "255.255.255.255", "256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.",
+		"1..2.3", "::1", "1.2.3.4%eth0", "0", "+5", "-0", "-12", "123456789", "1234567890", "", "+", "12a"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err := netip.ParseAddr(string(b))
+		if ip, ok := ipv4(b); ok && (err != nil || netip.AddrFrom4(ip) != want) {
+			t.Errorf("ipv4(%q) = %v, ParseAddr: %v %v", b, ip, want, err)
+		} else if !ok && err == nil && want.Is4() {
+			t.Errorf("ipv4(%q) refused what ParseAddr took: %v", b, want)
+		}
+		n, ok := atoi(b)
+		m, err := strconv.Atoi(string(b))
+		if wantOK := len(b) > 0 && len(b) <= 9 && err == nil && m >= 0; ok != wantOK || ok && n != m {
+			t.Errorf("atoi(%q) = %d %v, strconv.Atoi: %d %v", b, n, ok, m, err)
+		}
+	})
 }
