@@ -146,11 +146,10 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 		*h = hotStream{k: k, s: s}
 	}
 	a.st.RTPPackets++
-	if s.keying() != "" {
+	if _, event := s.clockFor(a.hdr.PT); s.srtpKeyed {
 		// Sequence, timestamp and SSRC are clear in SRTP (RFC 3711 §3.1):
 		// the figures below come from them as for RTP; only the payload
 		// needs the key.
-		_, event := s.clockFor(a.hdr.PT)
 		s.unprotect(&a.hdr, b, event)
 	}
 	t := d.Time.UnixNano()

@@ -27,13 +27,13 @@ func (f *fifo[K, V]) add(k K, v V) {
 	if len(f.order) < f.limit {
 		f.order = append(f.order, k)
 	} else {
+		// Every key in the order is in the map (only eviction deletes):
+		// a table without an eviction hook deletes without looking up.
 		old := f.order[f.head]
-		if ov, ok := f.m[old]; ok {
-			delete(f.m, old)
-			if f.onEvict != nil {
-				f.onEvict(old, ov)
-			}
+		if f.onEvict != nil {
+			f.onEvict(old, f.m[old])
 		}
+		delete(f.m, old)
 		f.evicted++
 		f.order[f.head] = k
 		f.head = (f.head + 1) % f.limit
