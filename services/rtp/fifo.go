@@ -23,13 +23,14 @@ func (f *fifo[K, V]) get(k K) (V, bool) {
 // add inserts k, which the caller has just failed to get: every caller
 // looks a key up before adding it, so add does not hash it a second time
 // to check (one map operation fewer per new dialog, endpoint and stream).
-func (f *fifo[K, V]) add(k K, v V) {
+// It returns the key it evicted to make room, if it did.
+func (f *fifo[K, V]) add(k K, v V) (old K, evicted bool) {
 	if len(f.order) < f.limit {
 		f.order = append(f.order, k)
 	} else {
 		// Every key in the order is in the map (only eviction deletes):
 		// a table without an eviction hook deletes without looking up.
-		old := f.order[f.head]
+		old, evicted = f.order[f.head], true
 		if f.onEvict != nil {
 			f.onEvict(old, f.m[old])
 		}
@@ -39,6 +40,7 @@ func (f *fifo[K, V]) add(k K, v V) {
 		f.head = (f.head + 1) % f.limit
 	}
 	f.m[k] = v
+	return old, evicted
 }
 
 func (f *fifo[K, V]) len() int { return len(f.m) }
