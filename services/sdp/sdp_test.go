@@ -215,3 +215,24 @@ func FuzzNumbers(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse is one offer as phones send it, parsed.
+func BenchmarkParse(b *testing.B) {
+	body := []byte(offer)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestStaticTable holds the indexed table to the map it is built from.
+func TestStaticTable(t *testing.T) {
+	for pt := -1; pt < 130; pt++ {
+		want, wantOK := static[pt]
+		if got, ok := Static(pt); got != want || ok != wantOK {
+			t.Errorf("Static(%d) = %v %v, want %v %v", pt, got, ok, want, wantOK)
+		}
+	}
+}
