@@ -146,11 +146,10 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 		*h = hotStream{k: k, s: s}
 	}
 	a.st.RTPPackets++
-	if s.keying() != "" {
+	if _, event := s.clockFor(a.hdr.PT); s.srtpKeyed {
 		// Sequence, timestamp and SSRC are clear in SRTP (RFC 3711 §3.1):
 		// the figures below come from them as for RTP; only the payload
 		// needs the key.
-		_, event := s.clockFor(a.hdr.PT)
 		s.unprotect(&a.hdr, b, event)
 	}
 	t := d.Time.UnixNano()
@@ -187,7 +186,7 @@ func (a *Analyser) newStream(k Key, t time.Time) *stream {
 		s.callID = ep.dialog.callID
 	}
 	before := a.streams.evicted
-	a.streams.put(k, s)
+	a.streams.add(k, s)
 	a.st.StreamsEvicted += a.streams.evicted - before
 	return s
 }
@@ -306,12 +305,16 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 		}
 		callID = string(id)
 		// A call's offer and answer, and their two media addresses, in
-		// one allocation each rather than grown by append (1, then 2).
-		// The dialog is accounted at typicalSDPEvents and
+		// arrays of two rather than grown by append (1, then 2), made in
+		// one allocation with the dialog: the same bytes (480) as the
+		// three apart. A list that outgrows its array moves out, as
+		// append does. The dialog is accounted at typicalSDPEvents and
 		// maxEndpointsPerDialog whatever it holds (footprint.go).
-		d = &dialogMedia{callID: callID, created: meta.Time, sdp: make([]SDPEvent, 0, 2), endpoints: make([]netip.AddrPort, 0, 2)}
+		nd := &newDialog{}
+		d = &nd.d
+		d.callID, d.created, d.sdp, d.endpoints = callID, meta.Time, nd.sdp[:0], nd.endpoints[:0]
 		before := a.dialogs.evicted
-		a.dialogs.put(callID, d)
+		a.dialogs.add(callID, d)
 		a.st.DialogsEvicted += a.dialogs.evicted - before
 	}
 	switch {
@@ -353,6 +356,13 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	before := a.endpoints.evicted
 	a.addSDP(d, SDPEvent{Time: meta.Time.UTC(), From: meta.Src, To: meta.Dst, Message: label, Role: role, Session: s})
 	a.st.EndpointsEvicted += a.endpoints.evicted - before
+}
+
+// newDialog is a dialog's media with its lists' first arrays.
+type newDialog struct {
+	d         dialogMedia
+	sdp       [2]SDPEvent
+	endpoints [2]netip.AddrPort
 }
 
 // responseLabel is "code method": the answers most calls carry SDP in

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,4 +123,63 @@ func TestParseRTCP(t *testing.T) {
 	if r.Type != "SR" || r.SenderSSRC != 1 || r.PacketCount != 10 || len(r.Blocks) != 1 || r.Blocks[0].CumulativeLost != -2 || r.Blocks[0].FractionLost != 5 || r.Blocks[0].Jitter != 3 {
 		t.Errorf("report = %+v", r)
 	}
+}
+
+// BenchmarkSIPMessageSDP measures the media hook of SIP ingest on calls
+// without media: an INVITE offer and its 200 answer per call, each a new
+// Call-ID with its own media addresses, through tables that stay full.
+func BenchmarkSIPMessageSDP(b *testing.B) {
+	const calls = 8192
+	msgs := make([]sip.Parsed, 0, 2*calls)
+	metas := make([]sip.Meta, 0, 2*calls)
+	uac, uas := netip.MustParseAddrPort("192.0.2.1:5060"), netip.MustParseAddrPort("198.51.100.1:5060")
+	for i := range calls {
+		id := "call-" + itoa(i) + "@bench"
+		for _, resp := range []bool{false, true} {
+			host, port, start := "192.0.2.1", 10000+2*(i%20000), "INVITE sip:b@h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
+			if resp {
+				host, port, start = "198.51.100.1", 30000+2*(i%20000), "SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
+			}
+			body := "v=0\r\no=- " + itoa(i) + " 1 IN IP4 " + host + "\r\ns=-\r\nc=IN IP4 " + host + "\r\nt=0 0\r\nm=audio " + itoa(port) +
+				" RTP/AVP 0 8 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-15\r\na=ptime:20\r\na=sendrecv\r\n"
+			raw := start + "From: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + id + "\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " +
+				itoa(len(body)) + "\r\n\r\n" + body
+			var m sip.Parsed
+			if err := m.Parse([]byte(raw)); err != nil {
+				b.Fatal(err)
+			}
+			msgs = append(msgs, m)
+			src, dst := uac, uas
+			if resp {
+				src, dst = uas, uac
+			}
+			metas = append(metas, sip.Meta{Time: time.Unix(int64(1000+i), 0), Src: src, Dst: dst})
+		}
+	}
+	// Fewer endpoints than the calls signal, so the table evicts as it
+	// does on a long capture.
+	a := NewAnalyser(Options{MaxEndpoints: calls})
+	b.ReportAllocs()
+	n := 0
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		a.SIPMessage(metas[n], &msgs[n])
+		n = (n + 1) % len(msgs)
+	}
+	b.StopTimer()
+	// On a shared machine wall time moves with the load; the process's
+	// CPU time, the collector's included, much less.
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	if st := a.Snapshot(false).Stats; st.SDPInvalid != 0 || st.EndpointsEvicted == 0 {
+		b.Fatalf("stats %+v", st)
+	}
+}
+
+// processCPU is the process's user+sys CPU time.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

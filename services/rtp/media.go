@@ -101,25 +101,58 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 	} else {
 		d.sdpDropped++
 	}
-	for _, m := range ev.Session.Media {
+	for i := range ev.Session.Media {
+		m := &ev.Session.Media[i] // copied once, into its endpoint, not per call
 		addr, ok := m.Addr()
 		if !ok || addr.Addr().IsUnspecified() {
 			continue
 		}
-		a.signal(d, addr, m, false)
-		if m.RTCPPort > 0 && m.RTCPPort != m.Port {
-			a.signal(d, netip.AddrPortFrom(addr.Addr(), uint16(m.RTCPPort)), m, true)
+		ep, known := a.endpoints.get(addr)
+		if m.RTCPPort <= 0 || m.RTCPPort == m.Port {
+			a.signal(d, addr, m, false, ep, known, nil)
+			continue
 		}
+		rtcpAddr := netip.AddrPortFrom(addr.Addr(), uint16(m.RTCPPort))
+		rtcpEP, rtcpKnown := a.endpoints.get(rtcpAddr)
+		// A new RTP and RTCP pair is one allocation: the two are added,
+		// and so evicted, one after the other. Only when both are new,
+		// so no half is ever kept alive unused.
+		var pair *endpointPair
+		if !known && !rtcpKnown {
+			pair = new(endpointPair)
+		}
+		if evicted, ok := a.signal(d, addr, m, false, ep, known, pair.at(0)); ok && evicted == rtcpAddr {
+			rtcpKnown = false // the RTP address's entry pushed the RTCP one out
+		}
+		a.signal(d, rtcpAddr, m, true, rtcpEP, rtcpKnown, pair.at(1))
 	}
 }
 
-func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m sdp.Media, rtcp bool) {
+// endpointPair is an m= line's RTP and RTCP endpoints in one allocation.
+type endpointPair [2]endpoint
+
+// at is the pair's i-th endpoint, or nil without a pair.
+func (p *endpointPair) at(i int) *endpoint {
+	if p == nil {
+		return nil
+	}
+	return &p[i]
+}
+
+// signal registers addr for m's media on d: ep, its entry when known, takes
+// them; else a new entry, in fresh when given, is added. It returns the
+// address the addition evicted, if it did.
+func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m *sdp.Media, rtcp bool, ep *endpoint, known bool, fresh *endpoint) (evicted netip.AddrPort, didEvict bool) {
 	a.gen++
-	if ep, ok := a.endpoints.get(addr); ok {
+	if known {
 		// A re-INVITE (or another dialog) reusing the address takes it.
-		ep.dialog, ep.media, ep.rtcp, ep.gen = d, m, rtcp, a.gen
+		ep.dialog, ep.media, ep.rtcp, ep.gen = d, *m, rtcp, a.gen
 	} else {
-		a.endpoints.put(addr, &endpoint{dialog: d, media: m, rtcp: rtcp, gen: a.gen})
+		if fresh == nil {
+			fresh = new(endpoint)
+		}
+		*fresh = endpoint{dialog: d, media: *m, rtcp: rtcp, gen: a.gen}
+		evicted, didEvict = a.endpoints.add(addr, fresh)
 	}
 	if rtcp {
 		return
@@ -134,4 +167,5 @@ func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m sdp.Media, rtcp
 	} else {
 		d.epDropped++
 	}
+	return evicted, didEvict
 }

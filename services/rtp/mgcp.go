@@ -77,7 +77,7 @@ func (a *Analyser) mgcp(t time.Time, src, dst netip.AddrPort, b []byte) bool {
 	if !found {
 		d = &dialogMedia{callID: id, created: t}
 		before := a.dialogs.evicted
-		a.dialogs.put(id, d)
+		a.dialogs.add(id, d)
 		a.st.DialogsEvicted += a.dialogs.evicted - before
 	}
 	before := a.endpoints.evicted

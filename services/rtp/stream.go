@@ -79,7 +79,12 @@ type stream struct {
 	clockGen    uint64  // endpoint generation it was resolved at
 	clockRate   int
 	eventPT     bool
-	epochs      uint64 // timing epochs: 1, and one more each restarted clock
+	// srtpKeyed caches keying() != "" with the clock: both change only with
+	// the endpoint's generation, and the endpoint's SDP lies in cache
+	// lines a packet otherwise never touches (the flag sits in padding:
+	// the stream's size, and so its charge, is as before).
+	srtpKeyed bool
+	epochs    uint64 // timing epochs: 1, and one more each restarted clock
 
 	pts        [maxPTs]ptCount
 	ptOverflow uint64
@@ -103,6 +108,7 @@ func (s *stream) clockFor(pt uint8) (rate int, event bool) {
 	}
 	s.clockPT, s.clockGen = int16(pt), gen
 	s.clockRate, s.eventPT = resolveClock(s.ep, pt)
+	s.srtpKeyed = s.keying() != ""
 	return s.clockRate, s.eventPT
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -302,7 +301,7 @@ func (s *Session) attr(m *Media, v []byte) {
 		if m != nil {
 			pt, rest := splitPT(val)
 			if f := m.formatRef(pt); f != nil {
-				f.Fmtp = clip(string(bytes.TrimSpace(rest)))
+				f.Fmtp = known(bytes.TrimSpace(rest), fmtps)
 			}
 		}
 	}
@@ -341,8 +340,11 @@ func (m *Media) formatRef(pt int) *Format {
 }
 
 func splitPT(v []byte) (int, []byte) {
-	i := bytes.IndexAny(v, " \t")
-	if i < 0 {
+	i := 0
+	for i < len(v) && v[i] != ' ' && v[i] != '\t' {
+		i++
+	}
+	if i == len(v) {
 		return -1, nil
 	}
 	pt, ok := atoi(v[:i])
@@ -397,6 +399,9 @@ func parseConn(v []byte) (netip.Addr, bool) {
 	if i := bytes.IndexByte(a, '/'); i >= 0 {
 		a = a[:i]
 	}
+	if ip, ok := ipv4(a); ok {
+		return netip.AddrFrom4(ip), true
+	}
 	addr, err := netip.ParseAddr(string(a))
 	if err != nil {
 		return netip.Addr{}, false
@@ -404,12 +409,60 @@ func parseConn(v []byte) (netip.Addr, bool) {
 	return addr.Unmap(), true
 }
 
+// ipv4 parses the dotted quad netip.ParseAddr accepts (four decimal
+// fields of 1 to 3 digits, at most 255, no leading zero) without the
+// string ParseAddr needs, which escapes into its error: nearly every c=
+// line carries one. Anything else is left to ParseAddr.
+func ipv4(b []byte) (ip [4]byte, ok bool) {
+	field, n, digits := 0, 0, 0
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			if digits > 0 && n == 0 || digits == 3 {
+				return ip, false // a leading zero, or a fourth digit
+			}
+			n = n*10 + int(c-'0')
+			digits++
+			if n > 255 {
+				return ip, false
+			}
+		case c == '.' && digits > 0 && field < 3:
+			ip[field] = byte(n)
+			field, n, digits = field+1, 0, 0
+		default:
+			return ip, false
+		}
+	}
+	if field != 3 || digits == 0 {
+		return ip, false
+	}
+	ip[3] = byte(n)
+	return ip, true
+}
+
+// atoi is strconv.Atoi of at most 9 bytes, kept only when not negative:
+// an optional sign, then decimal digits. Written out, it neither converts
+// b to a string nor builds an error for a field that is not a number.
 func atoi(b []byte) (int, bool) {
 	if len(b) == 0 || len(b) > 9 {
 		return 0, false
 	}
-	n, err := strconv.Atoi(string(b))
-	return n, err == nil && n >= 0
+	neg := false
+	switch b[0] {
+	case '+', '-':
+		neg, b = b[0] == '-', b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, !neg || n == 0
 }
 
 // fields is bytes.Fields appending to dst, which a caller backs with an
@@ -460,7 +513,10 @@ func origin(v []byte, f [][]byte) string {
 var (
 	mediaTypes = []string{"audio", "video", "text", "application", "message", "image"}
 	protos     = []string{"RTP/AVP", "RTP/SAVP", "RTP/AVPF", "RTP/SAVPF", "UDP/TLS/RTP/SAVPF", "UDP/TLS/RTP/SAVP", "udp", "TCP/MSRP", "UDPTL"}
-	encodings  = []string{"PCMU", "PCMA", "telephone-event", "G722", "G729", "GSM", "opus", "AMR", "AMR-WB", "iLBC", "speex", "G726-32", "L16", "CN", "H264", "VP8", "VP9"}
+	// fmtps are telephone-event's event ranges (RFC 4733 §2.4.1) and
+	// G.729's annex B switch.
+	fmtps     = []string{"0-15", "0-16", "0-11", "0-15,66,70", "annexb=no", "annexb=yes"}
+	encodings = []string{"PCMU", "PCMA", "telephone-event", "G722", "G729", "GSM", "opus", "AMR", "AMR-WB", "iLBC", "speex", "G726-32", "L16", "CN", "H264", "VP8", "VP9"}
 )
 
 // known returns b as one of list's strings when it is one, else a clipped copy.

@@ -3,6 +3,7 @@ package sdp
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -189,5 +190,49 @@ func TestParseSRTP(t *testing.T) {
 	many := "v=0\r\nm=audio 1 RTP/SAVP 0\r\n" + strings.Repeat("a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:x\r\n", MaxCrypto+2) + "a=crypto:" + strings.Repeat("x", 600) + "\r\n"
 	if s, _ := Parse([]byte(many)); len(s.Media[0].Crypto) != MaxCrypto || s.Dropped != 3 {
 		t.Errorf("crypto kept %d, dropped %d; want %d and 3", len(s.Media[0].Crypto), s.Dropped, MaxCrypto)
+	}
+}
+
+// FuzzNumbers holds the written-out parsers to the standard library's:
+// ipv4 accepts exactly the dotted quads netip.ParseAddr does, with the
+// same address, and atoi agrees with strconv.Atoi.
+func FuzzNumbers(f *testing.F) {
+	for _, s := range []string{"192.0.2.1", "0.0.0.0", "255.255.255.255", "256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.",
+		"1..2.3", "::1", "1.2.3.4%eth0", "0", "+5", "-0", "-12", "123456789", "1234567890", "", "+", "12a"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err := netip.ParseAddr(string(b))
+		if ip, ok := ipv4(b); ok && (err != nil || netip.AddrFrom4(ip) != want) {
+			t.Errorf("ipv4(%q) = %v, ParseAddr: %v %v", b, ip, want, err)
+		} else if !ok && err == nil && want.Is4() {
+			t.Errorf("ipv4(%q) refused what ParseAddr took: %v", b, want)
+		}
+		n, ok := atoi(b)
+		m, err := strconv.Atoi(string(b))
+		if wantOK := len(b) > 0 && len(b) <= 9 && err == nil && m >= 0; ok != wantOK || ok && n != m {
+			t.Errorf("atoi(%q) = %d %v, strconv.Atoi: %d %v", b, n, ok, m, err)
+		}
+	})
+}
+
+// BenchmarkParse is one offer as phones send it, parsed.
+func BenchmarkParse(b *testing.B) {
+	body := []byte(offer)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestStaticTable holds the indexed table to the map it is built from.
+func TestStaticTable(t *testing.T) {
+	for pt := -1; pt < 130; pt++ {
+		want, wantOK := static[pt]
+		if got, ok := Static(pt); got != want || ok != wantOK {
+			t.Errorf("Static(%d) = %v %v, want %v %v", pt, got, ok, want, wantOK)
+		}
 	}
 }

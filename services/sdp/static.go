@@ -20,10 +20,21 @@ var static = map[int]StaticFormat{
 	18: {"G729", 8000},
 }
 
+// staticByPT is static indexed by payload type: every format of every
+// m= line is looked up, and an index is cheaper than a map.
+var staticByPT = func() (t [19]StaticFormat) {
+	for pt, f := range static {
+		t[pt] = f
+	}
+	return t
+}()
+
 // Static returns the RFC 3551 static format for pt.
 func Static(pt int) (StaticFormat, bool) {
-	f, ok := static[pt]
-	return f, ok
+	if pt < 0 || pt >= len(staticByPT) || staticByPT[pt].Encoding == "" {
+		return StaticFormat{}, false
+	}
+	return staticByPT[pt], true
 }
 
 // Dynamic clock rates by encoding name, for a dynamic payload type whose
