@@ -19,6 +19,7 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/firmware/config"
+	"fieldtap/services/netdecode"
 	"fieldtap/services/rtp"
 )
 
@@ -55,6 +56,12 @@ func benchFile(b *testing.B, name string, write func(io.Writer) error) string {
 // returns the frames consumed. The runtime's soft limit is the budget, as
 // fieldtapd sets it, so the collector works as it does in the daemon.
 func ingest(b *testing.B, src capture.Source) uint64 {
+	return ingestWith(b, src, nil)
+}
+
+// ingestWith is ingest whose port consumes frames with consume(an, p)
+// when it is not nil, instead of the analysers' own consumer.
+func ingestWith(b *testing.B, src capture.Source, consume func(an *analysers, p *port) consumer) uint64 {
 	cfg := config.Default()
 	cfg.Board, cfg.Store.ExportDir, cfg.Store.DataDir = config.BoardNone, b.TempDir(), b.TempDir()
 	total, _, err := cfg.Budget()
@@ -66,6 +73,9 @@ func ingest(b *testing.B, src capture.Source) uint64 {
 	p, err := newPort(src, an, portOptions{depth: cfg.Store.HandoffDepth})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if consume != nil {
+		p.consume = consume(an, p)
 	}
 	var wg sync.WaitGroup
 	p.run(context.Background(), &wg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -179,3 +189,43 @@ func BenchmarkIngestSIPSignalling(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(frames), "cpu-ns/frame")
 }
+
+// BenchmarkIngestFrames is BenchmarkIngestSIPSignalling's capture with
+// no SIP analysis: the file read, the hand-off, the frame store and the
+// network decoder with a handler that drops every payload, as the port's
+// consumer runs them. It is the floor of the whole ingest, what the
+// analysers' cost is added to.
+func BenchmarkIngestFrames(b *testing.B) {
+	calls := int(*benchSpan / sipgen.MinCallSlot)
+	path := benchFile(b, "signalling.pcapng", func(w io.Writer) error {
+		return sipgen.WritePcapng(w, sipgen.Options{Seed: 1, Start: benchStart, Duration: *benchSpan, Calls: calls, SignallingOnly: true})
+	})
+	floor := func(an *analysers, p *port) consumer {
+		fs := an.frames[p.src.Name()]
+		dec := netdecode.New(netdecode.Options{}, discard{})
+		return func(frames []capture.Frame) int {
+			storeFrames(fs, frames)
+			dec.Hold()
+			defer dec.Release()
+			for i := range frames {
+				f := &frames[i]
+				dec.Decode(f.Time, f.Link, f.Data)
+			}
+			return 0
+		}
+	}
+	var frames uint64
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		frames += ingestWith(b, pcapfile.New("file1", path), floor)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(frames), "ns/frame")
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(frames), "cpu-ns/frame")
+}
+
+// discard is a netdecode.Handler that drops every payload.
+type discard struct{}
+
+func (discard) UDP(netdecode.Datagram) {}
+
+func (discard) TCP(_ *netdecode.Stream, _ time.Time, data []byte) int { return len(data) }
