@@ -212,6 +212,8 @@ func hepFromKamailio(t *testing.T, hepProto string) {
 		case b := <-caller.in:
 			answered = bytes.HasPrefix(b, []byte("SIP/2.0 200"))
 		case <-time.After(time.Second):
+		case <-ctx.Done():
+			t.Fatalf("kamailio on 127.0.0.1:%d answered none of %d OPTIONS probes in %s (its log follows)", kport, i+1, 3*giveUp)
 		}
 	}
 	caller.send(t, kport, fmt.Sprintf(probe, k, me, "opt", me, k, "hep-options@test"))
