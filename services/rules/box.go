@@ -50,6 +50,8 @@ type Box struct {
 	// SIPSecurity are the thresholds sip_security_findings uses
 	// (sipsecurity.Defaults when zero).
 	SIPSecurity sipsecurity.Thresholds
+
+	sec *securityMemo // set by New
 }
 
 // Read implements Reader.

@@ -463,3 +463,38 @@ func TestSecurityFindingsInWindow(t *testing.T) {
 	}
 	t.Logf("tshark peaks per minute %v; findings %v", peak, n)
 }
+
+// TestSecurityMemoFollowsTheStore: the analysis a sip_security rule
+// keeps is the store revision's: before the SIPp run's floods reach the
+// thresholds no finding is counted, and once the rest of the capture is
+// in, the same box counts what a box without the memo counts.
+func TestSecurityMemoFollowsTheStore(t *testing.T) {
+	path := refdata.File(t, "sip", "branch-scenario-sipp.pcapng")
+	l := newLoaded(t)
+	var rest []pcapfile.Record
+	n := 0
+	refdata.EachRecord(t, path, func(rec pcapfile.Record) {
+		if n++; n <= 40 {
+			l.sa.Feed(rec.Time, rec.Link, rec.Data)
+			return
+		}
+		rec.Data = slices.Clone(rec.Data)
+		rest = append(rest, rec)
+	})
+	memo := l.box()
+	memo.sec = &securityMemo{}
+	rule := Rule{Kind: KindSIPSecurity, Window: time.Hour}
+	if rd := memo.Read(rule, time.Now()); !rd.OK || rd.Value != 0 {
+		t.Fatalf("after 40 frames: %+v, want no finding", rd)
+	}
+	for _, rec := range rest {
+		l.sa.Feed(rec.Time, rec.Link, rec.Data)
+	}
+	got, want := memo.Read(rule, time.Now()), l.box().Read(rule, time.Now())
+	if !got.OK || got.Value < 2 || got.Value != want.Value || got.Evidence.Figures["findings"] != want.Evidence.Figures["findings"] {
+		t.Errorf("after the whole capture: %+v with the memo, %+v without; want the floods, the same", got, want)
+	}
+	if again := memo.Read(rule, time.Now()); again.Value != got.Value {
+		t.Errorf("read again at the same revision: %v, want %v", again.Value, got.Value)
+	}
+}
