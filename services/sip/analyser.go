@@ -201,7 +201,7 @@ func isKeepAlive(p []byte) bool {
 // equalFoldASCII is bytes.EqualFold for an ASCII pattern: a datagram of
 // RTP is mostly bytes above 0x7F, which send bytes.EqualFold down its
 // Unicode path on every packet.
-func equalFoldASCII(b, pattern []byte) bool {
+func equalFoldASCII[P string | []byte](b []byte, pattern P) bool {
 	if len(b) != len(pattern) {
 		return false
 	}

@@ -45,51 +45,10 @@ var compactForms = [256]HeaderID{
 	'r': HReferTo, 'R': HReferTo,
 }
 
-var longForms = []struct {
-	name []byte
-	id   HeaderID
-}{
-	{[]byte("Call-ID"), HCallID},
-	{[]byte("From"), HFrom},
-	{[]byte("To"), HTo},
-	{[]byte("Via"), HVia},
-	{[]byte("CSeq"), HCSeq},
-	{[]byte("Content-Length"), HContentLength},
-	{[]byte("Content-Type"), HContentType},
-	{[]byte("Contact"), HContact},
-	{[]byte("User-Agent"), HUserAgent},
-	{[]byte("Server"), HServer},
-	{[]byte("Reason"), HReason},
-	{[]byte("Subject"), HSubject},
-	{[]byte("Event"), HEvent},
-	{[]byte("Supported"), HSupported},
-	{[]byte("Refer-To"), HReferTo},
-	{[]byte("WWW-Authenticate"), HAuthenticate},
-	{[]byte("Proxy-Authenticate"), HProxyAuthenticate},
-	{[]byte("Authorization"), HAuthorization},
-	{[]byte("Max-Forwards"), HMaxForwards},
-}
-
-// longByInitial is longForms by the lower-case first letter of the name:
-// headerID runs for every header line of every message, and most lines
-// are compared with one or two names instead of every one.
-var longByInitial = func() (t [256][]int) {
-	for i, f := range longForms {
-		c := lower(f.name[0])
-		t[c] = append(t[c], i)
-	}
-	return t
-}()
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// headerID names a header line's name; name is a token (ASCII), so an
-// ASCII case fold is RFC 3261's case-insensitive match.
+// headerID names a header line's name. It runs for every header line of
+// every message, so it picks the one name that can match by the name's
+// length and first letter and compares only that. RFC 3261 names match
+// case-insensitively.
 func headerID(name []byte) HeaderID {
 	if len(name) == 1 {
 		return compactForms[name[0]]
@@ -97,21 +56,99 @@ func headerID(name []byte) HeaderID {
 	if len(name) == 0 {
 		return HOther
 	}
-	for _, i := range longByInitial[lower(name[0])] {
-		if f := longForms[i]; equalFoldASCII(name, f.name) {
-			return f.id
+	var want string
+	var id HeaderID
+	switch c := name[0] | 0x20; len(name) {
+	case 2:
+		want, id = "to", HTo
+	case 3:
+		want, id = "via", HVia
+	case 4:
+		if c == 'f' {
+			want, id = "from", HFrom
+		} else {
+			want, id = "cseq", HCSeq
 		}
+	case 5:
+		want, id = "event", HEvent
+	case 6:
+		if c == 's' {
+			want, id = "server", HServer
+		} else {
+			want, id = "reason", HReason
+		}
+	case 7:
+		switch {
+		case c == 's':
+			want, id = "subject", HSubject
+		case name[1]|0x20 == 'a':
+			want, id = "call-id", HCallID
+		default:
+			want, id = "contact", HContact
+		}
+	case 8:
+		want, id = "refer-to", HReferTo
+	case 9:
+		want, id = "supported", HSupported
+	case 10:
+		want, id = "user-agent", HUserAgent
+	case 12:
+		if c == 'c' {
+			want, id = "content-type", HContentType
+		} else {
+			want, id = "max-forwards", HMaxForwards
+		}
+	case 13:
+		want, id = "authorization", HAuthorization
+	case 14:
+		want, id = "content-length", HContentLength
+	case 16:
+		want, id = "www-authenticate", HAuthenticate
+	case 18:
+		want, id = "proxy-authenticate", HProxyAuthenticate
+	default:
+		return HOther
+	}
+	if foldsTo(name, want) {
+		return id
 	}
 	return HOther
+}
+
+// foldsTo reports whether b, under an ASCII case fold, is lower, which
+// is lower case. Setting bit 5 lower-cases a letter; it is taken only
+// where lower holds a letter, so no other byte folds onto one.
+func foldsTo(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range len(b) {
+		c, w := b[i], lower[i]
+		if c != w && (c|0x20 != w || w < 'a' || w > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // Param returns the value of parameter name (e.g. "tag", "branch") in a
 // header value, or nil. Parameters inside <…> belong to the URI and are
 // skipped.
 func Param(v []byte, name string) []byte {
+	// Trailing whitespace holds no parameter and would only be trimmed off
+	// every candidate below: drop it once.
+	for len(v) > 0 && isWS(v[len(v)-1]) {
+		v = v[:len(v)-1]
+	}
 	depth := 0
 	for i := 0; i < len(v); i++ {
-		switch v[i] {
+		c := v[i]
+		// It runs for the Via and To of every message: one look-up steps
+		// over the bytes none of the cases below wants.
+		if !paramByte[c] {
+			continue
+		}
+		switch c {
 		case '<':
 			depth++
 		case '>':
@@ -124,17 +161,20 @@ func Param(v []byte, name string) []byte {
 			if depth > 0 {
 				continue
 			}
-			p := trimWS(v[i+1:])
+			p := v[i+1:]
+			for len(p) > 0 && isWS(p[0]) {
+				p = p[1:]
+			}
 			// An ASCII fold: name is ASCII, and a byte above 0x7F in p
 			// matches none of its letters under bytes.EqualFold either.
-			if len(p) > len(name) && equalFoldASCII(p[:len(name)], []byte(name)) {
+			if len(p) > len(name) && equalFoldASCII(p[:len(name)], name) {
 				r := trimWS(p[len(name):])
 				if len(r) > 0 && r[0] == '=' {
 					r = trimWS(r[1:])
 					// bytes.IndexAny, by hand: with a cutset it costs
 					// more than the rest of Param (docs/benchmarks.md).
 					for end, c := range r {
-						if c == ';' || c == ',' || c == ' ' || c == '\t' || c == '>' {
+						if paramEnd[c] {
 							return r[:end]
 						}
 					}
@@ -145,6 +185,13 @@ func Param(v []byte, name string) []byte {
 	}
 	return nil
 }
+
+// paramByte marks the bytes Param acts on; paramEnd those that end a
+// parameter's value.
+var (
+	paramByte = [256]bool{'<': true, '>': true, '"': true, ';': true}
+	paramEnd  = [256]bool{';': true, ',': true, ' ': true, '\t': true, '>': true}
+)
 
 // URIOf returns the URI of a name-addr or addr-spec header value.
 func URIOf(v []byte) []byte {
