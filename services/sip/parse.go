@@ -75,6 +75,9 @@ type Parsed struct {
 	// The parameters the dialog store reads of every message, found in
 	// the one pass over the headers (ViaBranch, ToTag).
 	viaBranch, toTag []byte
+	// foldedVersion says the request line's SIP/2.0 matched only under
+	// Unicode's case fold (parseDatagram).
+	foldedVersion bool
 }
 
 // Get returns the value of the first header with id, or nil.
@@ -195,8 +198,16 @@ func (m *Parsed) Parse(b []byte) error {
 			return perr(ReasonHeaderSyntax, start)
 		}
 		name := b[nameStart:nameEnd]
-		h := Header{Name: name, Value: trimWS(b[colon+1 : end]), ID: headerID(name)}
-		hs = append(hs, h)
+		// Filled field by field in place: appending a Header value copies
+		// it with a bulk write barrier while the GC runs, which cost more
+		// than the rest of the line's parse.
+		if len(hs) < cap(hs) {
+			hs = hs[:len(hs)+1]
+		} else {
+			hs = append(hs, Header{})
+		}
+		h := &hs[len(hs)-1]
+		h.Name, h.Value, h.ID = name, trimWS(b[colon+1:end]), headerID(name)
 		if h.ID != 0 && m.known[h.ID] == 0 {
 			m.known[h.ID] = int16(len(hs))
 			switch h.ID {
@@ -300,9 +311,11 @@ func (m *Parsed) startLine(line []byte, off int) error {
 	}
 	rest := line[sp+1:]
 	sp2 := bytes.LastIndexByte(rest, ' ')
-	if sp2 <= 0 || !isSIPVersion(rest[sp2+1:]) {
+	v := rest[sp2+1:]
+	if sp2 <= 0 || !isSIPVersion(v) {
 		return perr(ReasonStartLine, off)
 	}
+	m.foldedVersion = len(v) != len(sipVersion)
 	m.Request, m.Method, m.RequestURI = true, line[:sp], rest[:sp2]
 	return nil
 }

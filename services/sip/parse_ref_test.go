@@ -275,3 +275,47 @@ func FuzzParseMatchesReference(f *testing.F) {
 // sameBytes is bytes.Equal that also tells nil (no such parameter) from
 // empty (a parameter with an empty value).
 func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+// FuzzParseDatagramMatchesReference holds the UDP handler's parse-first
+// classification against the order it replaced: LooksLikeSIP, then the
+// reference parser only for what looks like SIP.
+func FuzzParseDatagramMatchesReference(f *testing.F) {
+	f.Add([]byte(invite))
+	f.Add([]byte("\r\nSIP/2.0 200 OK\r\ni: x\r\nl: 0\r\n\r\n"))
+	f.Add([]byte("INVITE sip:x \u017fIP/2.0\r\nCall-ID: y\r\nCSeq: 1 INVITE\r\n\r\n"))
+	f.Add([]byte("INVITE sip:x SIP/2.0\r\r\nCall-ID: y\r\n\r\n"))
+	f.Add([]byte("HELLO world\r\n\r\n"))
+	f.Add([]byte{0x80, 0x00, 0x12, 0x34, '\n'})
+	f.Add([]byte("\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07example\x03com\x00\x00\x01\x00\x01"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var got, want Parsed
+		gsip, gerr := got.parseDatagram(p)
+		wsip := LooksLikeSIP(p)
+		var werr error
+		if wsip {
+			werr = want.refParse(p)
+		}
+		if gsip != wsip || (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+			t.Fatalf("parseDatagram: SIP %v, %v; reference: SIP %v, %v", gsip, gerr, wsip, werr)
+		}
+	})
+}
+
+// BenchmarkParamViaAndTo reads what the store reads of every message, a
+// Via branch and a To tag, by Param and by the reference it replaced.
+func BenchmarkParamViaAndTo(b *testing.B) {
+	via := []byte("SIP/2.0/UDP 192.0.2.17:5060;branch=z9hG4bKe5a59c39db9c4e57")
+	to := []byte("<sip:2013@198.51.100.13>;tag=2c4783b7")
+	for _, c := range []struct {
+		name  string
+		param func([]byte, string) []byte
+	}{{"Param", Param}, {"reference", refParam}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if len(c.param(via, "branch")) == 0 || len(c.param(to, "tag")) == 0 {
+					b.Fatal("parameter not found")
+				}
+			}
+		})
+	}
+}
