@@ -47,88 +47,77 @@ var compactForms = [256]HeaderID{
 
 // headerID names a header line's name. It runs for every header line of
 // every message, so it picks the one name that can match by the name's
-// length and first letter and compares only that. RFC 3261 names match
-// case-insensitively.
+// length and first letter and compares only that: as written in RFC 3261
+// first (a compare the compiler unrolls), then case-insensitively, as
+// names match.
 func headerID(name []byte) HeaderID {
-	if len(name) == 1 {
-		return compactForms[name[0]]
-	}
-	if len(name) == 0 {
+	switch c := name0(name) | 0x20; len(name) {
+	case 0:
 		return HOther
-	}
-	var want string
-	var id HeaderID
-	switch c := name[0] | 0x20; len(name) {
+	case 1:
+		return compactForms[name[0]]
 	case 2:
-		want, id = "to", HTo
+		return nameIs(name, "To", HTo)
 	case 3:
-		want, id = "via", HVia
+		return nameIs(name, "Via", HVia)
 	case 4:
 		if c == 'f' {
-			want, id = "from", HFrom
-		} else {
-			want, id = "cseq", HCSeq
+			return nameIs(name, "From", HFrom)
 		}
+		return nameIs(name, "CSeq", HCSeq)
 	case 5:
-		want, id = "event", HEvent
+		return nameIs(name, "Event", HEvent)
 	case 6:
 		if c == 's' {
-			want, id = "server", HServer
-		} else {
-			want, id = "reason", HReason
+			return nameIs(name, "Server", HServer)
 		}
+		return nameIs(name, "Reason", HReason)
 	case 7:
 		switch {
 		case c == 's':
-			want, id = "subject", HSubject
+			return nameIs(name, "Subject", HSubject)
 		case name[1]|0x20 == 'a':
-			want, id = "call-id", HCallID
-		default:
-			want, id = "contact", HContact
+			return nameIs(name, "Call-ID", HCallID)
 		}
+		return nameIs(name, "Contact", HContact)
 	case 8:
-		want, id = "refer-to", HReferTo
+		return nameIs(name, "Refer-To", HReferTo)
 	case 9:
-		want, id = "supported", HSupported
+		return nameIs(name, "Supported", HSupported)
 	case 10:
-		want, id = "user-agent", HUserAgent
+		return nameIs(name, "User-Agent", HUserAgent)
 	case 12:
 		if c == 'c' {
-			want, id = "content-type", HContentType
-		} else {
-			want, id = "max-forwards", HMaxForwards
+			return nameIs(name, "Content-Type", HContentType)
 		}
+		return nameIs(name, "Max-Forwards", HMaxForwards)
 	case 13:
-		want, id = "authorization", HAuthorization
+		return nameIs(name, "Authorization", HAuthorization)
 	case 14:
-		want, id = "content-length", HContentLength
+		return nameIs(name, "Content-Length", HContentLength)
 	case 16:
-		want, id = "www-authenticate", HAuthenticate
+		return nameIs(name, "WWW-Authenticate", HAuthenticate)
 	case 18:
-		want, id = "proxy-authenticate", HProxyAuthenticate
-	default:
-		return HOther
-	}
-	if foldsTo(name, want) {
-		return id
+		return nameIs(name, "Proxy-Authenticate", HProxyAuthenticate)
 	}
 	return HOther
 }
 
-// foldsTo reports whether b, under an ASCII case fold, is lower, which
-// is lower case. Setting bit 5 lower-cases a letter; it is taken only
-// where lower holds a letter, so no other byte folds onto one.
-func foldsTo(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
+// name0 is name's first byte, or 0.
+func name0(name []byte) byte {
+	if len(name) == 0 {
+		return 0
 	}
-	for i := range len(b) {
-		c, w := b[i], lower[i]
-		if c != w && (c|0x20 != w || w < 'a' || w > 'z') {
-			return false
-		}
+	return name[0]
+}
+
+// nameIs returns id when name is want under an ASCII case fold, else
+// HOther.
+func nameIs(name []byte, want string, id HeaderID) HeaderID {
+	if string(name) == want || equalFoldASCII(name, want) {
+		return id
 	}
-	return true
+	return HOther
 }
 
 // Param returns the value of parameter name (e.g. "tag", "branch") in a
