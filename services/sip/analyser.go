@@ -152,18 +152,46 @@ func (a *Analyser) UDP(d netdecode.Datagram) {
 		a.count(func(s *StreamStats) { s.KeepAlives++ })
 		return
 	}
-	if !LooksLikeSIP(p) {
+	sip, err := a.msg.parseDatagram(p)
+	if !sip {
 		a.mediaDatagram(d)
 		a.count(func(s *StreamStats) { s.UDPNotSIP++ })
 		return
 	}
 	a.msgFrames = d.Frames
-	a.message(Meta{Time: d.Time, Src: d.Src, Dst: d.Dst, Transport: TransportUDP}, p)
+	a.parsed(Meta{Time: d.Time, Src: d.Src, Dst: d.Dst, Transport: TransportUDP}, p, err)
+}
+
+// parseDatagram parses p as a message when it may be one. sip says
+// whether p is SIP, as LooksLikeSIP decides: a datagram whose first byte
+// cannot start a start line is not, and every start line Parse accepts
+// LooksLikeSIP accepts too (but one whose SIP/2.0 matched only under
+// Unicode's case fold), so LooksLikeSIP, which reads the first line
+// again, runs only for a datagram Parse refuses. err is Parse's when
+// p is SIP.
+func (m *Parsed) parseDatagram(p []byte) (sip bool, err error) {
+	i := 0
+	for i < len(p) && (p[i] == '\r' || p[i] == '\n') {
+		i++
+	}
+	if i == len(p) || !tokenChar[p[i]] {
+		return false, nil // RTP and most other traffic: its first byte is 0x80 or above
+	}
+	err = m.Parse(p)
+	if (err != nil || m.foldedVersion) && !LooksLikeSIP(p) {
+		return false, nil
+	}
+	return true, err
 }
 
 // message parses and stores one complete message.
 func (a *Analyser) message(meta Meta, b []byte) {
-	if err := a.msg.Parse(b); err != nil {
+	a.parsed(meta, b, a.msg.Parse(b))
+}
+
+// parsed stores the message a.msg holds, parsed from b with err.
+func (a *Analyser) parsed(meta Meta, b []byte, err error) {
+	if err != nil {
 		a.refuse(err)
 		return
 	}
@@ -201,7 +229,7 @@ func isKeepAlive(p []byte) bool {
 // equalFoldASCII is bytes.EqualFold for an ASCII pattern: a datagram of
 // RTP is mostly bytes above 0x7F, which send bytes.EqualFold down its
 // Unicode path on every packet.
-func equalFoldASCII(b, pattern []byte) bool {
+func equalFoldASCII[P string | []byte](b []byte, pattern P) bool {
 	if len(b) != len(pattern) {
 		return false
 	}

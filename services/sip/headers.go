@@ -45,62 +45,77 @@ var compactForms = [256]HeaderID{
 	'r': HReferTo, 'R': HReferTo,
 }
 
-var longForms = []struct {
-	name []byte
-	id   HeaderID
-}{
-	{[]byte("Call-ID"), HCallID},
-	{[]byte("From"), HFrom},
-	{[]byte("To"), HTo},
-	{[]byte("Via"), HVia},
-	{[]byte("CSeq"), HCSeq},
-	{[]byte("Content-Length"), HContentLength},
-	{[]byte("Content-Type"), HContentType},
-	{[]byte("Contact"), HContact},
-	{[]byte("User-Agent"), HUserAgent},
-	{[]byte("Server"), HServer},
-	{[]byte("Reason"), HReason},
-	{[]byte("Subject"), HSubject},
-	{[]byte("Event"), HEvent},
-	{[]byte("Supported"), HSupported},
-	{[]byte("Refer-To"), HReferTo},
-	{[]byte("WWW-Authenticate"), HAuthenticate},
-	{[]byte("Proxy-Authenticate"), HProxyAuthenticate},
-	{[]byte("Authorization"), HAuthorization},
-	{[]byte("Max-Forwards"), HMaxForwards},
-}
-
-// longByInitial is longForms by the lower-case first letter of the name:
-// headerID runs for every header line of every message, and most lines
-// are compared with one or two names instead of every one.
-var longByInitial = func() (t [256][]int) {
-	for i, f := range longForms {
-		c := lower(f.name[0])
-		t[c] = append(t[c], i)
-	}
-	return t
-}()
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// headerID names a header line's name; name is a token (ASCII), so an
-// ASCII case fold is RFC 3261's case-insensitive match.
+// headerID names a header line's name. It runs for every header line of
+// every message, so it picks the one name that can match by the name's
+// length and first letter and compares only that: as written in RFC 3261
+// first (a compare the compiler unrolls), then case-insensitively, as
+// names match.
 func headerID(name []byte) HeaderID {
-	if len(name) == 1 {
-		return compactForms[name[0]]
-	}
-	if len(name) == 0 {
+	switch c := name0(name) | 0x20; len(name) {
+	case 0:
 		return HOther
-	}
-	for _, i := range longByInitial[lower(name[0])] {
-		if f := longForms[i]; equalFoldASCII(name, f.name) {
-			return f.id
+	case 1:
+		return compactForms[name[0]]
+	case 2:
+		return nameIs(name, "To", HTo)
+	case 3:
+		return nameIs(name, "Via", HVia)
+	case 4:
+		if c == 'f' {
+			return nameIs(name, "From", HFrom)
 		}
+		return nameIs(name, "CSeq", HCSeq)
+	case 5:
+		return nameIs(name, "Event", HEvent)
+	case 6:
+		if c == 's' {
+			return nameIs(name, "Server", HServer)
+		}
+		return nameIs(name, "Reason", HReason)
+	case 7:
+		switch {
+		case c == 's':
+			return nameIs(name, "Subject", HSubject)
+		case name[1]|0x20 == 'a':
+			return nameIs(name, "Call-ID", HCallID)
+		}
+		return nameIs(name, "Contact", HContact)
+	case 8:
+		return nameIs(name, "Refer-To", HReferTo)
+	case 9:
+		return nameIs(name, "Supported", HSupported)
+	case 10:
+		return nameIs(name, "User-Agent", HUserAgent)
+	case 12:
+		if c == 'c' {
+			return nameIs(name, "Content-Type", HContentType)
+		}
+		return nameIs(name, "Max-Forwards", HMaxForwards)
+	case 13:
+		return nameIs(name, "Authorization", HAuthorization)
+	case 14:
+		return nameIs(name, "Content-Length", HContentLength)
+	case 16:
+		return nameIs(name, "WWW-Authenticate", HAuthenticate)
+	case 18:
+		return nameIs(name, "Proxy-Authenticate", HProxyAuthenticate)
+	}
+	return HOther
+}
+
+// name0 is name's first byte, or 0.
+func name0(name []byte) byte {
+	if len(name) == 0 {
+		return 0
+	}
+	return name[0]
+}
+
+// nameIs returns id when name is want under an ASCII case fold, else
+// HOther.
+func nameIs(name []byte, want string, id HeaderID) HeaderID {
+	if string(name) == want || equalFoldASCII(name, want) {
+		return id
 	}
 	return HOther
 }
@@ -109,9 +124,20 @@ func headerID(name []byte) HeaderID {
 // header value, or nil. Parameters inside <…> belong to the URI and are
 // skipped.
 func Param(v []byte, name string) []byte {
+	// Trailing whitespace holds no parameter and would only be trimmed off
+	// every candidate below: drop it once.
+	for len(v) > 0 && isWS(v[len(v)-1]) {
+		v = v[:len(v)-1]
+	}
 	depth := 0
 	for i := 0; i < len(v); i++ {
-		switch v[i] {
+		c := v[i]
+		// It runs for the Via and To of every message: one look-up steps
+		// over the bytes none of the cases below wants.
+		if !paramByte[c] {
+			continue
+		}
+		switch c {
 		case '<':
 			depth++
 		case '>':
@@ -124,17 +150,20 @@ func Param(v []byte, name string) []byte {
 			if depth > 0 {
 				continue
 			}
-			p := trimWS(v[i+1:])
+			p := v[i+1:]
+			for len(p) > 0 && isWS(p[0]) {
+				p = p[1:]
+			}
 			// An ASCII fold: name is ASCII, and a byte above 0x7F in p
 			// matches none of its letters under bytes.EqualFold either.
-			if len(p) > len(name) && equalFoldASCII(p[:len(name)], []byte(name)) {
+			if len(p) > len(name) && equalFoldASCII(p[:len(name)], name) {
 				r := trimWS(p[len(name):])
 				if len(r) > 0 && r[0] == '=' {
 					r = trimWS(r[1:])
 					// bytes.IndexAny, by hand: with a cutset it costs
 					// more than the rest of Param (docs/benchmarks.md).
 					for end, c := range r {
-						if c == ';' || c == ',' || c == ' ' || c == '\t' || c == '>' {
+						if paramEnd[c] {
 							return r[:end]
 						}
 					}
@@ -145,6 +174,13 @@ func Param(v []byte, name string) []byte {
 	}
 	return nil
 }
+
+// paramByte marks the bytes Param acts on; paramEnd those that end a
+// parameter's value.
+var (
+	paramByte = [256]bool{'<': true, '>': true, '"': true, ';': true}
+	paramEnd  = [256]bool{';': true, ',': true, ' ': true, '\t': true, '>': true}
+)
 
 // URIOf returns the URI of a name-addr or addr-spec header value.
 func URIOf(v []byte) []byte {

@@ -2,6 +2,7 @@ package sip
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 )
 
@@ -71,6 +72,12 @@ type Parsed struct {
 	CSeqNum    uint32
 	CSeqMethod []byte
 	known      [numKnown]int16 // index+1 into Headers of the first of each known header
+	// The parameters the dialog store reads of every message, found in
+	// the one pass over the headers (ViaBranch, ToTag).
+	viaBranch, toTag []byte
+	// foldedVersion says the request line's SIP/2.0 matched only under
+	// Unicode's case fold (parseDatagram).
+	foldedVersion bool
 }
 
 // Get returns the value of the first header with id, or nil.
@@ -91,9 +98,13 @@ func perr(reason string, off int) error { return &ParseError{Reason: reason, Off
 // Parse parses one message from b. For a datagram, b is the whole
 // payload; a body with no Content-Length runs to the end of b. Parse never
 // panics and allocates only when Headers must grow.
+//
+// It runs on every SIP message, so it reads each header line once: the
+// name byte by byte up to its colon, the rest with one search for the
+// line's end; the Via branch and the To tag are read from their first
+// headers here, so the store does not search those values again.
 func (m *Parsed) Parse(b []byte) error {
-	hs := m.Headers[:0]
-	*m = Parsed{Headers: hs}
+	*m = Parsed{Headers: m.Headers[:0]}
 	if len(b) > MaxMessage {
 		return perr(ReasonTooLarge, MaxMessage)
 	}
@@ -114,21 +125,59 @@ func (m *Parsed) Parse(b []byte) error {
 	}
 	off = next
 	contentLength := -1
+	// The headers grow in a local: m.Headers, behind a pointer, would be
+	// loaded and stored again for every line.
+	hs := m.Headers
+	defer func() { m.Headers = hs }()
 	for {
 		if off >= len(b) {
 			return perr(ReasonNoHeaderEnd, off)
 		}
 		start := off
-		line, next, ok := nextLine(b, off)
-		if !ok {
-			return perr(ReasonNoHeaderEnd, off)
-		}
-		if len(line) == 0 {
-			off = next
+		// The blank line ending the headers.
+		if b[off] == '\n' {
+			off++
 			break
 		}
+		if b[off] == '\r' && off+1 < len(b) && b[off+1] == '\n' {
+			off += 2
+			break
+		}
+		// The name: whitespace, a token, whitespace, the colon. Whitespace
+		// may run over a fold, so the colon is checked against the line's
+		// end once that is known.
+		i := off
+		crossed := false // whether the whitespace ran over a line's end
+		for i < len(b) && isWS(b[i]) {
+			crossed = crossed || b[i] == '\n'
+			i++
+		}
+		nameStart := i
+		for i < len(b) && tokenChar[b[i]] {
+			i++
+		}
+		nameEnd := i
+		for i < len(b) && isWS(b[i]) {
+			crossed = crossed || b[i] == '\n'
+			i++
+		}
+		colon := -1
+		if i < len(b) && b[i] == ':' && nameEnd > nameStart {
+			colon = i
+		}
+		from := start
+		if colon >= 0 && !crossed {
+			from = colon + 1
+		}
+		nl := bytes.IndexByte(b[from:], '\n')
+		if nl < 0 {
+			return perr(ReasonNoHeaderEnd, off)
+		}
+		end, next := from+nl, from+nl+1
+		if end > start && b[end-1] == '\r' {
+			end--
+		}
 		// Folding (RFC 3261 §7.3.1): continuation lines start with SP/HT.
-		end := start + len(line)
 		for next < len(b) && (b[next] == ' ' || b[next] == '\t') {
 			l2, n2, ok := nextLine(b, next)
 			if !ok {
@@ -142,28 +191,36 @@ func (m *Parsed) Parse(b []byte) error {
 		if end-start > MaxHeaderLine {
 			return perr(ReasonLineTooLong, start)
 		}
-		if len(m.Headers) >= MaxHeaders {
+		if len(hs) >= MaxHeaders {
 			return perr(ReasonTooMany, start)
 		}
-		full := b[start:end]
-		colon := bytes.IndexByte(full, ':')
-		if colon <= 0 {
+		if colon < 0 || colon >= end {
 			return perr(ReasonHeaderSyntax, start)
 		}
-		name := trimWS(full[:colon])
-		if len(name) == 0 || !isToken(name) {
-			return perr(ReasonHeaderSyntax, start)
+		name := b[nameStart:nameEnd]
+		// Filled field by field in place: appending a Header value copies
+		// it with a bulk write barrier while the GC runs, which cost more
+		// than the rest of the line's parse.
+		if len(hs) < cap(hs) {
+			hs = hs[:len(hs)+1]
+		} else {
+			hs = append(hs, Header{})
 		}
-		h := Header{Name: name, Value: trimWS(full[colon+1:]), ID: headerID(name)}
-		m.Headers = append(m.Headers, h)
+		h := &hs[len(hs)-1]
+		h.Name, h.Value, h.ID = name, trimWS(b[colon+1:end]), headerID(name)
 		if h.ID != 0 && m.known[h.ID] == 0 {
-			m.known[h.ID] = int16(len(m.Headers))
-			if h.ID == HContentLength {
+			m.known[h.ID] = int16(len(hs))
+			switch h.ID {
+			case HContentLength:
 				n, ok := atoi(h.Value)
 				if !ok {
 					return perr(ReasonContentLength, start)
 				}
 				contentLength = n
+			case HVia:
+				m.viaBranch = Param(h.Value, "branch")
+			case HTo:
+				m.toTag = Param(h.Value, "tag")
 			}
 		}
 		off = next
@@ -178,11 +235,18 @@ func (m *Parsed) Parse(b []byte) error {
 		m.Body = rest[:contentLength]
 	}
 	m.Size = off + len(m.Body)
-	if v := m.Get(HCSeq); v != nil {
+	if i := m.known[HCSeq]; i != 0 {
+		v := hs[i-1].Value
 		m.parseCSeq(v)
 	}
 	return nil
 }
+
+// ViaBranch is Param(m.Get(HVia), "branch"): the branch of the first Via.
+func (m *Parsed) ViaBranch() []byte { return m.viaBranch }
+
+// ToTag is Param(m.Get(HTo), "tag"): the tag of the first To.
+func (m *Parsed) ToTag() []byte { return m.toTag }
 
 // Validate checks what the dialog store needs: a Call-ID and a CSeq.
 func (m *Parsed) Validate() error {
@@ -203,8 +267,11 @@ func (m *Parsed) parseCSeq(v []byte) {
 	if i == 0 || i > 10 {
 		return
 	}
-	n, err := strconv.ParseUint(string(v[:i]), 10, 32) // no allocation: the conversion does not escape
-	if err != nil {
+	var n uint64
+	for _, c := range v[:i] {
+		n = n*10 + uint64(c-'0')
+	}
+	if n > math.MaxUint32 {
 		return
 	}
 	meth := trimWS(v[i:])
@@ -217,7 +284,7 @@ func (m *Parsed) parseCSeq(v []byte) {
 var sipVersion = []byte("SIP/2.0")
 
 func (m *Parsed) startLine(line []byte, off int) error {
-	if len(line) > len(sipVersion) && bytes.EqualFold(line[:len(sipVersion)], sipVersion) && line[len(sipVersion)] == ' ' {
+	if len(line) > len(sipVersion) && equalFoldASCII(line[:len(sipVersion)], sipVersion) && line[len(sipVersion)] == ' ' {
 		rest := line[len(sipVersion)+1:]
 		if len(rest) < 3 {
 			return perr(ReasonStatusCode, off)
@@ -244,11 +311,24 @@ func (m *Parsed) startLine(line []byte, off int) error {
 	}
 	rest := line[sp+1:]
 	sp2 := bytes.LastIndexByte(rest, ' ')
-	if sp2 <= 0 || !bytes.EqualFold(rest[sp2+1:], sipVersion) {
+	v := rest[sp2+1:]
+	if sp2 <= 0 || !isSIPVersion(v) {
 		return perr(ReasonStartLine, off)
 	}
+	m.foldedVersion = len(v) != len(sipVersion)
 	m.Request, m.Method, m.RequestURI = true, line[:sp], rest[:sp2]
 	return nil
+}
+
+// isSIPVersion reports whether v is "SIP/2.0" under bytes.EqualFold. Seven
+// bytes match only by an ASCII fold (a rune that folds onto an ASCII
+// letter, like U+017F onto S, takes two or three bytes); Unicode's fold
+// is looked at only for other lengths, which an honest message never has.
+func isSIPVersion(v []byte) bool {
+	if len(v) == len(sipVersion) {
+		return equalFoldASCII(v, sipVersion)
+	}
+	return bytes.EqualFold(v, sipVersion)
 }
 
 // nextLine returns the line at off without its CRLF or LF, and the offset

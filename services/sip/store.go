@@ -432,7 +432,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 			d.MethodsOver++
 		}
 	}
-	branch := Param(m.Get(HVia), "branch")
+	branch := m.ViaBranch()
 	var buf [64]byte
 	b := binary.LittleEndian.AppendUint64(buf[:0], maphash.Bytes(txSeed, branch))
 	b = binary.LittleEndian.AppendUint32(b, m.CSeqNum)
@@ -513,7 +513,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 	if code == 401 || code == 407 {
 		d.AuthChallenge++
 	}
-	if tag := Param(m.Get(HTo), "tag"); len(tag) > 0 && len(d.ToTags) < maxToTags && !containsBytes(d.ToTags, tag) {
+	if tag := m.ToTag(); len(tag) > 0 && len(d.ToTags) < maxToTags && !containsBytes(d.ToTags, tag) {
 		tg := string(tag)
 		d.ToTags = append(d.ToTags, tg)
 		d.listBytes += heapsize.String(tg)
@@ -652,7 +652,7 @@ func (tx *Transaction) note(m *Parsed, t time.Time) (kept int) {
 		tx.Requests++
 		// The request's To tag, not a response's, says whether it was
 		// sent inside a dialog.
-		tx.InDialog = tx.InDialog || len(Param(m.Get(HTo), "tag")) > 0
+		tx.InDialog = tx.InDialog || len(m.ToTag()) > 0
 		return 0
 	}
 	tx.Responses++
