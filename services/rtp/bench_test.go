@@ -170,8 +170,10 @@ func BenchmarkSIPMessageSDP(b *testing.B) {
 	// On a shared machine wall time moves with the load; the process's
 	// CPU time, the collector's included, much less.
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-	if st := a.Snapshot(false).Stats; st.SDPInvalid != 0 || st.EndpointsEvicted == 0 {
-		b.Fatalf("stats %+v", st)
+	// Past calls messages (two endpoints each) the table has evicted;
+	// a single run (make test's -benchtime 1x) only checks the SDP.
+	if st := a.Snapshot(false).Stats; st.SDPInvalid != 0 || (b.N >= calls && st.EndpointsEvicted == 0) {
+		b.Fatalf("%d messages: stats %+v", b.N, st)
 	}
 }
 
