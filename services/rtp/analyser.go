@@ -336,6 +336,14 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	if !isSDP {
 		return
 	}
+	if sdp.SameOrigin(m.Body, d.lastOrigin(meta.Src)) {
+		// The last body from src carried the same o= line (same session
+		// version): RFC 3264 §8 says a changed session must bump the
+		// version, so this is the same description again, a
+		// retransmission or a 200 repeating a reliable 183's answer. Told
+		// before parsing: a retransmitted body costs a scan, not a parse.
+		return
+	}
 	s, err := sdp.Parse(m.Body)
 	if err != nil {
 		a.st.SDPInvalid++
@@ -344,9 +352,6 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	label := method
 	if !m.Request {
 		label = responseLabel(m.StatusCode, method)
-	}
-	if d.repeats(meta.Src, s.Origin) {
-		return // a retransmission or a 200 repeating a reliable 183's answer
 	}
 	role := RoleOffer
 	if d.pending {

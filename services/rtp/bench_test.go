@@ -128,10 +128,17 @@ func TestParseRTCP(t *testing.T) {
 // BenchmarkSIPMessageSDP measures the media hook of SIP ingest on calls
 // without media: an INVITE offer and its 200 answer per call, each a new
 // Call-ID with its own media addresses, through tables that stay full.
-func BenchmarkSIPMessageSDP(b *testing.B) {
+func BenchmarkSIPMessageSDP(b *testing.B) { benchSIPMessageSDP(b, 1) }
+
+// BenchmarkSIPMessageSDPRetransmitted is BenchmarkSIPMessageSDP with
+// every message sent twice, as a lossy or slow path retransmits them.
+func BenchmarkSIPMessageSDPRetransmitted(b *testing.B) { benchSIPMessageSDP(b, 2) }
+
+// benchSIPMessageSDP feeds each message copies times in a row.
+func benchSIPMessageSDP(b *testing.B, copies int) {
 	const calls = 8192
-	msgs := make([]sip.Parsed, 0, 2*calls)
-	metas := make([]sip.Meta, 0, 2*calls)
+	msgs := make([]sip.Parsed, 0, 2*calls*copies)
+	metas := make([]sip.Meta, 0, 2*calls*copies)
 	uac, uas := netip.MustParseAddrPort("192.0.2.1:5060"), netip.MustParseAddrPort("198.51.100.1:5060")
 	for i := range calls {
 		id := "call-" + itoa(i) + "@bench"
@@ -148,12 +155,14 @@ func BenchmarkSIPMessageSDP(b *testing.B) {
 			if err := m.Parse([]byte(raw)); err != nil {
 				b.Fatal(err)
 			}
-			msgs = append(msgs, m)
 			src, dst := uac, uas
 			if resp {
 				src, dst = uas, uac
 			}
-			metas = append(metas, sip.Meta{Time: time.Unix(int64(1000+i), 0), Src: src, Dst: dst})
+			for range copies {
+				msgs = append(msgs, m)
+				metas = append(metas, sip.Meta{Time: time.Unix(int64(1000+i), 0), Src: src, Dst: dst})
+			}
 		}
 	}
 	// Fewer endpoints than the calls signal, so the table evicts as it
@@ -170,9 +179,9 @@ func BenchmarkSIPMessageSDP(b *testing.B) {
 	// On a shared machine wall time moves with the load; the process's
 	// CPU time, the collector's included, much less.
 	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-	// Past calls messages (two endpoints each) the table has evicted;
+	// After one pass over the messages (two endpoints each) the table has evicted;
 	// a single run (make test's -benchtime 1x) only checks the SDP.
-	if st := a.Snapshot(false).Stats; st.SDPInvalid != 0 || (b.N >= calls && st.EndpointsEvicted == 0) {
+	if st := a.Snapshot(false).Stats; st.SDPInvalid != 0 || (b.N >= len(msgs) && st.EndpointsEvicted == 0) {
 		b.Fatalf("%d messages: stats %+v", b.N, st)
 	}
 }

@@ -82,16 +82,15 @@ func codecName(ep *endpoint, pt uint8) Codec {
 	return Codec("PT" + strconv.Itoa(int(pt)))
 }
 
-// repeats reports whether the last body from src carried the same o=
-// line (same session version): RFC 3264 §8 says a changed session must
-// bump the version, so an equal one is the same description again.
-func (d *dialogMedia) repeats(src netip.AddrPort, origin string) bool {
+// lastOrigin is the o= line (sdp.Session.Origin) of the last body from
+// src, "" if none.
+func (d *dialogMedia) lastOrigin(src netip.AddrPort) string {
 	for i := len(d.sdp) - 1; i >= 0; i-- {
 		if d.sdp[i].From == src {
-			return origin != "" && d.sdp[i].Session.Origin == origin
+			return d.sdp[i].Session.Origin
 		}
 	}
-	return false
+	return ""
 }
 
 // addSDP records a body on d and registers its media addresses.

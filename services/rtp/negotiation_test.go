@@ -179,3 +179,31 @@ func FuzzCodec(f *testing.F) {
 		}
 	})
 }
+
+// TestRepeatedBodyRecordedOnce: a retransmitted offer (same o= line from
+// the same sender) is recorded once and does not turn into an answer; a
+// re-INVITE that bumps the version is a new offer.
+func TestRepeatedBodyRecordedOnce(t *testing.T) {
+	a := NewAnalyser(Options{})
+	uac, uas := netip.MustParseAddrPort("192.0.2.9:5060"), netip.MustParseAddrPort("192.0.2.10:5060")
+	offer := sdpBody(callerMedia, int(callerMedia.Port()), "0 8")
+	answer := sdpBody(calleeMedia, int(calleeMedia.Port()), "0")
+	signal(t, a, "rtx", "INVITE sip:b@h SIP/2.0", offer, uac)
+	signal(t, a, "rtx", "INVITE sip:b@h SIP/2.0", offer, uac) // retransmission
+	signal(t, a, "rtx", "SIP/2.0 200 OK", answer, uas)
+	signal(t, a, "rtx", "SIP/2.0 200 OK", answer, uas) // retransmission
+	reinvite := strings.Replace(offer, "o=- 1 1 ", "o=- 1 2 ", 1)
+	signal(t, a, "rtx", "INVITE sip:b@h SIP/2.0", reinvite, uac)
+	d := a.Snapshot(false).Dialogs["rtx"]
+	if d == nil {
+		t.Fatal("no dialog")
+	}
+	var got []string
+	for _, e := range d.SDP {
+		got = append(got, e.Message+" "+e.Role+" "+e.Session.Origin)
+	}
+	want := []string{"INVITE offer - 1 1", "200 INVITE answer - 1 1", "INVITE offer - 1 2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("SDP events %q, want %q", got, want)
+	}
+}

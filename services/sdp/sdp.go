@@ -151,11 +151,8 @@ func (m *Media) Format(pt int) (Format, bool) {
 // m= or c= line is skipped, not fatal, because a box on a mirror port
 // reports what endpoints sent rather than rejecting it.
 func Parse(b []byte) (*Session, error) {
-	if len(b) > MaxBody {
-		b = b[:MaxBody]
-	}
-	b = bytes.TrimLeft(b, "\r\n \t")
-	if !bytes.HasPrefix(b, []byte("v=")) {
+	b, ok := start(b)
+	if !ok {
 		return nil, ErrNotSDP
 	}
 	// The session and its first m= section in one allocation: most
@@ -169,23 +166,15 @@ func Parse(b []byte) (*Session, error) {
 	mediaConn := false
 	for len(b) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			line, b = b, nil
-		}
-		for n := len(line); n > 0 && (line[n-1] == '\r' || line[n-1] == ' ' || line[n-1] == '\t'); n-- {
-			line = line[:n-1]
-		}
-		if len(line) < 2 || line[1] != '=' {
+		if line, b = nextLine(b); len(line) < 2 || line[1] != '=' {
 			continue
 		}
 		v := line[2:]
 		switch line[0] {
 		case 'o':
-			var buf [8][]byte
-			if f := fields(buf[:0], v); len(f) >= 3 {
-				s.Origin = clip(origin(v, f[:3]))
+			var buf [maxValue]byte
+			if o, ok := originOf(&buf, v); ok {
+				s.Origin = string(o)
 			}
 		case 'c':
 			a, ok := parseConn(v)
@@ -222,6 +211,57 @@ func Parse(b []byte) (*Session, error) {
 	}
 	s.finish(cur, mediaConn)
 	return s, nil
+}
+
+// start is the body Parse reads: at most MaxBody bytes, from its first
+// byte that is not a line break or a blank, and whether that is v=.
+func start(b []byte) ([]byte, bool) {
+	if len(b) > MaxBody {
+		b = b[:MaxBody]
+	}
+	for len(b) > 0 && (b[0] == '\r' || b[0] == '\n' || b[0] == ' ' || b[0] == '\t') {
+		b = b[1:] // bytes.TrimLeft would build its set of four bytes per body
+	}
+	return b, bytes.HasPrefix(b, []byte("v="))
+}
+
+// nextLine splits b's first line off, without its line break and
+// trailing blanks.
+func nextLine(b []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		line, rest = b[:i], b[i+1:]
+	} else {
+		line = b
+	}
+	for n := len(line); n > 0 && (line[n-1] == '\r' || line[n-1] == ' ' || line[n-1] == '\t'); n-- {
+		line = line[:n-1]
+	}
+	return line, rest
+}
+
+// SameOrigin reports whether Parse would accept b and give it origin as
+// its Origin, without parsing the rest or allocating: a retransmitted
+// INVITE or 200 repeats its body, o= line and all, and a caller that has
+// the earlier body's Origin can tell the repeat before parsing it.
+func SameOrigin(b []byte, origin string) bool {
+	b, ok := start(b)
+	if !ok || origin == "" {
+		return false
+	}
+	// Parse keeps the last o= line of three fields or more: every one
+	// counts.
+	var buf [maxValue]byte
+	same := false
+	for len(b) > 0 {
+		var line []byte
+		if line, b = nextLine(b); len(line) < 2 || line[1] != '=' || line[0] != 'o' {
+			continue
+		}
+		if o, ok := originOf(&buf, line[2:]); ok {
+			same = string(o) == origin
+		}
+	}
+	return same
 }
 
 // finish applies session-level defaults to a completed m= section.
@@ -496,16 +536,30 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
 }
 
-// origin is "user id version": the text the three fields span when
-// single spaces separate them, as they do, in one allocation; else the
-// fields joined.
-func origin(v []byte, f [][]byte) string {
+// originOf is an o= value's "user id version", clipped to maxValue
+// bytes: the text the three fields span when single spaces separate
+// them, as they do; else the fields joined by single spaces, in buf. It
+// is false for a value of fewer than three fields.
+func originOf(buf *[maxValue]byte, v []byte) ([]byte, bool) {
+	var fb [8][]byte
+	f := fields(fb[:0], v)
+	if len(f) < 3 {
+		return nil, false
+	}
 	start := cap(v) - cap(f[0])
 	end := cap(v) - cap(f[2]) + len(f[2])
 	if end-start == len(f[0])+len(f[1])+len(f[2])+2 && v[start+len(f[0])] == ' ' && v[end-len(f[2])-1] == ' ' {
-		return string(v[start:end])
+		o := v[start:end]
+		return o[:min(len(o), maxValue)], true
 	}
-	return string(bytes.Join(f, []byte(" ")))
+	n := 0
+	for i, x := range f[:3] {
+		if i > 0 {
+			n += copy(buf[n:], " ")
+		}
+		n += copy(buf[n:], x) // copy stops at maxValue, as clip does
+	}
+	return buf[:n], true
 }
 
 // The values bodies repeat, kept as the package's own strings so a parse

@@ -94,10 +94,18 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(offer))
 	f.Add([]byte("v=0\nm=audio 1/2 RTP/AVP 0 x 200\na=rtpmap:\na=fmtp:0\nc=IN IP4 1.2.3.4/127/3\n"))
 	f.Add([]byte(srtpOffer))
+	f.Add([]byte("v=0\no=a  b\tc d\no=x y\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := Parse(b)
 		if err != nil {
+			if SameOrigin(b, "- 1 1") {
+				t.Fatal("SameOrigin accepts a body Parse rejects")
+			}
 			return
+		}
+		// SameOrigin tells exactly what Parse gives as the Origin.
+		if s.Origin != "" && !SameOrigin(b, s.Origin) || SameOrigin(b, s.Origin+"x") || SameOrigin(b, "") {
+			t.Fatalf("SameOrigin disagrees with Parse's origin %q", s.Origin)
 		}
 		if len(s.Media) > MaxMedia {
 			t.Fatalf("media %d over bound", len(s.Media))
@@ -235,4 +243,36 @@ func TestStaticTable(t *testing.T) {
 			t.Errorf("Static(%d) = %v %v, want %v %v", pt, got, ok, want, wantOK)
 		}
 	}
+}
+
+// TestSameOrigin: a repeated body is told from its o= line before parsing,
+// the last o= line of three fields counting, as Parse keeps it.
+func TestSameOrigin(t *testing.T) {
+	for _, c := range []struct {
+		body, origin string
+		want         bool
+	}{
+		{offer, mustParse(t, offer).Origin, true},
+		{offer, mustParse(t, offer).Origin + "1", false},
+		{"v=0\r\no=- 1 2 IN IP4 h\r\n", "- 1 2", true},
+		{"v=0\r\no=- 1 3 IN IP4 h\r\n", "- 1 2", false},
+		{"v=0\r\no=-  1\t2\r\n", "- 1 2", true},     // fields joined, as Parse does
+		{"v=0\no=- 1 2\no=- 1 3\n", "- 1 2", false}, // the last one counts
+		{"v=0\no=- 1 2\no=x y\n", "- 1 2", true},    // one of two fields is not kept
+		{"x=0\no=- 1 2\n", "- 1 2", false},          // not SDP
+		{"v=0\n", "", false},
+	} {
+		if got := SameOrigin([]byte(c.body), c.origin); got != c.want {
+			t.Errorf("SameOrigin(%q, %q) = %v, want %v", c.body, c.origin, got, c.want)
+		}
+	}
+}
+
+func mustParse(t *testing.T, body string) *Session {
+	t.Helper()
+	s, err := Parse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
