@@ -31,7 +31,7 @@ var sizeKnobs = []string{"limit", "max_messages", "max_lines"}
 // size, and a concrete narrower request; nothing is ever cut silently.
 func tooLarge(ti toolInfo, size, maxBytes int, body []byte, args map[string]any) error {
 	has := map[string]bool{}
-	for _, n := range ti.input.names() {
+	for _, n := range ti.input().names() {
 		has[n] = true
 	}
 	return &toolError{ErrorInfo{

@@ -48,7 +48,7 @@ func sendRTP(a *rtp.Analyser, src, dst netip.AddrPort, pt uint8, ssrc uint32, sk
 		binary.BigEndian.PutUint16(p[2:], uint16(i))
 		binary.BigEndian.PutUint32(p[4:], uint32(i*160))
 		binary.BigEndian.PutUint32(p[8:], ssrc)
-		a.Datagram(netdecode.Datagram{Time: time.Unix(1000, 0).Add(time.Duration(i) * 20 * time.Millisecond), Src: src, Dst: dst, Payload: p})
+		a.Datagram(&netdecode.Datagram{Time: time.Unix(1000, 0).Add(time.Duration(i) * 20 * time.Millisecond), Src: src, Dst: dst, Payload: p})
 	}
 }
 
@@ -64,7 +64,7 @@ func mediaTestDeps(t *testing.T) Deps {
 	sendRTP(a, testCallee, testCaller, 0, 0xB, map[int]bool{10: true, 11: true})
 	for i := range 3 { // one digit "5", its end packet sent three times
 		p := []byte{0x80, 101, 0, byte(50 + i), 0, 0, 0x1F, 0x40, 0, 0, 0, 0xA, 5, 0x80, 0, 160} // the audio's SSRC, as phones send
-		a.Datagram(netdecode.Datagram{Time: time.Unix(1001, 0).Add(time.Duration(i) * 20 * time.Millisecond), Src: testCaller, Dst: testCallee, Payload: p})
+		a.Datagram(&netdecode.Datagram{Time: time.Unix(1001, 0).Add(time.Duration(i) * 20 * time.Millisecond), Src: testCaller, Dst: testCallee, Payload: p})
 	}
 	d.Media = a
 	d.MediaInterval = rtp.DefaultInterval

@@ -417,7 +417,7 @@ func TestSIPAndMediaToolsAreDocumented(t *testing.T) {
 		if end := strings.Index(section, "\n#"); end >= 0 {
 			section = section[:end]
 		}
-		for _, arg := range i.input.names() {
+		for _, arg := range i.input().names() {
 			if arg == "limit" || arg == "cursor" || arg == "fields" {
 				continue
 			}

@@ -424,7 +424,7 @@ func TestTransmitAnnotations(t *testing.T) {
 		if *a.ReadOnlyHint || *a.DestructiveHint != destructive || *a.IdempotentHint || !*a.OpenWorldHint {
 			t.Errorf("%s hints %+v", i.name, a)
 		}
-		if has := slices.Contains(i.input.names(), "dry_run"); has == (i.name == "transmit_execute") {
+		if has := slices.Contains(i.input().names(), "dry_run"); has == (i.name == "transmit_execute") {
 			t.Errorf("%s: dry_run argument %v", i.name, has)
 		}
 	}
@@ -746,7 +746,7 @@ func FuzzTransmitArguments(f *testing.F) {
 	var targets []target
 	for _, td := range []toolDef{canSend, udsRequest} {
 		i := td.info()
-		targets = append(targets, target{name: i.name, a: i.input, ref: compileRef(f, i.name, i.input.raw)})
+		targets = append(targets, target{name: i.name, a: i.input(), ref: compileRef(f, i.name, i.input().raw)})
 	}
 	targets[0].plan = func(v any) error {
 		in, err := decodeArgs[canSendIn](targets[0].a, v)

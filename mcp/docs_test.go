@@ -105,14 +105,14 @@ func toolDoc(i toolInfo, bundle string) string {
 		kind = "a list: `items` and `page`, rows keyed by " + codeList(i.ids)
 	}
 	fmt.Fprintf(&b, "Bundle `%s` · %s · answers %s\n\n", bundle, hintWords(i), kind)
-	if len(i.input.s.Properties) == 0 {
+	if len(i.input().s.Properties) == 0 {
 		b.WriteString("No arguments.\n\n")
 	} else {
 		b.WriteString("| argument | accepts | |\n| --- | --- | --- |\n")
-		for _, n := range i.input.names() {
-			p := i.input.s.Properties[n]
+		for _, n := range i.input().names() {
+			p := i.input().s.Properties[n]
 			req := ""
-			if slices.Contains(i.input.s.Required, n) {
+			if slices.Contains(i.input().s.Required, n) {
 				req = "**required** "
 			}
 			desc := p.Description

@@ -245,6 +245,7 @@ func assemble(d Deps, o Options, defs []toolDef, withShape bool) (*server.MCPSer
 		server.WithToolHandlerMiddleware(recovery(d)),
 		server.WithHooks(hooks),
 		server.WithInstructions(instructions),
+		server.WithToolFilter(withInputSchemas(byName)),
 	)
 	s.AddTools(tools...)
 	v.addResources(s)

@@ -122,7 +122,7 @@ func TestListToolsPageAndProject(t *testing.T) {
 				continue
 			}
 			for _, arg := range []string{"limit", "cursor", "fields"} {
-				if !slices.Contains(i.input.names(), arg) {
+				if !slices.Contains(i.input().names(), arg) {
 					t.Errorf("%s (%s): list tool takes no %s", i.name, b, arg)
 				}
 			}
@@ -130,7 +130,7 @@ func TestListToolsPageAndProject(t *testing.T) {
 				t.Errorf("%s: names no id columns", i.name)
 			}
 			var enum []string
-			for _, e := range i.input.s.Properties["fields"].Items.Enum {
+			for _, e := range i.input().s.Properties["fields"].Items.Enum {
 				enum = append(enum, e.(string))
 			}
 			if !slices.Equal(enum, i.columns) {
@@ -152,7 +152,7 @@ func TestPerPortToolsTakeOnePortArgument(t *testing.T) {
 			if i.name == toolCaptureStatus || i.name == openCapture.name || i.name == toolRuleStatus || !strings.Contains(string(withoutCoverage(i.output)()), `"port"`) {
 				continue
 			}
-			if !slices.Contains(i.input.names(), "port") {
+			if !slices.Contains(i.input().names(), "port") {
 				t.Errorf("%s answers per-port data but takes no port argument", i.name)
 			}
 		}

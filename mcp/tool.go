@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -79,8 +80,11 @@ type toolDef interface {
 type toolInfo struct {
 	name, desc string
 	hints      mcpgo.ToolAnnotation
-	input      *argSchema      // the checked input schema
-	inputJSON  json.RawMessage // as advertised
+	// input is the checked input schema, with its advertised bytes,
+	// built on first use (a tool call, tools/list): building every tool's
+	// was most of the server's start-up, which a box that only captures,
+	// or has no client yet, never needs.
+	input func() *argSchema
 	// output is the envelope's schema, encoded on first use (tools/list
 	// with output schemas, describe_response_shape): encoding every
 	// tool's at start-up was most of the server's construction.
@@ -92,14 +96,29 @@ type toolInfo struct {
 	reads   coverage.Family
 }
 
-// mcpTool is the tool as mcp-go registers it; the output schema is
+// mcpTool is the tool as mcp-go registers it: without its input schema,
+// which withInputSchemas adds as tools are listed; the output schema is
 // advertised only when the operator asked for output schemas.
 func (i toolInfo) mcpTool(withOutput bool) mcpgo.Tool {
-	t := mcpgo.Tool{Name: i.name, Description: i.desc, RawInputSchema: i.inputJSON, Annotations: i.hints}
+	t := mcpgo.Tool{Name: i.name, Description: i.desc, Annotations: i.hints}
 	if withOutput {
 		t.RawOutputSchema = i.output()
 	}
 	return t
+}
+
+// withInputSchemas gives each listed tool its input schema, built on
+// first use (toolInfo.input): tools/list shows the tools as if they had
+// been registered with it.
+func withInputSchemas(byName map[string]toolInfo) server.ToolFilterFunc {
+	return func(_ context.Context, tools []mcpgo.Tool) []mcpgo.Tool {
+		for i := range tools {
+			if ti, ok := byName[tools[i].Name]; ok {
+				tools[i].RawInputSchema = ti.input().raw
+			}
+		}
+		return tools
+	}
 }
 
 // listAnswer marks page[Row], so the adapter knows an answer is a list.
@@ -125,8 +144,7 @@ func (p page[Row]) pageKeys() []rowKey {
 func (t tool[In, Out]) toolName() string { return t.name }
 
 func (t tool[In, Out]) info() toolInfo {
-	in := inputSchemaOf[In](t.name)
-	i := toolInfo{name: t.name, desc: t.desc, hints: t.hints, input: in, inputJSON: in.raw, ids: t.ids, text: t.text, reads: t.reads}
+	i := toolInfo{name: t.name, desc: t.desc, hints: t.hints, ids: t.ids, text: t.text, reads: t.reads}
 	var zero Out
 	if _, isList := any(zero).(listAnswer); isList {
 		i.list = true
@@ -137,13 +155,17 @@ func (t tool[In, Out]) info() toolInfo {
 	if t.reads == readsNothing {
 		i.output = withoutCoverage(i.output)
 	}
-	if i.list {
-		if !slices.Contains(in.names(), "fields") || !slices.Contains(in.names(), "limit") {
-			panic(fmt.Sprintf("list tool %s must embed Paging and Projection", t.name))
+	list, columns := i.list, i.columns
+	i.input = sync.OnceValue(func() *argSchema {
+		in := inputSchemaOf[In](t.name)
+		if list {
+			if !slices.Contains(in.names(), "fields") || !slices.Contains(in.names(), "limit") {
+				panic(fmt.Sprintf("list tool %s must embed Paging and Projection", t.name))
+			}
+			in.allowFields(columns)
 		}
-		in.allowFields(i.columns)
-		i.inputJSON = in.raw
-	}
+		return in
+	})
 	return i
 }
 
@@ -153,7 +175,7 @@ func (t tool[In, Out]) info() toolInfo {
 func (t tool[In, Out]) handler(d Deps, ti toolInfo, maxBytes int) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		c := &call{ctx: ctx, d: d, req: req, src: d.Source()}
-		in, err := decodeArgs[In](ti.input, req.GetRawArguments())
+		in, err := decodeArgs[In](ti.input(), req.GetRawArguments())
 		if err != nil {
 			return failure(c, err), nil
 		}

@@ -301,7 +301,7 @@ func FuzzToolArguments(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	a := argsTool.info().input
+	a := argsTool.info().input()
 	c := santhosh.NewCompiler()
 	doc, err := santhosh.UnmarshalJSON(strings.NewReader(string(a.raw)))
 	if err != nil {

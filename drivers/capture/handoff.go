@@ -307,7 +307,9 @@ func signal(c chan struct{}) {
 	}
 }
 
-func (f Frame) origLen() int {
+// origLen reads f in place: a Frame copied to the stack and read back at
+// once stalls on store forwarding, once a frame in count.
+func (f *Frame) origLen() int {
 	if f.OrigLen > len(f.Data) {
 		return f.OrigLen
 	}

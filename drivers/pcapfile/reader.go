@@ -284,85 +284,95 @@ func (rd *Reader) readPcapHeader() error {
 // Next returns the next packet, io.EOF at a clean end of file, or an error
 // (a *FormatError for a malformed file) naming the byte offset.
 func (rd *Reader) Next() (Record, error) {
-	if rd.format == FormatPcap {
-		return rd.nextPcap()
+	var rec Record
+	if err := rd.nextInto(&rec); err != nil {
+		return Record{}, err
 	}
-	return rd.nextPcapng()
+	return rec, nil
 }
 
-func (rd *Reader) nextPcap() (Record, error) {
+// nextInto is Next writing into rec, field by field: a Record returned by
+// value is built on the stack and copied in 16-byte moves that stall on
+// the 8-byte stores just made (store forwarding), once per packet. On an
+// error rec is left partly written.
+func (rd *Reader) nextInto(rec *Record) error {
+	if rd.format == FormatPcap {
+		return rd.nextPcap(rec)
+	}
+	return rd.nextPcapng(rec)
+}
+
+func (rd *Reader) nextPcap(rec *Record) error {
 	start := rd.off
 	b, err := rd.read(16)
 	if err == io.EOF {
-		return Record{}, io.EOF
+		return io.EOF
 	}
 	if err != nil {
-		return Record{}, rd.truncated(start, "record header", err)
+		return rd.truncated(start, "record header", err)
 	}
 	sec, frac := rd.order.Uint32(b), rd.order.Uint32(b[4:])
 	incl, orig := rd.order.Uint32(b[8:]), rd.order.Uint32(b[12:])
 	if incl > maxRecord {
-		return Record{}, &FormatError{start, fmt.Sprintf("record length %d exceeds %d", incl, maxRecord)}
+		return &FormatError{start, fmt.Sprintf("record length %d exceeds %d", incl, maxRecord)}
 	}
 	ifc := rd.ifaces[0]
 	data, err := rd.read(int(incl))
 	if err != nil {
-		return Record{}, rd.truncated(start, fmt.Sprintf("record (%d bytes announced)", incl), err)
+		return rd.truncated(start, fmt.Sprintf("record (%d bytes announced)", incl), err)
 	}
-	return Record{
-		Time:    time.Unix(int64(sec), int64(frac)*int64(1e9/ifc.tsUnits)).UTC(),
-		Link:    ifc.link,
-		Data:    data,
-		OrigLen: int(max(orig, incl)),
-		Offset:  start,
-	}, nil
+	rec.Time = time.Unix(int64(sec), int64(frac)*int64(1e9/ifc.tsUnits)).UTC()
+	rec.Link, rec.Interface = ifc.link, 0
+	rec.Data, rec.OrigLen = data, int(max(orig, incl))
+	rec.Offset = start
+	return nil
 }
 
-func (rd *Reader) nextPcapng() (Record, error) {
+func (rd *Reader) nextPcapng(rec *Record) error {
 	for {
 		start := rd.off
 		b, err := rd.read(8)
 		if err == io.EOF {
-			return Record{}, io.EOF
+			return io.EOF
 		}
 		if err != nil {
-			return Record{}, rd.truncated(start, "block header", err)
+			return rd.truncated(start, "block header", err)
 		}
 		btype := binary.BigEndian.Uint32(b)
 		if btype == blockSHB {
 			// A new section may change the byte order; reread its header.
 			if err := rd.readSHBBody(start, b); err != nil {
-				return Record{}, err
+				return err
 			}
 			continue
 		}
 		btype = rd.order.Uint32(b)
 		blen := rd.order.Uint32(b[4:])
 		if blen < 12 || blen%4 != 0 || blen > maxBlock {
-			return Record{}, &FormatError{start, fmt.Sprintf("block type %d has invalid length %d", btype, blen)}
+			return &FormatError{start, fmt.Sprintf("block type %d has invalid length %d", btype, blen)}
 		}
 		body, err := rd.read(int(blen) - 8)
 		if err != nil {
-			return Record{}, rd.truncated(start, fmt.Sprintf("block type %d (%d bytes announced)", btype, blen), err)
+			return rd.truncated(start, fmt.Sprintf("block type %d (%d bytes announced)", btype, blen), err)
 		}
 		if rd.order.Uint32(body[len(body)-4:]) != blen {
-			return Record{}, &FormatError{start, fmt.Sprintf("block type %d: trailing length does not match %d", btype, blen)}
+			return &FormatError{start, fmt.Sprintf("block type %d: trailing length does not match %d", btype, blen)}
 		}
 		body = body[:len(body)-4]
 		switch btype {
 		case blockIDB:
 			if err := rd.addInterface(start, body); err != nil {
-				return Record{}, err
+				return err
 			}
 		case blockEPB, blockPB, blockSPB:
-			return rd.packet(start, btype, body)
+			return rd.packet(rec, start, btype, body)
 		case blockDSB:
 			if rd.secrets == nil {
 				continue
 			}
 			typ, data, err := parseDSB(rd.order, body)
 			if err != nil {
-				return Record{}, &FormatError{start, err.Error()}
+				return &FormatError{start, err.Error()}
 			}
 			rd.secrets(typ, data)
 		}
@@ -450,14 +460,14 @@ func (rd *Reader) addInterface(start int64, body []byte) error {
 	return nil
 }
 
-func (rd *Reader) packet(start int64, btype uint32, body []byte) (Record, error) {
+func (rd *Reader) packet(rec *Record, start int64, btype uint32, body []byte) error {
 	var ifIndex int
 	var tsHi, tsLo, capLen, origLen uint32
 	var data []byte
 	switch btype {
 	case blockEPB, blockPB:
 		if len(body) < 20 {
-			return Record{}, &FormatError{start, "packet block too short"}
+			return &FormatError{start, "packet block too short"}
 		}
 		if btype == blockEPB {
 			ifIndex = int(rd.order.Uint32(body))
@@ -467,19 +477,19 @@ func (rd *Reader) packet(start int64, btype uint32, body []byte) (Record, error)
 		tsHi, tsLo = rd.order.Uint32(body[4:]), rd.order.Uint32(body[8:])
 		capLen, origLen = rd.order.Uint32(body[12:]), rd.order.Uint32(body[16:])
 		if uint64(capLen) > uint64(len(body)-20) {
-			return Record{}, &FormatError{start, fmt.Sprintf("captured length %d overruns its block", capLen)}
+			return &FormatError{start, fmt.Sprintf("captured length %d overruns its block", capLen)}
 		}
 		data = body[20 : 20+capLen]
 	case blockSPB:
 		if len(body) < 4 {
-			return Record{}, &FormatError{start, "simple packet block too short"}
+			return &FormatError{start, "simple packet block too short"}
 		}
 		origLen = rd.order.Uint32(body)
 		capLen = min(origLen, uint32(len(body)-4))
 		data = body[4 : 4+capLen]
 	}
 	if ifIndex >= len(rd.ifaces) {
-		return Record{}, &FormatError{start, fmt.Sprintf("packet names interface %d, but the section declares %d", ifIndex, len(rd.ifaces))}
+		return &FormatError{start, fmt.Sprintf("packet names interface %d, but the section declares %d", ifIndex, len(rd.ifaces))}
 	}
 	ifc := rd.ifaces[ifIndex]
 	if btype == blockSPB && ifc.snaplen > 0 {
@@ -487,7 +497,15 @@ func (rd *Reader) packet(start int64, btype uint32, body []byte) (Record, error)
 		data = data[:capLen]
 	}
 	ts := uint64(tsHi)<<32 | uint64(tsLo)
-	sec, rem := ts/ifc.tsUnits, ts%ifc.tsUnits
+	var sec, rem uint64
+	switch ifc.tsUnits { // constant divisors are a multiply, not a 64-bit div a packet
+	case 1e6:
+		sec, rem = ts/1e6, ts%1e6
+	case 1e9:
+		sec, rem = ts/1e9, ts%1e9
+	default:
+		sec, rem = ts/ifc.tsUnits, ts%ifc.tsUnits
+	}
 	var nsec uint64
 	if ifc.nsPerUnit > 0 { // µs or ns, as nearly every file has
 		nsec = rem * ifc.nsPerUnit
@@ -497,16 +515,13 @@ func (rd *Reader) packet(start int64, btype uint32, body []byte) (Record, error)
 		nsec, _ = bits.Div64(hi, lo, ifc.tsUnits)
 	}
 	if sec > math.MaxInt64/2 {
-		return Record{}, &FormatError{start, "timestamp out of range"}
+		return &FormatError{start, "timestamp out of range"}
 	}
-	return Record{
-		Time:      time.Unix(int64(sec), int64(nsec)).UTC(),
-		Link:      ifc.link,
-		Interface: ifIndex,
-		Data:      data,
-		OrigLen:   int(max(origLen, capLen)),
-		Offset:    start,
-	}, nil
+	rec.Time = time.Unix(int64(sec), int64(nsec)).UTC()
+	rec.Link, rec.Interface = ifc.link, ifIndex
+	rec.Data, rec.OrigLen = data, int(max(origLen, capLen))
+	rec.Offset = start
+	return nil
 }
 
 // parseDSB reads the body of a Decryption Secrets Block (without its

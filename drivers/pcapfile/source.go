@@ -78,8 +78,9 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 		return fmt.Errorf("%s: %w", s.path, err)
 	}
 	rd.OnSecrets(s.secrets)
+	var rec Record
 	for {
-		rec, err := rd.Next()
+		err := rd.nextInto(&rec)
 		if err == io.EOF {
 			return c.flush()
 		}
@@ -98,7 +99,11 @@ func (s *Source) run(ctx context.Context, out *capture.Handoff) error {
 			}
 			return fmt.Errorf("%s: %w", s.path, err)
 		}
-		c.frames = append(c.frames, capture.Frame{Time: rec.Time, Link: rec.Link, Data: rec.Data, OrigLen: rec.OrigLen})
+		// Field by field, not a composite literal: that is built on the
+		// stack and copied, a store-forwarding stall a packet (Reader.nextInto).
+		c.frames = append(c.frames, capture.Frame{})
+		f := &c.frames[len(c.frames)-1]
+		f.Time, f.Link, f.Data, f.OrigLen = rec.Time, rec.Link, rec.Data, rec.OrigLen
 	}
 }
 

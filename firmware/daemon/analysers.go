@@ -289,8 +289,11 @@ func storeFrames(fs *framestore.Store, frames []capture.Frame) {
 	var recs [storeBlock]framestore.Record
 	for len(frames) > 0 {
 		n := min(len(frames), storeBlock)
-		for i, f := range frames[:n] {
-			recs[i] = framestore.Record{Time: f.Time, Link: f.Link, Data: f.Data, OrigLen: f.OrigLen}
+		for i := range frames[:n] {
+			// Field by field: a composite literal is built on the stack
+			// and copied, a store-forwarding stall a frame.
+			f, r := &frames[i], &recs[i]
+			r.Time, r.Link, r.Data, r.OrigLen = f.Time, f.Link, f.Data, f.OrigLen
 		}
 		fs.AppendAll(recs[:n])
 		frames = frames[n:]

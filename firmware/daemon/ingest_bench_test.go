@@ -226,6 +226,6 @@ func BenchmarkIngestFrames(b *testing.B) {
 // discard is a netdecode.Handler that drops every payload.
 type discard struct{}
 
-func (discard) UDP(netdecode.Datagram) {}
+func (discard) UDP(*netdecode.Datagram) {}
 
 func (discard) TCP(_ *netdecode.Stream, _ time.Time, data []byte) int { return len(data) }

@@ -138,7 +138,7 @@ func (e *Exporter) Message(meta sip.Meta, raw []byte) {
 }
 
 // report queues the SR and RR reports of one RTCP datagram of callID.
-func (e *Exporter) report(d netdecode.Datagram, callID string) {
+func (e *Exporter) report(d *netdecode.Datagram, callID string) {
 	rs, err := rtp.ParseRTCP(d.Payload)
 	if err != nil && len(rs) == 0 {
 		e.drop(DropUnencodable)

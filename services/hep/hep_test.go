@@ -159,7 +159,7 @@ func FuzzReport(f *testing.F) {
 			t.Fatal(err)
 		}
 		d := netdecode.Datagram{Time: t0, Src: netip.MustParseAddrPort("192.0.2.1:6001"), Dst: netip.MustParseAddrPort("192.0.2.2:7001"), Payload: b}
-		exp.report(d, "call@host")
+		exp.report(&d, "call@host")
 		for len(exp.q) > 0 {
 			var p wire.HEPMessage
 			if err := wire.DecodeHEP(<-exp.q, &p); err != nil {

@@ -27,7 +27,7 @@ type Tee struct {
 func (t *Tee) SIPMessage(meta sip.Meta, m *sip.Parsed) { t.Next.SIPMessage(meta, m) }
 
 // Datagram implements sip.MediaHook.
-func (t *Tee) Datagram(d netdecode.Datagram) {
+func (t *Tee) Datagram(d *netdecode.Datagram) {
 	t.Next.Datagram(d)
 	if !rtp.IsRTCP(d.Payload) {
 		return

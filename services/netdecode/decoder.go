@@ -91,8 +91,9 @@ type Datagram struct {
 // Handler receives what a Decoder extracts. Both methods run on the
 // decoder's goroutine.
 type Handler interface {
-	// UDP receives one datagram.
-	UDP(d Datagram)
+	// UDP receives one datagram: d is the decoder's, valid for the call
+	// (a pointer, not a copy of its 14 words a packet).
+	UDP(d *Datagram)
 	// TCP receives the in-order, not yet consumed bytes of one direction
 	// (borrowed) and returns how many it consumed; the rest is offered
 	// again, with more appended, when the next segment arrives.
@@ -110,6 +111,7 @@ type Decoder struct {
 	now     time.Time
 	tag     uint64   // the frame being decoded (DecodeTagged)
 	tags    []uint64 // scratch for an unfragmented datagram's Frames
+	dg      Datagram // the one UDP hands its handler, reused
 	n       perFrame // this frame's counts, added to c once it is decoded
 	// vxlanPorts are Options.VXLANPorts held in the decoder, so checking a
 	// datagram's port reads no slice header.

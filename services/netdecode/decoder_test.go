@@ -20,9 +20,10 @@ type sink struct {
 	consume func(b []byte) int // nil consumes everything
 }
 
-func (s *sink) UDP(d Datagram) {
-	d.Payload = append([]byte(nil), d.Payload...)
-	s.udp = append(s.udp, d)
+func (s *sink) UDP(d *Datagram) {
+	c := *d // the decoder's, for the call
+	c.Payload = append([]byte(nil), d.Payload...)
+	s.udp = append(s.udp, c)
 }
 
 func (s *sink) TCP(st *Stream, _ time.Time, b []byte) int {
@@ -411,7 +412,7 @@ func BenchmarkDecodeVXLAN(b *testing.B) {
 
 type nopHandler struct{}
 
-func (nopHandler) UDP(Datagram)                       {}
+func (nopHandler) UDP(*Datagram)                      {}
 func (nopHandler) TCP(*Stream, time.Time, []byte) int { return 0 }
 
 // vxlanSeg is a UDP datagram to VXLAN's port with an empty VXLAN header.

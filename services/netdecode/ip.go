@@ -75,12 +75,12 @@ func (d *Decoder) ipv4(b []byte, depth int) {
 		return
 	}
 	d.n.ipv4++
-	p := ipPacket{
-		src:     netip.AddrFrom4([4]byte(b[12:16])),
-		dst:     netip.AddrFrom4([4]byte(b[16:20])),
-		proto:   b[9],
-		payload: b[ihl:total], // drops Ethernet padding
-	}
+	// Field by field, and handed on by pointer: a literal copied by
+	// value stalls on the stores just made (store forwarding).
+	var p ipPacket
+	p.src = netip.AddrFrom4([4]byte(b[12:16]))
+	p.dst = netip.AddrFrom4([4]byte(b[16:20]))
+	p.proto, p.payload = b[9], b[ihl:total] // drops Ethernet padding
 	flags := binary.BigEndian.Uint16(b[6:])
 	more, off := flags&0x2000 != 0, int(flags&0x1FFF)*8
 	if more || off != 0 {
@@ -91,7 +91,7 @@ func (d *Decoder) ipv4(b []byte, depth int) {
 		}
 		p.payload, p.fragmented, p.frames = whole, true, tags
 	}
-	d.transport(p, depth)
+	d.transport(&p, depth)
 }
 
 func (d *Decoder) ipv6(b []byte, depth int) {
@@ -105,10 +105,9 @@ func (d *Decoder) ipv6(b []byte, depth int) {
 		return
 	}
 	d.n.ipv6++
-	p := ipPacket{
-		src: netip.AddrFrom16([16]byte(b[8:24])),
-		dst: netip.AddrFrom16([16]byte(b[24:40])),
-	}
+	var p ipPacket
+	p.src = netip.AddrFrom16([16]byte(b[8:24]))
+	p.dst = netip.AddrFrom16([16]byte(b[24:40]))
 	next, rest := b[6], b[ipv6Header:ipv6Header+plen]
 	for i := 0; ; i++ {
 		if i > maxEncapsulation {
@@ -145,17 +144,17 @@ func (d *Decoder) ipv6(b []byte, depth int) {
 				return
 			}
 			p.payload, p.fragmented, p.frames = whole, true, tags
-			d.transport(p, depth)
+			d.transport(&p, depth)
 			return
 		default:
 			p.proto, p.payload = next, rest
-			d.transport(p, depth)
+			d.transport(&p, depth)
 			return
 		}
 	}
 }
 
-func (d *Decoder) transport(p ipPacket, depth int) {
+func (d *Decoder) transport(p *ipPacket, depth int) {
 	switch p.proto {
 	case protoUDP:
 		d.udp(p, depth)
@@ -188,7 +187,7 @@ func (d *Decoder) transport(p ipPacket, depth int) {
 
 const udpHeader = 8
 
-func (d *Decoder) udp(p ipPacket, depth int) {
+func (d *Decoder) udp(p *ipPacket, depth int) {
 	b := p.payload
 	if len(b) < udpHeader {
 		d.c.skip(SkipBadUDP)
@@ -222,12 +221,13 @@ func (d *Decoder) udp(p ipPacket, depth int) {
 		d.tags = append(d.tags[:0], d.tag)
 		frames = d.tags
 	}
-	d.h.UDP(Datagram{
-		Frames:     frames,
-		Time:       d.now,
-		Src:        netip.AddrPortFrom(p.src, binary.BigEndian.Uint16(b[0:])),
-		Dst:        netip.AddrPortFrom(p.dst, dport),
-		Payload:    b[udpHeader:n],
-		Fragmented: p.fragmented,
-	})
+	// Filled field by field in the decoder's own Datagram: a literal is
+	// built on the stack and copied, a store-forwarding stall a packet.
+	g := &d.dg
+	g.Frames, g.Time = frames, d.now
+	g.Src = netip.AddrPortFrom(p.src, binary.BigEndian.Uint16(b[0:]))
+	g.Dst = netip.AddrPortFrom(p.dst, dport)
+	g.Payload, g.Fragmented = b[udpHeader:n], p.fragmented
+	d.h.UDP(g)
+	g.Payload, g.Frames = nil, nil // borrowed: not kept alive past the call
 }

@@ -189,7 +189,7 @@ func (ss *streams) get(k streamKey, now time.Time) *Stream {
 // seqLess compares sequence numbers modulo 2^32 (RFC 1982).
 func seqLess(a, b uint32) bool { return int32(a-b) < 0 }
 
-func (d *Decoder) tcp(p ipPacket) {
+func (d *Decoder) tcp(p *ipPacket) {
 	b := p.payload
 	if len(b) < tcpMinHeader {
 		d.c.skip(SkipBadTCP)

@@ -16,7 +16,7 @@ type lineSink struct {
 	udp    [][]uint64
 }
 
-func (l *lineSink) UDP(d Datagram) { l.udp = append(l.udp, slices.Clone(d.Frames)) }
+func (l *lineSink) UDP(d *Datagram) { l.udp = append(l.udp, slices.Clone(d.Frames)) }
 
 func (l *lineSink) TCP(s *Stream, _ time.Time, b []byte) int {
 	start := 0

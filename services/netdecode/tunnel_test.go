@@ -46,7 +46,7 @@ type frameSink struct {
 	udp map[uint64][]string
 }
 
-func (s *frameSink) UDP(d Datagram) {
+func (s *frameSink) UDP(d *Datagram) {
 	s.udp[s.cur] = append(s.udp[s.cur], d.Src.String()+">"+d.Dst.String())
 }
 func (s *frameSink) TCP(_ *Stream, _ time.Time, b []byte) int { return len(b) }

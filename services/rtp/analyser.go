@@ -67,8 +67,10 @@ type hotStream struct {
 	s *stream
 }
 
-func (k Key) slot() int {
-	return int((k.SSRC ^ uint32(k.Src.Port())<<16 ^ uint32(k.Dst.Port())) * 2654435761 >> 24 % hotStreams)
+func (k Key) slot() int { return slotOf(k.SSRC, k.Src.Port(), k.Dst.Port()) }
+
+func slotOf(ssrc uint32, src, dst uint16) int {
+	return int((ssrc ^ uint32(src)<<16 ^ uint32(dst)) * 2654435761 >> 24 % hotStreams)
 }
 
 // NewAnalyser returns an empty analyser bounded by o; a bound at 0 or
@@ -117,7 +119,7 @@ func (a *Analyser) Hold() { a.mu.Hold() }
 func (a *Analyser) Release() { a.mu.Release() }
 
 // Datagram implements sip.MediaHook: one non-SIP UDP datagram.
-func (a *Analyser) Datagram(d netdecode.Datagram) {
+func (a *Analyser) Datagram(d *netdecode.Datagram) {
 	a.mu.FeedLock()
 	defer a.mu.FeedUnlock()
 	a.st.Datagrams++
@@ -133,10 +135,13 @@ func (a *Analyser) Datagram(d netdecode.Datagram) {
 		a.st.NotRTP++
 		return
 	}
-	k := Key{Src: d.Src, Dst: d.Dst, SSRC: a.hdr.SSRC}
-	h := &a.hot[k.slot()]
+	// The cached stream is matched field by field against d: a Key built
+	// and copied here would stall on store forwarding, once a packet.
+	ssrc := a.hdr.SSRC
+	h := &a.hot[slotOf(ssrc, d.Src.Port(), d.Dst.Port())]
 	s := h.s
-	if s == nil || h.k != k {
+	if s == nil || h.k.SSRC != ssrc || h.k.Src != d.Src || h.k.Dst != d.Dst {
+		k := Key{Src: d.Src, Dst: d.Dst, SSRC: ssrc}
 		var ok bool
 		if s, ok = a.streams.get(k); !ok {
 			if s = a.newStream(k, d.Time); s == nil {
@@ -198,7 +203,7 @@ func plausiblePorts(k Key) bool {
 	return k.Src.Port() >= minRTPPort && k.Dst.Port() >= minRTPPort
 }
 
-func (a *Analyser) rtcp(d netdecode.Datagram) {
+func (a *Analyser) rtcp(d *netdecode.Datagram) {
 	ep, ok := a.endpoints.get(d.Dst)
 	if !ok {
 		ep, ok = a.endpoints.get(d.Src)

@@ -52,7 +52,7 @@ func BenchmarkAccounting(b *testing.B) {
 		binary.BigEndian.PutUint16(pkt[2:], uint16(i))
 		binary.BigEndian.PutUint32(pkt[4:], uint32(i*160))
 		d.Time = t0.Add(time.Duration(i) * 20 * time.Millisecond)
-		a.Datagram(d)
+		a.Datagram(&d)
 	}
 	b.StopTimer()
 	if sn := a.Snapshot(false); len(sn.Streams) != 1 || sn.Streams[0].Packets != uint64(b.N) {
@@ -66,13 +66,13 @@ func TestAccountingAllocs(t *testing.T) {
 	a := signalled(t, dst, Options{})
 	pkt := rtpPacket(0, 0, 0, 0x1234, make([]byte, 160))
 	d := netdecode.Datagram{Src: src, Dst: dst, Payload: pkt, Time: time.Unix(2000, 0)}
-	a.Datagram(d) // creates the stream
+	a.Datagram(&d) // creates the stream
 	i := 1
 	allocs := testing.AllocsPerRun(1000, func() {
 		binary.BigEndian.PutUint16(pkt[2:], uint16(i))
 		binary.BigEndian.PutUint32(pkt[4:], uint32(i*160))
 		d.Time = d.Time.Add(20 * time.Millisecond)
-		a.Datagram(d)
+		a.Datagram(&d)
 		i++
 	})
 	if allocs != 0 {
@@ -90,7 +90,7 @@ func FuzzRTP(f *testing.F) {
 		}
 		a := NewAnalyser(Options{Heuristic: true, MaxStreams: 4})
 		for i := range 3 {
-			a.Datagram(netdecode.Datagram{Time: time.Unix(int64(i), 0), Src: netip.MustParseAddrPort("10.0.0.1:4000"),
+			a.Datagram(&netdecode.Datagram{Time: time.Unix(int64(i), 0), Src: netip.MustParseAddrPort("10.0.0.1:4000"),
 				Dst: netip.MustParseAddrPort("10.0.0.2:4002"), Payload: b})
 		}
 		a.Snapshot(true)

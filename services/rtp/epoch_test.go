@@ -118,7 +118,7 @@ func TestTimingSurvivesTimestampReset(t *testing.T) {
 			a := signalled(t, dst, Options{})
 			for _, p := range tc.stream.ps {
 				b := rtpPacket(p.pt, p.seq, p.ts, 0xFA7, make([]byte, 160))
-				a.Datagram(netdecode.Datagram{Time: t0.Add(time.Duration(p.at * float64(time.Millisecond))), Src: src, Dst: dst, Payload: b})
+				a.Datagram(&netdecode.Datagram{Time: t0.Add(time.Duration(p.at * float64(time.Millisecond))), Src: src, Dst: dst, Payload: b})
 			}
 			s := a.Snapshot(false).Streams[0]
 			if s.TimingEpochs != tc.epochs || a.TimingEpochs() != tc.epochs-1 {

@@ -46,7 +46,7 @@ func TestFullStreamsStayWithinFootprint(t *testing.T) {
 			at := t0.Add(time.Duration(k) * o.Interval)
 			for j := range 2 { // two in sequence confirm a heuristic stream
 				seq := uint16(2*k + j)
-				a.Datagram(netdecode.Datagram{Time: at, Src: src, Dst: dst, Payload: rtpPacket(0, seq, uint32(seq)*160, uint32(s), payload)})
+				a.Datagram(&netdecode.Datagram{Time: at, Src: src, Dst: dst, Payload: rtpPacket(0, seq, uint32(seq)*160, uint32(s), payload)})
 			}
 		}
 	}
@@ -81,7 +81,7 @@ func TestSRTPStateWithinFootprint(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		for s, p := range pkts {
 			src := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(10000+2*s))
-			a.Datagram(netdecode.Datagram{Time: time.Unix(1001, 0), Src: src, Dst: srtpCaller, Payload: p})
+			a.Datagram(&netdecode.Datagram{Time: time.Unix(1001, 0), Src: src, Dst: srtpCaller, Payload: p})
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)

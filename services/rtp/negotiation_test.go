@@ -46,7 +46,7 @@ func signal(t *testing.T, a *Analyser, call, start, body string, from netip.Addr
 // flow sends n RTP packets of pt from the caller to the callee.
 func flow(a *Analyser, pt uint8, n int) {
 	for i := range n {
-		a.Datagram(netdecode.Datagram{Time: time.Unix(1001, 0).Add(time.Duration(i) * 20 * time.Millisecond), Src: callerMedia, Dst: calleeMedia,
+		a.Datagram(&netdecode.Datagram{Time: time.Unix(1001, 0).Add(time.Duration(i) * 20 * time.Millisecond), Src: callerMedia, Dst: calleeMedia,
 			Payload: rtpPacket(pt, uint16(i), uint32(i*160), 0xC0FFEE, make([]byte, 160))})
 	}
 }

@@ -76,7 +76,7 @@ func sendCall(a *Analyser, src, dst netip.AddrPort, ssrc uint32, digit byte, pro
 			return // lost on the way
 		}
 		jit := time.Duration(i%5) * 700 * time.Microsecond
-		a.Datagram(netdecode.Datagram{Time: t0.Add(time.Duration(i)*20*time.Millisecond + jit), Src: src, Dst: dst, Payload: protect(p)})
+		a.Datagram(&netdecode.Datagram{Time: t0.Add(time.Duration(i)*20*time.Millisecond + jit), Src: src, Dst: dst, Payload: protect(p)})
 	}
 	for i := range 100 {
 		send(i, 0, uint32(i*160), make([]byte, 160), false)
@@ -151,11 +151,11 @@ func TestSRTPStreams(t *testing.T) {
 				p := c.protA(make([]byte, 12+160))
 				p[0], p[1], p[8+3], p[20] = 0x80, 0, 0xA1, p[20]^1
 				binary.BigEndian.PutUint16(p[2:], 200)
-				a.Datagram(netdecode.Datagram{Time: time.Unix(1003, 0), Src: srtpCaller, Dst: srtpCallee, Payload: p})
+				a.Datagram(&netdecode.Datagram{Time: time.Unix(1003, 0), Src: srtpCaller, Dst: srtpCallee, Payload: p})
 			}
 			// An SR to the caller's RTCP port: SRTCP on an SRTP call.
 			sr := []byte{0x80, 200, 0, 6, 0, 0, 0, 0xB2, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}
-			a.Datagram(netdecode.Datagram{Time: time.Unix(1004, 0), Src: netip.AddrPortFrom(srtpCallee.Addr(), 50001), Dst: netip.AddrPortFrom(srtpCaller.Addr(), 40001), Payload: sr})
+			a.Datagram(&netdecode.Datagram{Time: time.Unix(1004, 0), Src: netip.AddrPortFrom(srtpCallee.Addr(), 50001), Dst: netip.AddrPortFrom(srtpCaller.Addr(), 40001), Payload: sr})
 			sn := a.Snapshot(false)
 			if srtcp := c.keying != ""; (sn.Stats.SRTCPUnread == 1) != srtcp || (len(sn.Reports) == 0) != srtcp {
 				t.Errorf("SRTCP unread %d, reports %d: want the SR parsed on clear RTP only", sn.Stats.SRTCPUnread, len(sn.Reports))

@@ -146,7 +146,7 @@ func (a *Analyser) Release() {
 }
 
 // UDP implements netdecode.Handler.
-func (a *Analyser) UDP(d netdecode.Datagram) {
+func (a *Analyser) UDP(d *netdecode.Datagram) {
 	p := d.Payload
 	if isKeepAlive(p) {
 		a.count(func(s *StreamStats) { s.KeepAlives++ })

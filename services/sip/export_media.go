@@ -48,7 +48,7 @@ func (e *Exporter) ReadMedia(ctx context.Context, flows []MediaFlow, maxDatagram
 	e.mu.Unlock()
 	sc := newExportScan(map[string]int{}, flows, e.snapshots(), rec, &res)
 	sc.dec = e.dec
-	sc.media = func(i int, d netdecode.Datagram) {
+	sc.media = func(i int, d *netdecode.Datagram) {
 		if mr.Datagrams == maxDatagrams {
 			mr.Cut = true
 			return

@@ -88,7 +88,7 @@ type exportScan struct {
 	dec netdecode.Options
 	// media, when set, receives each flow datagram found (ReadMedia);
 	// trimmed sees every frame scanned, to count those cut short.
-	media   func(flow int, d netdecode.Datagram)
+	media   func(flow int, d *netdecode.Datagram)
 	trimmed func(link wire.LinkType, data []byte, origLen int)
 	tls     *tlsdecrypt.Keys // Exporter.tls
 }
@@ -155,7 +155,7 @@ func (p *portScan) SIPMessage(Meta, *Parsed) {}
 
 // Datagram implements MediaHook: a datagram on a flow's pair within its
 // window is that flow's; on a muxed pair RTCP goes to the RTCP flow.
-func (p *portScan) Datagram(d netdecode.Datagram) {
+func (p *portScan) Datagram(d *netdecode.Datagram) {
 	sc := p.sc
 	best := -1
 	for _, i := range sc.byPair[addrPair{d.Src, d.Dst}] {

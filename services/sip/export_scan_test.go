@@ -70,7 +70,7 @@ func TestMediaMatch(t *testing.T) {
 			if tc.marked {
 				sc.marks[markKey{"p", 7}] = true
 			}
-			sc.port("p").Datagram(tc.d)
+			sc.port("p").Datagram(&tc.d)
 			if res.RTPFrames != tc.rtp || res.RTCPFrames != tc.rtcp {
 				t.Errorf("rtp %d rtcp %d, want %d and %d", res.RTPFrames, res.RTCPFrames, tc.rtp, tc.rtcp)
 			}

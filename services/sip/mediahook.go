@@ -8,7 +8,7 @@ import "fieldtap/services/netdecode"
 // consumer goroutine; m, meta and d.Payload are borrowed for the call.
 type MediaHook interface {
 	SIPMessage(meta Meta, m *Parsed)
-	Datagram(d netdecode.Datagram)
+	Datagram(d *netdecode.Datagram)
 }
 
 // Holder is a MediaHook that can keep its lock for a batch of frames on
@@ -28,7 +28,7 @@ func (a *Analyser) mediaMessage(meta Meta) {
 	}
 }
 
-func (a *Analyser) mediaDatagram(d netdecode.Datagram) {
+func (a *Analyser) mediaDatagram(d *netdecode.Datagram) {
 	if a.media != nil {
 		a.media.Datagram(d)
 	}

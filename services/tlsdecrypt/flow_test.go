@@ -21,7 +21,7 @@ type streams struct {
 	bytes map[netip.AddrPort][]byte
 }
 
-func (s *streams) UDP(netdecode.Datagram) {}
+func (s *streams) UDP(*netdecode.Datagram) {}
 
 func (s *streams) TCP(st *netdecode.Stream, _ time.Time, data []byte) int {
 	if _, ok := s.bytes[st.Src]; !ok {
