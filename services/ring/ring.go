@@ -193,11 +193,16 @@ func (r *Ring[T]) AppendAll(vs []T) {
 		return
 	}
 	for i := range vs {
+		v := &vs[i]
 		n := r.slot
 		if !r.fixed {
-			n += r.size(vs[i])
+			n += r.size(*v)
 		}
-		r.appendLocked(vs[i], n)
+		// Placed and copied here, not through appendLocked: an item
+		// passed by value is copied twice more, once a frame.
+		if p, _, err := r.place(n); err == nil {
+			*p = *v
+		}
 	}
 }
 
