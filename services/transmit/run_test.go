@@ -73,8 +73,10 @@ func udsECU(b *bus, id uint32, data []byte) {
 	switch {
 	case f.Type == isotp.TypeSingle && string(f.Data) == "\x22\xF1\x90":
 		frames, _ := isotp.Segment(append([]byte{0x62, 0xF1, 0x90}, "1FUJGLDR9CLBP8834"...), true)
-		b.emit(0x7E8, frames[0])
+		// Pending before the first frame goes out: the tester's flow
+		// control can come back (on another goroutine) at once.
 		ecuPending.Store(&frames)
+		b.emit(0x7E8, frames[0])
 	case f.Type == isotp.TypeFlowControl:
 		if p := ecuPending.Swap(nil); p != nil {
 			for _, fr := range (*p)[1:] {
