@@ -155,18 +155,35 @@ func (t tool[In, Out]) info() toolInfo {
 	if t.reads == readsNothing {
 		i.output = withoutCoverage(i.output)
 	}
-	list, columns := i.list, i.columns
-	i.input = sync.OnceValue(func() *argSchema {
-		in := inputSchemaOf[In](t.name)
-		if list {
-			if !slices.Contains(in.names(), "fields") || !slices.Contains(in.names(), "limit") {
-				panic(fmt.Sprintf("list tool %s must embed Paging and Projection", t.name))
-			}
-			in.allowFields(columns)
-		}
-		return in
-	})
+	l := &lazySchema{tool: t.name, list: i.list, columns: i.columns, build: inputSchemaOf[In]}
+	i.input = l.get
 	return i
+}
+
+// lazySchema builds a tool's input schema once, on first use. Not
+// generic and not sync.OnceValue: either would repeat its code in every
+// tool's instantiation (320 KiB of the arm64 binary).
+type lazySchema struct {
+	once    sync.Once
+	tool    string
+	list    bool
+	columns []string
+	build   func(tool string) *argSchema
+	s       *argSchema
+}
+
+func (l *lazySchema) get() *argSchema {
+	l.once.Do(func() {
+		in := l.build(l.tool)
+		if l.list {
+			if !slices.Contains(in.names(), "fields") || !slices.Contains(in.names(), "limit") {
+				panic(fmt.Sprintf("list tool %s must embed Paging and Projection", l.tool))
+			}
+			in.allowFields(l.columns)
+		}
+		l.s = in
+	})
+	return l.s
 }
 
 // handler adapts the tool to mcp-go. The source is read before anything
