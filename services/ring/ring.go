@@ -163,7 +163,7 @@ func (r *Ring[T]) Append(v T) (uint64, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.appendLocked(v, n)
+	return r.appendLocked(&v, n)
 }
 
 // AppendSeq is Append for an item that holds its own sequence number:
@@ -178,7 +178,7 @@ func (r *Ring[T]) AppendSeq(v func(seq uint64) T) (uint64, error) {
 	if !r.fixed {
 		n += r.size(it)
 	}
-	return r.appendLocked(it, n)
+	return r.appendLocked(&it, n)
 }
 
 // AppendAll stores every item of vs, in order, under one lock; items too
@@ -198,11 +198,7 @@ func (r *Ring[T]) AppendAll(vs []T) {
 		if !r.fixed {
 			n += r.size(*v)
 		}
-		// Placed and copied here, not through appendLocked: an item
-		// passed by value is copied twice more, once a frame.
-		if p, _, err := r.place(n); err == nil {
-			*p = *v
-		}
+		r.appendLocked(v, n)
 	}
 }
 
@@ -235,13 +231,14 @@ func (r *Ring[T]) AppendEach(n int, fill func(i int, v *T)) {
 	}
 }
 
-// appendLocked stores v of weight n; the caller holds mu.
-func (r *Ring[T]) appendLocked(v T, n int) (uint64, error) {
+// appendLocked stores *v of weight n; the caller holds mu. By pointer:
+// an item passed by value is copied twice more, once an item.
+func (r *Ring[T]) appendLocked(v *T, n int) (uint64, error) {
 	p, seq, err := r.place(n)
 	if err != nil {
 		return 0, err
 	}
-	*p = v
+	*p = *v
 	return seq, nil
 }
 
