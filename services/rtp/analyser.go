@@ -44,7 +44,7 @@ type Analyser struct {
 	hdr Header
 
 	streams   *fifo[Key, *stream]
-	endpoints *fifo[netip.AddrPort, *endpoint]
+	endpoints *endpointTable
 	dialogs   *fifo[string, *dialogMedia]
 	reports   ring[Report]
 	events    ring[*Event]
@@ -80,7 +80,7 @@ func NewAnalyser(o Options) *Analyser {
 	a := &Analyser{
 		opt:       o,
 		streams:   newFIFO[Key, *stream](o.MaxStreams),
-		endpoints: newFIFO[netip.AddrPort, *endpoint](o.MaxEndpoints),
+		endpoints: newEndpointTable(o.MaxEndpoints),
 		dialogs:   newFIFO[string, *dialogMedia](o.MaxDialogs),
 		reports:   ring[Report]{limit: o.MaxReports},
 		events:    ring[*Event]{limit: o.MaxEvents},
