@@ -59,7 +59,7 @@ func srtpBytes() int {
 }
 
 // endpointBytes is still what a Go map entry and an order key cost, as
-// when the table was a fifo: its ring entry (40 bytes, up to a quarter
+// when the table was a fifo: its ring entry (48 bytes, up to a quarter
 // more as append grew the ring) and index slots (8 bytes, up to four per
 // entry) cost less (footprint in endpoints_test.go), and the figure
 // derives the bound.

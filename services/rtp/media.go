@@ -106,13 +106,13 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 		if !ok || addr.Addr().IsUnspecified() {
 			continue
 		}
-		ep, known := a.endpoints.get(addr)
+		ep, h, known := a.endpoints.lookup(addr)
 		if m.RTCPPort <= 0 || m.RTCPPort == m.Port {
-			a.signal(d, addr, m, false, ep, known, nil)
+			a.signal(d, addr, h, m, false, ep, known, nil)
 			continue
 		}
 		rtcpAddr := netip.AddrPortFrom(addr.Addr(), uint16(m.RTCPPort))
-		rtcpEP, rtcpKnown := a.endpoints.get(rtcpAddr)
+		rtcpEP, rtcpH, rtcpKnown := a.endpoints.lookup(rtcpAddr)
 		// A new RTP and RTCP pair is one allocation: the two are added,
 		// and so evicted, one after the other. Only when both are new,
 		// so no half is ever kept alive unused.
@@ -120,10 +120,10 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 		if !known && !rtcpKnown {
 			pair = new(endpointPair)
 		}
-		if evicted, ok := a.signal(d, addr, m, false, ep, known, pair.at(0)); ok && evicted == rtcpAddr {
+		if evicted, ok := a.signal(d, addr, h, m, false, ep, known, pair.at(0)); ok && evicted == rtcpAddr {
 			rtcpKnown = false // the RTP address's entry pushed the RTCP one out
 		}
-		a.signal(d, rtcpAddr, m, true, rtcpEP, rtcpKnown, pair.at(1))
+		a.signal(d, rtcpAddr, rtcpH, m, true, rtcpEP, rtcpKnown, pair.at(1))
 	}
 }
 
@@ -138,10 +138,10 @@ func (p *endpointPair) at(i int) *endpoint {
 	return &p[i]
 }
 
-// signal registers addr for m's media on d: ep, its entry when known, takes
-// them; else a new entry, in fresh when given, is added. It returns the
-// address the addition evicted, if it did.
-func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m *sdp.Media, rtcp bool, ep *endpoint, known bool, fresh *endpoint) (evicted netip.AddrPort, didEvict bool) {
+// signal registers addr, of hash h, for m's media on d: ep, its entry
+// when known, takes them; else a new entry, in fresh when given, is
+// added. It returns the address the addition evicted, if it did.
+func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, h uint32, m *sdp.Media, rtcp bool, ep *endpoint, known bool, fresh *endpoint) (evicted netip.AddrPort, didEvict bool) {
 	a.gen++
 	if known {
 		// A re-INVITE (or another dialog) reusing the address takes it.
@@ -151,7 +151,7 @@ func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m *sdp.Media, rtc
 			fresh = new(endpoint)
 		}
 		*fresh = endpoint{dialog: d, media: *m, rtcp: rtcp, gen: a.gen}
-		evicted, didEvict = a.endpoints.add(addr, fresh)
+		evicted, didEvict = a.endpoints.add(addr, h, fresh)
 	}
 	if rtcp {
 		return
