@@ -43,9 +43,11 @@ type dialogMedia struct {
 // endpoint is a signalled media address: RTP or RTCP of one m= line.
 type endpoint struct {
 	dialog *dialogMedia
-	media  sdp.Media
-	rtcp   bool
-	gen    uint64 // bumps whenever media changes, so streams re-resolve clocks
+	// media is the m= line in its parsed session, which nothing changes
+	// after sdp.Parse: pointed at, not copied into both RTP and RTCP.
+	media *sdp.Media
+	rtcp  bool
+	gen   uint64 // bumps whenever media changes, so streams re-resolve clocks
 }
 
 // resolveClock finds pt's RTP clock rate from the endpoint's formats, or
@@ -101,7 +103,7 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 		d.sdpDropped++
 	}
 	for i := range ev.Session.Media {
-		m := &ev.Session.Media[i] // copied once, into its endpoint, not per call
+		m := &ev.Session.Media[i]
 		addr, ok := m.Addr()
 		if !ok || addr.Addr().IsUnspecified() {
 			continue
@@ -145,12 +147,12 @@ func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, h uint32, m *sdp.
 	a.gen++
 	if known {
 		// A re-INVITE (or another dialog) reusing the address takes it.
-		ep.dialog, ep.media, ep.rtcp, ep.gen = d, *m, rtcp, a.gen
+		ep.dialog, ep.media, ep.rtcp, ep.gen = d, m, rtcp, a.gen
 	} else {
 		if fresh == nil {
 			fresh = new(endpoint)
 		}
-		*fresh = endpoint{dialog: d, media: *m, rtcp: rtcp, gen: a.gen}
+		*fresh = endpoint{dialog: d, media: m, rtcp: rtcp, gen: a.gen}
 		evicted, didEvict = a.endpoints.add(addr, h, fresh)
 	}
 	if rtcp {
