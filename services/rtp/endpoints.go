@@ -17,7 +17,7 @@ type endpointTable struct {
 	ring    []endpointEntry // oldest at head once full
 	head    int
 	limit   int
-	index   []uint64 // hash<<32 | ring position+1; 0 is empty; linear probing
+	index   ringIndex
 	seed    maphash.Seed
 	evicted uint64
 }
@@ -82,63 +82,18 @@ func (t *endpointTable) add(k netip.AddrPort, h uint32, ep *endpoint) (old netip
 	if pos < t.limit {
 		t.ring = append(t.ring, endpointEntry{k, ep, h})
 		if 2*len(t.ring) > len(t.index) {
-			t.grow()
+			t.index.grow()
 		}
 	} else {
 		e := &t.ring[t.head]
 		pos, old, evicted = t.head, e.addr, true
-		t.remove(t.slotOf(e.h, pos))
+		t.index.remove(e.h, pos)
 		t.evicted++
 		*e = endpointEntry{k, ep, h}
 		t.head = (t.head + 1) % t.limit
 	}
-	t.insert(uint64(h)<<32 | uint64(pos+1))
+	t.index.insert(h, pos)
 	return old, evicted
 }
 
 func (t *endpointTable) len() int { return len(t.ring) }
-
-// insert puts slot s at the first free place from its hash's.
-func (t *endpointTable) insert(s uint64) {
-	mask := len(t.index) - 1
-	i := int(s>>32) & mask
-	for t.index[i] != 0 {
-		i = (i + 1) & mask
-	}
-	t.index[i] = s
-}
-
-// grow doubles the index; the slots' hashes place them without the ring.
-func (t *endpointTable) grow() {
-	old := t.index
-	t.index = make([]uint64, max(2*len(old), 16))
-	for _, s := range old {
-		if s != 0 {
-			t.insert(s)
-		}
-	}
-}
-
-// slotOf is the index of the entry at ring position pos, whose hash is h.
-func (t *endpointTable) slotOf(h uint32, pos int) int {
-	mask := len(t.index) - 1
-	i := int(h) & mask
-	for uint32(t.index[i]) != uint32(pos+1) {
-		i = (i + 1) & mask
-	}
-	return i
-}
-
-// remove empties slot i, moving back the slots after it that may take
-// its place (backward-shift deletion), so no probe stops short.
-func (t *endpointTable) remove(i int) {
-	mask := len(t.index) - 1
-	for j := (i + 1) & mask; t.index[j] != 0; j = (j + 1) & mask {
-		// j's entry may fill the hole if the hole is no further back
-		// than its hash's place.
-		if home := int(t.index[j]>>32) & mask; (j-home)&mask >= (j-i)&mask {
-			t.index[i], i = t.index[j], j
-		}
-	}
-	t.index[i] = 0
-}
