@@ -17,7 +17,7 @@ type endpointTable struct {
 	ring    []endpointEntry // oldest at head once full
 	head    int
 	limit   int
-	index   []uint64 // hash<<32 | ring position+1; 0 is empty; linear probing
+	index   ringIndex
 	seed    maphash.Seed
 	evicted uint64
 }
@@ -25,6 +25,7 @@ type endpointTable struct {
 type endpointEntry struct {
 	addr netip.AddrPort
 	ep   *endpoint
+	h    uint32 // addr's hash: eviction finds its slot without hashing again
 }
 
 func newEndpointTable(limit int) *endpointTable {
@@ -33,88 +34,66 @@ func newEndpointTable(limit int) *endpointTable {
 	return &endpointTable{limit: limit, seed: maphash.MakeSeed()}
 }
 
+// hash is k's seeded hash over its 16 bytes, family and port as one
+// block, and its zone: consistent with == on netip.AddrPort, and a
+// single memhash where maphash.Comparable walks the struct field by field.
 func (t *endpointTable) hash(k netip.AddrPort) uint32 {
-	return uint32(maphash.Comparable(t.seed, k))
+	a := k.Addr()
+	var b [19]byte
+	*(*[16]byte)(b[:]) = a.As16()
+	b[16], b[17] = byte(k.Port()>>8), byte(k.Port())
+	if a.Is4() {
+		b[18] = 1
+	}
+	h := maphash.Bytes(t.seed, b[:])
+	if z := a.Zone(); z != "" {
+		h ^= maphash.String(t.seed, z)
+	}
+	return uint32(h)
 }
 
 func (t *endpointTable) get(k netip.AddrPort) (*endpoint, bool) {
+	ep, _, ok := t.lookup(k)
+	return ep, ok
+}
+
+// lookup is get that also returns k's hash, for add.
+func (t *endpointTable) lookup(k netip.AddrPort) (ep *endpoint, h uint32, ok bool) {
+	h = t.hash(k)
 	if len(t.index) == 0 {
-		return nil, false
+		return nil, h, false
 	}
-	h, mask := t.hash(k), len(t.index)-1
+	mask := len(t.index) - 1
 	for i := int(h) & mask; t.index[i] != 0; i = (i + 1) & mask {
 		if s := t.index[i]; uint32(s>>32) == h {
 			if e := &t.ring[uint32(s)-1]; e.addr == k {
-				return e.ep, true
+				return e.ep, h, true
 			}
 		}
 	}
-	return nil, false
+	return nil, h, false
 }
 
-// add inserts k, which the caller has just failed to get, as fifo.add
-// does, and returns the address it evicted to make room, if it did.
-func (t *endpointTable) add(k netip.AddrPort, ep *endpoint) (old netip.AddrPort, evicted bool) {
+// add inserts k, whose hash h lookup has just returned without finding
+// it, as fifo.add does, and returns the address it evicted to make
+// room, if it did.
+func (t *endpointTable) add(k netip.AddrPort, h uint32, ep *endpoint) (old netip.AddrPort, evicted bool) {
 	pos := len(t.ring)
 	if pos < t.limit {
-		t.ring = append(t.ring, endpointEntry{k, ep})
+		t.ring = append(t.ring, endpointEntry{k, ep, h})
 		if 2*len(t.ring) > len(t.index) {
-			t.grow()
+			t.index.grow()
 		}
 	} else {
-		pos, old, evicted = t.head, t.ring[t.head].addr, true
-		t.remove(t.slotOf(old, pos))
+		e := &t.ring[t.head]
+		pos, old, evicted = t.head, e.addr, true
+		t.index.remove(e.h, pos)
 		t.evicted++
-		t.ring[pos] = endpointEntry{k, ep}
+		*e = endpointEntry{k, ep, h}
 		t.head = (t.head + 1) % t.limit
 	}
-	t.insert(uint64(t.hash(k))<<32 | uint64(pos+1))
+	t.index.insert(h, pos)
 	return old, evicted
 }
 
 func (t *endpointTable) len() int { return len(t.ring) }
-
-// insert puts slot s at the first free place from its hash's.
-func (t *endpointTable) insert(s uint64) {
-	mask := len(t.index) - 1
-	i := int(s>>32) & mask
-	for t.index[i] != 0 {
-		i = (i + 1) & mask
-	}
-	t.index[i] = s
-}
-
-// grow doubles the index; the slots' hashes place them without the ring.
-func (t *endpointTable) grow() {
-	old := t.index
-	t.index = make([]uint64, max(2*len(old), 16))
-	for _, s := range old {
-		if s != 0 {
-			t.insert(s)
-		}
-	}
-}
-
-// slotOf is the index of the entry at ring position pos, whose address is k.
-func (t *endpointTable) slotOf(k netip.AddrPort, pos int) int {
-	mask := len(t.index) - 1
-	i := int(t.hash(k)) & mask
-	for uint32(t.index[i]) != uint32(pos+1) {
-		i = (i + 1) & mask
-	}
-	return i
-}
-
-// remove empties slot i, moving back the slots after it that may take
-// its place (backward-shift deletion), so no probe stops short.
-func (t *endpointTable) remove(i int) {
-	mask := len(t.index) - 1
-	for j := (i + 1) & mask; t.index[j] != 0; j = (j + 1) & mask {
-		// j's entry may fill the hole if the hole is no further back
-		// than its hash's place.
-		if home := int(t.index[j]>>32) & mask; (j-home)&mask >= (j-i)&mask {
-			t.index[i], i = t.index[j], j
-		}
-	}
-	t.index[i] = 0
-}

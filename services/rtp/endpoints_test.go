@@ -8,7 +8,8 @@ import (
 )
 
 // TestEndpointTableIsFIFO: the endpoint table keeps, finds and evicts
-// what a fifo does, through growth, wrapping and probe runs shifted back.
+// what a fifo does, through growth, wrapping and probe runs shifted
+// back, with addresses that differ only in family or zone.
 func TestEndpointTableIsFIFO(t *testing.T) {
 	for _, limit := range []int{1, 7, 100, 5000} {
 		r := rand.New(rand.NewPCG(1, uint64(limit)))
@@ -18,11 +19,14 @@ func TestEndpointTableIsFIFO(t *testing.T) {
 			// found and some come back after their eviction.
 			n := r.IntN(3*limit + 1)
 			k := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(n >> 8), byte(n)}), uint16(n%7))
-			if n%5 == 0 {
+			switch n % 5 {
+			case 0:
 				k = netip.AddrPortFrom(netip.AddrFrom16(k.Addr().As16()), k.Port()) // the same, 4in6: another key
+			case 1:
+				k = netip.AddrPortFrom(netip.AddrFrom16(k.Addr().As16()).WithZone(itoa(n%3)), k.Port()) // and with zones
 			}
 			wv, wok := want.get(k)
-			gv, gok := got.get(k)
+			gv, h, gok := got.lookup(k)
 			if wv != gv || wok != gok {
 				t.Fatalf("limit %d: get(%v) = %p %v, fifo %p %v", limit, k, gv, gok, wv, wok)
 			}
@@ -31,7 +35,7 @@ func TestEndpointTableIsFIFO(t *testing.T) {
 			}
 			ep := new(endpoint)
 			wold, wev := want.add(k, ep)
-			gold, gev := got.add(k, ep)
+			gold, gev := got.add(k, h, ep)
 			if wold != gold || wev != gev || want.len() != got.len() || want.evicted != got.evicted {
 				t.Fatalf("limit %d: add(%v) evicted %v %v (%d of %d), fifo %v %v (%d of %d)", limit, k, gold, gev, got.evicted, got.len(), wold, wev, want.evicted, want.len())
 			}
@@ -49,7 +53,9 @@ func TestFullEndpointsStayWithinFootprint(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	tab := newEndpointTable(o.MaxEndpoints)
 	for n := range o.MaxEndpoints {
-		tab.add(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(n >> 8), byte(n)}), 20000), new(endpoint))
+		k := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(n >> 8), byte(n)}), 20000)
+		_, h, _ := tab.lookup(k)
+		tab.add(k, h, new(endpoint))
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
