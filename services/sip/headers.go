@@ -236,7 +236,7 @@ func DisplayName(v []byte) []byte {
 // 3261 writes them and followed by their colon, with one comparison
 // each: it returns the name's length and its HeaderID, or 0 for any other
 // line, which Parse then reads byte by byte. The name scan and headerID
-// were a third of the parse of a header line (docs/benchmarks.md).
+// were about a quarter of the parse (docs/benchmarks.md).
 func commonName(b []byte) (int, HeaderID) {
 	if len(b) < len("Content-Length:") {
 		return 0, HOther // the headers' end is near: the general path

@@ -10,10 +10,11 @@ const (
 
 // sharedTexts keeps one copy of the sender text that dialogs repeat:
 // reason phrases ("OK", "Ringing") and User-Agent and Server values, the
-// same few on every call of a site. A string per dialog for them was a
-// third of what the dialogs' updates allocated. A dialog is still charged
-// each one's bytes as its own (dialogBytes), so which dialogs a full
-// store keeps does not move with the sharing. The store's lock guards it.
+// same few on every call of a site. A string per dialog for them was
+// about a tenth of what a call's dialog updates allocated. A dialog is
+// still charged each one's bytes as its own (dialogBytes), so which
+// dialogs a full store keeps does not move with the sharing. The store's
+// lock guards it.
 type sharedTexts struct{ m map[string]string }
 
 // get returns b as a string, the shared copy when there is one.
