@@ -44,8 +44,8 @@ type Analyser struct {
 	hdr Header
 
 	streams   *fifo[Key, *stream]
-	endpoints *fifo[netip.AddrPort, *endpoint]
-	dialogs   *fifo[string, *dialogMedia]
+	endpoints *endpointTable
+	dialogs   *dialogTable
 	reports   ring[Report]
 	events    ring[*Event]
 	lastEvent map[Key]*Event // bounded with streams: deleted on eviction
@@ -80,8 +80,8 @@ func NewAnalyser(o Options) *Analyser {
 	a := &Analyser{
 		opt:       o,
 		streams:   newFIFO[Key, *stream](o.MaxStreams),
-		endpoints: newFIFO[netip.AddrPort, *endpoint](o.MaxEndpoints),
-		dialogs:   newFIFO[string, *dialogMedia](o.MaxDialogs),
+		endpoints: newEndpointTable(o.MaxEndpoints),
+		dialogs:   newDialogTable(o.MaxDialogs),
 		reports:   ring[Report]{limit: o.MaxReports},
 		events:    ring[*Event]{limit: o.MaxEvents},
 		lastEvent: map[Key]*Event{},
@@ -300,7 +300,7 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	method := methodName(mb)
 	a.mu.FeedLock()
 	defer a.mu.FeedUnlock()
-	d, ok := a.dialogs.get(string(id))
+	d, h, ok := a.dialogs.lookup(id)
 	var callID string
 	if ok {
 		callID = d.callID
@@ -319,7 +319,7 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 		d = &nd.d
 		d.callID, d.created, d.sdp, d.endpoints = callID, meta.Time, nd.sdp[:0], nd.endpoints[:0]
 		before := a.dialogs.evicted
-		a.dialogs.add(callID, d)
+		a.dialogs.add(h, d)
 		a.st.DialogsEvicted += a.dialogs.evicted - before
 	}
 	switch {

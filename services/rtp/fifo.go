@@ -22,7 +22,7 @@ func (f *fifo[K, V]) get(k K) (V, bool) {
 
 // add inserts k, which the caller has just failed to get: every caller
 // looks a key up before adding it, so add does not hash it a second time
-// to check (one map operation fewer per new dialog, endpoint and stream).
+// to check (one map operation fewer per new stream).
 // It returns the key it evicted to make room, if it did.
 func (f *fifo[K, V]) add(k K, v V) (old K, evicted bool) {
 	if len(f.order) < f.limit {

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"fieldtap/services/heapsize"
+	"fieldtap/services/sdp"
 )
 
 // What the analyser's tables cost in the heap, per entry, for the memory
@@ -58,9 +59,16 @@ func srtpBytes() int {
 	return heapsize.Pointers(int(unsafe.Sizeof(srtpState{}))) + srtpSessionBytes
 }
 
+// endpointBytes is still what an endpoint holding a copy of its
+// sdp.Media, a Go map entry and an order key cost, as when the table was
+// a fifo: the endpoint now points at the Media (half of a 64-byte pair),
+// its ring entry (48 bytes, up to a quarter more as append grew the
+// ring) and index slots (8 bytes, up to four per entry) cost less
+// (footprint in endpoints_test.go), and the figure derives the bound.
 func endpointBytes() int {
 	addr := int(unsafe.Sizeof(netip.AddrPort{}))
-	return heapsize.Pointers(int(unsafe.Sizeof(endpoint{}))) + heapsize.MapEntry(addr+ptr) + addr
+	withMedia := int(unsafe.Sizeof(endpoint{})) - ptr + int(unsafe.Sizeof(sdp.Media{}))
+	return heapsize.Pointers(withMedia) + heapsize.MapEntry(addr+ptr) + addr
 }
 
 func dialogBytes() int {

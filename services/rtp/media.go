@@ -43,9 +43,11 @@ type dialogMedia struct {
 // endpoint is a signalled media address: RTP or RTCP of one m= line.
 type endpoint struct {
 	dialog *dialogMedia
-	media  sdp.Media
-	rtcp   bool
-	gen    uint64 // bumps whenever media changes, so streams re-resolve clocks
+	// media is the m= line in its parsed session, which nothing changes
+	// after sdp.Parse: pointed at, not copied into both RTP and RTCP.
+	media *sdp.Media
+	rtcp  bool
+	gen   uint64 // bumps whenever media changes, so streams re-resolve clocks
 }
 
 // resolveClock finds pt's RTP clock rate from the endpoint's formats, or
@@ -101,18 +103,18 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 		d.sdpDropped++
 	}
 	for i := range ev.Session.Media {
-		m := &ev.Session.Media[i] // copied once, into its endpoint, not per call
+		m := &ev.Session.Media[i]
 		addr, ok := m.Addr()
 		if !ok || addr.Addr().IsUnspecified() {
 			continue
 		}
-		ep, known := a.endpoints.get(addr)
+		ep, h, known := a.endpoints.lookup(addr)
 		if m.RTCPPort <= 0 || m.RTCPPort == m.Port {
-			a.signal(d, addr, m, false, ep, known, nil)
+			a.signal(d, addr, h, m, false, ep, known, nil)
 			continue
 		}
 		rtcpAddr := netip.AddrPortFrom(addr.Addr(), uint16(m.RTCPPort))
-		rtcpEP, rtcpKnown := a.endpoints.get(rtcpAddr)
+		rtcpEP, rtcpH, rtcpKnown := a.endpoints.lookup(rtcpAddr)
 		// A new RTP and RTCP pair is one allocation: the two are added,
 		// and so evicted, one after the other. Only when both are new,
 		// so no half is ever kept alive unused.
@@ -120,10 +122,10 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 		if !known && !rtcpKnown {
 			pair = new(endpointPair)
 		}
-		if evicted, ok := a.signal(d, addr, m, false, ep, known, pair.at(0)); ok && evicted == rtcpAddr {
+		if evicted, ok := a.signal(d, addr, h, m, false, ep, known, pair.at(0)); ok && evicted == rtcpAddr {
 			rtcpKnown = false // the RTP address's entry pushed the RTCP one out
 		}
-		a.signal(d, rtcpAddr, m, true, rtcpEP, rtcpKnown, pair.at(1))
+		a.signal(d, rtcpAddr, rtcpH, m, true, rtcpEP, rtcpKnown, pair.at(1))
 	}
 }
 
@@ -138,20 +140,20 @@ func (p *endpointPair) at(i int) *endpoint {
 	return &p[i]
 }
 
-// signal registers addr for m's media on d: ep, its entry when known, takes
-// them; else a new entry, in fresh when given, is added. It returns the
-// address the addition evicted, if it did.
-func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, m *sdp.Media, rtcp bool, ep *endpoint, known bool, fresh *endpoint) (evicted netip.AddrPort, didEvict bool) {
+// signal registers addr, of hash h, for m's media on d: ep, its entry
+// when known, takes them; else a new entry, in fresh when given, is
+// added. It returns the address the addition evicted, if it did.
+func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, h uint32, m *sdp.Media, rtcp bool, ep *endpoint, known bool, fresh *endpoint) (evicted netip.AddrPort, didEvict bool) {
 	a.gen++
 	if known {
 		// A re-INVITE (or another dialog) reusing the address takes it.
-		ep.dialog, ep.media, ep.rtcp, ep.gen = d, *m, rtcp, a.gen
+		ep.dialog, ep.media, ep.rtcp, ep.gen = d, m, rtcp, a.gen
 	} else {
 		if fresh == nil {
 			fresh = new(endpoint)
 		}
-		*fresh = endpoint{dialog: d, media: *m, rtcp: rtcp, gen: a.gen}
-		evicted, didEvict = a.endpoints.add(addr, fresh)
+		*fresh = endpoint{dialog: d, media: m, rtcp: rtcp, gen: a.gen}
+		evicted, didEvict = a.endpoints.add(addr, h, fresh)
 	}
 	if rtcp {
 		return

@@ -73,11 +73,11 @@ func (a *Analyser) mgcp(t time.Time, src, dst netip.AddrPort, b []byte) bool {
 		return true
 	}
 	id := mgcpCallPrefix + callID
-	d, found := a.dialogs.get(id)
+	d, h, found := a.dialogs.lookup([]byte(id))
 	if !found {
 		d = &dialogMedia{callID: id, created: t}
 		before := a.dialogs.evicted
-		a.dialogs.add(id, d)
+		a.dialogs.add(h, d)
 		a.st.DialogsEvicted += a.dialogs.evicted - before
 	}
 	before := a.endpoints.evicted

@@ -174,7 +174,8 @@ func (a *Analyser) Snapshot(intervals bool) *Snapshot {
 		}
 	})
 	slices.SortFunc(sn.Streams, func(x, y StreamView) int { return int(x.Seq) - int(y.Seq) })
-	a.dialogs.each(func(id string, d *dialogMedia) {
+	a.dialogs.each(func(d *dialogMedia) {
+		id := d.callID
 		v := &DialogView{CallID: id, SDP: slices.Clone(d.sdp), SDPDropped: d.sdpDropped, EndpointsDropped: d.epDropped, FinalCode: d.final, Ended: d.ended, Endpoints: []string{},
 			RTCPFlowsDropped: d.rtcpDropped, rtcp: slices.Clone(d.rtcp)}
 		for _, e := range d.endpoints {

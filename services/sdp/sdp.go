@@ -2,9 +2,12 @@ package sdp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"net/netip"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -189,7 +192,7 @@ func Parse(b []byte) (*Session, error) {
 		case 'm':
 			s.finish(cur, mediaConn)
 			cur, mediaConn = nil, false
-			m, ok := parseMediaLine(v, &s.Dropped)
+			typ, port, proto, fmts, ok := mediaLine(v)
 			if !ok {
 				continue
 			}
@@ -198,13 +201,18 @@ func Parse(b []byte) (*Session, error) {
 				// Attributes of a dropped section must not land on the
 				// previous one: park them in a scratch section.
 				cur = &Media{}
-				continue
+			} else {
+				// Filled in place: a Media is too big to copy per section,
+				// and sa's is zero already.
+				if s.Media == nil {
+					s.Media = sa.media[:1:1] // nil while the body has no section, as before
+				} else {
+					s.Media = append(s.Media, Media{})
+				}
+				cur = &s.Media[len(s.Media)-1]
 			}
-			if s.Media == nil {
-				s.Media = sa.media[:0:1] // nil while the body has no section, as before
-			}
-			s.Media = append(s.Media, m)
-			cur = &s.Media[len(s.Media)-1]
+			cur.Type, cur.Port, cur.Proto = known(typ, mediaTypes), port, known(proto, protos)
+			cur.Formats = formats(fmts, &s.Dropped)
 		case 'a':
 			s.attr(cur, v)
 		}
@@ -228,7 +236,7 @@ func start(b []byte) ([]byte, bool) {
 // nextLine splits b's first line off, without its line break and
 // trailing blanks.
 func nextLine(b []byte) (line, rest []byte) {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+	if i := lineEnd(b); i < len(b) {
 		line, rest = b[:i], b[i+1:]
 	} else {
 		line = b
@@ -237,6 +245,25 @@ func nextLine(b []byte) (line, rest []byte) {
 		line = line[:n-1]
 	}
 	return line, rest
+}
+
+// lineEnd is bytes.IndexByte(b, '\n'), or len(b) without one, eight
+// bytes at a time: SDP lines are short, and calling the vector search
+// for each costs more than the search.
+func lineEnd(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:]) ^ '\n'*ones
+		// The lowest high bit set marks the first zero byte of x.
+		if z := (x - ones) &^ x & highs; z != 0 {
+			return i + bits.TrailingZeros64(z)/8
+		}
+	}
+	for i < len(b) && b[i] != '\n' {
+		i++
+	}
+	return i
 }
 
 // SameOrigin reports whether Parse would accept b and give it origin as
@@ -288,10 +315,7 @@ func (s *Session) finish(m *Media, hasConn bool) {
 }
 
 func (s *Session) attr(m *Media, v []byte) {
-	name, val := v, []byte(nil)
-	if i := bytes.IndexByte(v, ':'); i >= 0 {
-		name, val = v[:i], bytes.TrimSpace(v[i+1:])
-	}
+	name, val, _ := cut(v, ':')
 	switch string(name) {
 	case SendRecv, SendOnly, RecvOnly, Inactive:
 		dir := direction(name)
@@ -301,7 +325,7 @@ func (s *Session) attr(m *Media, v []byte) {
 			s.Direction = dir
 		}
 	case "crypto":
-		switch {
+		switch val = trim(val); {
 		case m == nil: // RFC 4568 §9.1: media level only
 		case len(m.Crypto) >= MaxCrypto || len(val) > maxCryptoValue:
 			s.Dropped++
@@ -320,28 +344,25 @@ func (s *Session) attr(m *Media, v []byte) {
 		}
 	case "rtcp":
 		if m != nil {
-			var buf [4][]byte
-			if f := fields(buf[:0], val); len(f) > 0 {
-				if p, ok := atoi(f[0]); ok && p > 0 && p <= 0xFFFF {
-					m.RTCPPort = p
-				}
+			if p, ok := atoi(firstField(val)); ok && p > 0 && p <= 0xFFFF {
+				m.RTCPPort = p
 			}
 		}
 	case "ptime":
 		if m != nil {
-			if p, ok := atoi(val); ok && p > 0 && p <= 1000 {
+			if p, ok := atoi(trim(val)); ok && p > 0 && p <= 1000 {
 				m.Ptime = p
 			}
 		}
 	case "rtpmap":
 		if m != nil {
-			rtpmap(m, val)
+			rtpmap(m, trim(val))
 		}
 	case "fmtp":
 		if m != nil {
-			pt, rest := splitPT(val)
+			pt, rest := splitPT(trim(val))
 			if f := m.formatRef(pt); f != nil {
-				f.Fmtp = known(bytes.TrimSpace(rest), fmtps)
+				f.Fmtp = known(trim(rest), fmtps)
 			}
 		}
 	}
@@ -354,20 +375,46 @@ func rtpmap(m *Media, val []byte) {
 	if f == nil {
 		return
 	}
-	enc, rest, more := bytes.Cut(bytes.TrimSpace(rest), []byte("/"))
+	enc, rest, more := cut(trim(rest), '/')
 	f.Encoding = encoding(enc)
 	if more {
-		clock, channels, hasChannels := bytes.Cut(rest, []byte("/"))
+		clock, channels, hasChannels := cut(rest, '/')
 		if c, ok := atoi(clock); ok {
 			f.ClockRate = c
 		}
 		if hasChannels {
-			channels, _, _ = bytes.Cut(channels, []byte("/"))
+			channels, _, _ = cut(channels, '/')
 			if c, ok := atoi(channels); ok {
 				f.Channels = c
 			}
 		}
 	}
+}
+
+// cut is bytes.Cut at a byte: the pieces it splits are a few bytes
+// long, shorter than it takes to set bytes.Cut's vector search up.
+func cut(b []byte, sep byte) (before, after []byte, found bool) {
+	for i, c := range b {
+		if c == sep {
+			return b[:i], b[i+1:], true
+		}
+	}
+	return b, nil, false
+}
+
+// trim is bytes.TrimSpace with ASCII ends, as values have, trimmed
+// without its call; other ends are left to it.
+func trim(b []byte) []byte {
+	for len(b) > 0 && kind[b[0]] == spaceByte {
+		b = b[1:]
+	}
+	for len(b) > 0 && kind[b[len(b)-1]] == spaceByte {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 && (kind[b[0]] == wideByte || kind[b[len(b)-1]] == wideByte) {
+		return bytes.TrimSpace(b)
+	}
+	return b
 }
 
 func (m *Media) formatRef(pt int) *Format {
@@ -394,51 +441,60 @@ func splitPT(v []byte) (int, []byte) {
 	return pt, v[i+1:]
 }
 
-// parseMediaLine parses "<type> <port>[/<n>] <proto> <fmt> ...".
-func parseMediaLine(v []byte, dropped *int) (Media, bool) {
-	var buf [3 + MaxFormats + 1][]byte
-	f := fields(buf[:0], v)
-	if len(f) < 3 {
-		return Media{}, false
+// mediaLine splits "<type> <port>[/<n>] <proto> <fmt> ..." into its
+// fields, the formats left unsplit; it is false for a malformed line.
+func mediaLine(v []byte) (typ []byte, port int, proto, fmts []byte, ok bool) {
+	typ, v = nextField(v)
+	portField, v := nextField(v)
+	proto, fmts = nextField(v)
+	if len(proto) == 0 {
+		return nil, 0, nil, nil, false
 	}
-	portField := f[1]
-	if i := bytes.IndexByte(portField, '/'); i >= 0 {
-		portField = portField[:i]
-	}
-	port, ok := atoi(portField)
+	portField, _, _ = cut(portField, '/')
+	port, ok = atoi(portField)
 	if !ok || port > 0xFFFF {
-		return Media{}, false
+		return nil, 0, nil, nil, false
 	}
-	m := Media{Type: known(f[0], mediaTypes), Port: port, Proto: known(f[2], protos), Formats: make([]Format, 0, min(len(f)-3, MaxFormats))}
-	for _, p := range f[3:] {
+	return typ, port, proto, fmts, true
+}
+
+// formats is an m= line's RTP payload types, with the static ones
+// named. Its capacity counts every format field, up to MaxFormats.
+func formats(v []byte, dropped *int) []Format {
+	var pts [MaxFormats]uint8
+	n, fields := 0, 0
+	for p, rest := nextField(v); len(p) > 0; p, rest = nextField(rest) {
+		fields++
 		pt, ok := atoi(p)
 		if !ok || pt > 127 {
 			continue // non-RTP formats (e.g. "*" or a MIME type) are not ours
 		}
-		if len(m.Formats) >= MaxFormats {
+		if n >= MaxFormats {
 			*dropped++
 			continue
 		}
-		fm := Format{PT: pt}
-		if st, ok := Static(pt); ok {
-			fm.Encoding, fm.ClockRate = st.Encoding, st.ClockRate
-		}
-		m.Formats = append(m.Formats, fm)
+		pts[n] = uint8(pt)
+		n++
 	}
-	return m, true
+	fs := make([]Format, n, min(fields, MaxFormats))
+	for i, pt := range pts[:n] {
+		// Field by field: fs is zero, and a whole Format written would
+		// be zeroed again first.
+		st, _ := Static(int(pt))
+		fs[i].PT, fs[i].Encoding, fs[i].ClockRate = int(pt), st.Encoding, st.ClockRate
+	}
+	return fs
 }
 
 // parseConn parses "IN IP4 <addr>[/ttl[/n]]" or "IN IP6 <addr>".
 func parseConn(v []byte) (netip.Addr, bool) {
-	var buf [4][]byte
-	f := fields(buf[:0], v)
-	if len(f) < 3 || string(f[0]) != "IN" {
+	in, v := nextField(v)
+	_, v = nextField(v)
+	a, _ := nextField(v)
+	if len(a) == 0 || string(in) != "IN" {
 		return netip.Addr{}, false
 	}
-	a := f[2]
-	if i := bytes.IndexByte(a, '/'); i >= 0 {
-		a = a[:i]
-	}
+	a, _, _ = cut(a, '/')
 	if ip, ok := ipv4(a); ok {
 		return netip.AddrFrom4(ip), true
 	}
@@ -505,60 +561,84 @@ func atoi(b []byte) (int, bool) {
 	return n, !neg || n == 0
 }
 
-// fields is bytes.Fields appending to dst, which a caller backs with an
-// array on its stack: parsing a body then allocates only what it keeps.
-func fields(dst [][]byte, b []byte) [][]byte {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return append(dst, bytes.Fields(b)...) // Unicode spaces too, as bytes.Fields splits
-		}
+// nextField splits b's first field off as bytes.Fields splits (a field
+// is what lies between Unicode spaces), without the slice bytes.Fields
+// builds; the field is empty when b has none. Bodies are ASCII: a byte
+// of a wider rune sends the whole split to the rune-decoding path.
+func nextField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && kind[b[i]] == spaceByte {
+		i++
 	}
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && isSpace(b[i]) {
-			i++
-		}
-		b = b[i:]
-		if len(b) == 0 {
-			break
-		}
-		j := 0
-		for j < len(b) && !isSpace(b[j]) {
-			j++
-		}
-		dst = append(dst, b[:j])
-		b = b[j:]
+	j := i
+	for j < len(b) && kind[b[j]] == fieldByte {
+		j++
 	}
-	return dst
+	if j < len(b) && kind[b[j]] == wideByte {
+		i = skip(b, true)
+		j = i + skip(b[i:], false)
+	}
+	return b[i:j], b[j:]
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+// Byte kinds for nextField.
+const (
+	fieldByte = iota
+	spaceByte // the ASCII spaces of unicode.IsSpace
+	wideByte  // part of a multi-byte rune, which may be a space
+)
+
+var kind = func() (t [256]uint8) {
+	for _, c := range "\t\n\v\f\r " {
+		t[c] = spaceByte
+	}
+	for c := utf8.RuneSelf; c < len(t); c++ {
+		t[c] = wideByte
+	}
+	return t
+}()
+
+// skip is how many of b's leading bytes are Unicode spaces, or are not.
+func skip(b []byte, spaces bool) int {
+	i := 0
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if unicode.IsSpace(r) != spaces {
+			return i
+		}
+		i += n
+	}
+	return i
+}
+
+// firstField is b's first field, as bytes.Fields splits it.
+func firstField(b []byte) []byte {
+	f, _ := nextField(b)
+	return f
 }
 
 // originOf is an o= value's "user id version", clipped to maxValue
-// bytes: the text the three fields span when single spaces separate
-// them, as they do; else the fields joined by single spaces, in buf. It
-// is false for a value of fewer than three fields.
+// bytes: its first three fields joined by single spaces, whatever blanks
+// separate them; the text they span when that is it, as senders write
+// it, else a copy in buf. It is false for a value of fewer than three
+// fields.
 func originOf(buf *[maxValue]byte, v []byte) ([]byte, bool) {
-	var fb [8][]byte
-	f := fields(fb[:0], v)
-	if len(f) < 3 {
+	user, r := nextField(v)
+	start := len(v) - len(r) - len(user)
+	id, r := nextField(r)
+	version, r := nextField(r)
+	if len(version) == 0 {
 		return nil, false
 	}
-	start := cap(v) - cap(f[0])
-	end := cap(v) - cap(f[2]) + len(f[2])
-	if end-start == len(f[0])+len(f[1])+len(f[2])+2 && v[start+len(f[0])] == ' ' && v[end-len(f[2])-1] == ' ' {
-		o := v[start:end]
-		return o[:min(len(o), maxValue)], true
+	end := len(v) - len(r)
+	if end-start == len(user)+len(id)+len(version)+2 && v[start+len(user)] == ' ' && v[end-len(version)-1] == ' ' {
+		return v[start:min(end, start+maxValue)], true
 	}
-	n := 0
-	for i, x := range f[:3] {
-		if i > 0 {
-			n += copy(buf[n:], " ")
-		}
-		n += copy(buf[n:], x) // copy stops at maxValue, as clip does
-	}
+	n := copy(buf[:], user) // copy stops at maxValue, as clip does
+	n += copy(buf[n:], " ")
+	n += copy(buf[n:], id)
+	n += copy(buf[n:], " ")
+	n += copy(buf[n:], version)
 	return buf[:n], true
 }
 

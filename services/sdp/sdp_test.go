@@ -1,8 +1,10 @@
 package sdp
 
 import (
+	"bytes"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,6 +222,36 @@ func FuzzNumbers(f *testing.F) {
 		m, err := strconv.Atoi(string(b))
 		if wantOK := len(b) > 0 && len(b) <= 9 && err == nil && m >= 0; ok != wantOK || ok && n != m {
 			t.Errorf("atoi(%q) = %d %v, strconv.Atoi: %d %v", b, n, ok, m, err)
+		}
+	})
+}
+
+// FuzzSplitters holds the written-out splitters to the standard
+// library's: nextField splits as bytes.Fields does, Unicode spaces
+// included, trim trims as bytes.TrimSpace and lineEnd finds the line
+// break bytes.IndexByte does.
+func FuzzSplitters(f *testing.F) {
+	for _, s := range []string{"a b", " \t a\vb\f c ", "a\u00a0b\u2000c\u0085", "x\xe2\xc2\xa0y ", "\u3000", "0123456789abcdef\n",
+		"v=0\r\no=- 1 1 IN IP4 h\r\n", ""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got [][]byte
+		for f, rest := nextField(b); len(f) > 0; f, rest = nextField(rest) {
+			got = append(got, f)
+		}
+		if want := bytes.Fields(b); len(got) != len(want) || len(want) > 0 && !reflect.DeepEqual(got, want) {
+			t.Errorf("nextField splits %q into %q, bytes.Fields into %q", b, got, want)
+		}
+		if got, want := trim(b), bytes.TrimSpace(b); !bytes.Equal(got, want) {
+			t.Errorf("trim(%q) = %q, bytes.TrimSpace: %q", b, got, want)
+		}
+		want := bytes.IndexByte(b, '\n')
+		if want < 0 {
+			want = len(b)
+		}
+		if got := lineEnd(b); got != want {
+			t.Errorf("lineEnd(%q) = %d, want %d", b, got, want)
 		}
 	})
 }

@@ -146,24 +146,29 @@ func (m *Parsed) Parse(b []byte) error {
 		// The name: whitespace, a token, whitespace, the colon. Whitespace
 		// may run over a fold, so the colon is checked against the line's
 		// end once that is known.
-		i := off
 		crossed := false // whether the whitespace ran over a line's end
-		for i < len(b) && isWS(b[i]) {
-			crossed = crossed || b[i] == '\n'
-			i++
-		}
-		nameStart := i
-		for i < len(b) && tokenChar[b[i]] {
-			i++
-		}
-		nameEnd := i
-		for i < len(b) && isWS(b[i]) {
-			crossed = crossed || b[i] == '\n'
-			i++
-		}
-		colon := -1
-		if i < len(b) && b[i] == ':' && nameEnd > nameStart {
-			colon = i
+		nameStart, nameEnd, colon := off, 0, -1
+		n, id := commonName(b[off:])
+		if n > 0 {
+			nameEnd, colon = off+n, off+n
+		} else {
+			i := off
+			for i < len(b) && isWS(b[i]) {
+				crossed = crossed || b[i] == '\n'
+				i++
+			}
+			nameStart = i
+			for i < len(b) && tokenChar[b[i]] {
+				i++
+			}
+			nameEnd = i
+			for i < len(b) && isWS(b[i]) {
+				crossed = crossed || b[i] == '\n'
+				i++
+			}
+			if i < len(b) && b[i] == ':' && nameEnd > nameStart {
+				colon = i
+			}
 		}
 		from := start
 		if colon >= 0 && !crossed {
@@ -207,7 +212,10 @@ func (m *Parsed) Parse(b []byte) error {
 			hs = append(hs, Header{})
 		}
 		h := &hs[len(hs)-1]
-		h.Name, h.Value, h.ID = name, trimWS(b[colon+1:end]), headerID(name)
+		if n == 0 {
+			id = headerID(name)
+		}
+		h.Name, h.Value, h.ID = name, trimWS(b[colon+1:end]), id
 		if h.ID != 0 && m.known[h.ID] == 0 {
 			m.known[h.ID] = int16(len(hs))
 			switch h.ID {

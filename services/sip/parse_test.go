@@ -231,3 +231,20 @@ func FuzzAnalyserTCP(f *testing.F) {
 }
 
 var timeZero = time.Unix(0, 0)
+
+// TestCommonName holds the common names' short cut to headerID, and
+// leaves every other spelling to the general path.
+func TestCommonName(t *testing.T) {
+	pad := strings.Repeat(" ", len("Content-Length:"))
+	for _, name := range []string{"Via", "From", "To", "Call-ID", "CSeq", "Contact", "Content-Type", "Content-Length", "Max-Forwards", "User-Agent", "Server"} {
+		n, id := commonName([]byte(name + ":" + pad))
+		if n != len(name) || id != headerID([]byte(name)) || id == HOther {
+			t.Errorf("commonName(%q) = %d, %d; want %d, %d", name, n, id, len(name), headerID([]byte(name)))
+		}
+	}
+	for _, line := range []string{"via:", "Via :", " Via:", "Vias:", "Call-Id:", "Contact-X:", "Subject:", "Via:"} {
+		if n, _ := commonName([]byte(line + "\r\n")); n != 0 {
+			t.Errorf("commonName(%q) = %d, want the general path", line, n)
+		}
+	}
+}

@@ -134,6 +134,8 @@ type Store struct {
 	requests, transports tally[string]
 	responses            tally[respKey]
 	txns                 txnSpares
+	// texts holds one copy of the sender text dialogs repeat (texts.go).
+	texts sharedTexts
 	// spareDialogs are evicted dialogs no snapshot held, for the next
 	// new ones (at most maxSpareTxns): an 896-byte allocation the
 	// collector scans, once per dialog.
@@ -164,7 +166,8 @@ func New(l Limits) (*Store, error) {
 		return nil, fmt.Errorf("sip: %d dialog bytes and %d message bytes hold no dialog: want at least %d and %d",
 			l.DialogBytes, l.MessageBytes, minD, minM)
 	}
-	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, st: Stats{Undecodable: map[string]uint64{}}}
+	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, st: Stats{Undecodable: map[string]uint64{}},
+		texts: sharedTexts{m: map[string]string{}}}
 	s.requests = tally[string]{other: OtherKey, name: func(k string) string { return k }}
 	s.transports = s.requests
 	s.responses = tally[respKey]{other: otherResp, name: respKey.name}
@@ -281,7 +284,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		Time: meta.Time, Src: meta.Src, Dst: meta.Dst, Transport: meta.Transport,
 		Request: m.Request, Method: method, StatusCode: m.StatusCode, CSeq: m.CSeqNum,
 	}
-	if update(d, meta, m, &msg, s.lim.TransactionsPerDialog, &s.txns) {
+	if s.update(d, meta, m, &msg) {
 		s.st.TransactionsShed++
 	}
 	s.regs.observe(meta, m, method, msg.Retransmission)
@@ -405,9 +408,9 @@ func (s *Store) newDialog(meta Meta, m *Parsed, method string) *slot {
 }
 
 // update folds one message into d (a private copy), keeping at most
-// maxTxns transactions; it reports whether the message opened a
-// transaction past that bound.
-func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *txnSpares) (shed bool) {
+// Limits.TransactionsPerDialog transactions; it reports whether the
+// message opened a transaction past that bound.
+func (s *Store) update(d *Dialog, meta Meta, m *Parsed, msg *Message) (shed bool) {
 	if d.Updated.Before(meta.Time) {
 		d.Updated = meta.Time
 	}
@@ -415,7 +418,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 	addUnique(&d.Participants, meta.Dst, maxParticipants)
 	for _, id := range [...]HeaderID{HUserAgent, HServer} {
 		if v := m.Get(id); len(v) > 0 && len(d.UserAgents) < maxDialogUAs && !containsBytes(d.UserAgents, v) {
-			ua := string(v)
+			ua := s.texts.get(v)
 			d.UserAgents = append(d.UserAgents, ua)
 			d.listBytes += heapsize.String(ua)
 		}
@@ -461,8 +464,8 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 		ti = len(d.txIDs)
 		d.txIDs = appendWord(d.txIDs, &d.idsIn, tx)
 		d.Transactions++
-		if len(d.Txns) < maxTxns {
-			d.Txns = spare.append(d.Txns, newTransaction(meta, m, method, branch))
+		if len(d.Txns) < s.lim.TransactionsPerDialog {
+			d.Txns = s.txns.append(d.Txns, newTransaction(meta, m, method, branch))
 			d.listBytes += heapsize.String(d.Txns[len(d.Txns)-1].Branch)
 		} else {
 			d.TxnsShed++
@@ -473,7 +476,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 	var txn *Transaction
 	if ti < len(d.Txns) {
 		txn = &d.Txns[ti]
-		d.listBytes += txn.note(m, t)
+		d.listBytes += txn.note(m, t, &s.texts)
 	}
 	if method == "INVITE" && !d.HasInvite {
 		// The Call-ID opened with another method (a REGISTER, say): from
@@ -523,7 +526,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 	}
 	if method != "INVITE" {
 		if code >= 200 && d.FinalCode == 0 || code >= 200 && d.FinalCode >= 300 {
-			d.FinalCode, d.FinalReason, d.FinalAt = code, string(m.Reason), t
+			d.FinalCode, d.FinalReason, d.FinalAt = code, s.texts.get(m.Reason), t
 			d.State = StateCompleted
 			if code >= 300 {
 				d.State = StateRejected
@@ -548,7 +551,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 			d.AnswerAt = t
 		}
 		if d.FinalCode == 0 || d.FinalCode >= 300 {
-			d.FinalCode, d.FinalReason, d.FinalAt = code, string(m.Reason), t
+			d.FinalCode, d.FinalReason, d.FinalAt = code, s.texts.get(m.Reason), t
 			if d.ByeSeen {
 				d.State = StateEnded
 			} else {
@@ -558,7 +561,7 @@ func update(d *Dialog, meta Meta, m *Parsed, msg *Message, maxTxns int, spare *t
 	default:
 		// A failed re-INVITE does not fail an answered call.
 		if d.FinalCode == 0 || d.FinalCode >= 300 {
-			d.FinalCode, d.FinalReason, d.FinalAt = code, string(m.Reason), t
+			d.FinalCode, d.FinalReason, d.FinalAt = code, s.texts.get(m.Reason), t
 			d.State = StateFailed
 			if code == 487 && d.CancelSeen {
 				d.State = StateCancelled
@@ -646,8 +649,9 @@ func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transact
 }
 
 // note folds one of the transaction's messages into it and returns the
-// heap bytes of the string it kept (a final response's reason phrase).
-func (tx *Transaction) note(m *Parsed, t time.Time) (kept int) {
+// heap bytes of the string it kept (a final response's reason phrase,
+// charged as its own though texts may share it).
+func (tx *Transaction) note(m *Parsed, t time.Time, texts *sharedTexts) (kept int) {
 	if m.Request {
 		tx.Requests++
 		// The request's To tag, not a response's, says whether it was
@@ -665,7 +669,7 @@ func (tx *Transaction) note(m *Parsed, t time.Time) (kept int) {
 			tx.RingAt = t
 		}
 	case c >= 200 && tx.FinalCode == 0:
-		tx.FinalCode, tx.FinalReason, tx.FinalAt = c, string(m.Reason), t
+		tx.FinalCode, tx.FinalReason, tx.FinalAt = c, texts.get(m.Reason), t
 		return heapsize.String(tx.FinalReason)
 	}
 	return 0

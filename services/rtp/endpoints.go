@@ -1,0 +1,99 @@
+package rtp
+
+import (
+	"hash/maphash"
+	"net/netip"
+)
+
+// endpointTable is the signalled addresses' bounded table, a fifo without
+// a Go map: the entries live in the insertion-order ring itself, found
+// through an open-addressing index of ring positions. On a full table
+// every new address cost the map a lookup, an insert and the evicted
+// key's delete, each a cache miss or two in a table of 40-byte slots;
+// the index is 8 bytes a slot, at most half full, and keeps 32 bits of
+// each entry's hash, so probing and deleting read no entry but the one
+// found.
+type endpointTable struct {
+	ring    []endpointEntry // oldest at head once full
+	head    int
+	limit   int
+	index   ringIndex
+	seed    maphash.Seed
+	evicted uint64
+}
+
+type endpointEntry struct {
+	addr netip.AddrPort
+	ep   *endpoint
+	h    uint32 // addr's hash: eviction finds its slot without hashing again
+}
+
+func newEndpointTable(limit int) *endpointTable {
+	// Seeded like a Go map's hash, so addresses written into SDP cannot
+	// be chosen to collide.
+	return &endpointTable{limit: limit, seed: maphash.MakeSeed()}
+}
+
+// hash is k's seeded hash over its 16 bytes, family and port as one
+// block, and its zone: consistent with == on netip.AddrPort, and a
+// single memhash where maphash.Comparable walks the struct field by field.
+func (t *endpointTable) hash(k netip.AddrPort) uint32 {
+	a := k.Addr()
+	var b [19]byte
+	*(*[16]byte)(b[:]) = a.As16()
+	b[16], b[17] = byte(k.Port()>>8), byte(k.Port())
+	if a.Is4() {
+		b[18] = 1
+	}
+	h := maphash.Bytes(t.seed, b[:])
+	if z := a.Zone(); z != "" {
+		h ^= maphash.String(t.seed, z)
+	}
+	return uint32(h)
+}
+
+func (t *endpointTable) get(k netip.AddrPort) (*endpoint, bool) {
+	ep, _, ok := t.lookup(k)
+	return ep, ok
+}
+
+// lookup is get that also returns k's hash, for add.
+func (t *endpointTable) lookup(k netip.AddrPort) (ep *endpoint, h uint32, ok bool) {
+	h = t.hash(k)
+	if len(t.index) == 0 {
+		return nil, h, false
+	}
+	mask := len(t.index) - 1
+	for i := int(h) & mask; t.index[i] != 0; i = (i + 1) & mask {
+		if s := t.index[i]; uint32(s>>32) == h {
+			if e := &t.ring[uint32(s)-1]; e.addr == k {
+				return e.ep, h, true
+			}
+		}
+	}
+	return nil, h, false
+}
+
+// add inserts k, whose hash h lookup has just returned without finding
+// it, as fifo.add does, and returns the address it evicted to make
+// room, if it did.
+func (t *endpointTable) add(k netip.AddrPort, h uint32, ep *endpoint) (old netip.AddrPort, evicted bool) {
+	pos := len(t.ring)
+	if pos < t.limit {
+		t.ring = append(t.ring, endpointEntry{k, ep, h})
+		if 2*len(t.ring) > len(t.index) {
+			t.index.grow()
+		}
+	} else {
+		e := &t.ring[t.head]
+		pos, old, evicted = t.head, e.addr, true
+		t.index.remove(e.h, pos)
+		t.evicted++
+		*e = endpointEntry{k, ep, h}
+		t.head = (t.head + 1) % t.limit
+	}
+	t.index.insert(h, pos)
+	return old, evicted
+}
+
+func (t *endpointTable) len() int { return len(t.ring) }
