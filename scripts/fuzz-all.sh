@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every Fuzz target in the module for a short time each (default 10s),
+# Runs every Fuzz target in the module for a short time each (default 5s),
 # one at a time, as `go test -fuzz` requires, and prints one line per
 # target: `fuzz ok PKG TARGET` or `fuzz FAIL PKG TARGET` (scripts/test.sh
 # counts them).
@@ -11,7 +11,7 @@
 # if it happens again with no input written, reported as a flake rather
 # than a failure. Anything else that exits non-zero fails.
 set -euo pipefail
-fuzztime=${1:-10s}
+fuzztime=${1:-5s}
 cd "$(dirname "$0")/.."
 status=0
 log=$(mktemp)

@@ -10,7 +10,7 @@
 # hide another; the exit status is non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-fuzztime=${1:-10s}
+fuzztime=${1:-5s}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0

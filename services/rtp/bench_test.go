@@ -29,6 +29,25 @@ func signalled(tb testing.TB, dst netip.AddrPort, o Options) *Analyser {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
+// sdpMessage is an INVITE from 192.0.2.1 (or, resp, its 200 from
+// 198.51.100.1) carrying an audio offer (answer) on port, the o= line's
+// session id version.
+func sdpMessage(tb testing.TB, callID string, version int, resp bool, port int) sip.Parsed {
+	host, start := "192.0.2.1", "INVITE sip:b@h SIP/2.0\r\n"
+	if resp {
+		host, start = "198.51.100.1", "SIP/2.0 200 OK\r\n"
+	}
+	body := "v=0\r\no=- " + itoa(version) + " 1 IN IP4 " + host + "\r\ns=-\r\nc=IN IP4 " + host + "\r\nt=0 0\r\nm=audio " + itoa(port) +
+		" RTP/AVP 0 8 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-15\r\na=ptime:20\r\na=sendrecv\r\n"
+	raw := start + "Via: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + callID + "\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " +
+		itoa(len(body)) + "\r\n\r\n" + body
+	var m sip.Parsed
+	if err := m.Parse([]byte(raw)); err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
 func rtpPacket(pt uint8, seq uint16, ts, ssrc uint32, payload []byte) []byte {
 	b := make([]byte, headerLen, headerLen+len(payload))
 	b[0], b[1] = 0x80, pt
@@ -143,18 +162,11 @@ func benchSIPMessageSDP(b *testing.B, copies int) {
 	for i := range calls {
 		id := "call-" + itoa(i) + "@bench"
 		for _, resp := range []bool{false, true} {
-			host, port, start := "192.0.2.1", 10000+2*(i%20000), "INVITE sip:b@h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
+			port := 10000 + 2*(i%20000)
 			if resp {
-				host, port, start = "198.51.100.1", 30000+2*(i%20000), "SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\n"
+				port += 20000
 			}
-			body := "v=0\r\no=- " + itoa(i) + " 1 IN IP4 " + host + "\r\ns=-\r\nc=IN IP4 " + host + "\r\nt=0 0\r\nm=audio " + itoa(port) +
-				" RTP/AVP 0 8 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-15\r\na=ptime:20\r\na=sendrecv\r\n"
-			raw := start + "From: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + id + "\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " +
-				itoa(len(body)) + "\r\n\r\n" + body
-			var m sip.Parsed
-			if err := m.Parse([]byte(raw)); err != nil {
-				b.Fatal(err)
-			}
+			m := sdpMessage(b, id, i, resp, port)
 			src, dst := uac, uas
 			if resp {
 				src, dst = uas, uac

@@ -56,17 +56,9 @@ func TestFullDialogsStayWithinFootprint(t *testing.T) {
 	for i := range o.MaxDialogs {
 		id := "a84b4c76e66710" + itoa(1_000_000+i) + "@pc33.example.com" // ~40 bytes, as phones write them
 		for _, resp := range []bool{false, true} {
-			host, start := "192.0.2.1", "INVITE sip:b@h SIP/2.0\r\n"
+			m, host := sdpMessage(t, id, i, resp, 10000+2*i), "192.0.2.1"
 			if resp {
-				host, start = "198.51.100.1", "SIP/2.0 200 OK\r\n"
-			}
-			body := "v=0\r\no=- " + itoa(i) + " 1 IN IP4 " + host + "\r\ns=-\r\nc=IN IP4 " + host + "\r\nt=0 0\r\nm=audio " + itoa(10000+2*i) +
-				" RTP/AVP 0 8 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-15\r\na=ptime:20\r\na=sendrecv\r\n"
-			raw := start + "Via: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + id + "\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " +
-				itoa(len(body)) + "\r\n\r\n" + body
-			var m sip.Parsed
-			if err := m.Parse([]byte(raw)); err != nil {
-				t.Fatal(err)
+				host = "198.51.100.1"
 			}
 			msgs = append(msgs, m)
 			metas = append(metas, sip.Meta{Time: time.Unix(int64(1000+i), 0), Src: netip.MustParseAddrPort(host + ":5060")})
