@@ -182,8 +182,9 @@ func New(l Limits) (*Store, error) {
 			delete(s.byID, sl.d.CallID)
 		}
 		if sl.epoch == s.epoch {
-			// No snapshot holds the dialog: it and its transactions are
-			// no one's (its other lists may be a snapshot's older copy's).
+			// No snapshot holds the dialog: it, its transactions and its
+			// word arrays are no one's (its other lists may share arrays
+			// with a snapshot's older copy).
 			s.txns.keep(sl.d.Txns)
 			s.words.keep(sl.d.msgs)
 			s.words.keep(sl.d.txKeys)
