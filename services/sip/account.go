@@ -1,7 +1,6 @@
 package sip
 
 import (
-	"net/netip"
 	"unsafe"
 
 	"fieldtap/services/heapsize"
@@ -22,14 +21,16 @@ func dialogBytes(sl *slot) int {
 	// The lists' arrays by their capacity; the strings they hold were
 	// added up as they were kept (Dialog.listBytes).
 	n += d.listBytes
-	for _, list := range [...][]string{d.UserAgents, d.ToTags, d.SessionIDs, d.ICIDs} {
+	for _, list := range [...][]string{d.UserAgents, d.SessionIDs, d.ICIDs} {
 		n += heapsize.Pointers(cap(list) * int(unsafe.Sizeof("")))
 	}
 	n += heapsize.Pointers(cap(d.XHeaders) * int(unsafe.Sizeof(XHeader{})))
-	// Methods are interned by the store: the list's array is all they cost.
-	n += heapsize.Pointers(cap(d.Methods) * int(unsafe.Sizeof("")))
-	n += heapsize.Pointers(cap(d.Participants) * int(unsafe.Sizeof(netip.AddrPort{})))
-	n += heapsize.Bytes(8 * (cap(d.msgs) + cap(d.txKeys) + cap(d.txIDs)))
+	// Lists in the Dialog's own arrays cost nothing more. Methods are
+	// interned by the store: the list's array is all they cost.
+	n += outside(d.ToTags, len(d.tagsIn), heapsize.Pointers)
+	n += outside(d.Methods, len(d.methodsIn), heapsize.Pointers)
+	n += outside(d.Participants, len(d.partsIn), heapsize.Pointers)
+	n += outside(d.msgs, len(d.msgsIn), heapsize.Bytes) + outside(d.txKeys, len(d.keysIn), heapsize.Bytes) + outside(d.txIDs, len(d.idsIn), heapsize.Bytes)
 	// Transactions' methods are interned; a branch and a reason phrase
 	// are the transaction's own, in listBytes.
 	n += heapsize.Pointers(cap(d.Txns) * int(unsafe.Sizeof(Transaction{})))
@@ -62,4 +63,14 @@ func MinDialogBytes() int64 {
 // for one message of a few hundred bytes.
 func minBounds() (dialog, message int64) {
 	return MinDialogBytes(), MessageSlotBytes() + 512
+}
+
+// outside is the heap bytes of list's array, by size (heapsize.Bytes or
+// Pointers), once it outgrew the Dialog's array of n; 0 while in it.
+func outside[T any](list []T, n int, size func(int) int) int {
+	if cap(list) <= n {
+		return 0
+	}
+	var v T
+	return size(cap(list) * int(unsafe.Sizeof(v)))
 }

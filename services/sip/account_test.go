@@ -26,24 +26,38 @@ func chargeByReading(sl *slot) int {
 	n += max(heapsize.String(d.CallID)+heapsize.String(d.FromUser)+heapsize.String(d.ToUser)+heapsize.String(d.FromDisplay)+heapsize.String(d.ToDisplay),
 		heapsize.Bytes(len(d.CallID)+len(d.FromUser)+len(d.ToUser)+len(d.FromDisplay)+len(d.ToDisplay)))
 	n += heapsize.String(d.FinalReason) + heapsize.String(d.ReasonHeader)
-	for _, list := range [...][]string{d.UserAgents, d.ToTags, d.SessionIDs, d.ICIDs} {
+	for _, list := range [...][]string{d.UserAgents, d.SessionIDs, d.ICIDs} {
 		n += heapsize.Pointers(cap(list) * int(unsafe.Sizeof("")))
 		for _, s := range list {
 			n += heapsize.String(s)
 		}
 	}
+	n += heapArray(d.ToTags, d.tagsIn[:], heapsize.Pointers)
+	for _, s := range d.ToTags {
+		n += heapsize.String(s)
+	}
 	n += heapsize.Pointers(cap(d.XHeaders) * int(unsafe.Sizeof(XHeader{})))
 	for _, x := range d.XHeaders {
 		n += heapsize.String(x.Name) + heapsize.String(x.Value)
 	}
-	n += heapsize.Pointers(cap(d.Methods) * int(unsafe.Sizeof("")))
-	n += heapsize.Pointers(cap(d.Participants) * int(unsafe.Sizeof(netip.AddrPort{})))
-	n += heapsize.Bytes(8 * (cap(d.msgs) + cap(d.txKeys) + cap(d.txIDs)))
+	n += heapArray(d.Methods, d.methodsIn[:], heapsize.Pointers)
+	n += heapArray(d.Participants, d.partsIn[:], heapsize.Pointers)
+	n += heapArray(d.msgs, d.msgsIn[:], heapsize.Bytes) + heapArray(d.txKeys, d.keysIn[:], heapsize.Bytes) + heapArray(d.txIDs, d.idsIn[:], heapsize.Bytes)
 	n += heapsize.Pointers(cap(d.Txns) * int(unsafe.Sizeof(Transaction{})))
 	for _, tx := range d.Txns {
 		n += heapsize.String(tx.Branch) + heapsize.String(tx.FinalReason)
 	}
 	return n
+}
+
+// heapArray is the bytes of list's array by its capacity (size is
+// heapsize.Bytes or Pointers), 0 when that array is in the Dialog.
+func heapArray[T any](list, in []T, size func(int) int) int {
+	if cap(list) == 0 || &list[:1][0] == &in[0] {
+		return 0
+	}
+	var v T
+	return size(cap(list) * int(unsafe.Sizeof(v)))
 }
 
 // checkCharges holds every kept dialog's charge to chargeByReading.
@@ -110,7 +124,10 @@ func TestDialogChargeMatchesItsLists(t *testing.T) {
 // them. The charge decides how many dialogs a budget keeps, so the
 // changes must not raise it.
 func chargeAppended(d *Dialog) int {
-	n := heapsize.Pointers(int(unsafe.Sizeof(slot{}))) + heapsize.Pointers(int(unsafe.Sizeof(Dialog{})))
+	// The Dialog of then, in its size class, not today's, whose arrays
+	// for the lists are what the lists' charges below stand for.
+	const dialogThen = 896
+	n := heapsize.Pointers(int(unsafe.Sizeof(slot{}))) + dialogThen
 	n += heapsize.MapEntry(int(unsafe.Sizeof("") + unsafe.Sizeof(&slot{})))
 	for _, s := range [...]string{d.CallID, d.FromUser, d.ToUser, d.FromDisplay, d.ToDisplay, d.FinalReason, d.ReasonHeader} {
 		n += heapsize.String(s)

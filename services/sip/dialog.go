@@ -20,6 +20,11 @@ const (
 	StateRejected   = "rejected"   // non-INVITE transaction with a 3xx–6xx
 )
 
+// inlineWords is the words of each word list (messages, retransmission
+// keys, transactions) in the Dialog's own arrays: those of an INVITE and
+// its final answer.
+const inlineWords = 2
+
 // Per-dialog bounds on sender-chosen lists.
 const (
 	maxDialogMethods = 16 // distinct methods kept per dialog; more are counted
@@ -98,12 +103,20 @@ type Dialog struct {
 	msgs   []uint64 // message ring sequence numbers, append-only
 	txKeys []uint64 // hashes for retransmission detection, append-only
 	txIDs  []uint64 // transaction hashes, append-only
-	// msgsIn, keysIn and idsIn hold the first two arrays append gives
-	// the three lists above (one word, then two: appendWord), in the
-	// Dialog's own size class, whose last 72 bytes were slack: a call's
-	// six allocations fewer. The capacities, and so the charge, are
-	// append's.
-	msgsIn, keysIn, idsIn [3]uint64
+	// The lists' first arrays, in the Dialog's own allocation: a short
+	// dialog (an INVITE and its answer) keeps every list but its
+	// User-Agents in them, a call its participants, methods and To tag.
+	// With the 8-byte header the runtime puts before an object of
+	// pointers past 512 bytes, the Dialog fills the 1,024-byte size
+	// class. A list that outgrows its array grows as append would, the
+	// word lists into arrays evicted dialogs gave back (Store.words);
+	// dialogBytes charges only the arrays outside the Dialog, which for
+	// every list is the capacities append gives from nil, less the first
+	// ones: no dialog is charged more than before (account_test.go).
+	msgsIn, keysIn, idsIn [inlineWords]uint64
+	partsIn               [2]netip.AddrPort
+	methodsIn             [4]string
+	tagsIn                [1]string
 	// listBytes is the heap bytes of the strings the lists above hold
 	// (User-Agents, To tags, correlation keys, X- headers, transaction
 	// branches and reason phrases), added as each is kept: the store

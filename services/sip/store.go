@@ -133,11 +133,12 @@ type Store struct {
 	// Transports), kept without hashing (tally).
 	requests, transports tally[string]
 	responses            tally[respKey]
-	txns                 txnSpares
+	txns                 spares[Transaction]
+	words                spares[uint64]
 	// texts holds one copy of the sender text dialogs repeat (texts.go).
 	texts sharedTexts
 	// spareDialogs are evicted dialogs no snapshot held, for the next
-	// new ones (at most maxSpareTxns): an 896-byte allocation the
+	// new ones (at most maxSpares): a 1,024-byte allocation the
 	// collector scans, once per dialog.
 	spareDialogs []*Dialog
 }
@@ -167,7 +168,7 @@ func New(l Limits) (*Store, error) {
 			l.DialogBytes, l.MessageBytes, minD, minM)
 	}
 	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, st: Stats{Undecodable: map[string]uint64{}},
-		texts: sharedTexts{m: map[string]string{}}}
+		texts: sharedTexts{m: map[string]string{}}, txns: txnSpares(), words: wordSpares()}
 	s.requests = tally[string]{other: OtherKey, name: func(k string) string { return k }}
 	s.transports = s.requests
 	s.responses = tally[respKey]{other: otherResp, name: respKey.name}
@@ -181,10 +182,14 @@ func New(l Limits) (*Store, error) {
 			delete(s.byID, sl.d.CallID)
 		}
 		if sl.epoch == s.epoch {
-			// No snapshot holds the dialog: it and its transactions are
-			// no one's (its other lists may be a snapshot's older copy's).
+			// No snapshot holds the dialog: it, its transactions and its
+			// word arrays are no one's (its other lists may share arrays
+			// with a snapshot's older copy).
 			s.txns.keep(sl.d.Txns)
-			if len(s.spareDialogs) < maxSpareTxns {
+			s.words.keep(sl.d.msgs)
+			s.words.keep(sl.d.txKeys)
+			s.words.keep(sl.d.txIDs)
+			if len(s.spareDialogs) < maxSpares {
 				s.spareDialogs = append(s.spareDialogs, sl.d)
 			}
 		}
@@ -296,7 +301,7 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 		})
 		s.raw.Seal()
 		if err == nil {
-			d.msgs = appendWord(d.msgs, &d.msgsIn, seq)
+			d.msgs = s.words.append(inArray(d.msgs, d.msgsIn[:]), seq)
 			d.MessagesKept++
 		} else if errors.Is(err, ring.ErrOversize) {
 			d.MessagesShed++
@@ -318,9 +323,10 @@ func (s *Store) Add(meta Meta, m *Parsed, raw []byte) {
 // read those words under the readers' atomic writes (a data race).
 // TestForUpdateCopiesEveryField holds the list to Dialog's fields. The
 // lists share their arrays with d, which only ever appends past what d
-// shows; transactions change in place (a final response fills one in),
-// so the copy gets its own array, and lists in d's inline arrays move to
-// the copy's, so the copy does not keep d alive.
+// shows; transactions change in place (a final response fills one in)
+// and outgrown word arrays go to other dialogs (spares), so the copy
+// gets its own arrays of those; lists in d's own arrays move to the
+// copy's, so the copy does not keep d alive.
 func (d *Dialog) forUpdate() *Dialog {
 	c := &Dialog{
 		ID:            d.ID,
@@ -368,10 +374,16 @@ func (d *Dialog) forUpdate() *Dialog {
 		msgsIn:        d.msgsIn,
 		keysIn:        d.keysIn,
 		idsIn:         d.idsIn,
+		partsIn:       d.partsIn,
+		methodsIn:     d.methodsIn,
+		tagsIn:        d.tagsIn,
 		listBytes:     d.listBytes,
 	}
 	c.Txns = slices.Clone(d.Txns)
-	c.msgs, c.txKeys, c.txIDs = ownWords(d.msgs, &c.msgsIn), ownWords(d.txKeys, &c.keysIn), ownWords(d.txIDs, &c.idsIn)
+	c.msgs, c.txKeys, c.txIDs = ownWords(d.msgs, d.msgsIn[:], c.msgsIn[:]), ownWords(d.txKeys, d.keysIn[:], c.keysIn[:]), ownWords(d.txIDs, d.idsIn[:], c.idsIn[:])
+	c.Participants = own(d.Participants, d.partsIn[:], c.partsIn[:])
+	c.Methods = own(d.Methods, d.methodsIn[:], c.methodsIn[:])
+	c.ToTags = own(d.ToTags, d.tagsIn[:], c.tagsIn[:])
 	return c
 }
 
@@ -414,6 +426,7 @@ func (s *Store) update(d *Dialog, meta Meta, m *Parsed, msg *Message) (shed bool
 	if d.Updated.Before(meta.Time) {
 		d.Updated = meta.Time
 	}
+	d.Participants = inArray(d.Participants, d.partsIn[:])
 	addUnique(&d.Participants, meta.Src, maxParticipants)
 	addUnique(&d.Participants, meta.Dst, maxParticipants)
 	for _, id := range [...]HeaderID{HUserAgent, HServer} {
@@ -430,7 +443,7 @@ func (s *Store) update(d *Dialog, meta Meta, m *Parsed, msg *Message) (shed bool
 	method := msg.Method
 	if !slices.Contains(d.Methods, method) {
 		if len(d.Methods) < maxDialogMethods {
-			d.Methods = append(d.Methods, method)
+			d.Methods = append(inArray(d.Methods, d.methodsIn[:]), method)
 		} else {
 			d.MethodsOver++
 		}
@@ -456,13 +469,13 @@ func (s *Store) update(d *Dialog, meta Meta, m *Parsed, msg *Message) (shed bool
 		d.Retransmits++
 		msg.Retransmission = true
 	} else {
-		d.txKeys = appendWord(d.txKeys, &d.keysIn, key)
+		d.txKeys = s.words.append(inArray(d.txKeys, d.keysIn[:]), key)
 	}
 	t := meta.Time
 	ti := slices.Index(d.txIDs, tx)
 	if ti < 0 {
 		ti = len(d.txIDs)
-		d.txIDs = appendWord(d.txIDs, &d.idsIn, tx)
+		d.txIDs = s.words.append(inArray(d.txIDs, d.idsIn[:]), tx)
 		d.Transactions++
 		if len(d.Txns) < s.lim.TransactionsPerDialog {
 			d.Txns = s.txns.append(d.Txns, newTransaction(meta, m, method, branch))
@@ -518,7 +531,7 @@ func (s *Store) update(d *Dialog, meta Meta, m *Parsed, msg *Message) (shed bool
 	}
 	if tag := m.ToTag(); len(tag) > 0 && len(d.ToTags) < maxToTags && !containsBytes(d.ToTags, tag) {
 		tg := string(tag)
-		d.ToTags = append(d.ToTags, tg)
+		d.ToTags = append(inArray(d.ToTags, d.tagsIn[:]), tg)
 		d.listBytes += heapsize.String(tg)
 	}
 	if method != d.CallMethod() {
@@ -569,74 +582,6 @@ func (s *Store) update(d *Dialog, meta Meta, m *Parsed, msg *Message) (shed bool
 		}
 	}
 	return shed
-}
-
-// maxSpareTxns bounds each of txnSpares' lists: a new dialog takes one
-// array of each capacity as an older one gives one up, so a few cover
-// the churn; they are the store's few kilobytes beside its bounds.
-const maxSpareTxns = 16
-
-// txnSpares keeps transaction arrays of capacity 1, 2 and 4 that no one
-// reads any more, for the next dialogs' first, second and third
-// transactions: a call's three transactions cost allocations of 240, 480
-// and 1,024 bytes the collector scans. An array comes back when its
-// dialog outgrows it or when the ring evicts a dialog no snapshot holds.
-// A dialog's Txns array is its own (a copy a snapshot forces gets its
-// own, Dialog.forUpdate), so either way no one else reads it. Capacities
-// stay what append gives, and so does the charge.
-type txnSpares struct{ byCap [3][][]Transaction } // capacity 1, 2, 4
-
-// spareIndex is byCap's index for an array of capacity c, or -1.
-func spareIndex(c int) int {
-	switch c {
-	case 1:
-		return 0
-	case 2:
-		return 1
-	case 4:
-		return 2
-	}
-	return -1
-}
-
-// append appends tx to list as append does, taking the new array from
-// the spares where it can, and keeps the outgrown one.
-func (p *txnSpares) append(list []Transaction, tx Transaction) []Transaction {
-	if len(list) < cap(list) {
-		return append(list, tx)
-	}
-	// append's next capacity for these: 0 → 1 → 2 → 4.
-	next := 0
-	switch cap(list) {
-	case 0, 1:
-		next = cap(list) + 1
-	case 2:
-		next = 4
-	}
-	if i := spareIndex(next); i >= 0 && len(p.byCap[i]) > 0 {
-		free := p.byCap[i]
-		a := free[len(free)-1]
-		p.byCap[i] = free[:len(free)-1]
-		a = append(a[:copy(a[:cap(a)], list)], tx)
-		p.keep(list)
-		return a
-	}
-	out := append(list, tx)
-	p.keep(list)
-	return out
-}
-
-// keep clears an array no one reads any more (its strings are the
-// collector's) and keeps it, if of a capacity kept and while there is
-// room.
-func (p *txnSpares) keep(a []Transaction) {
-	i := spareIndex(cap(a))
-	if i < 0 || len(p.byCap[i]) >= maxSpareTxns {
-		return
-	}
-	a = a[:cap(a)]
-	clear(a)
-	p.byCap[i] = append(p.byCap[i], a[:0])
 }
 
 func newTransaction(meta Meta, m *Parsed, method string, branch []byte) Transaction {
@@ -709,32 +654,34 @@ func (d *Dialog) identBytes() int {
 	return max(apart, heapsize.Bytes(len(d.CallID)+len(d.FromUser)+len(d.ToUser)+len(d.FromDisplay)+len(d.ToDisplay)))
 }
 
-// appendWord appends v to list as append does, with the same capacities
-// (1, 2, then append's), but the arrays of capacity 1 and 2 are in[0:1]
-// and in[1:3], inside the Dialog.
-func appendWord(list []uint64, in *[3]uint64, v uint64) []uint64 {
-	switch cap(list) {
-	case 0:
-		in[0] = v
-		return in[0:1:1]
-	case 1:
-		in[1], in[2] = list[0], v
-		return in[1:3:3]
-	}
-	return append(list, v)
-}
-
-// ownWords points a copy's list at its own inline arrays where the
-// original's pointed at the original's, so the copy does not keep the
-// original alive.
-func ownWords(list []uint64, in *[3]uint64) []uint64 {
-	switch cap(list) {
-	case 1:
-		return in[0:1:1]
-	case 2:
-		return in[1:3:3][:len(list)]
+// inArray is list, or in's array to append to while list has none.
+func inArray[T any](list, in []T) []T {
+	if cap(list) == 0 {
+		return in[:0]
 	}
 	return list
+}
+
+// own points a copy's list at its own array in the Dialog where the
+// original's pointed at the original's, so the copy does not keep the
+// original alive.
+func own[T any](list, was, in []T) []T {
+	if cap(list) > 0 && &list[:1][0] == &was[0] {
+		return in[:len(list)]
+	}
+	return list
+}
+
+// ownWords is own for a word list, whose array outside the Dialog the
+// copy gets its own of, of the same capacity (so the same charge): the
+// store gives a dialog's outgrown word arrays to other dialogs (spares).
+func ownWords(list, was, in []uint64) []uint64 {
+	if l := own(list, was, in); cap(list) == 0 || &l[:1][0] == &in[0] {
+		return l
+	}
+	c := make([]uint64, len(list), cap(list))
+	copy(c, list)
+	return c
 }
 
 func addUnique[T comparable](s *[]T, v T, limit int) {

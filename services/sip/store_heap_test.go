@@ -146,3 +146,44 @@ func BenchmarkStoreAdd(b *testing.B) {
 		st.Add(meta, &calls[c][i%7], raws[c][i%7])
 	}
 }
+
+// TestCallsGrowIntoSpareArrays: once the store evicts, a call's word
+// lists (messages, retransmission keys, transactions) and transactions
+// grow into arrays evicted dialogs gave back, and its participants,
+// methods and To tag stay in the Dialog's own arrays: an answered call
+// of seven messages allocates its identity string, its To tag and its
+// three transactions' branches, not the arrays its lists grow through
+// (sixteen allocations a call before: BenchmarkStoreAdd's 2 a message).
+func TestCallsGrowIntoSpareArrays(t *testing.T) {
+	st := newStore(t, Limits{Dialogs: 16})
+	const warm, runs = 48, 20
+	calls := make([][]Parsed, warm+runs+1)
+	raws := make([][][]byte, len(calls))
+	for i := range calls {
+		for _, raw := range ladder(i) {
+			raws[i] = append(raws[i], []byte(raw))
+		}
+		calls[i] = make([]Parsed, len(raws[i]))
+		for j := range raws[i] {
+			if err := calls[i][j].Parse(raws[i][j]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	meta := Meta{Time: time.Unix(1, 0), Transport: TransportUDP}
+	next := 0
+	add := func() {
+		for j := range calls[next] {
+			st.Add(meta, &calls[next][j], raws[next][j])
+		}
+		next++
+	}
+	for range warm {
+		add()
+	}
+	got := testing.AllocsPerRun(runs, add)
+	t.Logf("%.1f allocations a call", got)
+	if got > 6 {
+		t.Errorf("an answered call allocates %.1f times, want at most 6", got)
+	}
+}
