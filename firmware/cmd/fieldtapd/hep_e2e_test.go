@@ -50,9 +50,22 @@ CREATE TABLE rtcp_capture (
   family INTEGER, type INTEGER NOT NULL, node TEXT NOT NULL DEFAULT '', msg BYTEA NOT NULL);
 `
 
-// freePort returns a loopback port nobody listens on now (tcp or udp).
+// freePort returns a loopback port nobody listens on now (tcp or udp),
+// or, for "udp+tcp", one free for both: a server listening on both
+// with the port the UDP check chose found its TCP side taken (a CI run
+// of TestHEPFromKamailio: "bind ... Address already in use").
 func freePort(t *testing.T, network string) int {
 	t.Helper()
+	if network == "udp+tcp" {
+		for range 100 {
+			port := freePort(t, "tcp")
+			if c, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				c.Close()
+				return port
+			}
+		}
+		t.Fatal("no loopback port free for both UDP and TCP in 100 tries")
+	}
 	if network == "udp" {
 		c, err := net.ListenPacket("udp", "127.0.0.1:0")
 		if err != nil {

@@ -40,7 +40,7 @@ func startKamailioTracer(t *testing.T, hepListen, hepProto string, callee int) i
 	if len(mods) == 0 {
 		t.Skip("kamailio's siptrace.so is missing (Debian package kamailio)")
 	}
-	port := freePort(t, "udp")
+	port := freePort(t, "udp+tcp") // it listens on both
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`#!KAMAILIO
 debug=2
