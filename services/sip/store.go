@@ -676,12 +676,10 @@ func own[T any](list, was, in []T) []T {
 // copy gets its own of, of the same capacity (so the same charge): the
 // store gives a dialog's outgrown word arrays to other dialogs (spares).
 func ownWords(list, was, in []uint64) []uint64 {
-	if l := own(list, was, in); cap(list) == 0 || &l[:1][0] == &in[0] {
-		return l
+	if cap(list) == 0 || &list[:1][0] == &was[0] {
+		return own(list, was, in)
 	}
-	c := make([]uint64, len(list), cap(list))
-	copy(c, list)
-	return c
+	return append(make([]uint64, 0, cap(list)), list...)
 }
 
 func addUnique[T comparable](s *[]T, v T, limit int) {

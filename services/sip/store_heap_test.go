@@ -123,22 +123,31 @@ func TestSnapshotDialogsNeverChange(t *testing.T) {
 	}
 }
 
-// BenchmarkStoreAdd adds whole calls; each Call-ID comes back only after
-// its dialog was evicted, so every call is a new dialog, as on a wire.
-func BenchmarkStoreAdd(b *testing.B) {
-	const distinct = 4096
-	st, _ := New(Limits{Dialogs: distinct / 4})
-	calls := make([][]Parsed, distinct)
-	raws := make([][][]byte, distinct)
+// parsedLadders is n distinct calls (ladder), each message's raw bytes
+// and its parse, which borrows them.
+func parsedLadders(tb testing.TB, n int) ([][]Parsed, [][][]byte) {
+	tb.Helper()
+	calls, raws := make([][]Parsed, n), make([][][]byte, n)
 	for i := range calls {
 		for _, raw := range ladder(i) {
 			raws[i] = append(raws[i], []byte(raw))
 		}
 		calls[i] = make([]Parsed, len(raws[i]))
-		for j, raw := range raws[i] {
-			calls[i][j].Parse(raw)
+		for j := range raws[i] {
+			if err := calls[i][j].Parse(raws[i][j]); err != nil {
+				tb.Fatal(err)
+			}
 		}
 	}
+	return calls, raws
+}
+
+// BenchmarkStoreAdd adds whole calls; each Call-ID comes back only after
+// its dialog was evicted, so every call is a new dialog, as on a wire.
+func BenchmarkStoreAdd(b *testing.B) {
+	const distinct = 4096
+	st, _ := New(Limits{Dialogs: distinct / 4})
+	calls, raws := parsedLadders(b, distinct)
 	meta := Meta{Time: time.Unix(1, 0), Transport: TransportUDP}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -157,19 +166,7 @@ func BenchmarkStoreAdd(b *testing.B) {
 func TestCallsGrowIntoSpareArrays(t *testing.T) {
 	st := newStore(t, Limits{Dialogs: 16})
 	const warm, runs = 48, 20
-	calls := make([][]Parsed, warm+runs+1)
-	raws := make([][][]byte, len(calls))
-	for i := range calls {
-		for _, raw := range ladder(i) {
-			raws[i] = append(raws[i], []byte(raw))
-		}
-		calls[i] = make([]Parsed, len(raws[i]))
-		for j := range raws[i] {
-			if err := calls[i][j].Parse(raws[i][j]); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	calls, raws := parsedLadders(t, warm+runs+1)
 	meta := Meta{Time: time.Unix(1, 0), Transport: TransportUDP}
 	next := 0
 	add := func() {
