@@ -41,17 +41,22 @@ func CountStates(ds []*Dialog) map[string]int {
 	return n
 }
 
-// Aggregate counts ds (a snapshot's dialogs) that match accepts by dim,
-// keeping the maxBuckets largest buckets. dim must be one of Dimensions.
+// Aggregate counts ds (a snapshot's dialogs) that match accepts (every
+// one when match is nil) by dim, keeping the maxBuckets largest buckets.
+// dim must be one of Dimensions.
 func Aggregate(ds []*Dialog, match func(*Dialog) bool, dim string, maxBuckets int) Aggregation {
 	k := newKeyer(dim)
 	var counts []int // by key id
 	out := Aggregation{Multi: MultiDimension(dim)}
 	for i, d := range ds {
 		if i%warmBlock == 0 {
-			warm(ds[i:min(i+warmBlock, len(ds))])
+			block := ds[i:min(i+warmBlock, len(ds))]
+			if match != nil {
+				warm(block)
+			}
+			k.warm(block)
 		}
-		if match(d) {
+		if match == nil || match(d) {
 			for _, id := range k.keys(d) {
 				if int(id) == len(counts) {
 					counts = append(counts, 0)
@@ -96,9 +101,10 @@ type Grouping struct {
 	TotalMatched int
 }
 
-// GroupMetrics computes the call figures of ds that match accepts, per
-// value of dim, keeping the maxGroups largest groups and measuring the
-// rest together. dim must be one of Dimensions.
+// GroupMetrics computes the call figures of ds that match accepts (every
+// one when match is nil), per value of dim, keeping the maxGroups
+// largest groups and measuring the rest together. dim must be one of
+// Dimensions.
 func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups int) Grouping {
 	k := newKeyer(dim)
 	var accs []MetricsAcc // by key id
@@ -106,11 +112,9 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 	out := Grouping{Multi: MultiDimension(dim)}
 	for i, d := range ds {
 		if i%warmBlock == 0 {
-			block := ds[i:min(i+warmBlock, len(ds))]
-			warm(block)
-			warmFigures(block)
+			k.warmFor(ds[i:min(i+warmBlock, len(ds))], match != nil)
 		}
-		if !match(d) {
+		if match != nil && !match(d) {
 			continue
 		}
 		f, ok := d.memoFigures()
@@ -138,8 +142,11 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 			for _, id := range ids[maxGroups:] {
 				rest[id] = true
 			}
-			for _, d := range ds {
-				if match(d) && slices.ContainsFunc(k.keys(d), func(id int32) bool { return rest[id] }) {
+			for i, d := range ds {
+				if i%warmBlock == 0 {
+					k.warmFor(ds[i:min(i+warmBlock, len(ds))], match != nil)
+				}
+				if (match == nil || match(d)) && slices.ContainsFunc(k.keys(d), func(id int32) bool { return rest[id] }) {
 					other.Add(d)
 				}
 			}
@@ -159,4 +166,15 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 	}
 	out.Overall = all.Result()
 	return out
+}
+
+// warmFor warms a block of dialogs for GroupMetrics: what a filter
+// reads when there is one, what the dimension's keys read, the memo
+// words.
+func (k *keyer) warmFor(block []*Dialog, filtered bool) {
+	if filtered {
+		warm(block)
+	}
+	k.warm(block)
+	warmMemos(block)
 }
