@@ -46,14 +46,9 @@ type MetricsAcc struct {
 // (memoFigures), or folded afresh when the share does not fit the memo.
 func (a *MetricsAcc) Add(d *Dialog) {
 	f, ok := d.memoFigures()
-	a.addDialog(d, &f, ok)
-}
-
-// addDialog counts d, whose memoFigures answered f and ok.
-func (a *MetricsAcc) addDialog(d *Dialog, f *figures, ok bool) {
 	a.dialogs++
 	if ok {
-		a.add(f)
+		a.add(&f)
 		if f.hasPDD {
 			a.pdd = append(a.pdd, f.pdd)
 		}
@@ -74,17 +69,6 @@ func (a *MetricsAcc) add(f *figures) {
 	a.network += f.network
 	a.durSum += f.durSum
 	a.durN += f.durN
-}
-
-// merge adds b's dialogs to a.
-func (a *MetricsAcc) merge(b *MetricsAcc) {
-	a.dialogs += b.dialogs
-	a.attempts += b.attempts
-	a.answered += b.answered
-	a.network += b.network
-	a.durSum += b.durSum
-	a.durN += b.durN
-	a.pdd = append(a.pdd, b.pdd...)
 }
 
 // Result computes the figures; a figure without a basis is null with the
@@ -142,36 +126,44 @@ func msMetric(v float64, n int) Metric { return Metric{Value: &v, Unit: "ms", Po
 
 // selectNth reorders xs (no NaN) so that xs[k] holds what a sort would
 // put there, with nothing greater before it and nothing smaller after:
-// quickselect with a three-way partition (many samples are equal), its
-// rounds bounded so that crafted timings cannot make it quadratic; past
-// the bound, or once the part left is short, it sorts the part.
+// quickselect, its partition without a branch on the samples (random
+// delays mispredict half of them), its rounds bounded so that crafted
+// timings cannot make it quadratic; past the bound, or once the part
+// left is short, it sorts the part.
 func selectNth(xs []float64, k int) {
 	lo, hi := 0, len(xs)
 	for rounds := 2 * bits.Len(uint(len(xs))); hi-lo > 12 && rounds > 0; rounds-- {
 		x, y, z := xs[lo], xs[lo+(hi-lo)/2], xs[hi-1]
 		pivot := max(min(x, y), min(max(x, y), z)) // the median of the three
-		lt, i, gt := lo, lo, hi
-		for i < gt {
-			switch v := xs[i]; {
-			case v < pivot:
-				xs[lt], xs[i] = v, xs[lt]
-				lt++
-				i++
-			case v > pivot:
-				gt--
-				xs[i], xs[gt] = xs[gt], v
-			default:
-				i++
+		mid := partition(xs[lo:hi], func(v float64) bool { return v < pivot })
+		if mid == 0 {
+			// Nothing is smaller: the pivot is the least value, which may
+			// be most of the part. Its copies go first instead.
+			if mid = partition(xs[lo:hi], func(v float64) bool { return v == pivot }); lo+mid > k {
+				return
 			}
+			lo += mid
+			continue
 		}
-		switch {
-		case k < lt:
-			hi = lt
-		case k >= gt:
-			lo = gt
-		default:
-			return // xs[lt:gt] are all the pivot
+		if lo+mid > k {
+			hi = lo + mid
+		} else {
+			lo += mid
 		}
 	}
 	slices.Sort(xs[lo:hi])
+}
+
+// partition moves the values of xs that less accepts before the others
+// and returns how many there are, swapping every value in turn and
+// counting rather than branching on less.
+func partition(xs []float64, less func(float64) bool) int {
+	n := 0
+	for i, v := range xs {
+		xs[i], xs[n] = xs[n], v
+		if less(v) {
+			n++
+		}
+	}
+	return n
 }
