@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"time"
 )
 
 // TextDimension reports whether dim's values are sender text (a
@@ -109,11 +110,12 @@ type Grouping struct {
 // and measures the groups from there.
 func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups int) Grouping {
 	k := newKeyer(dim)
+	out := Grouping{Multi: MultiDimension(dim)}
 	sc := groupScratches.Get().(*groupScratch)
+	sc.multi = out.Multi
 	defer sc.release()
 	var accs []MetricsAcc // by key id, counts only: the PDD samples are sc's
 	var all MetricsAcc
-	out := Grouping{Multi: MultiDimension(dim)}
 	for i, d := range ds {
 		if i%warmBlock == 0 {
 			k.warmFor(ds[i:min(i+warmBlock, len(ds))], match != nil)
@@ -131,7 +133,9 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 			accs[id].add(&f)
 			sc.ids = append(sc.ids, id)
 		}
-		sc.ends = append(sc.ends, int32(len(sc.ids)))
+		if sc.multi {
+			sc.ends = append(sc.ends, int32(len(sc.ids)))
+		}
 		all.dialogs++
 		all.add(&f)
 	}
@@ -151,7 +155,7 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 		for _, id := range ids[maxGroups:] {
 			rest[id] = true
 		}
-		other := sc.other(rest)
+		other := sc.other(rest, accs)
 		r := other.Result()
 		out.Other, out.OtherGroups = &r, len(ids)-maxGroups
 		ids = ids[:maxGroups]
@@ -167,18 +171,23 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 }
 
 // groupScratch is GroupMetrics' working memory, kept for the next call
-// (groupScratches): each matched dialog's share of the figures, its keys
-// and its PDD samples, then the samples again by group. At 100,000
-// dialogs it is megabytes, and allocated on every call on a heap of
-// hundreds of megabytes it brought the collector round often enough to
-// cost more CPU than the call itself (docs/benchmarks.md).
+// (groupScratches): each matched dialog (a row) with its keys and its
+// PDD samples, then the samples again by group. At 100,000 dialogs it is
+// megabytes (36 bytes a dialog in a single-valued dimension, 68 in a
+// MultiDimension), and allocated on every call on a heap of hundreds of
+// megabytes it brought the collector round often enough to cost more
+// CPU than the call itself (docs/benchmarks.md). In a MultiDimension a
+// row's keys vary in number and the rest past the bound is measured from
+// the rows' shares; otherwise a row is its one key and the rest is the
+// sum of its groups.
 type groupScratch struct {
-	rows    []figures // the matched dialogs' shares, counts only, in order
-	ids     []int32   // their keys' ids, back to back
-	ends    []int32   // row i's ids end at ends[i], and start at ends[i-1]
-	samples []rowPDD  // every PDD sample (ms), by row
-	counts  []int32   // by key id: its samples, then where they start in pdds
-	pdds    []float64 // the samples by key id, back to back, then spare room
+	multi   bool
+	rows    []rowShare // the rows' shares (multi)
+	ids     []int32    // the rows' keys' ids, back to back
+	ends    []int32    // row i's ids end at ends[i], and start at ends[i-1] (multi)
+	samples []rowPDD   // every PDD sample (ms), by row
+	counts  []int32    // by key id: its samples, then where they start in pdds
+	pdds    []float64  // the samples by key id, back to back, then spare room
 }
 
 type rowPDD struct {
@@ -186,12 +195,22 @@ type rowPDD struct {
 	pdd float64
 }
 
+// rowShare is a row's figures (counts only) in 24 bytes: a dialog's
+// attempts are bounded by its transactions.
+type rowShare struct {
+	attempts, answered, network, durN int32
+	durSum                            time.Duration
+}
+
 var groupScratches = sync.Pool{New: func() any { return new(groupScratch) }}
 
-// row adds d as the next row, its PDD samples with it, and returns its
-// share (counts only).
+// row adds d as the next row (its keys follow), its PDD samples with
+// it, and returns its share (counts only).
 func (sc *groupScratch) row(d *Dialog) figures {
-	r := int32(len(sc.rows))
+	r := int32(len(sc.ids))
+	if sc.multi {
+		r = int32(len(sc.ends))
+	}
 	f, ok := d.memoFigures()
 	if ok {
 		if f.hasPDD {
@@ -208,12 +227,17 @@ func (sc *groupScratch) row(d *Dialog) figures {
 		}
 		f = figures{attempts: acc.attempts, answered: acc.answered, network: acc.network, durN: acc.durN, durSum: acc.durSum}
 	}
-	sc.rows = append(sc.rows, f)
+	if sc.multi {
+		sc.rows = append(sc.rows, rowShare{int32(f.attempts), int32(f.answered), int32(f.network), int32(f.durN), f.durSum})
+	}
 	return f
 }
 
 // keysOf are row r's key ids.
 func (sc *groupScratch) keysOf(r int32) []int32 {
+	if !sc.multi {
+		return sc.ids[r : r+1]
+	}
 	start := int32(0)
 	if r > 0 {
 		start = sc.ends[r-1]
@@ -264,16 +288,25 @@ func (sc *groupScratch) allPDDs() []float64 {
 	return out
 }
 
-// other measures the rows with a key whose rest is true, each once. Its
-// samples go in pdds' room after the groups', which allPDDs reuses:
-// measure it first.
-func (sc *groupScratch) other(rest []bool) MetricsAcc {
+// other measures the rows with a key whose rest is true, each once: in
+// a MultiDimension from their shares, else as the sum of the rest's
+// groups (accs). Its samples go in pdds' room after the groups', which
+// allPDDs reuses: measure it first.
+func (sc *groupScratch) other(rest []bool, accs []MetricsAcc) MetricsAcc {
 	var o MetricsAcc
 	in := func(r int32) bool { return slices.ContainsFunc(sc.keysOf(r), func(id int32) bool { return rest[id] }) }
-	for r := range sc.rows {
-		if in(int32(r)) {
-			o.dialogs++
-			o.add(&sc.rows[r])
+	if sc.multi {
+		for r, sh := range sc.rows {
+			if in(int32(r)) {
+				o.dialogs++
+				o.add(&figures{attempts: int(sh.attempts), answered: int(sh.answered), network: int(sh.network), durN: int(sh.durN), durSum: sh.durSum})
+			}
+		}
+	} else {
+		for id := range accs {
+			if rest[id] {
+				o.addCounts(&accs[id])
+			}
 		}
 	}
 	n := len(sc.pdds)

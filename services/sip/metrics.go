@@ -63,6 +63,16 @@ func (a *MetricsAcc) Add(d *Dialog) {
 	}
 }
 
+// addCounts adds b's dialogs and counts to a, not its samples.
+func (a *MetricsAcc) addCounts(b *MetricsAcc) {
+	a.dialogs += b.dialogs
+	a.attempts += b.attempts
+	a.answered += b.answered
+	a.network += b.network
+	a.durSum += b.durSum
+	a.durN += b.durN
+}
+
 func (a *MetricsAcc) add(f *figures) {
 	a.attempts += f.attempts
 	a.answered += f.answered
