@@ -174,12 +174,12 @@ func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups 
 // (groupScratches): each matched dialog (a row) with its keys and its
 // PDD samples, then the samples again by group. At 100,000 dialogs it is
 // megabytes (36 bytes a dialog in a single-valued dimension, 76 in a
-// MultiDimension of two keys a dialog), and allocated on every call on a heap of hundreds of
-// megabytes it brought the collector round often enough to cost more
-// CPU than the call itself (docs/benchmarks.md). In a MultiDimension a
-// row's keys vary in number and the rest past the bound is measured from
-// the rows' shares; otherwise a row is its one key and the rest is the
-// sum of its groups.
+// MultiDimension of two keys a dialog), and allocated on every call on
+// a heap of hundreds of megabytes it brought the collector round often
+// enough to cost more CPU than the call itself (docs/benchmarks.md). In
+// a MultiDimension a row's keys vary in number and the rest past the
+// bound is measured from the rows' shares; otherwise a row is its one
+// key and the rest is the sum of its groups.
 type groupScratch struct {
 	multi   bool
 	rows    []rowShare // the rows' shares (multi)
