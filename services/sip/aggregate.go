@@ -225,7 +225,7 @@ func (sc *groupScratch) row(d *Dialog) figures {
 			}
 			acc.add(&af)
 		}
-		f = figures{attempts: acc.attempts, answered: acc.answered, network: acc.network, durN: acc.durN, durSum: acc.durSum}
+		f = acc.counts()
 	}
 	if sc.multi {
 		sc.rows = append(sc.rows, rowShare{int32(f.attempts), int32(f.answered), int32(f.network), int32(f.durN), f.durSum})

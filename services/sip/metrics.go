@@ -66,11 +66,13 @@ func (a *MetricsAcc) Add(d *Dialog) {
 // addCounts adds b's dialogs and counts to a, not its samples.
 func (a *MetricsAcc) addCounts(b *MetricsAcc) {
 	a.dialogs += b.dialogs
-	a.attempts += b.attempts
-	a.answered += b.answered
-	a.network += b.network
-	a.durSum += b.durSum
-	a.durN += b.durN
+	c := b.counts()
+	a.add(&c)
+}
+
+// counts are a's counts as one share.
+func (a *MetricsAcc) counts() figures {
+	return figures{attempts: a.attempts, answered: a.answered, network: a.network, durN: a.durN, durSum: a.durSum}
 }
 
 func (a *MetricsAcc) add(f *figures) {
