@@ -46,6 +46,15 @@ func (f filterArg) compile() (*filter.Expr, error) {
 	return e, nil
 }
 
+// matcher is e as the dialog predicate sip.Aggregate and sip.GroupMetrics
+// take: nil for the empty filter, so they skip the reads a filter needs.
+func matcher(e *filter.Expr) func(*sip.Dialog) bool {
+	if e.MatchesAll() {
+		return nil
+	}
+	return func(dl *sip.Dialog) bool { return e.Match(dl) }
+}
+
 // callIDArg is a Call-ID exactly as list_dialogs returns it.
 type callIDArg string
 
@@ -140,15 +149,16 @@ func dialogRowOf(d *sip.Dialog) dialogRow {
 	return r
 }
 
-// pageDialogs pages the dialogs e matches and also accepts (a nil also
-// accepts every one), oldest first, keyed by dialog id (arrival order,
-// never reused), warning when dialogs between the cursor and the oldest
-// one kept were evicted. With an empty filter and no also only the
-// dialogs on the page are read, because ids ascend and the rest need only
-// be counted (a store of 100 000 dialogs spread over the heap costs a
-// cache miss per dialog read); a filter is evaluated by sip's Each, on
-// the snapshot's columns where it can.
-func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, e *filter.Expr, also func(*sip.Dialog) bool, row func(*sip.Dialog) R) (page[R], error) {
+// pageDialogs pages the dialogs e matches and, unless problems is 0,
+// that match one of its problem aliases (sip.ProblemMask), oldest first,
+// keyed by dialog id (arrival order, never reused), warning when dialogs
+// between the cursor and the oldest one kept were evicted. With an empty
+// filter and no problems only the dialogs on the page are read, because
+// ids ascend and the rest need only be counted (a store of 100 000
+// dialogs spread over the heap costs a cache miss per dialog read); a
+// filter is evaluated by sip's Each, on the snapshot's columns where it
+// can.
+func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, e *filter.Expr, problems uint32, row func(*sip.Dialog) R) (page[R], error) {
 	pg, err := newPager(c, p)
 	if err != nil {
 		return page[R]{}, err
@@ -158,7 +168,7 @@ func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, e *filter.Expr, als
 		pg.evicted(ds[0].ID-pg.from[0], "dialogs")
 	}
 	rows := []R{}
-	if e.MatchesAll() && also == nil {
+	if e.MatchesAll() && problems == 0 {
 		start := 0
 		if pg.resumed {
 			start = sort.Search(len(ds), func(i int) bool { return ds[i].ID >= pg.from[0] })
@@ -173,8 +183,8 @@ func pageDialogs[R any](c *call, p Paging, sn *sip.Snapshot, e *filter.Expr, als
 		pg.matched += len(ds) - end // after the page: likewise
 		return page[R]{Items: rows, Page: pg.page()}, nil
 	}
-	sn.Each(e, func(id uint64, dl *sip.Dialog) {
-		if (also == nil || also(dl)) && pg.offer(key1(id)) {
+	sn.Each(e, problems, func(id uint64, dl *sip.Dialog) {
+		if pg.offer(key1(id)) {
 			rows = append(rows, row(dl))
 		}
 	})

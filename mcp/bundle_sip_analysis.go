@@ -74,7 +74,7 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 			return aggregateOut{}, err
 		}
 		dim := string(in.Dimension)
-		ag := sip.Aggregate(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, dim, count(int(in.MaxBuckets), defaultBuckets))
+		ag := sip.Aggregate(sn.Dialogs, matcher(e), dim, count(int(in.MaxBuckets), defaultBuckets))
 		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched, MultiValued: ag.Multi}
 		for _, b := range ag.Buckets {
 			out.Buckets = append(out.Buckets, bucketRowOf(dim, b.Value, b.Count))
@@ -141,8 +141,7 @@ var findProblems = tool[findProblemsIn, page[problemRow]]{
 			}
 		}
 		problems, mask := sip.CompiledProblems(), sip.ProblemMask(names)
-		return pageDialogs(c, in.Paging, sn, e,
-			func(dl *sip.Dialog) bool { return sip.AnyProblem(dl, mask) },
+		return pageDialogs(c, in.Paging, sn, e, mask,
 			func(dl *sip.Dialog) problemRow {
 				return problemRow{Problems: sip.MatchProblems(dl, names),
 					Attempts: attemptProblemRows(sip.AttemptProblems(dl, problems, names)), dialogRow: dialogRowOf(dl)}

@@ -32,7 +32,7 @@ var listDialogs = tool[listDialogsIn, page[dialogRow]]{
 		if err != nil {
 			return page[dialogRow]{}, err
 		}
-		return pageDialogs(c, in.Paging, sn, e, nil, dialogRowOf)
+		return pageDialogs(c, in.Paging, sn, e, 0, dialogRowOf)
 	},
 }
 

@@ -129,6 +129,10 @@ func TestAggregateMatchesScan(t *testing.T) {
 		}
 		filters = append(filters, func(d *Dialog) bool { return e.Match(d) })
 	}
+	// nil: every dialog, as the tools pass the empty filter (no reads).
+	filters = append(filters, nil)
+	labels := append(slices.Clone(aggrFilters), "nil")
+	every := func(*Dialog) bool { return true }
 	seen := map[string]bool{} // dimensions that met more than one value
 	for seed := range uint64(4) {
 		rng := rand.New(rand.NewPCG(seed, 3939))
@@ -198,15 +202,19 @@ func TestAggregateMatchesScan(t *testing.T) {
 				wg.Go(func() {
 					for _, dim := range Dimensions {
 						for fi, match := range filters {
+							ref := match
+							if ref == nil {
+								ref = every
+							}
 							for _, bound := range []int{2, 1000} {
-								if got, want := Aggregate(sn.Dialogs, match, dim, bound), scanAggregate(sn.Dialogs, match, dim, bound); !reflect.DeepEqual(got, want) {
+								if got, want := Aggregate(sn.Dialogs, match, dim, bound), scanAggregate(sn.Dialogs, ref, dim, bound); !reflect.DeepEqual(got, want) {
 									mu.Lock()
-									bad = append(bad, fmt.Sprintf("Aggregate %s, filter %q, bound %d:\n got %+v\nwant %+v", dim, aggrFilters[fi], bound, got, want))
+									bad = append(bad, fmt.Sprintf("Aggregate %s, filter %q, bound %d:\n got %+v\nwant %+v", dim, labels[fi], bound, got, want))
 									mu.Unlock()
 								}
-								if got, want := GroupMetrics(sn.Dialogs, match, dim, bound), scanGroups(sn.Dialogs, match, dim, bound); !reflect.DeepEqual(got, want) {
+								if got, want := GroupMetrics(sn.Dialogs, match, dim, bound), scanGroups(sn.Dialogs, ref, dim, bound); !reflect.DeepEqual(got, want) {
 									mu.Lock()
-									bad = append(bad, fmt.Sprintf("GroupMetrics %s, filter %q, bound %d:\n got %s\nwant %s", dim, aggrFilters[fi], bound, groupingText(got), groupingText(want)))
+									bad = append(bad, fmt.Sprintf("GroupMetrics %s, filter %q, bound %d:\n got %s\nwant %s", dim, labels[fi], bound, groupingText(got), groupingText(want)))
 									mu.Unlock()
 								}
 							}

@@ -99,13 +99,15 @@ func (k *colCursor) Field(i int) filter.Value {
 }
 
 // Each calls visit with the id and the dialog of every dialog of the
-// snapshot e matches, oldest first. A filter reading only columned fields
-// is evaluated on the snapshot's columns from the snapshot's second
-// filter on (columns); the id then comes from the columns, so a visit
-// that only counts reads no dialog. Any other filter (the empty one too,
-// whose caller reads the dialogs anyway) is evaluated on the dialogs,
-// warmed a block at a time.
-func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
+// snapshot e matches and, unless problems is 0, that matches one of the
+// problem set's aliases (ProblemMask), oldest first. A filter reading
+// only columned fields is evaluated on the snapshot's columns from the
+// snapshot's second filter on (columns); the id then comes from the
+// columns, so a visit that only counts reads no dialog. Any other filter
+// (the empty one too, whose caller reads the dialogs anyway) is
+// evaluated on the dialogs, warmed a block at a time: what the filter
+// reads, what the problem test reads.
+func (sn *Snapshot) Each(e *filter.Expr, problems uint32, visit func(id uint64, d *Dialog)) {
 	if !e.MatchesAll() && e.ReadsOnly(isColumned) {
 		if c := sn.columns(); c != nil {
 			k := &colCursor{c: c}
@@ -113,7 +115,7 @@ func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
 			var sc filter.Scalars = k
 			for i, r := range c.rows {
 				k.i = i
-				if e.MatchScalars(rec, sc) {
+				if e.MatchScalars(rec, sc) && (problems == 0 || AnyProblem(sn.Dialogs[i], problems)) {
 					visit(r.id, sn.Dialogs[i])
 				}
 				k.from = r.toEnd
@@ -124,9 +126,14 @@ func (sn *Snapshot) Each(e *filter.Expr, visit func(id uint64, d *Dialog)) {
 	ds := sn.Dialogs
 	for i := 0; i < len(ds); i += warmBlock {
 		block := ds[i:min(i+warmBlock, len(ds))]
-		warm(block)
+		if !e.MatchesAll() {
+			warm(block)
+		}
+		if problems != 0 {
+			warmMemos(block)
+		}
 		for _, d := range block {
-			if e.Match(d) {
+			if e.Match(d) && (problems == 0 || AnyProblem(d, problems)) {
 				visit(d.ID, d)
 			}
 		}

@@ -25,7 +25,7 @@ func each(t testing.TB, sn *Snapshot, src string) (ids []uint64, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	sn.Each(e, func(id uint64, d *Dialog) {
+	sn.Each(e, 0, func(id uint64, d *Dialog) {
 		if id != d.ID {
 			t.Fatalf("%s: Each visits dialog %d with id %d", src, d.ID, id)
 		}

@@ -62,9 +62,17 @@ type Dialog struct {
 	// the store clearing them. Atomic, as problems. Beside Rev, which a
 	// reader compares them with: group_dialogs reads them of every dialog.
 	figsRev, figsWord, figsDur, figsPDD uint64
-	CallID                              string
-	Created                             time.Time // first message
-	Updated                             time.Time // last message
+	// problems memoises which Problems aliases the dialog matches (bit i:
+	// problemOrder[i]; problemsKnown once computed), written by the first
+	// reader that asks: a published dialog never changes (the store
+	// changes a copy, whose memo it clears), so find_problems looks at a
+	// dialog's records once, not on every call. Atomic: readers of one
+	// snapshot run concurrently. In the figures' cache line, which
+	// warmMemos reads for both.
+	problems uint32
+	CallID   string
+	Created  time.Time // first message
+	Updated  time.Time // last message
 
 	// HasInvite is set once an INVITE (request or response) was seen: the
 	// dialog's call fields (State, FinalCode, the timings) then follow its
@@ -123,14 +131,6 @@ type Dialog struct {
 	// charges a dialog on every message, and reading every list for it
 	// cost as much as the message's own update (docs/benchmarks.md).
 	listBytes int
-
-	// problems memoises which Problems aliases the dialog matches (bit i:
-	// problemOrder[i]; problemsKnown once computed), written by the first
-	// reader that asks: a published dialog never changes (the store
-	// changes a copy, whose memo it clears), so find_problems looks at a
-	// dialog's records once, not on every call. Atomic: readers of one
-	// snapshot run concurrently.
-	problems uint32
 }
 
 // warmSink keeps warm's reads from being optimised away.

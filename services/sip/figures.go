@@ -92,9 +92,10 @@ func (f *figures) fold(at *Attempt) (float64, bool) {
 	return 0, false
 }
 
-// warmFigures reads the memo of ds in one tight loop, as warm does the
-// hot fields, so that their cache misses overlap.
-func warmFigures(ds []*Dialog) {
+// warmMemos reads the memo words of ds (figures and problems share a
+// cache line) in one tight loop, as warm does the hot fields, so that
+// their cache misses overlap.
+func warmMemos(ds []*Dialog) {
 	var s uint64
 	for _, d := range ds {
 		s += atomic.LoadUint64(&d.figsRev)
