@@ -244,7 +244,7 @@ var groupScratches = sync.Pool{New: func() any { return new(groupScratch) }}
 // whose keys' ids index values.
 func (sc *groupScratch) measure(rows *groupRows, values []string, maxGroups int) Grouping {
 	accs, all := groupsOf(rows, len(values))
-	sc.group(rows, len(values))
+	sc.group(rows, len(values), true)
 	for id := range accs {
 		accs[id].pdd = sc.groupPDDs(int32(id))
 	}
@@ -308,8 +308,9 @@ func (sc *groupScratch) rank(rows *groupRows, accs []MetricsAcc, all MetricsAcc,
 
 // group lays rows' samples out by key id in pdds, counts[id] of them
 // from the offset the ids before it fill; counts then holds those
-// offsets.
-func (sc *groupScratch) group(rows *groupRows, keys int) {
+// offsets. With room, pdds has room past them for every sample of rows
+// (other's and allPDDs').
+func (sc *groupScratch) group(rows *groupRows, keys int, room bool) {
 	sc.counts = slices.Grow(sc.counts[:0], keys)[:keys]
 	clear(sc.counts)
 	for _, s := range rows.samples {
@@ -322,8 +323,11 @@ func (sc *groupScratch) group(rows *groupRows, keys int) {
 		sc.counts[id] = total
 		total += n
 	}
-	// Room after the groups' for the other and the overall samples.
-	sc.pdds = slices.Grow(sc.pdds[:0], int(total)+len(rows.samples))[:total]
+	n := int(total)
+	if room {
+		n += len(rows.samples)
+	}
+	sc.pdds = slices.Grow(sc.pdds[:0], n)[:total]
 	next := slices.Clone(sc.counts) // one per key
 	for _, s := range rows.samples {
 		for _, id := range rows.keysOf(s.row) {

@@ -8,6 +8,10 @@ import (
 	"fieldtap/services/filter"
 )
 
+// columnShare: a snapshot's columns may hold a quarter of what its
+// dialogs may.
+const columnShare = 4
+
 // siteColumns are what a snapshot keeps for the site-wide answers
 // (Snapshot.Aggregate and Snapshot.GroupMetrics) once a dimension is
 // asked a second time: each asked dimension's keys of every dialog, and
@@ -25,10 +29,6 @@ import (
 // share bytes (the store's dialog bytes over columnShare), so at most
 // share and the last one; past it the answers scan the dialogs, as on a
 // first ask.
-// columnShare: a snapshot's columns may hold a quarter of what its
-// dialogs may.
-const columnShare = 4
-
 type siteColumns struct {
 	mu    sync.Mutex
 	share int64          // bytes; 0 builds none
@@ -38,6 +38,10 @@ type siteColumns struct {
 	figs  struct {
 		once sync.Once
 		rows groupRows // shares and samples, no keys
+		// all is every row measured together, its samples sorted: the
+		// overall figures of every unfiltered group_dialogs.
+		allOnce sync.Once
+		all     MetricsAcc
 	}
 	problemAsks int
 	problems    problemColumn
@@ -105,13 +109,12 @@ type keyColumn struct {
 	ix        struct {
 		once sync.Once
 		accs []MetricsAcc // by key id; nil: not built (no room)
-		all  MetricsAcc
 	}
 }
 
 // index returns the groups of every dialog of the snapshot (rows, the
 // snapshot's figureRows), each with its PDD samples sorted, and every
-// sample sorted: an answer without a filter reads their percentiles by
+// dialog together (allRows): an answer without a filter reads their percentiles by
 // rank instead of selecting them again on every call. Built once, when
 // there is room (ok false without); only read after.
 func (kc *keyColumn) index(c *siteColumns, rows *groupRows) (accs []MetricsAcc, all MetricsAcc, ok bool) {
@@ -120,20 +123,41 @@ func (kc *keyColumn) index(c *siteColumns, rows *groupRows) (accs []MetricsAcc, 
 			return
 		}
 		var sc groupScratch // its pdds stay the index's
-		accs, all := groupsOf(rows, len(kc.values))
-		sc.group(rows, len(kc.values))
+		accs, _ := groupsOf(rows, len(kc.values))
+		sc.group(rows, len(kc.values), false)
 		for id := range accs {
 			p := sc.groupPDDs(int32(id))
 			slices.Sort(p)
 			accs[id].pdd, accs[id].sorted = p, true
 		}
-		all.pdd = sc.allPDDs(rows)
-		slices.Sort(all.pdd)
-		all.sorted = true
-		kc.ix.accs, kc.ix.all = accs, all
+		kc.ix.accs = accs
 		c.hold(int64(unsafe.Sizeof(MetricsAcc{}))*int64(cap(accs)) + 8*int64(cap(sc.pdds)) + 4*int64(cap(sc.counts)))
 	})
-	return kc.ix.accs, kc.ix.all, kc.ix.accs != nil
+	if kc.ix.accs == nil {
+		return nil, MetricsAcc{}, false
+	}
+	return kc.ix.accs, c.allRows(rows), true
+}
+
+// allRows is every row of rows (the snapshot's figureRows) measured
+// together, its samples sorted; built with the first index.
+func (c *siteColumns) allRows(rows *groupRows) MetricsAcc {
+	f := &c.figs
+	f.allOnce.Do(func() {
+		for r := range rows.shares {
+			sh := rows.shares[r].figures()
+			f.all.add(&sh)
+		}
+		f.all.dialogs = len(rows.shares)
+		f.all.pdd = make([]float64, len(rows.samples))
+		for i, s := range rows.samples {
+			f.all.pdd[i] = s.pdd
+		}
+		slices.Sort(f.all.pdd)
+		f.all.sorted = true
+		c.hold(8 * int64(len(f.all.pdd)))
+	})
+	return f.all
 }
 
 // keyColumn returns dim's key column, built on the dimension's second
