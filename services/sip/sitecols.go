@@ -13,10 +13,11 @@ import (
 const columnShare = 4
 
 // siteColumns are what a snapshot keeps for the site-wide answers
-// (Snapshot.Aggregate and Snapshot.GroupMetrics) once a dimension is
-// asked a second time: each asked dimension's keys of every dialog, and
-// every dialog's share of the call figures with its PDD samples. An
-// answer then reads them in sequence, a few dozen bytes a dialog,
+// (Snapshot.Aggregate, Snapshot.GroupMetrics, find_problems' Each) once
+// one is asked a second time: each asked dimension's keys of every
+// dialog; every dialog's share of the call figures with its PDD samples,
+// and each dimension's groups with their samples sorted; every dialog's
+// problem set. An answer then reads them in sequence, a few bytes a dialog,
 // instead of every dialog struct, which at 100,000 dialogs is a cache
 // miss each and most of the call (docs/benchmarks.md). A live store
 // gives each call a new snapshot, where building them would cost more
@@ -33,7 +34,7 @@ type siteColumns struct {
 	mu    sync.Mutex
 	share int64          // bytes; 0 builds none
 	bytes int64          // what the built columns hold
-	asks  map[string]int // by dimension
+	asks  map[string]int // by answer and dimension
 	keys  map[string]*keyColumn
 	figs  struct {
 		once sync.Once
@@ -160,17 +161,22 @@ func (c *siteColumns) allRows(rows *groupRows) MetricsAcc {
 	return f.all
 }
 
-// keyColumn returns dim's key column, built on the dimension's second
-// ask on sn, or nil on its first.
-func (sn *Snapshot) keyColumn(dim string) *keyColumn {
+// keyColumn returns dim's key column from the second time an answer
+// (aggregate or group) asks for it by dim on sn, or nil: the first
+// scans, and so stands for a live store's every call.
+func (sn *Snapshot) keyColumn(answer, dim string) *keyColumn {
 	c := &sn.site
 	c.mu.Lock()
 	if c.asks == nil {
 		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
 	}
-	c.asks[dim]++
+	c.asks[answer+" "+dim]++
+	if c.asks[answer+" "+dim] < 2 {
+		c.mu.Unlock()
+		return nil
+	}
 	kc := c.keys[dim]
-	if kc == nil && c.asks[dim] >= 2 && c.bytes < c.share {
+	if kc == nil && c.bytes < c.share {
 		kc = &keyColumn{}
 		c.keys[dim] = kc
 	}
@@ -244,14 +250,14 @@ func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
 
 // siteColumns returns dim's key column and the rows e matches (nil:
 // every row) when the answer can be read from the snapshot's columns:
-// e is empty or reads only columned fields, and this is not the first
-// ask of dim (nor of a filter) on sn.
-func (sn *Snapshot) siteColumns(e *filter.Expr, dim string) (kc *keyColumn, in []uint64) {
+// e is empty or reads only columned fields, and this is not answer's
+// first ask of dim (nor the snapshot's first filter).
+func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColumn, in []uint64) {
 	if !e.MatchesAll() {
 		if !e.ReadsOnly(isColumned) {
 			return nil, nil
 		}
-		kc = sn.keyColumn(dim)
+		kc = sn.keyColumn(answer, dim)
 		c := sn.columns()
 		if kc == nil || c == nil {
 			return nil, nil
@@ -260,7 +266,7 @@ func (sn *Snapshot) siteColumns(e *filter.Expr, dim string) (kc *keyColumn, in [
 		c.each(e, func(i int) { in[i/64] |= 1 << (i % 64) })
 		return kc, in
 	}
-	return sn.keyColumn(dim), nil
+	return sn.keyColumn(answer, dim), nil
 }
 
 func has(in []uint64, r int) bool { return in == nil || in[r/64]&(1<<(r%64)) != 0 }
@@ -268,7 +274,7 @@ func has(in []uint64, r int) bool { return in == nil || in[r/64]&(1<<(r%64)) != 
 // Aggregate is Aggregate over the snapshot's dialogs that e matches,
 // read from the snapshot's columns where it can be (siteColumns).
 func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggregation {
-	kc, in := sn.siteColumns(e, dim)
+	kc, in := sn.siteColumns(e, "aggregate", dim)
 	if kc == nil {
 		return Aggregate(sn.Dialogs, matcher(e), dim, maxBuckets)
 	}
@@ -290,7 +296,7 @@ func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggreg
 // matches, read from the snapshot's columns where it can be
 // (siteColumns).
 func (sn *Snapshot) GroupMetrics(e *filter.Expr, dim string, maxGroups int) Grouping {
-	kc, in := sn.siteColumns(e, dim)
+	kc, in := sn.siteColumns(e, "group", dim)
 	if kc == nil {
 		return GroupMetrics(sn.Dialogs, matcher(e), dim, maxGroups)
 	}
