@@ -228,7 +228,7 @@ func (g *groupRows) addRow(from *groupRows, r int32, next int) int {
 // groupScratch is GroupMetrics' working memory, kept for the next call
 // (groupScratches): the matched rows, then their PDD samples by group.
 // At 100,000 dialogs it is megabytes (60 bytes a dialog in a
-// single-valued dimension, 100 in a MultiDimension of two keys a
+// single-valued dimension, 76 in a MultiDimension of two keys a
 // dialog), and allocated on every call on a heap of hundreds of
 // megabytes it brought the collector round often enough to cost more
 // CPU than the call itself (docs/benchmarks.md).

@@ -166,10 +166,11 @@ func (c *columns) each(e *filter.Expr, visit func(i int)) {
 }
 
 // columns returns the snapshot's filter columns, or nil for its first
-// filter or without room (siteColumns): a live store gives each call a new snapshot, and building the
-// columns costs more than the one scan of the dialogs they would save
-// (docs/benchmarks.md). The second filter on the same snapshot (a loaded
-// capture, a quiet line) builds them for every later one.
+// filter or without room (siteColumns): a live store gives each call a
+// new snapshot, and building the columns costs more than the one scan of
+// the dialogs they would save (docs/benchmarks.md). The second filter on
+// the same snapshot (a loaded capture, a quiet line) builds them for
+// every later one.
 func (sn *Snapshot) columns() *columns {
 	if sn.filters.Add(1) < 2 {
 		return nil

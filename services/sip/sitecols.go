@@ -115,9 +115,9 @@ type keyColumn struct {
 
 // index returns the groups of every dialog of the snapshot (rows, the
 // snapshot's figureRows), each with its PDD samples sorted, and every
-// dialog together (allRows): an answer without a filter reads their percentiles by
-// rank instead of selecting them again on every call. Built once, when
-// there is room (ok false without); only read after.
+// dialog together (allRows): an answer without a filter reads their
+// percentiles by rank instead of selecting them again on every call.
+// Built once, when there is room (ok false without); only read after.
 func (kc *keyColumn) index(c *siteColumns, rows *groupRows) (accs []MetricsAcc, all MetricsAcc, ok bool) {
 	kc.ix.once.Do(func() {
 		if !c.room() {
