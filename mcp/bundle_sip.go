@@ -46,15 +46,6 @@ func (f filterArg) compile() (*filter.Expr, error) {
 	return e, nil
 }
 
-// matcher is e as the dialog predicate sip.Aggregate and sip.GroupMetrics
-// take: nil for the empty filter, so they skip the reads a filter needs.
-func matcher(e *filter.Expr) func(*sip.Dialog) bool {
-	if e.MatchesAll() {
-		return nil
-	}
-	return func(dl *sip.Dialog) bool { return e.Match(dl) }
-}
-
 // callIDArg is a Call-ID exactly as list_dialogs returns it.
 type callIDArg string
 

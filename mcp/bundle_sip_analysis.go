@@ -74,7 +74,7 @@ var aggregateDialogs = tool[aggregateIn, aggregateOut]{
 			return aggregateOut{}, err
 		}
 		dim := string(in.Dimension)
-		ag := sip.Aggregate(sn.Dialogs, matcher(e), dim, count(int(in.MaxBuckets), defaultBuckets))
+		ag := sn.Aggregate(e, dim, count(int(in.MaxBuckets), defaultBuckets))
 		out := aggregateOut{Dimension: dim, Buckets: make([]bucketRow, 0, len(ag.Buckets)), OtherBuckets: ag.OtherBuckets, OtherCount: ag.OtherCount, TotalMatched: ag.TotalMatched, MultiValued: ag.Multi}
 		for _, b := range ag.Buckets {
 			out.Buckets = append(out.Buckets, bucketRowOf(dim, b.Value, b.Count))

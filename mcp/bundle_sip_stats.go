@@ -86,7 +86,7 @@ var groupDialogs = tool[groupIn, groupOut]{
 			return groupOut{}, err
 		}
 		dim := string(in.Dimension)
-		g := sip.GroupMetrics(sn.Dialogs, matcher(e), dim, count(int(in.MaxGroups), defaultBuckets))
+		g := sn.GroupMetrics(e, dim, count(int(in.MaxGroups), defaultBuckets))
 		out := groupOut{Dimension: dim, Groups: make([]groupRow, 0, len(g.Groups)), OtherGroups: g.OtherGroups, Overall: callMetricsRowOf(g.Overall), TotalMatched: g.TotalMatched, MultiValued: g.Multi}
 		if g.Other != nil {
 			other := callMetricsRowOf(*g.Other)

@@ -9,6 +9,12 @@
 # daemon's CPU per call (user+system from /proc, in 10 ms ticks: over
 # 20 calls the step is 0.5 ms).
 #
+# The store is quiet once the capture is read, so a tool's second call
+# builds the snapshot's columns and the later ones read them (services/sip
+# siteColumns); the RUNS calls' figures include that build. A live store
+# that changes between calls scans every dialog on every call: `sip`
+# BenchmarkGroupMetrics100k measures both (docs/benchmarks.md).
+#
 #   scripts/site-bench.sh [FIELDTAPD]   (default bin/fieldtapd, built)
 #
 # CALLS (default 100000) sets the dialogs; the capture is kept in

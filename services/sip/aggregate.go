@@ -49,7 +49,7 @@ func CountStates(ds []*Dialog) map[string]int {
 func Aggregate(ds []*Dialog, match func(*Dialog) bool, dim string, maxBuckets int) Aggregation {
 	k := newKeyer(dim)
 	var counts []int // by key id
-	out := Aggregation{Multi: MultiDimension(dim)}
+	matched := 0
 	for i, d := range ds {
 		if i%warmBlock == 0 {
 			block := ds[i:min(i+warmBlock, len(ds))]
@@ -65,12 +65,21 @@ func Aggregate(ds []*Dialog, match func(*Dialog) bool, dim string, maxBuckets in
 				}
 				counts[id]++
 			}
-			out.TotalMatched++
+			matched++
 		}
 	}
-	out.Buckets = make([]Bucket, len(counts))
+	return bucketsOf(counts, k.values, MultiDimension(dim), matched, maxBuckets)
+}
+
+// bucketsOf is the Aggregation of counts by key id (values are the
+// keys'), keeping the maxBuckets largest; a key without a dialog is no
+// bucket.
+func bucketsOf(counts []int, values []string, multi bool, matched, maxBuckets int) Aggregation {
+	out := Aggregation{Multi: multi, TotalMatched: matched, Buckets: make([]Bucket, 0, len(counts))}
 	for id, n := range counts {
-		out.Buckets[id] = Bucket{Value: k.values[id], Count: n}
+		if n > 0 {
+			out.Buckets = append(out.Buckets, Bucket{Value: values[id], Count: n})
+		}
 	}
 	slices.SortFunc(out.Buckets, func(a, b Bucket) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value)) })
 	if len(out.Buckets) > maxBuckets {
@@ -110,84 +119,32 @@ type Grouping struct {
 // and measures the groups from there.
 func GroupMetrics(ds []*Dialog, match func(*Dialog) bool, dim string, maxGroups int) Grouping {
 	k := newKeyer(dim)
-	out := Grouping{Multi: MultiDimension(dim)}
 	sc := groupScratches.Get().(*groupScratch)
-	sc.multi = out.Multi
 	defer sc.release()
-	var accs []MetricsAcc // by key id, counts only: the PDD samples are sc's
-	var all MetricsAcc
+	rows := &sc.rows
+	rows.multi = MultiDimension(dim)
 	for i, d := range ds {
 		if i%warmBlock == 0 {
 			k.warmFor(ds[i:min(i+warmBlock, len(ds))], match != nil)
 		}
-		if match != nil && !match(d) {
-			continue
+		if match == nil || match(d) {
+			rows.add(d, k.keys(d))
 		}
-		f := sc.row(d)
-		for _, id := range k.keys(d) {
-			if int(id) == len(accs) {
-				accs = append(accs, MetricsAcc{})
-				sc.counts = append(sc.counts, 0)
-			}
-			accs[id].dialogs++
-			accs[id].add(&f)
-			sc.ids = append(sc.ids, id)
-		}
-		if sc.multi {
-			sc.ends = append(sc.ends, int32(len(sc.ids)))
-		}
-		all.dialogs++
-		all.add(&f)
 	}
-	out.TotalMatched = all.dialogs
-	sc.group()
-	ids := make([]int32, len(accs))
-	for i := range ids {
-		ids[i] = int32(i)
-	}
-	slices.SortFunc(ids, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(accs[b].dialogs, accs[a].dialogs), cmp.Compare(k.values[a], k.values[b]))
-	})
-	if len(ids) > maxGroups {
-		// The dialogs with a key among the rest's, each measured once: in
-		// a MultiDimension a dialog may have several.
-		rest := make([]bool, len(accs))
-		for _, id := range ids[maxGroups:] {
-			rest[id] = true
-		}
-		other := sc.other(rest, accs)
-		r := other.Result()
-		out.Other, out.OtherGroups = &r, len(ids)-maxGroups
-		ids = ids[:maxGroups]
-	}
-	out.Groups = make([]Group, 0, len(ids))
-	for _, id := range ids {
-		accs[id].pdd = sc.groupPDDs(id)
-		out.Groups = append(out.Groups, Group{Value: k.values[id], Metrics: accs[id].Result()})
-	}
-	all.pdd = sc.allPDDs()
-	out.Overall = all.Result()
-	return out
+	return sc.measure(rows, k.values, maxGroups)
 }
 
-// groupScratch is GroupMetrics' working memory, kept for the next call
-// (groupScratches): each matched dialog (a row) with its keys and its
-// PDD samples, then the samples again by group. At 100,000 dialogs it is
-// megabytes (36 bytes a dialog in a single-valued dimension, 76 in a
-// MultiDimension of two keys a dialog), and allocated on every call on
-// a heap of hundreds of megabytes it brought the collector round often
-// enough to cost more CPU than the call itself (docs/benchmarks.md). In
-// a MultiDimension a row's keys vary in number and the rest past the
-// bound is measured from the rows' shares; otherwise a row is its one
-// key and the rest is the sum of its groups.
-type groupScratch struct {
+// groupRows are the dialogs GroupMetrics measures, one row each: its
+// share of the figures (counts only), its keys' ids and its PDD samples.
+// A row's keys are ids[r] in a single-valued dimension; in a
+// MultiDimension they vary in number and end at ends[r], starting at
+// ends[r-1].
+type groupRows struct {
 	multi   bool
-	rows    []rowShare // the rows' shares (multi)
-	ids     []int32    // the rows' keys' ids, back to back
-	ends    []int32    // row i's ids end at ends[i], and start at ends[i-1] (multi)
-	samples []rowPDD   // every PDD sample (ms), by row
-	counts  []int32    // by key id: its samples, then where they start in pdds
-	pdds    []float64  // the samples by key id, back to back, then spare room
+	shares  []rowShare
+	ids     []int32
+	ends    []int32  // multi only
+	samples []rowPDD // by row
 }
 
 type rowPDD struct {
@@ -202,54 +159,162 @@ type rowShare struct {
 	durSum                            time.Duration
 }
 
-var groupScratches = sync.Pool{New: func() any { return new(groupScratch) }}
+func (sh *rowShare) figures() figures {
+	return figures{attempts: int(sh.attempts), answered: int(sh.answered), network: int(sh.network), durN: int(sh.durN), durSum: sh.durSum}
+}
 
-// row adds d as the next row (its keys follow), its PDD samples with
-// it, and returns its share (counts only).
-func (sc *groupScratch) row(d *Dialog) figures {
-	r := int32(len(sc.ids))
-	if sc.multi {
-		r = int32(len(sc.ends))
+// add adds d as the next row, with keys.
+func (g *groupRows) add(d *Dialog, keys []int32) {
+	g.addFigures(d)
+	g.ids = append(g.ids, keys...)
+	if g.multi {
+		g.ends = append(g.ends, int32(len(g.ids)))
 	}
+}
+
+// addFigures adds d's share and PDD samples as the next row, without
+// keys (a figures column: siteColumns).
+func (g *groupRows) addFigures(d *Dialog) {
+	r := int32(len(g.shares))
 	f, ok := d.memoFigures()
 	if ok {
 		if f.hasPDD {
-			sc.samples = append(sc.samples, rowPDD{r, f.pdd})
+			g.samples = append(g.samples, rowPDD{r, f.pdd})
 		}
 	} else {
 		var acc MetricsAcc // the attempts' counts, added up as Add does
 		for _, at := range d.Attempts() {
 			var af figures
 			if p, ok := af.fold(&at); ok {
-				sc.samples = append(sc.samples, rowPDD{r, p})
+				g.samples = append(g.samples, rowPDD{r, p})
 			}
 			acc.add(&af)
 		}
 		f = acc.counts()
 	}
-	if sc.multi {
-		sc.rows = append(sc.rows, rowShare{int32(f.attempts), int32(f.answered), int32(f.network), int32(f.durN), f.durSum})
-	}
-	return f
+	g.shares = append(g.shares, rowShare{int32(f.attempts), int32(f.answered), int32(f.network), int32(f.durN), f.durSum})
 }
 
 // keysOf are row r's key ids.
-func (sc *groupScratch) keysOf(r int32) []int32 {
-	if !sc.multi {
-		return sc.ids[r : r+1]
+func (g *groupRows) keysOf(r int32) []int32 {
+	if !g.multi {
+		return g.ids[r : r+1]
 	}
 	start := int32(0)
 	if r > 0 {
-		start = sc.ends[r-1]
+		start = g.ends[r-1]
 	}
-	return sc.ids[start:sc.ends[r]]
+	return g.ids[start:g.ends[r]]
 }
 
-// group lays the samples out by key id in pdds, counts[id] of them from
-// the offset the ids before it fill; counts then holds those offsets.
-func (sc *groupScratch) group() {
-	for _, s := range sc.samples {
-		for _, id := range sc.keysOf(s.row) {
+// addRow adds row r of from (a snapshot's columns) as the next row.
+// from's samples are by row: next is where row r's start, and addRow
+// returns where the next row's do.
+func (g *groupRows) addRow(from *groupRows, r int32, next int) int {
+	row := int32(len(g.shares))
+	g.shares = append(g.shares, from.shares[r])
+	g.ids = append(g.ids, from.keysOf(r)...)
+	if g.multi {
+		g.ends = append(g.ends, int32(len(g.ids)))
+	}
+	for ; next < len(from.samples) && from.samples[next].row <= r; next++ {
+		if from.samples[next].row == r {
+			g.samples = append(g.samples, rowPDD{row, from.samples[next].pdd})
+		}
+	}
+	return next
+}
+
+// groupScratch is GroupMetrics' working memory, kept for the next call
+// (groupScratches): the matched rows, then their PDD samples by group.
+// At 100,000 dialogs it is megabytes (60 bytes a dialog in a
+// single-valued dimension, 76 in a MultiDimension of two keys a
+// dialog), and allocated on every call on a heap of hundreds of
+// megabytes it brought the collector round often enough to cost more
+// CPU than the call itself (docs/benchmarks.md).
+type groupScratch struct {
+	rows   groupRows
+	counts []int32   // by key id: its samples, then where they start in pdds
+	pdds   []float64 // the samples by key id, back to back, then spare room
+}
+
+var groupScratches = sync.Pool{New: func() any { return new(groupScratch) }}
+
+// measure is the Grouping of rows (sc's own or a snapshot's columns),
+// whose keys' ids index values.
+func (sc *groupScratch) measure(rows *groupRows, values []string, maxGroups int) Grouping {
+	accs, all := groupsOf(rows, len(values))
+	sc.group(rows, len(values), true)
+	for id := range accs {
+		accs[id].pdd = sc.groupPDDs(int32(id))
+	}
+	return sc.rank(rows, accs, all, values, maxGroups)
+}
+
+// groupsOf counts rows by key id (accs, without the PDD samples) and
+// together (all).
+func groupsOf(rows *groupRows, keys int) (accs []MetricsAcc, all MetricsAcc) {
+	accs = make([]MetricsAcc, keys)
+	for r := range rows.shares {
+		f := rows.shares[r].figures()
+		for _, id := range rows.keysOf(int32(r)) {
+			accs[id].dialogs++
+			accs[id].add(&f)
+		}
+		all.add(&f)
+	}
+	all.dialogs = len(rows.shares)
+	return accs, all
+}
+
+// rank is the Grouping of rows from their groups (accs, by key id, with
+// their samples; a snapshot's groupIndex's are only read): the
+// maxGroups largest, the rest measured together, and all, whose samples
+// are every row's when it has none. sc.pdds has room past its length for
+// every sample of rows.
+func (sc *groupScratch) rank(rows *groupRows, accs []MetricsAcc, all MetricsAcc, values []string, maxGroups int) Grouping {
+	out := Grouping{Multi: rows.multi, TotalMatched: all.dialogs}
+	ids := make([]int32, 0, len(accs))
+	for id := range accs {
+		if accs[id].dialogs > 0 { // a column's key the filter left without a dialog
+			ids = append(ids, int32(id))
+		}
+	}
+	slices.SortFunc(ids, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(accs[b].dialogs, accs[a].dialogs), cmp.Compare(values[a], values[b]))
+	})
+	if len(ids) > maxGroups {
+		// The dialogs with a key among the rest's, each measured once: in
+		// a MultiDimension a dialog may have several.
+		rest := make([]bool, len(accs))
+		for _, id := range ids[maxGroups:] {
+			rest[id] = true
+		}
+		other := sc.other(rows, rest, accs)
+		r := other.Result()
+		out.Other, out.OtherGroups = &r, len(ids)-maxGroups
+		ids = ids[:maxGroups]
+	}
+	out.Groups = make([]Group, 0, len(ids))
+	for _, id := range ids {
+		out.Groups = append(out.Groups, Group{Value: values[id], Metrics: accs[id].Result()})
+	}
+	if all.pdd == nil {
+		all.pdd = sc.allPDDs(rows) // after other, whose room it reuses
+	}
+	out.Overall = all.Result()
+	return out
+}
+
+// group lays rows' samples out by key id in pdds, counts[id] of them
+// from the offset the ids before it fill; counts then holds those
+// offsets. With room, pdds has room past them for every sample of rows
+// (other's and allPDDs').
+func (sc *groupScratch) group(rows *groupRows, keys int, room bool) {
+	sc.counts = slices.Grow(sc.counts[:0], keys)[:keys]
+	clear(sc.counts)
+	for _, s := range rows.samples {
+		for _, id := range rows.keysOf(s.row) {
 			sc.counts[id]++
 		}
 	}
@@ -258,11 +323,14 @@ func (sc *groupScratch) group() {
 		sc.counts[id] = total
 		total += n
 	}
-	// Room after the groups' for the other and the overall samples.
-	sc.pdds = slices.Grow(sc.pdds[:0], int(total)+len(sc.samples))[:total]
+	n := int(total)
+	if room {
+		n += len(rows.samples)
+	}
+	sc.pdds = slices.Grow(sc.pdds[:0], n)[:total]
 	next := slices.Clone(sc.counts) // one per key
-	for _, s := range sc.samples {
-		for _, id := range sc.keysOf(s.row) {
+	for _, s := range rows.samples {
+		for _, id := range rows.keysOf(s.row) {
 			sc.pdds[next[id]] = s.pdd
 			next[id]++
 		}
@@ -278,11 +346,11 @@ func (sc *groupScratch) groupPDDs(id int32) []float64 {
 	return sc.pdds[sc.counts[id]:end]
 }
 
-// allPDDs are every sample once, in pdds' room after the groups'.
-func (sc *groupScratch) allPDDs() []float64 {
+// allPDDs are every sample of rows once, in pdds' room after the groups'.
+func (sc *groupScratch) allPDDs(rows *groupRows) []float64 {
 	n := len(sc.pdds)
-	out := sc.pdds[n : n+len(sc.samples)]
-	for i, s := range sc.samples {
+	out := sc.pdds[n : n+len(rows.samples)]
+	for i, s := range rows.samples {
 		out[i] = s.pdd
 	}
 	return out
@@ -292,14 +360,17 @@ func (sc *groupScratch) allPDDs() []float64 {
 // a MultiDimension from their shares, else as the sum of the rest's
 // groups (accs). Its samples go in pdds' room after the groups', which
 // allPDDs reuses: measure it first.
-func (sc *groupScratch) other(rest []bool, accs []MetricsAcc) MetricsAcc {
+func (sc *groupScratch) other(rows *groupRows, rest []bool, accs []MetricsAcc) MetricsAcc {
 	var o MetricsAcc
-	in := func(r int32) bool { return slices.ContainsFunc(sc.keysOf(r), func(id int32) bool { return rest[id] }) }
-	if sc.multi {
-		for r, sh := range sc.rows {
+	in := func(r int32) bool {
+		return slices.ContainsFunc(rows.keysOf(r), func(id int32) bool { return rest[id] })
+	}
+	if rows.multi {
+		for r := range rows.shares {
 			if in(int32(r)) {
 				o.dialogs++
-				o.add(&figures{attempts: int(sh.attempts), answered: int(sh.answered), network: int(sh.network), durN: int(sh.durN), durSum: sh.durSum})
+				f := rows.shares[r].figures()
+				o.add(&f)
 			}
 		}
 	} else {
@@ -311,7 +382,7 @@ func (sc *groupScratch) other(rest []bool, accs []MetricsAcc) MetricsAcc {
 	}
 	n := len(sc.pdds)
 	o.pdd = sc.pdds[n:n]
-	for _, s := range sc.samples {
+	for _, s := range rows.samples {
 		if in(s.row) {
 			o.pdd = append(o.pdd, s.pdd) // in the room: at most every sample
 		}
@@ -321,7 +392,9 @@ func (sc *groupScratch) other(rest []bool, accs []MetricsAcc) MetricsAcc {
 
 // release empties sc and gives it back for the next call.
 func (sc *groupScratch) release() {
-	sc.rows, sc.ids, sc.ends, sc.samples, sc.counts, sc.pdds = sc.rows[:0], sc.ids[:0], sc.ends[:0], sc.samples[:0], sc.counts[:0], sc.pdds[:0]
+	g := &sc.rows
+	g.shares, g.ids, g.ends, g.samples = g.shares[:0], g.ids[:0], g.ends[:0], g.samples[:0]
+	sc.counts, sc.pdds = sc.counts[:0], sc.pdds[:0]
 	groupScratches.Put(sc)
 }
 

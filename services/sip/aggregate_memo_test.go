@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"fieldtap/services/filter"
 )
 
 // scanAggregate is Aggregate as it was before the keyer: a string per
@@ -112,7 +114,8 @@ var aggrFilters = []string{"", `final_code >= 400`, `from_user ~ "^u1"`, `state 
 // changed dialogs are copies of memoised ones, Aggregate and
 // GroupMetrics equal the plain scans for every dimension, every filter of
 // aggrFilters and bounds that cut and that keep every bucket, asked from
-// two goroutines at once.
+// two goroutines at once; so do the snapshot's, from its scan and from
+// its columns, and so does its problem scan (Each).
 func TestAggregateMatchesScan(t *testing.T) {
 	addrs := []netip.AddrPort{
 		netip.MustParseAddrPort("192.0.2.1:5060"), netip.MustParseAddrPort("192.0.2.2:5060"), netip.MustParseAddrPort("192.0.2.3:5080"),
@@ -122,12 +125,14 @@ func TestAggregateMatchesScan(t *testing.T) {
 	uas := []string{"", "", "PolycomVVX/6.4", "Asterisk PBX 20", "sipp"}
 	transports := []string{TransportUDP, TransportTCP, TransportTLS}
 	var filters []func(*Dialog) bool
+	var exprs []*filter.Expr
 	for _, src := range aggrFilters {
 		e, err := Compile(src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		filters = append(filters, func(d *Dialog) bool { return e.Match(d) })
+		exprs = append(exprs, e)
 	}
 	// nil: every dialog, as the tools pass the empty filter (no reads).
 	filters = append(filters, nil)
@@ -200,6 +205,33 @@ func TestAggregateMatchesScan(t *testing.T) {
 			var bad []string
 			for range 2 {
 				wg.Go(func() {
+					// find_problems' scan: the first ask reads the dialogs,
+					// the later ones the problem column.
+					masks := []uint32{ProblemMask(ProblemNames())}
+					for _, n := range ProblemNames() {
+						masks = append(masks, ProblemMask([]string{n}))
+					}
+					for fi, e := range exprs {
+						for _, mask := range masks {
+							var want, got []uint64
+							for _, d := range sn.Dialogs {
+								if (filters[fi] == nil || filters[fi](d)) && AnyProblem(d, mask) {
+									want = append(want, d.ID)
+								}
+							}
+							sn.Each(e, mask, func(id uint64, d *Dialog) {
+								if id != d.ID {
+									t.Errorf("Each visits dialog %d with id %d", d.ID, id)
+								}
+								got = append(got, id)
+							})
+							if !slices.Equal(got, want) {
+								mu.Lock()
+								bad = append(bad, fmt.Sprintf("Each, filter %q, problems %b: %v, want %v", aggrFilters[fi], mask, got, want))
+								mu.Unlock()
+							}
+						}
+					}
 					for _, dim := range Dimensions {
 						for fi, match := range filters {
 							ref := match
@@ -219,10 +251,38 @@ func TestAggregateMatchesScan(t *testing.T) {
 								}
 							}
 						}
+						// The snapshot's answers: the first ask scans, the
+						// later ones read its columns (siteColumns).
+						for fi, e := range exprs {
+							for ask := range 3 {
+								bound := []int{2, 1000, 1}[ask]
+								if got, want := sn.Aggregate(e, dim, bound), scanAggregate(sn.Dialogs, filters[fi], dim, bound); !reflect.DeepEqual(got, want) {
+									mu.Lock()
+									bad = append(bad, fmt.Sprintf("Snapshot.Aggregate %s, filter %q, bound %d, ask %d:\n got %+v\nwant %+v", dim, aggrFilters[fi], bound, ask, got, want))
+									mu.Unlock()
+								}
+								if got, want := sn.GroupMetrics(e, dim, bound), scanGroups(sn.Dialogs, filters[fi], dim, bound); !reflect.DeepEqual(got, want) {
+									mu.Lock()
+									bad = append(bad, fmt.Sprintf("Snapshot.GroupMetrics %s, filter %q, bound %d, ask %d:\n got %s\nwant %s", dim, aggrFilters[fi], bound, ask, groupingText(got), groupingText(want)))
+									mu.Unlock()
+								}
+							}
+						}
 					}
 				})
 			}
 			wg.Wait()
+			for _, dim := range Dimensions {
+				if kc := sn.site.keys[dim]; kc == nil || len(kc.values) == 0 {
+					t.Fatalf("seed %d, message %d: no key column of %s was built: the columns were not exercised", seed, i, dim)
+				}
+			}
+			if sn.cols == nil || sn.site.figs.rows.shares == nil || sn.site.problems.sets == nil {
+				t.Fatalf("seed %d, message %d: the filter, figures or problem columns were not built", seed, i)
+			}
+			for _, set := range sn.site.problems.sets {
+				seen["a problem"] = seen["a problem"] || set != problemsKnown
+			}
 			if len(bad) > 0 {
 				t.Fatalf("seed %d, message %d: %d differ, the first: %s", seed, i, len(bad), bad[0])
 			}
@@ -246,7 +306,7 @@ func TestAggregateMatchesScan(t *testing.T) {
 			t.Errorf("dimension %s never had two values: the stores did not exercise it", dim)
 		}
 	}
-	for _, what := range []string{"a PDD", "a share past the memo"} {
+	for _, what := range []string{"a PDD", "a share past the memo", "a problem"} {
 		if !seen[what] {
 			t.Errorf("no dialog had %s: the stores did not exercise it", what)
 		}

@@ -3,6 +3,7 @@ package sip
 import (
 	"math"
 	"strings"
+	"unsafe"
 
 	"fieldtap/services/filter"
 )
@@ -102,26 +103,35 @@ func (k *colCursor) Field(i int) filter.Value {
 // snapshot e matches and, unless problems is 0, that matches one of the
 // problem set's aliases (ProblemMask), oldest first. A filter reading
 // only columned fields is evaluated on the snapshot's columns from the
-// snapshot's second filter on (columns); the id then comes from the
-// columns, so a visit that only counts reads no dialog. Any other filter
-// (the empty one too, whose caller reads the dialogs anyway) is
-// evaluated on the dialogs, warmed a block at a time: what the filter
-// reads, what the problem test reads.
+// snapshot's second filter on (columns), and the problem test on its
+// problem column from its second problem test on (problemColumn); the id
+// then comes from a column, so a visit that only counts reads no dialog.
+// Any other filter (the empty one too, whose caller reads the dialogs
+// anyway) is evaluated on the dialogs, warmed a block at a time: what
+// the filter reads, what the problem test reads.
 func (sn *Snapshot) Each(e *filter.Expr, problems uint32, visit func(id uint64, d *Dialog)) {
-	if !e.MatchesAll() && e.ReadsOnly(isColumned) {
+	columned := !e.MatchesAll() && e.ReadsOnly(isColumned)
+	var pc *problemColumn
+	if problems != 0 && (columned || e.MatchesAll()) {
+		pc = sn.problemColumn()
+	}
+	if columned {
 		if c := sn.columns(); c != nil {
-			k := &colCursor{c: c}
-			var rec filter.Record = k
-			var sc filter.Scalars = k
-			for i, r := range c.rows {
-				k.i = i
-				if e.MatchScalars(rec, sc) && (problems == 0 || AnyProblem(sn.Dialogs[i], problems)) {
-					visit(r.id, sn.Dialogs[i])
+			c.each(e, func(i int) {
+				if problems == 0 || pc.has(sn.Dialogs, i, problems) {
+					visit(c.rows[i].id, sn.Dialogs[i])
 				}
-				k.from = r.toEnd
-			}
+			})
 			return
 		}
+	}
+	if pc != nil && e.MatchesAll() {
+		for i, set := range pc.sets {
+			if set&problems != 0 {
+				visit(pc.ids[i], sn.Dialogs[i])
+			}
+		}
+		return
 	}
 	ds := sn.Dialogs
 	for i := 0; i < len(ds); i += warmBlock {
@@ -140,16 +150,39 @@ func (sn *Snapshot) Each(e *filter.Expr, problems uint32, visit func(id uint64, 
 	}
 }
 
+// each calls visit with the index of every row e (reading only columned
+// fields) matches, in order.
+func (c *columns) each(e *filter.Expr, visit func(i int)) {
+	k := &colCursor{c: c}
+	var rec filter.Record = k
+	var sc filter.Scalars = k
+	for i, r := range c.rows {
+		k.i = i
+		if e.MatchScalars(rec, sc) {
+			visit(i)
+		}
+		k.from = r.toEnd
+	}
+}
+
 // columns returns the snapshot's filter columns, or nil for its first
-// filter: a live store gives each call a new snapshot, and building the
-// columns costs more than the one scan of the dialogs they would save
-// (docs/benchmarks.md). The second filter on the same snapshot (a loaded
-// capture, a quiet line) builds them for every later one.
+// filter or without room (siteColumns): a live store gives each call a
+// new snapshot, and building the columns costs more than the one scan of
+// the dialogs they would save (docs/benchmarks.md). The second filter on
+// the same snapshot (a loaded capture, a quiet line) builds them for
+// every later one.
 func (sn *Snapshot) columns() *columns {
 	if sn.filters.Add(1) < 2 {
 		return nil
 	}
-	sn.colOnce.Do(func() { sn.cols = newColumns(sn.Dialogs) })
+	sn.colOnce.Do(func() {
+		if sn.site.room() {
+			sn.cols = newColumns(sn.Dialogs)
+			if sn.cols != nil {
+				sn.site.hold(int64(unsafe.Sizeof(colRow{}))*int64(cap(sn.cols.rows)) + int64(len(sn.cols.users)))
+			}
+		}
+	})
 	return sn.cols
 }
 

@@ -19,6 +19,14 @@ func columnsDialogs() []*Dialog {
 	return ds
 }
 
+// roomySnapshot is a snapshot of ds with room for every column, as a
+// store's has for its dialogs (siteColumns).
+func roomySnapshot(ds []*Dialog) *Snapshot {
+	sn := &Snapshot{Dialogs: ds}
+	sn.site.share = 1 << 40
+	return sn
+}
+
 // each is what Snapshot.Each visits, as dialog ids.
 func each(t testing.TB, sn *Snapshot, src string) (ids []uint64, ok bool) {
 	e, err := Compile(src)
@@ -47,7 +55,7 @@ func byDialogs(sn *Snapshot, src string) []uint64 {
 }
 
 func TestColumnsMatchAsTheDialogsDo(t *testing.T) {
-	sn := &Snapshot{Dialogs: columnsDialogs()}
+	sn := roomySnapshot(columnsDialogs())
 	if _, ok := each(t, sn, `final_code >= 400`); !ok || sn.cols != nil {
 		t.Fatal("the first filter on a snapshot built its columns")
 	}
@@ -82,7 +90,7 @@ func FuzzColumnsMatchAsTheDialogsDo(f *testing.F) {
 	}
 	ds := columnsDialogs()
 	f.Fuzz(func(t *testing.T, src string) {
-		sn := &Snapshot{Dialogs: ds}
+		sn := roomySnapshot(ds)
 		want := byDialogs(sn, src)
 		for range 2 { // the first reads the dialogs, the second the columns
 			got, ok := each(t, sn, src)

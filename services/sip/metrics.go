@@ -40,6 +40,7 @@ type MetricsAcc struct {
 	durSum                               time.Duration
 	durN                                 int
 	pdd                                  []float64 // ms
+	sorted                               bool      // pdd is sorted, and only read
 }
 
 // Add counts d and each of its call attempts: its share memoised on d
@@ -97,7 +98,7 @@ func (a *MetricsAcc) Result() CallMetrics {
 		v := a.durSum.Seconds() / float64(a.durN)
 		m.ACD.Value = &v
 	}
-	m.PDDp50, m.PDDp95 = percentiles(a.pdd)
+	m.PDDp50, m.PDDp95 = percentiles(a.pdd, a.sorted)
 	return m
 }
 
@@ -113,15 +114,18 @@ func ratio(n, d int, why string) Metric {
 }
 
 // percentiles are the nearest-rank p50 and p95 of samples (ms), which
-// it reorders: two selections, linear in the samples, where a sort of a
-// site's 100,000 post-dial delays was most of group_dialogs' time
-// (docs/benchmarks.md).
-func percentiles(samples []float64) (p50, p95 Metric) {
+// it reorders unless they are sorted: two selections, linear in the
+// samples, where a sort of a site's 100,000 post-dial delays was most of
+// group_dialogs' time (docs/benchmarks.md).
+func percentiles(samples []float64, sorted bool) (p50, p95 Metric) {
 	if len(samples) == 0 {
 		const why = "no attempt in this group has both its INVITE and a 180/183"
 		return Metric{Unit: "ms", NullReason: why}, Metric{Unit: "ms", NullReason: why}
 	}
 	k95, k50 := nearestRank(len(samples), 95), nearestRank(len(samples), 50)
+	if sorted {
+		return msMetric(samples[k50], len(samples)), msMetric(samples[k95], len(samples))
+	}
 	selectNth(samples, k95)
 	v95 := samples[k95]
 	selectNth(samples[:k95], k50) // what precedes k95 is no greater; k50 < k95 unless both are 0

@@ -41,13 +41,22 @@ func TestPercentilesSelectAsASortWould(t *testing.T) {
 				samples[i] = shape(i, n)
 			}
 			want50, want95 := sortedPercentile(samples, 50), sortedPercentile(samples, 95)
-			p50, p95 := percentiles(slices.Clone(samples))
-			if *p50.Value != want50 || *p95.Value != want95 || p50.Population != n || p95.Population != n {
-				t.Errorf("%s, %d samples: p50 %v p95 %v (of %d, %d), want %v %v", name, n, *p50.Value, *p95.Value, p50.Population, p95.Population, want50, want95)
+			sorted := slices.Sorted(slices.Values(samples))
+			for _, asked := range []struct {
+				samples []float64
+				sorted  bool
+			}{{slices.Clone(samples), false}, {sorted, true}} {
+				p50, p95 := percentiles(asked.samples, asked.sorted)
+				if *p50.Value != want50 || *p95.Value != want95 || p50.Population != n || p95.Population != n {
+					t.Errorf("%s, %d samples (sorted %v): p50 %v p95 %v (of %d, %d), want %v %v", name, n, asked.sorted, *p50.Value, *p95.Value, p50.Population, p95.Population, want50, want95)
+				}
+			}
+			if !slices.Equal(sorted, slices.Sorted(slices.Values(samples))) {
+				t.Errorf("%s, %d samples: percentiles reordered samples it was told are sorted", name, n)
 			}
 		}
 	}
-	if p50, p95 := percentiles(nil); p50.Value != nil || p95.Value != nil || p50.NullReason == "" || p50.Unit != "ms" {
+	if p50, p95 := percentiles(nil, false); p50.Value != nil || p95.Value != nil || p50.NullReason == "" || p50.Unit != "ms" {
 		t.Errorf("no samples: %+v %+v, want null ms figures with a reason", p50, p95)
 	}
 }

@@ -732,6 +732,7 @@ type Snapshot struct {
 	filters  atomic.Uint32 // column-only filters run on this snapshot
 	colOnce  sync.Once
 	cols     *columns // the filter columns (Each), built by the second
+	site     siteColumns
 }
 
 // Message returns the stored message with sequence number seq, if still
@@ -773,6 +774,7 @@ func (s *Store) Snapshot() *Snapshot {
 	st.Dialogs = len(ds)
 	st.MessagesEvicted = s.msgs.Stats().Evicted
 	s.cache = &Snapshot{Dialogs: ds, Revision: s.st.Revision, Stats: st, msgs: s.msgs.Snapshot()}
+	s.cache.site.share = s.lim.DialogBytes / columnShare
 	return s.cache
 }
 

@@ -1,0 +1,335 @@
+package sip
+
+import (
+	"slices"
+	"sync"
+	"unsafe"
+
+	"fieldtap/services/filter"
+)
+
+// columnShare: a snapshot's columns may hold a quarter of what its
+// dialogs may.
+const columnShare = 4
+
+// siteColumns are what a snapshot keeps for the site-wide answers
+// (Snapshot.Aggregate, Snapshot.GroupMetrics, find_problems' Each) once
+// one is asked a second time: each asked dimension's keys of every
+// dialog; every dialog's share of the call figures with its PDD samples,
+// and each dimension's groups with their samples sorted; every dialog's
+// problem set. An answer then reads them in sequence, a few bytes a dialog,
+// instead of every dialog struct, which at 100,000 dialogs is a cache
+// miss each and most of the call (docs/benchmarks.md). A live store
+// gives each call a new snapshot, where building them would cost more
+// than the one scan they save; a loaded capture or a quiet line asks the
+// same snapshot again. The snapshot's dialogs do not change (the store
+// copies a dialog it changes after a snapshot), so neither do they.
+//
+// They are answer memory, bounded by the snapshot's share: a column is
+// built only while those built (the filter columns too) hold fewer than
+// share bytes (the store's dialog bytes over columnShare), so at most
+// share and the last one; past it the answers scan the dialogs, as on a
+// first ask.
+type siteColumns struct {
+	mu    sync.Mutex
+	share int64          // bytes; 0 builds none
+	bytes int64          // what the built columns hold
+	asks  map[string]int // by answer and dimension
+	keys  map[string]*keyColumn
+	figs  struct {
+		once sync.Once
+		rows groupRows // shares and samples, no keys
+		// all is every row measured together, its samples sorted: the
+		// overall figures of every unfiltered group_dialogs.
+		allOnce sync.Once
+		all     MetricsAcc
+	}
+	problemAsks int
+	problems    problemColumn
+}
+
+// problemColumn is every dialog's problem set (problemSet) with its id,
+// in the order of Snapshot.Dialogs: find_problems over it reads 12 bytes
+// a dialog in sequence, and only the dialogs it lists.
+type problemColumn struct {
+	once sync.Once
+	sets []uint32 // nil: not built (no room)
+	ids  []uint64
+}
+
+// problemColumn returns the snapshot's problem column, built on its
+// second problem test, or nil on its first or without room.
+func (sn *Snapshot) problemColumn() *problemColumn {
+	c := &sn.site
+	c.mu.Lock()
+	c.problemAsks++
+	second := c.problemAsks >= 2
+	c.mu.Unlock()
+	if !second {
+		return nil
+	}
+	pc := &c.problems
+	pc.once.Do(func() {
+		ds := sn.Dialogs
+		if !c.room() {
+			return
+		}
+		c.hold(12 * int64(len(ds)))
+		pc.sets, pc.ids = make([]uint32, len(ds)), make([]uint64, len(ds))
+		for i := 0; i < len(ds); i += warmBlock {
+			block := ds[i:min(i+warmBlock, len(ds))]
+			warmMemos(block)
+			for j, d := range block {
+				pc.sets[i+j], pc.ids[i+j] = problemSet(d), d.ID
+			}
+		}
+	})
+	if pc.sets == nil {
+		return nil
+	}
+	return pc
+}
+
+// has reports whether dialog i of ds (the snapshot's) matches one of
+// mask's aliases: from the column, or from the dialog when pc is nil.
+func (pc *problemColumn) has(ds []*Dialog, i int, mask uint32) bool {
+	if pc == nil {
+		return AnyProblem(ds[i], mask)
+	}
+	return pc.sets[i]&mask != 0
+}
+
+// keyColumn is one dimension's keys of every dialog of a snapshot, in
+// the order of Snapshot.Dialogs: ids (and ends in a MultiDimension) as
+// groupRows holds them, values by id.
+type keyColumn struct {
+	once      sync.Once
+	multi     bool
+	ids, ends []int32
+	values    []string
+	ix        struct {
+		once sync.Once
+		accs []MetricsAcc // by key id; nil: not built (no room)
+	}
+}
+
+// index returns the groups of every dialog of the snapshot (rows, the
+// snapshot's figureRows), each with its PDD samples sorted, and every
+// dialog together (allRows): an answer without a filter reads their
+// percentiles by rank instead of selecting them again on every call.
+// Built once, when there is room (ok false without); only read after.
+func (kc *keyColumn) index(c *siteColumns, rows *groupRows) (accs []MetricsAcc, all MetricsAcc, ok bool) {
+	kc.ix.once.Do(func() {
+		if !c.room() {
+			return
+		}
+		var sc groupScratch // its pdds stay the index's
+		accs, _ := groupsOf(rows, len(kc.values))
+		sc.group(rows, len(kc.values), false)
+		for id := range accs {
+			p := sc.groupPDDs(int32(id))
+			slices.Sort(p)
+			accs[id].pdd, accs[id].sorted = p, true
+		}
+		kc.ix.accs = accs
+		c.hold(int64(unsafe.Sizeof(MetricsAcc{}))*int64(cap(accs)) + 8*int64(cap(sc.pdds)) + 4*int64(cap(sc.counts)))
+	})
+	if kc.ix.accs == nil {
+		return nil, MetricsAcc{}, false
+	}
+	return kc.ix.accs, c.allRows(rows), true
+}
+
+// allRows is every row of rows (the snapshot's figureRows) measured
+// together, its samples sorted; built with the first index.
+func (c *siteColumns) allRows(rows *groupRows) MetricsAcc {
+	f := &c.figs
+	f.allOnce.Do(func() {
+		for r := range rows.shares {
+			sh := rows.shares[r].figures()
+			f.all.add(&sh)
+		}
+		f.all.dialogs = len(rows.shares)
+		f.all.pdd = make([]float64, len(rows.samples))
+		for i, s := range rows.samples {
+			f.all.pdd[i] = s.pdd
+		}
+		slices.Sort(f.all.pdd)
+		f.all.sorted = true
+		c.hold(8 * int64(len(f.all.pdd)))
+	})
+	return f.all
+}
+
+// keyColumn returns dim's key column from the second time an answer
+// (aggregate or group) asks for it by dim on sn, or nil: the first
+// scans, and so stands for a live store's every call.
+func (sn *Snapshot) keyColumn(answer, dim string) *keyColumn {
+	c := &sn.site
+	c.mu.Lock()
+	if c.asks == nil {
+		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
+	}
+	c.asks[answer+" "+dim]++
+	if c.asks[answer+" "+dim] < 2 {
+		c.mu.Unlock()
+		return nil
+	}
+	kc := c.keys[dim]
+	if kc == nil && c.bytes < c.share {
+		kc = &keyColumn{}
+		c.keys[dim] = kc
+	}
+	c.mu.Unlock()
+	if kc != nil {
+		kc.once.Do(func() {
+			kc.build(sn.Dialogs, dim)
+			c.hold(4*int64(cap(kc.ids)+cap(kc.ends)) + 16*int64(cap(kc.values)))
+		})
+	}
+	return kc
+}
+
+// room reports whether another column may be built; hold counts one
+// built.
+func (c *siteColumns) room() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes < c.share
+}
+
+func (c *siteColumns) hold(n int64) {
+	c.mu.Lock()
+	c.bytes += n
+	c.mu.Unlock()
+}
+
+func (kc *keyColumn) build(ds []*Dialog, dim string) {
+	k := newKeyer(dim)
+	kc.multi = MultiDimension(dim)
+	kc.ids = make([]int32, 0, len(ds))
+	if kc.multi {
+		kc.ends = make([]int32, 0, len(ds))
+	}
+	for i, d := range ds {
+		if i%warmBlock == 0 {
+			k.warm(ds[i:min(i+warmBlock, len(ds))])
+		}
+		kc.ids = append(kc.ids, k.keys(d)...)
+		if kc.multi {
+			kc.ends = append(kc.ends, int32(len(kc.ids)))
+		}
+	}
+	kc.values = k.values
+}
+
+// figureRows are the snapshot's dialogs as groupRows with kc's keys, or
+// nil when their figures have no room.
+func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
+	c := &sn.site
+	f := &c.figs
+	f.once.Do(func() {
+		ds := sn.Dialogs
+		if !c.room() {
+			return
+		}
+		f.rows.shares = make([]rowShare, 0, len(ds))
+		for i, d := range ds {
+			if i%warmBlock == 0 {
+				warmMemos(ds[i:min(i+warmBlock, len(ds))])
+			}
+			f.rows.addFigures(d)
+		}
+		c.hold(int64(unsafe.Sizeof(rowShare{}))*int64(cap(f.rows.shares)) + int64(unsafe.Sizeof(rowPDD{}))*int64(cap(f.rows.samples)))
+	})
+	if f.rows.shares == nil {
+		return nil
+	}
+	return &groupRows{multi: kc.multi, shares: f.rows.shares, samples: f.rows.samples, ids: kc.ids, ends: kc.ends}
+}
+
+// siteColumns returns dim's key column and the rows e matches (nil:
+// every row) when the answer can be read from the snapshot's columns:
+// e is empty or reads only columned fields, and this is not answer's
+// first ask of dim (nor the snapshot's first filter).
+func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColumn, in []uint64) {
+	if !e.MatchesAll() {
+		if !e.ReadsOnly(isColumned) {
+			return nil, nil
+		}
+		kc = sn.keyColumn(answer, dim)
+		c := sn.columns()
+		if kc == nil || c == nil {
+			return nil, nil
+		}
+		in = make([]uint64, (len(c.rows)+63)/64)
+		c.each(e, func(i int) { in[i/64] |= 1 << (i % 64) })
+		return kc, in
+	}
+	return sn.keyColumn(answer, dim), nil
+}
+
+func has(in []uint64, r int) bool { return in == nil || in[r/64]&(1<<(r%64)) != 0 }
+
+// Aggregate is Aggregate over the snapshot's dialogs that e matches,
+// read from the snapshot's columns where it can be (siteColumns).
+func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggregation {
+	kc, in := sn.siteColumns(e, "aggregate", dim)
+	if kc == nil {
+		return Aggregate(sn.Dialogs, matcher(e), dim, maxBuckets)
+	}
+	counts := make([]int, len(kc.values))
+	matched := 0
+	rows := groupRows{multi: kc.multi, ids: kc.ids, ends: kc.ends}
+	for r := range sn.Dialogs {
+		if has(in, r) {
+			for _, id := range rows.keysOf(int32(r)) {
+				counts[id]++
+			}
+			matched++
+		}
+	}
+	return bucketsOf(counts, kc.values, kc.multi, matched, maxBuckets)
+}
+
+// GroupMetrics is GroupMetrics over the snapshot's dialogs that e
+// matches, read from the snapshot's columns where it can be
+// (siteColumns).
+func (sn *Snapshot) GroupMetrics(e *filter.Expr, dim string, maxGroups int) Grouping {
+	kc, in := sn.siteColumns(e, "group", dim)
+	if kc == nil {
+		return GroupMetrics(sn.Dialogs, matcher(e), dim, maxGroups)
+	}
+	rows := sn.figureRows(kc)
+	if rows == nil {
+		return GroupMetrics(sn.Dialogs, matcher(e), dim, maxGroups)
+	}
+	sc := groupScratches.Get().(*groupScratch)
+	defer sc.release()
+	if in == nil {
+		if accs, all, ok := kc.index(&sn.site, rows); ok {
+			sc.pdds = slices.Grow(sc.pdds[:0], len(rows.samples)) // other's room
+			return sc.rank(rows, accs, all, kc.values, maxGroups)
+		}
+		return sc.measure(rows, kc.values, maxGroups) // the columns' samples copied, as measure does
+	}
+	from := rows
+	rows = &sc.rows
+	rows.multi = from.multi
+	next := 0
+	for r := range sn.Dialogs {
+		if has(in, r) {
+			next = rows.addRow(from, int32(r), next)
+		}
+	}
+	return sc.measure(rows, kc.values, maxGroups)
+}
+
+// matcher is e as the dialog predicate Aggregate and GroupMetrics take:
+// nil for the empty filter, so they skip the reads a filter needs.
+func matcher(e *filter.Expr) func(*Dialog) bool {
+	if e.MatchesAll() {
+		return nil
+	}
+	return func(d *Dialog) bool { return e.Match(d) }
+}
