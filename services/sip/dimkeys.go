@@ -3,6 +3,7 @@ package sip
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"strconv"
 )
 
@@ -14,7 +15,7 @@ import (
 // and code 0 are NoValue's id, codes and addresses print distinctly and
 // never as NoValue.
 type keyer struct {
-	dim   string
+	dim   int // its index in Dimensions: a switch on it per dialog is a jump, on its name a string compare
 	strs  map[string]int32
 	codes map[int]int32
 	// statuses are the ids of the codes 100 to 699, plus one (0: none yet).
@@ -28,8 +29,28 @@ type keyer struct {
 	ids    []int32  // keys' answer, reused
 }
 
+// The dimensions as keyer switches on them: their indexes in Dimensions.
+const (
+	dimMethod = iota
+	dimState
+	dimFinalCode
+	dimFromUser
+	dimToUser
+	dimSrcIP
+	dimDstIP
+	dimUserAgent
+	dimTransport
+	dimParticipantIP
+	dimParticipantUser
+)
+
+// newKeyer numbers dim's values; dim must be one of Dimensions.
 func newKeyer(dim string) *keyer {
-	return &keyer{dim: dim, strs: map[string]int32{}, codes: map[int]int32{}, addrs: map[netip.Addr]int32{}, v4s: map[uint32]int32{}}
+	i := slices.Index(Dimensions, dim)
+	if i < 0 {
+		panic("sip: aggregate by an unknown dimension " + strconv.Quote(dim))
+	}
+	return &keyer{dim: i, strs: map[string]int32{}, codes: map[int]int32{}, addrs: map[netip.Addr]int32{}, v4s: map[uint32]int32{}}
 }
 
 // keys returns d's ids in the dimension, as DimensionValues returns its
@@ -39,40 +60,38 @@ func newKeyer(dim string) *keyer {
 func (k *keyer) keys(d *Dialog) []int32 {
 	k.ids = k.ids[:0]
 	switch k.dim {
-	case "method":
+	case dimMethod:
 		k.str(d.FirstMethod)
-	case "state":
+	case dimState:
 		k.str(d.State)
-	case "final_code":
+	case dimFinalCode:
 		k.code(d.FinalCode)
-	case "from_user":
+	case dimFromUser:
 		k.str(d.FromUser)
-	case "to_user":
+	case dimToUser:
 		k.str(d.ToUser)
-	case "src_ip":
+	case dimSrcIP:
 		k.addr(d.Src.Addr())
-	case "dst_ip":
+	case dimDstIP:
 		k.addr(d.Dst.Addr())
-	case "user_agent":
+	case dimUserAgent:
 		if len(d.UserAgents) > 0 {
 			k.str(d.UserAgents[0])
 		} else {
 			k.str("")
 		}
-	case "transport":
+	case dimTransport:
 		k.str(d.Transport)
-	case "participant_ip":
+	case dimParticipantIP:
 		for _, p := range d.Participants {
 			k.addr(p.Addr().Unmap())
 		}
-	case "participant_user":
+	case dimParticipantUser:
 		for _, u := range [...]string{d.FromUser, d.ToUser} {
 			if u != "" {
 				k.str(u)
 			}
 		}
-	default:
-		panic("sip: aggregate by an unknown dimension " + strconv.Quote(k.dim))
 	}
 	if len(k.ids) == 0 {
 		k.str("")
@@ -142,29 +161,29 @@ func (k *keyer) warm(ds []*Dialog) {
 	var s uint64
 	for _, d := range ds {
 		switch k.dim {
-		case "method":
+		case dimMethod:
 			s += uint64(len(d.FirstMethod))
-		case "state":
+		case dimState:
 			s += uint64(len(d.State))
-		case "final_code":
+		case dimFinalCode:
 			s += uint64(d.FinalCode)
-		case "from_user":
+		case dimFromUser:
 			s += firstByte(d.FromUser)
-		case "to_user":
+		case dimToUser:
 			s += firstByte(d.ToUser)
-		case "participant_user":
+		case dimParticipantUser:
 			s += firstByte(d.FromUser) + firstByte(d.ToUser)
-		case "src_ip":
+		case dimSrcIP:
 			s += uint64(d.Src.Port())
-		case "dst_ip":
+		case dimDstIP:
 			s += uint64(d.Dst.Port())
-		case "user_agent":
+		case dimUserAgent:
 			if len(d.UserAgents) > 0 {
 				s += firstByte(d.UserAgents[0])
 			}
-		case "transport":
+		case dimTransport:
 			s += uint64(len(d.Transport))
-		case "participant_ip":
+		case dimParticipantIP:
 			// The first and the last: two participants span two lines.
 			if n := len(d.Participants); n > 0 {
 				s += uint64(d.Participants[0].Port()) + uint64(d.Participants[n-1].Port())

@@ -126,10 +126,11 @@ func percentiles(samples []float64, sorted bool) (p50, p95 Metric) {
 	if sorted {
 		return msMetric(samples[k50], len(samples)), msMetric(samples[k95], len(samples))
 	}
-	selectNth(samples, k95)
-	v95 := samples[k95]
-	selectNth(samples[:k95], k50) // what precedes k95 is no greater; k50 < k95 unless both are 0
-	return msMetric(samples[k50], len(samples)), msMetric(v95, len(samples))
+	selectNth(samples, k50)
+	if k95 > k50 { // what follows k50 is no smaller: k95 is among it, half the samples
+		selectNth(samples[k50+1:], k95-k50-1)
+	}
+	return msMetric(samples[k50], len(samples)), msMetric(samples[k95], len(samples))
 }
 
 // nearestRank is the index in n sorted samples of the p-th percentile:
