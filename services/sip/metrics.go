@@ -123,12 +123,11 @@ func percentiles(samples []float64, sorted bool) (p50, p95 Metric) {
 		return Metric{Unit: "ms", NullReason: why}, Metric{Unit: "ms", NullReason: why}
 	}
 	k95, k50 := nearestRank(len(samples), 95), nearestRank(len(samples), 50)
-	if sorted {
-		return msMetric(samples[k50], len(samples)), msMetric(samples[k95], len(samples))
-	}
-	selectNth(samples, k50)
-	if k95 > k50 { // what follows k50 is no smaller: k95 is among it, half the samples
-		selectNth(samples[k50+1:], k95-k50-1)
+	if !sorted {
+		selectNth(samples, k50)
+		if k95 > k50 { // what follows k50 is no smaller: k95 is among it, half the samples
+			selectNth(samples[k50+1:], k95-k50-1)
+		}
 	}
 	return msMetric(samples[k50], len(samples)), msMetric(samples[k95], len(samples))
 }

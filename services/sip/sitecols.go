@@ -39,10 +39,10 @@ type siteColumns struct {
 	figs  struct {
 		once sync.Once
 		rows groupRows // shares and samples, no keys
-		// all is every row measured together, its samples sorted: the
-		// overall figures of every unfiltered group_dialogs.
-		allOnce sync.Once
-		all     MetricsAcc
+		// sorted are every row's samples sorted: the overall PDD of
+		// every unfiltered group_dialogs.
+		sortedOnce sync.Once
+		sorted     []float64
 	}
 	problemAsks int
 	problems    problemColumn
@@ -110,55 +110,53 @@ type keyColumn struct {
 	ix        struct {
 		once sync.Once
 		accs []MetricsAcc // by key id; nil: not built (no room)
+		all  MetricsAcc   // counts only
 	}
 }
 
 // index returns the groups of every dialog of the snapshot (rows, the
 // snapshot's figureRows), each with its PDD samples sorted, and every
-// dialog together (allRows): an answer without a filter reads their
-// percentiles by rank instead of selecting them again on every call.
-// Built once, when there is room (ok false without); only read after.
+// dialog together (its samples sortedSamples): an answer without a
+// filter reads their percentiles by rank instead of selecting them again
+// on every call. Built once, when there is room (ok false without); only
+// read after.
 func (kc *keyColumn) index(c *siteColumns, rows *groupRows) (accs []MetricsAcc, all MetricsAcc, ok bool) {
 	kc.ix.once.Do(func() {
 		if !c.room() {
 			return
 		}
 		var sc groupScratch // its pdds stay the index's
-		accs, _ := groupsOf(rows, len(kc.values))
+		accs, all := groupsOf(rows, len(kc.values))
 		sc.group(rows, len(kc.values), false)
 		for id := range accs {
 			p := sc.groupPDDs(int32(id))
 			slices.Sort(p)
 			accs[id].pdd, accs[id].sorted = p, true
 		}
-		kc.ix.accs = accs
+		kc.ix.accs, kc.ix.all = accs, all
 		c.hold(int64(unsafe.Sizeof(MetricsAcc{}))*int64(cap(accs)) + 8*int64(cap(sc.pdds)) + 4*int64(cap(sc.counts)))
 	})
 	if kc.ix.accs == nil {
 		return nil, MetricsAcc{}, false
 	}
-	return kc.ix.accs, c.allRows(rows), true
+	all = kc.ix.all
+	all.pdd, all.sorted = c.sortedSamples(rows), true
+	return kc.ix.accs, all, true
 }
 
-// allRows is every row of rows (the snapshot's figureRows) measured
-// together, its samples sorted; built with the first index.
-func (c *siteColumns) allRows(rows *groupRows) MetricsAcc {
+// sortedSamples are every sample of rows (the snapshot's figureRows)
+// sorted, once a snapshot; built with the first index.
+func (c *siteColumns) sortedSamples(rows *groupRows) []float64 {
 	f := &c.figs
-	f.allOnce.Do(func() {
-		for r := range rows.shares {
-			sh := rows.shares[r].figures()
-			f.all.add(&sh)
-		}
-		f.all.dialogs = len(rows.shares)
-		f.all.pdd = make([]float64, len(rows.samples))
+	f.sortedOnce.Do(func() {
+		f.sorted = make([]float64, len(rows.samples))
 		for i, s := range rows.samples {
-			f.all.pdd[i] = s.pdd
+			f.sorted[i] = s.pdd
 		}
-		slices.Sort(f.all.pdd)
-		f.all.sorted = true
-		c.hold(8 * int64(len(f.all.pdd)))
+		slices.Sort(f.sorted)
+		c.hold(8 * int64(len(f.sorted)))
 	})
-	return f.all
+	return f.sorted
 }
 
 // keyColumn returns dim's key column from the second time an answer
@@ -297,10 +295,10 @@ func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggreg
 // (siteColumns).
 func (sn *Snapshot) GroupMetrics(e *filter.Expr, dim string, maxGroups int) Grouping {
 	kc, in := sn.siteColumns(e, "group", dim)
-	if kc == nil {
-		return GroupMetrics(sn.Dialogs, matcher(e), dim, maxGroups)
+	var rows *groupRows
+	if kc != nil {
+		rows = sn.figureRows(kc)
 	}
-	rows := sn.figureRows(kc)
 	if rows == nil {
 		return GroupMetrics(sn.Dialogs, matcher(e), dim, maxGroups)
 	}
