@@ -63,6 +63,14 @@ func BenchmarkGroupMetrics100k(b *testing.B) {
 		next++
 		b.StartTimer()
 	}
+	mask := ProblemMask(ProblemNames())
+	b.Run("live/problems", func(b *testing.B) {
+		for b.Loop() {
+			change(b)
+			n := 0
+			st.Snapshot().Each(nil, mask, func(uint64, *Dialog) { n++ })
+		}
+	})
 	for _, dim := range []string{"final_code", "participant_ip"} {
 		b.Run("live/aggregate/"+dim, func(b *testing.B) {
 			for b.Loop() {

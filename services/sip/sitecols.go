@@ -13,28 +13,28 @@ import (
 const columnShare = 4
 
 // siteColumns are what a snapshot keeps for the site-wide answers
-// (Snapshot.Aggregate, Snapshot.GroupMetrics, find_problems' Each) once
-// one is asked a second time: each asked dimension's keys of every
-// dialog; every dialog's share of the call figures with its PDD samples,
-// and each dimension's groups with their samples sorted; every dialog's
-// problem set. An answer then reads them in sequence, a few bytes a dialog,
+// (Snapshot.Aggregate, Snapshot.GroupMetrics, find_problems' Each) from
+// their first ask: each asked dimension's keys of every dialog; every
+// dialog's share of the call figures with its PDD samples, and each
+// dimension's groups with their samples sorted; every dialog's problem
+// set. An answer then reads them in sequence, a few bytes a dialog,
 // instead of every dialog struct, which at 100,000 dialogs is a cache
-// miss each and most of the call (docs/benchmarks.md). A live store
-// gives each call a new snapshot, where building them would cost more
-// than the one scan they save; a loaded capture or a quiet line asks the
-// same snapshot again. The snapshot's dialogs do not change (the store
-// copies a dialog it changes after a snapshot), so neither do they.
+// miss each and most of the call (docs/benchmarks.md). A loaded capture
+// or a quiet line asks the same snapshot again; a live store gives each
+// call a new snapshot, which carries the previous one's columns on and
+// reads only the dialogs changed since (carry.go). The snapshot's dialogs
+// do not change (the store copies a dialog it changes after a snapshot),
+// so neither do they.
 //
 // They are answer memory, bounded by the snapshot's share: a column is
 // built only while those built (the filter columns too) hold fewer than
 // share bytes (the store's dialog bytes over columnShare), so at most
-// share and the last one; past it the answers scan the dialogs, as on a
-// first ask.
+// share and the last one; past it the answers scan the dialogs.
 type siteColumns struct {
 	mu    sync.Mutex
 	share int64          // bytes; 0 builds none
 	bytes int64          // what the built columns hold
-	asks  map[string]int // by answer and dimension
+	asks  map[string]int // by answer and dimension: a group index is sorted on the second
 	keys  map[string]*keyColumn
 	figs  struct {
 		once sync.Once
@@ -276,8 +276,8 @@ func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
 
 // siteColumns returns dim's key column and the rows e matches (nil:
 // every row) when the answer can be read from the snapshot's columns:
-// e is empty or reads only columned fields, and this is not answer's
-// first ask of dim (nor the snapshot's first filter).
+// e is empty, or reads only columned fields and is not the snapshot's
+// first filter (columns); asks is how many times answer asked for dim.
 func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColumn, in []uint64, asks int) {
 	if !e.MatchesAll() {
 		if !e.ReadsOnly(isColumned) {
