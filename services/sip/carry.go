@@ -8,20 +8,22 @@ import (
 	"sync/atomic"
 )
 
-// carrier keeps, across a store's snapshots, the newest key column of
-// each dimension (with the keyer that numbered it) and the newest figure
-// rows, so that a live store, which gives every call a new snapshot,
-// builds the next snapshot's from them: a dialog unchanged since is a
-// row copied in sequence, and only the dialogs changed or added since
-// are read. At 100,000 dialogs that is most of a site-wide call's cost
-// (docs/benchmarks.md). It holds no dialog: which rows are still the
-// same dialogs is told by the ring's sequence numbers and the epochs
-// (Snapshot.same).
+// carrier keeps, across a store's snapshots, the newest site columns
+// (siteColumns): each dimension's key column with the keyer that
+// numbered it and its sorted groups, the figure rows, every sample
+// sorted, the problem column. A live store gives every call a new
+// snapshot, which builds its columns from these: a dialog unchanged since
+// is a row copied (in runs), and only the dialogs changed or added since
+// are read; the sorted groups take out the samples of the rows gone and
+// merge in those of the rows come. At 100,000 dialogs reading every
+// dialog was most of a site-wide call's cost (docs/benchmarks.md). It
+// holds no dialog: which rows are still the same dialogs is told by the
+// ring's sequence numbers and the epochs (Snapshot.same).
 //
 // What it keeps is the newest snapshot's columns, each built within that
-// snapshot's share (siteColumns), at most one a dimension and one
-// figure rows; a keyer whose values outgrow twice the dialogs (keys of
-// evicted dialogs) is dropped and the next column built afresh.
+// snapshot's share (siteColumns), at most one of each; a keyer whose
+// values outgrow twice the dialogs (keys of evicted dialogs) is not
+// carried on, and the next column is built afresh.
 type carrier struct {
 	used atomic.Bool // a column was kept: snapshots take their dialogs' ages
 	mu   sync.Mutex
@@ -160,7 +162,7 @@ func (sn *Snapshot) carryFigures(rows *groupRows) bool {
 	}
 	from := c.figs
 	rows.shares = make([]rowShare, 0, len(sn.Dialogs))
-	rows.samples = make([]rowPDD, 0, len(from.samples)+len(sn.Dialogs)-c.rows.n)
+	rows.samples = make([]rowPDD, 0, max(len(from.samples)+len(sn.Dialogs)-c.rows.n, 0)) // the store may hold fewer dialogs now
 	shift := int(sn.rows.first - c.rows.first)
 	for i := 0; i < len(sn.Dialogs); {
 		if n := sn.sameRun(c.rows, i); n > 0 { // rows j to j+n of from, in one copy
@@ -286,7 +288,7 @@ func sortSearch(samples []rowPDD, r int32) int {
 func merged(dst, sorted []float64, gone, come []keyedPDD) ([]float64, bool) {
 	out := dst[:0]
 	if dst == nil {
-		out = make([]float64, 0, len(sorted)-len(gone)+len(come))
+		out = make([]float64, 0, max(len(sorted)-len(gone), 0)+len(come))
 	}
 	for _, v := range sorted {
 		for len(come) > 0 && come[0].pdd < v {

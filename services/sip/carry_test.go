@@ -189,3 +189,29 @@ func TestCarriedColumnsAcrossConcurrentSnapshots(t *testing.T) {
 		}
 	}
 }
+
+// TestCarryToFewerDialogs: a store holding fewer dialogs than the kept
+// columns' snapshot (its byte bound evicted more than was added) still
+// carries them, here to a view of a later snapshot's first rows.
+func TestCarryToFewerDialogs(t *testing.T) {
+	st := newStore(t, Limits{DialogBytes: 1 << 30, MessageBytes: 1 << 20})
+	var m Parsed
+	for i := range 500 {
+		addCallMessages(t, st, &m, i, 0, 1) // ringing: no PDD sample
+	}
+	st.Snapshot().GroupMetrics(nil, "final_code", 3)
+	addCallMessages(t, st, &m, 500, 0, 1)
+	sn := st.Snapshot()
+	const n = 100
+	view := &Snapshot{Dialogs: sn.Dialogs[:n], rows: rowsOf{first: sn.rows.first, epoch: sn.rows.epoch, n: n}, ages: sn.ages[:n], carry: sn.carry}
+	var rows, want groupRows
+	if !view.carryFigures(&rows) {
+		t.Fatal("the figure rows were not carried")
+	}
+	for _, d := range view.Dialogs {
+		want.addFigures(d)
+	}
+	if !slices.Equal(rows.shares, want.shares) || !slices.Equal(rows.samples, want.samples) {
+		t.Fatalf("carried %d shares, %d samples; want %d, %d", len(rows.shares), len(rows.samples), len(want.shares), len(want.samples))
+	}
+}
