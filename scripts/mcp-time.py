@@ -4,7 +4,9 @@
     scripts/mcp-time.py URL TOOL N [JSON-ARGUMENTS]
 
 Prints the median, minimum and maximum milliseconds per call (client
-side, loopback HTTP included). Standard library only; see mcp-call.py.
+side, loopback HTTP included). GAP_MS in the environment waits that long
+before each call, outside the timing (a live store then changes between
+calls: scripts/site-bench.sh). Standard library only; see mcp-call.py.
 """
 import importlib.util
 import json
@@ -27,8 +29,10 @@ def main():
         "protocolVersion": mc.PROTOCOL, "capabilities": {}, "clientInfo": {"name": "fieldtap-bench", "version": "1"}}}
     _, sid = mc.post(url, init)
     mc.post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    gap = float(os.environ.get("GAP_MS", "0")) / 1000
     ms = []
     for i in range(n):
+        time.sleep(gap)
         t0 = time.perf_counter()
         msg, _ = mc.post(url, {"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call",
                                "params": {"name": tool, "arguments": args}}, sid)

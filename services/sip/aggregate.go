@@ -200,11 +200,15 @@ func (g *groupRows) keysOf(r int32) []int32 {
 	if !g.multi {
 		return g.ids[r : r+1]
 	}
-	start := int32(0)
-	if r > 0 {
-		start = g.ends[r-1]
+	return g.ids[g.start(r):g.ends[r]]
+}
+
+// start is where row r's keys start in ids, in a MultiDimension.
+func (g *groupRows) start(r int32) int32 {
+	if r == 0 {
+		return 0
 	}
-	return g.ids[start:g.ends[r]]
+	return g.ends[r-1]
 }
 
 // addRow adds row r of from (a snapshot's columns) as the next row.
@@ -290,7 +294,7 @@ func (sc *groupScratch) rank(rows *groupRows, accs []MetricsAcc, all MetricsAcc,
 		for _, id := range ids[maxGroups:] {
 			rest[id] = true
 		}
-		other := sc.other(rows, rest, accs)
+		other := sc.other(rows, rest, accs, &all)
 		r := other.Result()
 		out.Other, out.OtherGroups = &r, len(ids)-maxGroups
 		ids = ids[:maxGroups]
@@ -360,7 +364,7 @@ func (sc *groupScratch) allPDDs(rows *groupRows) []float64 {
 // a MultiDimension from their shares, else as the sum of the rest's
 // groups (accs). Its samples go in pdds' room after the groups', which
 // allPDDs reuses: measure it first.
-func (sc *groupScratch) other(rows *groupRows, rest []bool, accs []MetricsAcc) MetricsAcc {
+func (sc *groupScratch) other(rows *groupRows, rest []bool, accs []MetricsAcc, all *MetricsAcc) MetricsAcc {
 	var o MetricsAcc
 	in := func(r int32) bool {
 		return slices.ContainsFunc(rows.keysOf(r), func(id int32) bool { return rest[id] })
@@ -381,10 +385,27 @@ func (sc *groupScratch) other(rows *groupRows, rest []bool, accs []MetricsAcc) M
 		}
 	}
 	n := len(sc.pdds)
-	o.pdd = sc.pdds[n:n]
-	for _, s := range rows.samples {
-		if in(s.row) {
-			o.pdd = append(o.pdd, s.pdd) // in the room: at most every sample
+	var out []keyedPDD // the samples not the rest's, when every sample is sorted
+	collect := func() {
+		o.pdd, out = sc.pdds[n:n], out[:0]
+		for _, s := range rows.samples {
+			if in(s.row) {
+				o.pdd = append(o.pdd, s.pdd) // in the room: at most every sample
+			} else if all.sorted {
+				out = append(out, keyedPDD{pdd: s.pdd})
+			}
+		}
+	}
+	collect()
+	if all.sorted && len(out) < len(o.pdd) {
+		// Most samples are the rest's (a participant past the bound is in
+		// most calls with the busiest): every sample sorted, less the
+		// others', is theirs sorted, a copy instead of a selection.
+		slices.SortFunc(out, func(a, b keyedPDD) int { return cmp.Compare(a.pdd, b.pdd) })
+		if p, ok := merged(o.pdd, all.pdd, out, nil); ok {
+			o.pdd, o.sorted = p, true
+		} else {
+			collect() // not every sample's: selected, as without
 		}
 	}
 	return o

@@ -205,8 +205,9 @@ func TestAggregateMatchesScan(t *testing.T) {
 			var bad []string
 			for range 2 {
 				wg.Go(func() {
-					// find_problems' scan: the first ask reads the dialogs,
-					// the later ones the problem column.
+					// find_problems' scan, from the problem column: built on
+					// the first ask, or carried on from the store's snapshot
+					// before (the store changes between the snapshots).
 					masks := []uint32{ProblemMask(ProblemNames())}
 					for _, n := range ProblemNames() {
 						masks = append(masks, ProblemMask([]string{n}))
@@ -251,8 +252,9 @@ func TestAggregateMatchesScan(t *testing.T) {
 								}
 							}
 						}
-						// The snapshot's answers: the first ask scans, the
-						// later ones read its columns (siteColumns).
+						// The snapshot's answers, from its columns (siteColumns):
+						// built on the first ask or carried on (carry.go); the
+						// groups sorted on the second.
 						for fi, e := range exprs {
 							for ask := range 3 {
 								bound := []int{2, 1000, 1}[ask]

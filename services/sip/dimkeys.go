@@ -46,11 +46,16 @@ const (
 
 // newKeyer numbers dim's values; dim must be one of Dimensions.
 func newKeyer(dim string) *keyer {
+	return &keyer{dim: dimIndex(dim), strs: map[string]int32{}, codes: map[int]int32{}, addrs: map[netip.Addr]int32{}, v4s: map[uint32]int32{}}
+}
+
+// dimIndex is dim's index in Dimensions; dim must be one of them.
+func dimIndex(dim string) int {
 	i := slices.Index(Dimensions, dim)
 	if i < 0 {
 		panic("sip: aggregate by an unknown dimension " + strconv.Quote(dim))
 	}
-	return &keyer{dim: i, strs: map[string]int32{}, codes: map[int]int32{}, addrs: map[netip.Addr]int32{}, v4s: map[uint32]int32{}}
+	return i
 }
 
 // keys returns d's ids in the dimension, as DimensionValues returns its

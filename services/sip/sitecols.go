@@ -13,28 +13,28 @@ import (
 const columnShare = 4
 
 // siteColumns are what a snapshot keeps for the site-wide answers
-// (Snapshot.Aggregate, Snapshot.GroupMetrics, find_problems' Each) once
-// one is asked a second time: each asked dimension's keys of every
-// dialog; every dialog's share of the call figures with its PDD samples,
-// and each dimension's groups with their samples sorted; every dialog's
-// problem set. An answer then reads them in sequence, a few bytes a dialog,
+// (Snapshot.Aggregate, Snapshot.GroupMetrics, find_problems' Each) from
+// their first ask: each asked dimension's keys of every dialog; every
+// dialog's share of the call figures with its PDD samples, and each
+// dimension's groups with their samples sorted; every dialog's problem
+// set. An answer then reads them in sequence, a few bytes a dialog,
 // instead of every dialog struct, which at 100,000 dialogs is a cache
-// miss each and most of the call (docs/benchmarks.md). A live store
-// gives each call a new snapshot, where building them would cost more
-// than the one scan they save; a loaded capture or a quiet line asks the
-// same snapshot again. The snapshot's dialogs do not change (the store
-// copies a dialog it changes after a snapshot), so neither do they.
+// miss each and most of the call (docs/benchmarks.md). A loaded capture
+// or a quiet line asks the same snapshot again; a live store gives each
+// call a new snapshot, which carries the previous one's columns on and
+// reads only the dialogs changed since (carry.go). The snapshot's dialogs
+// do not change (the store copies a dialog it changes after a snapshot),
+// so neither do they.
 //
 // They are answer memory, bounded by the snapshot's share: a column is
 // built only while those built (the filter columns too) hold fewer than
 // share bytes (the store's dialog bytes over columnShare), so at most
-// share and the last one; past it the answers scan the dialogs, as on a
-// first ask.
+// share and the last one; past it the answers scan the dialogs.
 type siteColumns struct {
 	mu    sync.Mutex
 	share int64          // bytes; 0 builds none
 	bytes int64          // what the built columns hold
-	asks  map[string]int // by answer and dimension
+	asks  map[string]int // by answer and dimension: a group index is sorted on the second
 	keys  map[string]*keyColumn
 	figs  struct {
 		once sync.Once
@@ -44,8 +44,7 @@ type siteColumns struct {
 		sortedOnce sync.Once
 		sorted     []float64
 	}
-	problemAsks int
-	problems    problemColumn
+	problems problemColumn
 }
 
 // problemColumn is every dialog's problem set (problemSet) with its id,
@@ -57,32 +56,29 @@ type problemColumn struct {
 	ids  []uint64
 }
 
-// problemColumn returns the snapshot's problem column, built on its
-// second problem test, or nil on its first or without room.
+// problemColumn returns the snapshot's problem column, built (or
+// carried on from the store's previous snapshot) on its first problem
+// test, or nil without room.
 func (sn *Snapshot) problemColumn() *problemColumn {
 	c := &sn.site
-	c.mu.Lock()
-	c.problemAsks++
-	second := c.problemAsks >= 2
-	c.mu.Unlock()
-	if !second {
-		return nil
-	}
 	pc := &c.problems
 	pc.once.Do(func() {
 		ds := sn.Dialogs
 		if !c.room() {
 			return
 		}
-		c.hold(12 * int64(len(ds)))
-		pc.sets, pc.ids = make([]uint32, len(ds)), make([]uint64, len(ds))
-		for i := 0; i < len(ds); i += warmBlock {
-			block := ds[i:min(i+warmBlock, len(ds))]
-			warmMemos(block)
-			for j, d := range block {
-				pc.sets[i+j], pc.ids[i+j] = problemSet(d), d.ID
+		if !sn.carryProblems(pc) {
+			pc.sets, pc.ids = make([]uint32, len(ds)), make([]uint64, len(ds))
+			for i := 0; i < len(ds); i += warmBlock {
+				block := ds[i:min(i+warmBlock, len(ds))]
+				warmMemos(block)
+				for j, d := range block {
+					pc.sets[i+j], pc.ids[i+j] = problemSet(d), d.ID
+				}
 			}
 		}
+		c.hold(12 * int64(len(ds)))
+		sn.keepProblems(pc)
 	})
 	if pc.sets == nil {
 		return nil
@@ -107,6 +103,7 @@ type keyColumn struct {
 	multi     bool
 	ids, ends []int32
 	values    []string
+	from      *carriedKeys // what it was carried from, if it was
 	ix        struct {
 		once sync.Once
 		accs []MetricsAcc // by key id; nil: not built (no room)
@@ -118,11 +115,25 @@ type keyColumn struct {
 // snapshot's figureRows), each with its PDD samples sorted, and every
 // dialog together (its samples sortedSamples): an answer without a
 // filter reads their percentiles by rank instead of selecting them again
-// on every call. Built once, when there is room (ok false without); only
+// on every call. Carried from the kept column's index when kc was
+// carried (a live store's), or built: sorted, when build (a quiet
+// store's second ask). Once, when there is room (ok false without); only
 // read after.
-func (kc *keyColumn) index(c *siteColumns, rows *groupRows) (accs []MetricsAcc, all MetricsAcc, ok bool) {
+func (kc *keyColumn) index(sn *Snapshot, dim string, rows *groupRows, build bool) (accs []MetricsAcc, all MetricsAcc, ok bool) {
+	c := &sn.site
 	kc.ix.once.Do(func() {
 		if !c.room() {
+			return
+		}
+		if kc.from != nil {
+			if accs, all, ok := sn.carryIndex(kc, kc.from, rows); ok {
+				kc.ix.accs, kc.ix.all = accs, all
+				c.hold(int64(unsafe.Sizeof(MetricsAcc{})) * int64(cap(accs)))
+				sn.keepIndex(dimIndex(dim), accs, all, rows)
+				return
+			}
+		}
+		if !build {
 			return
 		}
 		var sc groupScratch // its pdds stay the index's
@@ -135,57 +146,69 @@ func (kc *keyColumn) index(c *siteColumns, rows *groupRows) (accs []MetricsAcc, 
 		}
 		kc.ix.accs, kc.ix.all = accs, all
 		c.hold(int64(unsafe.Sizeof(MetricsAcc{}))*int64(cap(accs)) + 8*int64(cap(sc.pdds)) + 4*int64(cap(sc.counts)))
+		sn.keepIndex(dimIndex(dim), accs, all, rows)
 	})
 	if kc.ix.accs == nil {
 		return nil, MetricsAcc{}, false
 	}
 	all = kc.ix.all
-	all.pdd, all.sorted = c.sortedSamples(rows), true
+	all.pdd, all.sorted = sn.sortedSamples(rows), true
 	return kc.ix.accs, all, true
 }
 
 // sortedSamples are every sample of rows (the snapshot's figureRows)
-// sorted, once a snapshot; built with the first index.
-func (c *siteColumns) sortedSamples(rows *groupRows) []float64 {
+// sorted, once a snapshot: carried from the kept ones, or sorted.
+func (sn *Snapshot) sortedSamples(rows *groupRows) []float64 {
+	c := &sn.site
 	f := &c.figs
 	f.sortedOnce.Do(func() {
-		f.sorted = make([]float64, len(rows.samples))
-		for i, s := range rows.samples {
-			f.sorted[i] = s.pdd
+		sorted, ok := sn.carrySorted(rows)
+		if !ok {
+			sorted = make([]float64, len(rows.samples))
+			for i, s := range rows.samples {
+				sorted[i] = s.pdd
+			}
+			slices.Sort(sorted)
 		}
-		slices.Sort(f.sorted)
+		f.sorted = sorted
 		c.hold(8 * int64(len(f.sorted)))
+		sn.keepSorted(rows, sorted)
 	})
 	return f.sorted
 }
 
-// keyColumn returns dim's key column from the second time an answer
-// (aggregate or group) asks for it by dim on sn, or nil: the first
-// scans, and so stands for a live store's every call.
-func (sn *Snapshot) keyColumn(answer, dim string) *keyColumn {
+// keyColumn returns dim's key column, built (or carried on from the
+// store's previous snapshot) on its first ask, or nil without room; asks
+// is how many times answer has asked for it by dim on sn.
+func (sn *Snapshot) keyColumn(answer, dim string) (kc *keyColumn, asks int) {
 	c := &sn.site
 	c.mu.Lock()
 	if c.asks == nil {
 		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
 	}
 	c.asks[answer+" "+dim]++
-	if c.asks[answer+" "+dim] < 2 {
-		c.mu.Unlock()
-		return nil
-	}
-	kc := c.keys[dim]
+	asks = c.asks[answer+" "+dim]
+	kc = c.keys[dim]
 	if kc == nil && c.bytes < c.share {
 		kc = &keyColumn{}
 		c.keys[dim] = kc
 	}
 	c.mu.Unlock()
-	if kc != nil {
-		kc.once.Do(func() {
-			kc.build(sn.Dialogs, dim)
-			c.hold(4*int64(cap(kc.ids)+cap(kc.ends)) + 16*int64(cap(kc.values)))
-		})
+	if kc == nil {
+		return nil, asks
 	}
-	return kc
+	kc.once.Do(func() {
+		d := dimIndex(dim)
+		k := sn.carryKeys(kc, d)
+		if k == nil {
+			k = kc.build(sn.Dialogs, dim)
+		}
+		// The keyer's maps, kept for the next snapshot: about 32 bytes
+		// a value.
+		c.hold(4*int64(cap(kc.ids)+cap(kc.ends)) + 48*int64(cap(kc.values)))
+		sn.keepKeys(d, kc, k)
+	})
+	return kc, asks
 }
 
 // room reports whether another column may be built; hold counts one
@@ -202,7 +225,8 @@ func (c *siteColumns) hold(n int64) {
 	c.mu.Unlock()
 }
 
-func (kc *keyColumn) build(ds []*Dialog, dim string) {
+// build fills kc from ds and returns the keyer that numbered it.
+func (kc *keyColumn) build(ds []*Dialog, dim string) *keyer {
 	k := newKeyer(dim)
 	kc.multi = MultiDimension(dim)
 	kc.ids = make([]int32, 0, len(ds))
@@ -219,6 +243,7 @@ func (kc *keyColumn) build(ds []*Dialog, dim string) {
 		}
 	}
 	kc.values = k.values
+	return k
 }
 
 // figureRows are the snapshot's dialogs as groupRows with kc's keys, or
@@ -231,14 +256,17 @@ func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
 		if !c.room() {
 			return
 		}
-		f.rows.shares = make([]rowShare, 0, len(ds))
-		for i, d := range ds {
-			if i%warmBlock == 0 {
-				warmMemos(ds[i:min(i+warmBlock, len(ds))])
+		if !sn.carryFigures(&f.rows) {
+			f.rows.shares = make([]rowShare, 0, len(ds))
+			for i, d := range ds {
+				if i%warmBlock == 0 {
+					warmMemos(ds[i:min(i+warmBlock, len(ds))])
+				}
+				f.rows.addFigures(d)
 			}
-			f.rows.addFigures(d)
 		}
 		c.hold(int64(unsafe.Sizeof(rowShare{}))*int64(cap(f.rows.shares)) + int64(unsafe.Sizeof(rowPDD{}))*int64(cap(f.rows.samples)))
+		sn.keepFigures(f.rows)
 	})
 	if f.rows.shares == nil {
 		return nil
@@ -248,23 +276,26 @@ func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
 
 // siteColumns returns dim's key column and the rows e matches (nil:
 // every row) when the answer can be read from the snapshot's columns:
-// e is empty or reads only columned fields, and this is not answer's
-// first ask of dim (nor the snapshot's first filter).
-func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColumn, in []uint64) {
+// e is empty, or reads only columned fields and is not the snapshot's
+// first filter (columns); asks is how many times answer asked for dim.
+func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColumn, in []uint64, asks int) {
 	if !e.MatchesAll() {
 		if !e.ReadsOnly(isColumned) {
-			return nil, nil
+			return nil, nil, 0
 		}
-		kc = sn.keyColumn(answer, dim)
 		c := sn.columns()
-		if kc == nil || c == nil {
-			return nil, nil
+		if c == nil {
+			return nil, nil, 0
+		}
+		if kc, asks = sn.keyColumn(answer, dim); kc == nil {
+			return nil, nil, 0
 		}
 		in = make([]uint64, (len(c.rows)+63)/64)
 		c.each(e, func(i int) { in[i/64] |= 1 << (i % 64) })
-		return kc, in
+		return kc, in, asks
 	}
-	return sn.keyColumn(answer, dim), nil
+	kc, asks = sn.keyColumn(answer, dim)
+	return kc, nil, asks
 }
 
 func has(in []uint64, r int) bool { return in == nil || in[r/64]&(1<<(r%64)) != 0 }
@@ -272,7 +303,7 @@ func has(in []uint64, r int) bool { return in == nil || in[r/64]&(1<<(r%64)) != 
 // Aggregate is Aggregate over the snapshot's dialogs that e matches,
 // read from the snapshot's columns where it can be (siteColumns).
 func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggregation {
-	kc, in := sn.siteColumns(e, "aggregate", dim)
+	kc, in, _ := sn.siteColumns(e, "aggregate", dim)
 	if kc == nil {
 		return Aggregate(sn.Dialogs, matcher(e), dim, maxBuckets)
 	}
@@ -294,7 +325,7 @@ func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggreg
 // matches, read from the snapshot's columns where it can be
 // (siteColumns).
 func (sn *Snapshot) GroupMetrics(e *filter.Expr, dim string, maxGroups int) Grouping {
-	kc, in := sn.siteColumns(e, "group", dim)
+	kc, in, asks := sn.siteColumns(e, "group", dim)
 	var rows *groupRows
 	if kc != nil {
 		rows = sn.figureRows(kc)
@@ -304,11 +335,15 @@ func (sn *Snapshot) GroupMetrics(e *filter.Expr, dim string, maxGroups int) Grou
 	}
 	sc := groupScratches.Get().(*groupScratch)
 	defer sc.release()
-	if in == nil {
-		if accs, all, ok := kc.index(&sn.site, rows); ok {
+	// A quiet store's second ask sorts the groups once, read by rank
+	// after; a live store's carried column carries them on.
+	if in == nil && (asks >= 2 || kc.from != nil) {
+		if accs, all, ok := kc.index(sn, dim, rows, true); ok {
 			sc.pdds = slices.Grow(sc.pdds[:0], len(rows.samples)) // other's room
 			return sc.rank(rows, accs, all, kc.values, maxGroups)
 		}
+	}
+	if in == nil {
 		return sc.measure(rows, kc.values, maxGroups) // the columns' samples copied, as measure does
 	}
 	from := rows

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"maps"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -123,6 +124,7 @@ type Store struct {
 	st      Stats
 	cache   *Snapshot
 	epoch   uint64
+	carry   *carrier    // the newest site columns, for the next snapshot's (carry.go)
 	raw     *ring.Slabs // the kept messages' raw bytes
 	regs    regTable    // registrations per AoR (registrations.go)
 	methods map[string]string
@@ -167,7 +169,7 @@ func New(l Limits) (*Store, error) {
 		return nil, fmt.Errorf("sip: %d dialog bytes and %d message bytes hold no dialog: want at least %d and %d",
 			l.DialogBytes, l.MessageBytes, minD, minM)
 	}
-	s := &Store{lim: l, byID: map[string]*slot{}, methods: map[string]string{}, st: Stats{Undecodable: map[string]uint64{}},
+	s := &Store{lim: l, carry: &carrier{}, byID: map[string]*slot{}, methods: map[string]string{}, st: Stats{Undecodable: map[string]uint64{}},
 		texts: sharedTexts{m: map[string]string{}}, txns: txnSpares(), words: wordSpares()}
 	s.requests = tally[string]{other: OtherKey, name: func(k string) string { return k }}
 	s.transports = s.requests
@@ -733,6 +735,12 @@ type Snapshot struct {
 	colOnce  sync.Once
 	cols     *columns // the filter columns (Each), built by the second
 	site     siteColumns
+	// rows are which dialogs Dialogs are; ages, by dialog, how many
+	// epochs before this snapshot's each was allocated (nil until a
+	// snapshot of the store kept site columns); carry, the store's.
+	rows  rowsOf
+	ages  []uint32
+	carry *carrier
 }
 
 // Message returns the stored message with sequence number seq, if still
@@ -764,8 +772,15 @@ func (s *Store) Snapshot() *Snapshot {
 	s.epoch++
 	o := s.order.Snapshot()
 	ds := make([]*Dialog, 0, o.Len())
+	var ages []uint32
+	if s.carry.used.Load() { // a snapshot kept site columns: the next may carry them
+		ages = make([]uint32, 0, o.Len())
+	}
 	o.Range(0, func(_ uint64, sl *slot) bool {
 		ds = append(ds, sl.d)
+		if ages != nil {
+			ages = append(ages, uint32(min(s.epoch-sl.epoch, math.MaxUint32)))
+		}
 		return true
 	})
 	st := s.st
@@ -775,6 +790,8 @@ func (s *Store) Snapshot() *Snapshot {
 	st.MessagesEvicted = s.msgs.Stats().Evicted
 	s.cache = &Snapshot{Dialogs: ds, Revision: s.st.Revision, Stats: st, msgs: s.msgs.Snapshot()}
 	s.cache.site.share = s.lim.DialogBytes / columnShare
+	s.cache.rows = rowsOf{first: o.FirstSeq(), epoch: s.epoch, n: len(ds)}
+	s.cache.ages, s.cache.carry = ages, s.carry
 	return s.cache
 }
 
