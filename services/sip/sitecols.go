@@ -282,8 +282,8 @@ func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
 
 // siteColumns returns dim's key column and the rows e matches (nil:
 // every row) when the answer can be read from the snapshot's columns:
-// e is empty, or reads only columned fields and is not the snapshot's
-// first filter (columns); asks is how many times answer asked for dim.
+// e is empty or reads only columned fields (columns); asks is how many
+// times answer asked for dim.
 func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColumn, in []uint64, asks int) {
 	if !e.MatchesAll() {
 		if !e.ReadsOnly(isColumned) {
