@@ -63,6 +63,22 @@ func BenchmarkGroupMetrics100k(b *testing.B) {
 		next++
 		b.StartTimer()
 	}
+	e, err := Compile(`from_user ~ "^10"`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("group/participant_ip/filtered", func(b *testing.B) { // a scan, as a live call before the filter columns were carried
+		sn := st.Snapshot()
+		for b.Loop() {
+			GroupMetrics(sn.Dialogs, matcher(e), "participant_ip", 10)
+		}
+	})
+	b.Run("live/group/participant_ip/filtered", func(b *testing.B) {
+		for b.Loop() {
+			change(b)
+			st.Snapshot().GroupMetrics(e, "participant_ip", 10)
+		}
+	})
 	mask := ProblemMask(ProblemNames())
 	b.Run("live/problems", func(b *testing.B) {
 		for b.Loop() {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -11,7 +12,7 @@ import (
 // carrier keeps, across a store's snapshots, the newest site columns
 // (siteColumns): each dimension's key column with the keyer that
 // numbered it and its sorted groups, the figure rows, every sample
-// sorted, the problem column. A live store gives every call a new
+// sorted, the problem column, the filter columns (columns). A live store gives every call a new
 // snapshot, which builds its columns from these: a dialog unchanged since
 // is a row copied (in runs), and only the dialogs changed or added since
 // are read; the sorted groups take out the samples of the rows gone and
@@ -33,6 +34,12 @@ type carrier struct {
 	// the figure rows they are of.
 	sorted   *carriedFigs
 	problems *carriedProblems
+	filters  *carriedColumns
+}
+
+type carriedColumns struct {
+	rows rowsOf
+	cols *columns
 }
 
 type carriedProblems struct {
@@ -440,6 +447,71 @@ func (sn *Snapshot) keepProblems(pc *problemColumn) {
 	defer cr.mu.Unlock()
 	if cr.problems == nil || cr.problems.rows.epoch <= sn.rows.epoch {
 		cr.problems = &carriedProblems{rows: sn.rows, sets: pc.sets, ids: pc.ids}
+		cr.used.Store(true)
+	}
+}
+
+// carryColumns builds sn's filter columns from the kept ones, or returns
+// nil when there are none sn can carry from (or the users outgrow the
+// rows' 32-bit offsets).
+func (sn *Snapshot) carryColumns() *columns {
+	cr := sn.carry
+	if cr == nil {
+		return nil
+	}
+	cr.mu.Lock()
+	c := cr.filters
+	cr.mu.Unlock()
+	if c == nil || !sn.carries(c.rows) {
+		return nil
+	}
+	from, ds := c.cols, sn.Dialogs
+	var users strings.Builder // its String does not copy
+	users.Grow(len(from.users))
+	rows := make([]colRow, 0, len(ds))
+	shift := int(sn.rows.first - c.rows.first)
+	for i := 0; i < len(ds); {
+		if n := sn.sameRun(c.rows, i); n > 0 { // rows j to j+n of from, their users in one copy
+			j := i + shift
+			start := uint32(0)
+			if j > 0 {
+				start = from.rows[j-1].toEnd
+			}
+			at := int64(users.Len()) - int64(start)
+			users.WriteString(from.users[start:from.rows[j+n-1].toEnd])
+			for _, r := range from.rows[j : j+n] {
+				r.fromEnd, r.toEnd = uint32(int64(r.fromEnd)+at), uint32(int64(r.toEnd)+at)
+				rows = append(rows, r)
+			}
+			i += n
+		} else {
+			d := ds[i]
+			r := colRow{id: d.ID, finalCode: d.FinalCode}
+			users.WriteString(d.FromUser)
+			r.fromEnd = uint32(users.Len())
+			users.WriteString(d.ToUser)
+			r.toEnd = uint32(users.Len())
+			rows = append(rows, r)
+			i++
+		}
+		if uint64(users.Len()) > math.MaxUint32 { // uint64: the bound passes a 32-bit int
+			return nil
+		}
+	}
+	return &columns{rows: rows, users: users.String()}
+}
+
+// keepColumns offers cols, sn's filter columns, to the snapshots after
+// sn.
+func (sn *Snapshot) keepColumns(cols *columns) {
+	cr := sn.carry
+	if cr == nil {
+		return
+	}
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	if cr.filters == nil || cr.filters.rows.epoch <= sn.rows.epoch {
+		cr.filters = &carriedColumns{rows: sn.rows, cols: cols}
 		cr.used.Store(true)
 	}
 }

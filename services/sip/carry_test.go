@@ -16,6 +16,10 @@ func TestCarriedColumnsMatchTheScan(t *testing.T) {
 	const kept = 1500
 	st := newStore(t, Limits{Dialogs: kept, DialogBytes: 1 << 30, MessageBytes: 1 << 20})
 	every := func(*Dialog) bool { return true }
+	failed, err := Compile(`final_code == null or from_user ~ "^10"`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var m Parsed
 	next := 0
 	calls := func(n, upTo int) { // n new calls, each its first upTo messages
@@ -41,8 +45,19 @@ func TestCarriedColumnsMatchTheScan(t *testing.T) {
 					t.Fatalf("round %d, GroupMetrics %s: got %s, want %s", round, dim, groupingText(got), groupingText(want))
 				}
 			}
+			// A filter on columned fields: answered from the filter and
+			// key columns, both carried.
+			if got, want := sn.GroupMetrics(failed, dim, 5), scanGroups(sn.Dialogs, func(d *Dialog) bool { return failed.Match(d) }, dim, 5); !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d, GroupMetrics %s where %s: got %s, want %s", round, dim, failed, groupingText(got), groupingText(want))
+			}
 			if c := sn.carry.keys[dimIndex(dim)]; c == nil || c.rows != sn.rows {
 				t.Fatalf("round %d: %s's column not kept for the next snapshot", round, dim)
+			}
+		}
+		for _, src := range []string{`final_code >= 400 or from_user ~ "^10"`, `to_user == "2002" and final_code == null`} {
+			got, _ := each(t, sn, src)
+			if want := byDialogs(sn, src); !slices.Equal(got, want) {
+				t.Fatalf("round %d, filter %s: %d dialogs, want %d", round, src, len(got), len(want))
 			}
 		}
 		for _, name := range ProblemNames() {
@@ -105,6 +120,13 @@ func checkCarry(t *testing.T, sn *Snapshot) {
 	}
 	if !slices.Equal(rows.shares, want.shares) || !slices.Equal(rows.samples, want.samples) {
 		t.Fatalf("carried figure rows differ from the dialogs': %d shares, %d samples; want %d, %d", len(rows.shares), len(rows.samples), len(want.shares), len(want.samples))
+	}
+	cols := view.carryColumns()
+	if cols == nil {
+		t.Fatal("the filter columns were not carried")
+	}
+	if want := newColumns(sn.Dialogs); !slices.Equal(cols.rows, want.rows) || cols.users != want.users {
+		t.Fatal("the carried filter columns differ from the dialogs'")
 	}
 	var pc, built problemColumn
 	if !view.carryProblems(&pc) {

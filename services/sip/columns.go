@@ -102,9 +102,8 @@ func (k *colCursor) Field(i int) filter.Value {
 // Each calls visit with the id and the dialog of every dialog of the
 // snapshot e matches and, unless problems is 0, that matches one of the
 // problem set's aliases (ProblemMask), oldest first. A filter reading
-// only columned fields is evaluated on the snapshot's columns from the
-// snapshot's second filter on (columns), and the problem test on its
-// problem column from its second problem test on (problemColumn); the id
+// only columned fields is evaluated on the snapshot's columns (columns),
+// and the problem test on its problem column (problemColumn); the id
 // then comes from a column, so a visit that only counts reads no dialog.
 // Any other filter (the empty one too, whose caller reads the dialogs
 // anyway) is evaluated on the dialogs, warmed a block at a time: what
@@ -165,21 +164,18 @@ func (c *columns) each(e *filter.Expr, visit func(i int)) {
 	}
 }
 
-// columns returns the snapshot's filter columns, or nil for its first
-// filter or without room (siteColumns): a live store gives each call a
-// new snapshot, and building the columns costs more than the one scan of
-// the dialogs they would save (docs/benchmarks.md). The second filter on
-// the same snapshot (a loaded capture, a quiet line) builds them for
-// every later one.
+// columns returns the snapshot's filter columns, built on its first
+// filter (or carried on from the store's previous snapshot: a live store
+// gives each call a new snapshot), or nil without room (siteColumns).
 func (sn *Snapshot) columns() *columns {
-	if sn.filters.Add(1) < 2 {
-		return nil
-	}
 	sn.colOnce.Do(func() {
 		if sn.site.room() {
-			sn.cols = newColumns(sn.Dialogs)
+			if sn.cols = sn.carryColumns(); sn.cols == nil {
+				sn.cols = newColumns(sn.Dialogs)
+			}
 			if sn.cols != nil {
 				sn.site.hold(int64(unsafe.Sizeof(colRow{}))*int64(cap(sn.cols.rows)) + int64(len(sn.cols.users)))
+				sn.keepColumns(sn.cols)
 			}
 		}
 	})

@@ -26,6 +26,7 @@ type keyer struct {
 	// instructions where an Addr's 24 bytes do not.
 	v4s    map[uint32]int32
 	values []string // id → the bucket's value
+	texts  int64    // the bytes of the values the keyer made (addText)
 	ids    []int32  // keys' answer, reused
 }
 
@@ -124,7 +125,7 @@ func (k *keyer) code(c int) {
 	if c >= 100 && c < 700 { // a status code: an array, not a map
 		id := k.statuses[c-100] - 1
 		if id < 0 {
-			id = k.add(strconv.Itoa(c))
+			id = k.addText(strconv.Itoa(c))
 			k.statuses[c-100] = id + 1
 		}
 		k.once(id)
@@ -132,7 +133,7 @@ func (k *keyer) code(c int) {
 	}
 	id, ok := k.codes[c]
 	if !ok {
-		id = k.add(strconv.Itoa(c))
+		id = k.addText(strconv.Itoa(c))
 		k.codes[c] = id
 	}
 	k.once(id)
@@ -144,7 +145,7 @@ func (k *keyer) addr(a netip.Addr) {
 		v := binary.BigEndian.Uint32(b[:])
 		id, ok := k.v4s[v]
 		if !ok {
-			id = k.add(a.String())
+			id = k.addText(a.String())
 			k.v4s[v] = id
 		}
 		k.once(id)
@@ -152,7 +153,7 @@ func (k *keyer) addr(a netip.Addr) {
 	}
 	id, ok := k.addrs[a]
 	if !ok {
-		id = k.add(a.String())
+		id = k.addText(a.String())
 		k.addrs[a] = id
 	}
 	k.once(id)
@@ -208,6 +209,13 @@ func firstByte(s string) uint64 {
 func (k *keyer) add(v string) int32 {
 	k.values = append(k.values, v)
 	return int32(len(k.values) - 1)
+}
+
+// addText adds v, a text the keyer made (a code's or an address's),
+// counting its bytes: a string dimension's values are the dialogs' own.
+func (k *keyer) addText(v string) int32 {
+	k.texts += int64(len(v))
+	return k.add(v)
 }
 
 // once appends id unless the dialog already has it: a participant seen

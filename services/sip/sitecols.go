@@ -152,16 +152,22 @@ func (kc *keyColumn) index(sn *Snapshot, dim string, rows *groupRows, build bool
 		return nil, MetricsAcc{}, false
 	}
 	all = kc.ix.all
-	all.pdd, all.sorted = sn.sortedSamples(rows), true
+	if p := sn.sortedSamples(rows); p != nil {
+		all.pdd, all.sorted = p, true
+	}
 	return kc.ix.accs, all, true
 }
 
 // sortedSamples are every sample of rows (the snapshot's figureRows)
-// sorted, once a snapshot: carried from the kept ones, or sorted.
+// sorted, once a snapshot: carried from the kept ones, or sorted; nil
+// without room.
 func (sn *Snapshot) sortedSamples(rows *groupRows) []float64 {
 	c := &sn.site
 	f := &c.figs
 	f.sortedOnce.Do(func() {
+		if !c.room() {
+			return // the answer selects from the rows' samples instead
+		}
 		sorted, ok := sn.carrySorted(rows)
 		if !ok {
 			sorted = make([]float64, len(rows.samples))
@@ -204,8 +210,8 @@ func (sn *Snapshot) keyColumn(answer, dim string) (kc *keyColumn, asks int) {
 			k = kc.build(sn.Dialogs, dim)
 		}
 		// The keyer's maps, kept for the next snapshot: about 32 bytes
-		// a value.
-		c.hold(4*int64(cap(kc.ids)+cap(kc.ends)) + 48*int64(cap(kc.values)))
+		// a value, and the texts it made.
+		c.hold(4*int64(cap(kc.ids)+cap(kc.ends)) + 48*int64(cap(kc.values)) + k.texts)
 		sn.keepKeys(d, kc, k)
 	})
 	return kc, asks
@@ -276,8 +282,8 @@ func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
 
 // siteColumns returns dim's key column and the rows e matches (nil:
 // every row) when the answer can be read from the snapshot's columns:
-// e is empty, or reads only columned fields and is not the snapshot's
-// first filter (columns); asks is how many times answer asked for dim.
+// e is empty or reads only columned fields (columns); asks is how many
+// times answer asked for dim.
 func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColumn, in []uint64, asks int) {
 	if !e.MatchesAll() {
 		if !e.ReadsOnly(isColumned) {

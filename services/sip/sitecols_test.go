@@ -58,3 +58,24 @@ func TestSiteColumnsKeepToTheirShare(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedSamplesKeepToTheShare: an index built with the last room
+// leaves none for every sample sorted; the answer selects the overall
+// percentiles from the rows instead, the same as a scan.
+func TestSortedSamplesKeepToTheShare(t *testing.T) {
+	st := newStore(t, Limits{})
+	addAnsweredCalls(t, st, 3000)
+	every := func(*Dialog) bool { return true }
+	for _, dim := range []string{"final_code", "participant_ip"} {
+		sn := &Snapshot{Dialogs: st.Snapshot().Dialogs}
+		sn.site.share = 1 << 40
+		sn.GroupMetrics(nil, dim, 2) // the keys and the figure rows
+		sn.site.share = sn.site.bytes + 1
+		if got, want := sn.GroupMetrics(nil, dim, 2), scanGroups(sn.Dialogs, every, dim, 2); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: got %s, want %s", dim, groupingText(got), groupingText(want))
+		}
+		if kc := sn.site.keys[dim]; kc.ix.accs == nil || sn.site.figs.sorted != nil {
+			t.Fatalf("%s: index built %v, every sample sorted %v: want the index and no sorted samples", dim, kc.ix.accs != nil, sn.site.figs.sorted != nil)
+		}
+	}
+}

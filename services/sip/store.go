@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"fieldtap/services/heapsize"
@@ -745,7 +744,6 @@ type Snapshot struct {
 	Revision uint64
 	Stats    Stats
 	msgs     ring.Snapshot[Message]
-	filters  atomic.Uint32 // column-only filters run on this snapshot
 	colOnce  sync.Once
 	cols     *columns // the filter columns (Each), built by the second
 	site     siteColumns
