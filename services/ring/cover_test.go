@@ -19,7 +19,8 @@ const maxPayload = 40
 // the items evicted from it are the items seen in it; the window holds
 // nothing evicted exactly when it starts after EvictedTo, so an answer
 // that calls itself whole on that test never is short. Rings of both
-// kinds (weighed, uniform) and both append paths are exercised.
+// kinds (weighed, uniform), weighed rings that keep their times
+// (KeepTimes), and both append paths are exercised.
 func TestAnsweredPlusEvictedIsSeen(t *testing.T) {
 	base := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(33, 1))
@@ -28,7 +29,7 @@ func TestAnsweredPlusEvictedIsSeen(t *testing.T) {
 		limit := Limits{Items: 1 + rng.IntN(400), Bytes: 1 << 30}
 		var r *Ring[stamped]
 		var err error
-		fixed := round%2 == 1
+		fixed := round%3 == 1
 		if fixed {
 			r, err = NewFixed[stamped](limit)
 		} else {
@@ -41,6 +42,9 @@ func TestAnsweredPlusEvictedIsSeen(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.TimeOf(func(s *stamped) time.Time { return s.at })
+		if round%3 == 2 {
+			r.KeepTimes()
+		}
 		var seen []stamped
 		at := base
 		for len(seen) < items {
@@ -99,6 +103,44 @@ func TestAnsweredPlusEvictedIsSeen(t *testing.T) {
 		}
 		if st.Evicted > 0 && !st.EvictedTo.Equal(seen[snap.FirstSeq()-1].at) {
 			t.Fatalf("round %d: EvictedTo %v, want the last evicted item's %v", round, st.EvictedTo, seen[snap.FirstSeq()-1].at)
+		}
+	}
+}
+
+// TestKeptTimesAsTheItems: a ring that keeps its items' times beside
+// them (KeepTimes) tells the same EvictedTo as one that reads the evicted
+// items, for times out of order and zero times too, and weighs each item
+// KeptTimeBytes more.
+func TestKeptTimesAsTheItems(t *testing.T) {
+	base := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(39, 2))
+	size := func(s stamped) int { return len(s.payload) }
+	for round := range 100 {
+		limit := Limits{Items: 1 + rng.IntN(700), Bytes: 1 << 30}
+		read, err := New[stamped](limit, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, _ := New[stamped](limit, size)
+		for _, r := range []*Ring[stamped]{read, kept} {
+			r.TimeOf(func(s *stamped) time.Time { return s.at })
+		}
+		kept.KeepTimes()
+		for range 1 + rng.IntN(2000) {
+			v := stamped{payload: string(make([]byte, rng.IntN(maxPayload)))}
+			if rng.IntN(10) > 0 { // some items have no time
+				v.at = base.Add(time.Duration(rng.IntN(100000)) * time.Millisecond)
+			}
+			read.Append(v)
+			kept.Append(v)
+		}
+		a, b := read.Stats(), kept.Stats()
+		if a.Evicted != b.Evicted || !a.EvictedTo.Equal(b.EvictedTo) || !a.Oldest.Equal(b.Oldest) {
+			t.Fatalf("round %d: kept times evicted %d to %v (oldest %v), read items %d to %v (oldest %v)",
+				round, b.Evicted, b.EvictedTo, b.Oldest, a.Evicted, a.EvictedTo, a.Oldest)
+		}
+		if b.Bytes-a.Bytes != int64(KeptTimeBytes*a.Items) {
+			t.Fatalf("round %d: kept times weigh %d bytes, read %d: want %d more for %d items", round, b.Bytes, a.Bytes, KeptTimeBytes*a.Items, a.Items)
 		}
 	}
 }

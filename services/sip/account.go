@@ -48,8 +48,9 @@ var dialogFixedBytes = heapsize.Pointers(int(unsafe.Sizeof(slot{}))) + heapsize.
 // slab.
 func messageBytes(m Message) int { return len(m.Raw) }
 
-// MessageSlotBytes is a message's fixed cost: its place in the ring.
-func MessageSlotBytes() int64 { return int64(ring.SlotBytes[Message]()) }
+// MessageSlotBytes is a message's fixed cost: its place in the ring,
+// with the time the ring keeps beside it (ring.KeepTimes).
+func MessageSlotBytes() int64 { return int64(ring.SlotBytes[Message]() + ring.KeptTimeBytes) }
 
 // MinDialogBytes is the least a kept dialog is accounted: its ring slot
 // and a Dialog holding no string or list. Every dialog weighs at least

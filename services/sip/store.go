@@ -218,6 +218,7 @@ func New(l Limits) (*Store, error) {
 	// again rather than left to the collector (ring.Slabs).
 	s.msgs.ReuseChunks()
 	s.msgs.TimeOf(func(m *Message) time.Time { return m.Time })
+	s.msgs.KeepTimes()
 	s.raw = ring.NewSlabs(s.msgs, rawSlab)
 	return s, nil
 }
