@@ -290,8 +290,12 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 	if !m.Request {
 		mb = m.CSeqMethod
 	}
-	ct := bytes.TrimSpace(m.Get(sip.HContentType))
-	isSDP := len(m.Body) > 0 && len(ct) >= len(sdpType) && bytes.EqualFold(ct[:len(sdpType)], []byte(sdpType))
+	// Only a body has a type that matters: most messages have none.
+	var ct []byte
+	if len(m.Body) > 0 {
+		ct = bytes.TrimSpace(m.Get(sip.HContentType))
+	}
+	isSDP := len(ct) >= len(sdpType) && bytes.EqualFold(ct[:len(sdpType)], []byte(sdpType))
 	isInfo := m.Request && string(mb) == "INFO" && len(m.Body) > 0
 	final := !m.Request && string(mb) == "INVITE" && m.StatusCode >= 200
 	if !isSDP && !isInfo && !final && string(mb) != "BYE" {

@@ -198,6 +198,62 @@ func benchSIPMessageSDP(b *testing.B, copies int) {
 	}
 }
 
+// BenchmarkSIPMessageCall is the media hook on whole calls without
+// media, a message at a time: INVITE (offer), 100, 180, 200 (answer),
+// ACK, BYE and its 200, most of them bodiless.
+func BenchmarkSIPMessageCall(b *testing.B) {
+	const calls = 4096
+	var msgs []sip.Parsed
+	var metas []sip.Meta
+	uac, uas := netip.MustParseAddrPort("192.0.2.1:5060"), netip.MustParseAddrPort("198.51.100.1:5060")
+	for i := range calls {
+		id := "call-" + itoa(i) + "@bench"
+		bare := func(start, cseq string) sip.Parsed {
+			raw := start + "\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>;tag=2\r\nCall-ID: " + id +
+				"\r\nCSeq: " + cseq + "\r\nContent-Length: 0\r\n\r\n"
+			var m sip.Parsed
+			if err := m.Parse([]byte(raw)); err != nil {
+				b.Fatal(err)
+			}
+			return m
+		}
+		port := 10000 + 2*i
+		t := time.Unix(int64(1000+i), 0)
+		for _, c := range []struct {
+			m    sip.Parsed
+			resp bool
+		}{
+			{sdpMessage(b, id, i, false, port), false},
+			{bare("SIP/2.0 100 Trying", "1 INVITE"), true},
+			{bare("SIP/2.0 180 Ringing", "1 INVITE"), true},
+			{sdpMessage(b, id, i, true, port+20000), true},
+			{bare("ACK sip:b@h SIP/2.0", "1 ACK"), false},
+			{bare("BYE sip:b@h SIP/2.0", "2 BYE"), false},
+			{bare("SIP/2.0 200 OK", "2 BYE"), true},
+		} {
+			src, dst := uac, uas
+			if c.resp {
+				src, dst = uas, uac
+			}
+			msgs = append(msgs, c.m)
+			metas = append(metas, sip.Meta{Time: t, Src: src, Dst: dst})
+		}
+	}
+	a := NewAnalyser(Options{MaxEndpoints: calls, MaxDialogs: calls / 2})
+	b.ReportAllocs()
+	n := 0
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		a.SIPMessage(metas[n], &msgs[n])
+		n = (n + 1) % len(msgs)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	if st := a.Snapshot(false).Stats; st.SDPInvalid != 0 {
+		b.Fatalf("stats %+v", st)
+	}
+}
+
 // processCPU is the process's user+sys CPU time.
 func processCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage

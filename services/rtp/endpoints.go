@@ -37,11 +37,17 @@ func newEndpointTable(limit int) *endpointTable {
 // hash is k's seeded hash over its 16 bytes, family and port as one
 // block, and its zone: consistent with == on netip.AddrPort, and a
 // single memhash where maphash.Comparable walks the struct field by field.
+// The port's low bit is left out of the block and is the hash's top bit
+// instead: an m= line's RTP port and its RTCP port above share a home
+// slot, so the pair is probed, indexed and, added one after the other,
+// evicted in one cache line of the index rather than two, while their
+// stored hashes still tell them apart.
 func (t *endpointTable) hash(k netip.AddrPort) uint32 {
 	a := k.Addr()
 	var b [19]byte
 	*(*[16]byte)(b[:]) = a.As16()
-	b[16], b[17] = byte(k.Port()>>8), byte(k.Port())
+	p := k.Port()
+	b[16], b[17] = byte(p>>9), byte(p>>1)
 	if a.Is4() {
 		b[18] = 1
 	}
@@ -49,7 +55,7 @@ func (t *endpointTable) hash(k netip.AddrPort) uint32 {
 	if z := a.Zone(); z != "" {
 		h ^= maphash.String(t.seed, z)
 	}
-	return uint32(h)
+	return uint32(h)&^(1<<31) | uint32(p&1)<<31
 }
 
 func (t *endpointTable) get(k netip.AddrPort) (*endpoint, bool) {
@@ -57,21 +63,36 @@ func (t *endpointTable) get(k netip.AddrPort) (*endpoint, bool) {
 	return ep, ok
 }
 
+// pairHash is the hash of rtcp, from h, rtp's: an even port's next
+// differs in the top bit alone, so an m= line's pair is hashed once.
+func (t *endpointTable) pairHash(rtp netip.AddrPort, h uint32, rtcp netip.AddrPort) uint32 {
+	if rtp.Port()&1 == 0 && rtcp.Port() == rtp.Port()+1 && rtcp.Addr() == rtp.Addr() {
+		return h | 1<<31
+	}
+	return t.hash(rtcp)
+}
+
 // lookup is get that also returns k's hash, for add.
 func (t *endpointTable) lookup(k netip.AddrPort) (ep *endpoint, h uint32, ok bool) {
 	h = t.hash(k)
+	ep, ok = t.find(k, h)
+	return ep, h, ok
+}
+
+// find is lookup of k, whose hash h is known.
+func (t *endpointTable) find(k netip.AddrPort, h uint32) (*endpoint, bool) {
 	if len(t.index) == 0 {
-		return nil, h, false
+		return nil, false
 	}
 	mask := len(t.index) - 1
 	for i := int(h) & mask; t.index[i] != 0; i = (i + 1) & mask {
 		if s := t.index[i]; uint32(s>>32) == h {
 			if e := &t.ring[uint32(s)-1]; e.addr == k {
-				return e.ep, h, true
+				return e.ep, true
 			}
 		}
 	}
-	return nil, h, false
+	return nil, false
 }
 
 // add inserts k, whose hash h lookup has just returned without finding

@@ -43,6 +43,24 @@ func TestEndpointTableIsFIFO(t *testing.T) {
 	}
 }
 
+// TestPairHash: an address's pair hashed from the address's hash is
+// hashed as on its own, for the next port of an even or odd one, another
+// port, another address and a zone.
+func TestPairHash(t *testing.T) {
+	tab := newEndpointTable(1)
+	for _, s := range []string{"192.0.2.1:4000", "192.0.2.1:4001", "192.0.2.1:65534", "192.0.2.1:65535", "192.0.2.1:0", "[2001:db8::1]:5000", "[fe80::1%eth0]:5000"} {
+		k := netip.MustParseAddrPort(s)
+		for _, next := range []netip.AddrPort{
+			netip.AddrPortFrom(k.Addr(), k.Port()+1), netip.AddrPortFrom(k.Addr(), k.Port()+2), netip.AddrPortFrom(k.Addr(), k.Port()-1),
+			netip.AddrPortFrom(netip.MustParseAddr("192.0.2.2"), k.Port()+1), netip.AddrPortFrom(k.Addr().WithZone("x"), k.Port()+1),
+		} {
+			if got, want := tab.pairHash(k, tab.hash(k), next), tab.hash(next); got != want {
+				t.Errorf("pairHash(%v, %v) = %#x, hash %#x", k, next, got, want)
+			}
+		}
+	}
+}
+
 // TestFullEndpointsStayWithinFootprint fills the endpoint table to its
 // bound and checks the heap grew no more than the footprint says.
 func TestFullEndpointsStayWithinFootprint(t *testing.T) {
@@ -66,4 +84,34 @@ func TestFullEndpointsStayWithinFootprint(t *testing.T) {
 		t.Errorf("full endpoints grew the heap by %.0f bytes; the footprint says %.0f", heap, accounted)
 	}
 	runtime.KeepAlive(tab)
+}
+
+// BenchmarkEndpointTableChurn is the media hook's table work for one new
+// m= line at the default bound: its RTP and RTCP addresses looked up and
+// added to a full table, each evicting the oldest.
+func BenchmarkEndpointTableChurn(b *testing.B) {
+	tab := newEndpointTable(DefaultMaxEndpoints)
+	ep := new(endpoint)
+	n := 0
+	line := func() {
+		// An address per m= line, an even RTP port and its RTCP port.
+		ip := netip.AddrFrom4([4]byte{10, byte(n >> 16), byte(n >> 8), byte(n)})
+		port := uint16(10000 + 2*(n%20000))
+		for _, k := range []netip.AddrPort{netip.AddrPortFrom(ip, port), netip.AddrPortFrom(ip, port+1)} {
+			if _, h, ok := tab.lookup(k); !ok {
+				tab.add(k, h, ep)
+			}
+		}
+		n++
+	}
+	for range DefaultMaxEndpoints {
+		line()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		line()
+	}
+	if tab.evicted == 0 {
+		b.Fatal("the table never evicted")
+	}
 }

@@ -114,7 +114,8 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 			continue
 		}
 		rtcpAddr := netip.AddrPortFrom(addr.Addr(), uint16(m.RTCPPort))
-		rtcpEP, rtcpH, rtcpKnown := a.endpoints.lookup(rtcpAddr)
+		rtcpH := a.endpoints.pairHash(addr, h, rtcpAddr)
+		rtcpEP, rtcpKnown := a.endpoints.find(rtcpAddr, rtcpH)
 		// A new RTP and RTCP pair is one allocation: the two are added,
 		// and so evicted, one after the other. Only when both are new,
 		// so no half is ever kept alive unused.

@@ -276,19 +276,42 @@ func SameOrigin(b []byte, origin string) bool {
 		return false
 	}
 	// Parse keeps the last o= line of three fields or more: every one
-	// counts.
+	// counts. b starts with v=, so each o= line follows a line break:
+	// found by a scan of the whole body, not split off line by line.
 	var buf [maxValue]byte
 	same := false
-	for len(b) > 0 {
-		var line []byte
-		if line, b = nextLine(b); len(line) < 2 || line[1] != '=' || line[0] != 'o' {
-			continue
-		}
+	for i := originLine(b); i >= 0; {
+		line, _ := nextLine(b[i+1:])
 		if o, ok := originOf(&buf, line[2:]); ok {
 			same = string(o) == origin
 		}
+		b = b[i+1+len(line):]
+		i = originLine(b)
 	}
 	return same
+}
+
+// originLine is the index of b's first line break followed by "o=", or
+// -1, found eight bytes at a time as lineEnd finds one.
+func originLine(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:]) ^ '\n'*ones
+		// Past the first, a marked byte may be a '\v' after a line
+		// break: each is checked.
+		for z := (x - ones) &^ x & highs; z != 0; z &= z - 1 {
+			if j := i + bits.TrailingZeros64(z)/8; j+2 < len(b) && b[j] == '\n' && b[j+1] == 'o' && b[j+2] == '=' {
+				return j
+			}
+		}
+	}
+	for ; i+2 < len(b); i++ {
+		if b[i] == '\n' && b[i+1] == 'o' && b[i+2] == '=' {
+			return i
+		}
+	}
+	return -1
 }
 
 // finish applies session-level defaults to a completed m= section.

@@ -228,11 +228,11 @@ func FuzzNumbers(f *testing.F) {
 
 // FuzzSplitters holds the written-out splitters to the standard
 // library's: nextField splits as bytes.Fields does, Unicode spaces
-// included, trim trims as bytes.TrimSpace and lineEnd finds the line
-// break bytes.IndexByte does.
+// included, trim trims as bytes.TrimSpace, lineEnd finds the line break
+// bytes.IndexByte does and originLine the "\no=" bytes.Index does.
 func FuzzSplitters(f *testing.F) {
 	for _, s := range []string{"a b", " \t a\vb\f c ", "a\u00a0b\u2000c\u0085", "x\xe2\xc2\xa0y ", "\u3000", "0123456789abcdef\n",
-		"v=0\r\no=- 1 1 IN IP4 h\r\n", ""} {
+		"v=0\r\no=- 1 1 IN IP4 h\r\n", "v=0\n\vo=\no=x\n\no", ""} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -253,6 +253,9 @@ func FuzzSplitters(f *testing.F) {
 		if got := lineEnd(b); got != want {
 			t.Errorf("lineEnd(%q) = %d, want %d", b, got, want)
 		}
+		if got, want := originLine(b), bytes.Index(b, []byte("\no=")); got != want {
+			t.Errorf("originLine(%q) = %d, want %d", b, got, want)
+		}
 	})
 }
 
@@ -263,6 +266,18 @@ func BenchmarkParse(b *testing.B) {
 	for b.Loop() {
 		if _, err := Parse(body); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSameOrigin is a retransmitted offer told from its o= line.
+func BenchmarkSameOrigin(b *testing.B) {
+	body := []byte(offer)
+	origin := mustParse(b, offer).Origin
+	b.ReportAllocs()
+	for b.Loop() {
+		if !SameOrigin(body, origin) {
+			b.Fatal("not the same origin")
 		}
 	}
 }
@@ -300,7 +315,7 @@ func TestSameOrigin(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, body string) *Session {
+func mustParse(t testing.TB, body string) *Session {
 	t.Helper()
 	s, err := Parse([]byte(body))
 	if err != nil {
