@@ -127,7 +127,7 @@ func (sn *Snapshot) Each(e *filter.Expr, problems uint32, visit func(id uint64, 
 	if pc != nil && e.MatchesAll() {
 		for i, set := range pc.sets {
 			if set&problems != 0 {
-				visit(pc.ids[i], sn.Dialogs[i])
+				visit(sn.id(i), sn.Dialogs[i])
 			}
 		}
 		return
