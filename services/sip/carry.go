@@ -485,7 +485,7 @@ func (sn *Snapshot) carryColumns() *columns {
 			i += n
 		} else {
 			d := ds[i]
-			r := colRow{id: d.ID, finalCode: d.FinalCode}
+			r := colRow{finalCode: d.FinalCode}
 			users.WriteString(d.FromUser)
 			r.fromEnd = uint32(users.Len())
 			users.WriteString(d.ToUser)
