@@ -45,7 +45,6 @@ type carriedColumns struct {
 type carriedProblems struct {
 	rows rowsOf
 	sets []uint32
-	ids  []uint64
 }
 
 // rowsOf says which dialogs a snapshot's rows are: the ring sequence
@@ -422,16 +421,16 @@ func (sn *Snapshot) carryProblems(pc *problemColumn) bool {
 		return false
 	}
 	ds := sn.Dialogs
-	pc.sets, pc.ids = make([]uint32, 0, len(ds)), make([]uint64, 0, len(ds))
+	pc.sets = make([]uint32, 0, len(ds))
 	shift := int(sn.rows.first - c.rows.first)
 	for i := 0; i < len(ds); {
 		if n := sn.sameRun(c.rows, i); n > 0 {
 			j := i + shift
-			pc.sets, pc.ids = append(pc.sets, c.sets[j:j+n]...), append(pc.ids, c.ids[j:j+n]...)
+			pc.sets = append(pc.sets, c.sets[j:j+n]...)
 			i += n
 			continue
 		}
-		pc.sets, pc.ids = append(pc.sets, problemSet(ds[i])), append(pc.ids, ds[i].ID)
+		pc.sets = append(pc.sets, problemSet(ds[i]))
 		i++
 	}
 	return true
@@ -446,7 +445,7 @@ func (sn *Snapshot) keepProblems(pc *problemColumn) {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
 	if cr.problems == nil || cr.problems.rows.epoch <= sn.rows.epoch {
-		cr.problems = &carriedProblems{rows: sn.rows, sets: pc.sets, ids: pc.ids}
+		cr.problems = &carriedProblems{rows: sn.rows, sets: pc.sets}
 		cr.used.Store(true)
 	}
 }
@@ -486,7 +485,7 @@ func (sn *Snapshot) carryColumns() *columns {
 			i += n
 		} else {
 			d := ds[i]
-			r := colRow{id: d.ID, finalCode: d.FinalCode}
+			r := colRow{finalCode: d.FinalCode}
 			users.WriteString(d.FromUser)
 			r.fromEnd = uint32(users.Len())
 			users.WriteString(d.ToUser)

@@ -17,7 +17,7 @@ func isColumned(i int) bool { return i < len(columned) && columned[i] }
 // columns hold a snapshot's columned fields, one pointer-free row per
 // dialog in the order of Snapshot.Dialogs, and every From and To user
 // back to back in one string. A filter reading only these fields reads
-// 24 bytes a dialog in sequence instead of a dialog struct and two
+// 16 bytes a dialog in sequence instead of a dialog struct and two
 // strings spread over the heap: at 100 000 dialogs each of those is a
 // cache miss, most of a filtered list_dialogs call (docs/benchmarks.md).
 type columns struct {
@@ -25,12 +25,10 @@ type columns struct {
 	users string
 }
 
-// colRow is one dialog's columns, with its id so a caller counting
-// matches need not read the dialog either. Its From user ends at fromEnd in users
-// and starts where the previous row's To user ended; its To user runs
-// from fromEnd to toEnd.
+// colRow is one dialog's columns (its id is its place: Snapshot.id).
+// Its From user ends at fromEnd in users and starts where the previous
+// row's To user ended; its To user runs from fromEnd to toEnd.
 type colRow struct {
-	id             uint64
 	finalCode      int
 	fromEnd, toEnd uint32
 }
@@ -57,7 +55,7 @@ func newColumns(ds []*Dialog) *columns {
 			r.fromEnd = uint32(users.Len())
 			users.WriteString(d.ToUser)
 			r.toEnd = uint32(users.Len())
-			r.id, r.finalCode = d.ID, d.FinalCode
+			r.finalCode = d.FinalCode
 		}
 	}
 	return &columns{rows: rows, users: users.String()}
@@ -104,7 +102,8 @@ func (k *colCursor) Field(i int) filter.Value {
 // problem set's aliases (ProblemMask), oldest first. A filter reading
 // only columned fields is evaluated on the snapshot's columns (columns),
 // and the problem test on its problem column (problemColumn); the id
-// then comes from a column, so a visit that only counts reads no dialog.
+// then comes from the row's place (Snapshot.id), so a visit that only
+// counts reads no dialog.
 // Any other filter (the empty one too, whose caller reads the dialogs
 // anyway) is evaluated on the dialogs, warmed a block at a time: what
 // the filter reads, what the problem test reads.
@@ -118,7 +117,7 @@ func (sn *Snapshot) Each(e *filter.Expr, problems uint32, visit func(id uint64, 
 		if c := sn.columns(); c != nil {
 			c.each(e, func(i int) {
 				if problems == 0 || pc.has(sn.Dialogs, i, problems) {
-					visit(c.rows[i].id, sn.Dialogs[i])
+					visit(sn.id(i), sn.Dialogs[i])
 				}
 			})
 			return
@@ -127,7 +126,7 @@ func (sn *Snapshot) Each(e *filter.Expr, problems uint32, visit func(id uint64, 
 	if pc != nil && e.MatchesAll() {
 		for i, set := range pc.sets {
 			if set&problems != 0 {
-				visit(pc.ids[i], sn.Dialogs[i])
+				visit(sn.id(i), sn.Dialogs[i])
 			}
 		}
 		return

@@ -47,13 +47,13 @@ type siteColumns struct {
 	problems problemColumn
 }
 
-// problemColumn is every dialog's problem set (problemSet) with its id,
-// in the order of Snapshot.Dialogs: find_problems over it reads 12 bytes
-// a dialog in sequence, and only the dialogs it lists.
+// problemColumn is every dialog's problem set (problemSet), in the
+// order of Snapshot.Dialogs: find_problems over it reads 4 bytes a
+// dialog in sequence, and only the dialogs it lists (their ids are the
+// rows', Snapshot.id).
 type problemColumn struct {
 	once sync.Once
 	sets []uint32 // nil: not built (no room)
-	ids  []uint64
 }
 
 // problemColumn returns the snapshot's problem column, built (or
@@ -68,16 +68,16 @@ func (sn *Snapshot) problemColumn() *problemColumn {
 			return
 		}
 		if !sn.carryProblems(pc) {
-			pc.sets, pc.ids = make([]uint32, len(ds)), make([]uint64, len(ds))
+			pc.sets = make([]uint32, len(ds))
 			for i := 0; i < len(ds); i += warmBlock {
 				block := ds[i:min(i+warmBlock, len(ds))]
 				warmMemos(block)
 				for j, d := range block {
-					pc.sets[i+j], pc.ids[i+j] = problemSet(d), d.ID
+					pc.sets[i+j] = problemSet(d)
 				}
 			}
 		}
-		c.hold(12 * int64(len(ds)))
+		c.hold(4 * int64(len(ds)))
 		sn.keepProblems(pc)
 	})
 	if pc.sets == nil {

@@ -746,7 +746,7 @@ type Snapshot struct {
 	Stats    Stats
 	msgs     ring.Snapshot[Message]
 	colOnce  sync.Once
-	cols     *columns // the filter columns (Each), built by the second
+	cols     *columns // the filter columns (Each), built on the first filter
 	site     siteColumns
 	// rows are which dialogs Dialogs are; ages, by dialog, how many
 	// epochs before this snapshot's each was allocated (nil until a
@@ -754,6 +754,16 @@ type Snapshot struct {
 	rows  rowsOf
 	ages  []uint32
 	carry *carrier
+}
+
+// id is Dialogs[i].ID without reading the dialog: a store's snapshot
+// holds the ring's dialogs in order, and a dialog's ID is its sequence
+// number in the ring.
+func (sn *Snapshot) id(i int) uint64 {
+	if sn.rows.n != len(sn.Dialogs) { // not a store's snapshot
+		return sn.Dialogs[i].ID
+	}
+	return sn.rows.first + uint64(i)
 }
 
 // Message returns the stored message with sequence number seq, if still

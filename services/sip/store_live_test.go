@@ -43,6 +43,11 @@ func TestSnapshotMirrorsTheRing(t *testing.T) {
 				if broken {
 					t.Fatalf("limits %+v, step %d: the mirror fell out of step with the ring", l, step)
 				}
+				for i, d := range sn.Dialogs { // find_problems' ids are told from the rows
+					if sn.id(i) != d.ID {
+						t.Fatalf("limits %+v, step %d: row %d's id %d, its dialog's %d", l, step, i, sn.id(i), d.ID)
+					}
+				}
 			}
 		}
 		if ev := st.DialogStats().Evicted; ev == 0 || snaps == 0 {
