@@ -109,8 +109,8 @@ func TestAnsweredPlusEvictedIsSeen(t *testing.T) {
 
 // TestKeptTimesAsTheItems: a ring that keeps its items' times beside
 // them (KeepTimes) tells the same EvictedTo as one that reads the evicted
-// items, for times out of order and zero times too, and weighs each item
-// KeptTimeBytes more.
+// items, for times out of order, zero times and times past UnixNano's
+// range too, and weighs each item KeptTimeBytes more.
 func TestKeptTimesAsTheItems(t *testing.T) {
 	base := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	rng := rand.New(rand.NewPCG(39, 2))
@@ -128,7 +128,13 @@ func TestKeptTimesAsTheItems(t *testing.T) {
 		kept.KeepTimes()
 		for range 1 + rng.IntN(2000) {
 			v := stamped{payload: string(make([]byte, rng.IntN(maxPayload)))}
-			if rng.IntN(10) > 0 { // some items have no time
+			switch k := rng.IntN(1000); {
+			case k < 100: // some items have no time
+			case k == 100 && round%2 == 0: // a bad clock: past UnixNano's range
+				v.at = base.AddDate(300+rng.IntN(2), 0, 0)
+			case k == 101 && round%2 == 0:
+				v.at = base.AddDate(-400, 0, 0)
+			default:
 				v.at = base.Add(time.Duration(rng.IntN(100000)) * time.Millisecond)
 			}
 			read.Append(v)

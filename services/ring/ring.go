@@ -52,6 +52,10 @@ type chunk[T any] struct {
 // noTime stands for the zero time in a chunk's times.
 const noTime = math.MinInt64
 
+// nanoFloor and nanoCeil bound the times a chunk's times hold (UnixNano's
+// range, 1677 to 2262).
+var nanoFloor, nanoCeil = time.Unix(0, noTime+1), time.Unix(0, math.MaxInt64)
+
 // SlotBytes is what the ring itself spends on each item of type T: its
 // place in a chunk (the value and its recorded size) and its share of the
 // chunk list. Every item is accounted at least this much.
@@ -165,7 +169,9 @@ func (r *Ring[T]) KeepTimes() {
 const KeptTimeBytes = 8
 
 // stamp records the time of the item just placed at seq; the caller
-// holds mu.
+// holds mu. A time outside nanoseconds' range (a capture's bad clock)
+// ends the keeping: evicted items are read from then on, as without
+// KeepTimes, so EvictedTo is never short of an evicted item's time.
 func (r *Ring[T]) stamp(seq uint64, p *T) {
 	c := r.chunks[len(r.chunks)-1]
 	if c.times == nil {
@@ -173,6 +179,10 @@ func (r *Ring[T]) stamp(seq uint64, p *T) {
 	}
 	ns := int64(noTime)
 	if t := r.timeOf(p); !t.IsZero() {
+		if t.Before(nanoFloor) || t.After(nanoCeil) {
+			r.keepTime = false
+			return
+		}
 		ns = t.UnixNano()
 	}
 	c.times[seq%chunkSize] = ns
