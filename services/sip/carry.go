@@ -68,6 +68,16 @@ type carriedFigs struct {
 	sorted []float64  // every sample sorted (in carrier.sorted only)
 }
 
+// locked runs f on the store's carrier under its lock; nothing for a
+// snapshot without one (not a store's).
+func (sn *Snapshot) locked(f func(cr *carrier)) {
+	if cr := sn.carry; cr != nil {
+		cr.mu.Lock()
+		defer cr.mu.Unlock()
+		f(cr)
+	}
+}
+
 // same returns the row of from's snapshot that is row i of sn, when it
 // is the same dialog: one allocated before from was taken (the store
 // copies a dialog it changes after a snapshot, in a new epoch).
@@ -89,19 +99,15 @@ func (sn *Snapshot) carries(from rowsOf) bool {
 // it; nil when there is none sn can carry from, or its keyer is in use
 // or outgrown.
 func (sn *Snapshot) carryKeys(kc *keyColumn, dim int) *keyer {
-	cr := sn.carry
-	if cr == nil {
-		return nil
-	}
-	cr.mu.Lock()
-	c := cr.keys[dim]
-	ok := c != nil && c.k != nil && sn.carries(c.rows) && len(c.k.values) <= 2*len(sn.Dialogs)+64
+	var c *carriedKeys
 	var k *keyer
-	if ok {
-		k, c.k = c.k, nil
-	}
-	cr.mu.Unlock()
-	if !ok {
+	sn.locked(func(cr *carrier) {
+		c = cr.keys[dim]
+		if c != nil && c.k != nil && sn.carries(c.rows) && len(c.k.values) <= 2*len(sn.Dialogs)+64 {
+			k, c.k = c.k, nil
+		}
+	})
+	if k == nil {
 		return nil
 	}
 	from := groupRows{multi: c.multi, ids: c.ids, ends: c.ends}
@@ -138,31 +144,22 @@ func (sn *Snapshot) carryKeys(kc *keyColumn, dim int) *keyer {
 // keepKeys offers kc, sn's column of dimension dim numbered by k, to the
 // snapshots after sn.
 func (sn *Snapshot) keepKeys(dim int, kc *keyColumn, k *keyer) {
-	cr := sn.carry
-	if cr == nil {
-		return
-	}
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	if cr.keys == nil {
-		cr.keys = map[int]*carriedKeys{}
-	}
-	if c := cr.keys[dim]; c == nil || c.rows.epoch <= sn.rows.epoch {
-		cr.keys[dim] = &carriedKeys{rows: sn.rows, multi: kc.multi, ids: kc.ids, ends: kc.ends, k: k}
-		cr.used.Store(true)
-	}
+	sn.locked(func(cr *carrier) {
+		if cr.keys == nil {
+			cr.keys = map[int]*carriedKeys{}
+		}
+		if c := cr.keys[dim]; c == nil || c.rows.epoch <= sn.rows.epoch {
+			cr.keys[dim] = &carriedKeys{rows: sn.rows, multi: kc.multi, ids: kc.ids, ends: kc.ends, k: k}
+			cr.used.Store(true)
+		}
+	})
 }
 
 // carryFigures fills rows (shares and samples) from the carried figure
 // rows; false when there are none sn can carry from.
 func (sn *Snapshot) carryFigures(rows *groupRows) bool {
-	cr := sn.carry
-	if cr == nil {
-		return false
-	}
-	cr.mu.Lock()
-	c := cr.figs
-	cr.mu.Unlock()
+	var c *carriedFigs
+	sn.locked(func(cr *carrier) { c = cr.figs })
 	if c == nil || !sn.carries(c.rows) {
 		return false
 	}
@@ -202,16 +199,12 @@ func (sn *Snapshot) sameRun(from rowsOf, i int) int {
 // keepFigures offers rows, sn's figure rows, to the snapshots after sn
 // (a copy of their slices: the carrier holds nothing of the snapshot).
 func (sn *Snapshot) keepFigures(rows groupRows) {
-	cr := sn.carry
-	if cr == nil {
-		return
-	}
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	if cr.figs == nil || cr.figs.rows.epoch <= sn.rows.epoch {
-		cr.figs = &carriedFigs{rows: sn.rows, figs: &groupRows{shares: rows.shares, samples: rows.samples}}
-		cr.used.Store(true)
-	}
+	sn.locked(func(cr *carrier) {
+		if cr.figs == nil || cr.figs.rows.epoch <= sn.rows.epoch {
+			cr.figs = &carriedFigs{rows: sn.rows, figs: &groupRows{shares: rows.shares, samples: rows.samples}}
+			cr.used.Store(true)
+		}
+	})
 }
 
 // carriedIndex is a kept key column's index (keyColumn.index) with the
@@ -362,27 +355,18 @@ func (sn *Snapshot) carryIndex(kc *keyColumn, c *carriedKeys, rows *groupRows) (
 
 // keepIndex offers kc's index, over rows, with the kept column it is of.
 func (sn *Snapshot) keepIndex(dim int, accs []MetricsAcc, all MetricsAcc, rows *groupRows) {
-	cr := sn.carry
-	if cr == nil {
-		return
-	}
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	if c := cr.keys[dim]; c != nil && c.rows == sn.rows {
-		c.ix = &carriedIndex{accs: accs, all: all, figs: &groupRows{shares: rows.shares, samples: rows.samples}}
-	}
+	sn.locked(func(cr *carrier) {
+		if c := cr.keys[dim]; c != nil && c.rows == sn.rows {
+			c.ix = &carriedIndex{accs: accs, all: all, figs: &groupRows{shares: rows.shares, samples: rows.samples}}
+		}
+	})
 }
 
 // carrySorted is every sample of rows (sn's figure rows) sorted, from
 // the kept figure rows' sorted samples; false without them.
 func (sn *Snapshot) carrySorted(rows *groupRows) ([]float64, bool) {
-	cr := sn.carry
-	if cr == nil {
-		return nil, false
-	}
-	cr.mu.Lock()
-	c := cr.sorted
-	cr.mu.Unlock()
+	var c *carriedFigs
+	sn.locked(func(cr *carrier) { c = cr.sorted })
 	if c == nil || !sn.carries(c.rows) {
 		return nil, false
 	}
@@ -396,27 +380,18 @@ func (sn *Snapshot) carrySorted(rows *groupRows) ([]float64, bool) {
 // keepSorted offers sorted, every sample of rows (sn's figure rows)
 // sorted, to the snapshots after sn.
 func (sn *Snapshot) keepSorted(rows *groupRows, sorted []float64) {
-	cr := sn.carry
-	if cr == nil {
-		return
-	}
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	if cr.sorted == nil || cr.sorted.rows.epoch <= sn.rows.epoch {
-		cr.sorted = &carriedFigs{rows: sn.rows, figs: &groupRows{shares: rows.shares, samples: rows.samples}, sorted: sorted}
-	}
+	sn.locked(func(cr *carrier) {
+		if cr.sorted == nil || cr.sorted.rows.epoch <= sn.rows.epoch {
+			cr.sorted = &carriedFigs{rows: sn.rows, figs: &groupRows{shares: rows.shares, samples: rows.samples}, sorted: sorted}
+		}
+	})
 }
 
 // carryProblems fills pc from the kept problem column; false when there
 // is none sn can carry from.
 func (sn *Snapshot) carryProblems(pc *problemColumn) bool {
-	cr := sn.carry
-	if cr == nil {
-		return false
-	}
-	cr.mu.Lock()
-	c := cr.problems
-	cr.mu.Unlock()
+	var c *carriedProblems
+	sn.locked(func(cr *carrier) { c = cr.problems })
 	if c == nil || !sn.carries(c.rows) {
 		return false
 	}
@@ -438,29 +413,20 @@ func (sn *Snapshot) carryProblems(pc *problemColumn) bool {
 
 // keepProblems offers pc, sn's problem column, to the snapshots after sn.
 func (sn *Snapshot) keepProblems(pc *problemColumn) {
-	cr := sn.carry
-	if cr == nil {
-		return
-	}
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	if cr.problems == nil || cr.problems.rows.epoch <= sn.rows.epoch {
-		cr.problems = &carriedProblems{rows: sn.rows, sets: pc.sets}
-		cr.used.Store(true)
-	}
+	sn.locked(func(cr *carrier) {
+		if cr.problems == nil || cr.problems.rows.epoch <= sn.rows.epoch {
+			cr.problems = &carriedProblems{rows: sn.rows, sets: pc.sets}
+			cr.used.Store(true)
+		}
+	})
 }
 
 // carryColumns builds sn's filter columns from the kept ones, or returns
 // nil when there are none sn can carry from (or the users outgrow the
 // rows' 32-bit offsets).
 func (sn *Snapshot) carryColumns() *columns {
-	cr := sn.carry
-	if cr == nil {
-		return nil
-	}
-	cr.mu.Lock()
-	c := cr.filters
-	cr.mu.Unlock()
+	var c *carriedColumns
+	sn.locked(func(cr *carrier) { c = cr.filters })
 	if c == nil || !sn.carries(c.rows) {
 		return nil
 	}
@@ -484,13 +450,7 @@ func (sn *Snapshot) carryColumns() *columns {
 			}
 			i += n
 		} else {
-			d := ds[i]
-			r := colRow{finalCode: d.FinalCode}
-			users.WriteString(d.FromUser)
-			r.fromEnd = uint32(users.Len())
-			users.WriteString(d.ToUser)
-			r.toEnd = uint32(users.Len())
-			rows = append(rows, r)
+			rows = append(rows, addRow(&users, ds[i]))
 			i++
 		}
 		if uint64(users.Len()) > math.MaxUint32 { // uint64: the bound passes a 32-bit int
@@ -503,14 +463,10 @@ func (sn *Snapshot) carryColumns() *columns {
 // keepColumns offers cols, sn's filter columns, to the snapshots after
 // sn.
 func (sn *Snapshot) keepColumns(cols *columns) {
-	cr := sn.carry
-	if cr == nil {
-		return
-	}
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	if cr.filters == nil || cr.filters.rows.epoch <= sn.rows.epoch {
-		cr.filters = &carriedColumns{rows: sn.rows, cols: cols}
-		cr.used.Store(true)
-	}
+	sn.locked(func(cr *carrier) {
+		if cr.filters == nil || cr.filters.rows.epoch <= sn.rows.epoch {
+			cr.filters = &carriedColumns{rows: sn.rows, cols: cols}
+			cr.used.Store(true)
+		}
+	})
 }

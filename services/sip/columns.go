@@ -50,15 +50,20 @@ func newColumns(ds []*Dialog) *columns {
 		block := ds[i:min(i+warmBlock, len(ds))]
 		warm(block)
 		for j, d := range block {
-			r := &rows[i+j]
-			users.WriteString(d.FromUser)
-			r.fromEnd = uint32(users.Len())
-			users.WriteString(d.ToUser)
-			r.toEnd = uint32(users.Len())
-			r.finalCode = d.FinalCode
+			rows[i+j] = addRow(&users, d)
 		}
 	}
 	return &columns{rows: rows, users: users.String()}
+}
+
+// addRow is d's row, its users appended to users.
+func addRow(users *strings.Builder, d *Dialog) colRow {
+	r := colRow{finalCode: d.FinalCode}
+	users.WriteString(d.FromUser)
+	r.fromEnd = uint32(users.Len())
+	users.WriteString(d.ToUser)
+	r.toEnd = uint32(users.Len())
+	return r
 }
 
 // colCursor is one row of columns as a filter.Record.
