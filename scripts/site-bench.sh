@@ -91,7 +91,8 @@ if [ -n "$feeder" ]; then
 fi
 for spec in 'find_problems {}' 'list_dialogs {}' \
 	'aggregate_dialogs {"dimension":"final_code"}' 'aggregate_dialogs {"dimension":"from_user"}' 'aggregate_dialogs {"dimension":"participant_ip"}' \
-	'group_dialogs {"dimension":"final_code"}' 'group_dialogs {"dimension":"from_user"}' 'group_dialogs {"dimension":"participant_ip"}'; do
+	'group_dialogs {"dimension":"final_code"}' 'group_dialogs {"dimension":"from_user"}' 'group_dialogs {"dimension":"participant_ip"}' \
+	'group_dialogs {"dimension":"participant_ip","filter":"from_user ~ \"^10\""}' 'find_problems {"filter":"final_code >= 400 or from_user ~ \"^10\""}'; do
 	tool=${spec%% *} args=${spec#* }
 	"${in[@]}" python3 scripts/mcp-time.py "$url" "$tool" 1 "$args" >/dev/null
 	t0=$(ticks) w0=$(date +%s.%N)

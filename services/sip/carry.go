@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"fieldtap/services/filter"
 )
 
 // carrier keeps, across a store's snapshots, the newest site columns
@@ -35,6 +37,21 @@ type carrier struct {
 	sorted   *carriedFigs
 	problems *carriedProblems
 	filters  *carriedColumns
+	// matches are the newest rows matched by the last few filters
+	// (Snapshot.matchRows), oldest first.
+	matches []*carriedMatch
+}
+
+// carriedMatches is how many filters' matched rows the carrier keeps: a
+// few agents each polling with its own filter.
+const carriedMatches = 4
+
+// carriedMatch is the rows a filter (its text: the schema is the
+// dialogs') matched among a snapshot's filter columns, a bit a row.
+type carriedMatch struct {
+	rows rowsOf
+	src  string
+	in   []uint64
 }
 
 type carriedColumns struct {
@@ -468,5 +485,78 @@ func (sn *Snapshot) keepColumns(cols *columns) {
 			cr.filters = &carriedColumns{rows: sn.rows, cols: cols}
 			cr.used.Store(true)
 		}
+	})
+}
+
+// matchRows returns the rows of c, sn's filter columns, that e matches,
+// a bit a row (has). A row the same dialog as in the rows the store's
+// previous answer to the same filter matched is matched as it was: its
+// columns are its dialog's, which did not change, so a live store's call
+// tests only the rows changed or added since. The set returned is not
+// written after.
+func (sn *Snapshot) matchRows(c *columns, e *filter.Expr) []uint64 {
+	src := e.String()
+	var from *carriedMatch
+	sn.locked(func(cr *carrier) {
+		for _, m := range cr.matches {
+			if m.src == src {
+				from = m
+			}
+		}
+	})
+	if from != nil && from.rows == sn.rows {
+		return from.in // this snapshot's own answer, asked again
+	}
+	in := make([]uint64, (len(c.rows)+63)/64)
+	if from == nil || !sn.carries(from.rows) {
+		c.each(e, func(i int) { in[i/64] |= 1 << (i % 64) })
+	} else {
+		k := &colCursor{c: c}
+		var rec filter.Record = k
+		var sc filter.Scalars = k
+		shift := int(sn.rows.first - from.rows.first)
+		for i := 0; i < len(c.rows); {
+			if n := sn.sameRun(from.rows, i); n > 0 {
+				for r := i; r < i+n; r++ {
+					if j := r + shift; from.in[j/64]&(1<<(j%64)) != 0 {
+						in[r/64] |= 1 << (r % 64)
+					}
+				}
+				i += n
+				continue
+			}
+			k.i, k.from = i, 0
+			if i > 0 {
+				k.from = c.rows[i-1].toEnd
+			}
+			if e.MatchScalars(rec, sc) {
+				in[i/64] |= 1 << (i % 64)
+			}
+			i++
+		}
+	}
+	sn.site.hold(8 * int64(len(in)))
+	sn.keepMatch(src, in)
+	return in
+}
+
+// keepMatch offers in, the rows filter src matched among sn's filter
+// columns, to the snapshots after sn, in place of src's older rows or,
+// past carriedMatches filters, of the least recently kept.
+func (sn *Snapshot) keepMatch(src string, in []uint64) {
+	sn.locked(func(cr *carrier) {
+		kept := make([]*carriedMatch, 0, carriedMatches)
+		for _, m := range cr.matches {
+			if m.src != src {
+				kept = append(kept, m)
+			} else if m.rows.epoch > sn.rows.epoch {
+				return // a newer snapshot's rows are kept already
+			}
+		}
+		if len(kept) == carriedMatches {
+			kept = kept[1:]
+		}
+		cr.matches = append(kept, &carriedMatch{rows: sn.rows, src: src, in: in})
+		cr.used.Store(true)
 	})
 }

@@ -60,6 +60,13 @@ func TestCarriedColumnsMatchTheScan(t *testing.T) {
 				t.Fatalf("round %d, filter %s: %d dialogs, want %d", round, src, len(got), len(want))
 			}
 		}
+		// Every filter's matched rows kept for the next snapshot, which
+		// tests only its changed rows (a stale row fails the checks above).
+		for _, src := range []string{failed.String(), `final_code >= 400 or from_user ~ "^10"`, `to_user == "2002" and final_code == null`} {
+			if m := keptMatch(sn, src); m == nil || m.rows != sn.rows {
+				t.Fatalf("round %d: the rows %s matched not kept for the next snapshot", round, src)
+			}
+		}
 		for _, name := range ProblemNames() {
 			mask := ProblemMask([]string{name})
 			var got, want []uint64
@@ -235,5 +242,44 @@ func TestCarryToFewerDialogs(t *testing.T) {
 	}
 	if !slices.Equal(rows.shares, want.shares) || !slices.Equal(rows.samples, want.samples) {
 		t.Fatalf("carried %d shares, %d samples; want %d, %d", len(rows.shares), len(rows.samples), len(want.shares), len(want.samples))
+	}
+}
+
+// keptMatch is the carrier's rows filter src matched, or nil.
+func keptMatch(sn *Snapshot, src string) (m *carriedMatch) {
+	sn.locked(func(cr *carrier) {
+		for _, c := range cr.matches {
+			if c.src == src {
+				m = c
+			}
+		}
+	})
+	return m
+}
+
+// TestKeptMatchesAreTheNewest holds the carrier to carriedMatches
+// filters, the least recently kept dropped first, and to a filter's
+// newest rows: an older snapshot's answer does not replace them.
+func TestKeptMatchesAreTheNewest(t *testing.T) {
+	st := newStore(t, Limits{Dialogs: 100, DialogBytes: 1 << 30, MessageBytes: 1 << 20})
+	var m Parsed
+	for i := range 50 {
+		addCallMessages(t, st, &m, i, 0, 4)
+	}
+	older := st.Snapshot()
+	addCallMessages(t, st, &m, 50, 0, 4)
+	newer := st.Snapshot()
+	srcs := []string{`from_user ~ "^1"`, `from_user ~ "^2"`, `to_user ~ "^2"`, `final_code == 200`, `final_code == null`}
+	for _, src := range srcs {
+		each(t, newer, src)
+	}
+	for i, src := range srcs {
+		if got := keptMatch(newer, src); (got != nil) != (i > 0) {
+			t.Fatalf("filter %d of %d kept: %v; want the last %d kept", i+1, len(srcs), got != nil, carriedMatches)
+		}
+	}
+	each(t, older, srcs[4])
+	if got := keptMatch(newer, srcs[4]); got == nil || got.rows != newer.rows {
+		t.Fatal("an older snapshot's matched rows replaced a newer one's")
 	}
 }

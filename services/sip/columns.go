@@ -2,6 +2,7 @@ package sip
 
 import (
 	"math"
+	"math/bits"
 	"strings"
 	"unsafe"
 
@@ -120,11 +121,14 @@ func (sn *Snapshot) Each(e *filter.Expr, problems uint32, visit func(id uint64, 
 	}
 	if columned {
 		if c := sn.columns(); c != nil {
-			c.each(e, func(i int) {
-				if problems == 0 || pc.has(sn.Dialogs, i, problems) {
-					visit(sn.id(i), sn.Dialogs[i])
+			for w, word := range sn.matchRows(c, e) {
+				for ; word != 0; word &= word - 1 {
+					i := w*64 + bits.TrailingZeros64(word)
+					if problems == 0 || pc.has(sn.Dialogs, i, problems) {
+						visit(sn.id(i), sn.Dialogs[i])
+					}
 				}
-			})
+			}
 			return
 		}
 	}

@@ -296,9 +296,7 @@ func (sn *Snapshot) siteColumns(e *filter.Expr, answer, dim string) (kc *keyColu
 		if kc, asks = sn.keyColumn(answer, dim); kc == nil {
 			return nil, nil, 0
 		}
-		in = make([]uint64, (len(c.rows)+63)/64)
-		c.each(e, func(i int) { in[i/64] |= 1 << (i % 64) })
-		return kc, in, asks
+		return kc, sn.matchRows(c, e), asks
 	}
 	kc, asks = sn.keyColumn(answer, dim)
 	return kc, nil, asks
