@@ -189,6 +189,13 @@ func TestCarriedColumnsAcrossConcurrentSnapshots(t *testing.T) {
 	for i := range 700 {
 		addCallMessages(t, st, &m, i, 0, 4)
 	}
+	// A filter on columned fields: the two snapshots carry (or build)
+	// the filter columns and the rows it matched at once.
+	failed, err := Compile(`final_code == null or from_user ~ "^10"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matchesFailed := func(d *Dialog) bool { return failed.Match(d) }
 	ask := func(sn *Snapshot) error {
 		for _, dim := range Dimensions {
 			if got, want := sn.Aggregate(nil, dim, 3), scanAggregate(sn.Dialogs, every, dim, 3); !reflect.DeepEqual(got, want) {
@@ -196,6 +203,9 @@ func TestCarriedColumnsAcrossConcurrentSnapshots(t *testing.T) {
 			}
 			if got, want := sn.GroupMetrics(nil, dim, 3), scanGroups(sn.Dialogs, every, dim, 3); !reflect.DeepEqual(got, want) {
 				return fmt.Errorf("GroupMetrics %s: got %s, want %s", dim, groupingText(got), groupingText(want))
+			}
+			if got, want := sn.Aggregate(failed, dim, 3), scanAggregate(sn.Dialogs, matchesFailed, dim, 3); !reflect.DeepEqual(got, want) {
+				return fmt.Errorf("Aggregate %s where %s: got %+v, want %+v", dim, failed, got, want)
 			}
 		}
 		return nil
