@@ -293,3 +293,49 @@ func TestKeptMatchesAreTheNewest(t *testing.T) {
 		t.Fatal("an older snapshot's matched rows replaced a newer one's")
 	}
 }
+
+// FuzzCarriedMatches: for any filter that compiles, a live store's
+// snapshots, each carrying on the rows the filter matched on the one
+// before (matchRows) while calls are answered, ended, added and evicted
+// between them, select the dialogs the filter selects on each dialog.
+func FuzzCarriedMatches(f *testing.F) {
+	for _, s := range []string{`final_code == null or from_user ~ "^10"`, `to_user == "2002" and final_code >= 200`, `not from_user ~ "5$" and final_code == null`, `has_ack`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		e, err := Compile(src)
+		if err != nil {
+			return
+		}
+		carried := !e.MatchesAll() && e.ReadsOnly(isColumned)
+		st := newStore(t, Limits{Dialogs: 120, DialogBytes: 1 << 30, MessageBytes: 1 << 20})
+		var m Parsed
+		sent := map[int]int{} // messages of each call's ladder sent
+		send := func(i, upTo int) {
+			upTo = min(upTo, len(ladder(i)))
+			addCallMessages(t, st, &m, i, sent[i], upTo)
+			sent[i] = upTo
+		}
+		next := 0
+		for ; next < 100; next++ {
+			send(next, 1+next%4) // ringing, some answered
+		}
+		for round := range 4 {
+			sn := st.Snapshot()
+			got, _ := each(t, sn, src)
+			if want := byDialogs(sn, src); !slices.Equal(got, want) {
+				t.Fatalf("round %d, %q: Each visits %d dialogs %v, the dialogs match %d %v", round, src, len(got), head(got), len(want), head(want))
+			}
+			if k := keptMatch(sn, src); carried && (k == nil || k.rows != sn.rows) {
+				t.Fatalf("round %d, %q: the matched rows not kept for the next snapshot", round, src)
+			}
+			for i := next - 90 + round*7; i < next-90+round*7+15; i++ {
+				send(i, sent[i]+3) // answered, acknowledged, ended
+			}
+			for range 30 { // past the bound: the oldest evicted
+				send(next, 1+next%3)
+				next++
+			}
+		}
+	})
+}
