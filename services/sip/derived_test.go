@@ -38,3 +38,29 @@ func TestDerivedKeptWithTheSnapshot(t *testing.T) {
 		t.Fatalf("after a change the store's snapshot answered %q (%d builds): want a new answer", got, builds["a"])
 	}
 }
+
+// TestDerivedAtOnce: calls asking one snapshot for keys at once each get
+// an answer for their key (run with -race).
+func TestDerivedAtOnce(t *testing.T) {
+	st := newStore(t, Limits{DialogBytes: 1 << 30, MessageBytes: 1 << 20})
+	var m Parsed
+	addCallMessages(t, st, &m, 0, 0, 4)
+	sn := st.Snapshot()
+	errs := make(chan error, 16)
+	for g := range 16 {
+		go func() {
+			key := fmt.Sprint(g % (derivedKeys + 2))
+			got := sn.Derived(key, func() any { return "answer " + key })
+			if got != "answer "+key {
+				errs <- fmt.Errorf("key %s answered %v", key, got)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
