@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,62 @@ func TestFail2banRuleHoldsNoSenderText(t *testing.T) {
 	}
 	if got := fail2banMatches(t, r["filter"].(string), r["sample_log_line"].(string)); strings.Join(got, " ") != "203.0.113.9" {
 		t.Errorf("fail2ban-regex matched %v on %q", got, r["sample_log_line"])
+	}
+}
+
+// TestSecurityFindingsFollowTheStore: sip_security_findings' analysis is
+// kept with the store's snapshot (sip.Snapshot.Derived): asked again of
+// a quiet store it answers the same, with another filter for that
+// filter, and once the store changes for its new dialogs.
+func TestSecurityFindingsFollowTheStore(t *testing.T) {
+	st, _ := sip.New(sip.Limits{})
+	caller, pbx := netip.MustParseAddrPort("203.0.113.9:5070"), netip.MustParseAddrPort("192.0.2.2:5060")
+	calls := 0
+	dial := func(n int) { // n INVITEs from one source, 200 ms apart, each answered 486
+		for range n {
+			id, at := fmt.Sprintf("call-%d", calls), time.Unix(1000, 0).Add(time.Duration(calls)*200*time.Millisecond)
+			for _, msg := range []struct {
+				src, dst netip.AddrPort
+				start    string
+			}{{caller, pbx, "INVITE sip:100@h SIP/2.0"}, {pbx, caller, "SIP/2.0 486 Busy Here"}} {
+				raw := fmt.Sprintf("%s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%s\r\nFrom: <sip:7001@h>;tag=1\r\nTo: <sip:100@h>\r\nCall-ID: %s\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n", msg.start, id, id)
+				var m sip.Parsed
+				if err := m.Parse([]byte(raw)); err != nil {
+					t.Fatal(err)
+				}
+				st.Add(sip.Meta{Time: at, Src: msg.src, Dst: msg.dst, Transport: sip.TransportUDP}, &m, []byte(raw))
+			}
+			calls++
+		}
+	}
+	d := fullDeps(t)
+	d.SIP = st
+	h := newHarness(t, d)
+	floods := func(filter string) []string {
+		var out []string
+		for _, f := range data(h.ok("sip_security_findings", map[string]any{"filter": filter}))["findings"].([]any) {
+			f := f.(map[string]any)
+			out = append(out, fmt.Sprintf("%v %v", f["kind"], f["total"]))
+		}
+		return out
+	}
+	dial(100) // under the 120 INVITEs a minute of sipsecurity.Defaults
+	for range 2 {
+		if got := floods(""); len(got) != 0 {
+			t.Fatalf("100 INVITEs in 20 s: findings %v, want none", got)
+		}
+	}
+	dial(100)
+	want := []string{"invite_flood 200"}
+	for range 2 {
+		if got := floods(""); !slices.Equal(got, want) {
+			t.Fatalf("200 INVITEs in 40 s: findings %v, want %v", got, want)
+		}
+	}
+	if got := floods(`from_user == "nobody"`); len(got) != 0 {
+		t.Fatalf("with a filter matching no dialog: findings %v, want none", got)
+	}
+	if got := floods(""); !slices.Equal(got, want) {
+		t.Fatalf("asked again without the filter: findings %v, want %v", got, want)
 	}
 }

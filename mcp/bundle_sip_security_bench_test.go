@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -10,19 +11,30 @@ import (
 // BenchmarkSecurityFindings100k is sip_security_findings over the
 // 100,000 dialogs of benchStore: the analysis a sip_security rule also
 // runs every evaluation (services/rules), so its cost per call is what
-// each such rule costs the box every 5 s.
+// each such rule costs the box every 5 s. live adds a dialog between
+// calls, as a live capture does, so every call analyses a new snapshot;
+// quiet asks one snapshot again, whose analysis it keeps.
 func BenchmarkSecurityFindings100k(b *testing.B) {
 	d := testDeps()
 	d.SIP = benchStore(b)
 	h := securityFindings.handler(d, securityFindings.info(), DefaultMaxResponseBytes)
 	var req mcpgo.CallToolRequest
 	req.Params.Name, req.Params.Arguments = "sip_security_findings", map[string]any{}
-	b.ReportAllocs()
-	defer reportCPU(b)()
-	for b.Loop() {
-		res, err := h(context.Background(), req)
-		if err != nil || res.IsError {
-			b.Fatal(err, res)
-		}
+	i := benchDialogs
+	for _, live := range []bool{true, false} {
+		b.Run(map[bool]string{true: "live", false: "quiet"}[live], func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for b.Loop() {
+				if live {
+					addSIP(b, d.SIP, i, fmt.Sprintf("OPTIONS sip:h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bKl%d\r\nFrom: <sip:9@h>;tag=1\r\nTo: <sip:9@h>\r\nCall-ID: live-%d\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n", i, i))
+					i++
+				}
+				res, err := h(context.Background(), req)
+				if err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }

@@ -751,9 +751,10 @@ type Snapshot struct {
 	// rows are which dialogs Dialogs are; ages, by dialog, how many
 	// epochs before this snapshot's each was allocated (nil until a
 	// snapshot of the store kept site columns); carry, the store's.
-	rows  rowsOf
-	ages  []uint32
-	carry *carrier
+	rows    rowsOf
+	ages    []uint32
+	carry   *carrier
+	derived derived // answers derived from every dialog (Derived)
 }
 
 // id is Dialogs[i].ID without reading the dialog: a store's snapshot
