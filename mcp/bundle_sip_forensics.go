@@ -427,19 +427,7 @@ func securityReport(c *call, e *filter.Expr) (sipsecurity.Report, sipsecurity.Th
 	if th.Window == 0 {
 		th = sipsecurity.Defaults
 	}
-	// A quiet store's snapshot is asked again: its analysis is kept with
-	// it, by the filter and the thresholds.
-	key := fmt.Sprintf("sip_security_findings %q %+v", e.String(), th)
-	r := sn.Derived(key, func() any {
-		ds := make([]*sip.Dialog, 0, len(sn.Dialogs))
-		for _, dl := range sn.Dialogs {
-			if e.Match(dl) {
-				ds = append(ds, dl)
-			}
-		}
-		return sipsecurity.Analyse(ds, th)
-	})
-	return r.(sipsecurity.Report), th
+	return sipsecurity.AnalyseView(sn, e, th), th
 }
 
 type ruleRow struct {

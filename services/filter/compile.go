@@ -67,8 +67,14 @@ type Expr struct {
 	src  string
 }
 
-// String returns the source the filter was compiled from.
-func (e *Expr) String() string { return e.src }
+// String returns the source the filter was compiled from; "" for nil,
+// which matches everything as the empty source does.
+func (e *Expr) String() string {
+	if e == nil {
+		return ""
+	}
+	return e.src
+}
 
 // Match reports whether r satisfies the filter.
 func (e *Expr) Match(r Record) bool {

@@ -50,8 +50,6 @@ type Box struct {
 	// SIPSecurity are the thresholds sip_security_findings uses
 	// (sipsecurity.Defaults when zero).
 	SIPSecurity sipsecurity.Thresholds
-
-	sec *securityMemo // set by New
 }
 
 // Read implements Reader.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"fieldtap/services/rtp"
@@ -206,7 +205,7 @@ func (b Box) regFailures(r Rule, now time.Time) Reading {
 	return Reading{OK: true, Value: float64(refused + noAnswer), Evidence: ev}
 }
 
-// security counts the findings (sipsecurity.Analyse over the whole
+// security counts the findings (sipsecurity.AnalyseView of the whole
 // store with the configured thresholds, as sip_security_findings
 // answers) whose episode has an event within the window, of r's finding
 // kind when it names one. The population is the dialogs with a message
@@ -234,7 +233,7 @@ func (b Box) security(r Rule, now time.Time) Reading {
 			active++
 		}
 	}
-	rep := b.sec.analyse(sn, th)
+	rep := sipsecurity.AnalyseView(sn, nil, th) // shared by the rules of a tick and the tools
 	ev := Evidence{Tool: "sip_security_findings", Args: map[string]string{}, Figures: map[string]float64{
 		"dialogs_in_window": float64(active), "findings_left": float64(rep.FindingsLeft), "window_end": float64(end.UnixMilli()) / 1000}}
 	n := 0
@@ -247,30 +246,4 @@ func (b Box) security(r Rule, now time.Time) Reading {
 	}
 	ev.Figures["findings"] = float64(n)
 	return Reading{OK: true, Value: float64(n), Population: active, Evidence: ev}
-}
-
-// securityMemo keeps the last analysis with the store revision it
-// read (not the snapshot, which it would keep alive): an idle store
-// costs nothing and every sip_security rule of one tick shares one
-// analysis (88 ms of CPU at 100,000 dialogs: docs/benchmarks.md). The
-// thresholds are the Box's, fixed.
-type securityMemo struct {
-	mu  sync.Mutex
-	ok  bool
-	rev uint64
-	rep sipsecurity.Report
-}
-
-// analyse is sipsecurity.Analyse of sn, from the memo when it read sn's
-// revision; a nil memo analyses every time.
-func (m *securityMemo) analyse(sn *sip.Snapshot, th sipsecurity.Thresholds) sipsecurity.Report {
-	if m == nil {
-		return sipsecurity.Analyse(sn.Dialogs, th)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.ok || m.rev != sn.Revision {
-		m.ok, m.rev, m.rep = true, sn.Revision, sipsecurity.Analyse(sn.Dialogs, th)
-	}
-	return m.rep
 }

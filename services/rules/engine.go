@@ -108,10 +108,6 @@ func New(rules []Rule, read Reader) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b, ok := read.(Box); ok && b.sec == nil {
-		b.sec = &securityMemo{} // the engine's own: its rules share analyses
-		read = b
-	}
 	e := &Engine{read: read, history: h}
 	for _, r := range rules {
 		e.rules = append(e.rules, &ruleState{v: Verdict{Rule: r, State: StateNoData, Why: "not evaluated yet"}})

@@ -14,7 +14,8 @@ import (
 // carrier keeps, across a store's snapshots, the newest site columns
 // (siteColumns): each dimension's key column with the keyer that
 // numbered it and its sorted groups, the figure rows, every sample
-// sorted, the problem column, the filter columns (columns). A live store gives every call a new
+// sorted, the problem column, the filter columns (columns) and the rows
+// the last filters matched (matchRows). A live store gives every call a new
 // snapshot, which builds its columns from these: a dialog unchanged since
 // is a row copied (in runs), and only the dialogs changed or added since
 // are read; the sorted groups take out the samples of the rows gone and
@@ -489,11 +490,10 @@ func (sn *Snapshot) keepColumns(cols *columns) {
 }
 
 // matchRows returns the rows of c, sn's filter columns, that e matches,
-// a bit a row (has). A row the same dialog as in the rows the store's
-// previous answer to the same filter matched is matched as it was: its
-// columns are its dialog's, which did not change, so a live store's call
-// tests only the rows changed or added since. The set returned is not
-// written after.
+// a bit a row (has). A row whose dialog is unchanged since the store's
+// previous answer to the same filter matches as it did then (its columns
+// are its dialog's), so a live store's call tests only the rows changed
+// or added since. The set returned is not written after.
 func (sn *Snapshot) matchRows(c *columns, e *filter.Expr) []uint64 {
 	src := e.String()
 	var from *carriedMatch

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"fieldtap/services/filter"
 	"fieldtap/services/sip"
 )
 
@@ -164,6 +165,28 @@ type event struct {
 	ua  string // the scanner User-Agent, for scanner events
 	// later is a transaction after the dialog's first: d.ToUser is not its.
 	later bool
+}
+
+// AnalyseView is Analyse of the dialogs of sn that e matches (nil or
+// empty: every one), kept with sn by the filter and the thresholds
+// (sip.Snapshot.Derived): every reader of one view's findings
+// (sip_security_findings, generate_fail2ban_rule, timeline, the
+// sip_security rules) shares one analysis, made again once the store
+// changes, since a changed store gives a new view.
+func AnalyseView(sn *sip.Snapshot, e *filter.Expr, th Thresholds) Report {
+	key := fmt.Sprintf("sipsecurity %q %+v", e.String(), th)
+	return sn.Derived(key, func() any {
+		ds := sn.Dialogs
+		if !e.MatchesAll() {
+			ds = make([]*sip.Dialog, 0, len(sn.Dialogs))
+			for _, d := range sn.Dialogs {
+				if e.Match(d) {
+					ds = append(ds, d)
+				}
+			}
+		}
+		return Analyse(ds, th)
+	}).(Report)
 }
 
 // Analyse looks at every kept transaction of ds.
