@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -27,7 +26,7 @@ func BenchmarkSecurityFindings100k(b *testing.B) {
 			defer reportCPU(b)()
 			for b.Loop() {
 				if live {
-					addSIP(b, d.SIP, i, fmt.Sprintf("OPTIONS sip:h SIP/2.0\r\nVia: SIP/2.0/UDP h;branch=z9hG4bKl%d\r\nFrom: <sip:9@h>;tag=1\r\nTo: <sip:9@h>\r\nCall-ID: live-%d\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n", i, i))
+					addLiveDialog(b, d.SIP, i)
 					i++
 				}
 				res, err := h(context.Background(), req)

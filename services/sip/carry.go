@@ -525,10 +525,7 @@ func (sn *Snapshot) matchRows(c *columns, e *filter.Expr) []uint64 {
 				i += n
 				continue
 			}
-			k.i, k.from = i, 0
-			if i > 0 {
-				k.from = c.rows[i-1].toEnd
-			}
+			k.at(i)
 			if e.MatchScalars(rec, sc) {
 				in[i/64] |= 1 << (i % 64)
 			}

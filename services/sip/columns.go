@@ -74,6 +74,15 @@ type colCursor struct {
 	from uint32 // where the row's From user starts
 }
 
+// at puts the cursor on row i, whose From user starts where row i-1's
+// To user ended.
+func (k *colCursor) at(i int) {
+	k.i, k.from = i, 0
+	if i > 0 {
+		k.from = k.c.rows[i-1].toEnd
+	}
+}
+
 // Num and Str answer for the columned fields as Dialog.Field does
 // (filter.Scalars); Field is them as a Value.
 func (k *colCursor) Num(i int) (float64, bool) {
@@ -163,12 +172,11 @@ func (c *columns) each(e *filter.Expr, visit func(i int)) {
 	k := &colCursor{c: c}
 	var rec filter.Record = k
 	var sc filter.Scalars = k
-	for i, r := range c.rows {
-		k.i = i
+	for i := range c.rows {
+		k.at(i)
 		if e.MatchScalars(rec, sc) {
 			visit(i)
 		}
-		k.from = r.toEnd
 	}
 }
 
