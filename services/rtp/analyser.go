@@ -166,10 +166,12 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 		a.publishDTMF(s)
 	}
 	if v := s.shape(); v != s.weighed && a.streams.charge != nil {
-		// Last: growing may evict s, the oldest, as adding a stream would.
+		// Last: growing may evict s, the oldest, as adding a stream would,
+		// and eviction takes off what s is charged now.
 		before := a.streams.evicted
-		a.streams.grow(weightOf(v) - weightOf(s.weighed))
+		delta := weightOf(v) - weightOf(s.weighed)
 		s.weighed = v
+		a.streams.grow(delta)
 		a.st.StreamsEvicted += a.streams.evicted - before
 	}
 }

@@ -213,3 +213,46 @@ func TestSignalledStreamsWithinCharges(t *testing.T) {
 		t.Errorf("the analyser grew the heap by %.0f bytes; it is charged %d", heap, u.Bytes)
 	}
 }
+
+// TestOldestStreamGrowingPastTheShare: streams filling the share to the
+// brim; the oldest grows past it and is the one evicted, and the table's
+// charges stay those of what it keeps.
+func TestOldestStreamGrowingPastTheShare(t *testing.T) {
+	o := Options{MaxBytes: 1 << 20, Heuristic: true}
+	o.fill()
+	a := NewAnalyser(o)
+	orderLen := func(n int) int { // the order's array for n keys
+		l := 8
+		for l < n {
+			l *= 2
+		}
+		return min(l, o.MaxStreams)
+	}
+	w := weightOf(16) // 16 closed intervals: the ring's second step
+	n := int(o.streamShare / w)
+	for int64(n)*w+streamOrderBytes(orderLen(n)) > o.streamShare {
+		n--
+	}
+	feedStreams(a, o, n, 0, 17)
+	if a.st.StreamsEvicted != 0 || a.Usage().Streams != n {
+		t.Fatalf("%d streams of 16 intervals: %d kept, %d evicted; want all kept", n, a.Usage().Streams, a.st.StreamsEvicted)
+	}
+	// The oldest goes on alone, an interval at a time, until its ring's
+	// growth takes the streams past their share.
+	for k := 17; k < o.MaxIntervals && a.st.StreamsEvicted == 0; k++ {
+		feedStreams(a, o, 1, k, k+1)
+	}
+	// It was evicted at the packet that grew it; the next packet of its
+	// key started a stream again, the newest.
+	oldest := Key{Src: netip.MustParseAddrPort("192.0.2.1:10000"), Dst: netip.MustParseAddrPort("198.51.100.1:20000"), SSRC: 0}
+	var keys []Key
+	a.streams.each(func(k Key, _ *stream) { keys = append(keys, k) })
+	if s, _ := a.streams.get(oldest); a.st.StreamsEvicted != 1 || s == nil || s.packets != 1 || keys[len(keys)-1] != oldest || keys[0].Src.Port() != 10002 {
+		t.Errorf("the oldest grew past the share: %d evicted, then %+v of it kept, the order from %v to %v; want it alone evicted and started again", a.st.StreamsEvicted, s, keys[0], keys[len(keys)-1])
+	}
+	sum := streamOrderBytes(len(a.streams.order))
+	a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
+	if sum != a.streams.bytes || a.streams.bytes > o.streamShare {
+		t.Errorf("the kept streams and their order weigh %d; the table says %d (share %d)", sum, a.streams.bytes, o.streamShare)
+	}
+}
