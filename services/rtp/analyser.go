@@ -79,7 +79,7 @@ func NewAnalyser(o Options) *Analyser {
 	o.fill()
 	a := &Analyser{
 		opt:       o,
-		streams:   newFIFO[Key, *stream](o.MaxStreams),
+		streams:   newStreamTable(o),
 		endpoints: newEndpointTable(o.MaxEndpoints),
 		dialogs:   newDialogTable(o.MaxDialogs),
 		reports:   ring[Report]{limit: o.MaxReports},
@@ -165,6 +165,25 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 	if len(s.dtmf.emitted) > 0 {
 		a.publishDTMF(s)
 	}
+	if v := s.shape(); v != s.weighed && a.streams.charge != nil {
+		// Last: growing may evict s, the oldest, as adding a stream would,
+		// and eviction takes off what s is charged now.
+		before := a.streams.evicted
+		delta := weightOf(v) - weightOf(s.weighed)
+		s.weighed = v
+		a.streams.grow(delta)
+		a.st.StreamsEvicted += a.streams.evicted - before
+	}
+}
+
+// newStreamTable is the streams' table: bounded by their share of
+// MaxBytes, each charged what it holds, when the options have one, else
+// by MaxStreams alone.
+func newStreamTable(o Options) *fifo[Key, *stream] {
+	if o.streamShare > 0 {
+		return newWeighedFIFO[Key](o.MaxStreams, o.streamShare, func(s *stream) int64 { return weightOf(s.weighed) }, streamOrderBytes)
+	}
+	return newFIFO[Key, *stream](o.MaxStreams)
 }
 
 // newStream starts a stream for k if either address was signalled, or
@@ -190,6 +209,7 @@ func (a *Analyser) newStream(k Key, t time.Time) *stream {
 	if ep != nil {
 		s.callID = ep.dialog.callID
 	}
+	s.weighed = s.shape()
 	before := a.streams.evicted
 	a.streams.add(k, s)
 	a.st.StreamsEvicted += a.streams.evicted - before

@@ -59,9 +59,15 @@ func rtpPacket(pt uint8, seq uint16, ts, ssrc uint32, payload []byte) []byte {
 
 // BenchmarkAccounting measures the per-packet path a SPAN port runs:
 // classify, look the stream up, count sequence, jitter, interval.
-func BenchmarkAccounting(b *testing.B) {
+func BenchmarkAccounting(b *testing.B) { benchAccounting(b, Options{}) }
+
+// BenchmarkAccountingBudgeted is BenchmarkAccounting under a byte share,
+// as fieldtapd runs it: each packet also weighs its stream.
+func BenchmarkAccountingBudgeted(b *testing.B) { benchAccounting(b, Options{MaxBytes: 8 << 20}) }
+
+func benchAccounting(b *testing.B, o Options) {
 	src, dst := netip.MustParseAddrPort("192.0.2.1:4000"), netip.MustParseAddrPort("192.0.2.2:5000")
-	a := signalled(b, dst, Options{})
+	a := signalled(b, dst, o)
 	pkt := rtpPacket(0, 0, 0, 0x1234, make([]byte, 160))
 	d := netdecode.Datagram{Src: src, Dst: dst, Payload: pkt}
 	t0 := time.Unix(2000, 0)

@@ -45,13 +45,64 @@ const (
 
 const ptr = int(unsafe.Sizeof(uintptr(0)))
 
-// streamBytes is one stream at its fullest: its state, its table and
-// order entries, an interval ring of MaxIntervals grown by append, its
-// last-event entry and its SRTP state.
+// streamBytes is one stream at its fullest: a signalled SRTP stream with
+// an interval ring of MaxIntervals, and its key in the order. It is the
+// most one stream may be charged, and the charge of every stream when
+// the streams are bounded by count alone (no MaxBytes).
 func streamBytes(o Options) int {
-	key := int(unsafe.Sizeof(Key{}))
-	return heapsize.Pointers(int(unsafe.Sizeof(stream{}))) + heapsize.MapEntry(key+ptr) + key +
-		heapsize.Appended(o.MaxIntervals, int(unsafe.Sizeof(Interval{})), false) + heapsize.MapEntry(key+ptr) + srtpBytes()
+	return int(weightOf(uint64(o.MaxIntervals)|srtpShape|signalledShape)) + keyBytes
+}
+
+// streamStateBytes is what every stream holds whatever it carries: its
+// state, its table entry and its last-event entry. Its key in the order
+// is charged with the order's array, by its length (streamOrderBytes).
+var streamStateBytes = heapsize.Pointers(int(unsafe.Sizeof(stream{}))) + 2*heapsize.MapEntry(keyBytes+ptr)
+
+// streamOrderBytes is the streams' ring of n keys, charged as the table
+// grows it (fifo.orderBytes).
+func streamOrderBytes(n int) int64 { return int64(heapsize.Pointers(n * keyBytes)) }
+
+const (
+	keyBytes      = int(unsafe.Sizeof(Key{}))
+	intervalBytes = int(unsafe.Sizeof(Interval{}))
+	pendingBytes  = int(unsafe.Sizeof(pendingEvent{}))
+	// A shape's bits (stream.shape) above the two capacities.
+	srtpShape      = 1 << 63
+	signalledShape = 1 << 62
+)
+
+// shape is what a stream's weight depends on: its interval ring's and
+// pending events' capacities and whether it has SRTP state, told apart
+// at the cost of a few loads, so a packet weighs its stream again only
+// when its shape changed.
+func (s *stream) shape() uint64 {
+	v := uint64(cap(s.iv.ring)) | uint64(cap(s.dtmf.emitted))<<32
+	if s.srtp != nil {
+		v |= srtpShape
+	}
+	if s.ep != nil {
+		v |= signalledShape
+	}
+	return v
+}
+
+// weightOf is what a stream of shape v holds: its fixed part, the
+// interval ring's and pending DTMF events' arrays, its SRTP state once it
+// has one (at its bound: the key state and the event buffer) and, when
+// signalled, half of a dialog's charge: its endpoint keeps the dialog
+// and its SDP alive after the dialogs' table has evicted them, which the
+// dialogs' share then no longer counts (a call's two streams, half
+// each). A stream is charged this when added and again as it grows
+// (Datagram).
+func weightOf(v uint64) int64 {
+	n := streamStateBytes + heapsize.Bytes(int(uint32(v))*intervalBytes) + heapsize.Bytes(int(v>>32&(1<<30-1))*pendingBytes)
+	if v&srtpShape != 0 {
+		n += srtpBytes()
+	}
+	if v&signalledShape != 0 {
+		n += dialogBytes() / 2
+	}
+	return int64(n)
 }
 
 // srtpBytes is a keyed SRTP stream's state beyond the stream itself.
@@ -92,8 +143,26 @@ func analyserBytes() int { return heapsize.Pointers(int(unsafe.Sizeof(Analyser{}
 // Footprint is what an analyser with options o holds at its bounds.
 func (o Options) Footprint() int64 {
 	o.fill()
-	return int64(analyserBytes()) + int64(o.MaxStreams)*int64(streamBytes(o)) + int64(o.MaxEndpoints)*int64(endpointBytes()) +
+	return int64(analyserBytes()) + o.streamsBound() + int64(o.MaxEndpoints)*int64(endpointBytes()) +
 		int64(o.MaxDialogs)*int64(dialogBytes()) + int64(o.MaxReports)*int64(reportBytes()) + int64(o.MaxEvents)*int64(eventBytes())
+}
+
+// streamsBound is the most the streams may be charged: their share of
+// MaxBytes, else MaxStreams at their fullest.
+func (o Options) streamsBound() int64 {
+	if o.streamShare > 0 {
+		return o.streamShare
+	}
+	return int64(o.MaxStreams) * int64(streamBytes(o))
+}
+
+// streamsBytes is what the kept streams are charged: each its weight
+// when a share bounds them, else each at its fullest. The caller holds mu.
+func (a *Analyser) streamsBytes() int64 {
+	if a.streams.charge != nil {
+		return a.streams.bytes
+	}
+	return int64(a.streams.len()) * int64(streamBytes(a.opt))
 }
 
 // fromBytes derives the count bounds left unset from MaxBytes, each table
@@ -111,7 +180,12 @@ func (o *Options) fromBytes() {
 			*v = max(int(tables*int64(pct)/100/int64(each)), 1)
 		}
 	}
-	derive(&o.MaxStreams, streamsPct, streamBytes(*o))
+	// Streams are charged what they hold (weightOf): the share bounds
+	// their bytes, and the count bound is the most streams of the least
+	// weight it holds, which the bytes reach first (each also has its key
+	// in the order).
+	o.streamShare = tables * streamsPct / 100
+	derive(&o.MaxStreams, streamsPct, int(weightOf(0)))
 	derive(&o.MaxEndpoints, endpointsPct, endpointBytes())
 	derive(&o.MaxDialogs, dialogsPct, dialogBytes())
 	derive(&o.MaxReports, reportsPct, reportBytes())
@@ -141,7 +215,7 @@ func (a *Analyser) Usage() Usage {
 		MaxBytes: o.Footprint(),
 		Evicted:  a.streams.evicted + a.endpoints.evicted + a.dialogs.evicted,
 	}
-	u.Bytes = int64(analyserBytes()) + int64(u.Streams)*int64(streamBytes(o)) + int64(u.Endpoints)*int64(endpointBytes()) +
+	u.Bytes = int64(analyserBytes()) + a.streamsBytes() + int64(u.Endpoints)*int64(endpointBytes()) +
 		int64(u.Dialogs)*int64(dialogBytes()) + int64(len(a.reports.items))*int64(reportBytes()) + int64(len(a.events.items))*int64(eventBytes())
 	return u
 }

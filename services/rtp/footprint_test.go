@@ -9,6 +9,7 @@ import (
 	pion "github.com/pion/srtp/v3"
 
 	"fieldtap/services/netdecode"
+	"fieldtap/services/sip"
 )
 
 // TestMaxBytesDerivesBounds: a byte share gives every table a count bound
@@ -27,22 +28,15 @@ func TestMaxBytesDerivesBounds(t *testing.T) {
 	}
 }
 
-// TestFullStreamsStayWithinFootprint fills every stream the bound allows
-// with a full interval history and checks the heap grew no more than the
-// footprint says a stream costs.
-func TestFullStreamsStayWithinFootprint(t *testing.T) {
-	o := Options{MaxBytes: 4 << 20, Heuristic: true}
-	o.fill()
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	a := NewAnalyser(o)
+// feedStreams sends n heuristic streams from src ports 10000+2i, each
+// two packets in sequence in each of its intervals' first...intervals.
+func feedStreams(a *Analyser, o Options, n, first, intervals int) {
 	t0 := time.Unix(1_700_000_000, 0)
 	payload := make([]byte, 160)
 	dst := netip.MustParseAddrPort("198.51.100.1:20000")
-	for s := range o.MaxStreams {
+	for s := range n {
 		src := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(10000+2*s))
-		for k := range o.MaxIntervals + 2 {
+		for k := first; k < intervals; k++ {
 			at := t0.Add(time.Duration(k) * o.Interval)
 			for j := range 2 { // two in sequence confirm a heuristic stream
 				seq := uint16(2*k + j)
@@ -50,15 +44,81 @@ func TestFullStreamsStayWithinFootprint(t *testing.T) {
 			}
 		}
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	heap := float64(after.HeapAlloc - before.HeapAlloc)
-	streams := float64(analyserBytes()) + float64(o.MaxStreams)*float64(streamBytes(o))
-	t.Logf("%d streams of %d intervals: heap grew %.0f bytes, accounted %.0f (%d each)", o.MaxStreams, o.MaxIntervals, heap, streams, streamBytes(o))
-	if heap > streams || heap < streams*0.7 {
-		t.Errorf("full streams grew the heap by %.0f bytes; the footprint says %.0f", heap, streams)
+}
+
+// TestStreamsStayWithinTheirShare fills the streams' share with streams of
+// a full interval history, then with short ones, and checks the table
+// keeps what the share holds (more short streams than full ones) and
+// that the heap grew no more than the streams are charged.
+func TestStreamsStayWithinTheirShare(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		intervals int // per stream
+	}{{"full", DefaultMaxIntervals + 2}, {"short", 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{MaxBytes: 4 << 20, Heuristic: true}
+			o.fill()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			a := NewAnalyser(o)
+			// Enough streams to fill the share at the least a stream of
+			// this length weighs, and a few more.
+			n := int(o.streamShare/weightOf(0)) + 20
+			if tc.name == "full" {
+				n = int(o.streamShare/weightOf(uint64(o.MaxIntervals))) + 20
+			}
+			feedStreams(a, o, n, 0, tc.intervals)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+			u := a.Usage()
+			charged := float64(analyserBytes()) + float64(a.streams.bytes)
+			t.Logf("%d streams of %d intervals sent, %d kept (%d evicted): heap grew %.0f bytes, charged %.0f; share %d, %d streams at their fullest",
+				n, tc.intervals, u.Streams, a.st.StreamsEvicted, heap, charged, o.streamShare, o.streamShare/int64(streamBytes(o)))
+			if a.streams.bytes > o.streamShare {
+				t.Errorf("streams charged %d past their share %d", a.streams.bytes, o.streamShare)
+			}
+			if a.st.StreamsEvicted == 0 || u.Streams+int(a.st.StreamsEvicted) != n {
+				t.Errorf("%d kept and %d evicted of %d streams: the share never filled, or a stream went uncounted", u.Streams, a.st.StreamsEvicted, n)
+			}
+			if heap > charged || heap < charged*0.7 {
+				t.Errorf("the streams grew the heap by %.0f bytes; they are charged %.0f", heap, charged)
+			}
+			if tc.name == "short" && int64(u.Streams) < 3*o.streamShare/int64(streamBytes(o)) {
+				t.Errorf("%d short streams kept: not three times the %d full ones the share holds", u.Streams, o.streamShare/int64(streamBytes(o)))
+			}
+			runtime.KeepAlive(a)
+		})
 	}
-	runtime.KeepAlive(a)
+}
+
+// TestGrowingStreamsEvictTheOldest: streams charged little when they
+// start grow their interval rings past the share; the oldest go, counted,
+// and the charges stay within the share.
+func TestGrowingStreamsEvictTheOldest(t *testing.T) {
+	o := Options{MaxBytes: 1 << 20, Heuristic: true}
+	o.fill()
+	a := NewAnalyser(o)
+	full := int(o.streamShare / weightOf(uint64(o.MaxIntervals)))
+	n := 3 * full
+	feedStreams(a, o, n, 0, 1)
+	if got := a.Usage().Streams; got != n || a.st.StreamsEvicted != 0 {
+		t.Fatalf("%d one-interval streams: %d kept, %d evicted; want every one kept", n, got, a.st.StreamsEvicted)
+	}
+	feedStreams(a, o, n, 1, DefaultMaxIntervals+2)
+	u, st := a.Usage(), a.st
+	if a.streams.bytes > o.streamShare {
+		t.Errorf("streams charged %d past their share %d", a.streams.bytes, o.streamShare)
+	}
+	sum := streamOrderBytes(len(a.streams.order))
+	a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
+	if sum != a.streams.bytes {
+		t.Errorf("the kept streams and their order weigh %d; the table says %d", sum, a.streams.bytes)
+	}
+	if u.Streams > full+1 || st.StreamsEvicted == 0 {
+		t.Errorf("grown to full: %d streams kept (%d evicted); the share holds %d full ones", u.Streams, st.StreamsEvicted, full)
+	}
 }
 
 // TestSRTPStateWithinFootprint keys a thousand SRTP streams and checks the
@@ -98,5 +158,101 @@ func TestSRTPStateWithinFootprint(t *testing.T) {
 	t.Logf("an SRTP stream's key state: %.0f bytes, accounted %d", per, srtpBytes())
 	if per > float64(srtpBytes()) || per < float64(srtpBytes())/2 {
 		t.Errorf("SRTP state grew the heap by %.0f bytes a stream; the footprint says %d", per, srtpBytes())
+	}
+}
+
+// TestSignalledStreamsWithinCharges: streams of signalled calls outlive
+// their dialogs and endpoints in the analyser's tables, and keep them
+// alive; the heap stays within what the analyser is charged.
+func TestSignalledStreamsWithinCharges(t *testing.T) {
+	o := Options{MaxBytes: 2 << 20, MaxDialogs: 20, MaxEndpoints: 40}
+	o.fill()
+	calls := 6 * o.MaxDialogs
+	type call struct {
+		offer, answer sip.Parsed
+		port          int
+	}
+	cs := make([]call, calls)
+	for i := range cs {
+		id := "a84b4c76e66710" + itoa(1_000_000+i) + "@pc33.example.com"
+		cs[i] = call{sdpMessage(t, id, i, false, 10000+2*i), sdpMessage(t, id, i, true, 10000+2*i), 10000 + 2*i}
+	}
+	payload := make([]byte, 160)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	a := NewAnalyser(o)
+	caller, callee := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1")
+	for i, c := range cs {
+		at := time.Unix(int64(1000+i), 0)
+		a.SIPMessage(sip.Meta{Time: at, Src: netip.AddrPortFrom(caller, 5060)}, &c.offer)
+		a.SIPMessage(sip.Meta{Time: at, Src: netip.AddrPortFrom(callee, 5060)}, &c.answer)
+		legs := [2][2]netip.AddrPort{
+			{netip.AddrPortFrom(callee, uint16(c.port)), netip.AddrPortFrom(caller, uint16(c.port))},
+			{netip.AddrPortFrom(caller, uint16(c.port)), netip.AddrPortFrom(callee, uint16(c.port))},
+		}
+		for l, leg := range legs {
+			for k := range 4 * 250 { // 20 s: four intervals
+				seq := uint16(k)
+				a.Datagram(&netdecode.Datagram{Time: at.Add(time.Duration(k) * 20 * time.Millisecond), Src: leg[0], Dst: leg[1],
+					Payload: rtpPacket(0, seq, uint32(seq)*160, uint32(2*i+l), payload)})
+			}
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(cs)
+	heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	u := a.Usage()
+	t.Logf("%d calls: %d streams, %d dialogs, %d endpoints kept; heap grew %.0f bytes, charged %.0f (%d of it the signalled streams' dialogs)",
+		calls, u.Streams, u.Dialogs, u.Endpoints, heap, float64(u.Bytes), u.Streams*dialogBytes()/2)
+	if u.Streams <= 2*u.Dialogs || u.Streams <= u.Endpoints {
+		t.Fatalf("%d streams, %d dialogs, %d endpoints: no stream outlived its dialog and endpoint", u.Streams, u.Dialogs, u.Endpoints)
+	}
+	if heap > float64(u.Bytes) {
+		t.Errorf("the analyser grew the heap by %.0f bytes; it is charged %d", heap, u.Bytes)
+	}
+}
+
+// TestOldestStreamGrowingPastTheShare: streams filling the share to the
+// brim; the oldest grows past it and is the one evicted, and the table's
+// charges stay those of what it keeps.
+func TestOldestStreamGrowingPastTheShare(t *testing.T) {
+	o := Options{MaxBytes: 1 << 20, Heuristic: true}
+	o.fill()
+	a := NewAnalyser(o)
+	orderLen := func(n int) int { // the order's array for n keys
+		l := 8
+		for l < n {
+			l *= 2
+		}
+		return min(l, o.MaxStreams)
+	}
+	w := weightOf(16) // 16 closed intervals: the ring's second step
+	n := int(o.streamShare / w)
+	for int64(n)*w+streamOrderBytes(orderLen(n)) > o.streamShare {
+		n--
+	}
+	feedStreams(a, o, n, 0, 17)
+	if a.st.StreamsEvicted != 0 || a.Usage().Streams != n {
+		t.Fatalf("%d streams of 16 intervals: %d kept, %d evicted; want all kept", n, a.Usage().Streams, a.st.StreamsEvicted)
+	}
+	// The oldest goes on alone, an interval at a time, until its ring's
+	// growth takes the streams past their share.
+	for k := 17; k < o.MaxIntervals && a.st.StreamsEvicted == 0; k++ {
+		feedStreams(a, o, 1, k, k+1)
+	}
+	// It was evicted at the packet that grew it; the next packet of its
+	// key started a stream again, the newest.
+	oldest := Key{Src: netip.MustParseAddrPort("192.0.2.1:10000"), Dst: netip.MustParseAddrPort("198.51.100.1:20000"), SSRC: 0}
+	var keys []Key
+	a.streams.each(func(k Key, _ *stream) { keys = append(keys, k) })
+	if s, _ := a.streams.get(oldest); a.st.StreamsEvicted != 1 || s == nil || s.packets != 1 || keys[len(keys)-1] != oldest || keys[0].Src.Port() != 10002 {
+		t.Errorf("the oldest grew past the share: %d evicted, then %+v of it kept, the order from %v to %v; want it alone evicted and started again", a.st.StreamsEvicted, s, keys[0], keys[len(keys)-1])
+	}
+	sum := streamOrderBytes(len(a.streams.order))
+	a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
+	if sum != a.streams.bytes || a.streams.bytes > o.streamShare {
+		t.Errorf("the kept streams and their order weigh %d; the table says %d (share %d)", sum, a.streams.bytes, o.streamShare)
 	}
 }

@@ -17,8 +17,8 @@ type Interval struct {
 }
 
 // intervals is a bounded ring of closed intervals plus the open one.
-// Capacity grows by doubling up to the limit, then the oldest is
-// overwritten and counted, so memory per stream is constant.
+// Capacity grows by intervalStep up to the limit, then the oldest is
+// overwritten and counted, so memory per stream is bounded.
 type intervals struct {
 	cur     Interval
 	open    bool
@@ -27,6 +27,10 @@ type intervals struct {
 	limit   int
 	dropped uint64
 }
+
+// intervalStep is how many intervals the ring grows by: 40 s of the
+// default 5 s intervals, at most 704 bytes unused.
+const intervalStep = 8
 
 // roll opens the interval holding t, closing the previous one; it runs
 // before the packet's sequence number is counted, so a gap crossing the
@@ -72,6 +76,14 @@ func (c Interval) finish(sq *seqState) Interval {
 func (v *intervals) close(sq *seqState) {
 	c := v.cur.finish(sq)
 	if len(v.ring) < v.limit {
+		if len(v.ring) == cap(v.ring) {
+			// Grown a few intervals at a time, not doubled: a stream is
+			// charged its ring's array (weightOf), and a doubled one
+			// would leave up to half of it unused for the call's rest.
+			r := make([]Interval, len(v.ring), min(len(v.ring)+intervalStep, v.limit))
+			copy(r, v.ring)
+			v.ring = r
+		}
 		v.ring = append(v.ring, c)
 		return
 	}

@@ -49,6 +49,10 @@ type Options struct {
 	// HeadersOnly finds RTP that remote SPAN carried where the decoder
 	// found it; nil is VXLAN's IANA port.
 	VXLANPorts []uint16
+
+	// streamShare is the streams' part of MaxBytes, which bounds what
+	// they are charged (fromBytes); 0 without MaxBytes.
+	streamShare int64
 }
 
 func (o *Options) fill() {
