@@ -165,7 +165,7 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 	if len(s.dtmf.emitted) > 0 {
 		a.publishDTMF(s)
 	}
-	if v := s.shape(); v != s.weighed && a.streams.charge != nil {
+	if v := s.shape(); v != s.weighed {
 		// Last: growing may evict s, the oldest, as adding a stream would,
 		// and eviction takes off what s is charged now.
 		before := a.streams.evicted

@@ -65,8 +65,12 @@ func (f *fifo[K, V]) add(k K, v V) (old K, evicted bool) {
 // grow charges delta more bytes to an entry (its new charge less what it
 // was charged) and evicts the oldest entries while the table is past
 // maxBytes, the grown entry too when it is the oldest, as add would: the
-// caller reads the entry no more once it has grown.
+// caller reads the entry no more once it has grown. A table that charges
+// nothing is left as it is.
 func (f *fifo[K, V]) grow(delta int64) {
+	if f.charge == nil {
+		return
+	}
 	f.bytes += delta
 	for f.bytes > f.maxBytes && f.n > 1 {
 		f.evictOldest()
