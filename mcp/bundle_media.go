@@ -19,7 +19,7 @@ func mediaSnapshot(c *call, intervals bool) *rtp.Snapshot {
 		c.warnf("heuristic RTP detection is off: %d RTP-looking datagrams to or from unsignalled addresses were counted, not tracked", sn.Stats.Unsignalled)
 	}
 	if sn.Stats.StreamsEvicted > 0 {
-		c.warnf("%d older streams were evicted at the analyser's stream bound and are not listed", sn.Stats.StreamsEvicted)
+		c.warnf("%d streams were evicted at the analyser's stream bound, ended ones first, and are not listed", sn.Stats.StreamsEvicted)
 	}
 	return sn
 }

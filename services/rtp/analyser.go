@@ -20,7 +20,7 @@ type Stats struct {
 	RTCPMalformed    uint64 // RTCP-looking but invalid
 	NotRTP           uint64 // not version 2 or too short
 	Unsignalled      uint64 // RTP-looking to/from no SDP address (heuristic off)
-	StreamsEvicted   uint64 // oldest streams dropped at MaxStreams
+	StreamsEvicted   uint64 // streams dropped at the bounds: the oldest of those not live (Analyser.live) first
 	EndpointsEvicted uint64 // signalled addresses dropped at MaxEndpoints
 	DialogsEvicted   uint64 // dialogs' SDP dropped at MaxDialogs
 	ReportsOverwrote uint64 // RTCP reports past MaxReports
@@ -56,6 +56,24 @@ type Analyser struct {
 	// restarts counts timing epochs begun after a stream's first, evicted
 	// streams' included (TimingEpochs).
 	restarts uint64
+	// now is the time of the packet being handled, in ns: when its
+	// stream's addition or growth makes the streams' table evict, a
+	// stream with a packet within liveStreamIntervals of it, or after it
+	// (a capture's clock may step back), is live; its own stream is.
+	now int64
+}
+
+// liveStreamIntervals is how many intervals (10 s by default) a stream
+// may go without a packet and still be spared when the streams' table
+// evicts: silence suppression pauses a live call for seconds.
+const liveStreamIntervals = 2
+
+// live says s carried a packet within liveStreamIntervals of the packet
+// that makes the streams' table evict (that packet's stream among them):
+// the table evicts the others first (fifo.spare), so a live call's
+// streams outlast ended ones.
+func (a *Analyser) live(s *stream) bool {
+	return a.now-s.last.UnixNano() < liveStreamIntervals*int64(a.opt.Interval)
 }
 
 // hotStreams is the stream cache's size: a power of two above the streams
@@ -87,6 +105,7 @@ func NewAnalyser(o Options) *Analyser {
 		lastEvent: map[Key]*Event{},
 	}
 	a.st.Heuristic = o.Heuristic
+	a.streams.spare = a.live
 	a.streams.onEvict = func(k Key, _ *stream) {
 		delete(a.lastEvent, k)
 		if h := &a.hot[k.slot()]; h.s != nil && h.k == k {
@@ -135,6 +154,10 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 		a.st.NotRTP++
 		return
 	}
+	// The packet's time is the one the streams' table judges liveness
+	// by, should adding or growing its stream make it evict (live).
+	t := d.Time.UnixNano()
+	a.now = t
 	// The cached stream is matched field by field against d: a Key built
 	// and copied here would stall on store forwarding, once a packet.
 	ssrc := a.hdr.SSRC
@@ -157,7 +180,6 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 		// needs the key.
 		s.unprotect(&a.hdr, b, event)
 	}
-	t := d.Time.UnixNano()
 	if s.add(t, &a.hdr, len(b), int64(a.opt.Interval)) {
 		a.restarts++
 	}
@@ -166,8 +188,9 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 		a.publishDTMF(s)
 	}
 	if v := s.shape(); v != s.weighed {
-		// Last: growing may evict s, the oldest, as adding a stream would,
-		// and eviction takes off what s is charged now.
+		// Last: growing may evict s, the oldest when every stream is live,
+		// as adding a stream would, and eviction takes off what s is
+		// charged now.
 		before := a.streams.evicted
 		delta := weightOf(v) - weightOf(s.weighed)
 		s.weighed = v
@@ -204,7 +227,7 @@ func (a *Analyser) newStream(k Key, t time.Time) *stream {
 		ep = nil
 	}
 	a.ids++
-	s := &stream{id: a.ids, key: k, ep: ep, first: t, clockPT: -1, confirmed: ep != nil}
+	s := &stream{id: a.ids, key: k, ep: ep, first: t, last: t, clockPT: -1, confirmed: ep != nil}
 	s.iv.limit = a.opt.MaxIntervals
 	if ep != nil {
 		s.callID = ep.dialog.callID

@@ -18,8 +18,13 @@ type fifo[K comparable, V any] struct {
 	bytes, maxBytes int64
 	charge          func(V) int64
 	orderBytes      func(n int) int64
-	evicted         uint64
-	onEvict         func(K, V)
+	// spare, when set, keeps an oldest entry it says is still in use:
+	// the entry moves to the newest end and the next oldest is looked
+	// at, for one pass over the table at most, after which the oldest
+	// goes whatever spare says.
+	spare   func(V) bool
+	evicted uint64
+	onEvict func(K, V)
 }
 
 func newFIFO[K comparable, V any](limit int) *fifo[K, V] {
@@ -93,8 +98,19 @@ func (f *fifo[K, V]) growOrder() {
 // the order is in the map (only eviction deletes): a table without an
 // eviction hook or charges deletes without looking up.
 func (f *fifo[K, V]) evictOldest() K {
-	old := f.order[f.head]
 	var zero K
+	if f.spare != nil {
+		for range f.n {
+			k := f.order[f.head]
+			if !f.spare(f.m[k]) {
+				break
+			}
+			f.order[f.head] = zero
+			f.order[(f.head+f.n)%len(f.order)] = k // the same slot when the ring is full
+			f.head = (f.head + 1) % len(f.order)
+		}
+	}
+	old := f.order[f.head]
 	f.order[f.head] = zero
 	f.head = (f.head + 1) % len(f.order)
 	f.n--

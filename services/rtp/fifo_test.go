@@ -1,6 +1,9 @@
 package rtp
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestWeighedFIFO: a weighed table evicts its oldest entries, in order and
 // counted, while its charges are past its bytes or its entries past its
@@ -54,4 +57,29 @@ func TestWeighedFIFO(t *testing.T) {
 		add(k, 0)
 	}
 	check("the entry limit", []int{7, 8, 9, 10, 11, 12}, 6*slot, []int{1, 2, 3, 4, 5, 6})
+}
+
+// TestFIFOSpare: an oldest entry spare keeps moves to the newest end and
+// the next is looked at; after one pass over the table the oldest goes
+// whatever spare says.
+func TestFIFOSpare(t *testing.T) {
+	f := newFIFO[int, int](4)
+	keep := map[int]bool{}
+	f.spare = func(v int) bool { return keep[v] }
+	order := func() []int {
+		var ks []int
+		f.each(func(k, _ int) { ks = append(ks, k) })
+		return ks
+	}
+	for k := 1; k <= 4; k++ {
+		f.add(k, k)
+	}
+	keep[1], keep[2] = true, true
+	if old, _ := f.add(5, 5); old != 3 || !slices.Equal(order(), []int{4, 1, 2, 5}) {
+		t.Fatalf("1 and 2 kept: evicted %d, order %v; want 3 evicted, then 4 1 2 5", old, order())
+	}
+	keep[4], keep[5] = true, true
+	if old, _ := f.add(6, 6); old != 4 || !slices.Equal(order(), []int{1, 2, 5, 6}) || f.evicted != 2 {
+		t.Fatalf("all kept: evicted %d (%d in all), order %v; want the oldest, 4, after a pass", old, f.evicted, order())
+	}
 }

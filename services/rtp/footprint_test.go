@@ -214,45 +214,113 @@ func TestSignalledStreamsWithinCharges(t *testing.T) {
 	}
 }
 
-// TestOldestStreamGrowingPastTheShare: streams filling the share to the
-// brim; the oldest grows past it and is the one evicted, and the table's
-// charges stay those of what it keeps.
+// TestOldestStreamGrowingPastTheShare: streams fill the share to the
+// brim, then the oldest grows past it. While the others are live (a
+// packet within two intervals of the newest) it is the oldest of live
+// streams and goes, its next packet starting it again as the newest;
+// once the others have ended, it is spared and the oldest ended one
+// goes. Either way the table's charges stay those of what it keeps.
 func TestOldestStreamGrowingPastTheShare(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		next int // the interval the oldest goes on in, the others ending at 16
+	}{{"others live", 17}, {"others ended", 40}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A share the streams fill with less room left than one step
+			// of a ring takes, so the oldest's next step takes them past.
+			w, step := weightOf(16), weightOf(24)-weightOf(16) // 16 closed intervals, then 24
+			var o Options
+			var n int
+			for extra := int64(0); ; extra += 97 {
+				o = Options{MaxBytes: 1<<20 + extra, Heuristic: true}
+				o.fill()
+				n = int(o.streamShare / w)
+				for int64(n)*w+streamOrderBytes(orderLen(n, o.MaxStreams)) > o.streamShare {
+					n--
+				}
+				if o.streamShare-int64(n)*w-streamOrderBytes(orderLen(n, o.MaxStreams)) < step {
+					break
+				}
+			}
+			a := NewAnalyser(o)
+			feedStreams(a, o, n, 0, 17)
+			if a.st.StreamsEvicted != 0 || a.Usage().Streams != n {
+				t.Fatalf("%d streams of 16 intervals: %d kept, %d evicted; want all kept", n, a.Usage().Streams, a.st.StreamsEvicted)
+			}
+			feedStreams(a, o, 1, tc.next, tc.next+1) // the oldest closes a 17th interval
+			oldest := Key{Src: netip.MustParseAddrPort("192.0.2.1:10000"), Dst: netip.MustParseAddrPort("198.51.100.1:20000"), SSRC: 0}
+			var keys []Key
+			a.streams.each(func(k Key, _ *stream) { keys = append(keys, k) })
+			s, _ := a.streams.get(oldest)
+			if a.st.StreamsEvicted != 1 || s == nil || keys[len(keys)-1] != oldest {
+				t.Fatalf("%d evicted, the oldest kept %v, the order ends at %v; want one evicted and the oldest the newest", a.st.StreamsEvicted, s != nil, keys[len(keys)-1])
+			}
+			if tc.name == "others live" && (s.packets != 1 || keys[0].Src.Port() != 10002) {
+				t.Errorf("the oldest of live streams: %d packets kept of it, the order from %v; want it evicted and started again", s.packets, keys[0])
+			}
+			if tc.name == "others ended" && (s.packets != 2*17+2 || keys[0].Src.Port() != 10004) {
+				t.Errorf("the live oldest among ended streams: %d packets kept of it, the order from %v; want it spared and the next oldest evicted", s.packets, keys[0])
+			}
+			sum := streamOrderBytes(len(a.streams.order))
+			a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
+			if sum != a.streams.bytes || a.streams.bytes > o.streamShare {
+				t.Errorf("the kept streams and their order weigh %d; the table says %d (share %d)", sum, a.streams.bytes, o.streamShare)
+			}
+		})
+	}
+}
+
+// orderLen is the length of the streams' order's array for n keys.
+func orderLen(n, limit int) int {
+	l := 8
+	for l < n {
+		l *= 2
+	}
+	return min(l, limit)
+}
+
+// TestLiveStreamsOutlastEnded: long calls' streams go on while short
+// calls come and go, more of them than the share holds; the long calls'
+// streams are never evicted, the ended ones are, counted.
+func TestLiveStreamsOutlastEnded(t *testing.T) {
 	o := Options{MaxBytes: 1 << 20, Heuristic: true}
 	o.fill()
 	a := NewAnalyser(o)
-	orderLen := func(n int) int { // the order's array for n keys
-		l := 8
-		for l < n {
-			l *= 2
+	t0 := time.Unix(1_700_000_000, 0)
+	payload := make([]byte, 160)
+	dst := netip.MustParseAddrPort("198.51.100.1:20000")
+	send := func(port int, ssrc uint32, seq uint16, at time.Time) {
+		src := netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(port))
+		a.Datagram(&netdecode.Datagram{Time: at, Src: src, Dst: dst, Payload: rtpPacket(0, seq, uint32(seq)*160, ssrc, payload)})
+	}
+	const long, seconds, shortPerSecond, shortLife = 20, 300, 10, 3
+	short := 0
+	for sec := range seconds {
+		at := t0.Add(time.Duration(sec) * time.Second)
+		for l := range long { // a packet a second each, two the first second
+			send(10000+2*l, uint32(l), uint16(2*sec), at)
+			send(10000+2*l, uint32(l), uint16(2*sec+1), at.Add(20*time.Millisecond))
 		}
-		return min(l, o.MaxStreams)
+		for i := range shortPerSecond { // each lives shortLife seconds
+			id := sec*shortPerSecond + i
+			short++
+			for k := range 2 * shortLife {
+				send(20000+2*(id%20000), uint32(1000+id), uint16(k), at.Add(time.Duration(k)*500*time.Millisecond))
+			}
+		}
 	}
-	w := weightOf(16) // 16 closed intervals: the ring's second step
-	n := int(o.streamShare / w)
-	for int64(n)*w+streamOrderBytes(orderLen(n)) > o.streamShare {
-		n--
-	}
-	feedStreams(a, o, n, 0, 17)
-	if a.st.StreamsEvicted != 0 || a.Usage().Streams != n {
-		t.Fatalf("%d streams of 16 intervals: %d kept, %d evicted; want all kept", n, a.Usage().Streams, a.st.StreamsEvicted)
-	}
-	// The oldest goes on alone, an interval at a time, until its ring's
-	// growth takes the streams past their share.
-	for k := 17; k < o.MaxIntervals && a.st.StreamsEvicted == 0; k++ {
-		feedStreams(a, o, 1, k, k+1)
-	}
-	// It was evicted at the packet that grew it; the next packet of its
-	// key started a stream again, the newest.
-	oldest := Key{Src: netip.MustParseAddrPort("192.0.2.1:10000"), Dst: netip.MustParseAddrPort("198.51.100.1:20000"), SSRC: 0}
-	var keys []Key
-	a.streams.each(func(k Key, _ *stream) { keys = append(keys, k) })
-	if s, _ := a.streams.get(oldest); a.st.StreamsEvicted != 1 || s == nil || s.packets != 1 || keys[len(keys)-1] != oldest || keys[0].Src.Port() != 10002 {
-		t.Errorf("the oldest grew past the share: %d evicted, then %+v of it kept, the order from %v to %v; want it alone evicted and started again", a.st.StreamsEvicted, s, keys[0], keys[len(keys)-1])
-	}
-	sum := streamOrderBytes(len(a.streams.order))
-	a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
-	if sum != a.streams.bytes || a.streams.bytes > o.streamShare {
-		t.Errorf("the kept streams and their order weigh %d; the table says %d (share %d)", sum, a.streams.bytes, o.streamShare)
+	u := a.Usage()
+	kept := 0
+	a.streams.each(func(k Key, s *stream) {
+		if k.SSRC < long {
+			kept++
+			if s.packets != 2*seconds {
+				t.Errorf("long call %d: %d packets; want %d: it was evicted and started again", k.SSRC, s.packets, 2*seconds)
+			}
+		}
+	})
+	t.Logf("%d short calls over %d s: %d streams kept, %d evicted", short, seconds, u.Streams, a.st.StreamsEvicted)
+	if kept != long || a.st.StreamsEvicted == 0 || u.Streams+int(a.st.StreamsEvicted) != long+short {
+		t.Errorf("%d of %d long calls kept, %d streams kept, %d evicted of %d", kept, long, u.Streams, a.st.StreamsEvicted, long+short)
 	}
 }
