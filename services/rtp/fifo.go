@@ -1,7 +1,8 @@
 package rtp
 
 // fifo is a bounded table: a map plus insertion order, evicting the
-// oldest entries when full and counting them. Full is limit entries or,
+// oldest entries (past those spare keeps) when full and counting them.
+// Full is limit entries or,
 // when maxBytes is set, more than maxBytes of the entries' charges: each
 // entry is charged when added and again as it grows (grow), so a table of
 // entries that hold little keeps more of them than one of full ones.
@@ -69,9 +70,9 @@ func (f *fifo[K, V]) add(k K, v V) (old K, evicted bool) {
 
 // grow charges delta more bytes to an entry (its new charge less what it
 // was charged) and evicts the oldest entries while the table is past
-// maxBytes, the grown entry too when it is the oldest, as add would: the
-// caller reads the entry no more once it has grown. A table that charges
-// nothing is left as it is.
+// maxBytes, as add would, the grown entry too when it is the oldest and
+// spare keeps no other: the caller reads the entry no more once it has
+// grown. A table that charges nothing is left as it is.
 func (f *fifo[K, V]) grow(delta int64) {
 	if f.charge == nil {
 		return
@@ -130,7 +131,8 @@ func (f *fifo[K, V]) evictOldest() K {
 
 func (f *fifo[K, V]) len() int { return len(f.m) }
 
-// each visits entries oldest first.
+// each visits entries in the order eviction would look at them: oldest
+// first, but for those spare kept, which moved to the newest end.
 func (f *fifo[K, V]) each(fn func(K, V)) {
 	for i := range f.n {
 		k := f.order[(f.head+i)%len(f.order)]
