@@ -9,9 +9,10 @@ import (
 )
 
 // What the analyser's tables cost in the heap, per entry, for the memory
-// budget (issue #14). Streams, endpoints, RTCP reports and DTMF events
-// are fixed-size but for their bounded lists, so their figures are worst
-// cases. A dialog's SDP is what its sender wrote, parsed: sdp bounds it
+// budget (issue #14). Under a byte share a stream is charged what it
+// holds, weighed again as it grows (weightOf); endpoints, RTCP reports
+// and DTMF events are fixed-size but for their bounded lists, so their
+// figures are worst cases. A dialog's SDP is what its sender wrote, parsed: sdp bounds it
 // (MaxMedia sections of MaxFormats formats with 128-byte values) far
 // above what phones send, so a dialog is accounted at typicalSDPBytes of
 // it, measured on generated and reference calls (footprint_test.go). A
@@ -28,8 +29,8 @@ const (
 	// srtpSessionBytes is an SRTP stream's key state (srtp.Session: an
 	// AES key schedule, HMAC-SHA1 and its scratch), measured at about
 	// 1.35 KiB with a small event's buffer (footprint_test.go), plus the
-	// buffer's bound, maxEventPacket. Every stream is accounted as if it
-	// were SRTP with a key.
+	// buffer's bound, maxEventPacket. A stream with SRTP state is
+	// charged it whole.
 	srtpSessionBytes = 1400 + maxEventPacket
 )
 
@@ -72,9 +73,9 @@ const (
 )
 
 // shape is what a stream's weight depends on: its interval ring's and
-// pending events' capacities and whether it has SRTP state, told apart
-// at the cost of a few loads, so a packet weighs its stream again only
-// when its shape changed.
+// pending events' capacities, whether it has SRTP state and whether it
+// was signalled, told apart at the cost of a few loads, so a packet
+// weighs its stream again only when its shape changed.
 func (s *stream) shape() uint64 {
 	v := uint64(cap(s.iv.ring)) | uint64(cap(s.dtmf.emitted))<<32
 	if s.srtp != nil {
