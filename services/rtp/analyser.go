@@ -107,6 +107,7 @@ func NewAnalyser(o Options) *Analyser {
 	a.st.Heuristic = o.Heuristic
 	a.streams.spare = a.live
 	a.streams.onEvict = func(k Key, _ *stream) {
+		a.st.StreamsEvicted++
 		delete(a.lastEvent, k)
 		if h := &a.hot[k.slot()]; h.s != nil && h.k == k {
 			*h = hotStream{}
@@ -191,11 +192,9 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 		// Last: growing may evict s, the oldest when every stream is live,
 		// as adding a stream would, and eviction takes off what s is
 		// charged now.
-		before := a.streams.evicted
 		delta := weightOf(v) - weightOf(s.weighed)
 		s.weighed = v
 		a.streams.grow(delta)
-		a.st.StreamsEvicted += a.streams.evicted - before
 	}
 }
 
@@ -233,9 +232,7 @@ func (a *Analyser) newStream(k Key, t time.Time) *stream {
 		s.callID = ep.dialog.callID
 	}
 	s.weighed = s.shape()
-	before := a.streams.evicted
 	a.streams.add(k, s)
-	a.st.StreamsEvicted += a.streams.evicted - before
 	return s
 }
 

@@ -111,9 +111,7 @@ func TestGrowingStreamsEvictTheOldest(t *testing.T) {
 	if a.streams.bytes > o.streamShare {
 		t.Errorf("streams charged %d past their share %d", a.streams.bytes, o.streamShare)
 	}
-	sum := streamOrderBytes(len(a.streams.order))
-	a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
-	if sum != a.streams.bytes {
+	if sum := keptWeight(a); sum != a.streams.bytes {
 		t.Errorf("the kept streams and their order weigh %d; the table says %d", sum, a.streams.bytes)
 	}
 	if u.Streams > full+1 || st.StreamsEvicted == 0 {
@@ -261,13 +259,19 @@ func TestOldestStreamGrowingPastTheShare(t *testing.T) {
 			if tc.name == "others ended" && (s.packets != 2*17+2 || keys[0].Src.Port() != 10004) {
 				t.Errorf("the live oldest among ended streams: %d packets kept of it, the order from %v; want it spared and the next oldest evicted", s.packets, keys[0])
 			}
-			sum := streamOrderBytes(len(a.streams.order))
-			a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
-			if sum != a.streams.bytes || a.streams.bytes > o.streamShare {
+			if sum := keptWeight(a); sum != a.streams.bytes || a.streams.bytes > o.streamShare {
 				t.Errorf("the kept streams and their order weigh %d; the table says %d (share %d)", sum, a.streams.bytes, o.streamShare)
 			}
 		})
 	}
+}
+
+// keptWeight is what a's kept streams and their order weigh, as their
+// shapes say now.
+func keptWeight(a *Analyser) int64 {
+	sum := streamOrderBytes(len(a.streams.order))
+	a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
+	return sum
 }
 
 // orderLen is the length of the streams' order's array for n keys.
