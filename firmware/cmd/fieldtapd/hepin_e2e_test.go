@@ -52,10 +52,12 @@ type answer struct {
 	Items []map[string]any `json:"items"`
 }
 
-// hepListen is a loopback address free now for a hep port's UDP and TCP.
+// hepListen is a loopback address free now for a hep port's UDP and TCP:
+// the port binds both, and a port free for UDP alone may be a TCP
+// connection's local port (seen: the box failed to bind it six times).
 func hepListen(t *testing.T) string {
 	t.Helper()
-	return "127.0.0.1:" + strconv.Itoa(freePort(t, "udp"))
+	return "127.0.0.1:" + strconv.Itoa(freePort(t, "udp+tcp"))
 }
 
 // hepWait polls until ok holds, failing with what the box logged.
