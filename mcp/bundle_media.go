@@ -21,6 +21,12 @@ func mediaSnapshot(c *call, intervals bool) *rtp.Snapshot {
 	if sn.Stats.StreamsEvicted > 0 {
 		c.warnf("%d streams were evicted at the analyser's stream bound, ended ones first, and are not listed", sn.Stats.StreamsEvicted)
 	}
+	if sn.Stats.DialogsEvicted > 0 {
+		c.warnf("%d calls' SDP were evicted at the analyser's dialog bound, oldest first: their offers, answers and a=crypto keys are not kept", sn.Stats.DialogsEvicted)
+	}
+	if sn.Stats.EndpointsEvicted > 0 {
+		c.warnf("%d signalled media addresses were evicted at the analyser's endpoint bound, oldest first: RTP first seen at them after that is counted as unsignalled", sn.Stats.EndpointsEvicted)
+	}
 	return sn
 }
 

@@ -98,13 +98,14 @@ func NewAnalyser(o Options) *Analyser {
 	a := &Analyser{
 		opt:       o,
 		streams:   newStreamTable(o),
-		endpoints: newEndpointTable(o.MaxEndpoints),
-		dialogs:   newDialogTable(o.MaxDialogs),
+		endpoints: newEndpointTable(o.MaxEndpoints, o.endpointShare),
+		dialogs:   newDialogTable(o.MaxDialogs, o.dialogShare),
 		reports:   ring[Report]{limit: o.MaxReports},
 		events:    ring[*Event]{limit: o.MaxEvents},
 		lastEvent: map[Key]*Event{},
 	}
 	a.st.Heuristic = o.Heuristic
+	a.dialogs.counter, a.endpoints.counter = &a.st.DialogsEvicted, &a.st.EndpointsEvicted
 	a.streams.spare = a.live
 	a.streams.onEvict = func(k Key, _ *stream) {
 		a.st.StreamsEvicted++
@@ -179,7 +180,7 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 		// Sequence, timestamp and SSRC are clear in SRTP (RFC 3711 §3.1):
 		// the figures below come from them as for RTP; only the payload
 		// needs the key.
-		s.unprotect(&a.hdr, b, event)
+		s.unprotect(a.dialogs, &a.hdr, b, event)
 	}
 	if s.add(t, &a.hdr, len(b), int64(a.opt.Interval)) {
 		a.restarts++
@@ -188,13 +189,17 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 	if len(s.dtmf.emitted) > 0 {
 		a.publishDTMF(s)
 	}
-	if v := s.shape(); v != s.weighed {
+	if v := s.shape(); v != s.weighed || s.ep != nil && int64(s.ep.weight) != s.held {
 		// Last: growing may evict s, the oldest when every stream is live,
 		// as adding a stream would, and eviction takes off what s is
-		// charged now.
-		delta := weightOf(v) - weightOf(s.weighed)
+		// charged now. Its endpoint weighs more or less once a re-INVITE
+		// signalled the address again.
+		was := s.charge()
 		s.weighed = v
-		a.streams.grow(delta)
+		if s.ep != nil {
+			s.held = int64(s.ep.weight)
+		}
+		a.streams.grow(s.charge() - was)
 	}
 }
 
@@ -203,7 +208,7 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 // by MaxStreams alone.
 func newStreamTable(o Options) *fifo[Key, *stream] {
 	if o.streamShare > 0 {
-		return newWeighedFIFO[Key](o.MaxStreams, o.streamShare, func(s *stream) int64 { return weightOf(s.weighed) }, streamOrderBytes)
+		return newWeighedFIFO[Key](o.MaxStreams, o.streamShare, (*stream).charge, streamOrderBytes)
 	}
 	return newFIFO[Key, *stream](o.MaxStreams)
 }
@@ -229,7 +234,7 @@ func (a *Analyser) newStream(k Key, t time.Time) *stream {
 	s := &stream{id: a.ids, key: k, ep: ep, first: t, last: t, clockPT: -1, confirmed: ep != nil}
 	s.iv.limit = a.opt.MaxIntervals
 	if ep != nil {
-		s.callID = ep.dialog.callID
+		s.callID, s.held = ep.callID, int64(ep.weight)
 	}
 	s.weighed = s.shape()
 	a.streams.add(k, s)
@@ -250,7 +255,9 @@ func (a *Analyser) rtcp(d *netdecode.Datagram) {
 	}
 	switch {
 	case ok:
-		ep.dialog.noteRTCP(d.Src, d.Dst, d.Time) // for export_capture
+		if dm := a.dialogs.of(ep); dm != nil && dm.noteRTCP(d.Src, d.Dst, d.Time) { // for export_capture
+			a.dialogs.weigh(dm)
+		}
 		if ep.media.SRTP() != "" {
 			// SRTCP (RFC 3711 §3.4) keeps only its first 8 bytes clear:
 			// parsed, the encrypted rest would be reports nobody sent.
@@ -362,9 +369,7 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 		nd := &newDialog{}
 		d = &nd.d
 		d.callID, d.created, d.sdp, d.endpoints = callID, meta.Time, nd.sdp[:0], nd.endpoints[:0]
-		before := a.dialogs.evicted
 		a.dialogs.add(h, d)
-		a.st.DialogsEvicted += a.dialogs.evicted - before
 	}
 	switch {
 	case method == "BYE":
@@ -407,9 +412,7 @@ func (a *Analyser) SIPMessage(meta sip.Meta, m *sip.Parsed) {
 		role = RoleAnswer
 	}
 	d.pending = role == RoleOffer
-	before := a.endpoints.evicted
 	a.addSDP(d, SDPEvent{Time: meta.Time.UTC(), From: meta.Src, To: meta.Dst, Message: label, Role: role, Session: s})
-	a.st.EndpointsEvicted += a.endpoints.evicted - before
 }
 
 // newDialog is a dialog's media with its lists' first arrays.

@@ -10,8 +10,8 @@ func (a *Analyser) CallOf(src, dst netip.AddrPort) (string, bool) {
 	a.mu.FeedLock()
 	defer a.mu.FeedUnlock()
 	for _, addr := range []netip.AddrPort{dst, src} {
-		if ep, ok := a.endpoints.get(addr); ok && ep.dialog != nil {
-			return ep.dialog.callID, true
+		if ep, ok := a.endpoints.get(addr); ok {
+			return ep.callID, true
 		}
 	}
 	return "", false

@@ -16,7 +16,7 @@ import (
 func TestDialogTableIsFIFO(t *testing.T) {
 	for _, limit := range []int{1, 7, 100, 5000} {
 		r := rand.New(rand.NewPCG(2, uint64(limit)))
-		want, got := newFIFO[string, *dialogMedia](limit), newDialogTable(limit)
+		want, got := newFIFO[string, *dialogMedia](limit), newDialogTable(limit, 0)
 		for range 50 * limit {
 			// Call-IDs from a space a few times the limit, so some are
 			// found and some come back after their eviction.
@@ -45,44 +45,112 @@ func TestDialogTableIsFIFO(t *testing.T) {
 	}
 }
 
-// TestFullDialogsStayWithinFootprint signals an offer and an answer for
-// every dialog the bound allows and checks the heap grew no more than
-// the footprint says the dialogs and their endpoints cost.
-func TestFullDialogsStayWithinFootprint(t *testing.T) {
-	o := Options{MaxBytes: 8 << 20}
-	o.fill()
-	var msgs []sip.Parsed
-	var metas []sip.Meta
-	for i := range o.MaxDialogs {
-		id := "a84b4c76e66710" + itoa(1_000_000+i) + "@pc33.example.com" // ~40 bytes, as phones write them
-		for _, resp := range []bool{false, true} {
-			m, host := sdpMessage(t, id, i, resp, 10000+2*i), "192.0.2.1"
-			if resp {
-				host = "198.51.100.1"
-			}
-			msgs = append(msgs, m)
-			metas = append(metas, sip.Meta{Time: time.Unix(int64(1000+i), 0), Src: netip.MustParseAddrPort(host + ":5060")})
+// sdpBody is a body of about 16 KiB (sdp.MaxBody) that the parse keeps
+// as much of as it can: sections of 32 dynamic formats, each with a long
+// rtpmap name and a long fmtp, and four a=crypto keys a section.
+func maximalSDP(host string, port, seed int) string {
+	var b strings.Builder
+	b.WriteString("v=0\r\no=- " + itoa(seed) + " 1 IN IP4 " + host + "\r\ns=-\r\nc=IN IP4 " + host + "\r\nt=0 0\r\n")
+	for m := 0; b.Len() < 16<<10; m++ {
+		b.WriteString("m=audio " + itoa(port+2*m) + " RTP/SAVP")
+		for pt := range 32 {
+			b.WriteString(" " + itoa(96+pt))
+		}
+		b.WriteString("\r\n")
+		for pt := range 32 {
+			b.WriteString("a=rtpmap:" + itoa(96+pt) + " " + strings.Repeat("x", 40) + itoa(seed) + "/8000\r\n")
+			b.WriteString("a=fmtp:" + itoa(96+pt) + " " + strings.Repeat("f", 120) + "\r\n")
+		}
+		for k := range 4 {
+			b.WriteString("a=crypto:" + itoa(k+1) + " AES_CM_128_HMAC_SHA1_80 inline:" + strings.Repeat("K", 40) + "\r\n")
 		}
 	}
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	a := NewAnalyser(o)
-	for i := range msgs {
-		a.SIPMessage(metas[i], &msgs[i])
+	return b.String()[:16<<10]
+}
+
+// sipWithBody is an INVITE (or its 200) of Call-ID callID carrying body.
+func sipWithBody(tb testing.TB, callID string, resp bool, body string) sip.Parsed {
+	start := "INVITE sip:b@h SIP/2.0\r\n"
+	if resp {
+		start = "SIP/2.0 200 OK\r\n"
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(msgs)
-	u := a.Usage()
-	if u.Dialogs != o.MaxDialogs || a.st.EndpointsEvicted != 0 {
-		t.Fatalf("%d of %d dialogs, %d endpoints evicted", u.Dialogs, o.MaxDialogs, a.st.EndpointsEvicted)
+	raw := start + "Via: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + callID + "\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " +
+		itoa(len(body)) + "\r\n\r\n" + body
+	var m sip.Parsed
+	if err := m.Parse([]byte(raw)); err != nil {
+		tb.Fatal(err)
 	}
-	heap := float64(after.HeapAlloc - before.HeapAlloc)
-	accounted := float64(analyserBytes()) + float64(u.Dialogs)*float64(dialogBytes()) + float64(u.Endpoints)*float64(endpointBytes())
-	t.Logf("%d dialogs, %d endpoints: heap grew %.0f bytes, accounted %.0f (%d a dialog, %d an endpoint)", u.Dialogs, u.Endpoints, heap, accounted, dialogBytes(), endpointBytes())
-	if heap > accounted {
-		t.Errorf("full dialogs grew the heap by %.0f bytes; the footprint says %.0f", heap, accounted)
+	return m
+}
+
+// TestMediaWithinItsShares signals more calls than the analyser's shares
+// hold and checks that what the dialogs and endpoints are charged holds
+// the heap they grew, within each table's share, every dialog kept or
+// counted evicted: calls of a phone's offer and answer, and calls whose
+// offer, answer and four re-INVITEs each carry a body at the SDP parse's
+// bounds (the sessions a dialog keeps and the lines its endpoints keep).
+// The charge is above the heap by what is charged twice: a line's
+// formats and keys to both its endpoints and, while the dialog keeps
+// it, to its session, most of a maximal body's bytes.
+func TestMediaWithinItsShares(t *testing.T) {
+	cases := []struct {
+		name   string
+		calls  int
+		least  float64 // the heap's least share of the charge
+		bodies func(i int) []sip.Parsed
+	}{
+		{"phone", 12000, 0.5, func(i int) []sip.Parsed {
+			id := "a84b4c76e66710" + itoa(1_000_000+i) + "@pc33.example.com" // ~40 bytes, as phones write them
+			return []sip.Parsed{sdpMessage(t, id, i, false, 10000+2*(i%20000)), sdpMessage(t, id, i, true, 10000+2*(i%20000))}
+		}},
+		{"maximal", 60, 0.3, func(i int) []sip.Parsed {
+			id := "max-" + itoa(i) + "@example.com"
+			var ms []sip.Parsed
+			for v := range 6 {
+				host := "192.0.2." + itoa(1+v%2)
+				ms = append(ms, sipWithBody(t, id, v%2 == 1, maximalSDP(host, 10000+40*(i*6+v)%50000, i*6+v)))
+			}
+			return ms
+		}},
 	}
-	runtime.KeepAlive(a)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Options{MaxBytes: 4 << 20}
+			o.fill()
+			var msgs []sip.Parsed
+			var metas []sip.Meta
+			for i := range tc.calls {
+				for j, m := range tc.bodies(i) {
+					msgs = append(msgs, m)
+					metas = append(metas, sip.Meta{Time: time.Unix(int64(1000+i), int64(j)), Src: netip.MustParseAddrPort("192.0.2.1:5060")})
+				}
+			}
+			runtime.GC()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			a := NewAnalyser(o)
+			for i := range msgs {
+				a.SIPMessage(metas[i], &msgs[i])
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(msgs)
+			runtime.KeepAlive(metas)
+			u := a.Usage()
+			heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+			t.Logf("%d calls: %d dialogs kept (%d evicted), %d endpoints (%d evicted): heap grew %.0f bytes, charged %d (dialogs %d of %d, endpoints %d of %d)",
+				tc.calls, u.Dialogs, a.st.DialogsEvicted, u.Endpoints, a.st.EndpointsEvicted, heap, u.Bytes, a.dialogs.bytes, o.dialogShare, a.endpoints.bytes, o.endpointShare)
+			if heap > float64(u.Bytes) || heap < tc.least*float64(u.Bytes) {
+				t.Errorf("heap grew %.0f bytes, charged %d: not within %.1f–1.0 of the charge", heap, u.Bytes, tc.least)
+			}
+			if a.dialogs.bytes > o.dialogShare || a.endpoints.bytes > o.endpointShare {
+				t.Errorf("dialogs charged %d of %d, endpoints %d of %d: past a share", a.dialogs.bytes, o.dialogShare, a.endpoints.bytes, o.endpointShare)
+			}
+			if a.st.DialogsEvicted == 0 || u.Dialogs+int(a.st.DialogsEvicted) != tc.calls {
+				t.Errorf("%d kept and %d evicted of %d dialogs: the share never filled, or a dialog went uncounted", u.Dialogs, a.st.DialogsEvicted, tc.calls)
+			}
+			runtime.KeepAlive(a)
+		})
+	}
 }

@@ -3,6 +3,7 @@ package rtp
 import (
 	"hash/maphash"
 	"net/netip"
+	"unsafe"
 )
 
 // endpointTable is the signalled addresses' bounded table, a fifo without
@@ -14,24 +15,33 @@ import (
 // each entry's hash, so probing and deleting read no entry but the one
 // found.
 type endpointTable struct {
-	ring    []endpointEntry // oldest at head once full
-	head    int
-	limit   int
-	index   ringIndex
-	seed    maphash.Seed
-	evicted uint64
+	ringTable[endpointEntry]
+	seed maphash.Seed
 }
 
 type endpointEntry struct {
 	addr netip.AddrPort
 	ep   *endpoint
 	h    uint32 // addr's hash: eviction finds its slot without hashing again
+	w    uint32 // what ep was charged
 }
 
-func newEndpointTable(limit int) *endpointTable {
+func (e endpointEntry) hash() uint32   { return e.h }
+func (e endpointEntry) charged() int64 { return int64(e.w) }
+func (e endpointEntry) moved(pos int)  { e.ep.pos = int32(pos) }
+func (t *endpointTable) keeps(ep *endpoint) bool {
+	return int(ep.pos) < len(t.ring) && t.ring[ep.pos].ep == ep
+}
+
+// newEndpointTable is a table of at most limit endpoints and, when
+// maxBytes is set, at most maxBytes charged, each endpoint what it holds
+// (endpoint.bytes).
+func newEndpointTable(limit int, maxBytes int64) *endpointTable {
 	// Seeded like a Go map's hash, so addresses written into SDP cannot
 	// be chosen to collide.
-	return &endpointTable{limit: limit, seed: maphash.MakeSeed()}
+	t := &endpointTable{seed: maphash.MakeSeed()}
+	t.limit, t.maxBytes, t.entryBytes = limit, maxBytes, int(unsafe.Sizeof(endpointEntry{}))
+	return t
 }
 
 // hash is k's seeded hash over its 16 bytes, family and port as one
@@ -87,7 +97,7 @@ func (t *endpointTable) find(k netip.AddrPort, h uint32) (*endpoint, bool) {
 	mask := len(t.index) - 1
 	for i := int(h) & mask; t.index[i] != 0; i = (i + 1) & mask {
 		if s := t.index[i]; uint32(s>>32) == h {
-			if e := &t.ring[uint32(s)-1]; e.addr == k {
+			if e := t.at(s); e.addr == k {
 				return e.ep, true
 			}
 		}
@@ -96,25 +106,26 @@ func (t *endpointTable) find(k netip.AddrPort, h uint32) (*endpoint, bool) {
 }
 
 // add inserts k, whose hash h lookup has just returned without finding
-// it, as fifo.add does, and returns the address it evicted to make
-// room, if it did.
-func (t *endpointTable) add(k netip.AddrPort, h uint32, ep *endpoint) (old netip.AddrPort, evicted bool) {
-	pos := len(t.ring)
-	if pos < t.limit {
-		t.ring = append(t.ring, endpointEntry{k, ep, h})
-		if 2*len(t.ring) > len(t.index) {
-			t.index.grow()
-		}
-	} else {
-		e := &t.ring[t.head]
-		pos, old, evicted = t.head, e.addr, true
-		t.index.remove(e.h, pos)
-		t.evicted++
-		*e = endpointEntry{k, ep, h}
-		t.head = (t.head + 1) % t.limit
+// it, evicting the oldest entries while the table is full; it reports
+// whether it evicted any.
+func (t *endpointTable) add(k netip.AddrPort, h uint32, ep *endpoint) (evicted bool) {
+	e := endpointEntry{addr: k, ep: ep, h: h}
+	if t.maxBytes > 0 {
+		e.w = ep.weight
 	}
-	t.index.insert(h, pos)
-	return old, evicted
+	return t.put(e) > 0
 }
 
-func (t *endpointTable) len() int { return len(t.ring) }
+// weigh charges ep its weight now, after it was signalled again,
+// evicting the oldest entries while the table is past its bytes, ep
+// too when it is the oldest. An endpoint the table no longer keeps is
+// not charged.
+func (t *endpointTable) weigh(ep *endpoint) {
+	if t.maxBytes == 0 || !t.keeps(ep) {
+		return
+	}
+	e := &t.ring[ep.pos]
+	delta := int64(ep.weight) - int64(e.w)
+	e.w = ep.weight
+	t.grow(delta)
+}

@@ -21,21 +21,23 @@ type flowSpan struct {
 }
 
 // noteRTCP records an RTCP datagram on the dialog that signalled one of
-// its addresses. It allocates only when a new pair appears.
-func (d *dialogMedia) noteRTCP(src, dst netip.AddrPort, t time.Time) {
+// its addresses. It allocates only when a new pair appears, and reports
+// whether one did (the dialog grew).
+func (d *dialogMedia) noteRTCP(src, dst netip.AddrPort, t time.Time) (grew bool) {
 	for i := range d.rtcp {
 		f := &d.rtcp[i]
 		if f.src == src && f.dst == dst {
 			f.last = t
 			f.datagrams++
-			return
+			return false
 		}
 	}
 	if len(d.rtcp) >= maxRTCPFlowsPerDialog {
 		d.rtcpDropped++
-		return
+		return false
 	}
 	d.rtcp = append(d.rtcp, flowSpan{src: src, dst: dst, first: t, last: t, datagrams: 1})
+	return true
 }
 
 // Flows returns the media flows of callID for export_capture: one per

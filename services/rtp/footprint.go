@@ -38,20 +38,20 @@ const (
 // history and are the most numerous.
 const (
 	streamsPct   = 50
-	endpointsPct = 10
-	dialogsPct   = 30
+	endpointsPct = 24
+	dialogsPct   = 16
 	reportsPct   = 5
 	eventsPct    = 5
 )
 
 const ptr = int(unsafe.Sizeof(uintptr(0)))
 
-// streamBytes is one stream at its fullest: a signalled SRTP stream with
-// an interval ring of MaxIntervals, and its key in the order. It is the
-// most one stream may be charged, and the charge of every stream when
-// the streams are bounded by count alone (no MaxBytes).
+// streamBytes is one stream at its fullest: an SRTP stream with an
+// interval ring of MaxIntervals, its key in the order and, signalled, a
+// typical endpoint it holds. It is the charge of every stream when the
+// streams are bounded by count alone (no MaxBytes).
 func streamBytes(o Options) int {
-	return int(weightOf(uint64(o.MaxIntervals)|srtpShape|signalledShape)) + keyBytes
+	return int(weightOf(uint64(o.MaxIntervals)|srtpShape)) + keyBytes + endpointBytes()
 }
 
 // streamStateBytes is what every stream holds whatever it carries: its
@@ -67,68 +67,103 @@ const (
 	keyBytes      = int(unsafe.Sizeof(Key{}))
 	intervalBytes = int(unsafe.Sizeof(Interval{}))
 	pendingBytes  = int(unsafe.Sizeof(pendingEvent{}))
-	// A shape's bits (stream.shape) above the two capacities.
-	srtpShape      = 1 << 63
-	signalledShape = 1 << 62
+	// A shape's bit (stream.shape) above the two capacities.
+	srtpShape = 1 << 63
 )
 
-// shape is what a stream's weight depends on: its interval ring's and
-// pending events' capacities, whether it has SRTP state and whether it
-// was signalled, told apart at the cost of a few loads, so a packet
-// weighs its stream again only when its shape changed.
+// shape is what a stream's own weight depends on: its interval ring's
+// and pending events' capacities and whether it has SRTP state, told
+// apart at the cost of a few loads, so a packet weighs its stream again
+// only when its shape changed.
 func (s *stream) shape() uint64 {
 	v := uint64(cap(s.iv.ring)) | uint64(cap(s.dtmf.emitted))<<32
 	if s.srtp != nil {
 		v |= srtpShape
 	}
-	if s.ep != nil {
-		v |= signalledShape
-	}
 	return v
 }
 
-// weightOf is what a stream of shape v holds: its fixed part, the
-// interval ring's and pending DTMF events' arrays, its SRTP state once it
-// has one (at its bound: the key state and the event buffer) and, when
-// signalled, half of a dialog's charge: its endpoint keeps the dialog
-// and its SDP alive after the dialogs' table has evicted them, which the
-// dialogs' share then no longer counts (a call's two streams, half
-// each). A stream is charged this when added and again as it grows
-// (Datagram).
+// weightOf is what a stream of shape v holds itself: its fixed part, the
+// interval ring's and pending DTMF events' arrays and its SRTP state once
+// it has one (at its bound: the key state and the event buffer).
 func weightOf(v uint64) int64 {
 	n := streamStateBytes + heapsize.Bytes(int(uint32(v))*intervalBytes) + heapsize.Bytes(int(v>>32&(1<<30-1))*pendingBytes)
 	if v&srtpShape != 0 {
 		n += srtpBytes()
 	}
-	if v&signalledShape != 0 {
-		n += dialogBytes() / 2
-	}
 	return int64(n)
 }
+
+// charge is what a stream is charged under a share: its own weight and
+// the endpoint it holds, as the endpoints' table weighed it (held): the
+// stream keeps the endpoint, and so its line, alive after that table has
+// evicted it. It is charged when added and again as either changes
+// (Datagram).
+func (s *stream) charge() int64 { return weightOf(s.weighed) + s.held }
 
 // srtpBytes is a keyed SRTP stream's state beyond the stream itself.
 func srtpBytes() int {
 	return heapsize.Pointers(int(unsafe.Sizeof(srtpState{}))) + srtpSessionBytes
 }
 
-// endpointBytes is still what an endpoint holding a copy of its
-// sdp.Media, a Go map entry and an order key cost, as when the table was
-// a fifo: the endpoint now points at the Media (half of a 64-byte pair),
-// its ring entry (48 bytes, up to a quarter more as append grew the
-// ring) and index slots (8 bytes, up to four per entry) cost less
-// (footprint in endpoints_test.go), and the figure derives the bound.
+// endpointBytes is a typical endpoint's charge when the endpoints are
+// bounded by count alone (no MaxBytes): the endpoint with its copy of the
+// m= line, a Go map entry and an order key, as when the table was a fifo
+// (its ring entry and index slots cost less). Under a share each
+// endpoint is charged what it holds (endpoint.bytes).
 func endpointBytes() int {
 	addr := int(unsafe.Sizeof(netip.AddrPort{}))
 	withMedia := int(unsafe.Sizeof(endpoint{})) - ptr + int(unsafe.Sizeof(sdp.Media{}))
 	return heapsize.Pointers(withMedia) + heapsize.MapEntry(addr+ptr) + addr
 }
 
+// dialogBytes is a typical dialog's charge when the dialogs are bounded
+// by count alone (no MaxBytes). Under a share each dialog is charged
+// what it holds (dialogMedia.bytes).
 func dialogBytes() int {
 	addr := int(unsafe.Sizeof(netip.AddrPort{}))
 	return heapsize.Pointers(int(unsafe.Sizeof(dialogMedia{}))) + heapsize.MapEntry(int(unsafe.Sizeof(""))+ptr) + int(unsafe.Sizeof("")) +
 		heapsize.Bytes(typicalCallID) + typicalSDPBytes + heapsize.Pointers(typicalSDPEvents*int(unsafe.Sizeof(SDPEvent{}))) +
 		heapsize.Pointers(maxEndpointsPerDialog*addr) + heapsize.Pointers(maxRTCPFlowsPerDialog*int(unsafe.Sizeof(flowSpan{})))
 }
+
+// dialogStateBytes is what every dialog holds whatever it carries: its
+// allocation with its lists' first arrays (newDialog). Its table entry
+// and index slots are charged with the table's arrays (ringBytes,
+// indexBytes).
+var dialogStateBytes = heapsize.Pointers(int(unsafe.Sizeof(newDialog{})))
+
+// bytes is what d holds: its state, its Call-ID's bytes, its lists'
+// arrays once they outgrow the first ones, and the sessions it keeps
+// (sdp.Session.Bytes). The dialogs' table charges it when it adds d and
+// again as d grows (dialogTable.weigh).
+func (d *dialogMedia) bytes() int64 {
+	n := dialogStateBytes + heapsize.String(d.callID) + d.sdpBytes
+	if cap(d.sdp) > len(newDialog{}.sdp) {
+		n += heapsize.Pointers(cap(d.sdp) * int(unsafe.Sizeof(SDPEvent{})))
+	}
+	if cap(d.endpoints) > len(newDialog{}.endpoints) {
+		n += heapsize.Pointers(cap(d.endpoints) * int(unsafe.Sizeof(netip.AddrPort{})))
+	}
+	n += heapsize.Pointers(cap(d.rtcp) * int(unsafe.Sizeof(flowSpan{})))
+	return int64(n)
+}
+
+// endpointStateBytes is what every endpoint holds whatever its line
+// carries. Its table entry and index slots are charged with the table's
+// arrays.
+var endpointStateBytes = heapsize.Pointers(int(unsafe.Sizeof(endpoint{})))
+
+// endpointWeight is what an endpoint holds: itself, the parsed session
+// its line lies in (session bytes: the endpoint keeps it alive after
+// the dialog has gone; while the dialog keeps it, and for the line's
+// other endpoints, it is charged again) and its call's Call-ID.
+func endpointWeight(session int, callID string) uint32 {
+	return uint32(endpointStateBytes + session + heapsize.String(callID))
+}
+
+// indexBytes is a table's index of n slots (ringIndex).
+func indexBytes(n int) int64 { return int64(heapsize.Bytes(n * 8)) }
 
 func reportBytes() int {
 	return int(unsafe.Sizeof(Report{})) + heapsize.Pointers(maxReportBlocks*int(unsafe.Sizeof(ReportBlock{})))
@@ -144,8 +179,43 @@ func analyserBytes() int { return heapsize.Pointers(int(unsafe.Sizeof(Analyser{}
 // Footprint is what an analyser with options o holds at its bounds.
 func (o Options) Footprint() int64 {
 	o.fill()
-	return int64(analyserBytes()) + o.streamsBound() + int64(o.MaxEndpoints)*int64(endpointBytes()) +
-		int64(o.MaxDialogs)*int64(dialogBytes()) + int64(o.MaxReports)*int64(reportBytes()) + int64(o.MaxEvents)*int64(eventBytes())
+	return int64(analyserBytes()) + o.streamsBound() + o.endpointsBound() +
+		o.dialogsBound() + int64(o.MaxReports)*int64(reportBytes()) + int64(o.MaxEvents)*int64(eventBytes())
+}
+
+// endpointsBound is the most the endpoints may be charged: their share
+// of MaxBytes, else MaxEndpoints at a typical endpoint's charge.
+func (o Options) endpointsBound() int64 {
+	if o.endpointShare > 0 {
+		return o.endpointShare
+	}
+	return int64(o.MaxEndpoints) * int64(endpointBytes())
+}
+
+// endpointsBytes is what the kept endpoints are charged. The caller
+// holds mu.
+func (a *Analyser) endpointsBytes() int64 {
+	if a.endpoints.maxBytes > 0 {
+		return a.endpoints.bytes
+	}
+	return int64(a.endpoints.len()) * int64(endpointBytes())
+}
+
+// dialogsBound is the most the dialogs may be charged: their share of
+// MaxBytes, else MaxDialogs at a typical dialog's charge.
+func (o Options) dialogsBound() int64 {
+	if o.dialogShare > 0 {
+		return o.dialogShare
+	}
+	return int64(o.MaxDialogs) * int64(dialogBytes())
+}
+
+// dialogsBytes is what the kept dialogs are charged. The caller holds mu.
+func (a *Analyser) dialogsBytes() int64 {
+	if a.dialogs.maxBytes > 0 {
+		return a.dialogs.bytes
+	}
+	return int64(a.dialogs.len()) * int64(dialogBytes())
 }
 
 // streamsBound is the most the streams may be charged: their share of
@@ -187,15 +257,21 @@ func (o *Options) fromBytes() {
 	// in the order).
 	o.streamShare = tables * streamsPct / 100
 	derive(&o.MaxStreams, streamsPct, int(weightOf(0)))
-	derive(&o.MaxEndpoints, endpointsPct, endpointBytes())
-	derive(&o.MaxDialogs, dialogsPct, dialogBytes())
+	// Endpoints and dialogs too, each charged what it holds: the count
+	// bounds are the most of the least weight (a line of one format, a
+	// dialog without SDP, each with a short Call-ID) the shares hold.
+	o.endpointShare = tables * endpointsPct / 100
+	derive(&o.MaxEndpoints, endpointsPct, int(endpointWeight(heapsize.Pointers(int(unsafe.Sizeof(sdp.Session{}))), "0123456789abcdef"))+int(unsafe.Sizeof(endpointEntry{}))+2*8)
+	o.dialogShare = tables * dialogsPct / 100
+	derive(&o.MaxDialogs, dialogsPct, dialogStateBytes+heapsize.Bytes(16)+int(unsafe.Sizeof(dialogEntry{}))+2*8)
 	derive(&o.MaxReports, reportsPct, reportBytes())
 	derive(&o.MaxEvents, eventsPct, eventBytes())
 }
 
 // Usage is what the analyser holds against its bounds: the tables' entry
-// counts, their accounted bytes (each entry at its footprint), and the
-// entries the bounds evicted.
+// counts, their accounted bytes, and the streams the bounds evicted (the
+// store's items; the dialogs and endpoints evicted are in Stats, which
+// the media tools' answers state).
 type Usage struct {
 	Streams, MaxStreams     int
 	Endpoints, MaxEndpoints int
@@ -214,9 +290,9 @@ func (a *Analyser) Usage() Usage {
 		Endpoints: a.endpoints.len(), MaxEndpoints: o.MaxEndpoints,
 		Dialogs: a.dialogs.len(), MaxDialogs: o.MaxDialogs,
 		MaxBytes: o.Footprint(),
-		Evicted:  a.streams.evicted + a.endpoints.evicted + a.dialogs.evicted,
+		Evicted:  a.streams.evicted,
 	}
-	u.Bytes = int64(analyserBytes()) + a.streamsBytes() + int64(u.Endpoints)*int64(endpointBytes()) +
-		int64(u.Dialogs)*int64(dialogBytes()) + int64(len(a.reports.items))*int64(reportBytes()) + int64(len(a.events.items))*int64(eventBytes())
+	u.Bytes = int64(analyserBytes()) + a.streamsBytes() + a.endpointsBytes() +
+		a.dialogsBytes() + int64(len(a.reports.items))*int64(reportBytes()) + int64(len(a.events.items))*int64(eventBytes())
 	return u
 }

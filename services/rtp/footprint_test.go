@@ -328,3 +328,58 @@ func TestLiveStreamsOutlastEnded(t *testing.T) {
 		t.Errorf("%d of %d long calls kept, %d streams kept, %d evicted of %d", kept, long, u.Streams, a.st.StreamsEvicted, long+short)
 	}
 }
+
+// TestStreamChargedItsEndpoint: a signalled stream is charged the
+// endpoint it holds, as the endpoints' table weighed it, and weighed
+// again when a re-INVITE signals its address with a larger line; once
+// the table has evicted the endpoint, the stream, which keeps it, is
+// still charged it.
+func TestStreamChargedItsEndpoint(t *testing.T) {
+	dst := netip.MustParseAddrPort("192.0.2.2:5000")
+	src := netip.MustParseAddrPort("192.0.2.1:4000")
+	a := signalled(t, dst, Options{MaxBytes: 8 << 20})
+	ep, ok := a.endpoints.get(dst)
+	if !ok || ep.weight == 0 {
+		t.Fatal("the signalled address has no weighed endpoint")
+	}
+	send := func(seq uint16) {
+		a.Datagram(&netdecode.Datagram{Time: time.Unix(1001, int64(seq)), Src: src, Dst: dst, Payload: rtpPacket(0, seq, uint32(seq)*160, 0x1234, make([]byte, 160))})
+	}
+	send(1)
+	s, ok := a.streams.get(Key{SSRC: 0x1234, Src: src, Dst: dst})
+	if !ok {
+		t.Fatal("no stream")
+	}
+	small := int64(ep.weight)
+	if s.held != small || a.streams.bytes != s.charge()+streamOrderBytes(len(a.streams.order)) {
+		t.Fatalf("stream held %d of its endpoint's %d; table %d, stream %d", s.held, small, a.streams.bytes, s.charge())
+	}
+	// The same call's re-INVITE offers the address with a line at the
+	// parse's bounds.
+	body := maximalSDP(dst.Addr().String(), int(dst.Port()), 7)
+	m := sipWithBody(t, "bench", false, body)
+	a.SIPMessage(sip.Meta{Time: time.Unix(1002, 0), Src: netip.MustParseAddrPort("192.0.2.9:5060"), Dst: dst}, &m)
+	if int64(ep.weight) <= small+4000 {
+		t.Fatalf("endpoint weighs %d after a line of 32 formats, %d before", ep.weight, small)
+	}
+	send(2)
+	if s.held != int64(ep.weight) || a.streams.bytes != s.charge()+streamOrderBytes(len(a.streams.order)) {
+		t.Fatalf("after the re-INVITE the stream holds %d of its endpoint's %d; table %d, stream %d", s.held, ep.weight, a.streams.bytes, s.charge())
+	}
+	// Other calls push the endpoint out of its table; the stream keeps it.
+	for i := range 20000 {
+		sig := sdpMessage(t, "other-"+itoa(i), i, false, 10000+2*(i%20000))
+		a.SIPMessage(sip.Meta{Time: time.Unix(1003, int64(i)), Src: netip.MustParseAddrPort("192.0.2.9:5060")}, &sig)
+		if !a.endpoints.keeps(ep) {
+			break
+		}
+	}
+	if a.endpoints.keeps(ep) {
+		t.Fatal("the endpoint was never evicted")
+	}
+	held := s.held
+	send(3) // an SRTP packet (the re-INVITE's line) tried with the dialog, and its keys, gone
+	if s.held != held || held != int64(ep.weight) {
+		t.Fatalf("the evicted endpoint's stream holds %d, was %d, endpoint %d", s.held, held, ep.weight)
+	}
+}

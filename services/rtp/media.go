@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"fieldtap/services/heapsize"
 	"fieldtap/services/sdp"
 )
 
@@ -38,16 +39,29 @@ type dialogMedia struct {
 	// rtcp lists the RTCP address pairs seen for export (flows.go).
 	rtcp        []flowSpan
 	rtcpDropped int
+	// sdpBytes is what the kept sessions hold (sdp.Session.Bytes) and
+	// their labels; pos is d's place in the dialogs' table (ringEntry).
+	sdpBytes int
+	pos      int
 }
 
 // endpoint is a signalled media address: RTP or RTCP of one m= line.
+// It names its call rather than pointing at the call's dialog, so an
+// endpoint, and a stream holding it, never keep an evicted dialog's SDP
+// alive (dialogTable.of finds the dialog while the table keeps it).
 type endpoint struct {
-	dialog *dialogMedia
+	callID string
 	// media is the m= line in its parsed session, which nothing changes
-	// after sdp.Parse: pointed at, not copied into both RTP and RTCP.
+	// after sdp.Parse: pointed at, not copied into both RTP and RTCP. It
+	// keeps the session alive after the dialog has gone.
 	media *sdp.Media
-	rtcp  bool
 	gen   uint64 // bumps whenever media changes, so streams re-resolve clocks
+	// weight is what it holds (endpointWeight), as the endpoints' table
+	// last charged it and its streams are charged it; pos is its place
+	// in that table (ringEntry).
+	weight uint32
+	pos    int32
+	rtcp   bool
 }
 
 // resolveClock finds pt's RTP clock rate from the endpoint's formats, or
@@ -95,13 +109,17 @@ func (d *dialogMedia) lastOrigin(src netip.AddrPort) string {
 	return ""
 }
 
-// addSDP records a body on d and registers its media addresses.
+// addSDP records a body on d, registers its media addresses and
+// weighs d again, which may evict dialogs (d too when it is the oldest).
 func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
+	session := ev.Session.Bytes()
 	if len(d.sdp) < maxSDPPerDialog {
 		d.sdp = append(d.sdp, ev)
+		d.sdpBytes += session + heapsize.String(ev.Message)
 	} else {
 		d.sdpDropped++
 	}
+	w := endpointWeight(session, d.callID)
 	for i := range ev.Session.Media {
 		m := &ev.Session.Media[i]
 		addr, ok := m.Addr()
@@ -110,7 +128,7 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 		}
 		ep, h, known := a.endpoints.lookup(addr)
 		if m.RTCPPort <= 0 || m.RTCPPort == m.Port {
-			a.signal(d, addr, h, m, false, ep, known, nil)
+			a.signal(d, addr, h, m, w, false, ep, known, nil)
 			continue
 		}
 		rtcpAddr := netip.AddrPortFrom(addr.Addr(), uint16(m.RTCPPort))
@@ -123,11 +141,13 @@ func (a *Analyser) addSDP(d *dialogMedia, ev SDPEvent) {
 		if !known && !rtcpKnown {
 			pair = new(endpointPair)
 		}
-		if evicted, ok := a.signal(d, addr, h, m, false, ep, known, pair.at(0)); ok && evicted == rtcpAddr {
-			rtcpKnown = false // the RTP address's entry pushed the RTCP one out
+		if a.signal(d, addr, h, m, w, false, ep, known, pair.at(0)) && rtcpKnown {
+			// The RTP address's entry may have pushed the RTCP one out.
+			rtcpEP, rtcpKnown = a.endpoints.find(rtcpAddr, rtcpH)
 		}
-		a.signal(d, rtcpAddr, rtcpH, m, true, rtcpEP, rtcpKnown, pair.at(1))
+		a.signal(d, rtcpAddr, rtcpH, m, w, true, rtcpEP, rtcpKnown, pair.at(1))
 	}
+	a.dialogs.weigh(d)
 }
 
 // endpointPair is an m= line's RTP and RTCP endpoints in one allocation.
@@ -141,20 +161,25 @@ func (p *endpointPair) at(i int) *endpoint {
 	return &p[i]
 }
 
-// signal registers addr, of hash h, for m's media on d: ep, its entry
-// when known, takes them; else a new entry, in fresh when given, is
-// added. It returns the address the addition evicted, if it did.
-func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, h uint32, m *sdp.Media, rtcp bool, ep *endpoint, known bool, fresh *endpoint) (evicted netip.AddrPort, didEvict bool) {
+// signal registers addr, of hash h, for m's media on d, the endpoint
+// then weighing w: ep, its entry when known, takes them; else a new
+// entry, in fresh when given, is added. It reports whether the
+// endpoints' table evicted any entry (an addition, or a known entry
+// weighed again).
+func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, h uint32, m *sdp.Media, w uint32, rtcp bool, ep *endpoint, known bool, fresh *endpoint) (evicted bool) {
 	a.gen++
 	if known {
 		// A re-INVITE (or another dialog) reusing the address takes it.
-		ep.dialog, ep.media, ep.rtcp, ep.gen = d, m, rtcp, a.gen
+		ep.callID, ep.media, ep.rtcp, ep.gen, ep.weight = d.callID, m, rtcp, a.gen, w
+		before := a.endpoints.evicted
+		a.endpoints.weigh(ep)
+		evicted = a.endpoints.evicted != before
 	} else {
 		if fresh == nil {
 			fresh = new(endpoint)
 		}
-		*fresh = endpoint{dialog: d, media: m, rtcp: rtcp, gen: a.gen}
-		evicted, didEvict = a.endpoints.add(addr, h, fresh)
+		*fresh = endpoint{callID: d.callID, media: m, rtcp: rtcp, gen: a.gen, weight: w}
+		evicted = a.endpoints.add(addr, h, fresh)
 	}
 	if rtcp {
 		return
@@ -169,5 +194,5 @@ func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, h uint32, m *sdp.
 	} else {
 		d.epDropped++
 	}
-	return evicted, didEvict
+	return evicted
 }

@@ -76,12 +76,8 @@ func (a *Analyser) mgcp(t time.Time, src, dst netip.AddrPort, b []byte) bool {
 	d, h, found := a.dialogs.lookup([]byte(id))
 	if !found {
 		d = &dialogMedia{callID: id, created: t}
-		before := a.dialogs.evicted
 		a.dialogs.add(h, d)
-		a.st.DialogsEvicted += a.dialogs.evicted - before
 	}
-	before := a.endpoints.evicted
 	a.addSDP(d, SDPEvent{Time: t.UTC(), From: src, To: dst, Message: "MGCP", Role: RoleOffer, Session: s})
-	a.st.EndpointsEvicted += a.endpoints.evicted - before
 	return true
 }

@@ -50,9 +50,10 @@ type Options struct {
 	// found it; nil is VXLAN's IANA port.
 	VXLANPorts []uint16
 
-	// streamShare is the streams' part of MaxBytes, which bounds what
-	// they are charged (fromBytes); 0 without MaxBytes.
-	streamShare int64
+	// streamShare, endpointShare and dialogShare are the streams',
+	// endpoints' and dialogs' parts of MaxBytes, which bound what they
+	// are charged (fromBytes); 0 without MaxBytes.
+	streamShare, endpointShare, dialogShare int64
 }
 
 func (o *Options) fill() {

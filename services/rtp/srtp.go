@@ -87,7 +87,7 @@ func (s *stream) keying() string {
 // decrypts telephone-event packets into h, the only payload the analyser
 // reads; any other packet, or one it cannot read, leaves h without a
 // payload, so nothing reads noise as events.
-func (s *stream) unprotect(h *Header, pkt []byte, event bool) {
+func (s *stream) unprotect(dialogs *dialogTable, h *Header, pkt []byte, event bool) {
 	st := s.srtp
 	if st == nil {
 		st = &srtpState{triedSDP: -1}
@@ -99,7 +99,7 @@ func (s *stream) unprotect(h *Header, pkt []byte, event bool) {
 	case st.sess == nil:
 		// A trial authenticates the packet; an event's is decrypted after
 		// (Unprotect keeps no replay list, so it may see it again).
-		if st.trial(s, pkt) && event {
+		if st.trial(dialogs.of(s.ep), s, pkt) && event {
 			err = st.decrypt(h, pkt)
 		}
 	case event:
@@ -107,11 +107,11 @@ func (s *stream) unprotect(h *Header, pkt []byte, event bool) {
 	default:
 		err = st.sess.Check(pkt)
 	}
-	if errors.Is(err, srtp.ErrAuth) && sdpCount(s.ep.dialog) != st.keyedSDP {
+	if d := dialogs.of(s.ep); errors.Is(err, srtp.ErrAuth) && sdpCount(d) != st.keyedSDP {
 		// A body since the key was found may rekey the stream (RFC 4568
 		// §7.1.4: a re-INVITE with a new key): try the call's keys again.
 		st.sess, err = nil, nil
-		if st.trial(s, pkt) && event {
+		if st.trial(d, s, pkt) && event {
 			err = st.decrypt(h, pkt)
 		}
 	}
@@ -150,8 +150,12 @@ func (st *srtpState) decrypt(h *Header, pkt []byte) error {
 // the one that authenticates is the stream's (RFC 4568: each side
 // declares the key it sends with). It is bounded by maxKeyTrials keys and
 // maxTrialPackets packets per SDP state of the dialog.
-func (st *srtpState) trial(s *stream, pkt []byte) bool {
-	d := s.ep.dialog
+func (st *srtpState) trial(d *dialogMedia, s *stream, pkt []byte) bool {
+	if d == nil {
+		// Keys are read from the dialog's SDP, which went with it.
+		st.reason = "the call's SDP, and its a=crypto keys, were evicted at the analyser's dialog bound before a key was found"
+		return false
+	}
 	n := sdpCount(d)
 	if n != st.triedSDP {
 		st.triedSDP, st.trials = n, 0
@@ -206,7 +210,12 @@ func (st *srtpState) try(c sdp.Secret, pkt []byte) bool {
 
 // sdpCount is how many SDP bodies d has carried: it changes with every
 // new one, kept or dropped at the bound.
-func sdpCount(d *dialogMedia) int { return len(d.sdp) + d.sdpDropped }
+func sdpCount(d *dialogMedia) int {
+	if d == nil {
+		return 0
+	}
+	return len(d.sdp) + d.sdpDropped
+}
 
 // srtpView reports the stream's SRTP, nil for RTP.
 func (s *stream) srtpView() *SRTPView {

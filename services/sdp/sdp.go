@@ -9,6 +9,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
+
+	"fieldtap/services/heapsize"
 )
 
 // Bounds on sender-chosen lists in one body.
@@ -94,6 +97,9 @@ type Media struct {
 	// Fingerprint is set when the section or the session carries
 	// a=fingerprint: DTLS-SRTP keying (RFC 5763 §5).
 	Fingerprint bool
+	// texts is the heap the texts Parse copied for the section hold (the
+	// package's own names are shared, not copied): Bytes reads it.
+	texts int
 }
 
 // SRTP names how m's media is keyed when it is SRTP: KeyingSDES with
@@ -123,6 +129,7 @@ type Session struct {
 	// Dropped counts m= sections, formats and a=crypto lines past the
 	// bounds.
 	Dropped int
+	texts   int // what the copied o= value holds
 }
 
 // Addr is where m expects to receive RTP, or false when it expects none
@@ -178,6 +185,7 @@ func Parse(b []byte) (*Session, error) {
 			var buf [maxValue]byte
 			if o, ok := originOf(&buf, v); ok {
 				s.Origin = string(o)
+				s.texts += heapsize.String(s.Origin)
 			}
 		case 'c':
 			a, ok := parseConn(v)
@@ -211,7 +219,7 @@ func Parse(b []byte) (*Session, error) {
 				}
 				cur = &s.Media[len(s.Media)-1]
 			}
-			cur.Type, cur.Port, cur.Proto = known(typ, mediaTypes), port, known(proto, protos)
+			cur.Type, cur.Port, cur.Proto = known(typ, mediaTypes, &cur.texts), port, known(proto, protos, &cur.texts)
 			cur.Formats = formats(fmts, &s.Dropped)
 		case 'a':
 			s.attr(cur, v)
@@ -354,6 +362,7 @@ func (s *Session) attr(m *Media, v []byte) {
 			s.Dropped++
 		default:
 			m.Crypto = append(m.Crypto, Secret(val))
+			m.texts += heapsize.Bytes(len(val))
 		}
 	case "fingerprint":
 		if m != nil {
@@ -385,7 +394,7 @@ func (s *Session) attr(m *Media, v []byte) {
 		if m != nil {
 			pt, rest := splitPT(trim(val))
 			if f := m.formatRef(pt); f != nil {
-				f.Fmtp = known(trim(rest), fmtps)
+				f.Fmtp = known(trim(rest), fmtps, &m.texts)
 			}
 		}
 	}
@@ -399,7 +408,7 @@ func rtpmap(m *Media, val []byte) {
 		return
 	}
 	enc, rest, more := cut(trim(rest), '/')
-	f.Encoding = encoding(enc)
+	f.Encoding = known(enc, encodings, &m.texts)
 	if more {
 		clock, channels, hasChannels := cut(rest, '/')
 		if c, ok := atoi(clock); ok {
@@ -657,7 +666,7 @@ func originOf(buf *[maxValue]byte, v []byte) ([]byte, bool) {
 	if end-start == len(user)+len(id)+len(version)+2 && v[start+len(user)] == ' ' && v[end-len(version)-1] == ' ' {
 		return v[start:min(end, start+maxValue)], true
 	}
-	n := copy(buf[:], user) // copy stops at maxValue, as clip does
+	n := copy(buf[:], user) // copy stops at maxValue, as known's does
 	n += copy(buf[n:], " ")
 	n += copy(buf[n:], id)
 	n += copy(buf[n:], " ")
@@ -676,17 +685,19 @@ var (
 	encodings = []string{"PCMU", "PCMA", "telephone-event", "G722", "G729", "GSM", "opus", "AMR", "AMR-WB", "iLBC", "speex", "G726-32", "L16", "CN", "H264", "VP8", "VP9"}
 )
 
-// known returns b as one of list's strings when it is one, else a clipped copy.
-func known(b []byte, list []string) string {
+// known returns b as one of list's strings when it is one, else a copy
+// of its first maxValue bytes, clipped before the copy so the session
+// holds no more than it keeps, whose heap it adds to *texts.
+func known(b []byte, list []string, texts *int) string {
 	for _, v := range list {
 		if string(b) == v {
 			return v
 		}
 	}
-	return clip(string(b))
+	s := string(b[:min(len(b), maxValue)])
+	*texts += heapsize.String(s)
+	return s
 }
-
-func encoding(b []byte) string { return known(b, encodings) }
 
 func direction(b []byte) string {
 	switch string(b) {
@@ -700,9 +711,29 @@ func direction(b []byte) string {
 	return Inactive
 }
 
-func clip(s string) string {
-	if len(s) > maxValue {
-		return s[:maxValue]
+// Bytes is what s holds in the heap, for a memory budget: the session
+// with its first section (one allocation), a larger sections' array,
+// each section's formats and a=crypto arrays and the texts Parse copied
+// (the package's own names, PCMU or RTP/AVP, are shared and cost none).
+func (s *Session) Bytes() int {
+	n := heapsize.Pointers(int(unsafe.Sizeof(struct {
+		s     Session
+		media [1]Media
+	}{})))
+	if cap(s.Media) > 1 {
+		n += heapsize.Pointers(cap(s.Media) * int(unsafe.Sizeof(Media{})))
 	}
-	return s
+	n += s.texts
+	for i := range s.Media {
+		n += s.Media[i].Bytes()
+	}
+	return n
+}
+
+// Bytes is what m holds in the heap beyond the Media itself: its
+// formats' and a=crypto arrays and the texts Parse copied for it (a
+// repeated a=rtpmap or a=fmtp counted each time). A copy of m shares
+// them.
+func (m *Media) Bytes() int {
+	return heapsize.Pointers(cap(m.Formats)*int(unsafe.Sizeof(Format{}))) + heapsize.Pointers(cap(m.Crypto)*int(unsafe.Sizeof(Secret("")))) + m.texts
 }
