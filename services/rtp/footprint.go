@@ -9,18 +9,18 @@ import (
 )
 
 // What the analyser's tables cost in the heap, per entry, for the memory
-// budget (issue #14). Under a byte share a stream is charged what it
-// holds, weighed again as it grows (weightOf); endpoints, RTCP reports
-// and DTMF events are fixed-size but for their bounded lists, so their
-// figures are worst cases. A dialog's SDP is what its sender wrote, parsed: sdp bounds it
-// (MaxMedia sections of MaxFormats formats with 128-byte values) far
-// above what phones send, so a dialog is accounted at typicalSDPBytes of
-// it, measured on generated and reference calls (footprint_test.go). A
-// capture built to carry maximal SDP bodies on every call could hold more
-// than its share; the count bounds still hold.
+// budget (issue #14). Under a byte share (fieldtapd always runs under
+// one) streams, endpoints and dialogs are each charged what they hold,
+// weighed again as they grow, and each table is bounded by its share's
+// bytes: a dialog's SDP is what its sender wrote, parsed, and
+// sdp.Session.Bytes says what it holds (up to about 20 KiB a body).
+// RTCP reports and DTMF events are fixed-size but for their bounded
+// lists, so their figures are worst cases. Options with counts only
+// (tests) charge every entry a typical or worst figure.
 const (
 	// typicalSDPBytes is an offer and an answer parsed: one audio
-	// section of three formats each, about 1 KiB apiece.
+	// section of three formats each, about 1 KiB apiece (a count-only
+	// dialog's charge).
 	typicalSDPBytes = 2 << 10
 	// typicalCallID is a Call-ID's bytes (hex and a host: ~50).
 	typicalCallID = 64
@@ -95,9 +95,9 @@ func weightOf(v uint64) int64 {
 }
 
 // charge is what a stream is charged under a share: its own weight and
-// the endpoint it holds, as the endpoints' table weighed it (held): the
-// stream keeps the endpoint, and so its line, alive after that table has
-// evicted it. It is charged when added and again as either changes
+// the endpoint it holds (held, the endpoint's weight): the stream keeps
+// the endpoint, and its line's session, alive after the endpoints' table
+// has evicted it. It is charged when added and again as either changes
 // (Datagram).
 func (s *stream) charge() int64 { return weightOf(s.weighed) + s.held }
 
@@ -107,10 +107,9 @@ func srtpBytes() int {
 }
 
 // endpointBytes is a typical endpoint's charge when the endpoints are
-// bounded by count alone (no MaxBytes): the endpoint with its copy of the
-// m= line, a Go map entry and an order key, as when the table was a fifo
-// (its ring entry and index slots cost less). Under a share each
-// endpoint is charged what it holds (endpoint.bytes).
+// bounded by count alone (no MaxBytes), as when the table was a fifo: an
+// endpoint with a copy of its m= line, a Go map entry and an order key.
+// Under a share each endpoint is charged what it holds (endpointWeight).
 func endpointBytes() int {
 	addr := int(unsafe.Sizeof(netip.AddrPort{}))
 	withMedia := int(unsafe.Sizeof(endpoint{})) - ptr + int(unsafe.Sizeof(sdp.Media{}))
@@ -129,8 +128,7 @@ func dialogBytes() int {
 
 // dialogStateBytes is what every dialog holds whatever it carries: its
 // allocation with its lists' first arrays (newDialog). Its table entry
-// and index slots are charged with the table's arrays (ringBytes,
-// indexBytes).
+// and index slots are charged with the table's arrays.
 var dialogStateBytes = heapsize.Pointers(int(unsafe.Sizeof(newDialog{})))
 
 // bytes is what d holds: its state, its Call-ID's bytes, its lists'
@@ -258,8 +256,9 @@ func (o *Options) fromBytes() {
 	o.streamShare = tables * streamsPct / 100
 	derive(&o.MaxStreams, streamsPct, int(weightOf(0)))
 	// Endpoints and dialogs too, each charged what it holds: the count
-	// bounds are the most of the least weight (a line of one format, a
-	// dialog without SDP, each with a short Call-ID) the shares hold.
+	// bounds are the most of the least weight (an endpoint of an empty
+	// session, a dialog without SDP, each with a 16-byte Call-ID and its
+	// entry and index slots) the shares hold, which the bytes reach first.
 	o.endpointShare = tables * endpointsPct / 100
 	derive(&o.MaxEndpoints, endpointsPct, int(endpointWeight(heapsize.Pointers(int(unsafe.Sizeof(sdp.Session{}))), "0123456789abcdef"))+int(unsafe.Sizeof(endpointEntry{}))+2*8)
 	o.dialogShare = tables * dialogsPct / 100

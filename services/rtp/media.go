@@ -47,8 +47,9 @@ type dialogMedia struct {
 
 // endpoint is a signalled media address: RTP or RTCP of one m= line.
 // It names its call rather than pointing at the call's dialog, so an
-// endpoint, and a stream holding it, never keep an evicted dialog's SDP
-// alive (dialogTable.of finds the dialog while the table keeps it).
+// endpoint, and a stream holding it, keep of an evicted dialog only the
+// session their line lies in, which they are charged (dialogTable.of
+// finds the dialog while the table keeps it).
 type endpoint struct {
 	callID string
 	// media is the m= line in its parsed session, which nothing changes

@@ -107,12 +107,15 @@ func (s *stream) unprotect(dialogs *dialogTable, h *Header, pkt []byte, event bo
 	default:
 		err = st.sess.Check(pkt)
 	}
-	if d := dialogs.of(s.ep); errors.Is(err, srtp.ErrAuth) && sdpCount(d) != st.keyedSDP {
+	if errors.Is(err, srtp.ErrAuth) {
 		// A body since the key was found may rekey the stream (RFC 4568
 		// §7.1.4: a re-INVITE with a new key): try the call's keys again.
-		st.sess, err = nil, nil
-		if st.trial(d, s, pkt) && event {
-			err = st.decrypt(h, pkt)
+		// Once the dialog is evicted no body can come: the key stays.
+		if d := dialogs.of(s.ep); d != nil && sdpCount(d) != st.keyedSDP {
+			st.sess, err = nil, nil
+			if st.trial(d, s, pkt) && event {
+				err = st.decrypt(h, pkt)
+			}
 		}
 	}
 	switch {
@@ -210,12 +213,7 @@ func (st *srtpState) try(c sdp.Secret, pkt []byte) bool {
 
 // sdpCount is how many SDP bodies d has carried: it changes with every
 // new one, kept or dropped at the bound.
-func sdpCount(d *dialogMedia) int {
-	if d == nil {
-		return 0
-	}
-	return len(d.sdp) + d.sdpDropped
-}
+func sdpCount(d *dialogMedia) int { return len(d.sdp) + d.sdpDropped }
 
 // srtpView reports the stream's SRTP, nil for RTP.
 func (s *stream) srtpView() *SRTPView {

@@ -244,3 +244,56 @@ func TestSRTPRekey(t *testing.T) {
 		t.Errorf("srtp %+v, want every packet authenticated across the rekey", s.SRTP)
 	}
 }
+
+// TestSRTPAfterItsDialogIsEvicted: the dialogs' table evicts a call's
+// dialog (its SDP and a=crypto keys) while its SRTP flows. A stream
+// keyed before keeps its key, through a packet that fails to
+// authenticate (no new body can rekey it now); a stream first seen after
+// cannot be keyed, and says why.
+func TestSRTPAfterItsDialogIsEvicted(t *testing.T) {
+	kA := keyOf(1)
+	a := NewAnalyser(Options{MaxDialogs: 1})
+	feedSDP(t, a, "INVITE sip:b@h SIP/2.0", srtpCaller, "RTP/SAVP", "crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"+inline(kA))
+	feedSDP(t, a, "SIP/2.0 200 OK", srtpCallee, "RTP/SAVP", "crypto:1 AES_CM_128_HMAC_SHA1_80 inline:"+inline(keyOf(9)))
+	evict := func() {
+		other := sdpMessage(t, "other-call", 1, false, 30000)
+		a.SIPMessage(sip.Meta{Time: time.Unix(1001, 0), Src: netip.MustParseAddrPort("192.0.2.1:5060")}, &other)
+		if a.st.DialogsEvicted == 0 {
+			t.Fatal("the call's dialog was not evicted")
+		}
+	}
+	protect := pionProtect(t, kA, pion.ProtectionProfileAes128CmHmacSha1_80)
+	n := 0
+	sendCall(a, srtpCaller, srtpCallee, 0xA1, 5, func(p []byte) []byte {
+		n++
+		if n == 40 {
+			evict()
+		}
+		out := protect(p)
+		if n == 60 {
+			out[len(out)-1] ^= 0xff // its tag no longer authenticates
+		}
+		return out
+	})
+	sn := a.Snapshot(false)
+	if len(sn.Streams) != 1 {
+		t.Fatalf("%d streams", len(sn.Streams))
+	}
+	if s := sn.Streams[0].SRTP; s == nil || s.Payload != PayloadDecrypted || s.Authenticated != 103 || s.AuthFailures != 1 {
+		t.Errorf("srtp %+v, want every packet but the damaged one authenticated after the dialog went", s)
+	}
+	if len(sn.Events) != 1 || sn.Events[0].Digit != "5" {
+		t.Errorf("events %+v, want the digit 5 decrypted after the dialog went", sn.Events)
+	}
+	// The callee's stream starts only now: its call's keys are gone.
+	sendCall(a, srtpCallee, srtpCaller, 0xB2, 6, pionProtect(t, keyOf(9), pion.ProtectionProfileAes128CmHmacSha1_80))
+	for _, s := range a.Snapshot(false).Streams {
+		if s.SSRC == "000000B2" {
+			if s.SRTP == nil || s.SRTP.Payload != PayloadNeedsKeys || !strings.Contains(s.SRTP.Reason, "evicted") {
+				t.Errorf("late stream's srtp %+v, want needs_keys saying the keys were evicted", s.SRTP)
+			}
+			return
+		}
+	}
+	t.Error("no stream from the callee")
+}
