@@ -33,12 +33,22 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // 198.51.100.1) carrying an audio offer (answer) on port, the o= line's
 // session id version.
 func sdpMessage(tb testing.TB, callID string, version int, resp bool, port int) sip.Parsed {
-	host, start := "192.0.2.1", "INVITE sip:b@h SIP/2.0\r\n"
+	host := "192.0.2.1"
 	if resp {
-		host, start = "198.51.100.1", "SIP/2.0 200 OK\r\n"
+		host = "198.51.100.1"
 	}
 	body := "v=0\r\no=- " + itoa(version) + " 1 IN IP4 " + host + "\r\ns=-\r\nc=IN IP4 " + host + "\r\nt=0 0\r\nm=audio " + itoa(port) +
 		" RTP/AVP 0 8 101\r\na=rtpmap:0 PCMU/8000\r\na=rtpmap:8 PCMA/8000\r\na=rtpmap:101 telephone-event/8000\r\na=fmtp:101 0-15\r\na=ptime:20\r\na=sendrecv\r\n"
+	return sipWithBody(tb, callID, resp, body)
+}
+
+// sipWithBody is an INVITE (or, resp, its 200) of Call-ID callID
+// carrying body.
+func sipWithBody(tb testing.TB, callID string, resp bool, body string) sip.Parsed {
+	start := "INVITE sip:b@h SIP/2.0\r\n"
+	if resp {
+		start = "SIP/2.0 200 OK\r\n"
+	}
 	raw := start + "Via: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + callID + "\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " +
 		itoa(len(body)) + "\r\n\r\n" + body
 	var m sip.Parsed

@@ -45,7 +45,7 @@ func TestDialogTableIsFIFO(t *testing.T) {
 	}
 }
 
-// sdpBody is a body of about 16 KiB (sdp.MaxBody) that the parse keeps
+// maximalSDP is a body of about 16 KiB (sdp.MaxBody) that the parse keeps
 // as much of as it can: sections of 32 dynamic formats, each with a long
 // rtpmap name and a long fmtp, and four a=crypto keys a section.
 func maximalSDP(host string, port, seed int) string {
@@ -66,21 +66,6 @@ func maximalSDP(host string, port, seed int) string {
 		}
 	}
 	return b.String()[:16<<10]
-}
-
-// sipWithBody is an INVITE (or its 200) of Call-ID callID carrying body.
-func sipWithBody(tb testing.TB, callID string, resp bool, body string) sip.Parsed {
-	start := "INVITE sip:b@h SIP/2.0\r\n"
-	if resp {
-		start = "SIP/2.0 200 OK\r\n"
-	}
-	raw := start + "Via: SIP/2.0/UDP h;branch=z9hG4bK1\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>\r\nCall-ID: " + callID + "\r\nCSeq: 1 INVITE\r\nContent-Type: application/sdp\r\nContent-Length: " +
-		itoa(len(body)) + "\r\n\r\n" + body
-	var m sip.Parsed
-	if err := m.Parse([]byte(raw)); err != nil {
-		tb.Fatal(err)
-	}
-	return m
 }
 
 // TestMediaWithinItsShares signals more calls than the analyser's shares

@@ -6,14 +6,15 @@ import (
 	"unsafe"
 )
 
-// endpointTable is the signalled addresses' bounded table, a fifo without
-// a Go map: the entries live in the insertion-order ring itself, found
-// through an open-addressing index of ring positions. On a full table
-// every new address cost the map a lookup, an insert and the evicted
-// key's delete, each a cache miss or two in a table of 40-byte slots;
-// the index is 8 bytes a slot, at most half full, and keeps 32 bits of
-// each entry's hash, so probing and deleting read no entry but the one
-// found.
+// endpointTable is the signalled addresses' bounded table (ringTable),
+// a fifo without a Go map: the entries live in the insertion-order ring
+// itself, found through an open-addressing index of ring positions. On a
+// full table every new address cost a map a lookup, an insert and the
+// evicted key's delete, each a cache miss or two in a table of 40-byte
+// slots; the index is 8 bytes a slot, at most half full, and keeps 32
+// bits of each entry's hash, so probing and deleting read no entry but
+// the one found. Under a byte share each endpoint is charged its weight
+// (endpointWeight), when added and again when signalled anew (weigh).
 type endpointTable struct {
 	ringTable[endpointEntry]
 	seed maphash.Seed

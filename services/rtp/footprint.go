@@ -177,52 +177,26 @@ func analyserBytes() int { return heapsize.Pointers(int(unsafe.Sizeof(Analyser{}
 // Footprint is what an analyser with options o holds at its bounds.
 func (o Options) Footprint() int64 {
 	o.fill()
-	return int64(analyserBytes()) + o.streamsBound() + o.endpointsBound() +
-		o.dialogsBound() + int64(o.MaxReports)*int64(reportBytes()) + int64(o.MaxEvents)*int64(eventBytes())
+	return int64(analyserBytes()) + bound(o.streamShare, o.MaxStreams, streamBytes(o)) + bound(o.endpointShare, o.MaxEndpoints, endpointBytes()) +
+		bound(o.dialogShare, o.MaxDialogs, dialogBytes()) + int64(o.MaxReports)*int64(reportBytes()) + int64(o.MaxEvents)*int64(eventBytes())
 }
 
-// endpointsBound is the most the endpoints may be charged: their share
-// of MaxBytes, else MaxEndpoints at a typical endpoint's charge.
-func (o Options) endpointsBound() int64 {
-	if o.endpointShare > 0 {
-		return o.endpointShare
+// bound is the most a table may be charged: its share of MaxBytes, else
+// its count bound at each entry's charge without one.
+func bound(share int64, count, each int) int64 {
+	if share > 0 {
+		return share
 	}
-	return int64(o.MaxEndpoints) * int64(endpointBytes())
+	return int64(count) * int64(each)
 }
 
-// endpointsBytes is what the kept endpoints are charged. The caller
-// holds mu.
-func (a *Analyser) endpointsBytes() int64 {
-	if a.endpoints.maxBytes > 0 {
-		return a.endpoints.bytes
+// total is what a ringTable's entries are charged: what its byte
+// bound counts, else each entry at each. The caller holds mu.
+func (t *ringTable[E]) total(each int) int64 {
+	if t.maxBytes > 0 {
+		return t.bytes
 	}
-	return int64(a.endpoints.len()) * int64(endpointBytes())
-}
-
-// dialogsBound is the most the dialogs may be charged: their share of
-// MaxBytes, else MaxDialogs at a typical dialog's charge.
-func (o Options) dialogsBound() int64 {
-	if o.dialogShare > 0 {
-		return o.dialogShare
-	}
-	return int64(o.MaxDialogs) * int64(dialogBytes())
-}
-
-// dialogsBytes is what the kept dialogs are charged. The caller holds mu.
-func (a *Analyser) dialogsBytes() int64 {
-	if a.dialogs.maxBytes > 0 {
-		return a.dialogs.bytes
-	}
-	return int64(a.dialogs.len()) * int64(dialogBytes())
-}
-
-// streamsBound is the most the streams may be charged: their share of
-// MaxBytes, else MaxStreams at their fullest.
-func (o Options) streamsBound() int64 {
-	if o.streamShare > 0 {
-		return o.streamShare
-	}
-	return int64(o.MaxStreams) * int64(streamBytes(o))
+	return int64(t.n) * int64(each)
 }
 
 // streamsBytes is what the kept streams are charged: each its weight
@@ -291,7 +265,7 @@ func (a *Analyser) Usage() Usage {
 		MaxBytes: o.Footprint(),
 		Evicted:  a.streams.evicted,
 	}
-	u.Bytes = int64(analyserBytes()) + a.streamsBytes() + a.endpointsBytes() +
-		a.dialogsBytes() + int64(len(a.reports.items))*int64(reportBytes()) + int64(len(a.events.items))*int64(eventBytes())
+	u.Bytes = int64(analyserBytes()) + a.streamsBytes() + a.endpoints.total(endpointBytes()) +
+		a.dialogs.total(dialogBytes()) + int64(len(a.reports.items))*int64(reportBytes()) + int64(len(a.events.items))*int64(eventBytes())
 	return u
 }
