@@ -107,8 +107,11 @@ func NewAnalyser(o Options) *Analyser {
 	a.st.Heuristic = o.Heuristic
 	a.dialogs.counter, a.endpoints.counter = &a.st.DialogsEvicted, &a.st.EndpointsEvicted
 	a.streams.spare = a.live
-	a.streams.onEvict = func(k Key, _ *stream) {
+	a.streams.onEvict = func(k Key, s *stream) {
 		a.st.StreamsEvicted++
+		if s.ep != nil {
+			s.ep.streams--
+		}
 		delete(a.lastEvent, k)
 		if h := &a.hot[k.slot()]; h.s != nil && h.k == k {
 			*h = hotStream{}
@@ -189,17 +192,13 @@ func (a *Analyser) Datagram(d *netdecode.Datagram) {
 	if len(s.dtmf.emitted) > 0 {
 		a.publishDTMF(s)
 	}
-	if v := s.shape(); v != s.weighed || s.ep != nil && int64(s.ep.weight) != s.held {
+	if v := s.shape(); v != s.weighed {
 		// Last: growing may evict s, the oldest when every stream is live,
 		// as adding a stream would, and eviction takes off what s is
-		// charged now. Its endpoint weighs more or less once a re-INVITE
-		// signalled the address again.
-		was := s.charge()
+		// charged now.
+		delta := weightOf(v) - weightOf(s.weighed)
 		s.weighed = v
-		if s.ep != nil {
-			s.held = int64(s.ep.weight)
-		}
-		a.streams.grow(s.charge() - was)
+		a.streams.grow(delta)
 	}
 }
 
@@ -234,7 +233,8 @@ func (a *Analyser) newStream(k Key, t time.Time) *stream {
 	s := &stream{id: a.ids, key: k, ep: ep, first: t, last: t, clockPT: -1, confirmed: ep != nil}
 	s.iv.limit = a.opt.MaxIntervals
 	if ep != nil {
-		s.callID, s.held = ep.callID, int64(ep.weight)
+		s.callID = ep.callID
+		ep.streams++
 	}
 	s.weighed = s.shape()
 	a.streams.add(k, s)

@@ -94,12 +94,20 @@ func weightOf(v uint64) int64 {
 	return int64(n)
 }
 
-// charge is what a stream is charged under a share: its own weight and
-// the endpoint it holds (held, the endpoint's weight): the stream keeps
-// the endpoint, and its line's session, alive after the endpoints' table
-// has evicted it. It is charged when added and again as either changes
-// (Datagram).
-func (s *stream) charge() int64 { return weightOf(s.weighed) + s.held }
+// charge is what a stream is charged under a share: its own weight,
+// charged again as it grows (Datagram), and the weight of the endpoint
+// it holds, read as it is now: the stream keeps the endpoint, and its
+// line's session, alive after the endpoints' table has evicted it. When
+// a re-INVITE changes an endpoint's weight, its streams' table is
+// charged the change for each of them at once (signal), so a stream that
+// carries no packet after is charged what it holds too.
+func (s *stream) charge() int64 {
+	n := weightOf(s.weighed)
+	if s.ep != nil {
+		n += int64(s.ep.weight)
+	}
+	return n
+}
 
 // srtpBytes is a keyed SRTP stream's state beyond the stream itself.
 func srtpBytes() int {

@@ -330,10 +330,12 @@ func TestLiveStreamsOutlastEnded(t *testing.T) {
 }
 
 // TestStreamChargedItsEndpoint: a signalled stream is charged the
-// endpoint it holds, as the endpoints' table weighed it, and weighed
-// again when a re-INVITE signals its address with a larger line; once
-// the table has evicted the endpoint, the stream, which keeps it, is
-// still charged it.
+// endpoint it holds; when a re-INVITE signals its address with a larger
+// line, the streams' table is charged the difference at once for each
+// stream that holds it, before the stream carries another packet (a
+// stream that never does still holds the new session), and not for one
+// evicted before; once the endpoints' table has evicted the endpoint,
+// the stream, which keeps it, is still charged it.
 func TestStreamChargedItsEndpoint(t *testing.T) {
 	dst := netip.MustParseAddrPort("192.0.2.2:5000")
 	src := netip.MustParseAddrPort("192.0.2.1:4000")
@@ -342,31 +344,42 @@ func TestStreamChargedItsEndpoint(t *testing.T) {
 	if !ok || ep.weight == 0 {
 		t.Fatal("the signalled address has no weighed endpoint")
 	}
-	send := func(seq uint16) {
-		a.Datagram(&netdecode.Datagram{Time: time.Unix(1001, int64(seq)), Src: src, Dst: dst, Payload: rtpPacket(0, seq, uint32(seq)*160, 0x1234, make([]byte, 160))})
+	send := func(seq uint16, ssrc uint32) {
+		a.Datagram(&netdecode.Datagram{Time: time.Unix(1001, int64(seq)), Src: src, Dst: dst, Payload: rtpPacket(0, seq, uint32(seq)*160, ssrc, make([]byte, 160))})
 	}
-	send(1)
+	send(1, 0x1234)
+	send(1, 0x5678) // a second stream to the same address: both hold the endpoint
+	streams := func() (n int64) {
+		a.streams.each(func(_ Key, s *stream) { n += s.charge() })
+		return n + streamOrderBytes(len(a.streams.order))
+	}
 	s, ok := a.streams.get(Key{SSRC: 0x1234, Src: src, Dst: dst})
-	if !ok {
-		t.Fatal("no stream")
+	if !ok || a.streams.len() != 2 {
+		t.Fatal("no streams")
 	}
 	small := int64(ep.weight)
-	if s.held != small || a.streams.bytes != s.charge()+streamOrderBytes(len(a.streams.order)) {
-		t.Fatalf("stream held %d of its endpoint's %d; table %d, stream %d", s.held, small, a.streams.bytes, s.charge())
+	if s.charge() != weightOf(s.weighed)+small || a.streams.bytes != streams() || ep.streams != 2 {
+		t.Fatalf("stream charged %d with its endpoint's %d (%d streams); table %d, its streams %d", s.charge(), small, ep.streams, a.streams.bytes, streams())
 	}
+	// A third stream, then the table evicts the oldest (the first).
+	send(1, 0x9abc)
+	a.streams.evictOldest()
+	if _, ok := a.streams.get(s.key); ok || ep.streams != 2 {
+		t.Fatalf("the first stream not evicted, or the endpoint counts %d streams, want 2", ep.streams)
+	}
+	s, _ = a.streams.get(Key{SSRC: 0x5678, Src: src, Dst: dst})
 	// The same call's re-INVITE offers the address with a line at the
-	// parse's bounds.
+	// parse's bounds; no packet follows.
 	body := maximalSDP(dst.Addr().String(), int(dst.Port()), 7)
 	m := sipWithBody(t, "bench", false, body)
 	a.SIPMessage(sip.Meta{Time: time.Unix(1002, 0), Src: netip.MustParseAddrPort("192.0.2.9:5060"), Dst: dst}, &m)
 	if int64(ep.weight) <= small+4000 {
 		t.Fatalf("endpoint weighs %d after a line of 32 formats, %d before", ep.weight, small)
 	}
-	send(2)
-	if s.held != int64(ep.weight) || a.streams.bytes != s.charge()+streamOrderBytes(len(a.streams.order)) {
-		t.Fatalf("after the re-INVITE the stream holds %d of its endpoint's %d; table %d, stream %d", s.held, ep.weight, a.streams.bytes, s.charge())
+	if s.charge() != weightOf(s.weighed)+int64(ep.weight) || a.streams.bytes != streams() {
+		t.Fatalf("after the re-INVITE: stream charged %d with its endpoint's %d; table %d, its streams %d", s.charge(), ep.weight, a.streams.bytes, streams())
 	}
-	// Other calls push the endpoint out of its table; the stream keeps it.
+	// Other calls push the endpoint out of its table; the streams keep it.
 	for i := range 20000 {
 		sig := sdpMessage(t, "other-"+itoa(i), i, false, 10000+2*(i%20000))
 		a.SIPMessage(sip.Meta{Time: time.Unix(1003, int64(i)), Src: netip.MustParseAddrPort("192.0.2.9:5060")}, &sig)
@@ -377,9 +390,8 @@ func TestStreamChargedItsEndpoint(t *testing.T) {
 	if a.endpoints.keeps(ep) {
 		t.Fatal("the endpoint was never evicted")
 	}
-	held := s.held
-	send(3) // an SRTP packet (the re-INVITE's line) tried with the dialog, and its keys, gone
-	if s.held != held || held != int64(ep.weight) {
-		t.Fatalf("the evicted endpoint's stream holds %d, was %d, endpoint %d", s.held, held, ep.weight)
+	send(3, 0x1234) // an SRTP packet (the re-INVITE's line) tried with the dialog, and its keys, gone
+	if s.charge() != weightOf(s.weighed)+int64(ep.weight) || a.streams.bytes != streams() || ep.streams != 2 {
+		t.Fatalf("the evicted endpoint's stream charged %d, endpoint %d (%d streams); table %d, its streams %d", s.charge(), ep.weight, ep.streams, a.streams.bytes, streams())
 	}
 }

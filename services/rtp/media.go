@@ -58,11 +58,13 @@ type endpoint struct {
 	media *sdp.Media
 	gen   uint64 // bumps whenever media changes, so streams re-resolve clocks
 	// weight is what it holds (endpointWeight), as the endpoints' table
-	// last charged it and its streams are charged it; pos is its place
-	// in that table (ringEntry).
-	weight uint32
-	pos    int32
-	rtcp   bool
+	// last charged it and as each of its streams, streams of them, is
+	// charged it (stream.charge); pos is its place in that table
+	// (ringEntry).
+	weight  uint32
+	pos     int32
+	streams int32
+	rtcp    bool
 }
 
 // resolveClock finds pt's RTP clock rate from the endpoint's formats, or
@@ -171,10 +173,15 @@ func (a *Analyser) signal(d *dialogMedia, addr netip.AddrPort, h uint32, m *sdp.
 	a.gen++
 	if known {
 		// A re-INVITE (or another dialog) reusing the address takes it.
+		delta := int64(w) - int64(ep.weight)
 		ep.callID, ep.media, ep.rtcp, ep.gen, ep.weight = d.callID, m, rtcp, a.gen, w
 		before := a.endpoints.evicted
 		a.endpoints.weigh(ep)
 		evicted = a.endpoints.evicted != before
+		if ep.streams > 0 {
+			// Its streams hold it: each is charged its weight now.
+			a.streams.grow(int64(ep.streams) * delta)
+		}
 	} else {
 		if fresh == nil {
 			fresh = new(endpoint)

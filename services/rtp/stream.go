@@ -94,10 +94,8 @@ type stream struct {
 	// srtp reads the payloads of a stream whose SDP said SRTP; nil for
 	// RTP and until its first packet.
 	srtp *srtpState
-	// weighed is the shape s was last charged for (weightOf), held the
-	// weight of its endpoint it was charged (charge).
+	// weighed is the shape s was last charged for (weightOf).
 	weighed uint64
-	held    int64
 }
 
 // clockFor resolves pt's clock rate from the signalled formats, caching
