@@ -135,6 +135,11 @@ func TestMediaWithinItsShares(t *testing.T) {
 			if a.st.DialogsEvicted == 0 || u.Dialogs+int(a.st.DialogsEvicted) != tc.calls {
 				t.Errorf("%d kept and %d evicted of %d dialogs: the share never filled, or a dialog went uncounted", u.Dialogs, a.st.DialogsEvicted, tc.calls)
 			}
+			// The store's items are streams: its evictions are theirs
+			// (the coverage block says "evicted N of M RTP streams").
+			if u.Evicted != a.st.StreamsEvicted {
+				t.Errorf("Usage.Evicted %d, streams evicted %d: dialogs or endpoints counted as streams", u.Evicted, a.st.StreamsEvicted)
+			}
 			runtime.KeepAlive(a)
 		})
 	}
