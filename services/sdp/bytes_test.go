@@ -36,8 +36,8 @@ func maximalBody(seed int) string {
 // for a phone's offer, an SRTP offer of three sections and a body at
 // every bound of Parse (up to MaxBody, about 16 KiB, of which Parse keeps
 // most). The charge is exact to a few bytes a session, so the heap may
-// pass it by slack: what the runtime itself allocates while the test
-// measures.
+// pass it by slack only: what the runtime itself allocates while the
+// test measures, and under the race detector 3 % more.
 func TestSessionBytesHoldsTheHeap(t *testing.T) {
 	cases := []struct {
 		name string
@@ -76,7 +76,10 @@ func TestSessionBytesHoldsTheHeap(t *testing.T) {
 			runtime.KeepAlive(bodies)
 			t.Logf("%d sessions of %d body bytes, %d sections: heap grew %.0f bytes, charged %.0f (%.0f a session)",
 				tc.n, len(bodies[0]), len(kept[0].Media), heap, charged, charged/float64(tc.n))
-			const slack = 16 << 10
+			slack := float64(16 << 10)
+			if raceDetector {
+				slack += 0.03 * charged
+			}
 			if heap > charged+slack || heap < charged*0.8 {
 				t.Errorf("charged %.0f bytes for %.0f of heap: not within 0.8–1.0 of the charge", charged, heap)
 			}
