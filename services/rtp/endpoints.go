@@ -36,7 +36,7 @@ func (t *endpointTable) keeps(ep *endpoint) bool {
 
 // newEndpointTable is a table of at most limit endpoints and, when
 // maxBytes is set, at most maxBytes charged, each endpoint what it holds
-// (endpoint.bytes).
+// (endpointWeight).
 func newEndpointTable(limit int, maxBytes int64) *endpointTable {
 	// Seeded like a Go map's hash, so addresses written into SDP cannot
 	// be chosen to collide.
