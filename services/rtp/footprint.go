@@ -242,7 +242,7 @@ func (o *Options) fromBytes() {
 	// session, a dialog without SDP, each with a 16-byte Call-ID and its
 	// entry and index slots) the shares hold, which the bytes reach first.
 	o.endpointShare = tables * endpointsPct / 100
-	derive(&o.MaxEndpoints, endpointsPct, int(endpointWeight(heapsize.Pointers(int(unsafe.Sizeof(sdp.Session{}))), "0123456789abcdef"))+int(unsafe.Sizeof(endpointEntry{}))+2*8)
+	derive(&o.MaxEndpoints, endpointsPct, endpointStateBytes+heapsize.Pointers(int(unsafe.Sizeof(sdp.Session{})))+heapsize.Bytes(16)+int(unsafe.Sizeof(endpointEntry{}))+2*8)
 	o.dialogShare = tables * dialogsPct / 100
 	derive(&o.MaxDialogs, dialogsPct, dialogStateBytes+heapsize.Bytes(16)+int(unsafe.Sizeof(dialogEntry{}))+2*8)
 	derive(&o.MaxReports, reportsPct, reportBytes())

@@ -267,10 +267,15 @@ func TestOldestStreamGrowingPastTheShare(t *testing.T) {
 }
 
 // keptWeight is what a's kept streams and their order weigh, as their
-// shapes say now.
+// shapes and endpoints say now.
 func keptWeight(a *Analyser) int64 {
 	sum := streamOrderBytes(len(a.streams.order))
-	a.streams.each(func(_ Key, s *stream) { sum += weightOf(s.shape()) })
+	a.streams.each(func(_ Key, s *stream) {
+		sum += weightOf(s.shape())
+		if s.ep != nil {
+			sum += int64(s.ep.weight)
+		}
+	})
 	return sum
 }
 
@@ -349,10 +354,7 @@ func TestStreamChargedItsEndpoint(t *testing.T) {
 	}
 	send(1, 0x1234)
 	send(1, 0x5678) // a second stream to the same address: both hold the endpoint
-	streams := func() (n int64) {
-		a.streams.each(func(_ Key, s *stream) { n += s.charge() })
-		return n + streamOrderBytes(len(a.streams.order))
-	}
+	streams := func() int64 { return keptWeight(a) }
 	s, ok := a.streams.get(Key{SSRC: 0x1234, Src: src, Dst: dst})
 	if !ok || a.streams.len() != 2 {
 		t.Fatal("no streams")
