@@ -6,10 +6,13 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"regexp"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"fieldtap/drivers/wire"
 
@@ -306,18 +309,53 @@ func ethUDP(t testing.TB, src, dst netip.AddrPort, payload []byte) []byte {
 	return f
 }
 
-// FuzzMessageHits: whatever bytes a captured message holds, the hits stay
-// within their bounds, in line order, and name a part that exists.
-func FuzzMessageHits(f *testing.F) {
-	f.Add([]byte("INVITE sip:b@h SIP/2.0\r\nUser-Agent: x\r\n folded\r\n\r\nv=0\r\nm=audio 0 RTP/AVP 0\r\n"), "a")
-	f.Add([]byte("\n\n\n:\r\n\t\r\n\r\n"), "^")
-	f.Add([]byte("SIP/2.0 200 OK"), "(?m)$")
-	f.Fuzz(func(t *testing.T, raw []byte, pattern string) {
-		re, err := regexp.Compile(pattern)
+// TestWideFoldsAreAll holds search_messages' byte search to Unicode's
+// case folding: the characters outside ASCII that fold onto an ASCII one
+// are the two the search leaves to the regexp.
+func TestWideFoldsAreAll(t *testing.T) {
+	var wide [][]byte
+	for c := rune(0); c < utf8.RuneSelf; c++ {
+		for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+			if f >= utf8.RuneSelf && !slices.ContainsFunc(wide, func(w []byte) bool { return string(w) == string(f) }) {
+				wide = append(wide, []byte(string(f)))
+			}
+		}
+	}
+	if !reflect.DeepEqual(wide, wideFolds[:]) {
+		t.Errorf("characters folding onto ASCII: %q, the search leaves %q to the regexp", wide, wideFolds)
+	}
+}
+
+// FuzzSearchMatcher: whatever bytes a captured message holds and whatever
+// the query, search_messages finds the lines the regexp alone finds, run
+// on every line with SDES keys masked (its plain-text byte search and
+// its skipping of masking change no answer); the hits stay within their
+// bounds, in line order, and name a part that exists.
+func FuzzSearchMatcher(f *testing.F) {
+	invite := "INVITE sip:b@h SIP/2.0\r\nUser-Agent: x\r\n folded\r\n\r\nv=0\r\nm=audio 0 RTP/AVP 0\r\n"
+	f.Add([]byte(invite), "a", false, false)
+	f.Add([]byte(invite), "invite SIP", false, false)
+	f.Add([]byte(invite), "RTP/AVP 0", false, true)
+	f.Add([]byte("\n\n\n:\r\n\t\r\n\r\n"), "^", true, false)
+	f.Add([]byte("SIP/2.0 200 OK"), "(?m)$", true, false)
+	f.Add([]byte("SIP/2.0 200 OK\r\nX: \u212aey \u017fip\r\n"), "key sip", false, false)
+	f.Add([]byte("SIP/2.0 200 OK\r\n\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 INLINE:c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0|2^20\r\n"), "secret", false, false)
+	f.Add([]byte("SIP/2.0 200 OK\r\n\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:c2VjcmV0\r\n"), "redacted", false, false)
+	f.Add([]byte("A: b\r\r\nC: d\r\n"), "b\r", false, true)
+	f.Add([]byte("X: "+strings.Repeat("Bb", 80)+"bA\r\n"), "bba", false, false) // past contains' near misses
+	f.Fuzz(func(t *testing.T, raw []byte, query string, regex, caseSensitive bool) {
+		mt, err := searchIn{Query: queryArg(query), Regex: regex, CaseSensitive: caseSensitive}.compile()
 		if err != nil {
 			return
 		}
-		hits, more := messageHits(re, raw)
+		_, want, wantMore := lineHits(raw, true, mt.re.Match, true)
+		ok, hits, more := mt.scan(raw, true)
+		if ok != (len(want) > 0) || len(hits) != len(want) || len(want) > 0 && !reflect.DeepEqual(hits, want) || more != wantMore {
+			t.Fatalf("query %q (regex %v, case %v) on %q: got %v %+v %d, the regexp on every line %+v %d", query, regex, caseSensitive, raw, ok, hits, more, want, wantMore)
+		}
+		if found, _, _ := mt.scan(raw, false); found != ok {
+			t.Fatalf("query %q on %q: matched %v counting, %v listing", query, raw, found, ok)
+		}
 		if len(hits) > searchMaxHits || more < 0 || more > 0 && len(hits) != searchMaxHits {
 			t.Fatalf("%d hits and %d more", len(hits), more)
 		}

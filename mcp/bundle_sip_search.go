@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -57,7 +59,7 @@ type searchRow struct {
 	More    int         `json:"more_hits" jsonschema:"matching lines past the first five"`
 }
 
-func (in searchIn) compile() (*regexp.Regexp, error) {
+func (in searchIn) compile() (*matcher, error) {
 	if in.Query == "" {
 		return nil, argErr("query", "give the text to look for", "is empty")
 	}
@@ -72,14 +74,186 @@ func (in searchIn) compile() (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, argErr("query", "check the pattern's RE2 syntax, or search for plain text without regex", "not an RE2 expression: %v", err)
 	}
-	return re, nil
+	m := &matcher{re: re}
+	if !in.Regex {
+		m.plain([]byte(in.Query), !in.CaseSensitive)
+	}
+	return m, nil
 }
 
-// messageHits reports the lines of raw that re matches, naming the part.
-func messageHits(re *regexp.Regexp, raw []byte) ([]searchHit, int) {
-	hits := []searchHit{}
+// matcher finds the lines of a message that search_messages' query
+// matches: re, run on each line (CR stripped, SDES keys masked), says
+// what a match is. Plain text is also looked for in the whole message
+// first with byte searches: a message without it has no matching line,
+// and most of a search's messages are skipped at memory speed instead of
+// running the regexp on each of their lines (a second a call over a full
+// scan: docs/benchmarks.md).
+type matcher struct {
+	re *regexp.Regexp
+	// text is the query when it is ASCII text without a line break
+	// (lower-cased when fold), else nil. A line contains it, bytewise
+	// and ignoring ASCII case when fold, exactly when re matches the
+	// line: an ASCII byte is never part of another character in UTF-8,
+	// and the only characters outside ASCII that (?i) folds onto ASCII
+	// are K (Kelvin sign) and ſ (long s), onto k and s; a message with
+	// either, when text has k or s (wide), is left to re.
+	text   []byte
+	fold   bool
+	wide   bool
+	anchor int // the byte of text looked for first: the least common in SIP text
+}
+
+// wideFolds are the characters (?i) matches with an ASCII k or s.
+var wideFolds = [...][]byte{[]byte("\u212a"), []byte("\u017f")}
+
+// plain sets m up for the text q.
+func (m *matcher) plain(q []byte, fold bool) {
+	for _, c := range q {
+		if c >= utf8.RuneSelf || c == '\r' || c == '\n' {
+			return
+		}
+	}
+	m.text, m.fold = bytes.Clone(q), fold
+	if fold {
+		m.text = lowerASCII(q)
+		m.wide = bytes.ContainsAny(m.text, "ks")
+	}
+	for i, c := range m.text {
+		if sipCommon(c) < sipCommon(m.text[m.anchor]) {
+			m.anchor = i
+		}
+	}
+}
+
+// sipCommon ranks a (lower-case) byte by how often SIP messages carry it:
+// higher is more common.
+func sipCommon(c byte) int {
+	const byUse = "zqjxkvybwgfmuhpdclrsnoiate0123456789.:;=/<>@- \t"
+	return strings.IndexByte(byUse, c) + 1
+}
+
+// scan reports whether a line of raw matches and, with hits, which: at
+// most searchMaxHits of them and how many more.
+func (m *matcher) scan(raw []byte, hits bool) (bool, []searchHit, int) {
+	masked := hasSDESKey(raw)
+	match := m.re.Match
+	if m.text != nil && !(m.wide && (bytes.Contains(raw, wideFolds[0]) || bytes.Contains(raw, wideFolds[1]))) {
+		// Masking changes what a line holds: only an unmasked message is
+		// told from its whole bytes (no line holds a line break).
+		if !masked && !m.contains(raw) {
+			return false, nil, 0
+		}
+		if !masked && !hits {
+			return true, nil, 0
+		}
+		match = m.contains
+	}
+	return lineHits(raw, masked, match, hits)
+}
+
+// contains reports whether b holds m.text (ignoring ASCII case when
+// m.fold): the anchor byte found with IndexByte in each of its cases,
+// the rest compared where it is. Past maxNearMisses places where the
+// anchor is but the text is not (a sender's run of one letter), the rest
+// of b is lower-cased and searched as bytes.Index does, which stays
+// linear where comparing at every place would not.
+func (m *matcher) contains(b []byte) bool {
+	const maxNearMisses = 64
+	q := m.text
+	if !m.fold {
+		return bytes.Contains(b, q)
+	}
+	a := m.anchor
+	lo, up := q[a], q[a]
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	end := len(b) - (len(q) - 1 - a) // the anchor lies before end
+	nextLo, nextUp := -1, -1         // the next place of each case at or after i, or end for none
+	for i, misses := a, 0; i < end; misses++ {
+		if misses == maxNearMisses {
+			return bytes.Contains(lowerASCII(b[i-a:]), q)
+		}
+		if nextLo < i {
+			nextLo = indexFrom(b[:end], i, lo)
+		}
+		if nextUp < i {
+			nextUp = indexFrom(b[:end], i, up)
+		}
+		j := min(nextLo, nextUp)
+		if j >= end {
+			return false
+		}
+		if equalLower(b[j-a:j-a+len(q)], q) {
+			return true
+		}
+		i = j + 1
+	}
+	return false
+}
+
+// indexFrom is the place of c in b at or after i, or len(b).
+func indexFrom(b []byte, i int, c byte) int {
+	if j := bytes.IndexByte(b[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(b)
+}
+
+// lowerASCII is a copy of b with its ASCII letters lower-cased, and
+// nothing else changed (bytes.ToLower folds other characters too, İ
+// into i, which (?i) does not match).
+func lowerASCII(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// equalLower reports whether s, ASCII letters lower-cased, is q.
+func equalLower(s, q []byte) bool {
+	for i, c := range s {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != q[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasSDESKey reports whether raw holds "inline:" in any case, which
+// srtp.Redact masks what follows: a message without one is matched as
+// captured.
+func hasSDESKey(raw []byte) bool {
+	const marker = "inline"
+	for i := len(marker); i < len(raw); {
+		j := bytes.IndexByte(raw[i:], ':')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if equalLower(raw[i-len(marker):i], []byte(marker)) {
+			return true
+		}
+		i++
+	}
+	return false
+}
+
+// lineHits reports whether a line of raw matches and, with all, which,
+// naming the part (at most searchMaxHits, and how many more). masked:
+// SDES keys are masked before matching, so a hit shows none and a pattern
+// cannot probe one a character at a time.
+func lineHits(raw []byte, masked bool, match func([]byte) bool, all bool) (bool, []searchHit, int) {
+	var hits []searchHit
 	more, line, inBody := 0, 0, false
-	header := ""
+	var header []byte // the name, made a string for a hit alone
 	for rest := raw; len(rest) > 0; line++ {
 		l := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -88,9 +262,9 @@ func messageHits(re *regexp.Regexp, raw []byte) ([]searchHit, int) {
 			rest = nil
 		}
 		l = bytes.TrimRight(l, "\r")
-		// SDES keys are masked before matching: a hit shows none, and a
-		// pattern cannot probe one a character at a time.
-		l, _ = srtp.Redact(l)
+		if masked {
+			l, _ = srtp.Redact(l)
+		}
 		part := "start_line"
 		switch {
 		case inBody:
@@ -102,12 +276,15 @@ func messageHits(re *regexp.Regexp, raw []byte) ([]searchHit, int) {
 			part = "header"
 			if l[0] != ' ' && l[0] != '\t' { // a folded line continues the previous header
 				if c := bytes.IndexByte(l, ':'); c > 0 {
-					header = string(bytes.TrimSpace(l[:c]))
+					header = bytes.TrimSpace(l[:c])
 				}
 			}
 		}
-		if !re.Match(l) {
+		if !match(l) {
 			continue
+		}
+		if !all {
+			return true, nil, 0
 		}
 		if len(hits) == searchMaxHits {
 			more++
@@ -115,11 +292,11 @@ func messageHits(re *regexp.Regexp, raw []byte) ([]searchHit, int) {
 		}
 		h := searchHit{Part: part, Line: line, Text: untrusted.Text(l[:min(len(l), searchHitBytes)])}
 		if part == "header" {
-			h.Header = header
+			h.Header = string(header)
 		}
 		hits = append(hits, h)
 	}
-	return hits, more
+	return len(hits) > 0, hits, more
 }
 
 var searchMessages = tool[searchIn, page[searchRow]]{
@@ -133,7 +310,7 @@ var searchMessages = tool[searchIn, page[searchRow]]{
 		sn := c.d.SIP.Snapshot()
 		// Lines are matched one at a time (CR stripped), so ^ and $
 		// anchor at line ends.
-		re, err := in.compile()
+		mt, err := in.compile()
 		if err != nil {
 			return page[searchRow]{}, err
 		}
@@ -161,8 +338,10 @@ var searchMessages = tool[searchIn, page[searchRow]]{
 				return false
 			}
 			scanned += int64(len(m.Raw))
-			hits, more := messageHits(re, m.Raw)
-			if len(hits) == 0 {
+			// Past a full page a match is only counted: its lines are not
+			// looked for.
+			ok, hits, more := mt.scan(m.Raw, pg.room())
+			if !ok {
 				return true
 			}
 			if dl := sn.DialogByID(m.DialogID); dl == nil || !e.Match(dl) {

@@ -98,6 +98,9 @@ func (pg *pager) offer(k rowKey) bool {
 	return false
 }
 
+// room reports whether the next match goes on the page.
+func (pg *pager) room() bool { return pg.taken < pg.limit }
+
 // page is the envelope's page record. A short page says it is short.
 func (pg *pager) page() Page {
 	return Page{Returned: pg.taken, TotalMatched: pg.matched, Truncated: pg.next != "", NextCursor: pg.next, keys: pg.keys}
