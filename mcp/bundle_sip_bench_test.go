@@ -172,3 +172,25 @@ func BenchmarkSearchMessages100k(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) { benchCalls(b, handler, "search_messages", bc.args) })
 	}
 }
+
+// BenchmarkSiteSeries100k is the site-wide answers that read every
+// dialog at each call (no columns): timeline's buckets, tail_dialogs' first
+// page (the newest of every match) and describe_endpoint of the address
+// in every dialog.
+func BenchmarkSiteSeries100k(b *testing.B) {
+	d := testDeps()
+	d.SIP = benchStore(b)
+	for _, bc := range []struct {
+		t    toolDef
+		args map[string]any
+	}{
+		{timelineTool, map[string]any{}},
+		{tailDialogs, map[string]any{}},
+		{describeEndpoint, map[string]any{"ip": "192.0.2.1"}},
+	} {
+		name := bc.t.toolName()
+		b.Run(name, func(b *testing.B) {
+			benchCalls(b, bc.t.handler(d, bc.t.info(), DefaultMaxResponseBytes), name, bc.args)
+		})
+	}
+}

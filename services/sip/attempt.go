@@ -35,16 +35,22 @@ func (a *Attempt) Duration() (time.Duration, bool) { return span(a.AnswerAt, a.B
 // Attempts returns d's call attempts from its kept transactions (nil for
 // a dialog without an INVITE). Transactions past the per-dialog bound
 // (d.TxnsShed) are not in them.
-func (d *Dialog) Attempts() []Attempt {
+func (d *Dialog) Attempts() []Attempt { return d.AppendAttempts(nil) }
+
+// AppendAttempts appends d's call attempts to out: a caller that looks at
+// every dialog's in turn reuses one array instead of allocating one a
+// dialog (at 100,000 dialogs, most of timeline's CPU was allocating and
+// collecting them).
+func (d *Dialog) AppendAttempts(out []Attempt) []Attempt {
 	if !d.HasInvite {
-		return nil
+		return out
 	}
-	var out []Attempt
+	first := len(out)
 	var cur *Attempt
 	for i := range d.Txns {
 		tx := &d.Txns[i]
 		if tx.Method == "INVITE" && (cur == nil || !tx.InDialog && !awaitingAuthRetry(cur)) {
-			out = append(out, Attempt{N: len(out) + 1, Start: tx.Start, State: StateCalling})
+			out = append(out, Attempt{N: len(out) - first + 1, Start: tx.Start, State: StateCalling})
 			cur = &out[len(out)-1]
 		}
 		if cur == nil {

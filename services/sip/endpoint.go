@@ -55,7 +55,11 @@ type EndpointView struct {
 // dialog past that bound may be missed when asking by address.
 func DescribeEndpoint(ds []*Dialog, match func(*Dialog) bool, q EndpointQuery) EndpointView {
 	var v EndpointView
-	methods, outcomes, codes, regs, peers := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+	// Keys made strings once, at the end, not once a dialog.
+	methods, outcomes := map[string]int{}, map[string]int{}
+	codes, regs, peers := map[int]int{}, map[int]int{}, map[netip.Addr]int{}
+	var as []Attempt      // each dialog's attempts in turn, in one array
+	var seen []netip.Addr // each dialog's peers in turn
 	for _, d := range ds {
 		caller, callee, in := q.role(d)
 		if !in || !match(d) {
@@ -73,9 +77,10 @@ func DescribeEndpoint(ds []*Dialog, match func(*Dialog) bool, q EndpointQuery) E
 		for _, m := range d.Methods {
 			methods[m]++
 		}
-		for _, a := range d.Attempts() {
+		as = d.AppendAttempts(as[:0])
+		for _, a := range as {
 			outcomes[outcome(true, a.State)]++
-			codes[codeKey(a.FinalCode)]++
+			codes[a.FinalCode]++
 		}
 		for i := range d.Txns {
 			tx := &d.Txns[i]
@@ -83,14 +88,14 @@ func DescribeEndpoint(ds []*Dialog, match func(*Dialog) bool, q EndpointQuery) E
 				continue
 			}
 			v.Registrations++
-			regs[codeKey(tx.FinalCode)]++
+			regs[tx.FinalCode]++
 		}
-		seen := map[netip.Addr]bool{}
+		seen = seen[:0]
 		for _, p := range d.Participants {
 			a := p.Addr().Unmap()
-			if a != q.IP && !seen[a] {
-				seen[a] = true
-				peers[a.String()]++
+			if a != q.IP && !slices.Contains(seen, a) {
+				seen = append(seen, a)
+				peers[a]++
 			}
 		}
 		for _, ua := range d.UserAgents {
@@ -102,13 +107,13 @@ func DescribeEndpoint(ds []*Dialog, match func(*Dialog) bool, q EndpointQuery) E
 			v.CallIDs = append(v.CallIDs, d.CallID)
 		}
 	}
-	v.Methods, v.Outcomes, v.FinalCodes, v.RegisterResults = counts(methods), counts(outcomes), counts(codes), counts(regs)
+	v.Methods, v.Outcomes, v.FinalCodes, v.RegisterResults = counts(methods), counts(outcomes), counts(keyed(codes, codeKey)), counts(keyed(regs, codeKey))
 	if len(v.Methods) > maxEndpointKeys {
 		v.MethodsOther = len(v.Methods) - maxEndpointKeys
 		v.Methods = v.Methods[:maxEndpointKeys]
 	}
 	// Final codes are three digits: at most 600 distinct, a bounded list.
-	v.Peers = counts(peers)
+	v.Peers = counts(keyed(peers, netip.Addr.String))
 	if len(v.Peers) > maxEndpointPeers {
 		v.PeersOther = len(v.Peers) - maxEndpointPeers
 		v.Peers = v.Peers[:maxEndpointPeers]
@@ -141,6 +146,15 @@ func codeKey(code int) string {
 		return NoValue
 	}
 	return strconv.Itoa(code)
+}
+
+// keyed is m by the names of its keys (distinct keys, distinct names).
+func keyed[K comparable](m map[K]int, name func(K) string) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, n := range m {
+		out[name(k)] += n
+	}
+	return out
 }
 
 // counts lists m largest first, ties by value.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,40 @@ func scanProblems(d *Dialog, names []string) []string {
 	return hit
 }
 
+// randomMessage is a message of one of calls Call-IDs (prefix and a
+// number): INVITEs and their retransmissions, ringing, answers of every
+// kind, ACK, CANCEL, BYE and its 200, REGISTER; cseq holds each call's
+// CSeq.
+func randomMessage(rng *rand.Rand, cseq map[string]int, prefix string, calls int) string {
+	id := prefix + strconv.Itoa(rng.IntN(calls))
+	n := cseq[id]
+	switch k := rng.IntN(12); {
+	case k < 3 || n == 0:
+		n++
+		cseq[id] = n
+		return req("INVITE", id, n)
+	case k == 3:
+		return req("INVITE", id, n) // a retransmission
+	case k == 4:
+		return resp(180, "INVITE", id, n)
+	case k == 5:
+		return resp([]int{200, 486, 503, 401, 407, 487}[rng.IntN(6)], "INVITE", id, n)
+	case k == 6:
+		return req("ACK", id, n)
+	case k == 7:
+		return req("CANCEL", id, n)
+	case k == 8:
+		n++
+		cseq[id] = n
+		return req("BYE", id, n)
+	case k == 9:
+		return resp(200, "BYE", id, n)
+	case k == 10:
+		return req("REGISTER", id, n)
+	}
+	return resp(200, "INVITE", id, n)
+}
+
 // TestProblemMemoMatchesScan: on random stores (calls failing, ringing
 // slowly, answered briefly, challenged, retransmitted, cancelled, under a
 // dialog bound that evicts), with snapshots taken between the messages so
@@ -40,37 +75,8 @@ func TestProblemMemoMatchesScan(t *testing.T) {
 		cseq := map[string]int{}
 		matched := 0
 		for i := range 1500 {
-			id := fmt.Sprintf("c%d-%d", seed, rng.IntN(60))
-			n := cseq[id]
-			var raw string
-			switch k := rng.IntN(12); {
-			case k < 3 || n == 0:
-				n++
-				cseq[id] = n
-				raw = req("INVITE", id, n)
-			case k == 3:
-				raw = req("INVITE", id, n) // a retransmission
-			case k == 4:
-				raw = resp(180, "INVITE", id, n)
-			case k == 5:
-				raw = resp([]int{200, 486, 503, 401, 407, 487}[rng.IntN(6)], "INVITE", id, n)
-			case k == 6:
-				raw = req("ACK", id, n)
-			case k == 7:
-				raw = req("CANCEL", id, n)
-			case k == 8:
-				n++
-				cseq[id] = n
-				raw = req("BYE", id, n)
-			case k == 9:
-				raw = resp(200, "BYE", id, n)
-			case k == 10:
-				raw = req("REGISTER", id, n)
-			default:
-				raw = resp(200, "INVITE", id, n)
-			}
 			at = at.Add(time.Duration(rng.IntN(4000)) * time.Millisecond)
-			addRaw(t, st, at, raw)
+			addRaw(t, st, at, randomMessage(rng, cseq, fmt.Sprintf("c%d-", seed), 60))
 			if i%7 != 0 {
 				continue
 			}

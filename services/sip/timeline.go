@@ -25,21 +25,40 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 	if width <= 0 {
 		return nil, fmt.Errorf("bucket width %v: want a positive duration", width)
 	}
-	var hit []*Dialog
+	// One pass over the dialogs notes what the buckets count, in the
+	// order the buckets are filled after: at 100,000 dialogs reading each
+	// twice, its attempts worked out twice, was most of the call.
+	marks := make([]mark, 0, 2*len(ds)) // a dialog and, for most, one attempt
+	var as []Attempt                    // each dialog's attempts in turn, in one array
 	lo, hi := since, until
 	for _, d := range ds {
 		if (!since.IsZero() && d.Created.Before(since)) || (!until.IsZero() && !d.Created.Before(until)) || !match(d) {
 			continue
 		}
-		hit = append(hit, d)
 		if since.IsZero() && (lo.IsZero() || d.Created.Before(lo)) {
 			lo = d.Created
 		}
 		if until.IsZero() && d.Created.After(hi) {
 			hi = d.Created
 		}
-		if as := d.Attempts(); until.IsZero() && len(as) > 0 && as[len(as)-1].Start.After(hi) {
-			hi = as[len(as)-1].Start
+		as = d.AppendAttempts(as[:0])
+		if len(as) == 0 {
+			marks = append(marks, mark{d.Created.UnixNano(), markDialog | b2m(d.FinalCode >= 400, markFailed)})
+			continue
+		}
+		marks = append(marks, mark{d.Created.UnixNano(), markDialog})
+		for _, a := range as {
+			outcome := b2m(a.FinalCode >= 200 && a.FinalCode < 300, markAnswered)
+			switch {
+			case a.State == StateCancelled:
+				outcome |= markCancelled
+			case a.FinalCode >= 400:
+				outcome |= markFailed
+			}
+			marks = append(marks, mark{a.Start.UnixNano(), markAttempt | outcome})
+		}
+		if last := as[len(as)-1].Start; until.IsZero() && last.After(hi) {
+			hi = last
 		}
 	}
 	if lo.IsZero() || hi.IsZero() {
@@ -57,34 +76,47 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 	for i := range out {
 		out[i].Start = first.Add(time.Duration(i) * width)
 	}
-	last := first.Add(time.Duration(len(out)) * width)
-	for _, d := range hit {
-		out[int(d.Created.Sub(first)/width)].Dialogs++
-		as := d.Attempts()
-		if len(as) == 0 {
-			if d.FinalCode >= 400 {
-				out[int(d.Created.Sub(first)/width)].Failed++
-			}
-			continue
+	f0, w := first.UnixNano(), int64(width)
+	end := f0 + int64(len(out))*w
+	for _, m := range marks {
+		if m.what&markAttempt != 0 && (m.at < f0 || m.at >= end) {
+			continue // an attempt outside since–until
 		}
-		for _, a := range as {
-			if a.Start.Before(first) || !a.Start.Before(last) {
-				continue
-			}
-			b := &out[int(a.Start.Sub(first)/width)]
+		b := &out[(m.at-f0)/w]
+		if m.what&markDialog != 0 {
+			b.Dialogs++
+		} else {
 			b.Invites++
-			if a.FinalCode >= 200 && a.FinalCode < 300 {
-				b.Answered++
-			}
-			switch {
-			case a.State == StateCancelled:
-				b.Cancelled++
-			case a.FinalCode >= 400:
-				b.Failed++
-			}
 		}
+		b.Answered += int(m.what & markAnswered / markAnswered)
+		b.Failed += int(m.what & markFailed / markFailed)
+		b.Cancelled += int(m.what & markCancelled / markCancelled)
 	}
 	return out, nil
+}
+
+// mark is what Timeline counts at a time: a dialog's creation (failed:
+// one without an INVITE and with a final code of 400 or more) or a call
+// attempt's start and outcome.
+type mark struct {
+	at   int64 // Unix ns, as alignDown reads times
+	what uint8
+}
+
+const (
+	markDialog uint8 = 1 << iota
+	markAttempt
+	markAnswered
+	markFailed
+	markCancelled
+)
+
+// b2m is m when b holds, else 0.
+func b2m(b bool, m uint8) uint8 {
+	if b {
+		return m
+	}
+	return 0
 }
 
 // alignDown returns the start of t's bucket: floor division of the time

@@ -1,0 +1,125 @@
+package sip
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// timelineTwoPasses is Timeline as it was first written: the matching
+// dialogs found in one pass, counted into the buckets in a second, each
+// dialog's attempts worked out in both.
+func timelineTwoPasses(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since, until time.Time) []TimeBucket {
+	var hit []*Dialog
+	lo, hi := since, until
+	for _, d := range ds {
+		if (!since.IsZero() && d.Created.Before(since)) || (!until.IsZero() && !d.Created.Before(until)) || !match(d) {
+			continue
+		}
+		hit = append(hit, d)
+		if since.IsZero() && (lo.IsZero() || d.Created.Before(lo)) {
+			lo = d.Created
+		}
+		if until.IsZero() && d.Created.After(hi) {
+			hi = d.Created
+		}
+		if as := d.Attempts(); until.IsZero() && len(as) > 0 && as[len(as)-1].Start.After(hi) {
+			hi = as[len(as)-1].Start
+		}
+	}
+	if lo.IsZero() || hi.IsZero() {
+		return []TimeBucket{}
+	}
+	first := alignDown(lo, width)
+	n := int(alignDown(hi, width).Sub(first)/width) + 1
+	if !until.IsZero() && alignDown(until, width).Equal(until) {
+		n--
+	}
+	out := make([]TimeBucket, max(n, 0))
+	for i := range out {
+		out[i].Start = first.Add(time.Duration(i) * width)
+	}
+	last := first.Add(time.Duration(len(out)) * width)
+	for _, d := range hit {
+		out[int(d.Created.Sub(first)/width)].Dialogs++
+		as := d.Attempts()
+		if len(as) == 0 {
+			if d.FinalCode >= 400 {
+				out[int(d.Created.Sub(first)/width)].Failed++
+			}
+			continue
+		}
+		for _, a := range as {
+			if a.Start.Before(first) || !a.Start.Before(last) {
+				continue
+			}
+			b := &out[int(a.Start.Sub(first)/width)]
+			b.Invites++
+			if a.FinalCode >= 200 && a.FinalCode < 300 {
+				b.Answered++
+			}
+			switch {
+			case a.State == StateCancelled:
+				b.Cancelled++
+			case a.FinalCode >= 400:
+				b.Failed++
+			}
+		}
+	}
+	return out
+}
+
+// TestTimelineMatchesTwoPasses: on random stores (calls dialled again,
+// answered, failed, challenged, cancelled; registrations accepted and
+// refused), for random
+// bucket widths, ranges (open, or cutting through calls whose attempts
+// start after their dialogs) and filters, Timeline's one pass counts what
+// the two passes did, bucket by bucket.
+func TestTimelineMatchesTwoPasses(t *testing.T) {
+	for seed := range uint64(10) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		st := newStore(t, Limits{})
+		at := time.Unix(1000, 0)
+		cseq := map[string]int{}
+		for i := range 800 {
+			at = at.Add(time.Duration(rng.IntN(20000)) * time.Millisecond)
+			if i%10 == 0 { // a registration, failed or not: a dialog without an INVITE
+				id := fmt.Sprintf("r%d-%d", seed, i)
+				addRaw(t, st, at, req("REGISTER", id, 1))
+				addRaw(t, st, at.Add(time.Millisecond), resp([]int{200, 403, 401}[rng.IntN(3)], "REGISTER", id, 1))
+				continue
+			}
+			addRaw(t, st, at, randomMessage(rng, cseq, fmt.Sprintf("t%d-", seed), 80))
+		}
+		sn := st.Snapshot()
+		start, end := sn.Dialogs[0].Created, at
+		counted := 0
+		for q := range 40 {
+			width := time.Duration(1+rng.IntN(600)) * time.Second
+			var since, until time.Time
+			if q%3 > 0 {
+				since = start.Add(time.Duration(rng.Int64N(int64(end.Sub(start)))))
+			}
+			if q%4 > 1 {
+				until = since.Add(time.Duration(1 + rng.Int64N(int64(end.Sub(start)))))
+			}
+			code := []int{0, 200, 486}[rng.IntN(3)]
+			match := func(d *Dialog) bool { return code == 0 || d.FinalCode == code }
+			got, err := Timeline(sn.Dialogs, match, width, since, until, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := timelineTwoPasses(sn.Dialogs, match, width, since, until); !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d, width %v, since %v, until %v, final code %d:\n got %+v\nwant %+v", seed, width, since, until, code, got, want)
+			}
+			for _, b := range got {
+				counted += b.Invites + b.Failed + b.Cancelled
+			}
+		}
+		if counted == 0 {
+			t.Fatalf("seed %d: no attempt counted", seed)
+		}
+	}
+}
