@@ -175,8 +175,8 @@ func BenchmarkSearchMessages100k(b *testing.B) {
 
 // BenchmarkSiteSeries100k is the site-wide answers that read every
 // dialog at each call (no columns): timeline's buckets, tail_dialogs' first
-// page (the newest of every match) and describe_endpoint of the address
-// in every dialog.
+// page (the newest of every match), search_by_time's (the oldest of every
+// message) and describe_endpoint of the address in every dialog.
 func BenchmarkSiteSeries100k(b *testing.B) {
 	d := testDeps()
 	d.SIP = benchStore(b)
@@ -186,6 +186,7 @@ func BenchmarkSiteSeries100k(b *testing.B) {
 	}{
 		{timelineTool, map[string]any{}},
 		{tailDialogs, map[string]any{}},
+		{searchByTime, map[string]any{}},
 		{describeEndpoint, map[string]any{"ip": "192.0.2.1"}},
 	} {
 		name := bc.t.toolName()

@@ -100,9 +100,18 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 		if err != nil {
 			return page[timeRow]{}, err
 		}
-		// The matches are sorted by (time, sequence): messages from
-		// several ports arrive out of time order. The store bounds them.
-		var rows []timeRow
+		pg, err := newPager(c, in.Paging)
+		if err != nil {
+			return page[timeRow]{}, err
+		}
+		// The page is the matches of the least (time, sequence) at or
+		// after the cursor (messages from several ports arrive out of
+		// time order), and the one after it names the next page: they
+		// are selected, not sorted all (keySelect), and rows made of the
+		// page's alone. At 600,000 messages a row for each, sorted, was
+		// most of a call.
+		sel := keySelect[*sip.Message]{n: pg.limit + 1, least: true}
+		total := 0
 		sn.RangeMessages(0, func(m *sip.Message) bool {
 			if !sp.holds(m.Time) {
 				return true
@@ -110,15 +119,25 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 			if dl := sn.DialogByID(m.DialogID); dl == nil || !e.Match(dl) {
 				return true
 			}
+			total++
 			// Offset so times before 1970 still sort first as unsigned keys.
-			at := uint64(m.Time.UnixNano()) ^ 1<<63
-			rows = append(rows, timeRow{CallID: m.CallID, messageRow: messageRowOf(m), at: at, seq: m.Seq})
+			if k := (rowKey{uint64(m.Time.UnixNano()) ^ 1<<63, m.Seq}); !k.less(pg.from) {
+				sel.offer(k, m)
+			}
 			return c.ctx.Err() == nil
 		})
 		if err := c.ctx.Err(); err != nil {
 			return page[timeRow]{}, fmt.Errorf("search_by_time cancelled: %w", err)
 		}
-		return pageSlice(c, in.Paging, rows, func(r timeRow) rowKey { return rowKey{r.at, r.seq} })
+		rows := []timeRow{}
+		for _, kv := range sel.sorted() {
+			if pg.offer(kv.k) {
+				rows = append(rows, timeRow{CallID: kv.v.CallID, messageRow: messageRowOf(kv.v), at: kv.k[0], seq: kv.k[1]})
+			}
+		}
+		p := pg.page()
+		p.TotalMatched = total // the matches before the cursor count too
+		return page[timeRow]{Items: rows, Page: p}, nil
 	},
 }
 

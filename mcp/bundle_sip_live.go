@@ -3,7 +3,6 @@ package mcp
 import (
 	"cmp"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -61,14 +60,16 @@ var tailDialogs = tool[tailIn, page[dialogRow]]{
 			total = len(hit)
 		} else {
 			// The tail: the newest changes, of every match counted.
-			top := newestDialogs{n: pg.limit}
+			top := keySelect[*sip.Dialog]{n: pg.limit}
 			for _, dl := range sn.Dialogs {
 				if e.Match(dl) {
 					total++
 					top.offer(tailKey(dl), dl)
 				}
 			}
-			hit = top.sorted()
+			for _, kv := range top.sorted() {
+				hit = append(hit, kv.v)
+			}
 		}
 		rows := []dialogRow{}
 		for _, dl := range hit {
@@ -89,89 +90,6 @@ var tailDialogs = tool[tailIn, page[dialogRow]]{
 		}
 		return page[dialogRow]{Items: rows, Page: p}, nil
 	},
-}
-
-// newestDialogs keeps the n dialogs of the greatest keys offered:
-// without a cursor tail_dialogs shows the newest of every match, and
-// sorting them all for it was most of a call at 100,000 dialogs (30 ms
-// for a capture's calls, which end in another order than they began).
-// Offered dialogs gather in an array of 2n; once it fills, the n of the
-// greatest keys are selected (quickselect: linear, in expectation, in
-// what it is given), and a key below the least of them is not gathered
-// again. Most keys grow, as updates do, so most are gathered, and the
-// selections cost about as much as the offers did, where sorting grows
-// faster than that.
-type newestDialogs struct {
-	n     int
-	kept  []keyedDialog
-	least rowKey // of the n selected last, once there were n
-	full  bool
-}
-
-type keyedDialog struct {
-	k rowKey
-	d *sip.Dialog
-}
-
-// keyLess is cmpKey(a, b) < 0, without the comparison of ids where the
-// times differ.
-func keyLess(a, b rowKey) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
-
-func (t *newestDialogs) offer(k rowKey, d *sip.Dialog) {
-	if t.full && !keyLess(t.least, k) {
-		return
-	}
-	if t.kept == nil {
-		t.kept = make([]keyedDialog, 0, 2*t.n)
-	}
-	t.kept = append(t.kept, keyedDialog{k, d})
-	if len(t.kept) == cap(t.kept) {
-		t.keep()
-	}
-}
-
-// keep keeps the n of the greatest keys gathered, in no order.
-func (t *newestDialogs) keep() {
-	a := t.kept
-	p := len(a) - t.n
-	if p < 0 {
-		return
-	}
-	// Quickselect around a random pivot until the pivot lands at p:
-	// then a[p:] hold the n greatest, a[p] the least of them.
-	for lo, hi := 0, len(a)-1; lo < hi; {
-		pi := lo + rand.IntN(hi-lo+1)
-		a[pi], a[hi] = a[hi], a[pi]
-		i := lo
-		for j := lo; j < hi; j++ {
-			if keyLess(a[j].k, a[hi].k) {
-				a[i], a[j] = a[j], a[i]
-				i++
-			}
-		}
-		a[i], a[hi] = a[hi], a[i]
-		switch {
-		case i < p:
-			lo = i + 1
-		case i > p:
-			hi = i - 1
-		default:
-			lo = hi
-		}
-	}
-	t.least, t.full = a[p].k, true
-	t.kept = a[:copy(a, a[p:])]
-}
-
-// sorted returns the kept dialogs, least key first.
-func (t *newestDialogs) sorted() []*sip.Dialog {
-	t.keep()
-	slices.SortFunc(t.kept, func(a, b keyedDialog) int { return cmpKey(a.k, b.k) })
-	out := make([]*sip.Dialog, len(t.kept))
-	for i, kd := range t.kept {
-		out[i] = kd.d
-	}
-	return out
 }
 
 // await_condition bounds.
