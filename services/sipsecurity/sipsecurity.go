@@ -157,15 +157,19 @@ type Report struct {
 }
 
 // event is one transaction (tx nil: one scanner dialog) behind a finding.
+// What only some kinds want (an OPTIONS target, a scanner's User-Agent)
+// is worked out for those groups' events alone: at 100,000 dialogs the
+// events are most of what an analysis allocates.
 type event struct {
-	t   time.Time
-	key string // the OPTIONS target, else ""
-	d   *sip.Dialog
-	tx  *sip.Transaction
-	ua  string // the scanner User-Agent, for scanner events
+	t  time.Time
+	d  *sip.Dialog
+	tx *sip.Transaction
 	// later is a transaction after the dialog's first: d.ToUser is not its.
 	later bool
 }
+
+// target is an OPTIONS event's target: the address and To user it asked.
+func (e *event) target() string { return e.tx.Dst.Addr().Unmap().String() + " " + e.d.ToUser }
 
 // AnalyseView is Analyse of the dialogs of sn that e matches (nil or
 // empty: every one), kept with sn by the filter and the thresholds
@@ -196,19 +200,17 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 		src  netip.Addr
 		kind string
 	}
-	// Every event with its source and kind's group, in one array sized
-	// for the most a dialog gives (a scanner event and two a transaction),
-	// then placed by group in a second: at 100,000 dialogs, growing a
-	// slice per group was a third of the call.
+	// Every event with its source and kind's group, in one array, then
+	// placed by group in a second: at 100,000 dialogs, growing a slice
+	// per group was a third of the call. Most dialogs give one event (an
+	// INVITE, a REGISTER) or none; the array grows past that as append
+	// grows it (sized for the most a dialog can give, a scanner event and
+	// two a transaction, it was most of what an analysis allocated).
 	type grouped struct {
 		g int32
 		e event
 	}
-	most := 0
-	for _, d := range ds {
-		most += 1 + 2*len(d.Txns)
-	}
-	all := make([]grouped, 0, most)
+	all := make([]grouped, 0, len(ds)+len(ds)/4)
 	index := map[srcKind]int32{}
 	var kinds []srcKind
 	var counts []int
@@ -224,8 +226,8 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 	for _, d := range ds {
 		r.Dialogs++
 		r.TxnsShed += d.TxnsShed
-		if ua, ok := scannerAgent(d.UserAgents, th.ScannerAgents); ok {
-			add(srcKind{d.Src.Addr().Unmap(), KindScanner}, event{t: d.Created, d: d, ua: ua})
+		if _, ok := scannerAgent(d.UserAgents, th.ScannerAgents); ok {
+			add(srcKind{d.Src.Addr().Unmap(), KindScanner}, event{t: d.Created, d: d})
 		}
 		for i := range d.Txns {
 			tx := &d.Txns[i]
@@ -237,7 +239,6 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 			case tx.Method == "INVITE" && !tx.InDialog:
 				add(srcKind{src, KindInviteFlood}, e)
 			case tx.Method == "OPTIONS":
-				e.key = tx.Dst.Addr().Unmap().String() + " " + d.ToUser
 				add(srcKind{src, KindOptionsSweep}, e)
 			}
 			if tx.FinalCode == 401 || tx.FinalCode == 407 {
@@ -264,8 +265,15 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 		if !slices.IsSortedFunc(evs, byTime) { // most sources' events come in order
 			slices.SortStableFunc(evs, byTime)
 		}
-		for _, ep := range episodes(evs, th.Window, limit, sk.kind == KindOptionsSweep) {
-			f := summarise(evs[ep.lo:ep.hi+1], sk.kind == KindScanner)
+		var keys []string // distinct targets count for a sweep
+		if sk.kind == KindOptionsSweep {
+			keys = make([]string, len(evs))
+			for i := range evs {
+				keys[i] = evs[i].target()
+			}
+		}
+		for _, ep := range episodes(evs, keys, th.Window, limit) {
+			f := summarise(evs[ep.lo:ep.hi+1], sk.kind == KindScanner, th.ScannerAgents)
 			f.Kind, f.Source, f.Window, f.Threshold = sk.kind, sk.src, th.Window, limit
 			f.Peak, f.PeakStart = ep.peak, evs[ep.peakLo].t
 			f.ID = FindingID(sk.kind, sk.src, f.First)
@@ -292,25 +300,30 @@ type span struct{ lo, hi, peak, peakLo int }
 
 // episodes finds the hot windows of evs (sorted by time): each window of
 // length w ending at an event, the events s with t-w < s ≤ t, that holds
-// at least limit events (distinct keys when distinct). Hot windows that
-// overlap or are less than w apart are one episode: the source never
-// stayed below the threshold for a whole window in between.
-func episodes(evs []event, w time.Duration, limit int, distinct bool) []span {
+// at least limit events (distinct keys, with keys: the events' own, in
+// their order). Hot windows that overlap or are less than w apart are
+// one episode: the source never stayed below the threshold for a whole
+// window in between.
+func episodes(evs []event, keys []string, w time.Duration, limit int) []span {
 	var out []span
 	cur := span{lo: -1}
 	j := 0
-	keys := map[string]int{}
+	inWindow := map[string]int{}
 	for i, e := range evs {
-		keys[e.key]++
+		if keys != nil {
+			inWindow[keys[i]]++
+		}
 		for e.t.Sub(evs[j].t) >= w {
-			if keys[evs[j].key]--; keys[evs[j].key] == 0 {
-				delete(keys, evs[j].key)
+			if keys != nil {
+				if inWindow[keys[j]]--; inWindow[keys[j]] == 0 {
+					delete(inWindow, keys[j])
+				}
 			}
 			j++
 		}
 		n := i - j + 1
-		if distinct {
-			n = len(keys)
+		if keys != nil {
+			n = len(inWindow)
 		}
 		if n < limit {
 			continue
@@ -333,12 +346,16 @@ func episodes(evs []event, w time.Duration, limit int, distinct bool) []span {
 	return out
 }
 
-// summarise totals one episode's events.
-func summarise(evs []event, scanner bool) Finding {
+// summarise totals one episode's events; a scanner's names the
+// User-Agent of known that made each a scanner event.
+func summarise(evs []event, scanner bool, known []string) Finding {
 	f := Finding{First: evs[0].t, Last: evs[len(evs)-1].t, Total: len(evs)}
 	srcs, uas, tgts := tallier[netip.AddrPort]{}, tallier[string]{}, tallier[Target]{}
 	for _, e := range evs {
-		ev := Evidence{CallID: e.d.CallID, Time: e.t, UserAgent: e.ua}
+		ev := Evidence{CallID: e.d.CallID, Time: e.t}
+		if scanner {
+			ev.UserAgent, _ = scannerAgent(e.d.UserAgents, known)
+		}
 		src, tgt := e.d.Src, Target{e.d.Dst, e.d.ToUser}
 		if e.tx != nil {
 			ev.Method, ev.Dst, ev.FinalCode = e.tx.Method, e.tx.Dst, e.tx.FinalCode
@@ -355,7 +372,7 @@ func summarise(evs []event, scanner bool) Finding {
 		srcs.add(src)
 		tgts.add(tgt)
 		if scanner {
-			uas.add(e.ua)
+			uas.add(ev.UserAgent)
 		} else {
 			for _, ua := range e.d.UserAgents {
 				uas.add(ua)
