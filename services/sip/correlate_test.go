@@ -1,7 +1,11 @@
 package sip
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -92,5 +96,128 @@ func TestCallTreeExpandsOnlyStrongEvidence(t *testing.T) {
 	want := map[string]string{"a": "@0", "b": "a@1", "c": "b@2", "d": "a@1"}
 	if fmt.Sprint(got) != fmt.Sprint(want) || truncated {
 		t.Errorf("tree %v (truncated %v), want %v", got, truncated, want)
+	}
+}
+
+// callTreeScan is CallTree as first written: every leg compared with
+// every dialog.
+func callTreeScan(ds []*Dialog, root *Dialog) (nodes []TreeNode, truncated bool) {
+	nodes = []TreeNode{{D: root}}
+	seen := map[string]bool{root.CallID: true}
+	var heur []TreeNode
+	for i := 0; i < len(nodes); i++ {
+		n := nodes[i]
+		for _, o := range ds {
+			if seen[o.CallID] {
+				continue
+			}
+			ev := CorrelationEvidence(n.D, o)
+			switch {
+			case ev == nil:
+				continue
+			case ev[0].Heuristic:
+				if i == 0 {
+					heur = append(heur, TreeNode{D: o, Parent: root.CallID, Depth: 1, Evidence: ev})
+				}
+				continue
+			}
+			if len(nodes) == MaxTreeDialogs {
+				truncated = true
+				continue
+			}
+			seen[o.CallID] = true
+			nodes = append(nodes, TreeNode{D: o, Parent: n.D.CallID, Depth: n.Depth + 1, Evidence: ev})
+		}
+	}
+	for _, h := range heur {
+		if seen[h.D.CallID] {
+			continue
+		}
+		if len(nodes) == MaxTreeDialogs {
+			truncated = true
+			break
+		}
+		nodes = append(nodes, h)
+	}
+	slices.SortStableFunc(nodes[1:], func(a, b TreeNode) int { return cmp.Compare(a.Depth, b.Depth) })
+	return nodes, truncated
+}
+
+// TestCallTreeMatchesEveryDialogScan: on random stores whose calls carry
+// Session-IDs, charging vectors, X- headers naming other calls' Call-IDs
+// and a shared X- value (in half the stores on a quarter of the calls,
+// past the tree's bound), and callees shared within the timing window,
+// the tree from every dialog is the one comparing each leg with every
+// dialog gave.
+func TestCallTreeMatchesEveryDialogScan(t *testing.T) {
+	deep, cut := 0, 0
+	for seed := range uint64(8) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		st := newStore(t, Limits{})
+		at := time.Unix(1000, 0)
+		const calls = 300
+		for i := range calls {
+			var hs []string
+			if rng.IntN(4) == 0 {
+				hs = append(hs, fmt.Sprintf("Session-ID: %032x;remote=%032x", 1+rng.IntN(12), rng.IntN(3)))
+			}
+			if rng.IntN(5) == 0 {
+				hs = append(hs, fmt.Sprintf("P-Charging-Vector: icid-value=icid%04d", rng.IntN(10)))
+			}
+			if i > 0 && rng.IntN(4) == 0 {
+				hs = append(hs, fmt.Sprintf("X-Orig-Call-ID: s%d-%d", seed, rng.IntN(i)))
+			}
+			if rng.IntN([]int{4, 60}[seed%2]) == 0 { // in half the stores, too few to join most calls
+				hs = append(hs, "X-Tenant: tenant-0001")
+			}
+			at = at.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+			addRaw(t, st, at, legInvite(fmt.Sprintf("s%d-%d", seed, i), fmt.Sprint("u", rng.IntN(20)), fmt.Sprint("v", rng.IntN(20)), hs...))
+		}
+		sn := st.Snapshot()
+		for _, root := range sn.Dialogs {
+			got, gotCut := CallTree(sn.Dialogs, root)
+			want, wantCut := callTreeScan(sn.Dialogs, root)
+			if !reflect.DeepEqual(got, want) || gotCut != wantCut {
+				t.Fatalf("seed %d, root %s: %d legs (truncated %v), the scan %d (%v)", seed, root.CallID, len(got), gotCut, len(want), wantCut)
+			}
+			if got[len(got)-1].Depth > 2 {
+				deep++
+			}
+			if gotCut {
+				cut++
+			}
+		}
+	}
+	if deep == 0 || cut == 0 {
+		t.Fatalf("%d trees deeper than two legs, %d truncated: the stores did not exercise them", deep, cut)
+	}
+}
+
+// BenchmarkCallTreeConference: a conference of 40 legs sharing a
+// Session-ID among 100,000 calls, its tree from one leg; scan is the
+// former way, every leg compared with every dialog.
+func BenchmarkCallTreeConference(b *testing.B) {
+	st := newStore(b, Limits{DialogBytes: 1 << 30, MessageBytes: 1 << 30})
+	at := time.Unix(1000, 0)
+	for i := range 100_000 {
+		var hs []string
+		if i%2500 == 0 {
+			hs = append(hs, "Session-ID: "+uuidA)
+		}
+		addRaw(b, st, at.Add(time.Duration(i)*time.Second), legInvite(fmt.Sprint("call-", i), fmt.Sprint("u", i), fmt.Sprint("v", i), hs...))
+	}
+	sn := st.Snapshot()
+	root := sn.Lookup("call-0")
+	for _, bc := range []struct {
+		name string
+		tree func([]*Dialog, *Dialog) ([]TreeNode, bool)
+	}{{"index", CallTree}, {"scan", callTreeScan}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if nodes, _ := bc.tree(sn.Dialogs, root); len(nodes) != 40 {
+					b.Fatalf("%d legs, want 40", len(nodes))
+				}
+			}
+		})
 	}
 }

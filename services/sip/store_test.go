@@ -10,7 +10,7 @@ import (
 	"fieldtap/tools/refdata"
 )
 
-func addRaw(t *testing.T, st *Store, at time.Time, raw string) {
+func addRaw(t testing.TB, st *Store, at time.Time, raw string) {
 	t.Helper()
 	var m Parsed
 	if err := m.Parse([]byte(raw)); err != nil {
