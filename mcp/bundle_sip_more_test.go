@@ -343,6 +343,10 @@ func FuzzSearchMatcher(f *testing.F) {
 	f.Add([]byte("SIP/2.0 200 OK\r\n\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:c2VjcmV0\r\n"), "redacted", false, false)
 	f.Add([]byte("A: b\r\r\nC: d\r\n"), "b\r", false, true)
 	f.Add([]byte("X: "+strings.Repeat("Bb", 80)+"bA\r\n"), "bba", false, false) // past contains' near misses
+	f.Add([]byte(invite), "invite s.p:", true, false)                           // a literal prefix, in another case
+	f.Add([]byte(invite), "^User-Agent: [a-z]", true, true)
+	f.Add([]byte("SIP/2.0 200 OK\r\nX: \u212aey \u017fip\r\n"), "key .ip", true, false)
+	f.Add([]byte("SIP/2.0 200 OK\r\n\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:c2VjcmV0\r\n"), "inline:RED.*", true, false)
 	f.Fuzz(func(t *testing.T, raw []byte, query string, regex, caseSensitive bool) {
 		mt, err := searchIn{Query: queryArg(query), Regex: regex, CaseSensitive: caseSensitive}.compile()
 		if err != nil {

@@ -76,27 +76,49 @@ func (in searchIn) compile() (*matcher, error) {
 	}
 	m := &matcher{re: re}
 	if !in.Regex {
-		m.plain([]byte(in.Query), !in.CaseSensitive)
+		m.lit, m.exact = newLiteral([]byte(in.Query), !in.CaseSensitive), true
+		return m, nil
+	}
+	// Every match of the pattern begins with its literal prefix (in
+	// either case under the (?i) added above): a message without it has
+	// no matching line, whatever the regexp says of the lines of one with
+	// it.
+	alone := re
+	if !in.CaseSensitive {
+		alone, _ = regexp.Compile(string(in.Query))
+	}
+	if alone != nil {
+		if p, _ := alone.LiteralPrefix(); p != "" {
+			m.lit = newLiteral([]byte(p), !in.CaseSensitive)
+		}
 	}
 	return m, nil
 }
 
 // matcher finds the lines of a message that search_messages' query
 // matches: re, run on each line (CR stripped, SDES keys masked), says
-// what a match is. Plain text is also looked for in the whole message
-// first with byte searches: a message without it has no matching line,
-// and most of a search's messages are skipped at memory speed instead of
-// running the regexp on each of their lines (a second a call over a full
-// scan: docs/benchmarks.md).
+// what a match is. Text every matching line holds (the query itself when
+// it is plain text, else the pattern's literal prefix) is first looked
+// for in the whole message with byte searches: a message without it has
+// no matching line, and most of a search's messages are skipped at
+// memory speed instead of running the regexp on each of their lines (a
+// second a call over a full scan: docs/benchmarks.md).
 type matcher struct {
-	re *regexp.Regexp
-	// text is the query when it is ASCII text without a line break
-	// (lower-cased when fold), else nil. A line contains it, bytewise
-	// and ignoring ASCII case when fold, exactly when re matches the
-	// line: an ASCII byte is never part of another character in UTF-8,
-	// and the only characters outside ASCII that (?i) folds onto ASCII
-	// are K (Kelvin sign) and ſ (long s), onto k and s; a message with
-	// either, when text has k or s (wide), is left to re.
+	re  *regexp.Regexp
+	lit literal
+	// exact: a line matches exactly when it holds lit (plain text), so
+	// lines are matched by lit, not re.
+	exact bool
+}
+
+// literal is text looked for bytewise: ASCII without a line break
+// (lower-cased when fold), else nil. A line holds it, bytewise and
+// ignoring ASCII case when fold, exactly when (?i) and the quoted text
+// match the line: an ASCII byte is never part of another character in
+// UTF-8, and the only characters outside ASCII that (?i) folds onto
+// ASCII are K (Kelvin sign) and ſ (long s), onto k and s; a message with
+// either, when the text has k or s (wide), is left to the regexp.
+type literal struct {
 	text   []byte
 	fold   bool
 	wide   bool
@@ -106,23 +128,25 @@ type matcher struct {
 // wideFolds are the characters (?i) matches with an ASCII k or s.
 var wideFolds = [...][]byte{[]byte("\u212a"), []byte("\u017f")}
 
-// plain sets m up for the text q.
-func (m *matcher) plain(q []byte, fold bool) {
+// newLiteral is the literal of q, none when q is not ASCII text without
+// a line break.
+func newLiteral(q []byte, fold bool) literal {
 	for _, c := range q {
 		if c >= utf8.RuneSelf || c == '\r' || c == '\n' {
-			return
+			return literal{}
 		}
 	}
-	m.text, m.fold = bytes.Clone(q), fold
+	l := literal{text: bytes.Clone(q), fold: fold}
 	if fold {
-		m.text = lowerASCII(q)
-		m.wide = bytes.ContainsAny(m.text, "ks")
+		l.text = lowerASCII(q)
+		l.wide = bytes.ContainsAny(l.text, "ks")
 	}
-	for i, c := range m.text {
-		if sipCommon(c) < sipCommon(m.text[m.anchor]) {
-			m.anchor = i
+	for i, c := range l.text {
+		if sipCommon(c) < sipCommon(l.text[l.anchor]) {
+			l.anchor = i
 		}
 	}
+	return l
 }
 
 // sipCommon ranks a (lower-case) byte by how often SIP messages carry it:
@@ -137,33 +161,35 @@ func sipCommon(c byte) int {
 func (m *matcher) scan(raw []byte, hits bool) (bool, []searchHit, int) {
 	masked := hasSDESKey(raw)
 	match := m.re.Match
-	if m.text != nil && !(m.wide && (bytes.Contains(raw, wideFolds[0]) || bytes.Contains(raw, wideFolds[1]))) {
+	if m.lit.text != nil && !(m.lit.wide && (bytes.Contains(raw, wideFolds[0]) || bytes.Contains(raw, wideFolds[1]))) {
 		// Masking changes what a line holds: only an unmasked message is
 		// told from its whole bytes (no line holds a line break).
-		if !masked && !m.contains(raw) {
+		if !masked && !m.lit.contains(raw) {
 			return false, nil, 0
 		}
-		if !masked && !hits {
-			return true, nil, 0
+		if m.exact {
+			if !masked && !hits {
+				return true, nil, 0
+			}
+			match = m.lit.contains
 		}
-		match = m.contains
 	}
 	return lineHits(raw, masked, match, hits)
 }
 
-// contains reports whether b holds m.text (ignoring ASCII case when
-// m.fold): the anchor byte found with IndexByte in each of its cases,
+// contains reports whether b holds l.text (ignoring ASCII case when
+// l.fold): the anchor byte found with IndexByte in each of its cases,
 // the rest compared where it is. Past maxNearMisses places where the
 // anchor is but the text is not (a sender's run of one letter), the rest
 // of b is lower-cased and searched as bytes.Index does, which stays
 // linear where comparing at every place would not.
-func (m *matcher) contains(b []byte) bool {
+func (l *literal) contains(b []byte) bool {
 	const maxNearMisses = 64
-	q := m.text
-	if !m.fold {
+	q := l.text
+	if !l.fold {
 		return bytes.Contains(b, q)
 	}
-	a := m.anchor
+	a := l.anchor
 	lo, up := q[a], q[a]
 	if 'a' <= lo && lo <= 'z' {
 		up = lo - 'a' + 'A'
