@@ -289,18 +289,26 @@ type TreeNode struct {
 // (corrIndex): at 100,000 dialogs comparing every leg with every dialog
 // was about 14 ms a leg, most of a second for a conference.
 func CallTree(ds []*Dialog, root *Dialog) (nodes []TreeNode, truncated bool) {
+	var idx corrIndex
+	return callTree(ds, root, func(d *Dialog) []*Dialog {
+		if idx.keys == nil {
+			idx = newCorrIndex(ds)
+		}
+		return idx.candidates(ds, d)
+	})
+}
+
+// callTree is CallTree comparing each leg past the root with the
+// dialogs legs gives for it, in ds's order.
+func callTree(ds []*Dialog, root *Dialog, legs func(*Dialog) []*Dialog) (nodes []TreeNode, truncated bool) {
 	nodes = []TreeNode{{D: root}}
 	seen := map[string]bool{root.CallID: true}
 	var heur []TreeNode
-	var idx corrIndex
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]
 		cands := ds
 		if i > 0 {
-			if idx.keys == nil {
-				idx = newCorrIndex(ds)
-			}
-			cands = idx.candidates(ds, n.D)
+			cands = legs(n.D)
 		}
 		for _, o := range cands {
 			if seen[o.CallID] {

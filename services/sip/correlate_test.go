@@ -1,11 +1,9 @@
 package sip
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 )
@@ -101,46 +99,8 @@ func TestCallTreeExpandsOnlyStrongEvidence(t *testing.T) {
 
 // callTreeScan is CallTree as first written: every leg compared with
 // every dialog.
-func callTreeScan(ds []*Dialog, root *Dialog) (nodes []TreeNode, truncated bool) {
-	nodes = []TreeNode{{D: root}}
-	seen := map[string]bool{root.CallID: true}
-	var heur []TreeNode
-	for i := 0; i < len(nodes); i++ {
-		n := nodes[i]
-		for _, o := range ds {
-			if seen[o.CallID] {
-				continue
-			}
-			ev := CorrelationEvidence(n.D, o)
-			switch {
-			case ev == nil:
-				continue
-			case ev[0].Heuristic:
-				if i == 0 {
-					heur = append(heur, TreeNode{D: o, Parent: root.CallID, Depth: 1, Evidence: ev})
-				}
-				continue
-			}
-			if len(nodes) == MaxTreeDialogs {
-				truncated = true
-				continue
-			}
-			seen[o.CallID] = true
-			nodes = append(nodes, TreeNode{D: o, Parent: n.D.CallID, Depth: n.Depth + 1, Evidence: ev})
-		}
-	}
-	for _, h := range heur {
-		if seen[h.D.CallID] {
-			continue
-		}
-		if len(nodes) == MaxTreeDialogs {
-			truncated = true
-			break
-		}
-		nodes = append(nodes, h)
-	}
-	slices.SortStableFunc(nodes[1:], func(a, b TreeNode) int { return cmp.Compare(a.Depth, b.Depth) })
-	return nodes, truncated
+func callTreeScan(ds []*Dialog, root *Dialog) ([]TreeNode, bool) {
+	return callTree(ds, root, func(*Dialog) []*Dialog { return ds })
 }
 
 // TestCallTreeMatchesEveryDialogScan: on random stores whose calls carry
