@@ -13,13 +13,16 @@ import (
 // (quickselect: linear, in expectation, in what it is given), and a key
 // past the last one kept is not gathered again. Where most keys come in
 // order (updates, capture times) most are gathered, and the selections
-// cost about as much as the offers, where a sort grows faster.
+// cost about as much as the offers, where a sort grows faster. Keys
+// offered in order, each after the last as what is kept goes (a live
+// store's updates), need no selection: the first gathered are dropped.
 type keySelect[T any] struct {
 	n     int
 	least bool
 	kept  []keyed[T]
 	bound rowKey // the last kept of the n selected last, once there were n
 	full  bool
+	mixed bool // some key was offered out of order: kept is not in order
 }
 
 type keyed[T any] struct {
@@ -46,6 +49,9 @@ func (s *keySelect[T]) offer(k rowKey, v T) {
 	if s.kept == nil {
 		s.kept = make([]keyed[T], 0, 2*s.n)
 	}
+	if l := len(s.kept); l > 0 && s.drops(k, s.kept[l-1].k) {
+		s.mixed = true
+	}
 	s.kept = append(s.kept, keyed[T]{k, v})
 	if len(s.kept) == cap(s.kept) {
 		s.keep()
@@ -61,7 +67,8 @@ func (s *keySelect[T]) keep() {
 	}
 	// Quickselect around a random pivot until the pivot lands at p:
 	// then a[p:] hold the n to keep, a[p] the first of them to drop.
-	for lo, hi := 0, len(a)-1; lo < hi; {
+	// Kept in order, they are there already (and stay in order).
+	for lo, hi := 0, len(a)-1; s.mixed && lo < hi; {
 		pi := lo + rand.IntN(hi-lo+1)
 		a[pi], a[hi] = a[hi], a[pi]
 		i := lo

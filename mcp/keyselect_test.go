@@ -7,9 +7,9 @@ import (
 )
 
 // TestKeySelectIsTheSortedEnd: for random keys (many equal times, told
-// apart by id) offered in random order or nearly in order, and every
-// page size, keySelect keeps what sorting them all and taking the end
-// (the greatest, or with least the least) did, in the same order.
+// apart by id) offered shuffled, nearly in order, in order or reversed,
+// and every page size, keySelect keeps what sorting them all and taking
+// the end (the greatest, or with least the least) did, in the same order.
 func TestKeySelectIsTheSortedEnd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 9))
 	for round := range 400 {
@@ -17,10 +17,16 @@ func TestKeySelectIsTheSortedEnd(t *testing.T) {
 		for i := range ks {
 			ks[i] = rowKey{uint64(i/3 + rng.IntN(40)), uint64(i)}
 		}
-		if round%2 == 0 {
+		// Shuffled, nearly in order, in order, in reverse order.
+		switch round % 4 {
+		case 0:
 			rng.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+		case 2:
+			slices.SortFunc(ks, cmpKey)
+		case 3:
+			slices.SortFunc(ks, func(a, b rowKey) int { return cmpKey(b, a) })
 		}
-		n, least := 1+rng.IntN(120), round%4 < 2
+		n, least := 1+rng.IntN(120), round%8 < 4
 		sel := keySelect[int]{n: n, least: least}
 		for i, k := range ks {
 			sel.offer(k, i)
