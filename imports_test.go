@@ -4,8 +4,9 @@ package fieldtap_test
 // of non-test code (go list -test=false). Tests are not checked: a test
 // may wire packages together as the daemon does (mcp's tests reach a real
 // client through mcp/front's transports, front's tests serve mcp's real
-// server) and reads reference data through the test-support packages
-// tools/refdata and tools/tmpfs.
+// server) and uses the test-support packages: tools/refdata for the
+// reference data, tools/tmpfs for a full disk, tools/freeport for the
+// ports of the servers a test starts.
 //
 //   - services/ never reaches mcp/, and of drivers/ only the shared
 //     vocabulary drivers/wire;

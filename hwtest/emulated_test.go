@@ -22,6 +22,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"fieldtap/tools/freeport"
 )
 
 const (
@@ -258,24 +260,6 @@ type board struct {
 	bootTime                     time.Duration
 }
 
-func freePort(t *testing.T, network string) string {
-	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().String()
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func port(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
 
 // boot starts QEMU with the ports of DESIGN.md §7, and the recorder's
@@ -284,10 +268,10 @@ func boot(t *testing.T, qemu, kernel, initrd, dir, disk string) *board {
 	t.Helper()
 	b := &board{
 		qmpPath: filepath.Join(dir, "qmp.sock"), qtestPath: filepath.Join(dir, "qtest.sock"),
-		mcpAddr: freePort(t, "tcp"), spanAddr: freePort(t, "udp"), j1708Addr: freePort(t, "tcp"),
+		mcpAddr: freeport.Addr(t, "tcp"), spanAddr: freeport.Addr(t, "udp"), j1708Addr: freeport.Addr(t, "tcp"),
 	}
-	spanOut := freePort(t, "udp") // where QEMU sends what eth1 transmits; nothing should arrive
-	b.slcanAddr = freePort(t, "tcp")
+	spanOut := freeport.Addr(t, "udp") // where QEMU sends what eth1 transmits; nothing should arrive
+	b.slcanAddr = freeport.Addr(t, "tcp")
 	args := []string{
 		"-M", "virt", "-cpu", "cortex-a53", "-m", "512", "-smp", "2",
 		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,19 +16,8 @@ import (
 	"fieldtap/drivers/capture"
 	"fieldtap/drivers/capture/capturetest"
 	"fieldtap/drivers/wire"
+	"fieldtap/tools/freeport"
 )
-
-// freeListen is a loopback address whose port is free now, for both
-// listeners of a port.
-func freeListen(t *testing.T) string {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return "127.0.0.1:" + strconv.Itoa(c.LocalAddr().(*net.UDPAddr).Port)
-}
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 250000000, time.UTC)
 
@@ -66,7 +54,7 @@ func dial(t *testing.T, src *Source, network, addr string) net.Conn {
 // one does, over UDP and TCP: the frames are the agent's packets with
 // its addresses and times, and every refusal is counted by cause.
 func TestSourceTakesAndRefuses(t *testing.T) {
-	addr := freeListen(t)
+	addr := freeport.Addr(t, "udp+tcp")
 	src, err := New(Options{Name: "hep0", Listen: addr, AuthKey: "k", CaptureIDs: []uint32{7}})
 	if err != nil {
 		t.Fatal(err)

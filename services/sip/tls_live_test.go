@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/services/tlsdecrypt"
+	"fieldtap/tools/freeport"
 )
 
 // liveOutput collects a program's output for the test to wait on.
@@ -190,7 +190,7 @@ func TestTLSLiveOpenSSL(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			callID := fmt.Sprintf("live-%d@sip.test", i)
-			port := freePort(t)
+			port := freeport.Pick(t, "tcp")
 			capPath, keyLog := filepath.Join(dir, tc.name+".pcapng"), filepath.Join(dir, tc.name+".keys")
 			capt := startCapture(t, port, capPath)
 
@@ -276,16 +276,6 @@ func TestTLSLiveOpenSSL(t *testing.T) {
 func tail(o *liveOutput) string {
 	s := o.String()
 	return s[max(0, len(s)-600):]
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // tsharkSIP is tshark's count of the SIP requests and responses in a

@@ -20,6 +20,7 @@ import (
 
 	"fieldtap/board/sim/sipgen"
 	"fieldtap/drivers/wire"
+	"fieldtap/tools/freeport"
 	"fieldtap/tools/refdata"
 )
 
@@ -49,38 +50,6 @@ CREATE TABLE rtcp_capture (
   destination_ip TEXT NOT NULL DEFAULT '', destination_port INTEGER NOT NULL, proto INTEGER NOT NULL,
   family INTEGER, type INTEGER NOT NULL, node TEXT NOT NULL DEFAULT '', msg BYTEA NOT NULL);
 `
-
-// freePort returns a loopback port nobody listens on now (tcp or udp),
-// or, for "udp+tcp", one free for both: a server listening on both
-// with the port the UDP check chose found its TCP side taken (a CI run
-// of TestHEPFromKamailio: "bind ... Address already in use").
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	if network == "udp+tcp" {
-		for range 100 {
-			port := freePort(t, "tcp")
-			if c, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-				c.Close()
-				return port
-			}
-		}
-		t.Fatal("no loopback port free for both UDP and TCP in 100 tries")
-	}
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // postgres is a throwaway PostgreSQL cluster started by the test.
 type postgres struct {
@@ -139,7 +108,7 @@ func startPostgres(t *testing.T) *postgres {
 		t.Skip("PostgreSQL not installed (Debian package postgresql; .ci/run installs it)")
 	}
 	slices.Sort(bins)
-	p := &postgres{bin: filepath.Dir(bins[len(bins)-1]), port: freePort(t, "tcp")}
+	p := &postgres{bin: filepath.Dir(bins[len(bins)-1]), port: freeport.Pick(t, "tcp")}
 	// A folder of the cluster's own, not t.TempDir: the postgres user
 	// must own it, and reach it from /.
 	root, err := os.MkdirTemp("", "fieldtap-pg")
@@ -190,7 +159,7 @@ func startKamailio(t *testing.T, pg *postgres) int {
 	if len(mods) == 0 || len(pgmod) == 0 {
 		t.Skip("kamailio's sipcapture.so or db_postgres.so is missing (Debian packages kamailio, kamailio-postgres-modules)")
 	}
-	port := freePort(t, "udp")
+	port := freeport.Pick(t, "udp")
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`#!KAMAILIO
 debug=2

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"fieldtap/drivers/pcapfile"
 	"fieldtap/drivers/wire"
+	"fieldtap/tools/freeport"
 	"fieldtap/tools/refdata"
 )
 
@@ -57,7 +57,7 @@ type answer struct {
 // connection's local port (seen: the box failed to bind it six times).
 func hepListen(t *testing.T) string {
 	t.Helper()
-	return "127.0.0.1:" + strconv.Itoa(freePort(t, "udp+tcp"))
+	return freeport.Addr(t, "udp+tcp")
 }
 
 // hepWait polls until ok holds, failing with what the box logged.

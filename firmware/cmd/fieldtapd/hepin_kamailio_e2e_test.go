@@ -20,6 +20,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"fieldtap/tools/freeport"
 )
 
 // startKamailioTracer runs Debian's Kamailio on loopback as a proxy that
@@ -40,7 +42,7 @@ func startKamailioTracer(t *testing.T, hepListen, hepProto string, callee int) i
 	if len(mods) == 0 {
 		t.Skip("kamailio's siptrace.so is missing (Debian package kamailio)")
 	}
-	port := freePort(t, "udp+tcp") // it listens on both
+	port := freeport.Pick(t, "udp+tcp") // it listens on both
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`#!KAMAILIO
 debug=2

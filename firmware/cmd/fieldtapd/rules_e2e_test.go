@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"fieldtap/services/mqttpub/mqtttest"
+	"fieldtap/tools/freeport"
 	"time"
 )
 
@@ -71,7 +72,7 @@ func TestRuleFiresThroughPrometheusToAlertmanager(t *testing.T) {
 	defer hook.Close()
 
 	dir := t.TempDir()
-	amAddr, promAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp")), fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp"))
+	amAddr, promAddr := fmt.Sprintf("127.0.0.1:%d", freeport.Pick(t, "tcp")), fmt.Sprintf("127.0.0.1:%d", freeport.Pick(t, "tcp"))
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
