@@ -54,15 +54,34 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Loopback ports nobody listens on, all taken at once so none repeats.
+# Loopback ports nobody listens on, free for TCP and UDP, none repeated,
+# below the kernel's ephemeral range: a port bound to :0 and released lies
+# in that range, where any outgoing connection may take it before its
+# server starts (tools/freeport says the same for the Go tests).
 ports=($(python3 -c '
-import socket, sys
-ss = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' $((2 * boxes + 5))))
+import random, socket, sys
+try:
+    top = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    top = 32768
+want, got = int(sys.argv[1]), []
+for _ in range(100 * want):
+    if len(got) == want:
+        break
+    p = random.randrange(20000, top)
+    if p in got:
+        continue
+    try:
+        for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+            with socket.socket(socket.AF_INET, kind) as s:
+                s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    got.append(p)
+if len(got) < want:
+    sys.exit("fleet: %d loopback ports free below %d, want %d" % (len(got), top, want))
+print(" ".join(map(str, got)))' $((2 * boxes + 5)))) || exit 1
 mqtt_port=${ports[0]} prom_port=${ports[1]} pg_port=${ports[2]} hep_port=${ports[3]}
-# Kamailio's HEP listener is UDP; check the TCP-free port is free for UDP too.
-python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).bind(("127.0.0.1", int(sys.argv[1])))' "$hep_port"
 
 echo "fleet: $boxes boxes, ${warm}s warm-up, ${secs}s measured, in $dir"
 fieldtapd=${FIELDTAPD:-}
