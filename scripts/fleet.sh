@@ -55,20 +55,27 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Loopback ports nobody listens on, free for TCP and UDP, none repeated,
-# below the kernel's ephemeral range: a port bound to :0 and released lies
-# in that range, where any outgoing connection may take it before its
-# server starts (tools/freeport says the same for the Go tests).
+# outside the kernel's ephemeral range: a port bound to :0 and released
+# lies in that range, where any outgoing connection may take it before
+# its server starts (tools/freeport does the same for the Go tests).
 ports=($(python3 -c '
 import random, socket, sys
 try:
-    top = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-except (OSError, ValueError, IndexError):
-    top = 32768
+    lo, hi = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+except (OSError, ValueError):
+    lo, hi = 32768, 60999
+spans = [s for s in ((20000, lo), (max(hi + 1, 20000), 65536)) if s[0] < s[1]]
+def pick():
+    if spans:
+        return random.randrange(*random.choice(spans))
+    with socket.socket() as s:  # the range covers every port: the kernel picks
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 want, got = int(sys.argv[1]), []
 for _ in range(100 * want):
     if len(got) == want:
         break
-    p = random.randrange(20000, top)
+    p = pick()
     if p in got:
         continue
     try:
@@ -79,7 +86,7 @@ for _ in range(100 * want):
         continue
     got.append(p)
 if len(got) < want:
-    sys.exit("fleet: %d loopback ports free below %d, want %d" % (len(got), top, want))
+    sys.exit("fleet: %d free loopback ports found, want %d" % (len(got), want))
 print(" ".join(map(str, got)))' $((2 * boxes + 5)))) || exit 1
 mqtt_port=${ports[0]} prom_port=${ports[1]} pg_port=${ports[2]} hep_port=${ports[3]}
 

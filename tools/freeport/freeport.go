@@ -26,17 +26,53 @@ func Pick(t testing.TB, network string) int {
 	default:
 		t.Fatalf("freeport: network %q: want tcp, udp or udp+tcp", network)
 	}
-	top := ephemeralLow()
-	if top <= lowest {
-		t.Fatalf("freeport: the ephemeral range starts at %d, below the %d this package picks from", top, lowest)
+	lo, hi := ephemeral()
+	spans := outside(lo, hi)
+	if len(spans) == 0 {
+		// The ephemeral range covers every port: the kernel's own pick,
+		// free now, is the best there is.
+		return kernelPick(t, nets)
 	}
 	for range 200 {
-		port := lowest + rand.IntN(top-lowest)
+		sp := spans[rand.IntN(len(spans))]
+		port := sp[0] + rand.IntN(sp[1]-sp[0])
 		if free(port, nets) {
 			return port
 		}
 	}
-	t.Fatalf("freeport: no loopback port in %d..%d free for %s in 200 tries", lowest, top-1, network)
+	t.Fatalf("freeport: no loopback port outside the ephemeral range %d-%d free for %s in 200 tries", lo, hi, network)
+	return 0
+}
+
+// outside is the spans, [from, to), of ports from lowest up that lie
+// outside the ephemeral range lo-hi.
+func outside(lo, hi int) [][2]int {
+	var spans [][2]int
+	if lo > lowest {
+		spans = append(spans, [2]int{lowest, lo})
+	}
+	if from := max(hi+1, lowest); from < 1<<16 {
+		spans = append(spans, [2]int{from, 1 << 16})
+	}
+	return spans
+}
+
+// kernelPick is a port the kernel chose for the first network, free for
+// the others too.
+func kernelPick(t testing.TB, nets []string) int {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if free(port, nets) {
+			return port
+		}
+	}
+	t.Fatal("freeport: no loopback port free in 100 tries")
 	return 0
 }
 
@@ -67,20 +103,21 @@ func free(port int, nets []string) bool {
 	return true
 }
 
-// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
-// ip_local_port_range; 32768, its default, where it cannot be read).
-func ephemeralLow() int {
+// ephemeral is the kernel's ephemeral range (Linux's
+// ip_local_port_range; 32768-60999, its default, where it cannot be read).
+func ephemeral() (lo, hi int) {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return 32768
+		return 32768, 60999
 	}
 	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 32768
+	if len(f) != 2 {
+		return 32768, 60999
 	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil {
-		return 32768
+	lo, err1 := strconv.Atoi(f[0])
+	hi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || lo > hi {
+		return 32768, 60999
 	}
-	return n
+	return lo, hi
 }

@@ -2,18 +2,19 @@ package freeport
 
 import (
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 )
 
-// TestPickIsFreeAndBelowTheEphemeralRange: a picked port binds on each
+// TestPickIsFreeAndOutsideTheEphemeralRange: a picked port binds on each
 // network asked for, and lies where the kernel hands out no port itself.
-func TestPickIsFreeAndBelowTheEphemeralRange(t *testing.T) {
-	top := ephemeralLow()
+func TestPickIsFreeAndOutsideTheEphemeralRange(t *testing.T) {
+	lo, hi := ephemeral()
 	for _, n := range []string{"tcp", "udp", "udp+tcp"} {
 		p := Pick(t, n)
-		if p < lowest || p >= top {
-			t.Fatalf("%s: port %d outside %d..%d", n, p, lowest, top-1)
+		if len(outside(lo, hi)) > 0 && (p < lowest || p >= lo && p <= hi) {
+			t.Fatalf("%s: port %d below %d or in the ephemeral range %d-%d", n, p, lowest, lo, hi)
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(p)
 		if n != "udp" {
@@ -51,5 +52,22 @@ func TestTakenPortIsNotFree(t *testing.T) {
 	defer c.Close()
 	if q := c.LocalAddr().(*net.UDPAddr).Port; free(q, []string{"udp"}) {
 		t.Fatalf("port %d, bound for UDP, reported free", q)
+	}
+}
+
+// TestOutsideTheRange: the spans left around ephemeral ranges.
+func TestOutsideTheRange(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi int
+		want   [][2]int
+	}{
+		{32768, 60999, [][2]int{{lowest, 32768}, {61000, 1 << 16}}},
+		{1024, 65535, nil},
+		{1024, 40000, [][2]int{{40001, 1 << 16}}},
+		{40000, 65535, [][2]int{{lowest, 40000}}},
+	} {
+		if got := outside(c.lo, c.hi); !slices.Equal(got, c.want) {
+			t.Errorf("outside(%d, %d) = %v, want %v", c.lo, c.hi, got, c.want)
+		}
 	}
 }
