@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -178,20 +180,25 @@ func BenchmarkSearchMessages100k(b *testing.B) {
 // BenchmarkSiteSeries100k is the site-wide answers that read every
 // dialog at each call (no columns): timeline's buckets, tail_dialogs' first
 // page (the newest of every match), search_by_time's (the oldest of every
-// message) and describe_endpoint of the address in every dialog.
+// message), describe_endpoint of the address in every dialog and
+// compare_captures, both sides every dialog and the store's two halves.
 func BenchmarkSiteSeries100k(b *testing.B) {
-	d := testDeps()
+	d := fullDeps(b)
 	d.SIP = benchStore(b)
+	half := time.Unix(1000, 0).Add(benchDialogs / 2 * time.Millisecond).UTC().Format(time.RFC3339Nano) // addSIP's times
 	for _, bc := range []struct {
 		t    toolDef
 		args map[string]any
+		name string // the tool's when empty
 	}{
-		{timelineTool, map[string]any{}},
-		{tailDialogs, map[string]any{}},
-		{searchByTime, map[string]any{}},
-		{describeEndpoint, map[string]any{"ip": "192.0.2.1"}},
+		{timelineTool, map[string]any{}, ""},
+		{tailDialogs, map[string]any{}, ""},
+		{searchByTime, map[string]any{}, ""},
+		{describeEndpoint, map[string]any{"ip": "192.0.2.1"}, ""},
+		{compareCaptures, map[string]any{}, ""},
+		{compareCaptures, map[string]any{"until_a": half, "since_b": half}, "compare_captures_halves"},
 	} {
-		name := bc.t.toolName()
+		name := cmp.Or(bc.name, bc.t.toolName())
 		b.Run(name, func(b *testing.B) {
 			benchCalls(b, bc.t.handler(d, bc.t.info(), DefaultMaxResponseBytes), name, bc.args)
 		})

@@ -1,6 +1,9 @@
 package sipcompare
 
 import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,4 +93,46 @@ func repeat(v float64, n int) []float64 {
 		out[i] = v
 	}
 	return out
+}
+
+// TestCarriedCountsEveryMethod: the methods dialogs carried, counted in
+// the short list and, past it, in the map, are what one map counts, for
+// vocabularies below and above the list's length (a sender inventing
+// methods), in strings the store shares and in copies.
+func TestCarriedCountsEveryMethod(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		names := make([]string, 1+rng.IntN(3*nearMethods))
+		for i := range names {
+			names[i] = "M" + strconv.Itoa(i)
+		}
+		ds := make([]*sip.Dialog, rng.IntN(300))
+		want := map[string]int{}
+		for i := range ds {
+			var ms []string
+			for range rng.IntN(4) {
+				m := names[rng.IntN(len(names))]
+				if rng.IntN(2) == 0 {
+					m = strings.Clone(m)
+				}
+				if !slices.Contains(ms, m) {
+					ms = append(ms, m)
+					want[m]++
+				}
+			}
+			ds[i] = &sip.Dialog{Methods: ms}
+		}
+		got := carried.count(ds)
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d methods counted, want %d: %v", round, len(got), len(want), got)
+		}
+		for i, b := range got {
+			if b.Count != want[b.Value] {
+				t.Fatalf("round %d: %s counted %d, want %d", round, b.Value, b.Count, want[b.Value])
+			}
+			if i > 0 && (got[i-1].Count < b.Count || got[i-1].Count == b.Count && got[i-1].Value > b.Value) {
+				t.Fatalf("round %d: not largest first, ties by name: %v", round, got)
+			}
+		}
+	}
 }
