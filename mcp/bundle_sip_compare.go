@@ -149,11 +149,14 @@ func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompar
 		keep = func(d *sip.Dialog) bool { return pc.CallIDs[d.CallID] }
 	}
 	var side sipcompare.Side
-	if s.port == "" && s.sp == (span{}) {
+	switch {
+	case s.port == "" && s.sp == (span{}):
 		// Every dialog: the snapshot's own list, which Compare only reads
 		// (a copy was 4 MB a side at 100,000 dialogs).
 		side.Dialogs = sn.Dialogs
-	} else {
+	case s.port == "":
+		side.Dialogs = dialogsIn(sn.Dialogs, keep)
+	default:
 		for _, d := range sn.Dialogs {
 			if keep(d) {
 				side.Dialogs = append(side.Dialogs, d)
@@ -184,6 +187,31 @@ func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompar
 		c.warnf("side %s: %d streams of the window are left out: they belong to no SIP dialog of port %s (heuristic streams, MGCP calls)", s.name, unattributed, s.port)
 	}
 	return side, nil
+}
+
+// dialogsIn is the dialogs of ds that in keeps: a part of ds itself when
+// they lie together (dialogs come in the order they began, so a window
+// of time usually does), else a copy sized to them.
+func dialogsIn(ds []*sip.Dialog, in func(*sip.Dialog) bool) []*sip.Dialog {
+	first, last, n := 0, -1, 0
+	for i, d := range ds {
+		if in(d) {
+			if n == 0 {
+				first = i
+			}
+			last, n = i, n+1
+		}
+	}
+	if n == last-first+1 {
+		return ds[first : last+1 : last+1]
+	}
+	out := make([]*sip.Dialog, 0, n)
+	for _, d := range ds[first : last+1] {
+		if in(d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // anyDialogBefore reports whether some dialog keep chooses began

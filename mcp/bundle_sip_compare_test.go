@@ -3,8 +3,10 @@ package mcp
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -284,5 +286,42 @@ func TestCompareCapturesPopulationGuard(t *testing.T) {
 	args["min_population"] = 1
 	if asr := compareRows(h, args)["asr/"]; asr["rank"] == nil {
 		t.Errorf("asr with min_population 1: %v, want ranked", asr)
+	}
+}
+
+// TestDialogsInKeepsTheChosen: a side's dialogs are those the window
+// keeps, in order, whether they lie together (then a part of the list
+// itself) or apart, and none when it keeps none.
+func TestDialogsInKeepsTheChosen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 7))
+	for round := range 300 {
+		ds := make([]*sip.Dialog, rng.IntN(60))
+		for i := range ds {
+			ds[i] = &sip.Dialog{ID: uint64(i)}
+		}
+		in := make([]bool, len(ds))
+		if round%2 == 0 && len(ds) > 0 { // one run
+			lo := rng.IntN(len(ds))
+			for i := lo; i < lo+rng.IntN(len(ds)-lo+1); i++ {
+				in[i] = true
+			}
+		} else {
+			for i := range in {
+				in[i] = rng.IntN(3) == 0
+			}
+		}
+		var want []*sip.Dialog
+		for i, d := range ds {
+			if in[i] {
+				want = append(want, d)
+			}
+		}
+		got := dialogsIn(ds, func(d *sip.Dialog) bool { return in[d.ID] })
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: kept %d dialogs, want %d", round, len(got), len(want))
+		}
+		if cap(got) != len(got) {
+			t.Fatalf("round %d: %d kept with room for %d: an append would write into the snapshot's list", round, len(got), cap(got))
+		}
 	}
 }
