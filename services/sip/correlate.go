@@ -311,12 +311,11 @@ func callTree(ds []*Dialog, root *Dialog, legs func(*Dialog) []*Dialog) (nodes [
 			cands = legs(n.D)
 		}
 		for _, o := range cands {
-			if seen[o.CallID] {
-				continue
-			}
+			// The evidence first: most dialogs have none, told from fields
+			// without hashing their Call-ID for seen.
 			ev := CorrelationEvidence(n.D, o)
 			switch {
-			case ev == nil:
+			case ev == nil || seen[o.CallID]:
 				continue
 			case ev[0].Heuristic:
 				if i == 0 {
