@@ -6,12 +6,36 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // lowest is the least port picked: clear of the well-known ports and
 // the registered ones most daemons default to.
 const lowest = 20000
+
+// given holds the ports this process was given: a test picks several
+// before it starts the servers that bind them, and two random picks may
+// be the same port, free to both checks.
+var given struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// claim reports whether port is free for every network and not given
+// before, and marks it given.
+func claim(port int, nets []string) bool {
+	given.Lock()
+	defer given.Unlock()
+	if given.ports[port] || !free(port, nets) {
+		return false
+	}
+	if given.ports == nil {
+		given.ports = map[int]bool{}
+	}
+	given.ports[port] = true
+	return true
+}
 
 // Pick returns a loopback port free now for network: "tcp", "udp", or
 // "udp+tcp" for a server that listens on both.
@@ -36,7 +60,7 @@ func Pick(t testing.TB, network string) int {
 	for range 200 {
 		sp := spans[rand.IntN(len(spans))]
 		port := sp[0] + rand.IntN(sp[1]-sp[0])
-		if free(port, nets) {
+		if claim(port, nets) {
 			return port
 		}
 	}
@@ -68,7 +92,7 @@ func kernelPick(t testing.TB, nets []string) int {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		if free(port, nets) {
+		if claim(port, nets) {
 			return port
 		}
 	}

@@ -71,3 +71,16 @@ func TestOutsideTheRange(t *testing.T) {
 		}
 	}
 }
+
+// TestPicksDiffer: a process is never given one port twice, though each
+// was free when picked and none is bound yet.
+func TestPicksDiffer(t *testing.T) {
+	seen := map[int]bool{}
+	for range 2000 {
+		p := Pick(t, "tcp")
+		if seen[p] {
+			t.Fatalf("port %d given twice", p)
+		}
+		seen[p] = true
+	}
+}
