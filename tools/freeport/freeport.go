@@ -81,8 +81,8 @@ func outside(lo, hi int) [][2]int {
 	return spans
 }
 
-// kernelPick is a port the kernel chose for the first network, free for
-// the others too.
+// kernelPick is a port the kernel chose for a TCP listener, free for
+// every network asked for too.
 func kernelPick(t testing.TB, nets []string) int {
 	t.Helper()
 	for range 100 {
