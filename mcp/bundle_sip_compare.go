@@ -148,22 +148,10 @@ func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompar
 		}
 		keep = func(d *sip.Dialog) bool { return pc.CallIDs[d.CallID] }
 	}
-	var side sipcompare.Side
-	switch {
-	case s.port == "" && s.sp == (span{}):
-		// Every dialog: the snapshot's own list, which Compare only reads
-		// (a copy was 4 MB a side at 100,000 dialogs), without room to
-		// append into.
-		side.Dialogs = slices.Clip(sn.Dialogs)
-	case s.port == "":
-		side.Dialogs = dialogsIn(sn.Dialogs, keep)
-	default:
-		for _, d := range sn.Dialogs {
-			if keep(d) {
-				side.Dialogs = append(side.Dialogs, d)
-			}
-		}
+	if s.port == "" && s.sp == (span{}) {
+		keep = nil // every dialog
 	}
+	side := sipcompare.Side{Dialogs: dialogsIn(sn.Dialogs, keep)}
 	unattributed := 0
 	// A port's side takes the streams of its dialogs; a side of every
 	// port, every stream of the window (no set of its Call-IDs to make:
@@ -190,10 +178,15 @@ func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompar
 	return side, nil
 }
 
-// dialogsIn is the dialogs of ds that in keeps: a part of ds itself when
-// they lie together (dialogs come in the order they began, so a window
-// of time usually does), else a copy sized to them.
+// dialogsIn is the dialogs of ds that in keeps (every one when in is
+// nil): a part of ds itself when they lie together (dialogs come in the
+// order they began, so a window of time usually does), else a copy sized
+// to them. Compare only reads a side's dialogs; a part of ds has no room
+// to append into it (a copy of every dialog was 4 MB a side at 100,000).
 func dialogsIn(ds []*sip.Dialog, in func(*sip.Dialog) bool) []*sip.Dialog {
+	if in == nil {
+		return slices.Clip(ds)
+	}
 	first, last, n := 0, -1, 0
 	for i, d := range ds {
 		if in(d) {
