@@ -14,7 +14,10 @@ cd "$(dirname "$0")/.."
 
 CONFORMANCE_VERSION=0.1.16
 INSPECTOR_VERSION=2.12.0
-PORT=${MCP_CONFORMANCE_PORT:-18731}
+# Port 0 by default: the kernel picks a free one and serve reads it from
+# the daemon's log, so a port some other process holds is never taken
+# for this daemon's.
+PORT=${MCP_CONFORMANCE_PORT:-0}
 tools=${MCP_TOOLS_DIR:-$HOME/.cache/fieldtap-mcp-ci}
 
 mkdir -p "$tools"
@@ -50,26 +53,29 @@ stop() {
 	[ -z "$pid" ] || { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
 	pid=
 }
-# serve starts one fieldtapd on $PORT and waits until it listens. No rate
-# limit: the suite fires its scenarios back to back from one address.
-# Output schemas on, so the Inspector checks every answer against the
-# schema its tool advertises.
+# serve starts one fieldtapd on $PORT and sets URL to its endpoint from
+# its log line "serving MCP over HTTP" (written once it listens). No
+# rate limit: the suite fires its scenarios back to back from one
+# address. Output schemas on, so the Inspector checks every answer
+# against the schema its tool advertises.
+URL=
 serve() {
-	"$1" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --mcp-output-schemas --log-level warn 2>"$log" &
+	"$1" --mcp-transport http --mcp-listen "127.0.0.1:$PORT" --mcp-rate-limit-per-peer 0 --mcp-output-schemas --log-level info 2>"$log" &
 	pid=$!
-	local up=
+	URL=
 	for _ in $(seq 1 100); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then up=1; break; fi
+		URL=$(sed -n 's/.*msg="serving MCP over HTTP" url=\([^ ]*\).*/\1/p' "$log")
+		[ -z "$URL" ] || break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	[ -n "$up" ] || { cat "$log"; echo "mcp-conformance: FAILED: $1 never listened on 127.0.0.1:$PORT" >&2; exit 1; }
+	[ -n "$URL" ] || { cat "$log"; echo "mcp-conformance: FAILED: $1 never listened on 127.0.0.1:$PORT" >&2; exit 1; }
 }
 
 status=0
 serve "$cbin"
 echo "mcp-conformance: conformance suite (fixtures build)"
-if ! conformance server --url "http://127.0.0.1:$PORT/mcp" \
+if ! conformance server --url "$URL" \
 	--expected-failures mcp/testdata/conformance-baseline.yml >"$log.conf" 2>&1; then
 	cat "$log.conf"
 	echo "mcp-conformance: FAILED (an unexpected failure, or a baseline entry that now passes)"
@@ -83,7 +89,7 @@ stop
 serve "$bin"
 
 echo "mcp-conformance: inspector --cli --strict tools/list"
-if ! mcp-inspector --cli --strict --transport http --server-url "http://127.0.0.1:$PORT/mcp" --method tools/list >/dev/null 2>"$log.insp"; then
+if ! mcp-inspector --cli --strict --transport http --server-url "$URL" --method tools/list >/dev/null 2>"$log.insp"; then
 	tail -40 "$log.insp"
 	echo "mcp-conformance: inspector --strict FAILED"
 	status=1
@@ -105,7 +111,7 @@ fi
 # tool_is_error, and that answer passes when it is the error envelope
 # (ok false, an error code), which it has validated like any other.
 echo "mcp-conformance: inspector tools/call on every read-only tool"
-insp() { mcp-inspector --cli --transport http --server-url "http://127.0.0.1:$PORT/mcp" "$@"; }
+insp() { mcp-inspector --cli --transport http --server-url "$URL" "$@"; }
 if ! insp --method tools/list >"$log.tools" 2>"$log.insp"; then
 	tail -20 "$log.insp"
 	echo "mcp-conformance: FAILED: inspector tools/list"
