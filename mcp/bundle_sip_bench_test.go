@@ -192,6 +192,7 @@ func BenchmarkSiteSeries100k(b *testing.B) {
 		name string // the tool's when empty
 	}{
 		{timelineTool, map[string]any{}, ""},
+		{whatHappened, map[string]any{}, ""},
 		{tailDialogs, map[string]any{}, ""},
 		{searchByTime, map[string]any{}, ""},
 		{describeEndpoint, map[string]any{"ip": "192.0.2.1"}, ""},

@@ -87,7 +87,7 @@ type timeline struct {
 // add keeps r when it is in the window, of a kind and port asked for,
 // and under the bound; over it, it is counted.
 func (tl *timeline) add(r timelineRow) {
-	if !tl.sp.holds(r.Time) || tl.kinds != nil && !tl.kinds[r.Kind] || tl.port != "" && r.Port != tl.port {
+	if !tl.takes(r.Time, r.Kind, r.Port) {
 		return
 	}
 	if len(tl.rows) == MaxTimelineRows {
@@ -99,6 +99,13 @@ func (tl *timeline) add(r timelineRow) {
 		r.Clock = tl.clockOf(r.Port)
 	}
 	tl.rows = append(tl.rows, r)
+}
+
+// takes is whether add would look at a row of this time, kind and
+// port: a source of many events (a dialog each) asks it before building
+// the row's texts, most of which would be thrown away.
+func (tl *timeline) takes(t time.Time, kind, port string) bool {
+	return tl.sp.holds(t) && (tl.kinds == nil || tl.kinds[kind]) && (tl.port == "" || port == tl.port)
 }
 
 func (tl *timeline) want(kinds ...string) bool {
@@ -248,7 +255,7 @@ func (tl *timeline) portEvents(all []ports.Status) {
 func (tl *timeline) sipFailures() {
 	sn := tl.c.d.SIP.Snapshot()
 	for _, dl := range sn.Dialogs {
-		if dl.FinalCode < 400 || dl.FinalAt.IsZero() {
+		if dl.FinalCode < 400 || dl.FinalAt.IsZero() || !tl.takes(dl.FinalAt, evSIPFailure, "") {
 			continue
 		}
 		method := dl.FirstMethod
@@ -280,12 +287,17 @@ func (tl *timeline) mediaBursts() {
 }
 
 func (tl *timeline) mediaInterval(s rtp.StreamView, iv rtp.IntervalView) {
+	loss := iv.Expected > 0 && iv.LostPct >= lossBurstPct && tl.takes(iv.Start, evRTPLoss, "")
+	jitter := iv.MaxJitter >= jitterBurstMs && tl.takes(iv.Start, evRTPJitter, "")
+	if !loss && !jitter {
+		return
+	}
 	detail := detailRef{"rtp_stats", args("stream_id", s.ID)}
-	if iv.Expected > 0 && iv.LostPct >= lossBurstPct {
+	if loss {
 		tl.add(timelineRow{Time: iv.Start, Bus: "rtp", Kind: evRTPLoss,
 			Summary: fmt.Sprintf("stream %s lost %d of %d packets (%.1f %%) in the interval", s.ID, iv.Lost, iv.Expected, iv.LostPct), Detail: detail})
 	}
-	if iv.MaxJitter >= jitterBurstMs {
+	if jitter {
 		tl.add(timelineRow{Time: iv.Start, Bus: "rtp", Kind: evRTPJitter,
 			Summary: fmt.Sprintf("stream %s jitter up to %.1f ms in the interval", s.ID, iv.MaxJitter), Detail: detail})
 	}

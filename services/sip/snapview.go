@@ -3,11 +3,25 @@ package sip
 import "sort"
 
 // DialogByID returns the dialog with id in this view (Dialogs are in id
-// order), or nil.
+// order), or nil. Ids are the dialog ring's sequence numbers, evicted
+// oldest first, so the dialog is most often at its id's distance from
+// the first: that place is tried before a search (search_by_time asks
+// once a message).
 func (sn *Snapshot) DialogByID(id uint64) *Dialog {
-	i := sort.Search(len(sn.Dialogs), func(i int) bool { return sn.Dialogs[i].ID >= id })
-	if i < len(sn.Dialogs) && sn.Dialogs[i].ID == id {
-		return sn.Dialogs[i]
+	ds := sn.Dialogs
+	if len(ds) == 0 || id < ds[0].ID {
+		return nil
+	}
+	at := id - ds[0].ID
+	if at < uint64(len(ds)) && ds[at].ID == id {
+		return ds[at]
+	}
+	// Ids missing before it (a dialog larger than the bound is never
+	// kept) put it nearer the start, never further.
+	end := int(min(at, uint64(len(ds))))
+	i := sort.Search(end, func(i int) bool { return ds[i].ID >= id })
+	if i < end && ds[i].ID == id {
+		return ds[i]
 	}
 	return nil
 }
