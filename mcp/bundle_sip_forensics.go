@@ -112,11 +112,18 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 		// most of a call.
 		sel := keySelect[*sip.Message]{n: pg.limit + 1, least: true}
 		total := 0
+		// A message counts while its dialog is kept; with no filter that
+		// is all it asks of the dialog (HoldsDialog reads none).
+		all := e.MatchesAll()
 		sn.RangeMessages(0, func(m *sip.Message) bool {
 			if !sp.holds(m.Time) {
 				return true
 			}
-			if dl := sn.DialogByID(m.DialogID); dl == nil || !e.Match(dl) {
+			if all {
+				if !sn.HoldsDialog(m.DialogID) {
+					return true
+				}
+			} else if dl := sn.DialogByID(m.DialogID); dl == nil || !e.Match(dl) {
 				return true
 			}
 			total++

@@ -84,6 +84,36 @@ func TestSearchByTimePages(t *testing.T) {
 	h.fails("search_by_time", map[string]any{"since": "1970-01-01T00:16:42Z", "until": "1970-01-01T00:16:38Z"}, CodeInvalidArgument)
 }
 
+// search_by_time lists the messages of kept dialogs only: an evicted
+// dialog's messages may still be in the message ring, and count neither
+// with a filter nor without one (which reads no dialog: HoldsDialog).
+func TestSearchByTimeSkipsEvictedDialogs(t *testing.T) {
+	st, err := sip.New(sip.Limits{Dialogs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		for j, start := range []string{"INVITE sip:2002@h SIP/2.0", "SIP/2.0 180 Ringing", "SIP/2.0 200 OK"} {
+			addSIP(t, st, i*10+j, fmt.Sprintf("%s\r\nVia: SIP/2.0/UDP h;branch=z9hG4bK%d\r\nFrom: <sip:1001@h>;tag=1\r\nTo: <sip:2002@h>;tag=2\r\nCall-ID: call-%d\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n", start, i, i))
+		}
+	}
+	if ds := st.Snapshot().Dialogs; len(ds) != 3 || ds[0].CallID != "call-2" {
+		t.Fatalf("kept dialogs %d, want calls 2 to 4", len(ds))
+	}
+	d := fullDeps(t)
+	d.SIP = st
+	h := newHarness(t, d)
+	for _, args := range []map[string]any{{}, {"filter": "final_code == 200"}} {
+		env := h.ok("search_by_time", args)
+		if n := env["page"].(map[string]any)["total_matched"]; n != 9.0 {
+			t.Errorf("%v: total_matched %v, want the 9 messages of calls 2 to 4", args, n)
+		}
+		if r := items(env)[0]; r["call_id"] != "call-2" {
+			t.Errorf("%v: first row %v, want call-2's INVITE", args, r)
+		}
+	}
+}
+
 // SIP_CALL_RTP_G711.pcap, as tshark 4.0.17 lists its 14 SIP messages
 // (`-T fields -e ip.src -e ip.dst -e sip.Call-ID -e sip.Method -e
 // sip.Status-Code -e sip.from.user -e sip.to.user`): two INVITEs

@@ -26,6 +26,19 @@ func (sn *Snapshot) DialogByID(id uint64) *Dialog {
 	return nil
 }
 
+// HoldsDialog is whether a dialog with id is in this view, as
+// DialogByID(id) != nil, without reading the dialog while the view's ids
+// run without a gap (a whole store's snapshot, most often): a reader of
+// every message that needs no field of its dialog then reads no dialog,
+// each a cache miss at 100,000 of them.
+func (sn *Snapshot) HoldsDialog(id uint64) bool {
+	ds := sn.Dialogs
+	if n := len(ds); n > 0 && ds[n-1].ID-ds[0].ID == uint64(n-1) {
+		return id >= ds[0].ID && id <= ds[n-1].ID
+	}
+	return sn.DialogByID(id) != nil
+}
+
 // RangeMessages calls fn for every kept message from sequence number from
 // on, oldest first, until fn returns false.
 func (sn *Snapshot) RangeMessages(from uint64, fn func(m *Message) bool) {
