@@ -112,7 +112,11 @@ func Compare(a, b Side, o Options) Comparison {
 	out.add(countRow(FamilyDialogs, na, nb, populationDialog))
 	out.shares(FamilyMethod, a.Dialogs, b.Dialogs, carried, MaxCategories)
 	out.shares(FamilyFinalCode, a.Dialogs, b.Dialogs, byDimension("final_code"), MaxCategories)
-	ma, mb := metricsOf(a.Dialogs), metricsOf(b.Dialogs)
+	ma := metricsOf(a.Dialogs)
+	mb := ma
+	if !sameDialogs(a.Dialogs, b.Dialogs) {
+		mb = metricsOf(b.Dialogs)
+	}
 	for _, m := range []struct {
 		family string
 		a, b   sip.Metric
@@ -228,7 +232,18 @@ func (n *methodCounts) add(m string) {
 // union of the head (at most head values, largest first) of each side.
 func (c *Comparison) shares(family string, a, b []*sip.Dialog, by counter, head int) {
 	ca, ha := c.counts(family, "before", a, by, head)
-	cb, hb := c.counts(family, "after", b, by, head)
+	var cb map[string]int
+	var hb []string
+	if sameDialogs(a, b) {
+		// Both sides one list (compare_captures without sides): counted
+		// once, its values past the head noted for each side.
+		cb, hb = ca, ha
+		if n := len(c.Cut); n > 0 && c.Cut[n-1].Family == family && c.Cut[n-1].Side == "before" {
+			c.Cut = append(c.Cut, Cut{Family: family, Side: "after", Values: c.Cut[n-1].Values})
+		}
+	} else {
+		cb, hb = c.counts(family, "after", b, by, head)
+	}
 	keys := slices.Clone(ha)
 	for _, k := range hb {
 		if !slices.Contains(keys, k) {
@@ -240,6 +255,12 @@ func (c *Comparison) shares(family string, a, b []*sip.Dialog, by counter, head 
 		r.Key, r.Text = k, by.text(k)
 		c.add(r)
 	}
+}
+
+// sameDialogs is whether a and b are one list: the same array and
+// length, so every count of one is the other's.
+func sameDialogs(a, b []*sip.Dialog) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // counts is every value's dialogs on one side and its head, noting the

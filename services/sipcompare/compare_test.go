@@ -2,6 +2,7 @@ package sipcompare
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -134,5 +135,28 @@ func TestCarriedCountsEveryMethod(t *testing.T) {
 				t.Fatalf("round %d: not largest first, ties by name: %v", round, got)
 			}
 		}
+	}
+}
+
+// TestOneListBothSides: a list compared with itself (compare_captures
+// without sides) is counted once, and answers as a copy of it would,
+// rows and cut values alike (60 methods, past MaxCategories, on each).
+func TestOneListBothSides(t *testing.T) {
+	var ds []*sip.Dialog
+	for i := range 60 {
+		d := dialogs(1+i%7, "INVITE", "M"+strconv.Itoa(i))
+		for j, dl := range d {
+			dl.FinalCode = []int{200, 486, 503}[(i+j)%3]
+			dl.HasInvite = true
+		}
+		ds = append(ds, d...)
+	}
+	one := Compare(Side{Dialogs: ds, Streams: streams(4.4, 3.1, 0)}, Side{Dialogs: ds, Streams: streams(4.4, 3.1, 0)}, Options{})
+	two := Compare(Side{Dialogs: ds, Streams: streams(4.4, 3.1, 0)}, Side{Dialogs: slices.Clone(ds), Streams: streams(4.4, 3.1, 0)}, Options{})
+	if !reflect.DeepEqual(one, two) {
+		t.Errorf("one list:\n%+v\na copy:\n%+v", one, two)
+	}
+	if len(two.Cut) != 2 || two.Cut[0].Side != "before" || two.Cut[1].Side != "after" {
+		t.Errorf("cut %+v: want the methods past the bound on each side", two.Cut)
 	}
 }
