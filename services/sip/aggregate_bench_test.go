@@ -137,3 +137,18 @@ func addCallMessages(tb testing.TB, st *Store, m *Parsed, i, from, to int) {
 		st.Add(Meta{Time: at, Src: src, Dst: dst, Transport: TransportUDP}, m, []byte(raw))
 	}
 }
+
+// BenchmarkTimeline100k is timeline's pass over 100,000 answered calls
+// (their attempts from each dialog's transactions), one bucket an hour.
+func BenchmarkTimeline100k(b *testing.B) {
+	const calls = 100_000
+	st := newStore(b, Limits{Dialogs: calls, DialogBytes: 1 << 30, MessageBytes: 1 << 20})
+	addAnsweredCalls(b, st, calls)
+	sn := st.Snapshot()
+	all := func(*Dialog) bool { return true }
+	for b.Loop() {
+		if _, err := Timeline(sn.Dialogs, all, time.Hour, time.Time{}, time.Time{}, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
