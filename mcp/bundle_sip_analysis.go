@@ -262,7 +262,7 @@ var captureReport = tool[noArgs, reportOut]{
 	hints: readOnly(),
 	run: func(c *call, _ noArgs) (reportOut, error) {
 		sn := c.d.SIP.Snapshot()
-		out := reportOut{Store: storeStatsRowOf(sn.Stats), Limits: reportLimitsOf(c.d.SIP.Limits()), States: sip.CountStates(sn.Dialogs), Notes: []string{}}
+		out := reportOut{Store: storeStatsRowOf(sn.Stats), Limits: reportLimitsOf(c.d.SIP.Limits()), States: sn.CountStates(), Notes: []string{}}
 		ss, ds := c.d.SIPStats()
 		streams, decode := streamStatsRowOf(ss), decodeStatsRowOf(ds)
 		out.Streams, out.Decode = &streams, &decode

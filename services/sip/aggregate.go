@@ -33,16 +33,6 @@ type Aggregation struct {
 	TotalMatched int
 }
 
-// CountStates counts ds (a snapshot's dialogs) by state; empty, never
-// nil, without a dialog.
-func CountStates(ds []*Dialog) map[string]int {
-	n := map[string]int{}
-	for _, d := range ds {
-		n[d.State]++
-	}
-	return n
-}
-
 // Aggregate counts ds (a snapshot's dialogs) that match accepts (every
 // one when match is nil) by dim, keeping the maxBuckets largest buckets.
 // dim must be one of Dimensions.

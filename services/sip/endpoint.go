@@ -181,10 +181,10 @@ type Talker struct {
 	Share   float64 // Dialogs / the dialogs matched: a dialog has several participants, so shares add up to more than 1
 }
 
-// TopTalkers counts the dialogs of ds that match accepts per participant
-// (dim is participant_ip or participant_user), keeping the n largest.
-func TopTalkers(ds []*Dialog, match func(*Dialog) bool, dim string, n int) (top []Talker, matched, others int) {
-	ag := Aggregate(ds, match, dim, n)
+// TopTalkers is an aggregation by a participant dimension
+// (participant_ip or participant_user) as talkers, each with its share
+// of the dialogs matched; the matched and the talkers past its buckets.
+func TopTalkers(ag Aggregation) (top []Talker, matched, others int) {
 	for _, b := range ag.Buckets {
 		t := Talker{Value: b.Value, Dialogs: b.Count}
 		if ag.TotalMatched > 0 {

@@ -1,6 +1,7 @@
 package sip
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"unsafe"
@@ -323,6 +324,18 @@ func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggreg
 		}
 	}
 	return bucketsOf(counts, kc.values, kc.multi, matched, maxBuckets)
+}
+
+// CountStates counts the snapshot's dialogs by state (the state
+// dimension's column where there is one); empty, never nil, without a
+// dialog.
+func (sn *Snapshot) CountStates() map[string]int {
+	ag := sn.Aggregate(nil, "state", math.MaxInt)
+	n := make(map[string]int, len(ag.Buckets))
+	for _, b := range ag.Buckets {
+		n[b.Value] = b.Count
+	}
+	return n
 }
 
 // GroupMetrics is GroupMetrics over the snapshot's dialogs that e
