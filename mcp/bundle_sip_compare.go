@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -151,7 +152,15 @@ func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompar
 	if s.port == "" && s.sp == (span{}) {
 		keep = nil // every dialog
 	}
-	side := sipcompare.Side{Dialogs: dialogsIn(sn.Dialogs, keep)}
+	part, lo, together := dialogsIn(sn.Dialogs, keep)
+	side := sipcompare.Side{Dialogs: part}
+	if together {
+		// A run of the snapshot's dialogs: counted and measured from its
+		// columns.
+		hi := lo + len(part)
+		side.Count = func(dim string) []sip.Bucket { return sn.AggregateRows(lo, hi, dim, math.MaxInt).Buckets }
+		side.Metrics = func() sip.CallMetrics { return sn.MetricsRows(lo, hi) }
+	}
 	unattributed := 0
 	// A port's side takes the streams of its dialogs; a side of every
 	// port, every stream of the window (no set of its Call-IDs to make:
@@ -180,15 +189,19 @@ func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompar
 
 // dialogsIn is the dialogs of ds that in keeps (every one when in is
 // nil): a part of ds itself when they lie together (dialogs come in the
-// order they began, so a window of time usually does), else a copy sized
-// to them. Compare only reads a side's dialogs; a part of ds has no room
-// to append into it (a copy of every dialog was 4 MB a side at 100,000).
-func dialogsIn(ds []*sip.Dialog, in func(*sip.Dialog) bool) []*sip.Dialog {
+// order they began, so a window of time usually does), from lo, with
+// together true; else a copy sized to them. Compare only reads a side's
+// dialogs; a part of ds has no room to append into it (a copy of every
+// dialog was 4 MB a side at 100,000).
+func dialogsIn(ds []*sip.Dialog, in func(*sip.Dialog) bool) (part []*sip.Dialog, lo int, together bool) {
 	if in == nil {
-		return slices.Clip(ds)
+		return slices.Clip(ds), 0, true
 	}
 	first, last, n := 0, -1, 0
 	for i, d := range ds {
+		if i%tailWarmBlock == 0 {
+			warmCreated(ds[i:min(i+tailWarmBlock, len(ds))])
+		}
 		if in(d) {
 			if n == 0 {
 				first = i
@@ -197,7 +210,7 @@ func dialogsIn(ds []*sip.Dialog, in func(*sip.Dialog) bool) []*sip.Dialog {
 		}
 	}
 	if n == last-first+1 {
-		return ds[first : last+1 : last+1]
+		return ds[first : last+1 : last+1], first, true
 	}
 	out := make([]*sip.Dialog, 0, n)
 	for _, d := range ds[first : last+1] {
@@ -205,7 +218,7 @@ func dialogsIn(ds []*sip.Dialog, in func(*sip.Dialog) bool) []*sip.Dialog {
 			out = append(out, d)
 		}
 	}
-	return out
+	return out, 0, false
 }
 
 // anyDialogBefore reports whether some dialog keep chooses began

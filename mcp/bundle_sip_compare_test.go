@@ -289,9 +289,20 @@ func TestCompareCapturesPopulationGuard(t *testing.T) {
 	}
 }
 
+// isRun is whether the kept lie together.
+func isRun(in []bool) bool {
+	first, last := slices.Index(in, true), -1
+	for i, k := range in {
+		if k {
+			last = i
+		}
+	}
+	return first < 0 || !slices.Contains(in[first:last+1], false)
+}
+
 // TestDialogsInKeepsTheChosen: a side's dialogs are those the window
 // keeps, in order, whether they lie together (then a part of the list
-// itself) or apart, and none when it keeps none.
+// itself, from lo) or apart, and none when it keeps none.
 func TestDialogsInKeepsTheChosen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 7))
 	for round := range 300 {
@@ -316,9 +327,14 @@ func TestDialogsInKeepsTheChosen(t *testing.T) {
 				want = append(want, d)
 			}
 		}
-		got := dialogsIn(ds, func(d *sip.Dialog) bool { return in[d.ID] })
+		got, lo, together := dialogsIn(ds, func(d *sip.Dialog) bool { return in[d.ID] })
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d: kept %d dialogs, want %d", round, len(got), len(want))
+		}
+		// together names where in ds they lie: a side's counts are then
+		// read from the snapshot's columns of those rows.
+		if together && len(got) > 0 && &ds[lo] != &got[0] || !together && len(got) > 0 && isRun(in) {
+			t.Fatalf("round %d: together %v from %d, for a part %v of the list", round, together, lo, isRun(in))
 		}
 		if cap(got) != len(got) {
 			t.Fatalf("round %d: %d kept with room for %d: an append would write into the snapshot's list", round, len(got), cap(got))

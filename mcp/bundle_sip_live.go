@@ -20,7 +20,7 @@ func tailKey(d *sip.Dialog) rowKey {
 	return rowKey{uint64(max(d.Updated.UnixNano(), 0)), d.ID}
 }
 
-// tailWarmBlock is how many dialogs warmTail reads ahead.
+// tailWarmBlock is how many dialogs warmTail and warmCreated read ahead.
 const tailWarmBlock = 64
 
 // warmTail reads the tail keys of a block of dialogs (two cache lines of
@@ -31,6 +31,16 @@ func warmTail(ds []*sip.Dialog) {
 	var s uint64
 	for _, d := range ds {
 		s += d.ID + uint64(d.Updated.Nanosecond())
+	}
+	tailSink.Add(s)
+}
+
+// warmCreated is warmTail for a side's window (compare_captures): each
+// dialog's first message time.
+func warmCreated(ds []*sip.Dialog) {
+	var s uint64
+	for _, d := range ds {
+		s += uint64(d.Created.Nanosecond())
 	}
 	tailSink.Add(s)
 }

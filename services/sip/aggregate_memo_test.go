@@ -115,7 +115,9 @@ var aggrFilters = []string{"", `final_code >= 400`, `from_user ~ "^u1"`, `state 
 // GroupMetrics equal the plain scans for every dimension, every filter of
 // aggrFilters and bounds that cut and that keep every bucket, asked from
 // two goroutines at once; so do the snapshot's, from its scan and from
-// its columns, and so does its problem scan (Each).
+// its columns, its aggregation and figures of runs of dialogs
+// (AggregateRows, MetricsRows), and
+// its problem scan (Each).
 func TestAggregateMatchesScan(t *testing.T) {
 	addrs := []netip.AddrPort{
 		netip.MustParseAddrPort("192.0.2.1:5060"), netip.MustParseAddrPort("192.0.2.2:5060"), netip.MustParseAddrPort("192.0.2.3:5080"),
@@ -266,6 +268,29 @@ func TestAggregateMatchesScan(t *testing.T) {
 								if got, want := sn.GroupMetrics(e, dim, bound), scanGroups(sn.Dialogs, filters[fi], dim, bound); !reflect.DeepEqual(got, want) {
 									mu.Lock()
 									bad = append(bad, fmt.Sprintf("Snapshot.GroupMetrics %s, filter %q, bound %d, ask %d:\n got %s\nwant %s", dim, aggrFilters[fi], bound, ask, groupingText(got), groupingText(want)))
+									mu.Unlock()
+								}
+							}
+						}
+						// A run of the dialogs (a compare_captures side), from the
+						// same columns: every run's start and end by a step.
+						n := len(sn.Dialogs)
+						for lo := 0; lo <= n; lo += 1 + n/4 {
+							for hi := lo; hi <= n; hi += 1 + n/3 {
+								for _, bound := range []int{2, 1000} {
+									if got, want := sn.AggregateRows(lo, hi, dim, bound), scanAggregate(sn.Dialogs[lo:hi], every, dim, bound); !reflect.DeepEqual(got, want) {
+										mu.Lock()
+										bad = append(bad, fmt.Sprintf("Snapshot.AggregateRows %s, rows %d to %d, bound %d:\n got %+v\nwant %+v", dim, lo, hi, bound, got, want))
+										mu.Unlock()
+									}
+								}
+								var acc MetricsAcc
+								for _, d := range sn.Dialogs[lo:hi] {
+									acc.Add(d)
+								}
+								if got, want := sn.MetricsRows(lo, hi), acc.Result(); !reflect.DeepEqual(got, want) {
+									mu.Lock()
+									bad = append(bad, fmt.Sprintf("Snapshot.MetricsRows, rows %d to %d:\n got %+v\nwant %+v", lo, hi, got, want))
 									mu.Unlock()
 								}
 							}

@@ -256,6 +256,17 @@ func (kc *keyColumn) build(ds []*Dialog, dim string) *keyer {
 // figureRows are the snapshot's dialogs as groupRows with kc's keys, or
 // nil when their figures have no room.
 func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
+	f := sn.figureColumns()
+	if f == nil {
+		return nil
+	}
+	return &groupRows{multi: kc.multi, shares: f.shares, samples: f.samples, ids: kc.ids, ends: kc.ends}
+}
+
+// figureColumns are the snapshot's dialogs' figures as rows without keys
+// (shares and PDD samples), built or carried on the first ask, or nil
+// when they have no room.
+func (sn *Snapshot) figureColumns() *groupRows {
 	c := &sn.site
 	f := &c.figs
 	f.once.Do(func() {
@@ -278,7 +289,7 @@ func (sn *Snapshot) figureRows(kc *keyColumn) *groupRows {
 	if f.rows.shares == nil {
 		return nil
 	}
-	return &groupRows{multi: kc.multi, shares: f.rows.shares, samples: f.rows.samples, ids: kc.ids, ends: kc.ends}
+	return &f.rows
 }
 
 // siteColumns returns dim's key column and the rows e matches (nil:
@@ -324,6 +335,54 @@ func (sn *Snapshot) Aggregate(e *filter.Expr, dim string, maxBuckets int) Aggreg
 		}
 	}
 	return bucketsOf(counts, kc.values, kc.multi, matched, maxBuckets)
+}
+
+// AggregateRows is Aggregate over every one of the snapshot's dialogs
+// lo to hi (a window of dialogs that began together: a side of
+// compare_captures), read from its dim column where there is one. It
+// panics unless 0 <= lo <= hi <= len(sn.Dialogs), as a slice would.
+func (sn *Snapshot) AggregateRows(lo, hi int, dim string, maxBuckets int) Aggregation {
+	part := sn.Dialogs[lo:hi]
+	kc, _ := sn.keyColumn("rows", dim)
+	if kc == nil {
+		return Aggregate(part, nil, dim, maxBuckets)
+	}
+	counts := make([]int, len(kc.values))
+	rows := groupRows{multi: kc.multi, ids: kc.ids, ends: kc.ends}
+	for r := lo; r < hi; r++ {
+		for _, id := range rows.keysOf(int32(r)) {
+			counts[id]++
+		}
+	}
+	return bucketsOf(counts, kc.values, kc.multi, len(part), maxBuckets)
+}
+
+// MetricsRows is the call figures of every one of the snapshot's
+// dialogs lo to hi, as a MetricsAcc of them gives, read from its figure
+// columns where there are some. It panics unless 0 <= lo <= hi <=
+// len(sn.Dialogs).
+func (sn *Snapshot) MetricsRows(lo, hi int) CallMetrics {
+	part := sn.Dialogs[lo:hi]
+	rows := sn.figureColumns()
+	if rows == nil {
+		var acc MetricsAcc
+		for _, d := range part {
+			acc.Add(d)
+		}
+		return acc.Result()
+	}
+	acc := MetricsAcc{dialogs: len(part)}
+	for r := lo; r < hi; r++ {
+		f := rows.shares[r].figures()
+		acc.add(&f)
+	}
+	// The samples are in row order: the run's lie together.
+	first, end := sortSearch(rows.samples, int32(lo)), sortSearch(rows.samples, int32(hi))
+	acc.pdd = make([]float64, end-first) // percentiles reorders what it is given
+	for i, s := range rows.samples[first:end] {
+		acc.pdd[i] = s.pdd
+	}
+	return acc.Result()
 }
 
 // CountStates counts the snapshot's dialogs by state (the state

@@ -123,7 +123,7 @@ func TestCarriedCountsEveryMethod(t *testing.T) {
 			}
 			ds[i] = &sip.Dialog{Methods: ms}
 		}
-		got := carried.count(ds)
+		got := carried.count(Side{Dialogs: ds})
 		if len(got) != len(want) {
 			t.Fatalf("round %d: %d methods counted, want %d: %v", round, len(got), len(want), got)
 		}
