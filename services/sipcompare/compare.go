@@ -189,7 +189,7 @@ func byDimension(dim string) counter {
 			}
 			return sip.Aggregate(s.Dialogs, nil, dim, math.MaxInt).Buckets
 		},
-		text:  func(v string) bool { return sip.TextDimension(dim) && v != sip.NoValue },
+		text: func(v string) bool { return sip.TextDimension(dim) && v != sip.NoValue },
 	}
 }
 
