@@ -178,10 +178,12 @@ func BenchmarkSearchMessages100k(b *testing.B) {
 }
 
 // BenchmarkSiteSeries100k is the site-wide answers that read every
-// dialog at each call (no columns): timeline's buckets, tail_dialogs' first
-// page (the newest of every match), search_by_time's (the oldest of every
+// dialog at each call: timeline's buckets, what_happened's events around
+// the newest (every dialog's failure read), tail_dialogs' first page (the
+// newest of every match), search_by_time's (the oldest of every
 // message), describe_endpoint of the address in every dialog and
-// compare_captures, both sides every dialog and the store's two halves.
+// compare_captures, both sides every dialog and the store's two halves
+// (counted from the snapshot's columns once built).
 func BenchmarkSiteSeries100k(b *testing.B) {
 	d := fullDeps(b)
 	d.SIP = benchStore(b)
