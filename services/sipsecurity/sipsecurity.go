@@ -214,11 +214,18 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 	index := map[srcKind]int32{}
 	var kinds []srcKind
 	var counts []int
+	// The last group found, asked before the map: a flood's events come
+	// one after another from one source, and the map hashed each.
+	last := int32(-1)
 	add := func(sk srcKind, e event) {
-		g, ok := index[sk]
-		if !ok {
-			g = int32(len(kinds))
-			index[sk], kinds, counts = g, append(kinds, sk), append(counts, 0)
+		g := last
+		if g < 0 || kinds[g] != sk {
+			var ok bool
+			if g, ok = index[sk]; !ok {
+				g = int32(len(kinds))
+				index[sk], kinds, counts = g, append(kinds, sk), append(counts, 0)
+			}
+			last = g
 		}
 		counts[g]++
 		all = append(all, grouped{g, e})
@@ -350,7 +357,9 @@ func episodes(evs []event, keys []string, w time.Duration, limit int) []span {
 // User-Agent of known that made each a scanner event.
 func summarise(evs []event, scanner bool, known []string) Finding {
 	f := Finding{First: evs[0].t, Last: evs[len(evs)-1].t, Total: len(evs)}
-	srcs, uas, tgts := tallier[netip.AddrPort]{}, tallier[string]{}, tallier[Target]{}
+	var srcs tallier[netip.AddrPort]
+	var uas tallier[string]
+	var tgts tallier[Target]
 	for _, e := range evs {
 		ev := Evidence{CallID: e.d.CallID, Time: e.t}
 		if scanner {
@@ -388,20 +397,44 @@ func summarise(evs []event, scanner bool, known []string) Finding {
 }
 
 // tallier counts events per value. Its size is bounded by the episode's
-// events, which the store bounds.
-type tallier[V comparable] map[V]int
+// events, which the store bounds. A run of one value (a flood's source,
+// its target) is counted apart and added to the map when it ends: the
+// map hashed every event.
+type tallier[V comparable] struct {
+	m    map[V]int
+	last V
+	run  int // events of last not yet in m
+}
 
-func (t tallier[V]) add(v V) { t[v]++ }
+func (t *tallier[V]) add(v V) {
+	if t.run > 0 && v == t.last {
+		t.run++
+		return
+	}
+	t.flush()
+	t.last, t.run = v, 1
+}
+
+func (t *tallier[V]) flush() {
+	if t.run > 0 {
+		if t.m == nil {
+			t.m = map[V]int{}
+		}
+		t.m[t.last] += t.run
+		t.run = 0
+	}
+}
 
 // tally keeps the MaxListed values of most events (ties by value text, so
 // that map order never shows) and counts the rest.
-func (t tallier[V]) tally() Tally[V] {
+func (t *tallier[V]) tally() Tally[V] {
+	t.flush()
 	type keyed struct {
 		c   Counted[V]
 		key string
 	}
-	all := make([]keyed, 0, len(t))
-	for v, n := range t {
+	all := make([]keyed, 0, len(t.m))
+	for v, n := range t.m {
 		all = append(all, keyed{Counted[V]{v, n}, fmt.Sprint(v)})
 	}
 	slices.SortFunc(all, func(a, b keyed) int {

@@ -2,6 +2,7 @@ package sipsecurity
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
 	"testing"
@@ -163,5 +164,38 @@ func BenchmarkAnalyseBranchScenario(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Analyse(ds, Defaults)
+	}
+}
+
+// TestTallierCountsRuns holds the tallier, which counts a run of one
+// value apart from its map, to a plain count of every value: values in
+// runs, alternating, and returning after others.
+func TestTallierCountsRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	for round := range 500 {
+		var tl tallier[string]
+		want := map[string]int{}
+		for range rng.IntN(200) {
+			v := fmt.Sprint(rng.IntN(1 + round%7))
+			for range 1 + rng.IntN(4) {
+				tl.add(v)
+				want[v]++
+			}
+		}
+		got := tl.tally()
+		n, events := 0, 0
+		for _, c := range got.Top {
+			if c.Events != want[c.Value] {
+				t.Fatalf("round %d: %q counted %d, want %d", round, c.Value, c.Events, want[c.Value])
+			}
+			n, events = n+1, events+c.Events
+		}
+		total := 0
+		for _, c := range want {
+			total += c
+		}
+		if n+got.Others != len(want) || events+got.OthersEvents != total {
+			t.Fatalf("round %d: %d values and %d events tallied, want %d and %d", round, n+got.Others, events+got.OthersEvents, len(want), total)
+		}
 	}
 }
