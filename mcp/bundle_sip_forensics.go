@@ -115,7 +115,7 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 		// A message counts while its dialog is kept; with no filter that
 		// is all it asks of the dialog (HoldsDialog reads none).
 		all := e.MatchesAll()
-		sn.RangeMessages(0, func(m *sip.Message) bool {
+		each := func(m *sip.Message) bool {
 			if !sp.holds(m.Time) {
 				return true
 			}
@@ -132,7 +132,14 @@ var searchByTime = tool[searchByTimeIn, page[timeRow]]{
 				sel.offer(k, m)
 			}
 			return c.ctx.Err() == nil
-		})
+		}
+		if sp == (span{}) {
+			sn.RangeMessages(0, each)
+		} else {
+			// A window: the ring's kept times pass over the messages
+			// outside it without reading them.
+			sn.RangeMessagesBetween(sp.since, sp.until, each)
+		}
 		if err := c.ctx.Err(); err != nil {
 			return page[timeRow]{}, fmt.Errorf("search_by_time cancelled: %w", err)
 		}

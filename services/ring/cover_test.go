@@ -1,7 +1,9 @@
 package ring
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -147,6 +149,74 @@ func TestKeptTimesAsTheItems(t *testing.T) {
 		}
 		if b.Bytes-a.Bytes != int64(KeptTimeBytes*a.Items) {
 			t.Fatalf("round %d: kept times weigh %d bytes, read %d: want %d more for %d items", round, b.Bytes, a.Bytes, KeptTimeBytes*a.Items, a.Items)
+		}
+	}
+}
+
+// TestRangePtrBetweenAsTheItems: the items RangePtrBetween hands over, each
+// tested again by its own time as a caller does, are those whose time
+// the window holds, for times out of order, zero times and a bad clock
+// (past it no time is kept, and every item is handed over); and while
+// times are kept no item outside the window is handed over at all.
+func TestRangePtrBetweenAsTheItems(t *testing.T) {
+	base := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(39, 5))
+	size := func(s stamped) int { return len(s.payload) }
+	for round := range 200 {
+		r, err := New[stamped](Limits{Items: 1 + rng.IntN(700), Bytes: 1 << 30}, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.TimeOf(func(s *stamped) time.Time { return s.at })
+		r.KeepTimes()
+		bad := uint64(math.MaxUint64) // the first item of a bad clock
+		for i := range 1 + rng.IntN(2000) {
+			v := stamped{payload: "x"}
+			switch k := rng.IntN(1000); {
+			case k < 100: // no time
+			case k == 100 && round%3 == 0:
+				v.at = base.AddDate(300, 0, 0)
+				bad = min(bad, uint64(i))
+			default:
+				v.at = base.Add(time.Duration(rng.IntN(100000)) * time.Millisecond)
+			}
+			r.Append(v)
+		}
+		since := base.Add(time.Duration(rng.IntN(100000)) * time.Millisecond)
+		until := since.Add(time.Duration(rng.IntN(50000)) * time.Millisecond)
+		inRange := true // both bounds in UnixNano's range: nothing outside is handed over
+		switch round % 8 {
+		case 0:
+			since = time.Time{} // only an end: zero times are before it
+		case 1:
+			since, inRange = base.AddDate(-500, 0, 0), false
+		case 2:
+			until, inRange = base.AddDate(400, 0, 0), false
+		case 3:
+			since, until, inRange = time.Time{}, base.AddDate(-500, 0, 0), false // the zero time alone
+		case 4:
+			since, until, inRange = base.AddDate(400, 0, 0), base.AddDate(401, 0, 0), false
+		}
+		holds := func(at time.Time) bool { return (since.IsZero() || !at.Before(since)) && at.Before(until) }
+		snap := r.Snapshot()
+		var want, got []uint64
+		snap.RangePtr(0, func(seq uint64, v *stamped) bool {
+			if holds(v.at) {
+				want = append(want, seq)
+			}
+			return true
+		})
+		snap.RangePtrBetween(0, since, until, func(seq uint64, v *stamped) bool {
+			if !holds(v.at) && seq < bad && inRange {
+				t.Fatalf("round %d: item %d at %v handed over, outside the window with its time kept", round, seq, v.at)
+			}
+			if holds(v.at) {
+				got = append(got, seq)
+			}
+			return true
+		})
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: %d items in the window, want %d", round, len(got), len(want))
 		}
 	}
 }

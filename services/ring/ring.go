@@ -81,6 +81,9 @@ type Ring[T any] struct {
 	onEvict  func(T)
 	timeOf   func(*T) time.Time
 	keepTime bool // KeepTimes: chunks hold their items' times
+	// timesTo is the first seq whose time was not kept: MaxUint64 while
+	// KeepTimes keeps them, 0 in a ring that never did.
+	timesTo uint64
 
 	chunks []*chunk[T] // chunks[0] holds seq first
 	first  uint64      // seq of the oldest kept item
@@ -161,7 +164,7 @@ func (r *Ring[T]) KeepTimes() {
 	if r.fixed || r.timeOf == nil {
 		panic("ring: KeepTimes needs TimeOf and a ring whose items are weighed")
 	}
-	r.keepTime, r.evictedNs = true, noTime
+	r.keepTime, r.evictedNs, r.timesTo = true, noTime, math.MaxUint64
 	r.slot += KeptTimeBytes
 }
 
@@ -180,7 +183,7 @@ func (r *Ring[T]) stamp(seq uint64, p *T) {
 	ns := int64(noTime)
 	if t := r.timeOf(p); !t.IsZero() {
 		if t.Before(nanoFloor) || t.After(nanoCeil) {
-			r.keepTime = false
+			r.keepTime, r.timesTo = false, seq
 			return
 		}
 		ns = t.UnixNano()
@@ -449,7 +452,7 @@ func (r *Ring[T]) Snapshot() Snapshot[T] {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sharedTo = r.next
-	return Snapshot[T]{chunks: r.chunks, first: r.first, end: r.next, rev: r.rev}
+	return Snapshot[T]{chunks: r.chunks, first: r.first, end: r.next, rev: r.rev, timesTo: r.timesTo}
 }
 
 // Stats returns the ring's counters.

@@ -1,12 +1,18 @@
 package ring
 
+import (
+	"math"
+	"time"
+)
+
 // Snapshot is an immutable view of a ring at one revision. It is cheap to
 // copy and safe to read from any goroutine while the ring keeps changing.
 type Snapshot[T any] struct {
-	chunks []*chunk[T]
-	first  uint64
-	end    uint64
-	rev    uint64
+	chunks  []*chunk[T]
+	first   uint64
+	end     uint64
+	rev     uint64
+	timesTo uint64 // items before it have their time kept (KeepTimes)
 }
 
 // Len is the number of items in the view.
@@ -53,6 +59,46 @@ func (s Snapshot[T]) Ptr(seq uint64) *T {
 func (s Snapshot[T]) RangePtr(from uint64, fn func(seq uint64, v *T) bool) {
 	from = max(from, s.first)
 	for seq := from; seq < s.end; seq++ {
+		if !fn(seq, s.ptr(seq)) {
+			return
+		}
+	}
+}
+
+// RangePtrBetween is RangePtr over the items whose time (TimeOf) is in
+// since to until (until excluded; a zero bound is none), told from the
+// time kept beside each (KeepTimes) without reading the item: a window of
+// a large ring reads its own items only. Items may be handed over whose
+// time is outside (an item whose time was not kept: a ring without
+// KeepTimes, or items from a time outside UnixNano's range on; a bound
+// outside that range), so fn tests each by its own time.
+func (s Snapshot[T]) RangePtrBetween(from uint64, since, until time.Time, fn func(seq uint64, v *T) bool) {
+	// The bounds as kept times compare: noTime (the zero time) is below
+	// every bound but none.
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	switch {
+	case since.IsZero() || since.Before(nanoFloor):
+	case since.After(nanoCeil):
+		lo = math.MaxInt64
+	default:
+		lo = since.UnixNano()
+	}
+	bounded := !until.IsZero() && !until.After(nanoCeil)
+	switch {
+	case !bounded:
+	case until.Before(nanoFloor):
+		hi = noTime + 1 // the zero time alone is before it
+	default:
+		hi = until.UnixNano()
+	}
+	from = max(from, s.first)
+	base := s.first / chunkSize
+	for seq := from; seq < s.end; seq++ {
+		if seq < s.timesTo {
+			if ns := s.chunks[seq/chunkSize-base].times[seq%chunkSize]; ns < lo || bounded && ns >= hi {
+				continue
+			}
+		}
 		if !fn(seq, s.ptr(seq)) {
 			return
 		}

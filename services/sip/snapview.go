@@ -1,6 +1,9 @@
 package sip
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // DialogByID returns the dialog with id in this view (Dialogs are in id
 // order), or nil. Ids are the dialog ring's sequence numbers, evicted
@@ -43,6 +46,15 @@ func (sn *Snapshot) HoldsDialog(id uint64) bool {
 // on, oldest first, until fn returns false.
 func (sn *Snapshot) RangeMessages(from uint64, fn func(m *Message) bool) {
 	sn.msgs.RangePtr(from, func(_ uint64, m *Message) bool { return fn(m) })
+}
+
+// RangeMessagesBetween is RangeMessages over the messages of since to
+// until (a zero bound is none), told from the times the message ring
+// keeps beside them, so a window reads its own messages only. fn may be
+// handed messages outside (one whose time was not kept, after a time
+// outside UnixNano's range): it tests each by its own time.
+func (sn *Snapshot) RangeMessagesBetween(since, until time.Time, fn func(m *Message) bool) {
+	sn.msgs.RangePtrBetween(0, since, until, func(_ uint64, m *Message) bool { return fn(m) })
 }
 
 // MessageSeqs returns the first and end (one past the last) sequence
