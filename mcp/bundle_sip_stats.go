@@ -154,7 +154,7 @@ var timelineTool = tool[timelineIn, timelineOut]{
 			return timelineOut{}, err
 		}
 		secs := count(int(in.BucketSeconds), timelineDefaultSeconds)
-		bs, err := sip.Timeline(sn.Dialogs, func(dl *sip.Dialog) bool { return e.Match(dl) }, time.Duration(secs)*time.Second, sp.since, sp.until, timelineMaxBuckets)
+		bs, err := sn.Timeline(e, time.Duration(secs)*time.Second, sp.since, sp.until, timelineMaxBuckets)
 		if err != nil {
 			return timelineOut{}, argErr("bucket_seconds", "use wider buckets or a shorter since/until window", "%v", err)
 		}

@@ -138,17 +138,26 @@ func addCallMessages(tb testing.TB, st *Store, m *Parsed, i, from, to int) {
 	}
 }
 
-// BenchmarkTimeline100k is timeline's pass over 100,000 answered calls
-// (their attempts from each dialog's transactions), one bucket an hour.
+// BenchmarkTimeline100k is timeline over 100,000 answered calls, one
+// bucket an hour: from the dialogs (their attempts from each one's
+// transactions), and from a quiet snapshot's mark column.
 func BenchmarkTimeline100k(b *testing.B) {
 	const calls = 100_000
 	st := newStore(b, Limits{Dialogs: calls, DialogBytes: 1 << 30, MessageBytes: 1 << 20})
 	addAnsweredCalls(b, st, calls)
 	sn := st.Snapshot()
-	all := func(*Dialog) bool { return true }
-	for b.Loop() {
-		if _, err := Timeline(sn.Dialogs, all, time.Hour, time.Time{}, time.Time{}, 1000); err != nil {
-			b.Fatal(err)
+	b.Run("dialogs", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Timeline(sn.Dialogs, nil, time.Hour, time.Time{}, time.Time{}, 1000); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("column", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sn.Timeline(nil, time.Hour, time.Time{}, time.Time{}, 1000); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 	"unsafe"
 
 	"fieldtap/services/filter"
@@ -46,6 +47,95 @@ type siteColumns struct {
 		sorted     []float64
 	}
 	problems problemColumn
+	marks    markColumn
+}
+
+// markColumn is every dialog's timeline marks (appendMarks) in the order
+// of Snapshot.Dialogs, row r's ending at ends[r]: a timeline without a
+// filter reads them in sequence instead of every dialog and its
+// transactions. Built on a snapshot's second ask (a quiet store's, or a
+// loaded capture's: a live store asks each snapshot once, and building
+// costs what one scan does).
+type markColumn struct {
+	once  sync.Once
+	marks []mark
+	ends  []int32 // nil: not built (no room)
+}
+
+// row is row r's marks, its creation first.
+func (mc *markColumn) row(r int) []mark {
+	from := int32(0)
+	if r > 0 {
+		from = mc.ends[r-1]
+	}
+	return mc.marks[from:mc.ends[r]]
+}
+
+// markColumn returns the snapshot's mark column from its second ask on,
+// or nil (the first ask, or no room).
+func (sn *Snapshot) markColumn() *markColumn {
+	c := &sn.site
+	c.mu.Lock()
+	if c.asks == nil {
+		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
+	}
+	c.asks["timeline"]++
+	asks := c.asks["timeline"]
+	c.mu.Unlock()
+	if asks < 2 {
+		return nil
+	}
+	mc := &c.marks
+	mc.once.Do(func() {
+		ds := sn.Dialogs
+		if !c.room() {
+			return
+		}
+		marks, ends := make([]mark, 0, 2*len(ds)), make([]int32, 0, len(ds))
+		var as []Attempt
+		for i, d := range ds {
+			if i%warmBlock == 0 {
+				warmAttempts(ds[i:min(i+warmBlock, len(ds))])
+			}
+			marks, as = appendMarks(marks, d, as[:0])
+			ends = append(ends, int32(len(marks)))
+		}
+		mc.marks, mc.ends = marks, ends
+		c.hold(int64(unsafe.Sizeof(mark{}))*int64(cap(marks)) + 4*int64(cap(ends)))
+	})
+	if mc.ends == nil {
+		return nil
+	}
+	return mc
+}
+
+// Timeline is Timeline over the snapshot's dialogs that e matches, read
+// from its mark column when e is empty and the column is built.
+func (sn *Snapshot) Timeline(e *filter.Expr, width time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, error) {
+	var mc *markColumn
+	if e.MatchesAll() && width > 0 {
+		mc = sn.markColumn()
+	}
+	if mc == nil {
+		return Timeline(sn.Dialogs, matcher(e), width, since, until, maxBuckets)
+	}
+	var sel markSpan
+	sel.from(since, until)
+	all := since.IsZero() && until.IsZero()
+	if all {
+		sel.marks = mc.marks // only read
+	}
+	for r := range mc.ends {
+		row := mc.row(r)
+		if !all {
+			if !sel.holds(row[0].at, since, until) {
+				continue
+			}
+			sel.marks = append(sel.marks, row...)
+		}
+		sel.widen(row, since, until)
+	}
+	return sel.buckets(width, since, until, maxBuckets)
 }
 
 // problemColumn is every dialog's problem set (problemSet), in the

@@ -28,45 +28,94 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 	// One pass over the dialogs notes what the buckets count, in the
 	// order the buckets are filled after: at 100,000 dialogs reading each
 	// twice, its attempts worked out twice, was most of the call.
-	marks := make([]mark, 0, 2*len(ds)) // a dialog and, for most, one attempt
-	var as []Attempt                    // each dialog's attempts in turn, in one array
-	lo, hi := since, until
+	var sel markSpan
+	sel.from(since, until)
+	sel.marks = make([]mark, 0, 2*len(ds)) // a dialog and, for most, one attempt
+	var as []Attempt                       // each dialog's attempts in turn, in one array
 	for i, d := range ds {
 		if i%warmBlock == 0 {
 			warmAttempts(ds[i:min(i+warmBlock, len(ds))])
 		}
-		if (!since.IsZero() && d.Created.Before(since)) || (!until.IsZero() && !d.Created.Before(until)) || !match(d) {
+		if !sel.holds(d.Created.UnixNano(), since, until) || match != nil && !match(d) {
 			continue
 		}
-		if since.IsZero() && (lo.IsZero() || d.Created.Before(lo)) {
-			lo = d.Created
+		n := len(sel.marks)
+		sel.marks, as = appendMarks(sel.marks, d, as[:0])
+		sel.widen(sel.marks[n:], since, until)
+	}
+	return sel.buckets(width, since, until, maxBuckets)
+}
+
+// appendMarks appends d's marks to marks: its creation, then each call
+// attempt's start and outcome (as is scratch for its attempts).
+func appendMarks(marks []mark, d *Dialog, as []Attempt) ([]mark, []Attempt) {
+	as = d.AppendAttempts(as)
+	if len(as) == 0 {
+		return append(marks, mark{d.Created.UnixNano(), markDialog | b2m(d.FinalCode >= 400, markFailed)}), as
+	}
+	marks = append(marks, mark{d.Created.UnixNano(), markDialog})
+	for _, a := range as {
+		outcome := b2m(a.FinalCode >= 200 && a.FinalCode < 300, markAnswered)
+		switch {
+		case a.State == StateCancelled:
+			outcome |= markCancelled
+		case a.FinalCode >= 400:
+			outcome |= markFailed
 		}
-		if until.IsZero() && d.Created.After(hi) {
-			hi = d.Created
+		marks = append(marks, mark{a.Start.UnixNano(), markAttempt | outcome})
+	}
+	return marks, as
+}
+
+// markSpan is the marks of the dialogs a timeline counts and the range
+// they span: from since (or the first creation) to until (or the latest
+// creation or last attempt start).
+type markSpan struct {
+	marks        []mark
+	lo, hi       int64
+	loSet, hiSet bool // a bound given, or a dialog seen
+}
+
+func (m *markSpan) from(since, until time.Time) {
+	if m.loSet = !since.IsZero(); m.loSet {
+		m.lo = since.UnixNano()
+	}
+	if m.hiSet = !until.IsZero(); m.hiSet {
+		m.hi = until.UnixNano()
+	}
+}
+
+// holds is whether a dialog created at ns is in since–until.
+func (m *markSpan) holds(ns int64, since, until time.Time) bool {
+	return (since.IsZero() || ns >= since.UnixNano()) && (until.IsZero() || ns < until.UnixNano())
+}
+
+// widen stretches the range to one dialog's marks (its creation first).
+func (m *markSpan) widen(row []mark, since, until time.Time) {
+	created := row[0].at
+	if since.IsZero() && (!m.loSet || created < m.lo) {
+		m.lo, m.loSet = created, true
+	}
+	if until.IsZero() {
+		if !m.hiSet || created > m.hi {
+			m.hi, m.hiSet = created, true
 		}
-		as = d.AppendAttempts(as[:0])
-		if len(as) == 0 {
-			marks = append(marks, mark{d.Created.UnixNano(), markDialog | b2m(d.FinalCode >= 400, markFailed)})
-			continue
-		}
-		marks = append(marks, mark{d.Created.UnixNano(), markDialog})
-		for _, a := range as {
-			outcome := b2m(a.FinalCode >= 200 && a.FinalCode < 300, markAnswered)
-			switch {
-			case a.State == StateCancelled:
-				outcome |= markCancelled
-			case a.FinalCode >= 400:
-				outcome |= markFailed
-			}
-			marks = append(marks, mark{a.Start.UnixNano(), markAttempt | outcome})
-		}
-		if last := as[len(as)-1].Start; until.IsZero() && last.After(hi) {
-			hi = last
+		// The dialog's last attempt: attempts come in the order they began.
+		if last := row[len(row)-1]; len(row) > 1 && last.at > m.hi {
+			m.hi = last.at
 		}
 	}
-	if lo.IsZero() || hi.IsZero() {
+}
+
+// buckets counts the marks in buckets of width over the range.
+func (m *markSpan) buckets(width time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, error) {
+	if width <= 0 {
+		return nil, fmt.Errorf("bucket width %v: want a positive duration", width)
+	}
+	if !m.loSet || !m.hiSet {
 		return []TimeBucket{}, nil
 	}
+	lo, hi := time.Unix(0, m.lo), time.Unix(0, m.hi)
 	first := alignDown(lo, width)
 	n := int(alignDown(hi, width).Sub(first)/width) + 1
 	if !until.IsZero() && alignDown(until, width).Equal(until) {
@@ -81,19 +130,19 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 	}
 	f0, w := first.UnixNano(), int64(width)
 	end := f0 + int64(len(out))*w
-	for _, m := range marks {
-		if m.what&markAttempt != 0 && (m.at < f0 || m.at >= end) {
+	for _, mk := range m.marks {
+		if mk.what&markAttempt != 0 && (mk.at < f0 || mk.at >= end) {
 			continue // an attempt outside since–until
 		}
-		b := &out[(m.at-f0)/w]
-		if m.what&markDialog != 0 {
+		b := &out[(mk.at-f0)/w]
+		if mk.what&markDialog != 0 {
 			b.Dialogs++
 		} else {
 			b.Invites++
 		}
-		b.Answered += int(m.what & markAnswered / markAnswered)
-		b.Failed += int(m.what & markFailed / markFailed)
-		b.Cancelled += int(m.what & markCancelled / markCancelled)
+		b.Answered += int(mk.what & markAnswered / markAnswered)
+		b.Failed += int(mk.what & markFailed / markFailed)
+		b.Cancelled += int(mk.what & markCancelled / markCancelled)
 	}
 	return out, nil
 }

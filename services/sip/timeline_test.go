@@ -114,12 +114,28 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 			if want := timelineTwoPasses(sn.Dialogs, match, width, since, until); !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d, width %v, since %v, until %v, final code %d:\n got %+v\nwant %+v", seed, width, since, until, code, got, want)
 			}
+			// The snapshot's, without a filter: a scan on its first ask,
+			// then its mark column.
+			every := func(*Dialog) bool { return true }
+			want := timelineTwoPasses(sn.Dialogs, every, width, since, until)
+			for ask := range 2 {
+				got, err := sn.Timeline(nil, width, since, until, 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("seed %d, Snapshot.Timeline ask %d, width %v, since %v, until %v:\n got %+v\nwant %+v", seed, q+ask, width, since, until, got, want)
+				}
+			}
 			for _, b := range got {
 				counted += b.Invites + b.Failed + b.Cancelled
 			}
 		}
 		if counted == 0 {
 			t.Fatalf("seed %d: no attempt counted", seed)
+		}
+		if sn.site.marks.ends == nil {
+			t.Fatalf("seed %d: the mark column was not built: Snapshot.Timeline read the dialogs every time", seed)
 		}
 	}
 }
