@@ -127,7 +127,7 @@ func spanPort(c *call, arg string, p portArg) (string, error) {
 // sideOf chooses one side's dialogs and streams from the snapshots: by
 // window (a dialog's first message, a stream's first packet) and, for a
 // named port, by the Call-IDs that port's frame ring carried in it.
-func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompare.Side, error) {
+func sideOf(c *call, s sideIn, sn *sip.Snapshot, streams []rtp.StreamView) (sipcompare.Side, error) {
 	inWindow := func(d *sip.Dialog) bool { return s.sp.holds(d.Created) }
 	keep := inWindow
 	if s.port != "" {
@@ -172,7 +172,7 @@ func sideOf(c *call, s sideIn, sn *sip.Snapshot, media *rtp.Snapshot) (sipcompar
 			ids[d.CallID] = true
 		}
 	}
-	for _, st := range media.Streams {
+	for _, st := range streams {
 		switch {
 		case !s.sp.holds(st.First):
 		case s.port == "" || ids[st.CallID]:
@@ -255,11 +255,11 @@ var compareCaptures = tool[compareCapturesIn, page[compareRow]]{
 		if sides[0].port == sides[1].port && sides[0].sp == sides[1].sp {
 			c.warnf("both sides are the same dialogs: give since_a/until_a and since_b/until_b, or port and port_b")
 		}
-		sn, media := c.d.SIP.Snapshot(), c.d.Media.Snapshot(false)
+		sn, streams := c.d.SIP.Snapshot(), c.d.Media.Streams(false)
 		var got [2]sipcompare.Side
 		for i, s := range sides {
 			c.progress(float64(i), 2, "choosing side "+s.name)
-			side, err := sideOf(c, s, sn, media)
+			side, err := sideOf(c, s, sn, streams)
 			if err != nil {
 				return page[compareRow]{}, err
 			}

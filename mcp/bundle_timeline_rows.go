@@ -15,6 +15,7 @@ import (
 	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/services/rules"
+	"fieldtap/services/sip"
 	"fieldtap/services/transmit"
 )
 
@@ -254,9 +255,9 @@ func (tl *timeline) portEvents(all []ports.Status) {
 
 func (tl *timeline) sipFailures() {
 	sn := tl.c.d.SIP.Snapshot()
-	for _, dl := range sn.Dialogs {
-		if dl.FinalCode < 400 || dl.FinalAt.IsZero() || !tl.takes(dl.FinalAt, evSIPFailure, "") {
-			continue
+	sn.EachFailure(tl.sp.since, tl.sp.until, func(dl *sip.Dialog) {
+		if !tl.takes(dl.FinalAt, evSIPFailure, "") {
+			return
 		}
 		method := dl.FirstMethod
 		if dl.HasInvite {
@@ -264,7 +265,7 @@ func (tl *timeline) sipFailures() {
 		}
 		tl.add(timelineRow{Time: dl.FinalAt, Bus: "sip", Kind: evSIPFailure, Summary: fmt.Sprintf("%s answered %d", method, dl.FinalCode),
 			Text: untrusted.Text(dl.FinalReason), Detail: detailRef{"triage_call", args("call_id", dl.CallID)}})
-	}
+	})
 }
 
 func (tl *timeline) sipFindings() {
@@ -278,8 +279,7 @@ func (tl *timeline) sipFindings() {
 }
 
 func (tl *timeline) mediaBursts() {
-	sn := tl.c.d.Media.Snapshot(true)
-	for _, s := range sn.Streams {
+	for _, s := range tl.c.d.Media.Streams(true) {
 		for _, iv := range s.Intervals {
 			tl.mediaInterval(s, iv)
 		}

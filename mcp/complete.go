@@ -113,7 +113,7 @@ func (c completer) callIDs(context.Context, string, map[string]string) []string 
 // streamIDs are the RTP streams, newest first, of one call when the
 // request already names a call_id.
 func (c completer) streamIDs(_ context.Context, _ string, known map[string]string) []string {
-	ss := c.v.d.Media.Snapshot(false).Streams
+	ss := c.v.d.Media.Streams(false)
 	var out []string
 	for i := len(ss) - 1; i >= 0; i-- {
 		if id := known["call_id"]; id == "" || ss[i].CallID == id {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,6 +167,9 @@ func TestTimestampResetAgainstTshark(t *testing.T) {
 		t.Fatalf("%d streams, want the callee's one", len(sn.Streams))
 	}
 	got := sn.Streams[0]
+	if alone := a.Streams(true); len(alone) != 1 || !reflect.DeepEqual(alone, a.Snapshot(true).Streams) {
+		t.Errorf("Streams alone %+v, want the snapshot's", alone)
+	}
 	if got.TimingEpochs != 3 || a.TimingEpochs() != 2 || got.Packets != 300 || got.Lost != 0 {
 		t.Errorf("epochs %d (restarted %d), packets %d lost %d: want 3 epochs, 2 restarts, 300 packets, none lost",
 			got.TimingEpochs, a.TimingEpochs(), got.Packets, got.Lost)

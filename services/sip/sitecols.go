@@ -1,6 +1,7 @@
 package sip
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -48,6 +49,106 @@ type siteColumns struct {
 	}
 	problems problemColumn
 	marks    markColumn
+	failures failureColumn
+}
+
+// failureColumn is the rows of the snapshot's failed dialogs (a final
+// code of 400 or more, with its time) by the time of that answer: a
+// window of them (what_happened's two minutes) is a search, not a read
+// of every dialog. Built on a snapshot's second ask, as markColumn.
+type failureColumn struct {
+	once sync.Once
+	ats  []int64 // FinalAt, UnixNano, ascending
+	rows []int32 // the dialog of each
+	ok   bool    // built: room, and every failure's time in UnixNano's range
+}
+
+// EachFailure calls fn, in the order of Snapshot.Dialogs, for each
+// dialog answered with a final code of 400 or more at a time in since
+// to until (until excluded; a zero bound is none), from the snapshot's
+// failure column from its second ask on.
+func (sn *Snapshot) EachFailure(since, until time.Time, fn func(*Dialog)) {
+	failed := func(d *Dialog) bool {
+		return d.FinalCode >= 400 && !d.FinalAt.IsZero() && (since.IsZero() || !d.FinalAt.Before(since)) && (until.IsZero() || d.FinalAt.Before(until))
+	}
+	fc := sn.failureColumn()
+	if fc == nil || outsideNano(since) || outsideNano(until) {
+		for _, d := range sn.Dialogs {
+			if failed(d) {
+				fn(d)
+			}
+		}
+		return
+	}
+	lo, hi := 0, len(fc.ats)
+	if !since.IsZero() {
+		lo, _ = slices.BinarySearch(fc.ats, since.UnixNano())
+	}
+	if !until.IsZero() {
+		hi, _ = slices.BinarySearch(fc.ats, until.UnixNano())
+	}
+	rows := slices.Clone(fc.rows[lo:max(lo, hi)])
+	slices.Sort(rows) // the dialogs' order, as the scan gives them
+	for _, r := range rows {
+		fn(sn.Dialogs[r])
+	}
+}
+
+// minNano and maxNano bound the times UnixNano holds.
+var minNano, maxNano = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
+// outsideNano is whether t is a bound UnixNano cannot hold (the zero
+// time is no bound).
+func outsideNano(t time.Time) bool { return !t.IsZero() && (t.Before(minNano) || t.After(maxNano)) }
+
+// failureColumn returns the snapshot's failure column from its second
+// ask on, or nil.
+func (sn *Snapshot) failureColumn() *failureColumn {
+	c := &sn.site
+	c.mu.Lock()
+	if c.asks == nil {
+		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
+	}
+	c.asks["failures"]++
+	asks := c.asks["failures"]
+	c.mu.Unlock()
+	if asks < 2 {
+		return nil
+	}
+	fc := &c.failures
+	fc.once.Do(func() {
+		if !c.room() {
+			return
+		}
+		type failure struct {
+			at  int64
+			row int32
+		}
+		var fs []failure
+		for i, d := range sn.Dialogs {
+			if i%warmBlock == 0 {
+				warm(sn.Dialogs[i:min(i+warmBlock, len(sn.Dialogs))])
+			}
+			if d.FinalCode < 400 || d.FinalAt.IsZero() {
+				continue
+			}
+			if outsideNano(d.FinalAt) {
+				return // a bad clock: the scan it is
+			}
+			fs = append(fs, failure{d.FinalAt.UnixNano(), int32(i)})
+		}
+		slices.SortFunc(fs, func(a, b failure) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.row, b.row)) })
+		fc.ats, fc.rows = make([]int64, len(fs)), make([]int32, len(fs))
+		for i, f := range fs {
+			fc.ats[i], fc.rows[i] = f.at, f.row
+		}
+		fc.ok = true
+		c.hold(12 * int64(len(fs)))
+	})
+	if !fc.ok {
+		return nil
+	}
+	return fc
 }
 
 // markColumn is every dialog's timeline marks (appendMarks) in the order

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -95,7 +96,7 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 		}
 		sn := st.Snapshot()
 		start, end := sn.Dialogs[0].Created, at
-		counted := 0
+		counted, failures := 0, 0
 		for q := range 40 {
 			width := time.Duration(1+rng.IntN(600)) * time.Second
 			var since, until time.Time
@@ -105,6 +106,15 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 			if q%4 > 1 {
 				until = since.Add(time.Duration(1 + rng.Int64N(int64(end.Sub(start)))))
 			}
+			if q%5 == 4 { // a window ending, or starting, on a failure's time exactly
+				d := sn.Dialogs[rng.IntN(len(sn.Dialogs))]
+				if !d.FinalAt.IsZero() {
+					since, until = d.FinalAt.Add(-time.Minute), d.FinalAt
+					if q%10 == 9 {
+						since, until = d.FinalAt, d.FinalAt.Add(time.Minute)
+					}
+				}
+			}
 			code := []int{0, 200, 486}[rng.IntN(3)]
 			match := func(d *Dialog) bool { return code == 0 || d.FinalCode == code }
 			got, err := Timeline(sn.Dialogs, match, width, since, until, 1<<20)
@@ -113,6 +123,22 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 			}
 			if want := timelineTwoPasses(sn.Dialogs, match, width, since, until); !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d, width %v, since %v, until %v, final code %d:\n got %+v\nwant %+v", seed, width, since, until, code, got, want)
+			}
+			// Its failures in the window: a scan on the first ask, then
+			// the failure column, both in the dialogs' order.
+			var wantF []uint64
+			for _, d := range sn.Dialogs {
+				if d.FinalCode >= 400 && !d.FinalAt.IsZero() && (since.IsZero() || !d.FinalAt.Before(since)) && (until.IsZero() || d.FinalAt.Before(until)) {
+					wantF = append(wantF, d.ID)
+				}
+			}
+			for ask := range 2 {
+				var gotF []uint64
+				sn.EachFailure(since, until, func(d *Dialog) { gotF = append(gotF, d.ID) })
+				if !slices.Equal(gotF, wantF) {
+					t.Fatalf("seed %d, EachFailure ask %d, since %v, until %v: %v, want %v", seed, q+ask, since, until, gotF, wantF)
+				}
+				failures += len(gotF)
 			}
 			// The snapshot's, without a filter: a scan on its first ask,
 			// then its mark column.
@@ -133,6 +159,9 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 		}
 		if counted == 0 {
 			t.Fatalf("seed %d: no attempt counted", seed)
+		}
+		if !sn.site.failures.ok || failures == 0 {
+			t.Fatalf("seed %d: the failure column was not built, or no failure was found", seed)
 		}
 		if sn.site.marks.ends == nil {
 			t.Fatalf("seed %d: the mark column was not built: Snapshot.Timeline read the dialogs every time", seed)
