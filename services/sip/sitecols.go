@@ -20,7 +20,8 @@ const columnShare = 4
 // their first ask: each asked dimension's keys of every dialog; every
 // dialog's share of the call figures with its PDD samples, and each
 // dimension's groups with their samples sorted; every dialog's problem
-// set; every dialog's timeline marks (markColumn, from a second ask). An answer then reads them in sequence, a few bytes a dialog,
+// set; every dialog's timeline marks and the failed dialogs by the time
+// of their answer (markColumn, failureColumn: from a second ask). An answer then reads them in sequence, a few bytes a dialog,
 // instead of every dialog struct, which at 100,000 dialogs is a cache
 // miss each and most of the call (docs/benchmarks.md). A loaded capture
 // or a quiet line asks the same snapshot again; a live store gives each
