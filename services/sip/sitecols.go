@@ -21,8 +21,9 @@ const columnShare = 4
 // dialog's share of the call figures with its PDD samples, and each
 // dimension's groups with their samples sorted; every dialog's problem
 // set; every dialog's timeline marks and the failed dialogs by the time
-// of their answer (markColumn, failureColumn: from a second ask). An answer then reads them in sequence, a few bytes a dialog,
-// instead of every dialog struct, which at 100,000 dialogs is a cache
+// of their answer (markColumn, failureColumn: from a second ask). An
+// answer then reads them in sequence, a few bytes a dialog, instead of
+// every dialog struct, which at 100,000 dialogs is a cache
 // miss each and most of the call (docs/benchmarks.md). A loaded capture
 // or a quiet line asks the same snapshot again; a live store gives each
 // call a new snapshot, which carries the previous one's columns on and
@@ -106,14 +107,7 @@ func outsideNano(t time.Time) bool { return !t.IsZero() && (t.Before(minNano) ||
 // ask on, or nil.
 func (sn *Snapshot) failureColumn() *failureColumn {
 	c := &sn.site
-	c.mu.Lock()
-	if c.asks == nil {
-		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
-	}
-	c.asks["failures"]++
-	asks := c.asks["failures"]
-	c.mu.Unlock()
-	if asks < 2 {
+	if c.ask("failures") < 2 {
 		return nil
 	}
 	fc := &c.failures
@@ -177,14 +171,7 @@ func (mc *markColumn) row(r int) []mark {
 // or nil (the first ask, or no room).
 func (sn *Snapshot) markColumn() *markColumn {
 	c := &sn.site
-	c.mu.Lock()
-	if c.asks == nil {
-		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
-	}
-	c.asks["timeline"]++
-	asks := c.asks["timeline"]
-	c.mu.Unlock()
-	if asks < 2 {
+	if c.ask("timeline") < 2 {
 		return nil
 	}
 	mc := &c.marks
@@ -381,12 +368,8 @@ func (sn *Snapshot) sortedSamples(rows *groupRows) []float64 {
 // is how many times answer has asked for it by dim on sn.
 func (sn *Snapshot) keyColumn(answer, dim string) (kc *keyColumn, asks int) {
 	c := &sn.site
+	asks = c.ask(answer + " " + dim)
 	c.mu.Lock()
-	if c.asks == nil {
-		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
-	}
-	c.asks[answer+" "+dim]++
-	asks = c.asks[answer+" "+dim]
 	kc = c.keys[dim]
 	if kc == nil && c.bytes < c.share {
 		kc = &keyColumn{}
@@ -408,6 +391,18 @@ func (sn *Snapshot) keyColumn(answer, dim string) (kc *keyColumn, asks int) {
 		sn.keepKeys(d, kc, k)
 	})
 	return kc, asks
+}
+
+// ask counts one more ask of key (an answer and what it reads) on the
+// snapshot and returns how many there have been.
+func (c *siteColumns) ask(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.asks == nil {
+		c.asks, c.keys = map[string]int{}, map[string]*keyColumn{}
+	}
+	c.asks[key]++
+	return c.asks[key]
 }
 
 // room reports whether another column may be built; hold counts one
