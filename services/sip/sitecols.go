@@ -208,8 +208,7 @@ func (sn *Snapshot) Timeline(e *filter.Expr, width time.Duration, since, until t
 	if mc == nil {
 		return Timeline(sn.Dialogs, matcher(e), width, since, until, maxBuckets)
 	}
-	var sel markSpan
-	sel.from(since, until)
+	sel := newMarkSpan(since, until)
 	all := since.IsZero() && until.IsZero()
 	if all {
 		sel.marks = mc.marks // only read
@@ -217,14 +216,14 @@ func (sn *Snapshot) Timeline(e *filter.Expr, width time.Duration, since, until t
 	for r := range mc.ends {
 		row := mc.row(r)
 		if !all {
-			if !sel.holds(row[0].at, since, until) {
+			if !sel.holds(row[0].at) {
 				continue
 			}
 			sel.marks = append(sel.marks, row...)
 		}
-		sel.widen(row, since, until)
+		sel.widen(row)
 	}
-	return sel.buckets(width, since, until, maxBuckets)
+	return sel.buckets(width, maxBuckets)
 }
 
 // problemColumn is every dialog's problem set (problemSet), in the

@@ -19,8 +19,9 @@ func (sn *Snapshot) DialogByID(id uint64) *Dialog {
 	if at < uint64(len(ds)) && ds[at].ID == id {
 		return ds[at]
 	}
-	// Ids missing before it (a dialog larger than the bound is never
-	// kept) put it nearer the start, never further.
+	// Ids missing before it (a view of some of a store's dialogs; a
+	// store's own run without a gap) put it nearer the start, never
+	// further.
 	end := int(min(at, uint64(len(ds))))
 	i := sort.Search(end, func(i int) bool { return ds[i].ID >= id })
 	if i < end && ds[i].ID == id {

@@ -28,22 +28,21 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 	// One pass over the dialogs notes what the buckets count, in the
 	// order the buckets are filled after: at 100,000 dialogs reading each
 	// twice, its attempts worked out twice, was most of the call.
-	var sel markSpan
-	sel.from(since, until)
+	sel := newMarkSpan(since, until)
 	sel.marks = make([]mark, 0, 2*len(ds)) // a dialog and, for most, one attempt
 	var as []Attempt                       // each dialog's attempts in turn, in one array
 	for i, d := range ds {
 		if i%warmBlock == 0 {
 			warmAttempts(ds[i:min(i+warmBlock, len(ds))])
 		}
-		if !sel.holds(d.Created.UnixNano(), since, until) || match != nil && !match(d) {
+		if !sel.holds(d.Created.UnixNano()) || match != nil && !match(d) {
 			continue
 		}
 		n := len(sel.marks)
 		sel.marks, as = appendMarks(sel.marks, d, as[:0])
-		sel.widen(sel.marks[n:], since, until)
+		sel.widen(sel.marks[n:])
 	}
-	return sel.buckets(width, since, until, maxBuckets)
+	return sel.buckets(width, maxBuckets)
 }
 
 // appendMarks appends d's marks to marks: its creation, then each call
@@ -71,32 +70,35 @@ func appendMarks(marks []mark, d *Dialog, as []Attempt) ([]mark, []Attempt) {
 // they span: from since (or the first creation) to until (or the latest
 // creation or last attempt start).
 type markSpan struct {
+	since, until time.Time // the window asked; a zero bound is none
 	marks        []mark
 	lo, hi       int64
 	loSet, hiSet bool // a bound given, or a dialog seen
 }
 
-func (m *markSpan) from(since, until time.Time) {
-	if m.loSet = !since.IsZero(); m.loSet {
+func newMarkSpan(since, until time.Time) *markSpan {
+	m := &markSpan{since: since, until: until, loSet: !since.IsZero(), hiSet: !until.IsZero()}
+	if m.loSet {
 		m.lo = since.UnixNano()
 	}
-	if m.hiSet = !until.IsZero(); m.hiSet {
+	if m.hiSet {
 		m.hi = until.UnixNano()
 	}
+	return m
 }
 
-// holds is whether a dialog created at ns is in since–until.
-func (m *markSpan) holds(ns int64, since, until time.Time) bool {
-	return (since.IsZero() || ns >= since.UnixNano()) && (until.IsZero() || ns < until.UnixNano())
+// holds is whether a dialog created at ns is in the window.
+func (m *markSpan) holds(ns int64) bool {
+	return (m.since.IsZero() || ns >= m.lo) && (m.until.IsZero() || ns < m.hi)
 }
 
 // widen stretches the range to one dialog's marks (its creation first).
-func (m *markSpan) widen(row []mark, since, until time.Time) {
+func (m *markSpan) widen(row []mark) {
 	created := row[0].at
-	if since.IsZero() && (!m.loSet || created < m.lo) {
+	if m.since.IsZero() && (!m.loSet || created < m.lo) {
 		m.lo, m.loSet = created, true
 	}
-	if until.IsZero() {
+	if m.until.IsZero() {
 		if !m.hiSet || created > m.hi {
 			m.hi, m.hiSet = created, true
 		}
@@ -107,18 +109,16 @@ func (m *markSpan) widen(row []mark, since, until time.Time) {
 	}
 }
 
-// buckets counts the marks in buckets of width over the range.
-func (m *markSpan) buckets(width time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, error) {
-	if width <= 0 {
-		return nil, fmt.Errorf("bucket width %v: want a positive duration", width)
-	}
+// buckets counts the marks in buckets of width (positive) over the
+// range.
+func (m *markSpan) buckets(width time.Duration, maxBuckets int) ([]TimeBucket, error) {
 	if !m.loSet || !m.hiSet {
 		return []TimeBucket{}, nil
 	}
 	lo, hi := time.Unix(0, m.lo), time.Unix(0, m.hi)
 	first := alignDown(lo, width)
 	n := int(alignDown(hi, width).Sub(first)/width) + 1
-	if !until.IsZero() && alignDown(until, width).Equal(until) {
+	if !m.until.IsZero() && alignDown(m.until, width).Equal(m.until) {
 		n-- // until is exclusive
 	}
 	if n > maxBuckets {
