@@ -230,10 +230,11 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 		counts[g]++
 		all = append(all, grouped{g, e})
 	}
+	scanners := newAgents(th.ScannerAgents)
 	for _, d := range ds {
 		r.Dialogs++
 		r.TxnsShed += d.TxnsShed
-		if _, ok := scannerAgent(d.UserAgents, th.ScannerAgents); ok {
+		if _, ok := scanners.scanner(d.UserAgents); ok {
 			add(srcKind{d.Src.Addr().Unmap(), KindScanner}, event{t: d.Created, d: d})
 		}
 		for i := range d.Txns {
@@ -280,7 +281,7 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 			}
 		}
 		for _, ep := range episodes(evs, keys, th.Window, limit) {
-			f := summarise(evs[ep.lo:ep.hi+1], sk.kind == KindScanner, th.ScannerAgents)
+			f := summarise(evs[ep.lo:ep.hi+1], sk.kind == KindScanner, scanners)
 			f.Kind, f.Source, f.Window, f.Threshold = sk.kind, sk.src, th.Window, limit
 			f.Peak, f.PeakStart = ep.peak, evs[ep.peakLo].t
 			f.ID = FindingID(sk.kind, sk.src, f.First)
@@ -355,7 +356,7 @@ func episodes(evs []event, keys []string, w time.Duration, limit int) []span {
 
 // summarise totals one episode's events; a scanner's names the
 // User-Agent of known that made each a scanner event.
-func summarise(evs []event, scanner bool, known []string) Finding {
+func summarise(evs []event, scanner bool, known *agents) Finding {
 	f := Finding{First: evs[0].t, Last: evs[len(evs)-1].t, Total: len(evs)}
 	var srcs tallier[netip.AddrPort]
 	var uas tallier[string]
@@ -363,7 +364,7 @@ func summarise(evs []event, scanner bool, known []string) Finding {
 	for _, e := range evs {
 		ev := Evidence{CallID: e.d.CallID, Time: e.t}
 		if scanner {
-			ev.UserAgent, _ = scannerAgent(e.d.UserAgents, known)
+			ev.UserAgent, _ = known.scanner(e.d.UserAgents)
 		}
 		src, tgt := e.d.Src, Target{e.d.Dst, e.d.ToUser}
 		if e.tx != nil {
@@ -452,15 +453,55 @@ func (t *tallier[V]) tally() Tally[V] {
 	return out
 }
 
-// scannerAgent returns the first of uas containing one of known.
-func scannerAgent(uas, known []string) (string, bool) {
+// agents tells which User-Agent values hold one of the known scanner
+// names. A site's dialogs share a handful of User-Agent values (the store
+// keeps one copy of each), so each distinct value is lowercased and
+// searched once an analysis and its answer remembered: lowercasing every
+// dialog's values was more than half of an analysis whose dialogs
+// carry one (BenchmarkAnalyseUserAgents).
+type agents struct {
+	known []string // lowercased
+	seen  map[string]bool
+	// last is the value asked last and its answer, asked before the
+	// map: consecutive dialogs mostly share one copy of a value.
+	last   string
+	lastIs bool
+}
+
+// maxAgentsSeen bounds the answers an analysis remembers; past it, values
+// are searched each time (a flood of distinct User-Agents).
+const maxAgentsSeen = 4096
+
+func newAgents(known []string) *agents {
+	a := &agents{known: make([]string, len(known)), seen: map[string]bool{}}
+	for i, k := range known {
+		a.known[i] = strings.ToLower(k)
+	}
+	return a
+}
+
+// scanner returns the first of uas containing one of the known names.
+func (a *agents) scanner(uas []string) (string, bool) {
 	for _, ua := range uas {
-		l := strings.ToLower(ua)
-		for _, k := range known {
-			if strings.Contains(l, strings.ToLower(k)) {
-				return ua, true
-			}
+		if a.is(ua) {
+			return ua, true
 		}
 	}
 	return "", false
+}
+
+func (a *agents) is(ua string) bool {
+	if ua == a.last && ua != "" {
+		return a.lastIs
+	}
+	v, ok := a.seen[ua]
+	if !ok {
+		l := strings.ToLower(ua)
+		v = slices.ContainsFunc(a.known, func(k string) bool { return strings.Contains(l, k) })
+		if len(a.seen) < maxAgentsSeen {
+			a.seen[ua] = v
+		}
+	}
+	a.last, a.lastIs = ua, v
+	return v
 }

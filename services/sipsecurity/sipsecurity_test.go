@@ -14,7 +14,7 @@ import (
 	"fieldtap/tools/refdata"
 )
 
-func add(t *testing.T, st *sip.Store, at time.Time, src, dst string, raw string) {
+func add(t testing.TB, st *sip.Store, at time.Time, src, dst string, raw string) {
 	t.Helper()
 	var m sip.Parsed
 	if err := m.Parse([]byte(raw)); err != nil {
@@ -167,6 +167,24 @@ func BenchmarkAnalyseBranchScenario(b *testing.B) {
 	}
 }
 
+// BenchmarkAnalyseUserAgents is an analysis of 20,000 calls from 100
+// phones of five models, each call's INVITE with its User-Agent, as
+// every real phone sends one: the scanner test reads every value.
+func BenchmarkAnalyseUserAgents(b *testing.B) {
+	st, _ := sip.New(sip.Limits{DialogBytes: 1 << 30, MessageBytes: 1 << 30})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 20_000 {
+		ua := fmt.Sprintf("User-Agent: Yealink SIP-T%d 66.86.0.15\r\n", 40+i%5)
+		add(b, st, t0.Add(time.Duration(i)*time.Second), fmt.Sprintf("192.0.2.%d:5060", 1+i%100), "198.51.100.1:5060",
+			msg("INVITE sip:2001@h SIP/2.0", fmt.Sprintf("c%d", i), "2001", "INVITE", 1, ua))
+	}
+	ds := st.Snapshot().Dialogs
+	b.ReportAllocs()
+	for b.Loop() {
+		Analyse(ds, Defaults)
+	}
+}
+
 // TestTallierCountsRuns holds the tallier, which counts a run of one
 // value apart from its map, to a plain count of every value: values in
 // runs, alternating, and returning after others.
@@ -197,5 +215,38 @@ func TestTallierCountsRuns(t *testing.T) {
 		if n+got.Others != len(want) || events+got.OthersEvents != total {
 			t.Fatalf("round %d: %d values and %d events tallied, want %d and %d", round, n+got.Others, events+got.OthersEvents, len(want), total)
 		}
+	}
+}
+
+// TestAgentsMatchWithoutCase: a known name matches a User-Agent whatever
+// either's case, a remembered answer is the one a search gives, and past
+// maxAgentsSeen values are still searched, not remembered.
+func TestAgentsMatchWithoutCase(t *testing.T) {
+	a := newAgents([]string{"SIPVicious", "friendly-scanner"})
+	for _, c := range []struct {
+		uas  []string
+		want string
+	}{
+		{[]string{"Linphone/5.2"}, ""},
+		{[]string{"Linphone/5.2", "sipvicious 0.3.4"}, "sipvicious 0.3.4"},
+		{[]string{"FRIENDLY-SCANNER"}, "FRIENDLY-SCANNER"},
+		{[]string{"Linphone/5.2"}, ""}, // remembered, still no match
+		{[]string{"x SipVicious"}, "x SipVicious"},
+	} {
+		for range 2 { // the second time from what was remembered
+			got, ok := a.scanner(c.uas)
+			if got != c.want || ok != (c.want != "") {
+				t.Errorf("scanner(%q) = %q, %v; want %q", c.uas, got, ok, c.want)
+			}
+		}
+	}
+	for i := range maxAgentsSeen + 10 {
+		a.is(fmt.Sprintf("phone-%d", i))
+	}
+	if len(a.seen) > maxAgentsSeen {
+		t.Errorf("%d answers remembered, bound %d", len(a.seen), maxAgentsSeen)
+	}
+	if _, ok := a.scanner([]string{"Friendly-Scanner past the bound"}); !ok {
+		t.Error("a value past the bound was not searched")
 	}
 }
