@@ -15,7 +15,8 @@ import (
 // (siteColumns): each dimension's key column with the keyer that
 // numbered it and its sorted groups, the figure rows, every sample
 // sorted, the problem column, the filter columns (columns) and the rows
-// the last filters matched (matchRows). A live store gives every call a new
+// the last filters matched (matchRows), and the columns other packages
+// derive (RowColumn). A live store gives every call a new
 // snapshot, which builds its columns from these: a dialog unchanged since
 // is a row copied (in runs), and only the dialogs changed or added since
 // are read; the sorted groups take out the samples of the rows gone and
@@ -41,6 +42,8 @@ type carrier struct {
 	// matches are the newest rows matched by the last few filters
 	// (Snapshot.matchRows), oldest first.
 	matches []*carriedMatch
+	// rowCols are the newest RowColumn of a few keys, oldest first.
+	rowCols []*carriedRowColumn
 }
 
 // carriedMatches is how many filters' matched rows the carrier keeps: a

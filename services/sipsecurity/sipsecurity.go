@@ -156,30 +156,96 @@ type Report struct {
 	TxnsShed int
 }
 
-// event is one transaction (tx nil: one scanner dialog) behind a finding.
-// What only some kinds want (an OPTIONS target, a scanner's User-Agent)
-// is worked out for those groups' events alone: at 100,000 dialogs the
-// events are most of what an analysis allocates.
+// event is one transaction (tx -1: one scanner dialog) behind a finding:
+// its dialog is row of the dialogs analysed, the transaction that
+// dialog's Txns[tx]. What only some kinds want (an OPTIONS target, a
+// scanner's User-Agent) is worked out for those groups' events alone,
+// from the dialog: at 100,000 dialogs the events are most of what an
+// analysis allocates.
 type event struct {
-	t  time.Time
-	d  *sip.Dialog
-	tx *sip.Transaction
-	// later is a transaction after the dialog's first: d.ToUser is not its.
-	later bool
+	t       time.Time
+	row, tx int32
 }
 
 // target is an OPTIONS event's target: the address and To user it asked.
-func (e *event) target() string { return e.tx.Dst.Addr().Unmap().String() + " " + e.d.ToUser }
+func (e *event) target(ds []*sip.Dialog) string {
+	d := ds[e.row]
+	return d.Txns[e.tx].Dst.Addr().Unmap().String() + " " + d.ToUser
+}
+
+// rowEvent is an event as a dialog gives it (agents.events): its time,
+// source and kind (an index of kinds), tx as event's; a dialog's shed
+// transactions are one rowEvent of kindShed, tx their count. A snapshot
+// keeps its dialogs' rowEvents in a column (sip.RowColumn), carried on to
+// the next snapshot of a live store, so that an analysis reads only the
+// dialogs changed since.
+type rowEvent struct {
+	t    time.Time
+	src  netip.Addr
+	tx   int32
+	kind uint8
+}
+
+// kinds are the finding kinds by rowEvent.kind.
+var kinds = [...]string{KindScanner, KindRegisterFlood, KindInviteFlood, KindOptionsSweep, KindAuthStorm}
+
+const (
+	kindScanner uint8 = iota
+	kindRegister
+	kindInvite
+	kindOptions
+	kindAuth
+	kindShed
+)
+
+// events appends the rowEvents of d.
+func (a *agents) events(d *sip.Dialog, out []rowEvent) []rowEvent {
+	if d.TxnsShed > 0 {
+		out = append(out, rowEvent{tx: int32(d.TxnsShed), kind: kindShed})
+	}
+	if _, ok := a.scanner(d.UserAgents); ok {
+		out = append(out, rowEvent{t: d.Created, src: d.Src.Addr().Unmap(), tx: -1, kind: kindScanner})
+	}
+	for i := range d.Txns {
+		tx := &d.Txns[i]
+		e := rowEvent{t: tx.Start, src: tx.Src.Addr().Unmap(), tx: int32(i)}
+		switch {
+		case tx.Method == "REGISTER":
+			e.kind = kindRegister
+			out = append(out, e)
+		case tx.Method == "INVITE" && !tx.InDialog:
+			e.kind = kindInvite
+			out = append(out, e)
+		case tx.Method == "OPTIONS":
+			e.kind = kindOptions
+			out = append(out, e)
+		}
+		if tx.FinalCode == 401 || tx.FinalCode == 407 {
+			e.t, e.kind = tx.FinalAt, kindAuth
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 // AnalyseView is Analyse of the dialogs of sn that e matches (nil or
 // empty: every one), kept with sn by the filter and the thresholds
 // (sip.Snapshot.Derived): every reader of one view's findings
 // (sip_security_findings, generate_fail2ban_rule, timeline, the
 // sip_security rules) shares one analysis, made again once the store
-// changes, since a changed store gives a new view.
+// changes, since a changed store gives a new view. Without a filter the
+// dialogs' events come from the snapshot's event column, which a live
+// store's next snapshot carries on.
 func AnalyseView(sn *sip.Snapshot, e *filter.Expr, th Thresholds) Report {
 	key := fmt.Sprintf("sipsecurity %q %+v", e.String(), th)
 	return sn.Derived(key, func() any {
+		scanners := newAgents(th.ScannerAgents)
+		if e.MatchesAll() {
+			col, ends, ok := sip.RowColumn(sn, fmt.Sprintf("sipsecurity events %q", scanners.known), scanners.events)
+			if ok {
+				return analyse(sn.Dialogs, col, ends, th, scanners)
+			}
+		}
 		ds := sn.Dialogs
 		if !e.MatchesAll() {
 			ds = make([]*sip.Dialog, 0, len(sn.Dialogs))
@@ -189,77 +255,75 @@ func AnalyseView(sn *sip.Snapshot, e *filter.Expr, th Thresholds) Report {
 				}
 			}
 		}
-		return Analyse(ds, th)
+		return analyseDialogs(ds, th, scanners)
 	}).(Report)
 }
 
 // Analyse looks at every kept transaction of ds.
 func Analyse(ds []*sip.Dialog, th Thresholds) Report {
-	var r Report
+	return analyseDialogs(ds, th, newAgents(th.ScannerAgents))
+}
+
+func analyseDialogs(ds []*sip.Dialog, th Thresholds, scanners *agents) Report {
+	var col []rowEvent
+	ends := make([]int32, len(ds))
+	for i, d := range ds {
+		col = scanners.events(d, col)
+		ends[i] = int32(len(col))
+	}
+	return analyse(ds, col, ends, th, scanners)
+}
+
+// analyse finds the episodes of the events col holds, ds[i]'s being
+// col[ends[i-1]:ends[i]].
+func analyse(ds []*sip.Dialog, col []rowEvent, ends []int32, th Thresholds, scanners *agents) Report {
+	r := Report{Dialogs: len(ds)}
 	type srcKind struct {
 		src  netip.Addr
-		kind string
+		kind uint8
 	}
 	// Every event with its source and kind's group, in one array, then
 	// placed by group in a second: at 100,000 dialogs, growing a slice
-	// per group was a third of the call. Most dialogs give one event (an
-	// INVITE, a REGISTER) or none; the array grows past that as append
-	// grows it (sized for the most a dialog can give, a scanner event and
-	// two a transaction, it was most of what an analysis allocated).
+	// per group was a third of the call.
 	type grouped struct {
 		g int32
 		e event
 	}
-	all := make([]grouped, 0, len(ds)+len(ds)/4)
+	all := make([]grouped, 0, len(col))
 	index := map[srcKind]int32{}
-	var kinds []srcKind
+	var groups []srcKind
 	var counts []int
 	// The last group found, asked before the map: a flood's events come
 	// one after another from one source, and the map hashed each.
 	last := int32(-1)
-	add := func(sk srcKind, e event) {
+	row := int32(0)
+	for i := range col {
+		for int32(i) >= ends[row] {
+			row++
+		}
+		re := &col[i]
+		if re.kind == kindShed {
+			r.TxnsShed += int(re.tx)
+			continue
+		}
+		sk := srcKind{re.src, re.kind}
 		g := last
-		if g < 0 || kinds[g] != sk {
+		if g < 0 || groups[g] != sk {
 			var ok bool
 			if g, ok = index[sk]; !ok {
-				g = int32(len(kinds))
-				index[sk], kinds, counts = g, append(kinds, sk), append(counts, 0)
+				g = int32(len(groups))
+				index[sk], groups, counts = g, append(groups, sk), append(counts, 0)
 			}
 			last = g
 		}
 		counts[g]++
-		all = append(all, grouped{g, e})
+		all = append(all, grouped{g, event{t: re.t, row: row, tx: re.tx}})
 	}
-	scanners := newAgents(th.ScannerAgents)
-	for _, d := range ds {
-		r.Dialogs++
-		r.TxnsShed += d.TxnsShed
-		if _, ok := scanners.scanner(d.UserAgents); ok {
-			add(srcKind{d.Src.Addr().Unmap(), KindScanner}, event{t: d.Created, d: d})
-		}
-		for i := range d.Txns {
-			tx := &d.Txns[i]
-			src := tx.Src.Addr().Unmap()
-			e := event{t: tx.Start, d: d, tx: tx, later: i > 0}
-			switch {
-			case tx.Method == "REGISTER":
-				add(srcKind{src, KindRegisterFlood}, e)
-			case tx.Method == "INVITE" && !tx.InDialog:
-				add(srcKind{src, KindInviteFlood}, e)
-			case tx.Method == "OPTIONS":
-				add(srcKind{src, KindOptionsSweep}, e)
-			}
-			if tx.FinalCode == 401 || tx.FinalCode == 407 {
-				e.t = tx.FinalAt
-				add(srcKind{src, KindAuthStorm}, e)
-			}
-		}
-	}
-	starts := make([]int, len(kinds)+1)
+	starts := make([]int, len(groups)+1)
 	for g, n := range counts {
 		starts[g+1] = starts[g] + n
 	}
-	placed, next := make([]event, len(all)), slices.Clone(starts[:len(kinds)])
+	placed, next := make([]event, len(all)), slices.Clone(starts[:len(groups)])
 	for _, ge := range all {
 		placed[next[ge.g]] = ge.e
 		next[ge.g]++
@@ -267,24 +331,25 @@ func Analyse(ds []*sip.Dialog, th Thresholds) Report {
 	all = nil // for the collector, while the episodes are found
 	byTime := func(a, b event) int { return a.t.Compare(b.t) }
 	var out []Finding
-	for g, sk := range kinds {
+	for g, sk := range groups {
 		evs := placed[starts[g]:starts[g+1]]
-		limit := map[string]int{KindRegisterFlood: th.Registers, KindInviteFlood: th.Invites, KindAuthStorm: th.AuthChallenges, KindOptionsSweep: th.OptionsTargets, KindScanner: 1}[sk.kind]
+		kind := kinds[sk.kind]
+		limit := map[string]int{KindRegisterFlood: th.Registers, KindInviteFlood: th.Invites, KindAuthStorm: th.AuthChallenges, KindOptionsSweep: th.OptionsTargets, KindScanner: 1}[kind]
 		if !slices.IsSortedFunc(evs, byTime) { // most sources' events come in order
 			slices.SortStableFunc(evs, byTime)
 		}
 		var keys []string // distinct targets count for a sweep
-		if sk.kind == KindOptionsSweep {
+		if kind == KindOptionsSweep {
 			keys = make([]string, len(evs))
 			for i := range evs {
-				keys[i] = evs[i].target()
+				keys[i] = evs[i].target(ds)
 			}
 		}
 		for _, ep := range episodes(evs, keys, th.Window, limit) {
-			f := summarise(evs[ep.lo:ep.hi+1], sk.kind == KindScanner, scanners)
-			f.Kind, f.Source, f.Window, f.Threshold = sk.kind, sk.src, th.Window, limit
+			f := summarise(ds, evs[ep.lo:ep.hi+1], kind == KindScanner, scanners)
+			f.Kind, f.Source, f.Window, f.Threshold = kind, sk.src, th.Window, limit
 			f.Peak, f.PeakStart = ep.peak, evs[ep.peakLo].t
-			f.ID = FindingID(sk.kind, sk.src, f.First)
+			f.ID = FindingID(kind, sk.src, f.First)
 			out = append(out, f)
 		}
 	}
@@ -356,25 +421,27 @@ func episodes(evs []event, keys []string, w time.Duration, limit int) []span {
 
 // summarise totals one episode's events; a scanner's names the
 // User-Agent of known that made each a scanner event.
-func summarise(evs []event, scanner bool, known *agents) Finding {
+func summarise(ds []*sip.Dialog, evs []event, scanner bool, known *agents) Finding {
 	f := Finding{First: evs[0].t, Last: evs[len(evs)-1].t, Total: len(evs)}
 	var srcs tallier[netip.AddrPort]
 	var uas tallier[string]
 	var tgts tallier[Target]
 	for _, e := range evs {
-		ev := Evidence{CallID: e.d.CallID, Time: e.t}
+		d := ds[e.row]
+		ev := Evidence{CallID: d.CallID, Time: e.t}
 		if scanner {
-			ev.UserAgent, _ = known.scanner(e.d.UserAgents)
+			ev.UserAgent, _ = known.scanner(d.UserAgents)
 		}
-		src, tgt := e.d.Src, Target{e.d.Dst, e.d.ToUser}
-		if e.tx != nil {
-			ev.Method, ev.Dst, ev.FinalCode = e.tx.Method, e.tx.Dst, e.tx.FinalCode
-			src, tgt.Dst = e.tx.Src, e.tx.Dst
-			if e.later {
+		src, tgt := d.Src, Target{d.Dst, d.ToUser}
+		if e.tx >= 0 {
+			tx := &d.Txns[e.tx]
+			ev.Method, ev.Dst, ev.FinalCode = tx.Method, tx.Dst, tx.FinalCode
+			src, tgt.Dst = tx.Src, tx.Dst
+			if e.tx > 0 { // a later transaction: the dialog's To user is not its
 				tgt.User = ""
 			}
 		} else {
-			ev.Method, ev.Dst, ev.FinalCode = e.d.FirstMethod, e.d.Dst, e.d.FinalCode
+			ev.Method, ev.Dst, ev.FinalCode = d.FirstMethod, d.Dst, d.FinalCode
 		}
 		if ev.FinalCode >= 400 && ev.FinalCode < 500 {
 			f.Answered4xx++
@@ -384,7 +451,7 @@ func summarise(evs []event, scanner bool, known *agents) Finding {
 		if scanner {
 			uas.add(ev.UserAgent)
 		} else {
-			for _, ua := range e.d.UserAgents {
+			for _, ua := range d.UserAgents {
 				uas.add(ua)
 			}
 		}

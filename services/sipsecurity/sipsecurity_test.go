@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -248,5 +250,59 @@ func TestAgentsMatchWithoutCase(t *testing.T) {
 	}
 	if _, ok := a.scanner([]string{"Friendly-Scanner past the bound"}); !ok {
 		t.Error("a value past the bound was not searched")
+	}
+}
+
+// TestLiveViewsMatchAnAnalysis: on a live store (new dialogs between
+// snapshots, earlier ones answered, the oldest evicted), each snapshot's
+// view, whose events are carried from the snapshot before, finds what an
+// analysis of the snapshot's dialogs finds.
+func TestLiveViewsMatchAnAnalysis(t *testing.T) {
+	st, _ := sip.New(sip.Limits{Dialogs: 400, DialogBytes: 1 << 30, MessageBytes: 1 << 22})
+	th := Thresholds{Window: time.Minute, Registers: 8, AuthChallenges: 6, Invites: 10, OptionsTargets: 5, ScannerAgents: []string{"Friendly-Scanner", "sipcli"}}
+	rng := rand.New(rand.NewPCG(7, 11))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := t0
+	n := 0
+	var pending []string // REGISTERs not answered yet
+	found := 0
+	for round := range 12 {
+		for range 120 {
+			at = at.Add(time.Duration(rng.IntN(2000)) * time.Millisecond)
+			src := fmt.Sprintf("203.0.113.%d:5060", 1+rng.IntN(4))
+			id := fmt.Sprintf("c%d", n)
+			n++
+			switch rng.IntN(5) {
+			case 0:
+				add(t, st, at, src, "192.0.2.1:5060", msg("REGISTER sip:h SIP/2.0", id, "100", "REGISTER", 1, ""))
+				pending = append(pending, id+" "+src)
+			case 1:
+				ua := []string{"", "User-Agent: friendly-scanner\r\n", "User-Agent: Yealink SIP-T46\r\n"}[rng.IntN(3)]
+				add(t, st, at, src, "192.0.2.1:5060", msg("INVITE sip:2001@h SIP/2.0", id, "2001", "INVITE", 1, ua))
+			case 2:
+				dst := fmt.Sprintf("192.0.2.%d:5060", 1+rng.IntN(20))
+				add(t, st, at, src, dst, msg("OPTIONS sip:100@h SIP/2.0", id, fmt.Sprint(100+rng.IntN(9)), "OPTIONS", 1, ""))
+			default:
+				if len(pending) > 0 { // an earlier REGISTER answered 401: its dialog changes
+					k := rng.IntN(len(pending))
+					var pid, psrc string
+					fmt.Sscan(pending[k], &pid, &psrc)
+					pending = slices.Delete(pending, k, k+1)
+					add(t, st, at, "192.0.2.1:5060", psrc, msg("SIP/2.0 401 Unauthorized", pid, "100", "REGISTER", 1, ""))
+				}
+			}
+		}
+		sn := st.Snapshot()
+		got, want := AnalyseView(sn, nil, th), Analyse(sn.Dialogs, th)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: the view found %d findings (%d dialogs), an analysis %d (%d)", round, len(got.Findings), got.Dialogs, len(want.Findings), want.Dialogs)
+		}
+		found += len(got.Findings)
+	}
+	if found == 0 {
+		t.Fatal("no finding in any round: the test wants findings to compare")
+	}
+	if st.DialogStats().Evicted == 0 {
+		t.Fatal("no dialog evicted: the test wants the oldest gone between snapshots")
 	}
 }
