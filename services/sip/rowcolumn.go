@@ -27,6 +27,13 @@ type carriedRowColumn struct {
 // ok is false when the snapshot's share for columns is spent: the caller
 // reads the dialogs.
 func RowColumn[T any](sn *Snapshot, key string, of func(d *Dialog, vals []T) []T) (vals []T, ends []int32, ok bool) {
+	return rowColumn(sn, key, of, nil)
+}
+
+// rowColumn is RowColumn; ahead, when given, is called with each block
+// of warmBlock dialogs a build without a carried column is about to read,
+// to load what of reads of them (warm).
+func rowColumn[T any](sn *Snapshot, key string, of func(d *Dialog, vals []T) []T, ahead func([]*Dialog)) (vals []T, ends []int32, ok bool) {
 	c := &sn.site
 	if !c.room() {
 		return nil, nil, false
@@ -42,7 +49,10 @@ func RowColumn[T any](sn *Snapshot, key string, of func(d *Dialog, vals []T) []T
 	})
 	ends = make([]int32, 0, len(ds))
 	if from == nil {
-		for _, d := range ds {
+		for i, d := range ds {
+			if ahead != nil && i%warmBlock == 0 {
+				ahead(ds[i:min(i+warmBlock, len(ds))])
+			}
 			vals = of(d, vals)
 			ends = append(ends, int32(len(vals)))
 		}

@@ -2,8 +2,11 @@ package sip
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestRowColumnCarried: a live store, changed between snapshots (calls
@@ -142,5 +145,93 @@ func TestRowColumnAcrossConcurrentSnapshots(t *testing.T) {
 				t.Fatalf("round %d: %v", round, err)
 			}
 		}
+	}
+}
+
+// TestFirstAsksOnALiveStore: a live store's new snapshots (INVITEs
+// failed, answered or still ringing, some answered later, the oldest
+// evicted, one answer from a clock past UnixNano's range) list their
+// failures in a window, on their first ask from the failures carried
+// from the snapshot before, as a read of every dialog does, bounds
+// included or not as EachFailure says; and count their timeline from
+// the marks carried from the snapshot before (kept at each first ask) as
+// the two passes over the dialogs do.
+func TestFirstAsksOnALiveStore(t *testing.T) {
+	st := newStore(t, Limits{Dialogs: 300, DialogBytes: 1 << 30, MessageBytes: 1 << 22})
+	rng := rand.New(rand.NewPCG(5, 3))
+	at := time.Unix(1000, 0)
+	n := 0
+	var ringing []string
+	failures := 0
+	for round := range 10 {
+		for range 80 {
+			at = at.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+			id := fmt.Sprintf("f%d", n)
+			n++
+			addRaw(t, st, at, req("INVITE", id, 1))
+			switch rng.IntN(3) {
+			case 0:
+				addRaw(t, st, at.Add(time.Second), resp([]int{404, 486, 503}[rng.IntN(3)], "INVITE", id, 1))
+			case 1:
+				addRaw(t, st, at.Add(time.Second), resp(200, "INVITE", id, 1))
+			default:
+				ringing = append(ringing, id)
+			}
+		}
+		for len(ringing) > 20 { // answered later: their dialogs change
+			addRaw(t, st, at, resp(480, "INVITE", ringing[0], 1))
+			ringing = ringing[1:]
+		}
+		if round == 4 {
+			id := fmt.Sprintf("f%d", n)
+			n++
+			addRaw(t, st, at, req("INVITE", id, 1))
+			addRaw(t, st, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), resp(486, "INVITE", id, 1))
+		}
+		sn := st.Snapshot()
+		d := sn.Dialogs[rng.IntN(len(sn.Dialogs))]
+		edge := d.FinalAt
+		if edge.IsZero() {
+			edge = at
+		}
+		start := sn.Dialogs[0].Created
+		for _, w := range [][2]time.Time{{}, {edge, {}}, {{}, edge}, {edge.Add(-time.Minute), edge}, {start.Add(time.Minute), at}} {
+			var want, got []uint64
+			for _, d := range sn.Dialogs {
+				if d.FinalCode >= 400 && !d.FinalAt.IsZero() && (w[0].IsZero() || !d.FinalAt.Before(w[0])) && (w[1].IsZero() || d.FinalAt.Before(w[1])) {
+					want = append(want, d.ID)
+				}
+			}
+			sn.EachFailure(w[0], w[1], func(d *Dialog) { got = append(got, d.ID) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, since %v, until %v: %v, want %v", round, w[0], w[1], got, want)
+			}
+			failures += len(got)
+		}
+		// The timeline without a filter: from round 1 on, its first ask
+		// reads the marks carried from the snapshot before.
+		every := func(*Dialog) bool { return true }
+		for ask := range 2 {
+			width := time.Duration(1+rng.IntN(300)) * time.Second
+			got, err := sn.Timeline(nil, width, time.Time{}, time.Time{}, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := timelineTwoPasses(sn.Dialogs, every, width, time.Time{}, time.Time{}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d, timeline ask %d: got %+v, want %+v", round, ask, got, want)
+			}
+			kept := false
+			sn.locked(func(cr *carrier) {
+				for _, rc := range cr.rowCols {
+					kept = kept || rc.key == marksKey && rc.rows == sn.rows
+				}
+			})
+			if !kept {
+				t.Fatalf("round %d, timeline ask %d: the marks not kept for the next snapshot", round, ask)
+			}
+		}
+	}
+	if failures == 0 || st.DialogStats().Evicted == 0 {
+		t.Fatalf("%d failures listed, %d dialogs evicted: the test wants both", failures, st.DialogStats().Evicted)
 	}
 }

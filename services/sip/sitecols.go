@@ -20,8 +20,9 @@ const columnShare = 4
 // their first ask: each asked dimension's keys of every dialog; every
 // dialog's share of the call figures with its PDD samples, and each
 // dimension's groups with their samples sorted; every dialog's problem
-// set; every dialog's timeline marks and the failed dialogs by the time
-// of their answer (markColumn, failureColumn: from a second ask). An
+// set; every dialog's timeline marks (markColumn) and its failure's
+// time (EachFailure's RowColumn), and on a second ask the failed dialogs
+// by the time of their answer (failureColumn). An
 // answer then reads them in sequence, a few bytes a dialog, instead of
 // every dialog struct, which at 100,000 dialogs is a cache
 // miss each and most of the call (docs/benchmarks.md). A loaded capture
@@ -57,7 +58,8 @@ type siteColumns struct {
 // failureColumn is the rows of the snapshot's failed dialogs (a final
 // code of 400 or more, with its time) by the time of that answer: a
 // window of them (what_happened's two minutes) is a search, not a read
-// of every dialog. Built on a snapshot's second ask, as markColumn.
+// of every dialog. Built on a snapshot's second ask: a live store asks
+// each snapshot once, and reads its failures from a carried RowColumn.
 type failureColumn struct {
 	once sync.Once
 	ats  []int64 // FinalAt, UnixNano, ascending
@@ -73,13 +75,17 @@ func (sn *Snapshot) EachFailure(since, until time.Time, fn func(*Dialog)) {
 	failed := func(d *Dialog) bool {
 		return d.FinalCode >= 400 && !d.FinalAt.IsZero() && (since.IsZero() || !d.FinalAt.Before(since)) && (until.IsZero() || d.FinalAt.Before(until))
 	}
-	fc := sn.failureColumn()
-	if fc == nil || outsideNano(since) || outsideNano(until) {
+	if outsideNano(since) || outsideNano(until) {
 		for _, d := range sn.Dialogs {
 			if failed(d) {
 				fn(d)
 			}
 		}
+		return
+	}
+	fc := sn.failureColumn()
+	if fc == nil {
+		sn.eachFailureRow(since, until, failed, fn)
 		return
 	}
 	lo, hi := 0, len(fc.ats)
@@ -93,6 +99,48 @@ func (sn *Snapshot) EachFailure(since, until time.Time, fn func(*Dialog)) {
 	slices.Sort(rows) // the dialogs' order, as the scan gives them
 	for _, r := range rows {
 		fn(sn.Dialogs[r])
+	}
+}
+
+// badClock stands in a failure row for a time UnixNano cannot hold: the
+// dialog itself is tested.
+const badClock = math.MinInt64
+
+// eachFailureRow is EachFailure on a snapshot's first ask: a live store
+// asks each snapshot once, so its failures (every failed dialog's answer
+// time, in the dialogs' order) are a RowColumn carried from the snapshot
+// before, read in sequence instead of every dialog; the dialogs are read
+// when there is no room for it.
+func (sn *Snapshot) eachFailureRow(since, until time.Time, failed func(*Dialog) bool, fn func(*Dialog)) {
+	ats, ends, ok := RowColumn(sn, "sip failures", func(d *Dialog, ats []int64) []int64 {
+		switch {
+		case d.FinalCode < 400 || d.FinalAt.IsZero():
+			return ats
+		case outsideNano(d.FinalAt):
+			return append(ats, badClock)
+		}
+		return append(ats, d.FinalAt.UnixNano())
+	})
+	if !ok {
+		for _, d := range sn.Dialogs {
+			if failed(d) {
+				fn(d)
+			}
+		}
+		return
+	}
+	lo, hi := since.UnixNano(), until.UnixNano()
+	in := func(ns int64) bool { return (since.IsZero() || ns >= lo) && (until.IsZero() || ns < hi) }
+	at := int32(0)
+	for r, end := range ends {
+		if end == at {
+			continue
+		}
+		ns := ats[at]
+		at = end
+		if d := sn.Dialogs[r]; ns == badClock && failed(d) || ns != badClock && in(ns) {
+			fn(d)
+		}
 	}
 }
 
@@ -149,9 +197,10 @@ func (sn *Snapshot) failureColumn() *failureColumn {
 // markColumn is every dialog's timeline marks (appendMarks) in the order
 // of Snapshot.Dialogs, row r's ending at ends[r]: a timeline without a
 // filter reads them in sequence instead of every dialog and its
-// transactions. Built on a snapshot's second ask (a quiet store's, or a
-// loaded capture's: a live store asks each snapshot once, and building
-// costs what one scan does).
+// transactions. Built on a snapshot's first ask, which costs what one
+// scan does, as a RowColumn: a live store asks each snapshot once, and
+// its next snapshot carries the column on, reading only the dialogs
+// changed since.
 type markColumn struct {
 	once  sync.Once
 	marks []mark
@@ -167,36 +216,28 @@ func (mc *markColumn) row(r int) []mark {
 	return mc.marks[from:mc.ends[r]]
 }
 
-// markColumn returns the snapshot's mark column from its second ask on,
-// or nil (the first ask, or no room).
+// markColumn returns the snapshot's mark column, built (or carried on)
+// on its first ask, or nil without room.
 func (sn *Snapshot) markColumn() *markColumn {
-	c := &sn.site
-	if c.ask("timeline") < 2 {
-		return nil
-	}
-	mc := &c.marks
+	mc := &sn.site.marks
 	mc.once.Do(func() {
-		ds := sn.Dialogs
-		if !c.room() {
-			return
-		}
-		marks, ends := make([]mark, 0, 2*len(ds)), make([]int32, 0, len(ds))
 		var as []Attempt
-		for i, d := range ds {
-			if i%warmBlock == 0 {
-				warmAttempts(ds[i:min(i+warmBlock, len(ds))])
-			}
+		of := func(d *Dialog, marks []mark) []mark {
 			marks, as = appendMarks(marks, d, as[:0])
-			ends = append(ends, int32(len(marks)))
+			return marks
 		}
-		mc.marks, mc.ends = marks, ends
-		c.hold(int64(unsafe.Sizeof(mark{}))*int64(cap(marks)) + 4*int64(cap(ends)))
+		if marks, ends, ok := rowColumn(sn, marksKey, of, warmAttempts); ok {
+			mc.marks, mc.ends = marks, ends
+		}
 	})
 	if mc.ends == nil {
 		return nil
 	}
 	return mc
 }
+
+// marksKey is the mark column's RowColumn key.
+const marksKey = "sip timeline marks"
 
 // Timeline is Timeline over the snapshot's dialogs that e matches, read
 // from its mark column when e is empty and the column is built.

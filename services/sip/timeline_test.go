@@ -124,8 +124,9 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 			if want := timelineTwoPasses(sn.Dialogs, match, width, since, until); !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d, width %v, since %v, until %v, final code %d:\n got %+v\nwant %+v", seed, width, since, until, code, got, want)
 			}
-			// Its failures in the window: a scan on the first ask, then
-			// the failure column, both in the dialogs' order.
+			// Its failures in the window: a read of the failures'
+			// RowColumn on the first ask, then the failure column, both
+			// in the dialogs' order.
 			var wantF []uint64
 			for _, d := range sn.Dialogs {
 				if d.FinalCode >= 400 && !d.FinalAt.IsZero() && (since.IsZero() || !d.FinalAt.Before(since)) && (until.IsZero() || d.FinalAt.Before(until)) {
@@ -140,8 +141,8 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 				}
 				failures += len(gotF)
 			}
-			// The snapshot's, without a filter: a scan on its first ask,
-			// then its mark column.
+			// The snapshot's, without a filter: its mark column, built
+			// on the first ask.
 			every := func(*Dialog) bool { return true }
 			want := timelineTwoPasses(sn.Dialogs, every, width, since, until)
 			for ask := range 2 {
