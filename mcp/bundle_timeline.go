@@ -221,6 +221,7 @@ func runWhatHappened(c *call, in whatHappenedIn) (page[timelineRow], error) {
 	}
 	tl := &timeline{c: c, sp: span{at.Add(-before), at.Add(after)}, port: string(in.PortSelector.Port),
 		clocks: clocksOf(all), skipped: map[string]int{}}
+	tl.shared = tl.sharedClock(all)
 	if len(in.Kinds) > 0 {
 		tl.kinds = map[string]bool{}
 		for _, k := range in.Kinds {

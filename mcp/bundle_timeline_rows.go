@@ -81,6 +81,7 @@ type timeline struct {
 	kinds   map[string]bool // nil: every kind
 	port    string          // "": every port
 	clocks  map[string]string
+	shared  string // the shared SIP and RTP stores' clock (clockOf "")
 	rows    []timelineRow
 	skipped map[string]int // by kind, past MaxTimelineRows
 }
@@ -183,16 +184,23 @@ func clocksOf(all []ports.Status) map[string]string {
 }
 
 // clockOf is a port's clock; the shared SIP and RTP stores ("") take the
-// SPAN ports' one when they agree.
+// SPAN ports' one when they agree (sharedClock).
 func (tl *timeline) clockOf(port string) string {
-	if port != "" {
-		if k, ok := tl.clocks[port]; ok {
-			return k
-		}
-		return "box"
+	if port == "" {
+		return tl.shared
 	}
+	if k, ok := tl.clocks[port]; ok {
+		return k
+	}
+	return "box"
+}
+
+// sharedClock is the clock of the shared SIP and RTP stores, from the
+// ports the answer was asked over: worked out once, not at every row of
+// theirs (a site's failures are thousands).
+func (tl *timeline) sharedClock(all []ports.Status) string {
 	span := ""
-	for _, p := range tl.c.d.Ports.Snapshot() {
+	for _, p := range all {
 		if p.Kind != portKindEthernet {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"fieldtap/mcp/auth"
 	"fieldtap/mcp/untrusted"
 	"fieldtap/services/marks"
+	"fieldtap/services/ports"
 	"fieldtap/services/rtp"
 	"fieldtap/tools/refdata"
 )
@@ -276,6 +277,31 @@ func TestMarkNeedsOnlyARead(t *testing.T) {
 		}
 		if got := requiredScope(i.mcpTool(false)); got != want {
 			t.Errorf("%s needs %s, want %s", i.name, got, want)
+		}
+	}
+}
+
+// TestSharedClock: the SIP and RTP rows (no port) take the SPAN ports'
+// clock when they agree, "mixed" when a file and a live port feed them,
+// "box" without one; other ports' clocks do not count.
+func TestSharedClock(t *testing.T) {
+	eth := func(name string, live bool) ports.Status {
+		return ports.Status{Name: name, Kind: portKindEthernet, Live: live}
+	}
+	can := ports.Status{Name: "can0", Kind: "can", Live: true}
+	for _, c := range []struct {
+		all  []ports.Status
+		want string
+	}{
+		{[]ports.Status{eth("file1", false), can}, "file"},
+		{[]ports.Status{eth("span0", true), eth("span1", true)}, "live"},
+		{[]ports.Status{eth("file1", false), eth("span0", true)}, "mixed"},
+		{[]ports.Status{can}, "box"},
+	} {
+		tl := &timeline{clocks: clocksOf(c.all)}
+		tl.shared = tl.sharedClock(c.all)
+		if got := tl.clockOf(""); got != c.want {
+			t.Errorf("ports %+v: the shared clock %q, want %q", c.all, got, c.want)
 		}
 	}
 }
