@@ -11,7 +11,8 @@ import (
 // two snapshots (calls answered or ended, new calls, the oldest
 // evicted), carries each snapshot's site columns on to the next, and
 // the carried columns and the answers read from them equal what a scan
-// of the new snapshot's dialogs gives.
+// of the new snapshot's dialogs gives; a RowColumn too, reading only the
+// dialogs changed or added since.
 func TestCarriedColumnsMatchTheScan(t *testing.T) {
 	const kept = 1500
 	st := newStore(t, Limits{Dialogs: kept, DialogBytes: 1 << 30, MessageBytes: 1 << 20})
@@ -31,10 +32,35 @@ func TestCarriedColumnsMatchTheScan(t *testing.T) {
 	problems := 0
 	calls(1200, 4) // answered, not ended
 	calls(100, 1)  // ringing
+	// A RowColumn's values of a dialog: its id, then one a transaction
+	// (how many differs between dialogs and changes as a call goes on).
+	reads := 0
+	of := func(d *Dialog, vals []uint64) []uint64 {
+		reads++
+		vals = append(vals, d.ID)
+		for i := range d.Txns {
+			vals = append(vals, d.ID<<8|uint64(i))
+		}
+		return vals
+	}
 	for round := range 6 {
 		sn := st.Snapshot()
 		if round > 0 {
 			checkCarry(t, sn)
+		}
+		reads = 0
+		vals, ends, ok := RowColumn(sn, "test", of)
+		if round > 0 && reads >= len(sn.Dialogs)/2 {
+			t.Errorf("round %d: RowColumn read %d of %d dialogs, want only the changed and new", round, reads, len(sn.Dialogs))
+		}
+		var want []uint64
+		var wantEnds []int32
+		for _, d := range sn.Dialogs {
+			want = of(d, want)
+			wantEnds = append(wantEnds, int32(len(want)))
+		}
+		if !ok || !slices.Equal(vals, want) || !slices.Equal(ends, wantEnds) {
+			t.Fatalf("round %d: RowColumn of %d values, %d rows (room %v); want %d, %d", round, len(vals), len(ends), ok, len(want), len(wantEnds))
 		}
 		for _, dim := range Dimensions {
 			for range 2 { // the second reads a built (or carried) column
@@ -207,6 +233,16 @@ func TestCarriedColumnsAcrossConcurrentSnapshots(t *testing.T) {
 			if got, want := sn.Aggregate(failed, dim, 3), scanAggregate(sn.Dialogs, matchesFailed, dim, 3); !reflect.DeepEqual(got, want) {
 				return fmt.Errorf("Aggregate %s where %s: got %+v, want %+v", dim, failed, got, want)
 			}
+		}
+		// A RowColumn, carried (or built) by both at once.
+		of := func(d *Dialog, vals []uint64) []uint64 { return append(vals, d.ID, uint64(len(d.Txns))) }
+		vals, _, ok := RowColumn(sn, "test", of)
+		var want []uint64
+		for _, d := range sn.Dialogs {
+			want = of(d, want)
+		}
+		if !ok || !slices.Equal(vals, want) {
+			return fmt.Errorf("RowColumn: %d values (room %v), want %d", len(vals), ok, len(want))
 		}
 		return nil
 	}
