@@ -17,8 +17,9 @@ type carriedRowColumn struct {
 
 // RowColumn returns what of derives from every dialog of sn, in the order
 // of sn.Dialogs: row i's values are vals[ends[i-1]:ends[i]] (from 0 for
-// row 0), as of(d, vals) appended them. A package outside this one keeps
-// with it what it reads of every dialog at each call: on a live store,
+// row 0), as of(d, vals) appended them. A caller keeps with it what it
+// reads of every dialog at each call (the security analysis' events, the
+// timeline's marks, every failure's time): on a live store,
 // whose every call gets a new snapshot, the column is carried from the
 // newest one of the same key, a dialog unchanged since being its values
 // copied (in runs), so only the dialogs changed or added since are read.
