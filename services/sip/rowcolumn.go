@@ -3,7 +3,8 @@ package sip
 import "unsafe"
 
 // carriedRowColumns is how many RowColumn keys the carrier keeps: the
-// security analysis (one key a list of scanner names) and a few more.
+// security analysis' (one key a list of scanner names), the timeline's,
+// the failures' and a spare.
 const carriedRowColumns = 4
 
 // carriedRowColumn is the newest snapshot's RowColumn of one key: vals
