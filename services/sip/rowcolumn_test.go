@@ -133,3 +133,38 @@ func TestFirstAsksOnALiveStore(t *testing.T) {
 		t.Fatalf("%d failures listed, %d dialogs evicted: the test wants both", failures, st.DialogStats().Evicted)
 	}
 }
+
+// TestRowColumnWithoutRoom: a snapshot whose column share is spent
+// builds no RowColumn, and the answers that read one (the failures of a
+// window, the timeline) read the dialogs instead and are the same.
+func TestRowColumnWithoutRoom(t *testing.T) {
+	st := newStore(t, Limits{})
+	at := time.Unix(1000, 0)
+	for i := range 200 {
+		id := fmt.Sprintf("n%d", i)
+		addRaw(t, st, at.Add(time.Duration(i)*time.Second), req("INVITE", id, 1))
+		addRaw(t, st, at.Add(time.Duration(i)*time.Second+time.Millisecond), resp([]int{200, 486, 503}[i%3], "INVITE", id, 1))
+	}
+	full := st.Snapshot()
+	sn := &Snapshot{Dialogs: full.Dialogs} // a fresh view of the same dialogs, share 0
+	if _, _, ok := RowColumn(sn, "test", func(d *Dialog, vals []uint64) []uint64 { return append(vals, d.ID) }); ok {
+		t.Fatal("a RowColumn built without room")
+	}
+	since, until := at.Add(50*time.Second), at.Add(120*time.Second)
+	var got, want []uint64
+	sn.EachFailure(since, until, func(d *Dialog) { got = append(got, d.ID) })
+	full.EachFailure(since, until, func(d *Dialog) { want = append(want, d.ID) })
+	if !slices.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("failures without room %v, with %v", got, want)
+	}
+	g, err := sn.Timeline(nil, time.Minute, time.Time{}, time.Time{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := full.Timeline(nil, time.Minute, time.Time{}, time.Time{}, 1000); !reflect.DeepEqual(g, w) {
+		t.Fatalf("timeline without room %+v, with %+v", g, w)
+	}
+	if sn.site.bytes != 0 || sn.site.marks.ends != nil {
+		t.Fatalf("%d bytes of columns held without room", sn.site.bytes)
+	}
+}

@@ -22,10 +22,10 @@ const columnShare = 4
 // dimension's groups with their samples sorted; every dialog's problem
 // set; every dialog's timeline marks (markColumn) and its failure's
 // time (EachFailure's RowColumn), and on a second ask the failed dialogs
-// by the time of their answer (failureColumn). An
-// answer then reads them in sequence, a few bytes a dialog, instead of
-// every dialog struct, which at 100,000 dialogs is a cache
-// miss each and most of the call (docs/benchmarks.md). A loaded capture
+// by the time of their answer (failureColumn). An answer then reads them
+// in sequence, a few bytes a dialog, instead of every dialog struct,
+// which at 100,000 dialogs is a cache miss each and most of the call
+// (docs/benchmarks.md). A loaded capture
 // or a quiet line asks the same snapshot again; a live store gives each
 // call a new snapshot, which carries the previous one's columns on and
 // reads only the dialogs changed since (carry.go). The snapshot's dialogs
@@ -69,25 +69,33 @@ type failureColumn struct {
 
 // EachFailure calls fn, in the order of Snapshot.Dialogs, for each
 // dialog answered with a final code of 400 or more at a time in since
-// to until (until excluded; a zero bound is none), from the snapshot's
-// failure column from its second ask on.
+// to until (until excluded; a zero bound is none): from the snapshot's
+// failure column from its second ask on, from its carried failures on
+// the first, and from every dialog for a bound UnixNano cannot hold or
+// without room for either.
 func (sn *Snapshot) EachFailure(since, until time.Time, fn func(*Dialog)) {
 	failed := func(d *Dialog) bool {
 		return d.FinalCode >= 400 && !d.FinalAt.IsZero() && (since.IsZero() || !d.FinalAt.Before(since)) && (until.IsZero() || d.FinalAt.Before(until))
 	}
-	if outsideNano(since) || outsideNano(until) {
-		for _, d := range sn.Dialogs {
-			if failed(d) {
-				fn(d)
-			}
+	if !outsideNano(since) && !outsideNano(until) {
+		if fc := sn.failureColumn(); fc != nil {
+			fc.each(sn.Dialogs, since, until, fn)
+			return
 		}
-		return
+		if sn.eachFailureRow(since, until, failed, fn) {
+			return
+		}
 	}
-	fc := sn.failureColumn()
-	if fc == nil {
-		sn.eachFailureRow(since, until, failed, fn)
-		return
+	for _, d := range sn.Dialogs {
+		if failed(d) {
+			fn(d)
+		}
 	}
+}
+
+// each calls fn, in the order of ds (the snapshot's dialogs), for each
+// failed dialog answered in since to until.
+func (fc *failureColumn) each(ds []*Dialog, since, until time.Time, fn func(*Dialog)) {
 	lo, hi := 0, len(fc.ats)
 	if !since.IsZero() {
 		lo, _ = slices.BinarySearch(fc.ats, since.UnixNano())
@@ -98,7 +106,7 @@ func (sn *Snapshot) EachFailure(since, until time.Time, fn func(*Dialog)) {
 	rows := slices.Clone(fc.rows[lo:max(lo, hi)])
 	slices.Sort(rows) // the dialogs' order, as the scan gives them
 	for _, r := range rows {
-		fn(sn.Dialogs[r])
+		fn(ds[r])
 	}
 }
 
@@ -109,9 +117,9 @@ const badClock = math.MinInt64
 // eachFailureRow is EachFailure on a snapshot's first ask: a live store
 // asks each snapshot once, so its failures (every failed dialog's answer
 // time, in the dialogs' order) are a RowColumn carried from the snapshot
-// before, read in sequence instead of every dialog; the dialogs are read
-// when there is no room for it.
-func (sn *Snapshot) eachFailureRow(since, until time.Time, failed func(*Dialog) bool, fn func(*Dialog)) {
+// before, read in sequence instead of every dialog. It reports false,
+// having called nothing, when there is no room for the column.
+func (sn *Snapshot) eachFailureRow(since, until time.Time, failed func(*Dialog) bool, fn func(*Dialog)) bool {
 	ats, ends, ok := RowColumn(sn, "sip failures", func(d *Dialog, ats []int64) []int64 {
 		switch {
 		case d.FinalCode < 400 || d.FinalAt.IsZero():
@@ -122,12 +130,7 @@ func (sn *Snapshot) eachFailureRow(since, until time.Time, failed func(*Dialog) 
 		return append(ats, d.FinalAt.UnixNano())
 	})
 	if !ok {
-		for _, d := range sn.Dialogs {
-			if failed(d) {
-				fn(d)
-			}
-		}
-		return
+		return false
 	}
 	lo, hi := since.UnixNano(), until.UnixNano()
 	in := func(ns int64) bool { return (since.IsZero() || ns >= lo) && (until.IsZero() || ns < hi) }
@@ -142,6 +145,7 @@ func (sn *Snapshot) eachFailureRow(since, until time.Time, failed func(*Dialog) 
 			fn(d)
 		}
 	}
+	return true
 }
 
 // minNano and maxNano bound the times UnixNano holds.
