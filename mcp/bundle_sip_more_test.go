@@ -101,6 +101,21 @@ func TestSIPMoreTools(t *testing.T) {
 				}
 			}},
 		{name: "timeline too many buckets", tool: "timeline", args: map[string]any{"bucket_seconds": 1, "since": "1970-01-01T00:00:00Z", "until": "1971-01-01T00:00:00Z"}, code: CodeInvalidArgument},
+		{name: "timeline without bucket_seconds widens to fit", tool: "timeline", args: map[string]any{"since": "1970-01-01T00:00:00Z", "until": "1971-01-01T00:00:00Z"},
+			check: func(t *testing.T, env map[string]any) {
+				// A year: 525,600 minutes, 105,120 of 5 and 35,040 of 15
+				// are over 10,000; 8,760 hours are not.
+				if d := data(env); d["bucket_seconds"] != 3600.0 || len(d["buckets"].([]any)) != 8760 || d["total_matched"] != 5.0 {
+					t.Errorf("bucket_seconds %v, %d buckets, total %v", d["bucket_seconds"], len(d["buckets"].([]any)), d["total_matched"])
+				}
+			}},
+		{name: "timeline without bucket_seconds, short span", tool: "timeline", args: map[string]any{},
+			check: func(t *testing.T, env map[string]any) {
+				if d := data(env); d["bucket_seconds"] != 60.0 || d["total_matched"] != 5.0 {
+					t.Errorf("bucket_seconds %v, total %v", d["bucket_seconds"], d["total_matched"])
+				}
+			}},
+		{name: "timeline without bucket_seconds past a day's buckets", tool: "timeline", args: map[string]any{"since": "1970-01-01T00:00:00Z", "until": "2000-01-01T00:00:00Z"}, code: CodeInvalidArgument},
 		{name: "timeline until before since", tool: "timeline", args: map[string]any{"since": "1970-01-01T00:16:42Z", "until": "1970-01-01T00:16:38Z"}, code: CodeInvalidArgument},
 		{name: "timeline bad time", tool: "timeline", args: map[string]any{"since": "yesterday"}, code: CodeInvalidArgument},
 		{name: "tail without cursor is the newest", tool: "tail_dialogs", args: map[string]any{"limit": 2},

@@ -102,18 +102,24 @@ var groupDialogs = tool[groupIn, groupOut]{
 
 // timeline bounds.
 const (
-	timelineDefaultSeconds = 60
-	timelineMaxSeconds     = 86400 // one day
+	timelineMaxSeconds = 86400 // one day
 	// timelineMaxBuckets keeps an answer under ~1 MiB (about 90 bytes a
 	// bucket); a longer span takes wider buckets.
 	timelineMaxBuckets = 10_000
 )
 
+// timelineWidths are the widths a timeline without bucket_seconds takes,
+// the first that fits timelineMaxBuckets: a minute, as Wireshark's I/O
+// graph would, unless the span is too long for it (a loaded capture of
+// last month beside a live port), which would otherwise be refused and
+// asked again.
+var timelineWidths = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour}
+
 // bucketSecondsArg is timeline's bucket width.
 type bucketSecondsArg int
 
 func (bucketSecondsArg) argSchema() *jsonschema.Schema {
-	return withDefault(intSchema(fmt.Sprintf("bucket width, 1 to %d s (default %d)", timelineMaxSeconds, timelineDefaultSeconds), 1, timelineMaxSeconds), timelineDefaultSeconds)
+	return intSchema(fmt.Sprintf("bucket width, 1 to %d s; without it 60, or the first of 300, 900, 3600, 21600 and 86400 that keeps within %d buckets", timelineMaxSeconds, timelineMaxBuckets), 1, timelineMaxSeconds)
 }
 
 type timelineIn struct {
@@ -132,7 +138,7 @@ type timelineBucket struct {
 }
 
 type timelineOut struct {
-	BucketSeconds int              `json:"bucket_seconds"`
+	BucketSeconds int              `json:"bucket_seconds" jsonschema:"the buckets' width: bucket_seconds, or without it the one taken (60 unless the span needs wider)"`
 	Basis         string           `json:"basis"`
 	Buckets       []timelineBucket `json:"buckets"`
 	TotalMatched  int              `json:"total_matched"`
@@ -153,12 +159,15 @@ var timelineTool = tool[timelineIn, timelineOut]{
 		if err != nil {
 			return timelineOut{}, err
 		}
-		secs := count(int(in.BucketSeconds), timelineDefaultSeconds)
-		bs, err := sn.Timeline(e, time.Duration(secs)*time.Second, sp.since, sp.until, timelineMaxBuckets)
+		widths := timelineWidths
+		if in.BucketSeconds > 0 {
+			widths = []time.Duration{time.Duration(in.BucketSeconds) * time.Second}
+		}
+		bs, width, err := sn.Timeline(e, widths, sp.since, sp.until, timelineMaxBuckets)
 		if err != nil {
 			return timelineOut{}, argErr("bucket_seconds", "use wider buckets or a shorter since/until window", "%v", err)
 		}
-		out := timelineOut{BucketSeconds: secs, Basis: "dialog creation time (first message) and call attempt start (its first INVITE), capture clock", Buckets: make([]timelineBucket, len(bs))}
+		out := timelineOut{BucketSeconds: int(width / time.Second), Basis: "dialog creation time (first message) and call attempt start (its first INVITE), capture clock", Buckets: make([]timelineBucket, len(bs))}
 		for i, b := range bs {
 			out.Buckets[i] = timelineBucket{Start: ts(b.Start), Dialogs: b.Dialogs, Invites: b.Invites, Answered: b.Answered, Failed: b.Failed, Cancelled: b.Cancelled}
 			out.TotalMatched += b.Dialogs

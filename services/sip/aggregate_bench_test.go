@@ -148,14 +148,14 @@ func BenchmarkTimeline100k(b *testing.B) {
 	sn := st.Snapshot()
 	b.Run("dialogs", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := Timeline(sn.Dialogs, nil, time.Hour, time.Time{}, time.Time{}, 1000); err != nil {
+			if _, _, err := Timeline(sn.Dialogs, nil, []time.Duration{time.Hour}, time.Time{}, time.Time{}, 1000); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("column", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := sn.Timeline(nil, time.Hour, time.Time{}, time.Time{}, 1000); err != nil {
+			if _, _, err := sn.Timeline(nil, []time.Duration{time.Hour}, time.Time{}, time.Time{}, 1000); err != nil {
 				b.Fatal(err)
 			}
 		}

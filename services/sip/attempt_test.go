@@ -144,7 +144,7 @@ func TestBranchScenarioPerAttempt(t *testing.T) {
 	if m := g.Overall; m.Attempts != 1250 || m.Answered != 102 || m.ASR.Value == nil || *m.ASR.Value != 102.0/1250 {
 		t.Errorf("attempts %d answered %d ASR %+v, want 1250, 102, 102/1250", m.Attempts, m.Answered, m.ASR)
 	}
-	tl, err := Timeline(sn.Dialogs, func(*Dialog) bool { return true }, time.Hour, time.Time{}, time.Time{}, 10)
+	tl, _, err := Timeline(sn.Dialogs, func(*Dialog) bool { return true }, []time.Duration{time.Hour}, time.Time{}, time.Time{}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

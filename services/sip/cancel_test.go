@@ -45,7 +45,7 @@ func cancelledCheck(t *testing.T, sn *Snapshot) int {
 		}
 	}
 	all := func(*Dialog) bool { return true }
-	tl, err := Timeline(sn.Dialogs, all, time.Hour, time.Time{}, time.Time{}, 1000)
+	tl, _, err := Timeline(sn.Dialogs, all, []time.Duration{time.Hour}, time.Time{}, time.Time{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

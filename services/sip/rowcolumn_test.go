@@ -111,7 +111,7 @@ func TestFirstAsksOnALiveStore(t *testing.T) {
 		every := func(*Dialog) bool { return true }
 		for ask := range 2 {
 			width := time.Duration(1+rng.IntN(300)) * time.Second
-			got, err := sn.Timeline(nil, width, time.Time{}, time.Time{}, 1<<20)
+			got, _, err := sn.Timeline(nil, []time.Duration{width}, time.Time{}, time.Time{}, 1<<20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,11 +157,11 @@ func TestRowColumnWithoutRoom(t *testing.T) {
 	if !slices.Equal(got, want) || len(want) == 0 {
 		t.Fatalf("failures without room %v, with %v", got, want)
 	}
-	g, err := sn.Timeline(nil, time.Minute, time.Time{}, time.Time{}, 1000)
+	g, _, err := sn.Timeline(nil, []time.Duration{time.Minute}, time.Time{}, time.Time{}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, _ := full.Timeline(nil, time.Minute, time.Time{}, time.Time{}, 1000); !reflect.DeepEqual(g, w) {
+	if w, _, _ := full.Timeline(nil, []time.Duration{time.Minute}, time.Time{}, time.Time{}, 1000); !reflect.DeepEqual(g, w) {
 		t.Fatalf("timeline without room %+v, with %+v", g, w)
 	}
 	if sn.site.bytes != 0 || sn.site.marks.ends != nil {

@@ -245,13 +245,16 @@ const marksKey = "sip timeline marks"
 
 // Timeline is Timeline over the snapshot's dialogs that e matches, read
 // from its mark column when e is empty and the column is built.
-func (sn *Snapshot) Timeline(e *filter.Expr, width time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, error) {
+func (sn *Snapshot) Timeline(e *filter.Expr, widths []time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, time.Duration, error) {
+	if err := checkWidths(widths); err != nil {
+		return nil, 0, err
+	}
 	var mc *markColumn
-	if e.MatchesAll() && width > 0 {
+	if e.MatchesAll() {
 		mc = sn.markColumn()
 	}
 	if mc == nil {
-		return Timeline(sn.Dialogs, matcher(e), width, since, until, maxBuckets)
+		return Timeline(sn.Dialogs, matcher(e), widths, since, until, maxBuckets)
 	}
 	sel := newMarkSpan(since, until)
 	all := since.IsZero() && until.IsZero()
@@ -268,7 +271,7 @@ func (sn *Snapshot) Timeline(e *filter.Expr, width time.Duration, since, until t
 		}
 		sel.widen(row)
 	}
-	return sel.buckets(width, maxBuckets)
+	return sel.buckets(widths, maxBuckets)
 }
 
 // problemColumn is every dialog's problem set (problemSet), in the

@@ -20,10 +20,12 @@ type TimeBucket struct {
 // out; without until the range reaches the last attempt). Buckets are
 // aligned to the Unix epoch (a multiple of width since 1970-01-01T00:00Z),
 // empty ones are kept, and the range runs from since (or the first match)
-// to until (or the last match). More than maxBuckets is an error.
-func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, error) {
-	if width <= 0 {
-		return nil, fmt.Errorf("bucket width %v: want a positive duration", width)
+// to until (or the last match). The width is the first of widths (in
+// increasing order) whose buckets number at most maxBuckets, and is
+// returned; when none fits, the error names the last.
+func Timeline(ds []*Dialog, match func(*Dialog) bool, widths []time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, time.Duration, error) {
+	if err := checkWidths(widths); err != nil {
+		return nil, 0, err
 	}
 	// One pass over the dialogs notes what the buckets count, in the
 	// order the buckets are filled after: at 100,000 dialogs reading each
@@ -42,7 +44,23 @@ func Timeline(ds []*Dialog, match func(*Dialog) bool, width time.Duration, since
 		sel.marks, as = appendMarks(sel.marks, d, as[:0])
 		sel.widen(sel.marks[n:])
 	}
-	return sel.buckets(width, maxBuckets)
+	return sel.buckets(widths, maxBuckets)
+}
+
+// checkWidths holds a timeline's widths to positive, increasing ones.
+func checkWidths(widths []time.Duration) error {
+	if len(widths) == 0 {
+		return fmt.Errorf("no bucket width")
+	}
+	for i, w := range widths {
+		if w <= 0 {
+			return fmt.Errorf("bucket width %v: want a positive duration", w)
+		}
+		if i > 0 && w <= widths[i-1] {
+			return fmt.Errorf("bucket widths %v: want them in increasing order", widths)
+		}
+	}
+	return nil
 }
 
 // appendMarks appends d's marks to marks: its creation, then each call
@@ -109,20 +127,28 @@ func (m *markSpan) widen(row []mark) {
 	}
 }
 
-// buckets counts the marks in buckets of width (positive) over the
-// range.
-func (m *markSpan) buckets(width time.Duration, maxBuckets int) ([]TimeBucket, error) {
+// buckets counts the marks in buckets of the first of widths (positive,
+// increasing) that makes at most maxBuckets over the range.
+func (m *markSpan) buckets(widths []time.Duration, maxBuckets int) ([]TimeBucket, time.Duration, error) {
 	if !m.loSet || !m.hiSet {
-		return []TimeBucket{}, nil
+		return []TimeBucket{}, widths[0], nil
 	}
 	lo, hi := time.Unix(0, m.lo), time.Unix(0, m.hi)
-	first := alignDown(lo, width)
-	n := int(alignDown(hi, width).Sub(first)/width) + 1
-	if !m.until.IsZero() && alignDown(m.until, width).Equal(m.until) {
-		n-- // until is exclusive
+	var first time.Time
+	var width time.Duration
+	n := 0
+	for _, width = range widths {
+		first = alignDown(lo, width)
+		n = int(alignDown(hi, width).Sub(first)/width) + 1
+		if !m.until.IsZero() && alignDown(m.until, width).Equal(m.until) {
+			n-- // until is exclusive
+		}
+		if n <= maxBuckets {
+			break
+		}
 	}
 	if n > maxBuckets {
-		return nil, fmt.Errorf("%d buckets of %v: more than %d", n, width, maxBuckets)
+		return nil, 0, fmt.Errorf("%d buckets of %v: more than %d", n, width, maxBuckets)
 	}
 	out := make([]TimeBucket, max(n, 0))
 	for i := range out {
@@ -144,7 +170,7 @@ func (m *markSpan) buckets(width time.Duration, maxBuckets int) ([]TimeBucket, e
 		b.Failed += int(mk.what & markFailed / markFailed)
 		b.Cancelled += int(mk.what & markCancelled / markCancelled)
 	}
-	return out, nil
+	return out, width, nil
 }
 
 // warmAttempts reads, for a block of dialogs, what AppendAttempts reads

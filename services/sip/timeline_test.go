@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -117,7 +118,7 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 			}
 			code := []int{0, 200, 486}[rng.IntN(3)]
 			match := func(d *Dialog) bool { return code == 0 || d.FinalCode == code }
-			got, err := Timeline(sn.Dialogs, match, width, since, until, 1<<20)
+			got, _, err := Timeline(sn.Dialogs, match, []time.Duration{width}, since, until, 1<<20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +147,7 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 			every := func(*Dialog) bool { return true }
 			want := timelineTwoPasses(sn.Dialogs, every, width, since, until)
 			for ask := range 2 {
-				got, err := sn.Timeline(nil, width, since, until, 1<<20)
+				got, _, err := sn.Timeline(nil, []time.Duration{width}, since, until, 1<<20)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -166,6 +167,51 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 		}
 		if sn.site.marks.ends == nil {
 			t.Fatalf("seed %d: the mark column was not built: Snapshot.Timeline read the dialogs every time", seed)
+		}
+	}
+}
+
+// TestTimelineWidensToFit: given widths, a timeline takes the first whose
+// buckets fit, read from the dialogs or from the mark column alike, and
+// counts as a timeline asked for that width alone; past the last it
+// refuses, naming the last.
+func TestTimelineWidensToFit(t *testing.T) {
+	st := newStore(t, Limits{})
+	at := time.Unix(1_700_000_000, 0)
+	for i := range 60 { // 60 calls, 12 hours apart: 30 days
+		id := fmt.Sprintf("w%d", i)
+		addRaw(t, st, at, req("INVITE", id, 1))
+		addRaw(t, st, at.Add(time.Second), resp([]int{200, 486}[i%2], "INVITE", id, 1))
+		at = at.Add(12 * time.Hour)
+	}
+	sn := st.Snapshot()
+	ladder := []time.Duration{time.Minute, 5 * time.Minute, time.Hour, 24 * time.Hour}
+	all := func(*Dialog) bool { return true }
+	for _, c := range []struct {
+		max  int
+		want time.Duration
+	}{{1 << 20, time.Minute}, {10_000, 5 * time.Minute}, {1000, time.Hour}, {40, 24 * time.Hour}} {
+		want, _, err := Timeline(sn.Dialogs, all, []time.Duration{c.want}, time.Time{}, time.Time{}, c.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, w, err := Timeline(sn.Dialogs, all, ladder, time.Time{}, time.Time{}, c.max)
+		if err != nil || w != c.want || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Timeline at most %d buckets: width %v (%v), want %v, %d buckets (want %d)", c.max, w, err, c.want, len(got), len(want))
+		}
+		for ask := range 2 { // the dialogs, then the mark column built on the first ask
+			got, w, err := sn.Timeline(nil, ladder, time.Time{}, time.Time{}, c.max)
+			if err != nil || w != c.want || !reflect.DeepEqual(got, want) {
+				t.Fatalf("Snapshot.Timeline ask %d, at most %d buckets: width %v (%v), want %v", ask, c.max, w, err, c.want)
+			}
+		}
+	}
+	if _, _, err := sn.Timeline(nil, ladder, time.Time{}, time.Time{}, 20); err == nil || !strings.Contains(err.Error(), "of 24h0m0s") {
+		t.Fatalf("30 days in at most 20 buckets of a day at most: %v, want a refusal naming the widest", err)
+	}
+	for _, bad := range [][]time.Duration{nil, {0}, {time.Hour, time.Minute}, {time.Minute, time.Minute}} {
+		if _, _, err := sn.Timeline(nil, bad, time.Time{}, time.Time{}, 1000); err == nil {
+			t.Fatalf("widths %v: no error", bad)
 		}
 	}
 }
