@@ -25,13 +25,7 @@ import (
 
 func TestSIPMoreTools(t *testing.T) {
 	h := newHarness(t, sipTestDeps(t))
-	tests := []struct {
-		name  string
-		tool  string
-		args  map[string]any
-		code  string
-		check func(t *testing.T, env map[string]any)
-	}{
+	tests := []sipMoreCase{
 		{name: "search text", tool: "search_messages", args: map[string]any{"query": "busy here"},
 			check: func(t *testing.T, env map[string]any) {
 				rows := items(env)
@@ -101,20 +95,13 @@ func TestSIPMoreTools(t *testing.T) {
 				}
 			}},
 		{name: "timeline too many buckets", tool: "timeline", args: map[string]any{"bucket_seconds": 1, "since": "1970-01-01T00:00:00Z", "until": "1971-01-01T00:00:00Z"}, code: CodeInvalidArgument},
-		{name: "timeline without bucket_seconds widens to fit", tool: "timeline", args: map[string]any{"since": "1970-01-01T00:00:00Z", "until": "1971-01-01T00:00:00Z"},
-			check: func(t *testing.T, env map[string]any) {
-				// A year: 525,600 minutes, 105,120 of 5 and 35,040 of 15
-				// are over 10,000; 8,760 hours are not.
-				if d := data(env); d["bucket_seconds"] != 3600.0 || len(d["buckets"].([]any)) != 8760 || d["total_matched"] != 5.0 {
-					t.Errorf("bucket_seconds %v, %d buckets, total %v", d["bucket_seconds"], len(d["buckets"].([]any)), d["total_matched"])
-				}
-			}},
-		{name: "timeline without bucket_seconds, short span", tool: "timeline", args: map[string]any{},
-			check: func(t *testing.T, env map[string]any) {
-				if d := data(env); d["bucket_seconds"] != 60.0 || d["total_matched"] != 5.0 {
-					t.Errorf("bucket_seconds %v, total %v", d["bucket_seconds"], d["total_matched"])
-				}
-			}},
+		// Without bucket_seconds: the first of 60, 300, 900, 3600, 21600
+		// and 86400 s making at most 1,000 buckets, else a day's up to
+		// 10,000 (the five dialogs were all created at 1970-01-01T00:16:40Z).
+		timelineWidth("a short span", nil, 60, 1),
+		timelineWidth("two days", map[string]any{"since": "1970-01-01T00:00:00Z", "until": "1970-01-03T00:00:00Z"}, 300, 576),
+		timelineWidth("a year", map[string]any{"since": "1970-01-01T00:00:00Z", "until": "1971-01-01T00:00:00Z"}, 86400, 365),
+		timelineWidth("five years", map[string]any{"since": "1970-01-01T00:00:00Z", "until": "1975-01-01T00:00:00Z"}, 86400, 1826),
 		{name: "timeline without bucket_seconds past a day's buckets", tool: "timeline", args: map[string]any{"since": "1970-01-01T00:00:00Z", "until": "2000-01-01T00:00:00Z"}, code: CodeInvalidArgument},
 		{name: "timeline until before since", tool: "timeline", args: map[string]any{"since": "1970-01-01T00:16:42Z", "until": "1970-01-01T00:16:38Z"}, code: CodeInvalidArgument},
 		{name: "timeline bad time", tool: "timeline", args: map[string]any{"since": "yesterday"}, code: CodeInvalidArgument},
@@ -386,4 +373,29 @@ func FuzzSearchMatcher(f *testing.F) {
 			last = h.Line
 		}
 	})
+}
+
+// sipMoreCase is a call and what its answer must hold: an error code,
+// or what check finds.
+type sipMoreCase struct {
+	name  string
+	tool  string
+	args  map[string]any
+	code  string
+	check func(t *testing.T, env map[string]any)
+}
+
+// timelineWidth is a case of timeline without bucket_seconds: the width it
+// picks over args' span, and how many buckets that makes.
+func timelineWidth(span string, args map[string]any, width float64, buckets int) sipMoreCase {
+	if args == nil {
+		args = map[string]any{}
+	}
+	return sipMoreCase{name: "timeline without bucket_seconds, " + span, tool: "timeline", args: args,
+		check: func(t *testing.T, env map[string]any) {
+			d := data(env)
+			if d["bucket_seconds"] != width || len(d["buckets"].([]any)) != buckets || d["total_matched"] != 5.0 {
+				t.Errorf("bucket_seconds %v, %d buckets, total %v: want %v s, %d buckets, 5 dialogs", d["bucket_seconds"], len(d["buckets"].([]any)), d["total_matched"], width, buckets)
+			}
+		}}
 }

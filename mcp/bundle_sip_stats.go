@@ -106,20 +106,22 @@ const (
 	// timelineMaxBuckets keeps an answer under ~1 MiB (about 90 bytes a
 	// bucket); a longer span takes wider buckets.
 	timelineMaxBuckets = 10_000
+	// timelineAutoBuckets is what a width the box picks aims at: a
+	// series an agent reads whole (about 90 KB).
+	timelineAutoBuckets = 1000
 )
 
-// timelineWidths are the widths a timeline without bucket_seconds takes,
-// the first that fits timelineMaxBuckets: a minute, as Wireshark's I/O
-// graph would, unless the span is too long for it (a loaded capture of
-// last month beside a live port), which would otherwise be refused and
-// asked again.
+// timelineWidths are the widths a timeline without bucket_seconds picks
+// from: the first that makes at most timelineAutoBuckets, else a day's
+// within timelineMaxBuckets. A minute's buckets over a loaded capture of
+// last month beside a live port were refused, and asked again.
 var timelineWidths = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 6 * time.Hour, 24 * time.Hour}
 
 // bucketSecondsArg is timeline's bucket width.
 type bucketSecondsArg int
 
 func (bucketSecondsArg) argSchema() *jsonschema.Schema {
-	return intSchema(fmt.Sprintf("bucket width, 1 to %d s; without it 60, or the first of 300, 900, 3600, 21600 and 86400 that keeps within %d buckets", timelineMaxSeconds, timelineMaxBuckets), 1, timelineMaxSeconds)
+	return intSchema(fmt.Sprintf("bucket width, 1 to %d s; without it the first of 60, 300, 900, 3600, 21600 and 86400 that makes at most %d buckets", timelineMaxSeconds, timelineAutoBuckets), 1, timelineMaxSeconds)
 }
 
 type timelineIn struct {
@@ -138,7 +140,7 @@ type timelineBucket struct {
 }
 
 type timelineOut struct {
-	BucketSeconds int              `json:"bucket_seconds" jsonschema:"the buckets' width: bucket_seconds, or without it the one taken (60 unless the span needs wider)"`
+	BucketSeconds int              `json:"bucket_seconds" jsonschema:"the buckets' width: bucket_seconds, or the one picked without it"`
 	Basis         string           `json:"basis"`
 	Buckets       []timelineBucket `json:"buckets"`
 	TotalMatched  int              `json:"total_matched"`
@@ -159,11 +161,14 @@ var timelineTool = tool[timelineIn, timelineOut]{
 		if err != nil {
 			return timelineOut{}, err
 		}
-		widths := timelineWidths
+		var bs []sip.TimeBucket
+		var width time.Duration
 		if in.BucketSeconds > 0 {
-			widths = []time.Duration{time.Duration(in.BucketSeconds) * time.Second}
+			bs, width, err = sn.Timeline(e, []time.Duration{time.Duration(in.BucketSeconds) * time.Second}, sp.since, sp.until, timelineMaxBuckets)
+		} else if bs, width, err = sn.Timeline(e, timelineWidths, sp.since, sp.until, timelineAutoBuckets); err != nil {
+			// Over a thousand days: a day's buckets, up to the bound.
+			bs, width, err = sn.Timeline(e, timelineWidths[len(timelineWidths)-1:], sp.since, sp.until, timelineMaxBuckets)
 		}
-		bs, width, err := sn.Timeline(e, widths, sp.since, sp.until, timelineMaxBuckets)
 		if err != nil {
 			return timelineOut{}, argErr("bucket_seconds", "use wider buckets or a shorter since/until window", "%v", err)
 		}
