@@ -160,4 +160,24 @@ func BenchmarkTimeline100k(b *testing.B) {
 			}
 		}
 	})
+	// A filter of columned fields: every dialog tested, then the mark
+	// column's rows the filter columns match.
+	e, err := Compile(`from_user ~ "^10"`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("dialogs filtered", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := Timeline(sn.Dialogs, matcher(e), []time.Duration{time.Hour}, time.Time{}, time.Time{}, 1000); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("column filtered", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := sn.Timeline(e, []time.Duration{time.Hour}, time.Time{}, time.Time{}, 1000); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

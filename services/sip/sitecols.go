@@ -244,24 +244,37 @@ func (sn *Snapshot) markColumn() *markColumn {
 const marksKey = "sip timeline marks"
 
 // Timeline is Timeline over the snapshot's dialogs that e matches, read
-// from its mark column when e is empty and the column is built.
+// from its mark column when the column is built and e is empty or reads
+// only columned fields (final_code >= 400: the rows it matches come from
+// the filter columns, carried as list_dialogs' are), so no dialog is read.
 func (sn *Snapshot) Timeline(e *filter.Expr, widths []time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, time.Duration, error) {
 	if err := checkWidths(widths); err != nil {
 		return nil, 0, err
 	}
 	var mc *markColumn
-	if e.MatchesAll() {
+	var in []uint64 // the rows e matches, a bit each; nil for every row
+	switch {
+	case e.MatchesAll():
 		mc = sn.markColumn()
+	case e.ReadsOnly(isColumned):
+		if c := sn.columns(); c != nil {
+			if mc = sn.markColumn(); mc != nil {
+				in = sn.matchRows(c, e)
+			}
+		}
 	}
 	if mc == nil {
 		return Timeline(sn.Dialogs, matcher(e), widths, since, until, maxBuckets)
 	}
 	sel := newMarkSpan(since, until)
-	all := since.IsZero() && until.IsZero()
+	all := since.IsZero() && until.IsZero() && in == nil
 	if all {
 		sel.marks = mc.marks // only read
 	}
 	for r := range mc.ends {
+		if in != nil && in[r/64]&(1<<(r%64)) == 0 {
+			continue
+		}
 		row := mc.row(r)
 		if !all {
 			if !sel.holds(row[0].at) {

@@ -97,7 +97,7 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 		}
 		sn := st.Snapshot()
 		start, end := sn.Dialogs[0].Created, at
-		counted, failures := 0, 0
+		counted, failures, filtered := 0, 0, 0
 		for q := range 40 {
 			width := time.Duration(1+rng.IntN(600)) * time.Second
 			var since, until time.Time
@@ -158,9 +158,34 @@ func TestTimelineMatchesTwoPasses(t *testing.T) {
 			for _, b := range got {
 				counted += b.Invites + b.Failed + b.Cancelled
 			}
+			// The snapshot's with a filter of columned fields: the mark
+			// column's rows the filter columns match. And one the columns
+			// cannot answer (state): the dialogs.
+			for _, src := range []string{fmt.Sprintf("final_code == %d", code), "final_code >= 400 or from_user ~ \"^1\"", "state == failed"} {
+				e, err := Compile(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _, err := Timeline(sn.Dialogs, func(d *Dialog) bool { return e.Match(d) }, []time.Duration{width}, since, until, 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for ask := range 2 {
+					got, _, err := sn.Timeline(e, []time.Duration{width}, since, until, 1<<20)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("seed %d, Snapshot.Timeline %q ask %d, width %v, since %v, until %v:\n got %+v\nwant %+v", seed, src, q+ask, width, since, until, got, want)
+					}
+					for _, b := range got {
+						filtered += b.Dialogs
+					}
+				}
+			}
 		}
-		if counted == 0 {
-			t.Fatalf("seed %d: no attempt counted", seed)
+		if counted == 0 || filtered == 0 {
+			t.Fatalf("seed %d: no attempt counted (%d), or no dialog through a filter (%d)", seed, counted, filtered)
 		}
 		if !sn.site.failures.ok || failures == 0 {
 			t.Fatalf("seed %d: the failure column was not built, or no failure was found", seed)
