@@ -22,8 +22,9 @@ type derived struct {
 // analysis) is not made again until the store changes; what it reads of
 // every dialog can be carried to the next snapshot in a RowColumn. The
 // key must name everything the answer depends on besides the dialogs
-// (its filter, its thresholds); the answer must not be written after. The last derivedKeys keys are kept. Two calls that
-// ask for a key at once may both build it.
+// (its filter, its thresholds); the answer must not be written after.
+// The last derivedKeys keys are kept. Two calls that ask for a key at
+// once may both build it.
 func (sn *Snapshot) Derived(key string, build func() any) any {
 	dv := &sn.derived
 	dv.mu.Lock()

@@ -24,9 +24,6 @@ type TimeBucket struct {
 // increasing order) whose buckets number at most maxBuckets, and is
 // returned; when none fits, the error names the last.
 func Timeline(ds []*Dialog, match func(*Dialog) bool, widths []time.Duration, since, until time.Time, maxBuckets int) ([]TimeBucket, time.Duration, error) {
-	if err := checkWidths(widths); err != nil {
-		return nil, 0, err
-	}
 	// One pass over the dialogs notes what the buckets count, in the
 	// order the buckets are filled after: at 100,000 dialogs reading each
 	// twice, its attempts worked out twice, was most of the call.
@@ -128,8 +125,12 @@ func (m *markSpan) widen(row []mark) {
 }
 
 // buckets counts the marks in buckets of the first of widths (positive,
-// increasing) that makes at most maxBuckets over the range.
+// increasing: checked here, where every timeline ends) that makes at most
+// maxBuckets over the range.
 func (m *markSpan) buckets(widths []time.Duration, maxBuckets int) ([]TimeBucket, time.Duration, error) {
+	if err := checkWidths(widths); err != nil {
+		return nil, 0, err
+	}
 	if !m.loSet || !m.hiSet {
 		return []TimeBucket{}, widths[0], nil
 	}
