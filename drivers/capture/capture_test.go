@@ -32,6 +32,24 @@ func TestHandoffCountsDropsWhenFull(t *testing.T) {
 	}
 }
 
+// A batch's frames out of order (a file merged from two ports, a
+// driver's reordered ring) still give the earliest and latest time.
+func TestHandoffBatchTimesOutOfOrder(t *testing.T) {
+	var c Counters
+	h := NewHandoff(16, &c)
+	t0 := time.Unix(100, 0)
+	var frames []Frame
+	for _, s := range []int{5, 7, 2, 6, 1, 9, 3} {
+		frames = append(frames, Frame{Time: t0.Add(time.Duration(s) * time.Second), Data: []byte{1}})
+	}
+	if err := h.PutBatch(context.Background(), NewBatch(frames, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Snapshot(); !s.First.Equal(t0.Add(time.Second)) || !s.Last.Equal(t0.Add(9*time.Second)) || s.Frames != 7 {
+		t.Errorf("frames %d, first/last = %v/%v, want 7, %v/%v", s.Frames, s.First, s.Last, t0.Add(time.Second), t0.Add(9*time.Second))
+	}
+}
+
 func TestHandoffPutWaitsAndHonoursContext(t *testing.T) {
 	var c Counters
 	h := NewHandoff(1, &c)

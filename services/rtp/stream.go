@@ -160,7 +160,13 @@ func (s *stream) add(t int64, h *Header, size int, ivLen int64) (restarted bool)
 	s.prevPT = h.PT
 
 	delta := float64(t-s.lastArrival) / 1e6
-	jumped := s.clockJumped(ext, delta, clock)
+	// The ms the timestamps advanced, once for the jump test and the
+	// jitter: an integer and a float division per packet fewer.
+	var nominal float64
+	if clock > 0 {
+		nominal = float64(ext-s.seqTS) / float64(clock/1000)
+	}
+	jumped := s.clockJumped(ext, delta, clock, nominal)
 	// A clock that jumped on the packet that carries the sequence on is
 	// the sender's restart: a new epoch, timed from this packet as a new
 	// stream would be; one that jumped on a late packet is a straggler
@@ -172,7 +178,6 @@ func (s *stream) add(t int64, h *Header, size int, ivLen int64) (restarted bool)
 		s.epochs++
 		s.jitter = 0
 	case clock > 0 && !jumped:
-		nominal := float64(ext-s.seqTS) / float64(clock/1000)
 		d := math.Abs(delta - nominal)
 		s.jitter = (15*s.jitter + d) / 16
 	}
@@ -200,8 +205,8 @@ func (s *stream) add(t int64, h *Header, size int, ivLen int64) (restarted bool)
 // clockJumped reports whether ext is further from the last in-order
 // timestamp than a running clock can put it: more than
 // maxClockStepBack behind it, or more than maxClockLead ahead of the
-// arrival delta (ms).
-func (s *stream) clockJumped(ext int64, delta float64, clock int) bool {
+// arrival delta (ms); nominal is ext's lead over it in ms at clock.
+func (s *stream) clockJumped(ext int64, delta float64, clock int, nominal float64) bool {
 	if back := s.seqTS - ext; back > 0 {
 		rate := clock
 		if rate == 0 {
@@ -212,6 +217,5 @@ func (s *stream) clockJumped(ext int64, delta float64, clock int) bool {
 	if clock == 0 {
 		return false // a lead in unknown units cannot be judged
 	}
-	lead := float64(ext-s.seqTS)/float64(clock/1000) - delta
-	return lead > float64(maxClockLead/time.Millisecond)
+	return nominal-delta > float64(maxClockLead/time.Millisecond)
 }
