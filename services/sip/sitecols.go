@@ -28,9 +28,8 @@ const columnShare = 4
 // (docs/benchmarks.md). A loaded capture or a quiet line asks the same
 // snapshot again; a live store gives each call a new snapshot, which
 // carries the previous one's columns on and reads only the dialogs
-// changed since (carry.go). The snapshot's dialogs
-// do not change (the store copies a dialog it changes after a snapshot),
-// so neither do they.
+// changed since (carry.go). The snapshot's dialogs do not change (the
+// store copies a dialog it changes after a snapshot), so neither do they.
 //
 // They are answer memory, bounded by the snapshot's share: a column is
 // built only while those built (the filter columns too) hold fewer than
@@ -269,7 +268,7 @@ func (sn *Snapshot) Timeline(e *filter.Expr, widths []time.Duration, since, unti
 		sel.marks = mc.marks // only read
 	}
 	for r := range mc.ends {
-		if in != nil && in[r/64]&(1<<(r%64)) == 0 {
+		if !has(in, r) {
 			continue
 		}
 		row := mc.row(r)
